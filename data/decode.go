@@ -1,0 +1,85 @@
+package data
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Channel is the notification channel the lease triggers publish on.
+const Channel = "lease_events"
+
+// payload mirrors lease.event_json.
+type payload struct {
+	ID            *int64     `json:"id"`
+	At            *time.Time `json:"at"`
+	Kind          Kind       `json:"kind"`
+	AccountID     string     `json:"account_id"`
+	SessionID     string     `json:"session_id"`
+	RunID         *uuid.UUID `json:"run_id"`
+	PrevRunID     *uuid.UUID `json:"prev_run_id"`
+	Fence         *int64     `json:"fence"`
+	PrevFence     *int64     `json:"prev_fence"`
+	ExpiresAt     *time.Time `json:"expires_at"`
+	PrevExpiresAt *time.Time `json:"prev_expires_at"`
+	Holder        *string    `json:"holder"`
+	Actor         *string    `json:"actor"`
+	Reason        *string    `json:"reason"`
+}
+
+// ErrMalformed is returned by DecodeEvent for a payload that is not a lease
+// event: not JSON, an unknown kind, a missing id or key, or oversized.
+var ErrMalformed = errors.New("malformed lease event payload")
+
+// maxPayload is PostgreSQL's NOTIFY payload limit.
+const maxPayload = 8000
+
+// DecodeEvent decodes a lease_events notification payload. Anyone who can
+// connect can NOTIFY on the channel, so the payload is untrusted: DecodeEvent
+// checks the shape and bounds and returns ErrMalformed for anything else.
+func DecodeEvent(s string) (Event, error) {
+	if len(s) > maxPayload {
+		return Event{}, fmt.Errorf("%w: %d bytes", ErrMalformed, len(s))
+	}
+	var p payload
+	if err := json.Unmarshal([]byte(s), &p); err != nil {
+		return Event{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if !p.Kind.Valid() {
+		return Event{}, fmt.Errorf("%w: unknown kind %q", ErrMalformed, truncateForError(string(p.Kind)))
+	}
+	if p.ID == nil || *p.ID < 0 || (*p.ID == 0) != (p.Kind == KindRenewed) {
+		return Event{}, fmt.Errorf("%w: bad id", ErrMalformed)
+	}
+	e := Event{
+		ID: *p.ID, Kind: p.Kind, Key: Key{Account: p.AccountID, Session: p.SessionID},
+		At: deref(p.At), RunID: deref(p.RunID), PrevRunID: deref(p.PrevRunID),
+		Fence: deref(p.Fence), PrevFence: deref(p.PrevFence),
+		ExpiresAt: deref(p.ExpiresAt), PrevExpiresAt: deref(p.PrevExpiresAt),
+		Holder: deref(p.Holder), Actor: deref(p.Actor), Reason: deref(p.Reason),
+	}
+	if e.Kind != KindTruncated {
+		if err := ValidateKey(e.Key); err != nil {
+			return Event{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+		}
+		if e.RunID == uuid.Nil {
+			return Event{}, fmt.Errorf("%w: missing run_id", ErrMalformed)
+		}
+	}
+	return e, nil
+}
+
+func truncateForError(s string) string {
+	if len(s) > 32 {
+		return s[:32] + "..."
+	}
+	return s
+}
+
+func randomSuffix() string {
+	b := uuid.New()
+	return fmt.Sprintf("%x", b[:8])
+}

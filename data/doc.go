@@ -1,0 +1,15 @@
+// Package data is leasetop's only door to PostgreSQL: the lease protocol's
+// functions (Acquire, Renew, Release, ForceRelease), reads of the live leases
+// and the event history (Snapshot, EventsSince, EventsFor), the schema
+// migration, decoding of lease_events notifications and a Listener that
+// delivers them, reconnecting and resyncing as needed.
+//
+// All writes go through the SQL functions in schema lease (see sql/); this
+// package translates their outcomes into typed errors once, at the boundary:
+// ErrHeld (with the current holder), ErrNotHeld, ErrInvalid, ErrSchema.
+//
+// Expiry is decided by the database clock. A Snapshot carries a Clock, the
+// server's time sampled in the same query with the local monotonic time around
+// it, so a program can tell the server's "now" without trusting its own wall
+// clock.
+package data

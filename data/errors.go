@@ -1,0 +1,92 @@
+package data
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Errors returned by Store methods; match them with errors.Is.
+var (
+	// ErrHeld: another run holds an unexpired lease. The error is a *HeldError
+	// that names the holder.
+	ErrHeld = errors.New("lease held by another run")
+	// ErrNotHeld: the run does not hold an unexpired lease (Renew, fence checks).
+	ErrNotHeld = errors.New("lease not held by this run")
+	// ErrInvalid: an argument is out of its documented range. The error is an
+	// *InputError or carries the server's message.
+	ErrInvalid = errors.New("invalid input")
+	// ErrSchema: the database lacks the lease schema or has another version.
+	ErrSchema = errors.New("lease schema missing or at another version")
+)
+
+// HeldError is the ErrHeld returned by Acquire: who holds the lease, and for
+// how long still (on the database clock, when it was read).
+type HeldError struct {
+	Key       Key
+	RunID     uuid.UUID // uuid.Nil if the lease was released before it could be read
+	Holder    string
+	Fence     int64
+	Remaining time.Duration
+}
+
+func (e *HeldError) Error() string {
+	if e.RunID == uuid.Nil {
+		return fmt.Sprintf("lease %s held by another run", e.Key)
+	}
+	return fmt.Sprintf("lease %s held by run %s (%s) for %s more",
+		e.Key, e.RunID, e.Holder, e.Remaining.Round(time.Millisecond))
+}
+
+// Is makes errors.Is(err, ErrHeld) true.
+func (e *HeldError) Is(target error) bool { return target == ErrHeld }
+
+// InputError is an ErrInvalid that names the bad argument.
+type InputError struct {
+	Field   string
+	Problem string
+}
+
+func (e *InputError) Error() string { return e.Field + " " + e.Problem }
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *InputError) Is(target error) bool { return target == ErrInvalid }
+
+// SchemaError is the ErrSchema returned by Open and CheckSchema.
+type SchemaError struct {
+	Have, Want int // Have is 0 when the schema is missing
+}
+
+func (e *SchemaError) Error() string {
+	switch {
+	case e.Have == 0:
+		return "database has no lease schema: run leasetop migrate"
+	case e.Have < e.Want:
+		return fmt.Sprintf("lease schema is at version %d, this leasetop needs %d: run leasetop migrate", e.Have, e.Want)
+	default:
+		return fmt.Sprintf("lease schema is at version %d, newer than this leasetop (%d): upgrade leasetop", e.Have, e.Want)
+	}
+}
+
+// Is makes errors.Is(err, ErrSchema) true.
+func (e *SchemaError) Is(target error) bool { return target == ErrSchema }
+
+// translate maps server errors onto this package's errors, once, at the
+// boundary. SQLSTATE 22023 (invalid_parameter_value, raised by the lease
+// functions), 23514 (check_violation) and 22021 (invalid byte sequence)
+// become ErrInvalid with the server's message.
+func translate(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "22023", "23514", "22021", "22P02":
+			return fmt.Errorf("%w: %s", ErrInvalid, pgErr.Message)
+		case "3F000", "42883", "42P01": // schema, function or table missing
+			return &SchemaError{Want: currentVersion()}
+		}
+	}
+	return err
+}

@@ -1,0 +1,151 @@
+package data
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Acquire asks for key's lease for runID, for ttl, labelled holder. It returns
+// the grant when runID holds the lease afterwards: a fresh grant, a takeover of
+// an expired lease, or runID's own unexpired lease unchanged (a retry whose
+// first reply was lost). When another run holds an unexpired lease it returns a
+// *HeldError (errors.Is(err, ErrHeld)) naming that run.
+func (s *Store) Acquire(ctx context.Context, key Key, runID uuid.UUID, ttl time.Duration, holder string) (Grant, error) {
+	if err := validateAcquire(key, runID, ttl, holder); err != nil {
+		return Grant{}, err
+	}
+	var g Grant
+	err := s.pool.QueryRow(ctx, `SELECT run_id, fence, expires_at FROM lease.acquire($1, $2, $3, $4, $5)`,
+		key.Account, key.Session, runID, ttl, holder).Scan(&g.RunID, &g.Fence, &g.ExpiresAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Grant{}, s.held(ctx, key)
+	}
+	if err != nil {
+		return Grant{}, fmt.Errorf("acquire %s: %w", key, translate(err))
+	}
+	return g, nil
+}
+
+func validateAcquire(key Key, runID uuid.UUID, ttl time.Duration, holder string) error {
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	if runID == uuid.Nil {
+		return &InputError{Field: "run id", Problem: "must not be the nil UUID"}
+	}
+	if err := ValidateTTL(ttl); err != nil {
+		return err
+	}
+	return ValidateHolder(holder)
+}
+
+// held reads who holds key for the ErrHeld that Acquire returns.
+func (s *Store) held(ctx context.Context, key Key) error {
+	e := &HeldError{Key: key}
+	err := s.pool.QueryRow(ctx, `
+		SELECT run_id, holder, fence, greatest(expires_at - clock_timestamp(), interval '0')
+		  FROM lease.session_lease WHERE account_id = $1 AND session_id = $2`,
+		key.Account, key.Session).Scan(&e.RunID, &e.Holder, &e.Fence, &e.Remaining)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		// The refusal stands; only the details are missing.
+		return e
+	}
+	return e
+}
+
+// Renew extends runID's unexpired lease to now + ttl on the database clock and
+// returns the new expiry. It returns ErrNotHeld when runID no longer holds an
+// unexpired lease; the database then records a renew_rejected event.
+func (s *Store) Renew(ctx context.Context, key Key, runID uuid.UUID, ttl time.Duration) (time.Time, error) {
+	if err := ValidateKey(key); err != nil {
+		return time.Time{}, err
+	}
+	if err := ValidateTTL(ttl); err != nil {
+		return time.Time{}, err
+	}
+	var exp *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT lease.renew($1, $2, $3, $4)`,
+		key.Account, key.Session, runID, ttl).Scan(&exp)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("renew %s: %w", key, translate(err))
+	}
+	if exp == nil {
+		return time.Time{}, ErrNotHeld
+	}
+	return *exp, nil
+}
+
+// Release deletes runID's lease. It reports false, deleting nothing, when
+// runID does not hold the row: the normal outcome of a repeated or late
+// release, never an error.
+func (s *Store) Release(ctx context.Context, key Key, runID uuid.UUID) (bool, error) {
+	if err := ValidateKey(key); err != nil {
+		return false, err
+	}
+	var ok bool
+	err := s.pool.QueryRow(ctx, `SELECT lease.release($1, $2, $3)`, key.Account, key.Session, runID).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("release %s: %w", key, translate(err))
+	}
+	return ok, nil
+}
+
+// ForceRelease is the operator's compare-and-release: it deletes key's lease
+// only if runID still holds it (uuid.Nil: whoever holds it), recording the
+// login role and reason. It reports whether a lease was deleted.
+func (s *Store) ForceRelease(ctx context.Context, key Key, runID uuid.UUID, reason string) (bool, error) {
+	if err := ValidateKey(key); err != nil {
+		return false, err
+	}
+	if err := ValidateReason(reason); err != nil {
+		return false, err
+	}
+	var run *uuid.UUID
+	if runID != uuid.Nil {
+		run = &runID
+	}
+	var ok bool
+	err := s.pool.QueryRow(ctx, `SELECT lease.force_release($1, $2, $3, $4)`,
+		key.Account, key.Session, run, reason).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("force release %s: %w", key, translate(err))
+	}
+	return ok, nil
+}
+
+// CheckFence is the fence check for a write protected by the lease in the same
+// database. Call it inside the transaction tx that makes the write: it returns
+// nil and locks the lease row FOR SHARE (no takeover can commit until tx ends)
+// when runID still holds an unexpired lease with this fence, and ErrNotHeld
+// otherwise, in which case the caller must not write.
+func CheckFence(ctx context.Context, tx pgx.Tx, key Key, runID uuid.UUID, fence int64) error {
+	var ok bool
+	err := tx.QueryRow(ctx, `SELECT lease.check_fence($1, $2, $3, $4)`,
+		key.Account, key.Session, runID, fence).Scan(&ok)
+	if err != nil {
+		return fmt.Errorf("check fence %s: %w", key, translate(err))
+	}
+	if !ok {
+		return ErrNotHeld
+	}
+	return nil
+}
+
+// SetNotifyRenewals turns per-renewal notifications on or off (off by default:
+// a NOTIFY costs every renewal PostgreSQL's commit lock).
+func (s *Store) SetNotifyRenewals(ctx context.Context, enabled bool) error {
+	_, err := s.pool.Exec(ctx, `SELECT lease.set_notify_renewals($1)`, enabled)
+	return translate(err)
+}
+
+// NotifyRenewals reports whether renewals send notifications.
+func (s *Store) NotifyRenewals(ctx context.Context) (bool, error) {
+	var on bool
+	err := s.pool.QueryRow(ctx, `SELECT lease.notify_renewals()`).Scan(&on)
+	return on, translate(err)
+}

@@ -1,0 +1,139 @@
+package data
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Snapshot is every live lease with the server clock sampled in the same
+// query.
+type Snapshot struct {
+	Leases []Lease
+	Clock  Clock
+}
+
+const leaseColumns = `l.account_id, l.session_id, l.run_id, l.holder, l.fence, l.acquired_at, l.renewed_at, l.expires_at`
+
+// Snapshot reads all leases. The server clock is sampled once, at the start of
+// the query, and its uncertainty is half the time to the first row.
+func (s *Store) Snapshot(ctx context.Context) (Snapshot, error) {
+	return s.snapshot(ctx, `
+		SELECT n.t, `+leaseColumns+`
+		  FROM (SELECT clock_timestamp() AS t) n
+		  LEFT JOIN lease.session_lease l ON true`)
+}
+
+// Changed reads the leases renewed, acquired or taken over after since (on the
+// database clock), with the server clock: the monitor's cheap periodic delta
+// read, which sees renewals without any NOTIFY.
+func (s *Store) Changed(ctx context.Context, since time.Time) (Snapshot, error) {
+	return s.snapshot(ctx, `
+		SELECT n.t, `+leaseColumns+`
+		  FROM (SELECT clock_timestamp() AS t) n
+		  LEFT JOIN lease.session_lease l ON l.renewed_at > $1`, since)
+}
+
+func (s *Store) snapshot(ctx context.Context, query string, args ...any) (Snapshot, error) {
+	var snap Snapshot
+	t0 := time.Now()
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return snap, fmt.Errorf("read leases: %w", translate(err))
+	}
+	defer rows.Close()
+	first := true
+	for rows.Next() {
+		var (
+			server time.Time
+			l      Lease
+			run    *uuid.UUID
+			acct   *string
+			sess   *string
+			holder *string
+			fence  *int64
+			acq    *time.Time
+			ren    *time.Time
+			exp    *time.Time
+		)
+		if err := rows.Scan(&server, &acct, &sess, &run, &holder, &fence, &acq, &ren, &exp); err != nil {
+			return snap, fmt.Errorf("read leases: %w", err)
+		}
+		if first {
+			snap.Clock = NewClock(server, t0, time.Now())
+			first = false
+		}
+		if acct == nil {
+			continue // the LEFT JOIN's row when there are no leases
+		}
+		l.Key = Key{Account: *acct, Session: *sess}
+		l.RunID, l.Holder, l.Fence = *run, *holder, *fence
+		l.AcquiredAt, l.RenewedAt, l.ExpiresAt = *acq, *ren, *exp
+		snap.Leases = append(snap.Leases, l)
+	}
+	if err := rows.Err(); err != nil {
+		return snap, fmt.Errorf("read leases: %w", translate(err))
+	}
+	return snap, nil
+}
+
+const eventColumns = `id, at, kind, account_id, session_id, run_id, prev_run_id, fence, prev_fence,
+	expires_at, prev_expires_at, holder, actor, reason`
+
+// EventsSince returns up to limit events with id > after, oldest first.
+func (s *Store) EventsSince(ctx context.Context, after int64, limit int) ([]Event, error) {
+	return s.events(ctx, `SELECT `+eventColumns+` FROM lease.event WHERE id > $1 ORDER BY id LIMIT $2`, after, limit)
+}
+
+// EventsFor returns up to limit of key's most recent events, newest first.
+func (s *Store) EventsFor(ctx context.Context, key Key, limit int) ([]Event, error) {
+	return s.events(ctx, `SELECT `+eventColumns+` FROM lease.event
+		WHERE account_id = $1 AND session_id = $2 ORDER BY id DESC LIMIT $3`, key.Account, key.Session, limit)
+}
+
+// LastEventID returns the highest event id, 0 when there are none.
+func (s *Store) LastEventID(ctx context.Context) (int64, error) {
+	var id int64
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM lease.event`).Scan(&id)
+	return id, translate(err)
+}
+
+func (s *Store) events(ctx context.Context, query string, args ...any) ([]Event, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", translate(err))
+	}
+	evs, err := pgx.CollectRows(rows, scanEvent)
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", translate(err))
+	}
+	return evs, nil
+}
+
+func scanEvent(row pgx.CollectableRow) (Event, error) {
+	var (
+		e                Event
+		run, prevRun     *uuid.UUID
+		fence, prevFence *int64
+		exp, prevExp     *time.Time
+		holder, reason   *string
+	)
+	err := row.Scan(&e.ID, &e.At, &e.Kind, &e.Key.Account, &e.Key.Session, &run, &prevRun,
+		&fence, &prevFence, &exp, &prevExp, &holder, &e.Actor, &reason)
+	e.RunID, e.PrevRunID = deref(run), deref(prevRun)
+	e.Fence, e.PrevFence = deref(fence), deref(prevFence)
+	e.ExpiresAt, e.PrevExpiresAt = deref(exp), deref(prevExp)
+	e.Holder, e.Reason = deref(holder), deref(reason)
+	return e, err
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

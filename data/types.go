@@ -1,0 +1,80 @@
+package data
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Key names a session's lease: one conversation of one account.
+type Key struct {
+	Account string
+	Session string
+}
+
+// String returns "account/session".
+func (k Key) String() string { return k.Account + "/" + k.Session }
+
+// Lease is one row of lease.session_lease.
+type Lease struct {
+	Key
+	RunID      uuid.UUID
+	Holder     string
+	Fence      int64
+	AcquiredAt time.Time
+	RenewedAt  time.Time
+	ExpiresAt  time.Time
+}
+
+// Grant is what Acquire returns: the lease a run now holds.
+type Grant struct {
+	RunID     uuid.UUID
+	Fence     int64
+	ExpiresAt time.Time
+}
+
+// Kind is the kind of an ownership transition in lease.event.
+type Kind string
+
+// The kinds of event. KindRenewed is only ever a notification (when renewal
+// notifications are enabled), never an event row.
+const (
+	KindAcquired      Kind = "acquired"
+	KindTakenOver     Kind = "taken_over"
+	KindReleased      Kind = "released"
+	KindForceReleased Kind = "force_released"
+	KindRenewRejected Kind = "renew_rejected"
+	KindTruncated     Kind = "truncated"
+	KindRenewed       Kind = "renewed"
+)
+
+// Valid reports whether k is one of the documented kinds.
+func (k Kind) Valid() bool {
+	switch k {
+	case KindAcquired, KindTakenOver, KindReleased, KindForceReleased,
+		KindRenewRejected, KindTruncated, KindRenewed:
+		return true
+	}
+	return false
+}
+
+// Ends reports whether an event of this kind ends the lease row it names.
+func (k Kind) Ends() bool { return k == KindReleased || k == KindForceReleased }
+
+// Event is one row of lease.event (or a "renewed" notification, ID 0).
+// Zero values stand for SQL NULL.
+type Event struct {
+	ID            int64
+	At            time.Time
+	Kind          Kind
+	Key           Key
+	RunID         uuid.UUID
+	PrevRunID     uuid.UUID
+	Fence         int64
+	PrevFence     int64
+	ExpiresAt     time.Time
+	PrevExpiresAt time.Time
+	Holder        string
+	Actor         string
+	Reason        string
+}

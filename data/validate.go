@@ -1,0 +1,59 @@
+package data
+
+import (
+	"strconv"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Bounds enforced by the schema (and checked here first, for a clear error
+// without a round trip).
+const (
+	MaxIDBytes     = 512
+	MaxHolderBytes = 256
+	MaxReasonBytes = 512
+	MaxTTL         = 24 * time.Hour
+)
+
+// ValidateKey checks both ids: 1..512 bytes of UTF-8 without control
+// characters.
+func ValidateKey(k Key) error {
+	if err := validateText("account", k.Account, 1, MaxIDBytes); err != nil {
+		return err
+	}
+	return validateText("session", k.Session, 1, MaxIDBytes)
+}
+
+// ValidateTTL checks 0 < ttl <= 24h.
+func ValidateTTL(ttl time.Duration) error {
+	if ttl <= 0 || ttl > MaxTTL {
+		return &InputError{Field: "ttl", Problem: "must be greater than 0 and at most 24h, got " + ttl.String()}
+	}
+	return nil
+}
+
+// ValidateHolder checks a holder label: at most 256 bytes of UTF-8 without
+// control characters.
+func ValidateHolder(holder string) error { return validateText("holder", holder, 0, MaxHolderBytes) }
+
+// ValidateReason checks a forced release's reason: at most 512 bytes of UTF-8
+// without control characters.
+func ValidateReason(reason string) error { return validateText("reason", reason, 0, MaxReasonBytes) }
+
+func validateText(field, s string, minBytes, maxBytes int) error {
+	switch {
+	case len(s) < minBytes:
+		return &InputError{Field: field, Problem: "must not be empty"}
+	case len(s) > maxBytes:
+		return &InputError{Field: field, Problem: "must be at most " + strconv.Itoa(maxBytes) + " bytes"}
+	case !utf8.ValidString(s):
+		return &InputError{Field: field, Problem: "must be valid UTF-8"}
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return &InputError{Field: field, Problem: "must not contain control characters"}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+// Package cli implements leasetop's subcommands. Each command lives in its own
+// file (flags, wiring, output); the protocol is in data/ and lease/, the
+// screens in ui/.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Env is everything a command may touch of its process.
+type Env struct {
+	Args   []string
+	Getenv func(string) string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+type command struct {
+	name    string
+	summary string
+	hidden  bool
+	run     func(ctx context.Context, env Env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{name: "watch", summary: "open the live monitor (the default command)", run: cmdWatch},
+		{name: "demo", summary: "start a throwaway PostgreSQL and devices contending for conversations, and watch them", run: cmdDemo},
+		{name: "migrate", summary: "create or upgrade the lease schema, functions, triggers and roles", run: cmdMigrate},
+		{name: "run", summary: "run a command only while holding a session's lease (like consul lock)", run: cmdRun},
+		{name: "ls", summary: "list live leases once, with remaining TTL on the server clock", run: cmdLs},
+		{name: "events", summary: "print the event history, then follow it live", run: cmdEvents},
+		{name: "release", summary: "force-release a session's lease (compare-and-release on --run)", run: cmdRelease},
+		{name: "bench", summary: "measure the lease's cost against baselines in the same run", run: cmdBench},
+		{name: "device", summary: "one simulated device process of the demo", hidden: true, run: cmdDevice},
+	}
+}
+
+// Run runs the subcommand named by env.Args[0]; no subcommand opens the
+// monitor.
+func Run(ctx context.Context, env Env) error {
+	args := env.Args
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return cmdWatch(ctx, env, args)
+	}
+	name, rest := args[0], args[1:]
+	switch name {
+	case "help", "-h", "--help":
+		usage(env.Stdout)
+		return nil
+	}
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run(ctx, env, rest)
+		}
+	}
+	return usageErrorf("unknown command %q: run leasetop help", name)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "leasetop: who owns each session, and for how long — leases in PostgreSQL.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: leasetop [command] [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	for _, c := range commands() {
+		if !c.hidden {
+			fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "The database comes from --dsn, else DATABASE_URL, else the libpq PG* variables.")
+	fmt.Fprintln(w, "Run leasetop COMMAND -h for a command's flags.")
+}

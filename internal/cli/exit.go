@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// Exit codes, documented in the README.
+const (
+	ExitOK      = 0 // success
+	ExitFailure = 1 // the database or the system failed (unreachable, refused, lost connection)
+	ExitUsage   = 2 // bad flags or input: nothing was changed
+	ExitBusy    = 3 // run: the lease is held by another run (without --wait)
+	ExitLost    = 4 // run: the lease was lost while the command ran; the command was stopped
+	ExitNothing = 5 // release: no lease matched, nothing was released
+	ExitSchema  = 6 // the database has no lease schema or another version: run leasetop migrate
+)
+
+// ExitError is an error with the process exit code it should produce.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+func usageErrorf(format string, args ...any) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// Report prints err as one line on w ("leasetop: ...") and returns the exit
+// code for it: ExitOK for nil.
+func Report(w io.Writer, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitCode(err)
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	var silent *silentError
+	if !errors.As(err, &silent) {
+		fmt.Fprintln(w, "leasetop: "+oneLine(err.Error()))
+	}
+	return code
+}
+
+// ExitCode maps an error to its documented exit code.
+func ExitCode(err error) int {
+	var ee *ExitError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ee):
+		return ee.Code
+	case errors.Is(err, data.ErrSchema):
+		return ExitSchema
+	case errors.Is(err, data.ErrInvalid):
+		return ExitUsage
+	case errors.Is(err, context.Canceled):
+		return 130
+	default:
+		return ExitFailure
+	}
+}
+
+// silentError carries an exit code for an outcome the command already
+// printed (for example a child's own exit status).
+type silentError struct{ code int }
+
+func (e *silentError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func exitSilently(code int) error {
+	return &ExitError{Code: code, Err: &silentError{code: code}}
+}
+
+// oneLine folds a multi-line message into one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/data"
+	leasesql "github.com/leasetop/leasetop/sql"
+)
+
+func cmdMigrate(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "migrate", "migrate [--dsn URL] [--notify-renewals=true|false]")
+	dsn := dsnFlag(fs)
+	var notify optionalBool
+	fs.Var(&notify, "notify-renewals", "also NOTIFY on every renewal (costs the commit lock; default: leave as is, off on a new schema)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("migrate takes no arguments, got %q", fs.Arg(0))
+	}
+	cfg, err := data.ParseConnConfig(resolveDSN(env, *dsn))
+	if err != nil {
+		return connError(err)
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return connError(err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	before, err := data.SchemaVersion(ctx, conn)
+	if err != nil {
+		return connError(err)
+	}
+	if err := data.Migrate(ctx, conn); err != nil {
+		return connError(err)
+	}
+	if notify.set {
+		if _, err := conn.Exec(ctx, `SELECT lease.set_notify_renewals($1)`, notify.value); err != nil {
+			return connError(err)
+		}
+	}
+	switch before {
+	case 0:
+		fmt.Fprintf(env.Stdout, "created lease schema version %d on %s/%s\n", leasesql.Version, cfg.Host, cfg.Database)
+	case leasesql.Version:
+		fmt.Fprintf(env.Stdout, "lease schema version %d is current on %s/%s (functions and triggers refreshed)\n", leasesql.Version, cfg.Host, cfg.Database)
+	default:
+		fmt.Fprintf(env.Stdout, "upgraded lease schema from version %d to %d on %s/%s\n", before, leasesql.Version, cfg.Host, cfg.Database)
+	}
+	return nil
+}
+
+// optionalBool is a bool flag that remembers whether it was given.
+type optionalBool struct{ set, value bool }
+
+func (b *optionalBool) String() string {
+	if !b.set {
+		return ""
+	}
+	return fmt.Sprint(b.value)
+}
+
+func (b *optionalBool) Set(s string) error {
+	switch s {
+	case "true", "1", "on", "yes":
+		b.set, b.value = true, true
+	case "false", "0", "off", "no":
+		b.set, b.value = true, false
+	default:
+		return fmt.Errorf("want true or false, got %q", s)
+	}
+	return nil
+}
+
+// IsBoolFlag lets --notify-renewals stand alone for true.
+func (b *optionalBool) IsBoolFlag() bool { return true }

@@ -1,0 +1,233 @@
+// Package pgtest gives each test its own migrated database on a real
+// PostgreSQL server.
+//
+// A test package calls Main from TestMain. Main starts one throwaway server
+// (internal/pgserver) for the package's test binary, migrates a template
+// database once, and stops the server and removes its files when the tests
+// end, also on SIGINT/SIGTERM. Set LEASETOP_TEST_DATABASE_URL to use an
+// existing server instead (its user needs CREATEDB and CREATEROLE).
+//
+// When no server can be started the tests fail, never skip, with a message
+// that says how to install PostgreSQL.
+package pgtest
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgserver"
+)
+
+const templateDB = "leasetop_template"
+
+// harness is the package-wide server state set up by Main.
+type harness struct {
+	adminURL string           // superuser URL to the maintenance database
+	server   *pgserver.Server // nil with LEASETOP_TEST_DATABASE_URL
+	err      error            // why no server is available
+	counter  atomic.Int64     // database name suffix
+	prefix   string           // database name prefix, unique per test binary
+	mu       sync.Mutex       // serialises CREATE DATABASE ... TEMPLATE
+}
+
+var h harness // set once by Main before any test runs; read-only afterwards
+
+// Main starts the server, runs the tests and cleans up. Call it from TestMain:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+func Main(m *testing.M) {
+	code := run(m)
+	os.Exit(code)
+}
+
+func run(m *testing.M) int {
+	ctx := context.Background()
+	h.prefix = fmt.Sprintf("t%d_%d", os.Getpid(), time.Now().UnixNano()%1e6)
+	if dsn := os.Getenv("LEASETOP_TEST_DATABASE_URL"); dsn != "" {
+		h.adminURL = dsn
+	} else {
+		srv, err := pgserver.Start(ctx, pgserver.Options{})
+		if err != nil {
+			h.err = err
+			return m.Run() // every test that needs a database fails with h.err
+		}
+		h.server = srv
+		h.adminURL = srv.URL("postgres")
+		stop := make(chan os.Signal, 1)
+		signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
+		go func() {
+			if _, ok := <-stop; ok {
+				srv.Close()
+				os.Exit(2)
+			}
+		}()
+		defer func() { signal.Stop(stop); close(stop); srv.Close() }()
+	}
+	if err := createTemplate(ctx); err != nil {
+		h.err = err
+	}
+	code := m.Run()
+	if h.server == nil && h.err == nil {
+		dropTemplate(ctx)
+	}
+	return code
+}
+
+func templateName() string { return h.prefix + "_" + templateDB }
+
+// createTemplate makes a migrated database that every test database copies.
+func createTemplate(ctx context.Context) error {
+	conn, err := pgx.Connect(ctx, h.adminURL)
+	if err != nil {
+		return fmt.Errorf("connect to test server: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{templateName()}.Sanitize()); err != nil {
+		return fmt.Errorf("create template database: %w", err)
+	}
+	tconn, err := pgx.Connect(ctx, withDatabase(h.adminURL, templateName()))
+	if err != nil {
+		return fmt.Errorf("connect to template database: %w", err)
+	}
+	defer tconn.Close(ctx)
+	if err := data.Migrate(ctx, tconn); err != nil {
+		return fmt.Errorf("migrate template database: %w", err)
+	}
+	return nil
+}
+
+func dropTemplate(ctx context.Context) {
+	conn, err := pgx.Connect(ctx, h.adminURL)
+	if err != nil {
+		return
+	}
+	defer conn.Close(ctx)
+	_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{templateName()}.Sanitize()+" WITH (FORCE)")
+}
+
+// DB is one test's database.
+type DB struct {
+	// URL connects to the test database as the superuser.
+	URL string
+	// Name is the database name.
+	Name string
+}
+
+// New creates a fresh migrated database for t and drops it when t ends.
+func New(t testing.TB) DB {
+	t.Helper()
+	return create(t, true)
+}
+
+// NewEmpty creates a fresh database without the lease schema.
+func NewEmpty(t testing.TB) DB {
+	t.Helper()
+	return create(t, false)
+}
+
+func create(t testing.TB, migrated bool) DB {
+	t.Helper()
+	if h.err != nil {
+		t.Fatalf("no PostgreSQL for tests: %v", h.err)
+	}
+	if h.adminURL == "" {
+		t.Fatal("pgtest: call pgtest.Main(m) from TestMain")
+	}
+	ctx := context.Background()
+	name := fmt.Sprintf("%s_%d", h.prefix, h.counter.Add(1))
+	conn, err := pgx.Connect(ctx, h.adminURL)
+	if err != nil {
+		t.Fatalf("connect to test server: %v", err)
+	}
+	defer conn.Close(ctx)
+	stmt := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
+	if migrated {
+		stmt += " TEMPLATE " + pgx.Identifier{templateName()}.Sanitize()
+	}
+	h.mu.Lock() // a template database can be copied by one CREATE DATABASE at a time
+	_, err = conn.Exec(ctx, stmt)
+	h.mu.Unlock()
+	if err != nil {
+		t.Fatalf("create test database: %v", err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(ctx, h.adminURL)
+		if err != nil {
+			return
+		}
+		defer c.Close(ctx)
+		_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+	})
+	return DB{URL: withDatabase(h.adminURL, name), Name: name}
+}
+
+// Pool opens a pool on the test database, closed when t ends.
+func (db DB) Pool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), db.URL)
+	if err != nil {
+		t.Fatalf("open pool: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// Conn opens one independent connection on the test database, closed when t
+// ends.
+func (db DB) Conn(t testing.TB) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), db.URL)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// Store opens a data.Store on the test database, closed when t ends.
+func (db DB) Store(t testing.TB) *data.Store {
+	t.Helper()
+	s, err := data.Open(context.Background(), db.URL)
+	if err != nil {
+		t.Fatalf("data.Open: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// RequireServer returns the throwaway server, failing t when the tests run
+// against an external server that they cannot stop and restart.
+func RequireServer(t testing.TB) *pgserver.Server {
+	t.Helper()
+	if h.server == nil {
+		t.Fatal("this test stops and restarts PostgreSQL: unset LEASETOP_TEST_DATABASE_URL so the harness starts its own server")
+	}
+	return h.server
+}
+
+// AdminURL returns the superuser URL to the server's maintenance database.
+func AdminURL() string { return h.adminURL }
+
+// withDatabase returns dsn with its database replaced by db.
+func withDatabase(dsn, db string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.Scheme == "" {
+		// keyword/value form
+		return strings.TrimSpace(dsn) + " dbname=" + db
+	}
+	u.Path = "/" + db
+	return u.String()
+}
