@@ -1,0 +1,94 @@
+// Package termtext makes untrusted text safe to print on a terminal.
+//
+// Lease ids, holder labels, reasons, role names and error messages come from
+// the database or from anyone who can NOTIFY on the lease channel. Printed as
+// they are, a control character or an escape sequence in them would be
+// obeyed by the terminal: clear the screen, move the cursor, set the window
+// title, or reorder text (bidirectional overrides). Clean is the one place
+// where such text is made inert; every screen and every text output of
+// leasetop passes untrusted values through it.
+package termtext
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Ellipsis ends text that Clean shortened.
+const Ellipsis = "…"
+
+// Clean returns s with every control character and every character that
+// could change how the terminal shows the rest of the line replaced by a
+// visible escape (ESC becomes `\x1b`, U+202E becomes `\u202e`), and invalid
+// UTF-8 replaced by U+FFFD. With width > 0 the result is at most width
+// terminal cells wide, shortened with an ellipsis when it had to be cut.
+//
+// The result holds no byte that a terminal interprets as a control: no C0 or
+// C1 control character, no DEL, no escape sequence.
+func Clean(s string, width int) string {
+	out := escape(s)
+	if width > 0 && ansi.StringWidth(out) > width {
+		out = ansi.Truncate(out, width, Ellipsis)
+	}
+	return out
+}
+
+// escape replaces unsafe runes with visible escapes.
+func escape(s string) string {
+	if isSafe(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			b.WriteRune(utf8.RuneError)
+		case unsafeRune(r):
+			if r < 0x100 {
+				fmt.Fprintf(&b, `\x%02x`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// isSafe is the fast path: printable ASCII only.
+func isSafe(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// unsafeRune reports whether r must not reach a terminal as it is: C0 and C1
+// controls and DEL (unicode.IsControl), the bidirectional formatting
+// characters that reorder what follows them, and the line and paragraph
+// separators some terminals treat as line breaks.
+func unsafeRune(r rune) bool {
+	switch {
+	case unicode.IsControl(r):
+		return true
+	case r == 0x061c, r == 0x200e, r == 0x200f: // arabic letter mark, LRM, RLM
+		return true
+	case r >= 0x202a && r <= 0x202e: // LRE, RLE, PDF, LRO, RLO
+		return true
+	case r >= 0x2066 && r <= 0x2069: // LRI, RLI, FSI, PDI
+		return true
+	case r == 0x2028, r == 0x2029:
+		return true
+	}
+	return false
+}
