@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -13,7 +14,7 @@ import (
 )
 
 // dsnFlag registers --dsn on fs.
-func dsnFlag(fs *flag.FlagSet) *string {
+func dsnFlag(fs *flagSet) *string {
 	return fs.String("dsn", "", "PostgreSQL URL or keyword/value string (default $DATABASE_URL, else the libpq PG* variables)")
 }
 
@@ -79,24 +80,36 @@ func rootCause(err error) string {
 	return err.Error()
 }
 
-// newFlags returns a FlagSet that reports errors instead of exiting.
-func newFlags(env Env, name, usageLine string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(env.Stderr, "Usage: leasetop %s\n\nFlags:\n", usageLine)
-		fs.PrintDefaults()
-	}
-	return fs
+// flagSet is a command's flags: errors come back as one line instead of
+// being printed with the whole usage, and -h prints the usage on stdout.
+type flagSet struct {
+	*flag.FlagSet
+	env       Env
+	usageLine string
 }
 
-// parseFlags parses args, mapping flag errors to ExitUsage (help to ExitOK).
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &ExitError{Code: ExitUsage, Err: &silentError{code: ExitUsage}}
+// newFlags returns the flag set for command name; usageLine is the synopsis
+// shown by -h.
+func newFlags(env Env, name, usageLine string) *flagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flagSet{FlagSet: fs, env: env, usageLine: usageLine}
+}
+
+// parseFlags parses args. A bad flag is an ExitUsage error of one line; -h
+// prints the usage and returns flag.ErrHelp (exit 0).
+func parseFlags(fs *flagSet, args []string) error {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintf(fs.env.Stdout, "Usage: leasetop %s\n\nFlags:\n", fs.usageLine)
+		fs.SetOutput(fs.env.Stdout)
+		fs.PrintDefaults()
+		return err
+	default:
+		return usageErrorf("%s: %v (see leasetop %s -h)", fs.Name(), err, fs.Name())
 	}
-	return nil
 }
