@@ -1,0 +1,152 @@
+// Package keymap holds the monitor's key bindings: the defaults, the help
+// text for each, overrides from a TOML file, and read-only mode.
+//
+// Bindings are plain bubbles key.Binding values in a Map built by Default;
+// nothing in this package has behaviour beyond naming keys. The monitor
+// matches messages against them with key.Matches, and generates its help
+// screen from Groups, so the help always lists exactly the keys in force.
+package keymap
+
+import "charm.land/bubbles/v2/key"
+
+// Map is every key binding of the monitor.
+type Map struct {
+	// Navigation.
+	Up, Down, Top, Bottom, PageUp, PageDown key.Binding
+	// View.
+	Filter, Back, Sort, Pause, Focus, Detail, Resync, Help, Quit key.Binding
+	// Actions that change the database; disabled by SetReadOnly.
+	Release key.Binding
+	// The (y/N) confirmation dialog.
+	Confirm, Cancel key.Binding
+}
+
+// Group is a titled list of bindings, in the order the help screen shows
+// them.
+type Group struct {
+	Title    string
+	Bindings []key.Binding
+}
+
+// Default returns the default bindings: vi-style and arrow navigation, / to
+// filter, space or p to pause, x or ctrl+d to force-release (k9s habit), ?
+// for help, q or ctrl+c to quit.
+func Default() Map {
+	b := func(keys []string, help, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
+	}
+	return Map{
+		Up:       b([]string{"up", "k"}, "↑/k", "move up"),
+		Down:     b([]string{"down", "j"}, "↓/j", "move down"),
+		Top:      b([]string{"g", "home"}, "g/home", "go to the first row"),
+		Bottom:   b([]string{"G", "end"}, "G/end", "go to the last row"),
+		PageUp:   b([]string{"pgup"}, "pgup", "page up"),
+		PageDown: b([]string{"pgdown"}, "pgdn", "page down"),
+
+		Filter: b([]string{"/"}, "/", "filter by account, session, holder or run"),
+		Back:   b([]string{"esc"}, "esc", "clear the filter; close a view"),
+		Sort:   b([]string{"s"}, "s", "cycle sort: TTL left, account, held for, holder"),
+		Pause:  b([]string{"space", "p"}, "space/p", "pause the screen (data keeps flowing)"),
+		Focus:  b([]string{"tab"}, "tab", "switch focus between sessions and events"),
+		Detail: b([]string{"enter"}, "enter", "details and history of the session"),
+		Resync: b([]string{"r"}, "r", "resync now: re-read every lease and missed event"),
+		Help:   b([]string{"?"}, "?", "show or hide this help"),
+		Quit:   b([]string{"q", "ctrl+c"}, "q", "quit"),
+
+		Release: b([]string{"x", "ctrl+d"}, "x/ctrl+d", "force-release the selected lease (asks y/N)"),
+
+		Confirm: b([]string{"y", "Y"}, "y", "confirm"),
+		Cancel:  b([]string{"n", "N", "esc", "enter"}, "N/esc", "cancel (the default)"),
+	}
+}
+
+// action is a Map field with its name in the config file.
+type action struct {
+	name        string
+	group       string
+	binding     *key.Binding
+	destructive bool
+}
+
+// Group titles.
+const (
+	groupNavigation = "Navigation"
+	groupView       = "View"
+	groupActions    = "Actions"
+	groupDialog     = "Confirmation dialog"
+)
+
+// actions lists every binding with its config name, in help order.
+func (m *Map) actions() []action {
+	return []action{
+		{"up", groupNavigation, &m.Up, false},
+		{"down", groupNavigation, &m.Down, false},
+		{"top", groupNavigation, &m.Top, false},
+		{"bottom", groupNavigation, &m.Bottom, false},
+		{"page_up", groupNavigation, &m.PageUp, false},
+		{"page_down", groupNavigation, &m.PageDown, false},
+		{"filter", groupView, &m.Filter, false},
+		{"back", groupView, &m.Back, false},
+		{"sort", groupView, &m.Sort, false},
+		{"pause", groupView, &m.Pause, false},
+		{"focus", groupView, &m.Focus, false},
+		{"detail", groupView, &m.Detail, false},
+		{"resync", groupView, &m.Resync, false},
+		{"help", groupView, &m.Help, false},
+		{"quit", groupView, &m.Quit, false},
+		{"release", groupActions, &m.Release, true},
+		{"confirm", groupDialog, &m.Confirm, false},
+		{"cancel", groupDialog, &m.Cancel, false},
+	}
+}
+
+// Names returns the config-file names of the actions, in help order.
+func Names() []string {
+	var m Map
+	var names []string
+	for _, a := range m.actions() {
+		names = append(names, a.name)
+	}
+	return names
+}
+
+// Groups returns the bindings grouped for the help screen, disabled ones
+// included (key.Binding.Enabled reports which).
+func (m *Map) Groups() []Group {
+	var groups []Group
+	for _, a := range m.actions() {
+		if len(groups) == 0 || groups[len(groups)-1].Title != a.group {
+			groups = append(groups, Group{Title: a.group})
+		}
+		g := &groups[len(groups)-1]
+		g.Bindings = append(g.Bindings, *a.binding)
+	}
+	return groups
+}
+
+// SetReadOnly disables every binding that changes the database. It is the
+// one place read-only mode is enforced in the keys: a disabled binding never
+// matches, and the help screen shows it as unavailable.
+func (m *Map) SetReadOnly() {
+	for _, a := range m.actions() {
+		if a.destructive {
+			a.binding.SetEnabled(false)
+		}
+	}
+}
+
+// Disabled returns the disabled binding that msg's key would have triggered,
+// so the monitor can say why nothing happened (for example "read-only").
+func (m *Map) Disabled(keystroke string) (key.Binding, bool) {
+	for _, a := range m.actions() {
+		if a.binding.Enabled() {
+			continue
+		}
+		for _, k := range a.binding.Keys() {
+			if k == keystroke {
+				return *a.binding, true
+			}
+		}
+	}
+	return key.Binding{}, false
+}

@@ -1,0 +1,176 @@
+package keymap
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/bubbles/v2/key"
+)
+
+func TestDefaultKeysMatchWhatBubbleTeaSends(t *testing.T) {
+	m := Default()
+	tests := []struct {
+		name string
+		msg  tea.KeyPressMsg
+		want key.Binding
+	}{
+		{"k", tea.KeyPressMsg{Code: 'k', Text: "k"}, m.Up},
+		{"down arrow", tea.KeyPressMsg{Code: tea.KeyDown}, m.Down},
+		{"G", tea.KeyPressMsg{Code: 'g', Text: "G", Mod: tea.ModShift}, m.Bottom},
+		{"pgdown", tea.KeyPressMsg{Code: tea.KeyPgDown}, m.PageDown},
+		{"space", tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}, m.Pause},
+		{"x", tea.KeyPressMsg{Code: 'x', Text: "x"}, m.Release},
+		{"ctrl+d", tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl}, m.Release},
+		{"ctrl+c", tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}, m.Quit},
+		{"?", tea.KeyPressMsg{Code: '?', Text: "?"}, m.Help},
+		{"tab", tea.KeyPressMsg{Code: tea.KeyTab}, m.Focus},
+		{"enter", tea.KeyPressMsg{Code: tea.KeyEnter}, m.Detail},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !key.Matches(tt.msg, tt.want) {
+				t.Errorf("%q does not match binding %v", tt.msg.String(), tt.want.Keys())
+			}
+		})
+	}
+}
+
+func TestDefaultHasNoConflicts(t *testing.T) {
+	m := Default()
+	if err := m.conflicts(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSetReadOnlyDisablesReleaseOnly(t *testing.T) {
+	m := Default()
+	m.SetReadOnly()
+	x := tea.KeyPressMsg{Code: 'x', Text: "x"}
+	if key.Matches(x, m.Release) {
+		t.Error("x matches Release in read-only mode")
+	}
+	if b, ok := m.Disabled("x"); !ok || b.Help().Desc != m.Release.Help().Desc {
+		t.Errorf("Disabled(x) = %v, %v, want the release binding", b.Help(), ok)
+	}
+	if _, ok := m.Disabled("j"); ok {
+		t.Error("Disabled(j) = true, want false")
+	}
+	var disabled []string
+	for _, g := range m.Groups() {
+		for _, b := range g.Bindings {
+			if !b.Enabled() {
+				disabled = append(disabled, b.Help().Key)
+			}
+		}
+	}
+	if got, want := strings.Join(disabled, ","), "x/ctrl+d"; got != want {
+		t.Errorf("disabled bindings = %q, want %q", got, want)
+	}
+}
+
+func TestCheckKey(t *testing.T) {
+	tests := []struct {
+		key string
+		ok  bool
+	}{
+		{"x", true}, {"G", true}, {"?", true}, {"ctrl+d", true}, {"shift+tab", true},
+		{"ctrl+alt+x", true}, {"pgdown", true}, {"f5", true}, {"+", true}, {"ctrl++", true},
+		{"", false}, {"alt+ctrl+x", false}, {"hyperspace", false}, {"ctrl+", false},
+		{"f99", false}, {" ", false}, {"cmd+x", false}, {"\x1b", false},
+	}
+	for _, tt := range tests {
+		err := CheckKey(tt.key)
+		if (err == nil) != tt.ok {
+			t.Errorf("CheckKey(%q) = %v, want ok=%v", tt.key, err, tt.ok)
+		}
+	}
+}
+
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadOverrides(t *testing.T) {
+	p := writeConfig(t, "# mine\n[keys]\nrelease = [\"X\", \"delete\"]\npause = \"P\"\nresync = []\n")
+	m, err := Load(p, false)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if got, want := strings.Join(m.Release.Keys(), ","), "X,delete"; got != want {
+		t.Errorf("release keys = %q, want %q", got, want)
+	}
+	if got, want := m.Release.Help().Key, "X/delete"; got != want {
+		t.Errorf("release help key = %q, want %q", got, want)
+	}
+	if got, want := strings.Join(m.Pause.Keys(), ","), "P"; got != want {
+		t.Errorf("pause keys = %q, want %q", got, want)
+	}
+	if m.Resync.Enabled() {
+		t.Error("resync = [] should unbind it")
+	}
+	if got, want := strings.Join(m.Up.Keys(), ","), "up,k"; got != want {
+		t.Errorf("untouched up keys = %q, want %q", got, want)
+	}
+}
+
+func TestLoadErrorsNameFileAndLine(t *testing.T) {
+	tests := []struct {
+		name, text, want string
+	}{
+		{"unknown action", "[keys]\npause = \"p\"\nexplode = \"e\"\n", `:3: unknown action "explode"`},
+		{"bad key", "[keys]\n\nrelease = [\"x\", \"hyperspace\"]\n", `:3: unknown key "hyperspace"`},
+		{"bad modifier order", "[keys]\nquit = \"alt+ctrl+q\"\n", `:2: key "alt+ctrl+q": write modifiers`},
+		{"not a string", "[keys]\nquit = 3\n", `:2: want a key or a list of keys`},
+		{"syntax", "[keys]\nquit = [\"q\"\n", `.toml:`},
+		{"unknown table", "[colors]\nbg = \"red\"\n", `:1: unknown setting "colors`},
+		{"conflict", "[keys]\npause = \"x\"\n", `key "x" is bound to both pause and release`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := writeConfig(t, tt.text)
+			_, err := Load(p, false)
+			if err == nil {
+				t.Fatalf("Load = nil error, want one containing %q", tt.want)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tt.want) || !strings.Contains(msg, p) || strings.Contains(msg, "\n") {
+				t.Errorf("Load error = %q, want one line naming %s and containing %q", msg, p, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "nope.toml")
+	if _, err := Load(p, true); err != nil {
+		t.Errorf("Load(missing, optional) = %v, want nil", err)
+	}
+	if _, err := Load(p, false); err == nil {
+		t.Error("Load(missing, required) = nil, want an error")
+	}
+}
+
+func TestDefaultPath(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	tests := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"XDG_CONFIG_HOME": "/x", "HOME": "/h"}, "/x/leasetop/config.toml"},
+		{map[string]string{"HOME": "/h"}, "/h/.config/leasetop/config.toml"},
+		{map[string]string{}, ""},
+	}
+	for _, tt := range tests {
+		if got := DefaultPath(env(tt.env)); got != tt.want {
+			t.Errorf("DefaultPath(%v) = %q, want %q", tt.env, got, tt.want)
+		}
+	}
+}

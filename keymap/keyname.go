@@ -1,0 +1,87 @@
+package keymap
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// modifiers in the order Bubble Tea writes them in a keystroke.
+var modifierOrder = []string{"ctrl", "alt", "shift", "meta", "hyper", "super"}
+
+// namedKeys are the non-printable keys Bubble Tea names.
+var namedKeys = map[string]bool{
+	"enter": true, "tab": true, "backspace": true, "esc": true, "space": true,
+	"up": true, "down": true, "left": true, "right": true, "begin": true,
+	"insert": true, "delete": true, "pgup": true, "pgdown": true, "home": true, "end": true,
+}
+
+// CheckKey reports whether s names a key the way Bubble Tea prints it
+// ("x", "G", "?", "ctrl+d", "shift+tab", "pgdown", "f5"), and returns an
+// error that says what is wrong otherwise.
+func CheckKey(s string) error {
+	if s == "" {
+		return fmt.Errorf("empty key name")
+	}
+	parts := strings.Split(s, "+")
+	base := parts[len(parts)-1]
+	mods := parts[:len(parts)-1]
+	if base == "" && len(parts) > 1 { // "ctrl++" or a trailing "+"
+		if len(parts) >= 2 && parts[len(parts)-2] == "" {
+			base, mods = "+", parts[:len(parts)-2]
+		} else {
+			return fmt.Errorf("key %q ends with +", s)
+		}
+	}
+	next := 0
+	for _, m := range mods {
+		i := indexOf(modifierOrder, m)
+		if i < 0 {
+			return fmt.Errorf("key %q: unknown modifier %q (want ctrl, alt, shift, meta, hyper or super)", s, m)
+		}
+		if i < next {
+			return fmt.Errorf("key %q: write modifiers in the order %s", s, strings.Join(modifierOrder, "+"))
+		}
+		next = i + 1
+	}
+	switch {
+	case namedKeys[base]:
+		return nil
+	case isFunctionKey(base):
+		return nil
+	case utf8.RuneCountInString(base) == 1:
+		r, _ := utf8.DecodeRuneInString(base)
+		if r == utf8.RuneError || !unicode.IsPrint(r) || r == ' ' {
+			return fmt.Errorf("key %q: not a printable character (write space as \"space\")", s)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown key %q (want a character, or one of enter, tab, esc, space, backspace, up, down, left, right, home, end, pgup, pgdown, insert, delete, f1..f63, with optional ctrl+, alt+, shift+)", s)
+}
+
+func isFunctionKey(s string) bool {
+	if len(s) < 2 || s[0] != 'f' {
+		return false
+	}
+	n := 0
+	for _, c := range s[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+		n = n*10 + int(c-'0')
+		if n > 63 {
+			return false
+		}
+	}
+	return n >= 1
+}
+
+func indexOf(list []string, s string) int {
+	for i, v := range list {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,178 @@
+package keymap
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// DefaultPath returns where the config file lives:
+// $XDG_CONFIG_HOME/leasetop/config.toml, else ~/.config/leasetop/config.toml.
+// It returns "" when neither variable is set.
+func DefaultPath(getenv func(string) string) string {
+	if dir := getenv("XDG_CONFIG_HOME"); dir != "" {
+		return filepath.Join(dir, "leasetop", "config.toml")
+	}
+	if home := getenv("HOME"); home != "" {
+		return filepath.Join(home, ".config", "leasetop", "config.toml")
+	}
+	return ""
+}
+
+// Load returns the default bindings with the overrides of the TOML file at
+// path applied. The file's [keys] table maps action names to a key or a list
+// of keys; an empty list unbinds the action:
+//
+//	[keys]
+//	release = ["x", "ctrl+d"]
+//	pause = "p"
+//
+// With optional true, a missing file is not an error. Every error is one line
+// that names the file and, where it can, the line.
+func Load(path string, optional bool) (Map, error) {
+	m := Default()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if optional && errors.Is(err, fs.ErrNotExist) {
+			return m, nil
+		}
+		return m, fmt.Errorf("read key config: %w", err)
+	}
+	if err := m.apply(path, string(b)); err != nil {
+		return Default(), err
+	}
+	return m, nil
+}
+
+// config is the file's shape.
+type config struct {
+	Keys map[string]*keyList `toml:"keys"`
+}
+
+// keyList is one action's keys: a string or an array of strings, each
+// checked by CheckKey while decoding (so errors carry the line).
+type keyList []string
+
+// UnmarshalTOML implements toml.Unmarshaler.
+func (k *keyList) UnmarshalTOML(v any) error {
+	var keys []string
+	switch v := v.(type) {
+	case string:
+		keys = []string{v}
+	case []any:
+		keys = []string{}
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				return fmt.Errorf("keys must be strings, got %v", e)
+			}
+			keys = append(keys, s)
+		}
+	default:
+		return fmt.Errorf("want a key or a list of keys, got %v", v)
+	}
+	for _, s := range keys {
+		if err := CheckKey(s); err != nil {
+			return err
+		}
+	}
+	*k = keys
+	return nil
+}
+
+func (m *Map) apply(path, text string) error {
+	var cfg config
+	md, err := toml.Decode(text, &cfg)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("%s:%d: %s", path, pe.Position.Line, oneLine(pe.Message))
+		}
+		return fmt.Errorf("%s: %s", path, oneLine(err.Error()))
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		k := und[0]
+		return fmt.Errorf("%s:%d: unknown setting %q (the file has one table, [keys])", path, lineOf(text, k), k.String())
+	}
+	acts := m.actions()
+	names := make([]string, 0, len(cfg.Keys))
+	for name := range cfg.Keys {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		i := slices.IndexFunc(acts, func(a action) bool { return a.name == name })
+		if i < 0 {
+			return fmt.Errorf("%s:%d: unknown action %q in [keys] (want one of %s)",
+				path, lineOf(text, toml.Key{"keys", name}), name, strings.Join(Names(), ", "))
+		}
+		keys := *cfg.Keys[name]
+		if len(keys) == 0 { // unbound: no key matches, help says so
+			acts[i].binding.SetKeys()
+			acts[i].binding.SetHelp("(unbound)", acts[i].binding.Help().Desc)
+			continue
+		}
+		acts[i].binding.SetKeys(keys...)
+		acts[i].binding.SetHelp(strings.Join(keys, "/"), acts[i].binding.Help().Desc)
+	}
+	if err := m.conflicts(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// conflicts reports a key bound to two actions that are live at the same
+// time (the dialog's keys are separate from the main screen's).
+func (m *Map) conflicts() error {
+	seen := map[string]string{}
+	for _, a := range m.actions() {
+		for _, k := range a.binding.Keys() {
+			ctx := "main"
+			if a.group == groupDialog {
+				ctx = "dialog"
+			}
+			if other, ok := seen[ctx+" "+k]; ok {
+				return fmt.Errorf("key %q is bound to both %s and %s", k, other, a.name)
+			}
+			seen[ctx+" "+k] = a.name
+		}
+	}
+	return nil
+}
+
+// lineOf finds the line that defines key (a table, or a key in a table) in
+// a TOML text; 0 when it cannot tell.
+func lineOf(text string, k toml.Key) int {
+	table, name := "", ""
+	if len(k) > 0 {
+		name = k[len(k)-1]
+	}
+	if len(k) > 1 {
+		table = strings.Join(k[:len(k)-1], ".")
+	}
+	header := regexp.MustCompile(`^\s*\[\s*([^\]]+?)\s*\]`)
+	assign := regexp.MustCompile(`^\s*"?` + regexp.QuoteMeta(name) + `"?\s*=`)
+	current := ""
+	for i, line := range strings.Split(text, "\n") {
+		if h := header.FindStringSubmatch(line); h != nil {
+			current = h[1]
+			if len(k) == 1 && current == name {
+				return i + 1
+			}
+			continue
+		}
+		if current == table && assign.MatchString(line) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
