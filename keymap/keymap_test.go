@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	tea "charm.land/bubbletea/v2"
 	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 )
 
 func TestDefaultKeysMatchWhatBubbleTeaSends(t *testing.T) {
