@@ -1,0 +1,126 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// Acquire tries once to acquire p's lease for a fresh run id. It returns the
+// held Lease, or an error: ErrHeld (a *HeldError naming the holder and its
+// remaining TTL) when another run holds it, ErrExpired when the grant
+// arrived after its own safe deadline (it is then released and not held),
+// ErrNoPermit, ErrClosed, or the database's error.
+//
+// ctx bounds the attempt; the Lease's Context is not cancelled by it.
+func (c *Client) Acquire(ctx context.Context, p Permit) (*Lease, error) {
+	if err := c.check(p); err != nil {
+		return nil, err
+	}
+	if c.isClosed() {
+		return nil, ErrClosed
+	}
+	tr := &tracker{runID: uuid.New()}
+	l, err := c.try(ctx, p.req, tr)
+	if err != nil && tr.maybeGranted() {
+		c.cleanup(p.req.Key, tr.runID)
+	}
+	return l, err
+}
+
+// tracker follows one run id across attempts. A failed attempt whose reply
+// was lost may have been granted on the server; a later attempt with the
+// same run id then returns that grant unchanged, so its safe deadline must
+// count from the earliest such attempt, not from the latest.
+type tracker struct {
+	runID        uuid.UUID
+	unknownSince time.Time // send time of the first attempt with an unknown outcome; zero when none
+}
+
+func (t *tracker) maybeGranted() bool { return !t.unknownSince.IsZero() }
+
+// try makes one acquire attempt for tr's run id.
+func (c *Client) try(ctx context.Context, req Request, tr *tracker) (*Lease, error) {
+	window := c.cfg.TTL - c.cfg.SafetyMargin // a reply later than this is useless
+	actx, cancel := context.WithTimeout(ctx, window)
+	defer cancel()
+	sent := time.Now()
+	basis := sent
+	if tr.maybeGranted() {
+		basis = tr.unknownSince
+	}
+	g, err := c.store.Acquire(actx, req.Key, tr.runID, c.cfg.TTL, req.Holder)
+	recv := time.Now()
+	if err != nil {
+		if definite(err) {
+			tr.unknownSince = time.Time{}
+		} else if !tr.maybeGranted() {
+			tr.unknownSince = sent
+		}
+		if ctx.Err() == nil && actx.Err() != nil {
+			return nil, fmt.Errorf("acquire %q: no reply within TTL - safety margin (%s): %w", req.Key.String(), window, err)
+		}
+		return nil, err
+	}
+	deadline := basis.Add(window)
+	if !recv.Before(deadline) {
+		// Not held: release it (best effort) and never use this run id again.
+		old := tr.runID
+		*tr = tracker{runID: uuid.New()}
+		c.cleanup(req.Key, old)
+		return nil, fmt.Errorf("acquire %q: %w: the grant arrived %s after the request, past its safe deadline",
+			req.Key.String(), ErrExpired, recv.Sub(basis).Round(time.Millisecond))
+	}
+	return c.start(ctx, req, tr.runID, g, basis), nil
+}
+
+// definite reports whether a failed attempt certainly granted nothing: the
+// lease is held by another run, the server refused the statement, or the
+// request never left this process.
+func definite(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.Is(err, data.ErrHeld) || errors.Is(err, data.ErrInvalid) || errors.Is(err, data.ErrSchema) ||
+		errors.As(err, &pgErr) || pgconn.SafeToRetry(err)
+}
+
+// cleanup releases a run id whose grant may exist but will not be used, in
+// the background (owned by the Client; Close waits for it).
+func (c *Client) cleanup(key Key, runID uuid.UUID) {
+	c.wg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ReleaseTimeout)
+		defer cancel()
+		_, _ = c.store.Release(ctx, key, runID) // best effort: otherwise it expires by itself
+	})
+}
+
+// start makes the Lease for a grant whose request was sent at sent and
+// starts its heartbeat.
+func (c *Client) start(ctx context.Context, req Request, runID uuid.UUID, g data.Grant, sent time.Time) *Lease {
+	lctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	keepCtx, stopKeep := context.WithCancel(lctx)
+	deadline := sent.Add(c.cfg.TTL - c.cfg.SafetyMargin)
+	l := &Lease{
+		client:   c,
+		cfg:      c.cfg,
+		token:    Token{Key: req.Key, RunID: runID, Fence: g.Fence},
+		holder:   req.Holder,
+		ctx:      lctx,
+		cancel:   cancel,
+		keepCtx:  keepCtx,
+		stopKeep: stopKeep,
+		state:    State{Status: Held, Since: time.Now(), Deadline: deadline, ExpiresAt: g.ExpiresAt},
+		changed:  make(chan struct{}, 1),
+		done:     make(chan struct{}),
+	}
+	l.mu.Lock()
+	l.watchdog = time.AfterFunc(time.Until(deadline), l.onDeadline)
+	l.mu.Unlock()
+	go l.keep(sent) // owned by the Lease: Release waits for it
+	return l
+}

@@ -1,0 +1,58 @@
+package lease
+
+import (
+	"context"
+	"sync"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// Client competes for and keeps leases on one database. Create one per
+// process (it is safe for concurrent use) and Close it when done: Close
+// stops the notification listener that waiting acquisitions share. It does
+// not release leases; release each one after its work has returned.
+type Client struct {
+	store *data.Store
+	cfg   Config
+
+	mu      sync.Mutex
+	closed  bool
+	waiters map[Key]map[*waiter]struct{}
+	nwait   int
+	stopLn  context.CancelFunc // stops the running listener; nil when none runs
+	wg      sync.WaitGroup     // the listener and background cleanups
+}
+
+// New returns a Client on store with cfg (zero fields take their defaults).
+// It returns an error (errors.Is(err, data.ErrInvalid)) for a Config that
+// cannot work, for example a renew interval not shorter than TTL - margin.
+func New(store *data.Store, cfg Config) (*Client, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Client{store: store, cfg: cfg, waiters: make(map[Key]map[*waiter]struct{})}, nil
+}
+
+// Config returns the configuration with its defaults filled in.
+func (c *Client) Config() Config { return c.cfg }
+
+// Close stops the shared listener and waits for the Client's background work
+// (the listener and best-effort releases of grants whose replies were lost).
+// Acquire, Wait and Do return ErrClosed afterwards. Close is idempotent.
+func (c *Client) Close() {
+	c.mu.Lock()
+	c.closed = true
+	if c.stopLn != nil {
+		c.stopLn()
+		c.stopLn = nil
+	}
+	c.mu.Unlock()
+	c.wg.Wait()
+}
+
+func (c *Client) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}

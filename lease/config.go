@@ -1,0 +1,81 @@
+package lease
+
+import (
+	"cmp"
+	"fmt"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// Defaults for the zero fields of Config.
+const (
+	DefaultTTL          = 15 * time.Second
+	DefaultPollInterval = 2 * time.Second
+	minSafetyMargin     = 100 * time.Millisecond
+)
+
+// Config sets how a Client's leases are acquired and kept. Zero fields take
+// the documented defaults; New rejects a combination that cannot work.
+type Config struct {
+	// TTL is how long each grant and renewal lasts on the database clock.
+	// Default 15 s.
+	TTL time.Duration
+	// RenewInterval is how often the heartbeat renews a held lease, counted
+	// from the send time of the last confirmed renewal. Default TTL/3. It must
+	// be shorter than TTL - SafetyMargin, so that a renewal is due before the
+	// local deadline.
+	RenewInterval time.Duration
+	// SafetyMargin is subtracted from TTL to get the local safe deadline: the
+	// lease counts as held only until sentAt + TTL - SafetyMargin, where sentAt
+	// is the monotonic time the last confirmed acquire or renew request was
+	// sent. It covers the difference in clock rates between this machine and
+	// the database and the time the holder needs to stop. Default
+	// max(TTL/10, 100 ms), and at most TTL/2.
+	SafetyMargin time.Duration
+	// RenewTimeout bounds one renewal attempt (it is also cut at the local
+	// deadline). Default RenewInterval.
+	RenewTimeout time.Duration
+	// PollInterval is the longest a waiting acquire sleeps between attempts
+	// when no notification wakes it (a lost notification costs at most this
+	// much latency). Each sleep is min(PollInterval, the holder's remaining
+	// TTL) plus up to 20% jitter. Default 2 s.
+	PollInterval time.Duration
+	// ReleaseTimeout bounds Release, which runs on a context detached from the
+	// caller's cancellation. Default 5 s.
+	ReleaseTimeout time.Duration
+}
+
+// withDefaults returns c with its zero fields filled in, or an error naming
+// the first field that is out of range.
+func (c Config) withDefaults() (Config, error) {
+	c.TTL = cmp.Or(c.TTL, DefaultTTL)
+	if err := data.ValidateTTL(c.TTL); err != nil {
+		return c, err
+	}
+	if c.SafetyMargin == 0 {
+		c.SafetyMargin = min(max(c.TTL/10, minSafetyMargin), c.TTL/2)
+	}
+	c.RenewInterval = cmp.Or(c.RenewInterval, c.TTL/3)
+	c.RenewTimeout = cmp.Or(c.RenewTimeout, c.RenewInterval)
+	c.PollInterval = cmp.Or(c.PollInterval, DefaultPollInterval)
+	c.ReleaseTimeout = cmp.Or(c.ReleaseTimeout, 5*time.Second)
+	switch {
+	case c.SafetyMargin < 0 || c.SafetyMargin >= c.TTL:
+		return c, configErrorf("safety margin %s must be at least 0 and less than the TTL %s", c.SafetyMargin, c.TTL)
+	case c.RenewInterval <= 0 || c.RenewInterval >= c.TTL-c.SafetyMargin:
+		return c, configErrorf("renew interval %s must be greater than 0 and less than TTL - safety margin (%s - %s = %s)",
+			c.RenewInterval, c.TTL, c.SafetyMargin, c.TTL-c.SafetyMargin)
+	case c.RenewTimeout < 0:
+		return c, configErrorf("renew timeout %s must not be negative", c.RenewTimeout)
+	case c.PollInterval < 0:
+		return c, configErrorf("poll interval %s must not be negative", c.PollInterval)
+	case c.ReleaseTimeout < 0:
+		return c, configErrorf("release timeout %s must not be negative", c.ReleaseTimeout)
+	}
+	return c, nil
+}
+
+func configErrorf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{data.ErrInvalid}, args...)...)
+}

@@ -1,0 +1,62 @@
+package lease
+
+import (
+	"context"
+	"errors"
+)
+
+// Mode says whether Do tries once or waits for the lease.
+type Mode int
+
+// The modes of Do.
+const (
+	// Try acquires once; Do returns ErrHeld when another run holds the lease.
+	Try Mode = iota
+	// Wait waits until the lease is acquired or ctx ends (see Client.Wait).
+	Wait
+)
+
+// Do owns an execution: it acquires p's lease (per mode), runs fn with a
+// context that is cancelled when the lease is lost or ctx ends, waits for fn
+// to return, and then releases the lease.
+//
+// It returns fn's error; joined with the *LostError (errors.Is(err,
+// ErrLost)) when the lease was lost before fn returned, or with Release's
+// error. When the lease is never acquired Do returns the acquisition error
+// and never reports a loss. fn must return promptly once its context is
+// done: the lease is released only after it returns.
+func (c *Client) Do(ctx context.Context, p Permit, mode Mode, fn func(ctx context.Context, l *Lease) error) (err error) {
+	var l *Lease
+	if mode == Wait {
+		l, err = c.Wait(ctx, p)
+	} else {
+		l, err = c.Acquire(ctx, p)
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// After fn returned (or panicked): first see whether ownership was
+		// lost while it ran, then release.
+		var lost *LostError
+		lostBefore := errors.As(l.Err(), &lost)
+		relErr := l.Release(ctx)
+		switch {
+		case lostBefore:
+			err = errors.Join(lost, err)
+		case relErr != nil:
+			err = errors.Join(err, relErr)
+		}
+	}()
+	return l.run(ctx, fn)
+}
+
+// run calls fn with a context cancelled by ctx or by the end of the lease,
+// whichever comes first, with the lease's cause.
+func (l *Lease) run(ctx context.Context, fn func(ctx context.Context, l *Lease) error) error {
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(l.ctx, func() { cancel(context.Cause(l.ctx)) })
+	defer stop()
+	return fn(wctx, l)
+}

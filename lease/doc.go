@@ -1,0 +1,102 @@
+// Package lease owns an execution: a program acquires a session's lease,
+// works only while it holds it, and stops the moment it might not hold it
+// any more. It builds on the lease protocol in PostgreSQL (package data and
+// the SQL functions in schema lease).
+//
+// # Authorize, then compete
+//
+// Owning a lease is concurrency control, not access control: it decides which
+// one of several authorized executions runs, never whether the caller may
+// act on the session at all. The API makes that step explicit and
+// unskippable: Acquire, Wait and Do accept only a Permit, and only
+// Client.Authorize mints one, after the Authorizer you supply allowed the
+// request.
+//
+//	store, err := data.Open(ctx, os.Getenv("DATABASE_URL"))
+//	client, err := lease.New(store, lease.Config{TTL: 15 * time.Second})
+//	defer client.Close()
+//
+//	// Your authentication and authorization, for example a membership check.
+//	authz := lease.AuthorizerFunc(func(ctx context.Context, r lease.Request) error {
+//		if !user.MemberOf(r.Key.Account) {
+//			return errors.New("not a member of this account")
+//		}
+//		return nil
+//	})
+//	permit, err := client.Authorize(ctx, authz, lease.Key{Account: "acme", Session: "chat-42"}, "worker-7")
+//	if err != nil {
+//		return err // errors.Is(err, lease.ErrDenied): never competed
+//	}
+//	err = client.Do(ctx, permit, lease.Wait, func(ctx context.Context, l *lease.Lease) error {
+//		// ctx is cancelled the moment ownership might be lost.
+//		return work(ctx, l.Token()) // pass the fencing token to every write
+//	})
+//	if errors.Is(err, lease.ErrLost) {
+//		// The lease was lost while work ran; its effects must be fenced.
+//	}
+//
+// # Valid before work: the local safe deadline
+//
+// Expiry is decided by the database clock. The holder cannot read that clock
+// without a round trip, so it keeps a local safe deadline on its own
+// monotonic clock: the time it sent the last confirmed acquire or renew
+// request, plus TTL, minus Config.SafetyMargin. The server set the expiry at
+// least TTL after that send time, so while the local deadline has not passed
+// the lease is the holder's. A grant whose reply arrives after its deadline
+// is treated as not held (and released). This is river's "trust window".
+//
+// # Keep, at risk, lost
+//
+// A heartbeat renews every Config.RenewInterval (default TTL/3). Each
+// confirmed renewal moves the deadline to that renewal's send time + TTL -
+// margin. The Lease's State goes:
+//
+//	Held ⇄ AtRisk → Lost
+//	  └───────┴───→ Released
+//
+// AtRisk (Chubby's jeopardy) means a renewal failed but the deadline has not
+// passed: get ready to stop. Lost cancels Lease.Context with a *LostError
+// whose reason says why: ErrForceReleased or ErrTakenOver or ErrRejected
+// (the database refused the renewal: someone else owns it, or an operator
+// force-released it) or ErrExpired (the local deadline passed without a
+// confirmed renewal: the database is unreachable, or this process was
+// paused). Because the margin is subtracted, a holder cut off from the
+// database stops before the server lets anyone else in. Nothing revives a
+// lost lease: renewals name the exact run id, and the server refuses (and
+// records as renew_rejected) a renewal of a lease that ended.
+//
+// Release stops the heartbeat, cancels the context with ErrReleased, and
+// deletes the row if this run still holds it. It is idempotent and runs on a
+// context detached from cancellation. Do calls it after its function
+// returned, and reports a loss only if the lease was held.
+//
+// # Waiting
+//
+// Wait is woken by released, force_released and taken_over notifications for
+// its key (one listener per Client, shared by all waiters), so a handoff
+// takes milliseconds. A jittered fallback poll, min(holder's remaining TTL,
+// Config.PollInterval), covers a lost notification and takes over an
+// expired lease as soon as it expires.
+//
+// # Fencing
+//
+// A lease cannot give mutual exclusion on its own: a holder paused past its
+// TTL (GC, SIGSTOP, a frozen VM) resumes believing it still owns the
+// session, and may act before its heartbeat notices. Fence returns the
+// fencing token, which rises with every change of owner. The protected
+// resource must check it on every write:
+//
+//   - In the lease's own database, call Lease.CheckFence (or Token.Check)
+//     inside the transaction that writes. It locks the lease row FOR SHARE,
+//     so no takeover can commit between the check and the write; a stale run
+//     gets ErrStale and must not write.
+//   - In an external resource (another database, a file store, an API),
+//     keep the highest token seen per key and reject writes with a lower one,
+//     atomically with the write: for example
+//     UPDATE doc SET body = $1, fence = $2 WHERE id = $3 AND fence <= $2,
+//     and treat "no row updated" as stale.
+//
+// Programs not written in Go get the same from `leasetop run`, which runs a
+// command while holding a lease and passes the token in the environment
+// (see TokenFromEnv).
+package lease

@@ -1,0 +1,154 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// keep is the heartbeat: it renews at RenewInterval from the send time of the
+// last confirmed renewal, retries sooner while renewals fail, and ends when
+// the lease is released or lost.
+func (l *Lease) keep(sent time.Time) {
+	defer close(l.done)
+	t := time.NewTimer(time.Until(sent.Add(l.cfg.RenewInterval)))
+	defer t.Stop()
+	for {
+		select {
+		case <-l.keepCtx.Done():
+			return
+		case <-t.C:
+		}
+		next, ok := l.renew()
+		if !ok {
+			return
+		}
+		t.Reset(next)
+	}
+}
+
+// renew makes one renewal attempt and returns how long to wait before the
+// next one, or false when the heartbeat must end.
+func (l *Lease) renew() (time.Duration, bool) {
+	l.mu.Lock()
+	deadline, final := l.state.Deadline, l.finalLocked()
+	l.mu.Unlock()
+	if final {
+		return 0, false
+	}
+	sent := time.Now()
+	if !sent.Before(deadline) {
+		l.onDeadline()
+		return 0, false
+	}
+	until := deadline
+	if t := sent.Add(l.cfg.RenewTimeout); t.Before(until) {
+		until = t
+	}
+	rctx, cancel := context.WithDeadline(l.keepCtx, until)
+	exp, err := l.client.store.Renew(rctx, l.token.Key, l.token.RunID, l.cfg.TTL)
+	cancel()
+	recv := time.Now()
+	switch {
+	case err == nil:
+		return l.confirmed(sent, recv, exp)
+	case l.keepCtx.Err() != nil:
+		return 0, false // released or lost meanwhile
+	case errors.Is(err, data.ErrNotHeld):
+		l.rejected()
+		return 0, false
+	default:
+		return l.atRisk(err, deadline), true
+	}
+}
+
+// confirmed records a successful renewal sent at sent: the local deadline
+// moves to sent + TTL - margin.
+func (l *Lease) confirmed(sent, recv, expiresAt time.Time) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.finalLocked() {
+		return 0, false // never revive
+	}
+	deadline := sent.Add(l.cfg.TTL - l.cfg.SafetyMargin)
+	if !recv.Before(deadline) {
+		l.setLocked(Lost, l.lostError(ErrExpired, data.Event{}, l.lastErr))
+		return 0, false
+	}
+	l.state.Deadline, l.state.ExpiresAt = deadline, expiresAt
+	l.watchdog.Reset(time.Until(deadline))
+	l.lastErr = nil
+	l.setLocked(Held, nil) // signals Changed, also when it was already held
+	return max(time.Until(sent.Add(l.cfg.RenewInterval)), 0), true
+}
+
+// atRisk records a failed renewal and returns the retry delay: a quarter of
+// the renew interval (10 ms to 1 s) with jitter, cut at the deadline.
+func (l *Lease) atRisk(err error, deadline time.Time) time.Duration {
+	l.mu.Lock()
+	l.lastErr = err
+	l.setLocked(AtRisk, err)
+	l.mu.Unlock()
+	d := min(max(l.cfg.RenewInterval/4, 10*time.Millisecond), time.Second)
+	d = d*4/5 + rand.N(d*2/5+1)
+	return min(d, max(time.Until(deadline), 0))
+}
+
+// onDeadline is the watchdog: the lease is lost when the local deadline has
+// passed without a confirmed renewal, whatever the heartbeat is doing (a
+// renewal may be stuck in a blackholed connection).
+func (l *Lease) onDeadline() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.finalLocked() {
+		return
+	}
+	if left := time.Until(l.state.Deadline); left > 0 {
+		l.watchdog.Reset(left)
+		return
+	}
+	l.setLocked(Lost, l.lostError(ErrExpired, data.Event{}, l.lastErr))
+}
+
+// rejected records a renewal the database refused, naming the event that
+// ended the lease when it can be read quickly.
+func (l *Lease) rejected() {
+	by := l.endingEvent()
+	reason := ErrRejected
+	switch by.Kind {
+	case data.KindForceReleased:
+		reason = ErrForceReleased
+	case data.KindTakenOver:
+		reason = ErrTakenOver
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.setLocked(Lost, l.lostError(reason, by, nil))
+}
+
+// endingEvent reads the event that ended this run's lease: a forced release
+// of this run or a takeover from it. It is best effort, bounded by a short
+// timeout, and returns the zero Event when it cannot tell.
+func (l *Lease) endingEvent() data.Event {
+	ctx, cancel := context.WithTimeout(l.ctx, min(l.cfg.RenewTimeout, 500*time.Millisecond))
+	defer cancel()
+	evs, err := l.client.store.EventsFor(ctx, l.token.Key, 8)
+	if err != nil {
+		return data.Event{}
+	}
+	for _, e := range evs {
+		switch {
+		case e.Kind == data.KindForceReleased && e.RunID == l.token.RunID,
+			e.Kind == data.KindTakenOver && e.PrevRunID == l.token.RunID:
+			return e
+		}
+	}
+	return data.Event{}
+}
+
+func (l *Lease) lostError(reason error, by data.Event, last error) *LostError {
+	return &LostError{Key: l.token.Key, RunID: l.token.RunID, Fence: l.token.Fence, Reason: reason, By: by, Last: last}
+}

@@ -1,0 +1,41 @@
+package lease
+
+import (
+	"context"
+	"fmt"
+)
+
+// Release ends the lease: it stops the heartbeat, cancels Context() with
+// ErrReleased (a lost lease keeps its *LostError), then deletes this run's
+// row. Call it after the work has returned, never while it still runs.
+//
+// Release is idempotent and never revives anything: the database deletes
+// the row only if this run still holds it, so a late or repeated Release
+// cannot touch the next holder's lease. It runs on a context detached from
+// ctx's cancellation (ctx's values are kept), bounded by
+// Config.ReleaseTimeout, so it works during shutdown. It returns an error
+// only when the database could not be reached; the lease then expires by
+// itself after its TTL, and calling Release again retries. Release on a nil
+// *Lease returns nil.
+func (l *Lease) Release(ctx context.Context) error {
+	if l == nil {
+		return nil
+	}
+	l.releaseMu.Lock()
+	defer l.releaseMu.Unlock()
+	l.stopKeep()
+	<-l.done
+	l.mu.Lock()
+	l.setLocked(Released, ErrReleased)
+	l.mu.Unlock()
+	if l.rowGone {
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.ReleaseTimeout)
+	defer cancel()
+	if _, err := l.client.store.Release(rctx, l.token.Key, l.token.RunID); err != nil {
+		return fmt.Errorf("release %q: %w", l.token.Key.String(), err)
+	}
+	l.rowGone = true
+	return nil
+}

@@ -1,0 +1,112 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// Wait acquires p's lease for a fresh run id, waiting as long as ctx allows
+// while another run holds it. A release, forced release or takeover of the
+// key (a notification on the Client's shared listener) wakes it at once;
+// without one it retries when the holder's TTL runs out or after
+// PollInterval, with jitter, so a lost notification costs only latency.
+// Transient database errors are retried with backoff; invalid input, a
+// missing schema and permission errors are returned.
+//
+// When ctx ends first, Wait returns context.Cause(ctx) and holds nothing.
+func (c *Client) Wait(ctx context.Context, p Permit) (*Lease, error) {
+	if err := c.check(p); err != nil {
+		return nil, err
+	}
+	w, err := c.subscribe(p.req.Key)
+	if err != nil {
+		return nil, err
+	}
+	defer c.unsubscribe(w)
+	tr := &tracker{runID: uuid.New()}
+	timer := time.NewTimer(0)
+	<-timer.C
+	defer timer.Stop()
+	failures := 0
+	for {
+		l, err := c.try(ctx, p.req, tr)
+		if err == nil {
+			return l, nil
+		}
+		if ctx.Err() != nil {
+			err = context.Cause(ctx)
+		}
+		delay, retry := c.retryDelay(err, &failures)
+		if !retry {
+			if tr.maybeGranted() {
+				c.cleanup(p.req.Key, tr.runID)
+			}
+			return nil, err
+		}
+		timer.Reset(delay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			if tr.maybeGranted() {
+				c.cleanup(p.req.Key, tr.runID)
+			}
+			return nil, context.Cause(ctx)
+		case <-w.wake:
+			timer.Stop()
+		case <-timer.C:
+		}
+	}
+}
+
+// retryDelay says whether Wait should try again after err, and when.
+func (c *Client) retryDelay(err error, failures *int) (time.Duration, bool) {
+	var held *data.HeldError
+	switch {
+	case errors.As(err, &held):
+		*failures = 0
+		d := c.cfg.PollInterval
+		if held.RunID != uuid.Nil && held.Remaining < d {
+			d = held.Remaining
+		}
+		return jitter(d) + time.Millisecond, true
+	case errors.Is(err, ErrExpired):
+		return 0, true // a late grant: it was released; try again now
+	case permanent(err):
+		return 0, false
+	default:
+		*failures++
+		d := min(100*time.Millisecond<<min(*failures-1, 10), c.cfg.PollInterval)
+		return jitter(d), true
+	}
+}
+
+// permanent reports whether err will not go away by retrying.
+func permanent(err error) bool {
+	if errors.Is(err, data.ErrInvalid) || errors.Is(err, data.ErrSchema) || errors.Is(err, ErrClosed) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code[:2] {
+		case "28", "42", "3D", "3F": // authorization, access or syntax, catalog, schema
+			return true
+		}
+	}
+	return false
+}
+
+// jitter returns d plus up to 20%.
+func jitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return d + rand.N(d/5+1)
+}
