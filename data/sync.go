@@ -1,0 +1,160 @@
+package data
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// SyncQuery says which events a ReadSync returns besides the leases.
+type SyncQuery struct {
+	// After: return events with id > After. Negative means "the recent
+	// tail": id > max(id) - Tail.
+	After int64
+	// Tail is how far back a negative After reaches, in ids.
+	Tail int64
+	// Limit caps the events returned; the newest Limit are kept. Default
+	// 10000.
+	Limit int
+}
+
+// Sync is one consistent read of the lease table and the event history: a
+// monitor's resync.
+type Sync struct {
+	Snapshot
+	// Events with id > After, oldest first; the newest Limit of them.
+	Events []Event
+	// After is the id the events start after (resolved when the query
+	// asked for the tail).
+	After int64
+	// Truncated reports that more events matched than Limit: the oldest
+	// were left out.
+	Truncated bool
+}
+
+// ReadSync reads every lease, the server clock and the events q asks for in
+// one REPEATABLE READ, READ ONLY transaction, so the events and the leases
+// are the same moment of the database: every event the read returns is
+// already reflected in the leases, and every later transition commits after
+// it (a listener that was LISTENing before ReadSync started receives it).
+// It needs only SELECT privileges.
+func (s *Store) ReadSync(ctx context.Context, q SyncQuery) (Sync, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 10000
+	}
+	var out Sync
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+		func(tx pgx.Tx) error {
+			snap, err := readLeases(ctx, tx)
+			if err != nil {
+				return err
+			}
+			out.Snapshot = snap
+			after := q.After
+			if after < 0 {
+				var maxID int64
+				if err := tx.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM lease.event`).Scan(&maxID); err != nil {
+					return fmt.Errorf("read events: %w", translate(err))
+				}
+				after = max(0, maxID-q.Tail)
+			}
+			out.After = after
+			rows, err := tx.Query(ctx, `SELECT `+eventColumns+` FROM lease.event
+				WHERE id > $1 ORDER BY id DESC LIMIT $2`, after, limit+1)
+			if err != nil {
+				return fmt.Errorf("read events: %w", translate(err))
+			}
+			evs, err := pgx.CollectRows(rows, scanEvent)
+			if err != nil {
+				return fmt.Errorf("read events: %w", translate(err))
+			}
+			if len(evs) > limit {
+				evs, out.Truncated = evs[:limit], true
+			}
+			slices.Reverse(evs)
+			out.Events = evs
+			return nil
+		})
+	if err != nil {
+		return Sync{}, err
+	}
+	return out, nil
+}
+
+// readLeases is Snapshot inside a transaction.
+func readLeases(ctx context.Context, tx pgx.Tx) (Snapshot, error) {
+	var snap Snapshot
+	t0 := time.Now()
+	rows, err := tx.Query(ctx, `
+		SELECT n.t, `+leaseColumns+`
+		  FROM (SELECT clock_timestamp() AS t) n
+		  LEFT JOIN lease.session_lease l ON true`)
+	if err != nil {
+		return snap, fmt.Errorf("read leases: %w", translate(err))
+	}
+	defer rows.Close()
+	first := true
+	for rows.Next() {
+		var (
+			server time.Time
+			l      Lease
+			run    *uuid.UUID
+			acct   *string
+			sess   *string
+			holder *string
+			fence  *int64
+			acq    *time.Time
+			ren    *time.Time
+			exp    *time.Time
+		)
+		if err := rows.Scan(&server, &acct, &sess, &run, &holder, &fence, &acq, &ren, &exp); err != nil {
+			return snap, fmt.Errorf("read leases: %w", err)
+		}
+		if first {
+			snap.Clock = NewClock(server, t0, time.Now())
+			first = false
+		}
+		if acct == nil {
+			continue // the LEFT JOIN's row when there are no leases
+		}
+		l.Key = Key{Account: *acct, Session: *sess}
+		l.RunID, l.Holder, l.Fence = *run, *holder, *fence
+		l.AcquiredAt, l.RenewedAt, l.ExpiresAt = *acq, *ren, *exp
+		snap.Leases = append(snap.Leases, l)
+	}
+	if err := rows.Err(); err != nil {
+		return snap, fmt.Errorf("read leases: %w", translate(err))
+	}
+	return snap, nil
+}
+
+// Lease reads key's lease with the server clock. It reports false when the
+// session is not held (no row).
+func (s *Store) Lease(ctx context.Context, key Key) (Lease, Clock, bool, error) {
+	if err := ValidateKey(key); err != nil {
+		return Lease{}, Clock{}, false, err
+	}
+	var (
+		l      Lease
+		server time.Time
+	)
+	t0 := time.Now()
+	err := s.pool.QueryRow(ctx, `
+		SELECT clock_timestamp(), `+leaseColumns+`
+		  FROM lease.session_lease l WHERE l.account_id = $1 AND l.session_id = $2`,
+		key.Account, key.Session).Scan(&server, &l.Key.Account, &l.Key.Session, &l.RunID, &l.Holder,
+		&l.Fence, &l.AcquiredAt, &l.RenewedAt, &l.ExpiresAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Lease{}, Clock{}, false, nil
+	}
+	if err != nil {
+		return Lease{}, Clock{}, false, fmt.Errorf("read lease %s: %w", key, translate(err))
+	}
+	return l, NewClock(server, t0, time.Now()), true, nil
+}
