@@ -1,0 +1,160 @@
+package data_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
+)
+
+// loginAs creates a login role that is a member of group and returns a
+// connection URL for it on db.
+func loginAs(t *testing.T, db pgtest.DB, group string) (string, string) {
+	t.Helper()
+	ctx := context.Background()
+	name := fmt.Sprintf("%s_%s", group, db.Name)
+	admin := db.Conn(t)
+	password := uuid.NewString()
+	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE ROLE %s LOGIN PASSWORD '%s' IN ROLE %s",
+		pgx.Identifier{name}.Sanitize(), password, pgx.Identifier{group}.Sanitize())); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(ctx, pgtest.AdminURL())
+		if err != nil {
+			return
+		}
+		defer c.Close(ctx)
+		_, _ = c.Exec(ctx, "DROP OWNED BY "+pgx.Identifier{name}.Sanitize())
+		_, _ = c.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{name}.Sanitize())
+	})
+	u, err := url.Parse(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(name, password)
+	return u.String(), name
+}
+
+func isDenied(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "42501"
+}
+
+// TestRoleBoundaries logs in as each role and proves what it may and may not
+// do.
+func TestRoleBoundaries(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.New(t)
+	owner := db.Store(t)
+	k := data.Key{Account: "a", Session: "s"}
+	held := uuid.New()
+	mustAcquire(t, owner, k, held, time.Minute)
+
+	type step struct {
+		sql     string
+		allowed bool
+	}
+	steps := func(run uuid.UUID) map[string]step {
+		return map[string]step{
+			"select leases":  {`SELECT count(*) FROM lease.session_lease`, true},
+			"select events":  {`SELECT count(*) FROM lease.event`, true},
+			"acquire":        {fmt.Sprintf(`SELECT * FROM lease.acquire('a', 'other', '%s', '1 min', '')`, run), true},
+			"renew":          {fmt.Sprintf(`SELECT lease.renew('a', 'other', '%s', '1 min')`, run), true},
+			"release":        {fmt.Sprintf(`SELECT lease.release('a', 'other', '%s')`, run), true},
+			"force_release":  {fmt.Sprintf(`SELECT lease.force_release('a', 's', '%s', 'x')`, held), true},
+			"direct insert":  {`INSERT INTO lease.session_lease VALUES ('a','x',gen_random_uuid(),'',1,now(),now(),now())`, false},
+			"direct update":  {`UPDATE lease.session_lease SET run_id = gen_random_uuid()`, false},
+			"direct delete":  {`DELETE FROM lease.session_lease`, false},
+			"truncate":       {`TRUNCATE lease.session_lease`, false},
+			"rewrite events": {`DELETE FROM lease.event`, false},
+			"prune events":   {`SELECT lease.prune_events('0')`, false},
+			"notify setting": {`SELECT lease.set_notify_renewals(true)`, false},
+		}
+	}
+	allow := map[string]map[string]bool{
+		"lease_reader": {"select leases": true, "select events": true},
+		"lease_app":    {"select leases": true, "select events": true, "acquire": true, "renew": true, "release": true},
+		"lease_admin":  {"select leases": true, "select events": true, "acquire": true, "renew": true, "release": true, "force_release": true},
+	}
+	for _, role := range []string{"lease_reader", "lease_app", "lease_admin"} {
+		t.Run(role, func(t *testing.T) {
+			dsn, _ := loginAs(t, db, role)
+			conn, err := pgx.Connect(ctx, dsn)
+			if err != nil {
+				t.Fatalf("connect as %s: %v", role, err)
+			}
+			defer conn.Close(ctx)
+			for name, st := range steps(uuid.New()) {
+				_, err := conn.Exec(ctx, st.sql)
+				want := allow[role][name]
+				switch {
+				case want && err != nil:
+					t.Errorf("%s: %s err = %v, want allowed", role, name, err)
+				case !want && !isDenied(err):
+					t.Errorf("%s: %s err = %v, want permission denied (42501)", role, name, err)
+				}
+			}
+		})
+	}
+}
+
+// TestPublicHasNoRights: a login role in no lease group can do nothing.
+func TestPublicHasNoRights(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.New(t)
+	admin := db.Conn(t)
+	name := "nobody_" + db.Name
+	if _, err := admin.Exec(ctx, "CREATE ROLE "+pgx.Identifier{name}.Sanitize()+" LOGIN PASSWORD 'pw'"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{name}.Sanitize()) })
+	u, _ := url.Parse(db.URL)
+	u.User = url.UserPassword(name, "pw")
+	conn, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, sql := range []string{
+		`SELECT count(*) FROM lease.session_lease`,
+		`SELECT * FROM lease.acquire('a', 's', gen_random_uuid(), '1 min', '')`,
+	} {
+		if _, err := conn.Exec(ctx, sql); !isDenied(err) {
+			t.Errorf("%s as a role without lease grants: err = %v, want permission denied", sql, err)
+		}
+	}
+}
+
+// TestForcedReleaseRecordsLoginRole: the actor is the login role, not the
+// function's owner.
+func TestForcedReleaseRecordsLoginRole(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.New(t)
+	owner := db.Store(t)
+	k := data.Key{Account: "a", Session: "s"}
+	mustAcquire(t, owner, k, uuid.New(), time.Minute)
+	dsn, login := loginAs(t, db, "lease_admin")
+	admin, err := data.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if ok, err := admin.ForceRelease(ctx, k, uuid.Nil, "INC-7"); err != nil || !ok {
+		t.Fatalf("ForceRelease as %s = %v, %v", login, ok, err)
+	}
+	evs := events(t, owner)
+	last := evs[len(evs)-1]
+	if last.Kind != data.KindForceReleased || last.Actor != login || last.Reason != "INC-7" {
+		t.Fatalf("event = %s by %q (%q), want force_released by %q (INC-7)", last.Kind, last.Actor, last.Reason, login)
+	}
+}
