@@ -1,0 +1,82 @@
+package bench_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/bench"
+	"github.com/leasetop/leasetop/internal/pgtest"
+)
+
+// TestRunAllWorkloads runs every workload briefly against a real database and
+// checks the report's shape, never its speed.
+func TestRunAllWorkloads(t *testing.T) {
+	db := pgtest.New(t)
+	ctx := context.Background()
+	store := db.Store(t)
+	// A lease that is not bench's: it must come out untouched.
+	theirs := data.Key{Account: "acme", Session: "chat-1"}
+	grant, err := store.Acquire(ctx, theirs, uuid.New(), time.Hour, "app")
+	if err != nil {
+		t.Fatalf("Acquire(%v): %v", theirs, err)
+	}
+	var progress []string
+	rep, err := bench.Run(ctx, bench.Config{
+		DSN: db.URL, Clients: 4, Keys: 16, Duration: 300 * time.Millisecond, Warmup: 50 * time.Millisecond,
+		Progress: func(name string) { progress = append(progress, name) },
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got, want := len(progress), len(bench.Names()); got != want {
+		t.Errorf("progress reported %d workloads, want %d", got, want)
+	}
+	for _, res := range rep.Results {
+		if res.Error != "" {
+			t.Errorf("%s failed: %s", res.Name, res.Error)
+			continue
+		}
+		if res.Ops == 0 || res.P50ms <= 0 || res.P99ms < res.P50ms {
+			t.Errorf("%s: ops %d, p50 %v ms, p99 %v ms; want ops > 0 and 0 < p50 <= p99", res.Name, res.Ops, res.P50ms, res.P99ms)
+		}
+		t.Logf("%-20s %8.0f/s p50 %.3f ms p99 %.3f ms n=%d %s", res.Name, res.OpsPerSec, res.P50ms, res.P99ms, res.Ops, res.Note)
+	}
+	for _, r := range rep.Ratios {
+		t.Logf("%s = %.2f%s %s", r.Name, r.Value, r.Unit, r.Target)
+	}
+	if got, want := len(rep.Ratios), 18; got != want {
+		t.Errorf("%d ratios, want %d (one per comparison)", got, want)
+	}
+	assertCleanedUp(t, db.Conn(t))
+	snap, err := store.Snapshot(ctx)
+	if err != nil {
+		t.Fatalf("Snapshot: %v", err)
+	}
+	if len(snap.Leases) != 1 || snap.Leases[0].Key != theirs || snap.Leases[0].Fence != grant.Fence {
+		t.Errorf("leases after bench = %+v, want only %v with fence %d", snap.Leases, theirs, grant.Fence)
+	}
+}
+
+// assertCleanedUp checks that no bench lease, event or scratch schema is left.
+func assertCleanedUp(t *testing.T, conn *pgx.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	for _, q := range []string{
+		`SELECT count(*) FROM lease.session_lease WHERE account_id LIKE 'leasetop-bench-%'`,
+		`SELECT count(*) FROM lease.event WHERE account_id LIKE 'leasetop-bench-%'`,
+		`SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'lease\_bench\_%'`,
+	} {
+		var n int
+		if err := conn.QueryRow(ctx, q).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if n != 0 {
+			t.Errorf("%s = %d after bench, want 0", q, n)
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package bench
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Config is one bench run. Zero fields take the documented defaults.
+type Config struct {
+	// ConnConfig connects each client; every client gets its own connection.
+	// DSN is parsed by data.ParseConnConfig.
+	DSN string
+	// Clients is the number of concurrent clients, each with its own
+	// connection. Default 16.
+	Clients int
+	// Keys is how many lease keys the closed-loop workloads spread over,
+	// split between the clients (so uncontended workloads never share one).
+	// Default 1000; at least Clients.
+	Keys int
+	// Duration is how long each workload is measured. Default 5 s.
+	Duration time.Duration
+	// Warmup runs each workload before measuring. Default 1 s.
+	Warmup time.Duration
+	// Only selects workloads by name or group (see Names); empty means all.
+	Only []string
+	// Server describes the database for the report header ("embedded" or
+	// "host:port/db"). Informational only.
+	Server string
+	// DataDir, when known, is where the server keeps its data; the report names
+	// its file system (fsync's cost depends on it).
+	DataDir string
+	// Progress, when set, is told each workload's name before it runs.
+	Progress func(name string)
+}
+
+// Limits on the flags, for a clear error before any connection.
+const (
+	MaxClients  = 256
+	MaxKeys     = 1_000_000
+	MinDuration = 10 * time.Millisecond
+	MaxDuration = time.Hour
+)
+
+func (c Config) withDefaults() Config {
+	c.Clients = cmp.Or(c.Clients, 16)
+	c.Keys = cmp.Or(c.Keys, 1000)
+	c.Duration = cmp.Or(c.Duration, 5*time.Second)
+	if c.Warmup == 0 {
+		c.Warmup = time.Second
+	}
+	return c
+}
+
+// Validate reports the first out-of-range field as one line.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case c.Clients < 1 || c.Clients > MaxClients:
+		return fmt.Errorf("--clients must be between 1 and %d, got %d", MaxClients, c.Clients)
+	case c.Keys < c.Clients || c.Keys > MaxKeys:
+		return fmt.Errorf("--keys must be between --clients (%d) and %d, got %d", c.Clients, MaxKeys, c.Keys)
+	case c.Duration < MinDuration || c.Duration > MaxDuration:
+		return fmt.Errorf("--duration must be between %v and %v, got %v", MinDuration, MaxDuration, c.Duration)
+	case c.Warmup < 0 || c.Warmup > MaxDuration:
+		return fmt.Errorf("--warmup must be between 0 and %v, got %v", MaxDuration, c.Warmup)
+	}
+	_, err := selectWorkloads(c.Only)
+	return err
+}
+
+// Names returns every workload name, in the order they run.
+func Names() []string {
+	var names []string
+	for _, w := range workloads() {
+		names = append(names, w.name)
+	}
+	return names
+}
+
+// selectWorkloads returns the workloads named in only (a name, or a group: the
+// part before the first '-', e.g. "handoff"), all when only is empty.
+func selectWorkloads(only []string) ([]workload, error) {
+	all := workloads()
+	if len(only) == 0 {
+		return all, nil
+	}
+	want := map[string]bool{}
+	for _, name := range only {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !slices.ContainsFunc(all, func(w workload) bool { return w.name == name || w.group() == name }) {
+			return nil, fmt.Errorf("--only: unknown workload %q: choose from %s", name, strings.Join(Names(), ", "))
+		}
+		want[name] = true
+	}
+	var out []workload
+	for _, w := range all {
+		if want[w.name] || want[w.group()] {
+			out = append(out, w)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--only: no workload named: choose from %s", strings.Join(Names(), ", "))
+	}
+	return out, nil
+}

@@ -1,0 +1,195 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// propagationWorkload measures commit of an ownership change -> the event
+// decoded by a data.Listener, with writers paced to rate transitions per
+// second in total (each acquire or release is one transition).
+//
+// Latency is taken from the event's own timestamp (set inside the writing
+// transaction, before its commit and WAL flush) to the moment the listener's
+// consumer holds the decoded event, both on the server clock: local receive
+// time is mapped through a data.Clock measured at the start (on loopback its
+// uncertainty is tens of microseconds). It therefore includes the commit
+// itself, an overestimate of commit -> decoded.
+func propagationWorkload(rate int) func(context.Context, *run, workload) ([]Result, error) {
+	return func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runPropagation(ctx, w, rate) }
+}
+
+// propagationLog collects the listener side.
+type propagationLog struct {
+	account string
+	clock   data.Clock
+
+	mu       sync.Mutex
+	from, to time.Time // the measured window on the server clock; zero: not yet
+	hist     Histogram
+	received int64
+}
+
+func (pl *propagationLog) event(ev data.Event, at time.Time) {
+	if ev.Key.Account != pl.account || (ev.Kind != data.KindAcquired && ev.Kind != data.KindReleased) {
+		return
+	}
+	lat := pl.clock.At(at).Sub(ev.At)
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	pl.received++
+	if !pl.from.IsZero() && !ev.At.Before(pl.from) && (pl.to.IsZero() || ev.At.Before(pl.to)) {
+		pl.hist.Record(lat)
+	}
+}
+
+func (pl *propagationLog) count() int64 {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return pl.received
+}
+
+func (r *run) runPropagation(ctx context.Context, w workload, rate int) ([]Result, error) {
+	writers := min(r.cfg.Clients, max(1, rate/50))
+	clock, err := r.serverClock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pl := &propagationLog{account: r.account(w.name), clock: clock}
+	f, err := r.startFeed(ctx, pl.event, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Stop()
+	keys := r.keys(w.name, r.cfg.Keys)
+	conns := make([]*pgx.Conn, 0, writers)
+	defer func() {
+		for _, c := range conns {
+			_ = c.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	for range writers {
+		c, err := r.connect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		conns = append(conns, c)
+	}
+	r.checkpoint(ctx)
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var phase atomic.Int32
+	var sent atomic.Int64
+	var wg sync.WaitGroup
+	period := time.Duration(float64(time.Second) * float64(writers) / float64(rate))
+	start := time.Now()
+	for i, conn := range conns {
+		lo, hi := i*len(keys)/writers, (i+1)*len(keys)/writers
+		offset := period * time.Duration(i) / time.Duration(writers)
+		wg.Go(func() {
+			err := writeTransitions(ctx, conn, keys[lo:hi], start.Add(offset), period, &phase, &sent)
+			if err != nil && ctx.Err() == nil {
+				cancel(err)
+			}
+		})
+	}
+	window := r.measureWindow(ctx, &phase, func(from, to time.Time) {
+		pl.mu.Lock()
+		defer pl.mu.Unlock()
+		if !from.IsZero() {
+			pl.from = clock.At(from)
+		}
+		if !to.IsZero() {
+			pl.to = clock.At(to)
+		}
+	})
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	missing := waitReceived(ctx, pl, sent.Load(), 10*time.Second)
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	res := newResult(w.name, fmt.Sprintf("ownership change -> decoded by data.Listener, %d transitions/s", rate), &pl.hist, window)
+	notes := []string{fmt.Sprintf("achieved %.0f/s by %d writers", res.OpsPerSec, writers)}
+	if missing > 0 {
+		notes = append(notes, fmt.Sprintf("%d events not received", missing))
+	}
+	if d := f.lst.Dropped(); d > 0 {
+		notes = append(notes, fmt.Sprintf("%d dropped by the listener", d))
+	}
+	res.Note = strings.Join(notes, ", ")
+	return []Result{res}, nil
+}
+
+// writeTransitions alternately acquires and releases keys on a fixed
+// schedule: op k at start + k*period. A late op goes at once (no op is
+// skipped), so the schedule catches up.
+func writeTransitions(ctx context.Context, conn *pgx.Conn, keys []data.Key, start time.Time, period time.Duration,
+	phase *atomic.Int32, sent *atomic.Int64) error {
+	runs := make(map[data.Key]uuid.UUID, len(keys))
+	for k := 0; phase.Load() != phaseDone; k++ {
+		if !sleepCtx(ctx, time.Until(start.Add(time.Duration(k)*period))) {
+			return ctx.Err()
+		}
+		key := keys[k%len(keys)]
+		if run, held := runs[key]; held {
+			if err := release(ctx, conn, key, run); err != nil {
+				return err
+			}
+			delete(runs, key)
+		} else {
+			run, err := mustAcquire(ctx, conn, acquireSQL, key, holdTTL)
+			if err != nil {
+				return err
+			}
+			runs[key] = run
+		}
+		sent.Add(1)
+	}
+	return nil
+}
+
+// waitReceived waits until the listener has seen want events, or timeout;
+// it returns how many it is still missing.
+func waitReceived(ctx context.Context, pl *propagationLog, want int64, timeout time.Duration) int64 {
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for pl.count() < want && time.Now().Before(deadline) {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return want - pl.count()
+		}
+	}
+	return max(0, want-pl.count())
+}
+
+// serverClock measures the server clock: the best of five readings (the one
+// with the shortest round trip).
+func (r *run) serverClock(ctx context.Context) (data.Clock, error) {
+	var best data.Clock
+	for i := range 5 {
+		var server time.Time
+		t0 := time.Now()
+		if err := r.admin.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&server); err != nil {
+			return best, fmt.Errorf("read server clock: %w", err)
+		}
+		c := data.NewClock(server, t0, time.Now())
+		if i == 0 || c.Uncertainty < best.Uncertainty {
+			best = c
+		}
+	}
+	return best, nil
+}

@@ -1,0 +1,31 @@
+package bench
+
+import "time"
+
+// Result is one measured line: a workload or a timed part of one.
+type Result struct {
+	Name        string  `json:"name"`
+	Description string  `json:"description"`
+	Ops         uint64  `json:"ops"`
+	OpsPerSec   float64 `json:"ops_per_sec"`
+	P50ms       float64 `json:"p50_ms"`
+	P99ms       float64 `json:"p99_ms"`
+	MaxMs       float64 `json:"max_ms"`
+	// Note qualifies the line (e.g. how many events were missed).
+	Note string `json:"note,omitempty"`
+	// Error is why the workload failed; its numbers are then empty.
+	Error string `json:"error,omitempty"`
+}
+
+func newResult(name, desc string, h *Histogram, window time.Duration) Result {
+	res := Result{
+		Name: name, Description: desc, Ops: h.Count(),
+		P50ms: ms(h.Quantile(0.50)), P99ms: ms(h.Quantile(0.99)), MaxMs: ms(h.Max()),
+	}
+	if window > 0 {
+		res.OpsPerSec = float64(h.Count()) / window.Seconds()
+	}
+	return res
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

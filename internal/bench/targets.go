@@ -1,0 +1,103 @@
+package bench
+
+import "fmt"
+
+// Ratio is a comparison computed from two results of the same run (or one
+// result's absolute value), with its target when the issue sets one.
+type Ratio struct {
+	Name   string  `json:"name"`
+	Value  float64 `json:"value"`
+	Unit   string  `json:"unit"` // "x" or "ms"
+	Target string  `json:"target,omitempty"`
+	Met    *bool   `json:"met,omitempty"`
+}
+
+// comparison defines a Ratio: stat of result num over stat of result den
+// (den "" for an absolute value in ms), with an optional target.
+type comparison struct {
+	name     string
+	num, den string
+	stat     string // "p50", "p99" or "ops"
+	op       string // "<=" or ">=" when there is a target
+	limit    float64
+}
+
+// comparisons are the issue's targets first, then the ratios that explain
+// them.
+func comparisons() []comparison {
+	return []comparison{
+		{name: "acquire p50 / plain UPSERT p50", num: "acquire", den: "upsert", stat: "p50", op: "<=", limit: 1.5},
+		{name: "renew ops/s / renew without trigger ops/s", num: "renew", den: "renew-notrigger", stat: "ops", op: ">=", limit: 0.9},
+		{name: "handoff p50, NOTIFY wake-up", num: "handoff-notify", stat: "p50", op: "<=", limit: 5},
+		{name: "event propagation p99 at 1000/s", num: "propagation-1000", stat: "p99", op: "<=", limit: 10},
+
+		{name: "acquire without trigger p50 / plain UPSERT p50 (the function's cost)", num: "acquire-notrigger", den: "upsert", stat: "p50"},
+		{name: "acquire p50 / acquire without trigger p50 (the trigger's cost)", num: "acquire", den: "acquire-notrigger", stat: "p50"},
+		{name: "acquire ops/s / acquire without trigger ops/s", num: "acquire", den: "acquire-notrigger", stat: "ops"},
+		{name: "acquire ops/s / plain UPSERT ops/s", num: "acquire", den: "upsert", stat: "ops"},
+		{name: "acquire of a free key p50 / plain UPSERT p50", num: "acquire-fresh", den: "upsert", stat: "p50"},
+		{name: "contended acquire p50 / contended UPSERT p50", num: "acquire-contended", den: "upsert-contended", stat: "p50"},
+		{name: "renew p50 / renew without trigger p50", num: "renew", den: "renew-notrigger", stat: "p50"},
+		{name: "renew with notify_renewals ops/s / renew without trigger ops/s", num: "renew-notify", den: "renew-notrigger", stat: "ops"},
+		{name: "plain UPSERT p50 / SELECT 1 p50", num: "upsert", den: "select1", stat: "p50"},
+		{name: "advisory lock p50 / SELECT 1 p50", num: "advisory", den: "select1", stat: "p50"},
+		{name: "acquire p50 / advisory lock p50", num: "acquire", den: "advisory", stat: "p50"},
+		{name: "handoff p50, polling every 100ms / NOTIFY", num: "handoff-poll-100ms", den: "handoff-notify", stat: "p50"},
+		{name: "handoff p50, polling every 1s / NOTIFY", num: "handoff-poll-1s", den: "handoff-notify", stat: "p50"},
+		{name: "event propagation p99 at 100/s", num: "propagation-100", stat: "p99"},
+	}
+}
+
+// ratios computes every comparison whose results are present and valid.
+func ratios(results []Result) []Ratio {
+	byName := map[string]Result{}
+	for _, r := range results {
+		if r.Error == "" && r.Ops > 0 {
+			byName[r.Name] = r
+		}
+	}
+	var out []Ratio
+	for _, c := range comparisons() {
+		num, ok := byName[c.num]
+		if !ok {
+			continue
+		}
+		ratio := Ratio{Name: c.name, Value: stat(num, c.stat), Unit: "ms"}
+		if c.den != "" {
+			den, ok := byName[c.den]
+			if !ok || stat(den, c.stat) == 0 {
+				continue
+			}
+			ratio.Value /= stat(den, c.stat)
+			ratio.Unit = "x"
+		}
+		if c.op != "" {
+			ratio.Target = fmt.Sprintf("%s %g%s", c.op, c.limit, unitSuffix(ratio.Unit))
+			met := ratio.Value <= c.limit
+			if c.op == ">=" {
+				met = ratio.Value >= c.limit
+			}
+			ratio.Met = &met
+		}
+		out = append(out, ratio)
+	}
+	return out
+}
+
+func stat(r Result, name string) float64 {
+	switch name {
+	case "p50":
+		return r.P50ms
+	case "p99":
+		return r.P99ms
+	default:
+		return r.OpsPerSec
+	}
+}
+
+func unitSuffix(unit string) string {
+	if unit == "ms" {
+		return " ms"
+	}
+	return unit
+}
