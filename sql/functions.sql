@@ -85,6 +85,13 @@ BEGIN
         RAISE EXCEPTION 'run_id must not be NULL' USING ERRCODE = '22023';
     END IF;
 
+    -- Serialise acquires of one key until commit, so a fresh INSERT's fence
+    -- (drawn in VALUES, before the insert) cannot be overtaken by another run
+    -- that acquires and releases the same key in between: fences rise strictly
+    -- per key across deletes, too. Two-int form, class 'leas', so it cannot
+    -- collide with an application's one-bigint advisory locks.
+    PERFORM pg_advisory_xact_lock(1818583411, hashtext(acquire.account_id || '/' || acquire.session_id));
+
     INSERT INTO lease.session_lease AS l
         (account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at)
     VALUES (acquire.account_id, acquire.session_id, acquire.run_id, coalesce(acquire.holder, ''),
