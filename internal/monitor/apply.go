@@ -1,0 +1,152 @@
+package monitor
+
+import (
+	"sort"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// Apply applies a batch taken from a Feed at local time now, and returns
+// the events it had not seen before, in the order it applied them.
+func (s *State) Apply(b Batch, now time.Time) []data.Event {
+	var fresh []data.Event
+	for _, it := range b.Items {
+		switch {
+		case it.Sync != nil:
+			fresh = append(fresh, s.ApplySync(*it.Sync, it.At)...)
+		case it.Event != nil:
+			if s.ApplyEvent(*it.Event, it.At) {
+				fresh = append(fresh, *it.Event)
+			}
+		case it.Delta != nil:
+			s.ApplyDelta(*it.Delta, it.At)
+		}
+	}
+	if b.Conn.Status != s.conn.Status || b.Conn.Attempt != s.conn.Attempt {
+		s.version++
+	}
+	s.conn = b.Conn
+	s.readErr = b.ReadErr
+	s.malformed, s.dropped = b.Malformed, b.Dropped
+	s.notifyRenewals = b.NotifyRenewals
+	return fresh
+}
+
+// ApplySync replaces the leases with a resync's and records its events
+// (those not seen yet) at local time at. It returns the new events, oldest
+// first.
+func (s *State) ApplySync(sync data.Sync, at time.Time) []data.Event {
+	if !s.synced {
+		s.baseline = sync.After
+		s.synced = true
+	}
+	if sync.Truncated {
+		s.gaps++
+	}
+	s.leases = make(map[data.Key]data.Lease, len(sync.Leases))
+	for _, l := range sync.Leases {
+		s.leases[l.Key] = l
+	}
+	var fresh []data.Event
+	for _, ev := range sync.Events {
+		if ev.ID == 0 {
+			continue
+		}
+		if !s.seen.Add(ev.ID) {
+			continue // already seen; a resync repeats its window
+		}
+		s.applied++
+		s.record(ev)
+		fresh = append(fresh, ev)
+	}
+	s.measured(sync.Clock, at)
+	s.version++
+	return fresh
+}
+
+// ApplyEvent applies one notification received at local time at. Events
+// are applied once: an id already seen is ignored. It reports whether the
+// event was new.
+func (s *State) ApplyEvent(ev data.Event, at time.Time) bool {
+	if ev.Kind == data.KindRenewed {
+		s.renewed(ev.Key, ev.RunID, ev.Fence, ev.At, ev.ExpiresAt)
+		return false
+	}
+	if !s.seen.Add(ev.ID) {
+		s.dups++
+		return false
+	}
+	s.applied++
+	s.rate.add(at)
+	s.record(ev)
+	switch ev.Kind {
+	case data.KindAcquired, data.KindTakenOver:
+		if cur, ok := s.leases[ev.Key]; ok && cur.Fence > ev.Fence {
+			break // older than what we show (cannot happen in commit order)
+		}
+		s.leases[ev.Key] = data.Lease{
+			Key: ev.Key, RunID: ev.RunID, Holder: ev.Holder, Fence: ev.Fence,
+			AcquiredAt: ev.At, RenewedAt: ev.At, ExpiresAt: ev.ExpiresAt,
+		}
+	case data.KindReleased, data.KindForceReleased:
+		if cur, ok := s.leases[ev.Key]; ok && cur.RunID == ev.RunID {
+			delete(s.leases, ev.Key)
+		}
+	case data.KindTruncated:
+		clear(s.leases) // the listener asks for a resync too
+	}
+	s.version++
+	return true
+}
+
+// ApplyDelta applies a periodic read of recently renewed leases, read at
+// local time at. It only extends leases the State already shows for the same
+// run and fence: ownership changes come from events, which a delta read
+// could otherwise overtake.
+func (s *State) ApplyDelta(snap data.Snapshot, at time.Time) {
+	for _, l := range snap.Leases {
+		s.renewed(l.Key, l.RunID, l.Fence, l.RenewedAt, l.ExpiresAt)
+	}
+	s.measured(snap.Clock, at)
+	s.version++
+}
+
+func (s *State) renewed(key data.Key, run uuid.UUID, fence int64, renewedAt, expiresAt time.Time) {
+	cur, ok := s.leases[key]
+	if !ok || cur.RunID != run || cur.Fence != fence || !expiresAt.After(cur.ExpiresAt) {
+		return
+	}
+	cur.RenewedAt, cur.ExpiresAt = renewedAt, expiresAt
+	s.leases[key] = cur
+	s.version++
+}
+
+// measured records a successful read at local time at, with the server
+// clock it measured.
+func (s *State) measured(c data.Clock, at time.Time) {
+	if !c.IsZero() {
+		s.clock = c
+	}
+	if at.After(s.syncedAt) {
+		s.syncedAt = at
+	}
+}
+
+// record inserts ev into the recent events, keeping them ordered by id
+// descending and bounded.
+func (s *State) record(ev data.Event) {
+	n := len(s.events)
+	i := sort.Search(n, func(i int) bool { return s.events[i].ID < ev.ID })
+	if i == n && n >= s.cfg.EventLimit {
+		return // older than everything kept
+	}
+	s.events = append(s.events, data.Event{})
+	copy(s.events[i+1:], s.events[i:])
+	s.events[i] = ev
+	if len(s.events) > s.cfg.EventLimit {
+		s.events = s.events[:s.cfg.EventLimit]
+	}
+}

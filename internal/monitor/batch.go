@@ -1,0 +1,36 @@
+package monitor
+
+import (
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// Batch is what the Feed gathered since its consumer last took one: reads
+// and notifications in the order they happened, and the connection state
+// now.
+type Batch struct {
+	Items []Item
+	// Conn is the listener's connection state when the batch was taken.
+	Conn data.State
+	// ReadErr is the error of the latest read if it failed (nil once a read
+	// succeeds again).
+	ReadErr error
+	// Malformed and Dropped are the listener's counters (see data.Listener).
+	Malformed, Dropped int64
+	// NotifyRenewals reports whether the database sends renewal
+	// notifications (read at every resync).
+	NotifyRenewals bool
+}
+
+// Item is one thing that happened: exactly one of its pointers is set.
+type Item struct {
+	// Sync is a resync: every lease and the events since an id.
+	Sync *data.Sync
+	// Event is one notification (a transition, or a renewal with ID 0).
+	Event *data.Event
+	// Delta is a periodic read of the leases renewed since the previous one.
+	Delta *data.Snapshot
+	// At is the local time the item was read or received.
+	At time.Time
+}

@@ -1,0 +1,45 @@
+// Package monitor is the monitor's model of the database without any
+// terminal: a State that mirrors lease.session_lease and the recent
+// lease.event history, and a Feed that keeps it true.
+//
+// # Data flow
+//
+//	PostgreSQL ──NOTIFY──▶ data.Listener ──▶ Feed ──Batch──▶ State.Apply
+//	           ◀──ReadSync / Changed (SELECT)──┘
+//
+// The Feed owns the listener and the periodic reads. It starts the listener
+// first and reads nothing until the listener reports that it is LISTENing
+// (its Resync signal); then it reads the leases and the events in one
+// REPEATABLE READ transaction (data.Store.ReadSync). Every transition that
+// commits after that read arrives as a notification, in commit order; every
+// one before it is in the read. The same happens after every reconnection,
+// so no ownership transition is missed across an outage.
+//
+// Renewals send no notification by default (a NOTIFY costs every renewal
+// PostgreSQL's commit lock), so the Feed reads the leases renewed since its
+// previous read once a second (data.Store.Changed). When renewal
+// notifications are enabled it applies them as they come and reads only every
+// few seconds, to measure the clock and prove the connection.
+//
+// # Never blocking
+//
+// The listener hands events to the Feed through a bounded channel and never
+// waits for it. The Feed appends what it reads or receives to a pending
+// batch and never waits for its consumer: the consumer takes the whole
+// batch with Next whenever it is ready. A consumer that falls too far behind
+// loses the pending batch and gets a resync instead, so memory stays
+// bounded.
+//
+// # Ids are not commit order
+//
+// Event ids come from a sequence, and a transaction can commit after another
+// that drew a larger id. A resync therefore re-reads a window of ids below
+// the highest one delivered and State ignores ids it has already seen, so a
+// late-committing event is neither skipped nor shown twice.
+//
+// # Headless use
+//
+// State has no terminal and no goroutines; Mirror runs a Feed into a State
+// under a lock for tests and tools that need "the monitor's view" without a
+// screen.
+package monitor

@@ -1,0 +1,315 @@
+package monitor
+
+import (
+	"cmp"
+	"context"
+	"sync"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// FeedConfig configures a Feed. Zero fields take the documented defaults.
+type FeedConfig struct {
+	// Listener configures the notification listener.
+	Listener data.ListenerConfig
+	// DeltaInterval is how often renewals are read when the database sends
+	// no renewal notifications. Default 1 s.
+	DeltaInterval time.Duration
+	// NotifiedInterval is how often the leases are read when renewal
+	// notifications are on: only to measure the clock and prove the
+	// connection. Default 5 s.
+	NotifiedInterval time.Duration
+	// DeltaOverlap is how far before the previous read a delta read starts:
+	// a renewal's renewed_at is sampled before its transaction commits.
+	// Default 3 s.
+	DeltaOverlap time.Duration
+	// Since, when true, makes the first resync return the events with
+	// id > After. Otherwise it returns the last Tail ids' worth.
+	Since bool
+	After int64
+	// Tail is how many ids of history the first resync loads. Default 500.
+	Tail int64
+	// Window is how many ids below the highest delivered one every later
+	// resync re-reads, for events that committed late. Default 1000.
+	Window int64
+	// ResyncLimit caps the events one resync reads. Default 10000.
+	ResyncLimit int
+	// MaxPending caps the items waiting for a slow consumer; past it they
+	// are dropped and replaced by a resync. Default 20000.
+	MaxPending int
+	// ReadTimeout bounds each read. Default 10 s.
+	ReadTimeout time.Duration
+}
+
+func (c FeedConfig) withDefaults() FeedConfig {
+	c.DeltaInterval = cmp.Or(c.DeltaInterval, time.Second)
+	c.NotifiedInterval = cmp.Or(c.NotifiedInterval, 5*time.Second)
+	c.DeltaOverlap = cmp.Or(c.DeltaOverlap, 3*time.Second)
+	c.Tail = cmp.Or(c.Tail, 500)
+	c.Window = cmp.Or(c.Window, 1000)
+	c.ResyncLimit = cmp.Or(c.ResyncLimit, 10000)
+	c.MaxPending = cmp.Or(c.MaxPending, 20000)
+	c.ReadTimeout = cmp.Or(c.ReadTimeout, 10*time.Second)
+	return c
+}
+
+// Feed keeps a State true: it owns a data.Listener and the periodic reads,
+// and gathers what they deliver into batches that its consumer takes with
+// Next. It never blocks on the consumer. A Feed runs once.
+type Feed struct {
+	store *data.Store
+	cfg   FeedConfig
+
+	resyncReq chan struct{} // Resync's requests
+	ready     chan struct{} // something is pending
+	done      chan struct{} // Run returned
+
+	mu        sync.Mutex
+	items     []Item
+	dirty     bool // conn or counters changed since the last take
+	conn      data.State
+	readErr   error
+	malformed int64
+	dropped   int64
+	notify    bool
+	delivered int64 // highest event id handed to the consumer
+	highest   int64 // highest event id delivered or pending
+	baseline  int64 // the first resync's After
+	synced    bool  // a resync succeeded
+
+	since time.Time // server time the next delta read starts at; Run's goroutine only
+}
+
+// NewFeed returns a feed on store's database. Start it with Run.
+func NewFeed(store *data.Store, cfg FeedConfig) *Feed {
+	return &Feed{
+		store:     store,
+		cfg:       cfg.withDefaults(),
+		resyncReq: make(chan struct{}, 1),
+		ready:     make(chan struct{}, 1),
+		done:      make(chan struct{}),
+		conn:      data.State{Status: data.StatusConnecting, Since: time.Now()},
+	}
+}
+
+// Resync asks the feed to re-read the leases and the recent events. It
+// never blocks; requests made while one is pending coalesce.
+func (f *Feed) Resync() { signal(f.resyncReq) }
+
+// Done is closed when Run has returned.
+func (f *Feed) Done() <-chan struct{} { return f.done }
+
+// Next waits until something is pending and returns it all as one batch. It
+// returns false once Run has returned and nothing is left.
+func (f *Feed) Next() (Batch, bool) {
+	for {
+		if b, ok := f.take(); ok {
+			return b, true
+		}
+		select {
+		case <-f.ready:
+		case <-f.done:
+			return f.take()
+		}
+	}
+}
+
+// take returns and clears what is pending.
+func (f *Feed) take() (Batch, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.items) == 0 && !f.dirty {
+		return Batch{}, false
+	}
+	b := Batch{
+		Items: f.items, Conn: f.conn, ReadErr: f.readErr,
+		Malformed: f.malformed, Dropped: f.dropped, NotifyRenewals: f.notify,
+	}
+	f.items, f.dirty = nil, false
+	f.delivered = f.highest
+	return b, true
+}
+
+// Run listens and reads until ctx is cancelled, then stops the listener and
+// returns nil.
+func (f *Feed) Run(ctx context.Context) error {
+	defer close(f.done)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	lis := f.store.NewListener(f.cfg.Listener)
+	wg.Go(func() { _ = lis.Run(ctx) })
+
+	interval := f.cfg.DeltaInterval
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	needResync := false // the last resync failed; retry on the next tick
+	for {
+		select {
+		case <-ctx.Done():
+			f.setConn(data.State{Status: data.StatusStopped, Since: time.Now()}, lis)
+			return nil
+		case <-lis.StateChanged():
+			f.setConn(lis.State(), lis)
+			continue
+		case ev := <-lis.Events():
+			f.receive(ctx, ev, lis)
+			continue
+		case <-lis.Resync():
+		case <-f.resyncReq:
+		case <-tick.C:
+			if !needResync {
+				f.delta(ctx)
+				continue
+			}
+		}
+		needResync = !f.resync(ctx)
+		if want := f.interval(); want != interval {
+			interval = want
+			tick.Reset(interval)
+		}
+	}
+}
+
+// receive queues ev and whatever else the listener has ready.
+func (f *Feed) receive(ctx context.Context, ev data.Event, lis *data.Listener) {
+	now := time.Now()
+	f.mu.Lock()
+	f.push(Item{Event: &ev, At: now})
+	for range 1024 {
+		select {
+		case more := <-lis.Events():
+			f.push(Item{Event: &more, At: now})
+			continue
+		default:
+		}
+		break
+	}
+	f.malformed, f.dropped = lis.Malformed(), lis.Dropped()
+	overflow := len(f.items) > f.cfg.MaxPending
+	if overflow {
+		f.items, f.highest = nil, f.delivered
+	}
+	f.mu.Unlock()
+	signal(f.ready)
+	if overflow && ctx.Err() == nil {
+		f.Resync()
+	}
+}
+
+// push appends an item; f.mu must be held.
+func (f *Feed) push(it Item) {
+	f.items = append(f.items, it)
+	if it.Event != nil {
+		f.highest = max(f.highest, it.Event.ID)
+	}
+	if it.Sync != nil && len(it.Sync.Events) > 0 {
+		f.highest = max(f.highest, it.Sync.Events[len(it.Sync.Events)-1].ID)
+	}
+}
+
+func (f *Feed) setConn(st data.State, lis *data.Listener) {
+	f.mu.Lock()
+	f.conn, f.dirty = st, true
+	f.malformed, f.dropped = lis.Malformed(), lis.Dropped()
+	f.mu.Unlock()
+	signal(f.ready)
+}
+
+func (f *Feed) setReadErr(err error) {
+	f.mu.Lock()
+	f.readErr, f.dirty = err, true
+	f.mu.Unlock()
+	signal(f.ready)
+}
+
+func (f *Feed) interval() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.notify {
+		return f.cfg.NotifiedInterval
+	}
+	return f.cfg.DeltaInterval
+}
+
+// query is the next resync's event range: the configured start the first
+// time, then a window below the highest id the consumer received.
+func (f *Feed) query() data.SyncQuery {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	q := data.SyncQuery{Limit: f.cfg.ResyncLimit}
+	switch {
+	case f.synced:
+		q.After = max(f.baseline, f.delivered-f.cfg.Window, 0)
+	case f.cfg.Since:
+		q.After = max(f.cfg.After, 0)
+	default:
+		q.After, q.Tail = -1, f.cfg.Tail
+	}
+	return q
+}
+
+// resync reads the leases and the recent events; it reports success.
+func (f *Feed) resync(ctx context.Context) bool {
+	rctx, cancel := context.WithTimeout(ctx, f.cfg.ReadTimeout)
+	defer cancel()
+	sync, err := f.store.ReadSync(rctx, f.query())
+	if err != nil {
+		if ctx.Err() == nil {
+			f.setReadErr(err)
+		}
+		return false
+	}
+	at := time.Now()
+	notify, nerr := f.store.NotifyRenewals(rctx)
+	f.mu.Lock()
+	if !f.synced {
+		f.baseline, f.synced = sync.After, true
+	}
+	if nerr == nil {
+		f.notify = notify
+	}
+	f.readErr = nil
+	f.push(Item{Sync: &sync, At: at})
+	f.mu.Unlock()
+	f.since = sync.Clock.At(at).Add(-f.cfg.DeltaOverlap)
+	signal(f.ready)
+	return true
+}
+
+// delta reads the leases renewed since the previous read.
+func (f *Feed) delta(ctx context.Context) {
+	f.mu.Lock()
+	synced := f.synced
+	f.mu.Unlock()
+	if !synced {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, f.cfg.ReadTimeout)
+	defer cancel()
+	snap, err := f.store.Changed(rctx, f.since)
+	if err != nil {
+		if ctx.Err() == nil {
+			f.setReadErr(err)
+		}
+		return
+	}
+	at := time.Now()
+	f.since = snap.Clock.At(at).Add(-f.cfg.DeltaOverlap)
+	f.mu.Lock()
+	f.readErr = nil
+	f.push(Item{Delta: &snap, At: at})
+	f.mu.Unlock()
+	signal(f.ready)
+}
+
+// signal sends on a 1-buffered channel without blocking.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,402 @@
+package monitor
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
+)
+
+// startMirror runs a mirror of s until the test ends.
+func startMirror(t *testing.T, s *data.Store, cfg FeedConfig) *Mirror {
+	t.Helper()
+	m := NewMirror(s, cfg, Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = m.Run(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return m
+}
+
+// waitFor waits up to 30 s for cond.
+func waitFor(t *testing.T, m *Mirror, what string, cond func(s *State) bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.WaitFor(ctx, cond); err != nil {
+		var desc string
+		m.Read(func(s *State) {
+			desc = fmt.Sprintf("leases %d, events %v, health %+v", s.Len(), ids(s.Events()), s.Health(time.Now()))
+		})
+		t.Fatalf("waiting for %s: %v (%s)", what, err, desc)
+	}
+}
+
+// dbLeases reads session_lease directly.
+func dbLeases(t *testing.T, conn *pgx.Conn) map[data.Key]data.Lease {
+	t.Helper()
+	rows, err := conn.Query(context.Background(),
+		`SELECT account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at FROM lease.session_lease`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[data.Key]data.Lease{}
+	for rows.Next() {
+		var l data.Lease
+		if err := rows.Scan(&l.Account, &l.Session, &l.RunID, &l.Holder, &l.Fence, &l.AcquiredAt, &l.RenewedAt, &l.ExpiresAt); err != nil {
+			t.Fatal(err)
+		}
+		out[l.Key] = l
+	}
+	if rows.Err() != nil {
+		t.Fatal(rows.Err())
+	}
+	return out
+}
+
+// sameAsDB reports how the state differs from want ("" when equal).
+func sameAsDB(s *State, want map[data.Key]data.Lease) string {
+	if s.Len() != len(want) {
+		return fmt.Sprintf("%d leases, database has %d", s.Len(), len(want))
+	}
+	for k, w := range want {
+		g, ok := s.Lease(k)
+		if !ok || g.RunID != w.RunID || g.Fence != w.Fence || g.Holder != w.Holder ||
+			!g.ExpiresAt.Equal(w.ExpiresAt) || !g.AcquiredAt.Equal(w.AcquiredAt) {
+			return fmt.Sprintf("%v: %+v, database has %+v", k, g, w)
+		}
+	}
+	return ""
+}
+
+// eventIDs returns every event id in the database above after.
+func eventIDs(t *testing.T, conn *pgx.Conn, after int64) []int64 {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), `SELECT id FROM lease.event WHERE id > $1 ORDER BY id`, after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// assertMirrorsDB waits until the mirror equals the database and has seen
+// every event after its baseline exactly once.
+func assertMirrorsDB(t *testing.T, m *Mirror, conn *pgx.Conn) {
+	t.Helper()
+	want := dbLeases(t, conn)
+	var diff string
+	waitFor(t, m, "the state to equal the database", func(s *State) bool {
+		diff = sameAsDB(s, want)
+		return diff == ""
+	})
+	var baseline int64
+	m.Read(func(s *State) { baseline = s.Baseline() })
+	all := eventIDs(t, conn, baseline)
+	waitFor(t, m, "every event to be seen", func(s *State) bool {
+		for _, id := range all {
+			if !s.Seen(id) {
+				return false
+			}
+		}
+		return true
+	})
+	m.Read(func(s *State) {
+		if got, want := s.Applied(), int64(len(all)); got != want {
+			t.Errorf("applied %d events, database has %d after the baseline %d", got, want, baseline)
+		}
+	})
+}
+
+func mustAcquire(t *testing.T, s *data.Store, k data.Key, run uuid.UUID, ttl time.Duration) data.Grant {
+	t.Helper()
+	g, err := s.Acquire(context.Background(), k, run, ttl, "dev-"+run.String()[:4])
+	if err != nil {
+		t.Fatalf("Acquire(%v) err = %v", k, err)
+	}
+	return g
+}
+
+func TestMirrorSeesAcquireAndTakeover(t *testing.T) {
+	db := pgtest.New(t)
+	s := db.Store(t)
+	conn := db.Conn(t)
+	m := startMirror(t, s, FeedConfig{})
+	waitFor(t, m, "the first resync", func(s *State) bool { return s.Synced() })
+
+	k := data.Key{Account: "acme", Session: "chat-1"}
+	old := uuid.New()
+	// Acquire with plain SQL, as any client would.
+	if _, err := conn.Exec(context.Background(), `SELECT lease.acquire($1, $2, $3, '300 ms', 'dev-a')`, k.Account, k.Session, old); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, m, "the acquired lease", func(s *State) bool { l, ok := s.Lease(k); return ok && l.RunID == old })
+
+	// Let it expire on the server clock, then take it over.
+	var exp time.Time
+	if err := conn.QueryRow(context.Background(), `SELECT expires_at FROM lease.session_lease`).Scan(&exp); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var past bool
+		if err := conn.QueryRow(context.Background(), `SELECT clock_timestamp() > $1`, exp).Scan(&past); err != nil {
+			t.Fatal(err)
+		}
+		if past {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("lease never expired")
+		}
+		time.Sleep(10 * time.Millisecond) // polling the server clock, bounded by the deadline
+	}
+	nu := uuid.New()
+	g := mustAcquire(t, s, k, nu, time.Minute)
+	waitFor(t, m, "the takeover event", func(s *State) bool {
+		evs := s.Events()
+		return len(evs) > 0 && evs[0].Kind == data.KindTakenOver
+	})
+	m.Read(func(s *State) {
+		ev := s.Events()[0]
+		if ev.RunID != nu || ev.PrevRunID != old || ev.Fence != g.Fence || ev.PrevFence >= ev.Fence {
+			t.Errorf("takeover = %+v, want run %v <- %v and a higher fence", ev, nu, old)
+		}
+		if !ev.At.After(ev.PrevExpiresAt) {
+			t.Errorf("takeover at %v is not after the old expiry %v", ev.At, ev.PrevExpiresAt)
+		}
+	})
+	assertMirrorsDB(t, m, conn)
+}
+
+func TestMirrorSeesRenewalsWithoutNotify(t *testing.T) {
+	db := pgtest.New(t)
+	s := db.Store(t)
+	conn := db.Conn(t)
+	k := data.Key{Account: "acme", Session: "chat-1"}
+	run := uuid.New()
+	g := mustAcquire(t, s, k, run, 20*time.Second)
+	m := startMirror(t, s, FeedConfig{DeltaInterval: 100 * time.Millisecond})
+	waitFor(t, m, "the lease", func(s *State) bool { _, ok := s.Lease(k); return ok })
+	exp, err := s.Renew(context.Background(), k, run, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !exp.After(g.ExpiresAt) {
+		t.Fatalf("renewal did not extend: %v <= %v", exp, g.ExpiresAt)
+	}
+	waitFor(t, m, "the renewal (delta read)", func(s *State) bool { l, _ := s.Lease(k); return l.ExpiresAt.Equal(exp) })
+	m.Read(func(s *State) {
+		if s.NotifyRenewals() {
+			t.Error("NotifyRenewals = true, want false by default")
+		}
+	})
+	assertMirrorsDB(t, m, conn)
+}
+
+func TestMirrorUsesRenewalNotifications(t *testing.T) {
+	db := pgtest.New(t)
+	s := db.Store(t)
+	if err := s.SetNotifyRenewals(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	k := data.Key{Account: "acme", Session: "chat-1"}
+	run := uuid.New()
+	mustAcquire(t, s, k, run, 20*time.Second)
+	// A delta interval far beyond the test: only a notification can deliver
+	// the renewal in time.
+	m := startMirror(t, s, FeedConfig{DeltaInterval: time.Hour, NotifiedInterval: time.Hour})
+	waitFor(t, m, "the lease", func(s *State) bool { _, ok := s.Lease(k); return ok && s.NotifyRenewals() })
+	exp, err := s.Renew(context.Background(), k, run, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, m, "the renewal notification", func(s *State) bool { l, _ := s.Lease(k); return l.ExpiresAt.Equal(exp) })
+}
+
+// TestMirrorUnderChurn: several clients with their own connections acquire,
+// renew, release, take over and force-release concurrently; afterwards the
+// mirror equals the database and has applied every event exactly once.
+func TestMirrorUnderChurn(t *testing.T) {
+	db := pgtest.New(t)
+	s := db.Store(t)
+	conn := db.Conn(t)
+	m := startMirror(t, s, FeedConfig{DeltaInterval: 100 * time.Millisecond})
+	waitFor(t, m, "the first resync", func(s *State) bool { return s.Synced() })
+
+	var wg sync.WaitGroup
+	for w := range 4 {
+		client := db.Store(t) // its own pool: independent connections
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			held := map[data.Key]uuid.UUID{}
+			for range 60 {
+				k := data.Key{Account: "acct", Session: fmt.Sprintf("s%d", rng.IntN(6))}
+				ctx := context.Background()
+				switch op := rng.IntN(5); {
+				case op <= 1:
+					run := uuid.New()
+					if _, err := client.Acquire(ctx, k, run, time.Duration(50+rng.IntN(200))*time.Millisecond, fmt.Sprintf("w%d", w)); err == nil {
+						held[k] = run
+					}
+				case op == 2 && held[k] != uuid.Nil:
+					_, _ = client.Renew(ctx, k, held[k], time.Second)
+				case op == 3 && held[k] != uuid.Nil:
+					_, _ = client.Release(ctx, k, held[k])
+					delete(held, k)
+				case op == 4:
+					_, _ = client.ForceRelease(ctx, k, uuid.Nil, "churn")
+				}
+			}
+		})
+	}
+	wg.Wait()
+	assertMirrorsDB(t, m, conn)
+	m.Read(func(s *State) {
+		if s.Applied() < 20 {
+			t.Errorf("applied %d events, want a real churn (>= 20)", s.Applied())
+		}
+	})
+}
+
+// listenerPID returns the backend pid of the monitor's listener.
+func listenerPID(t *testing.T, conn *pgx.Conn, dbName string) int {
+	t.Helper()
+	var pid int
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := conn.QueryRow(context.Background(), `SELECT pid FROM pg_stat_activity
+			WHERE datname = $1 AND application_name = 'leasetop listener'`, dbName).Scan(&pid)
+		if err == nil {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no listener backend: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling pg_stat_activity, bounded by the deadline
+	}
+}
+
+// TestMirrorRecoversFromLostListener: the listener's backend is terminated
+// while new connections are refused, transitions happen during the outage
+// (one of them a late commit of a lower event id), and after the database
+// accepts connections again the mirror is LIVE and equal to it.
+func TestMirrorRecoversFromLostListener(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	conn := db.Conn(t)  // the test's writer, connected before the outage
+	late := db.Conn(t)  // holds a transaction open across the outage
+	admin, err := pgx.Connect(ctx, pgtest.AdminURL()) // on another database: terminates and re-allows connections
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close(ctx) })
+	kLate := data.Key{Account: "acme", Session: "late"}
+	m := startMirror(t, s, FeedConfig{DeltaInterval: 100 * time.Millisecond})
+	waitFor(t, m, "LIVE", func(s *State) bool { return s.Synced() && s.Health(time.Now()).Link == LinkLive })
+
+	// A transaction draws an event id and stays open.
+	tx, err := late.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	if _, err := tx.Exec(ctx, `SELECT lease.acquire($1, $2, $3, '1 min', 'late')`, kLate.Account, kLate.Session, uuid.New()); err != nil {
+		t.Fatal(err)
+	}
+	// A later id commits first and is seen live.
+	mustAcquireSQL(t, conn, data.Key{Account: "acme", Session: "early"})
+	waitFor(t, m, "the early event", func(s *State) bool { return s.Len() == 1 })
+
+	// Outage: refuse new connections and cut the listener.
+	if _, err := admin.Exec(ctx, `ALTER DATABASE `+pgx.Identifier{db.Name}.Sanitize()+` ALLOW_CONNECTIONS false`); err != nil {
+		t.Fatal(err)
+	}
+	allow := func() {
+		_, _ = admin.Exec(ctx, `ALTER DATABASE `+pgx.Identifier{db.Name}.Sanitize()+` ALLOW_CONNECTIONS true`)
+	}
+	t.Cleanup(allow)
+	pid := listenerPID(t, admin, db.Name)
+	if _, err := admin.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, m, "RECONNECTING", func(s *State) bool {
+		l := s.Health(time.Now()).Link
+		return l == LinkReconnecting || l == LinkDown
+	})
+	// Transitions nobody is listening for.
+	if err := tx.Commit(ctx); err != nil { // the lower id commits now
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		mustAcquireSQL(t, conn, data.Key{Account: "acme", Session: fmt.Sprintf("outage-%d", i)})
+	}
+	if _, err := conn.Exec(ctx, `SELECT lease.force_release('acme', 'early', NULL, 'during outage')`); err != nil {
+		t.Fatal(err)
+	}
+
+	allow()
+	waitFor(t, m, "LIVE again", func(s *State) bool { return s.Health(time.Now()).Link == LinkLive })
+	assertMirrorsDB(t, m, conn)
+	m.Read(func(s *State) {
+		if _, ok := s.Lease(kLate); !ok {
+			t.Error("the late-committed lease is missing")
+		}
+	})
+}
+
+func mustAcquireSQL(t *testing.T, conn *pgx.Conn, k data.Key) {
+	t.Helper()
+	if _, err := conn.Exec(context.Background(), `SELECT lease.acquire($1, $2, $3, '1 min', 'sql')`, k.Account, k.Session, uuid.New()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMirrorNeedsOnlySelect runs the mirror as a login role that is only a
+// lease_reader.
+func TestMirrorNeedsOnlySelect(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.New(t)
+	conn := db.Conn(t)
+	role := "reader_" + db.Name
+	if _, err := conn.Exec(ctx, `CREATE ROLE `+pgx.Identifier{role}.Sanitize()+` LOGIN PASSWORD 'r' IN ROLE lease_reader`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(ctx, pgtest.AdminURL())
+		if err == nil {
+			defer c.Close(ctx)
+			_, _ = c.Exec(ctx, `DROP ROLE IF EXISTS `+pgx.Identifier{role}.Sanitize())
+		}
+	})
+	cfg, err := pgx.ParseConfig(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readerURL := fmt.Sprintf("postgres://%s:r@%s:%d/%s?sslmode=disable", role, cfg.Host, cfg.Port, db.Name)
+	reader, err := data.Open(ctx, readerURL)
+	if err != nil {
+		t.Fatalf("open as lease_reader: %v", err)
+	}
+	t.Cleanup(reader.Close)
+	m := startMirror(t, reader, FeedConfig{DeltaInterval: 100 * time.Millisecond})
+	mustAcquireSQL(t, conn, data.Key{Account: "a", Session: "s"})
+	waitFor(t, m, "the lease", func(s *State) bool { return s.Len() == 1 })
+	assertMirrorsDB(t, m, conn)
+	m.Read(func(s *State) {
+		if h := s.Health(time.Now()); h.Err != nil {
+			t.Errorf("health error as lease_reader: %v", h.Err)
+		}
+	})
+}

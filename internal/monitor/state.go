@@ -1,0 +1,173 @@
+package monitor
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// Config configures a State. Zero fields take the documented defaults.
+type Config struct {
+	// EventLimit is how many events the State keeps for display, newest
+	// first. Default 500.
+	EventLimit int
+	// ExpiringSoon is the fraction of a lease's TTL below which an unexpired
+	// lease counts as expiring soon: its holder has missed renewals. Default
+	// 0.25.
+	ExpiringSoon float64
+}
+
+// State is the monitor's picture of the database: the live leases, the
+// recent events, the server clock and the connection's health. It is not
+// safe for concurrent use; the UI owns one, Mirror guards one with a lock.
+type State struct {
+	cfg Config
+
+	leases  map[data.Key]data.Lease
+	events  []data.Event // newest first (id descending), at most cfg.EventLimit
+	seen    idSet
+	applied int64 // distinct events applied
+	dups    int64 // events ignored because they were already seen
+	gaps    int   // resyncs that could not return every missed event
+
+	baseline int64 // events with a larger id are tracked; set by the first resync
+	synced   bool  // a resync has been applied
+
+	clock    data.Clock
+	syncedAt time.Time // local time of the last successful read
+	conn     data.State
+	readErr  error
+
+	malformed, dropped int64
+	notifyRenewals     bool
+
+	rate    rate
+	version uint64
+}
+
+// NewState returns an empty State.
+func NewState(cfg Config) *State {
+	cfg.EventLimit = cmp.Or(cfg.EventLimit, 500)
+	cfg.ExpiringSoon = cmp.Or(cfg.ExpiringSoon, 0.25)
+	return &State{cfg: cfg, leases: map[data.Key]data.Lease{}}
+}
+
+// Clone returns an independent copy (the frozen picture of a paused screen).
+func (s *State) Clone() *State {
+	c := *s
+	c.leases = maps.Clone(s.leases)
+	c.events = slices.Clone(s.events)
+	c.seen = s.seen.clone()
+	return &c
+}
+
+// Version changes whenever the leases, the events or the clock change, so a
+// view can cache what it derived from them.
+func (s *State) Version() uint64 { return s.version }
+
+// Synced reports whether a resync has been applied: before it the State
+// knows nothing.
+func (s *State) Synced() bool { return s.synced }
+
+// Len returns the number of leases.
+func (s *State) Len() int { return len(s.leases) }
+
+// Lease returns key's lease.
+func (s *State) Lease(key data.Key) (data.Lease, bool) {
+	l, ok := s.leases[key]
+	return l, ok
+}
+
+// Leases returns every lease, ordered by account then session.
+func (s *State) Leases() []data.Lease {
+	out := slices.Collect(maps.Values(s.leases))
+	slices.SortFunc(out, func(a, b data.Lease) int {
+		return cmp.Or(cmp.Compare(a.Account, b.Account), cmp.Compare(a.Session, b.Session))
+	})
+	return out
+}
+
+// Events returns the recent events, newest first. The slice is shared: do
+// not modify it.
+func (s *State) Events() []data.Event { return s.events }
+
+// Seen reports whether the event with this id has been applied.
+func (s *State) Seen(id int64) bool { return s.seen.Has(id) }
+
+// Baseline is the id after which the State tracks every event: the first
+// resync loads the recent tail, not the whole history.
+func (s *State) Baseline() int64 { return s.baseline }
+
+// Applied returns how many distinct events have been applied; Duplicates how
+// many were ignored as already seen (expected: notifications repeat what a
+// resync read).
+func (s *State) Applied() int64 { return s.applied }
+
+// Duplicates returns how many events were ignored as already seen.
+func (s *State) Duplicates() int64 { return s.dups }
+
+// Gaps returns how many resyncs had more missed events than they could read
+// (the oldest of those were not seen).
+func (s *State) Gaps() int { return s.gaps }
+
+// Clock returns the server clock as last measured.
+func (s *State) Clock() data.Clock { return s.clock }
+
+// ServerNow returns the server's time at local time now.
+func (s *State) ServerNow(now time.Time) time.Time {
+	if s.clock.IsZero() {
+		return now
+	}
+	return s.clock.At(now)
+}
+
+// EventsPerSecond returns the rate of live events over the last ten seconds.
+func (s *State) EventsPerSecond(now time.Time) float64 { return s.rate.perSecond(now) }
+
+// NotifyRenewals reports whether the database sends renewal notifications.
+func (s *State) NotifyRenewals() bool { return s.notifyRenewals }
+
+// Malformed returns how many notification payloads were dropped as malformed.
+func (s *State) Malformed() int64 { return s.malformed }
+
+// Counts are the header's figures.
+type Counts struct {
+	Held         int // unexpired leases
+	ExpiringSoon int // unexpired, with less than Config.ExpiringSoon of the TTL left
+	Expired      int // expired but not yet taken over or released: likely lost holders
+}
+
+// Counts returns the counts at server time serverNow.
+func (s *State) Counts(serverNow time.Time) Counts {
+	var c Counts
+	for _, l := range s.leases {
+		switch left := l.ExpiresAt.Sub(serverNow); {
+		case left <= 0:
+			c.Expired++
+		default:
+			c.Held++
+			if s.Fraction(l, serverNow) < s.cfg.ExpiringSoon {
+				c.ExpiringSoon++
+			}
+		}
+	}
+	return c
+}
+
+// Fraction returns the part of l's TTL left at serverNow, from 0 (expired) to
+// 1 (just renewed). The TTL is the lease's last renewal to its expiry.
+func (s *State) Fraction(l data.Lease, serverNow time.Time) float64 {
+	ttl := l.ExpiresAt.Sub(l.RenewedAt)
+	if ttl <= 0 {
+		return 0
+	}
+	f := float64(l.ExpiresAt.Sub(serverNow)) / float64(ttl)
+	return min(max(f, 0), 1)
+}
+
+// ExpiringSoon is the configured fraction below which a lease is expiring
+// soon.
+func (s *State) ExpiringSoon() float64 { return s.cfg.ExpiringSoon }
