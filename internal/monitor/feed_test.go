@@ -295,8 +295,8 @@ func TestMirrorRecoversFromLostListener(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	s := db.Store(t)
-	conn := db.Conn(t)  // the test's writer, connected before the outage
-	late := db.Conn(t)  // holds a transaction open across the outage
+	conn := db.Conn(t)                                // the test's writer, connected before the outage
+	late := db.Conn(t)                                // holds a transaction open across the outage
 	admin, err := pgx.Connect(ctx, pgtest.AdminURL()) // on another database: terminates and re-allows connections
 	if err != nil {
 		t.Fatal(err)
