@@ -18,117 +18,95 @@ import (
 type handoffMode struct {
 	desc string
 	// poll is the retry interval of a polling waiter; 0 means the waiter is
-	// woken by the release's NOTIFY (through a data.Listener).
+	// lease.Client.Wait, woken by the release's NOTIFY.
 	poll time.Duration
 	// pause is the longest random pause between "the waiter is waiting" and
-	// the release: for a poller, one interval, so releases fall uniformly
+	// the release: for a poller one interval, so releases fall uniformly
 	// between its attempts.
 	pause time.Duration
 }
 
 var (
 	handoffNotify = handoffMode{
-		desc: "holder releases -> waiter owns the lease; waiter woken by the release's NOTIFY (data.Listener)", pause: 10 * time.Millisecond}
+		desc: "holder releases -> waiter owns the lease; the waiter is lease.Client.Wait, woken by the release's NOTIFY", pause: 10 * time.Millisecond}
 	handoffPoll100ms = handoffMode{
 		desc: "the same with a waiter that retries acquire every 100ms", poll: 100 * time.Millisecond, pause: 100 * time.Millisecond}
 	handoffPoll1s = handoffMode{
-		desc: "the same with a waiter that retries acquire every 1s (consul lock, k8s RetryPeriod-like)", poll: time.Second, pause: time.Second}
+		desc: "the same with a waiter that retries acquire every 1s (consul lock-like)", poll: time.Second, pause: time.Second}
 )
-
-// notifyFallback is how long a NOTIFY-woken waiter waits before it retries
-// anyway (a lost notification must not hang the bench); each use is counted.
-const notifyFallback = 2 * time.Second
 
 func handoffWorkload(m handoffMode) func(context.Context, *run, workload) ([]Result, error) {
 	return func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runHandoff(ctx, w, m) }
 }
 
-// wakers routes released events to the waiter of each key.
-type wakers struct {
-	mu sync.Mutex
-	ch map[data.Key]chan uuid.UUID // receives the run id that released; uuid.Nil: re-check
+// waiting is a waiter that has been refused once and is now waiting for the
+// lease.
+type waiting interface {
+	// owned blocks until the waiter owns the lease and returns when it did.
+	owned(ctx context.Context) (time.Time, error)
+	// release gives the lease up again (untimed) or, if it was never
+	// granted, stops waiting.
+	release(ctx context.Context) error
 }
 
-func (wk *wakers) event(ev data.Event, _ time.Time) {
-	if !ev.Kind.Ends() {
-		return
-	}
-	wk.send(ev.Key, ev.RunID)
-}
+// waiterFactory starts a waiter on key while holderRun holds it and returns
+// once the waiter has been refused (so it is waiting).
+type waiterFactory func(ctx context.Context, key data.Key) (waiting, error)
 
-func (wk *wakers) resync() {
-	wk.mu.Lock()
-	keys := make([]data.Key, 0, len(wk.ch))
-	for k := range wk.ch {
-		keys = append(keys, k)
-	}
-	wk.mu.Unlock()
-	for _, k := range keys {
-		wk.send(k, uuid.Nil)
-	}
-}
-
-func (wk *wakers) send(k data.Key, run uuid.UUID) {
-	wk.mu.Lock()
-	ch := wk.ch[k]
-	wk.mu.Unlock()
-	if ch == nil {
-		return
-	}
-	select {
-	case ch <- run:
-	default: // the waiter is behind; its fallback timer covers it
-	}
-}
-
-// pair is one holder and one waiter contending for one key, each on its own
-// connection.
+// pair is one holder contending with one waiter for one key.
 type pair struct {
-	key            data.Key
-	holder, waiter *pgx.Conn
-	wake           chan uuid.UUID // nil for a poller
-	hist           Histogram
-	fallbacks      int
+	key    data.Key
+	holder *pgx.Conn
+	wait   waiterFactory
+	hist   Histogram
 }
 
 // runHandoff runs Clients/4 (at least 1) pairs side by side. Each round: the
-// holder acquires; the waiter tries, is refused and starts waiting; after a
-// random pause the holder releases at t0; the waiter's acquire succeeds at t1;
-// t1-t0 is recorded; the waiter releases. Rounds that start in the measured
-// window are recorded, and each pair records at least one.
+// holder acquires; the waiter tries, is refused and waits; after a random
+// pause the holder releases at t0; the waiter owns the lease at t1; t1-t0 is
+// recorded; the waiter releases. Rounds that start in the measured window are
+// recorded, and each pair records at least one.
 func (r *run) runHandoff(ctx context.Context, w workload, m handoffMode) ([]Result, error) {
 	n := max(1, r.cfg.Clients/4)
 	keys := r.keys(w.name, n)
-	pairs := make([]*pair, n)
-	wk := &wakers{ch: map[data.Key]chan uuid.UUID{}}
 	var conns []*pgx.Conn
 	defer func() {
 		for _, c := range conns {
 			_ = c.Close(context.WithoutCancel(ctx))
 		}
 	}()
+	connect := func() (*pgx.Conn, error) {
+		c, err := r.connect(ctx)
+		if err == nil {
+			conns = append(conns, c)
+		}
+		return c, err
+	}
+	var lw *leaseWaiters
+	if m.poll == 0 {
+		var err error
+		if lw, err = r.startLeaseWaiters(ctx, keys); err != nil {
+			return nil, err
+		}
+		defer lw.Close()
+	}
+	pairs := make([]*pair, n)
 	for i := range pairs {
 		p := &pair{key: keys[i]}
-		for _, c := range []**pgx.Conn{&p.holder, &p.waiter} {
-			conn, err := r.connect(ctx)
+		var err error
+		if p.holder, err = connect(); err != nil {
+			return nil, err
+		}
+		if lw != nil {
+			p.wait = lw.start
+		} else {
+			wc, err := connect()
 			if err != nil {
 				return nil, err
 			}
-			conns = append(conns, conn)
-			*c = conn
-		}
-		if m.poll == 0 {
-			p.wake = make(chan uuid.UUID, 64)
-			wk.ch[p.key] = p.wake
+			p.wait = pollWaiter(wc, m.poll)
 		}
 		pairs[i] = p
-	}
-	if m.poll == 0 {
-		f, err := r.startFeed(ctx, wk.event, wk.resync)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Stop()
 	}
 	r.checkpoint(ctx)
 
@@ -149,15 +127,15 @@ func (r *run) runHandoff(ctx context.Context, w workload, m handoffMode) ([]Resu
 		return nil, err
 	}
 	var h Histogram
-	fallbacks := 0
 	for _, p := range pairs {
 		h.Merge(&p.hist)
-		fallbacks += p.fallbacks
 	}
 	res := newResult(w.name, m.desc, &h, window)
 	res.Note = fmt.Sprintf("%d pairs", n)
-	if fallbacks > 0 {
-		res.Note += fmt.Sprintf(", %d wake-ups by the %v fallback instead of NOTIFY", fallbacks, notifyFallback)
+	if lw != nil {
+		if extra := lw.extraAttempts(); extra > 0 {
+			res.Note += fmt.Sprintf(", %d retries beyond one per handoff", extra)
+		}
 	}
 	return []Result{res}, nil
 }
@@ -170,16 +148,15 @@ func (p *pair) rounds(ctx context.Context, m handoffMode, phase *atomic.Int32) e
 		if ph == phaseDone && p.hist.Count() > 0 {
 			return nil
 		}
-		recording := ph != phaseWarmup
 		d, err := p.round(ctx, m)
 		if err != nil {
 			return err
 		}
-		if recording {
+		if ph != phaseWarmup {
 			p.hist.Record(d)
 		}
 	}
-	return nil
+	return ctx.Err()
 }
 
 // round is one handoff; it returns release-start to waiter-owns.
@@ -188,55 +165,68 @@ func (p *pair) round(ctx context.Context, m handoffMode) (time.Duration, error) 
 	if err != nil {
 		return 0, err
 	}
-	waiterRun := uuid.New()
-	got, err := acquireOnce(ctx, p.waiter, acquireSQL, p.key, waiterRun, holdTTL)
+	w, err := p.wait(ctx, p.key)
 	if err != nil {
 		return 0, err
 	}
-	if got {
-		return 0, fmt.Errorf("handoff %s: waiter granted while the holder holds it", p.key)
-	}
-	type outcome struct {
-		at  time.Time
-		err error
-	}
-	done := make(chan outcome, 1)
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go func() { // owned: round waits for done or cancels wctx and waits below
-		at, err := p.wait(wctx, m, holderRun, waiterRun)
-		done <- outcome{at, err}
-	}()
+	defer w.release(context.WithoutCancel(ctx)) //nolint:errcheck // a second call after the one below is a no-op
 	if !sleepCtx(ctx, rand.N(m.pause+1)) {
-		stop()
-		<-done
 		return 0, ctx.Err()
 	}
 	t0 := time.Now()
 	if err := release(ctx, p.holder, p.key, holderRun); err != nil {
-		stop()
-		<-done
 		return 0, err
 	}
-	o := <-done
-	if o.err != nil {
-		return 0, o.err
+	t1, err := w.owned(ctx)
+	if err != nil {
+		return 0, err
 	}
-	return o.at.Sub(t0), release(ctx, p.waiter, p.key, waiterRun)
+	return t1.Sub(t0), w.release(ctx)
 }
 
-// wait retries acquire for waiterRun until granted: after each poll interval,
-// or when woken by holderRun's release (or a resync, or the fallback timer).
-func (p *pair) wait(ctx context.Context, m handoffMode, holderRun, waiterRun uuid.UUID) (time.Time, error) {
-	for {
-		if m.poll > 0 {
-			if !sleepCtx(ctx, m.poll) {
-				return time.Time{}, ctx.Err()
-			}
-		} else if err := p.woken(ctx, holderRun); err != nil {
-			return time.Time{}, err
+// pollWaiter makes waiters that retry acquire on conn every interval from
+// their first refused attempt, as lock clients without notifications do.
+func pollWaiter(conn *pgx.Conn, interval time.Duration) waiterFactory {
+	return func(ctx context.Context, key data.Key) (waiting, error) {
+		run := uuid.New()
+		got, err := acquireOnce(ctx, conn, acquireSQL, key, run, holdTTL)
+		if err != nil {
+			return nil, err
 		}
-		ok, err := acquireOnce(ctx, p.waiter, acquireSQL, p.key, waiterRun, holdTTL)
+		if got {
+			return nil, fmt.Errorf("handoff %s: waiter granted while the holder holds it", key)
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		pw := &pollWaiting{conn: conn, key: key, run: run, cancel: cancel, done: make(chan pollOutcome, 1)}
+		go func() { // owned by pw: release cancels it and receives done
+			at, err := pw.poll(wctx, interval)
+			pw.done <- pollOutcome{at: at, err: err}
+		}()
+		return pw, nil
+	}
+}
+
+type pollOutcome struct {
+	at  time.Time
+	err error
+}
+
+// pollWaiting is one polling waiter; its conn is the poller's until done.
+type pollWaiting struct {
+	conn   *pgx.Conn
+	key    data.Key
+	run    uuid.UUID
+	cancel context.CancelFunc
+	done   chan pollOutcome
+	out    *pollOutcome
+}
+
+func (pw *pollWaiting) poll(ctx context.Context, interval time.Duration) (time.Time, error) {
+	for {
+		if !sleepCtx(ctx, interval) {
+			return time.Time{}, ctx.Err()
+		}
+		ok, err := acquireOnce(ctx, pw.conn, acquireSQL, pw.key, pw.run, holdTTL)
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -246,21 +236,28 @@ func (p *pair) wait(ctx context.Context, m handoffMode, holderRun, waiterRun uui
 	}
 }
 
-// woken waits for holderRun's release, a resync or the fallback timer.
-func (p *pair) woken(ctx context.Context, holderRun uuid.UUID) error {
-	t := time.NewTimer(notifyFallback)
-	defer t.Stop()
-	for {
-		select {
-		case run := <-p.wake:
-			if run == holderRun || run == uuid.Nil {
-				return nil
-			}
-		case <-t.C:
-			p.fallbacks++
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+func (pw *pollWaiting) owned(ctx context.Context) (time.Time, error) {
+	select {
+	case o := <-pw.done:
+		pw.out = &o
+		return o.at, o.err
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
 	}
+}
+
+// release stops the poller if it still runs and releases the lease if it got
+// it.
+func (pw *pollWaiting) release(ctx context.Context) error {
+	if pw.out == nil {
+		pw.cancel()
+		o := <-pw.done
+		pw.out = &o
+	}
+	defer pw.cancel()
+	if pw.out.err != nil || pw.out.at.IsZero() {
+		return nil
+	}
+	pw.out.at = time.Time{}
+	return release(ctx, pw.conn, pw.key, pw.run)
 }

@@ -1,0 +1,238 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/lease"
+)
+
+// leaseWaiters are NOTIFY-woken waiters: lease.Client.Wait, the library's
+// own waiting acquire, on one Client for all pairs. A permanent background
+// waiter on a key of its own keeps the Client's shared listener up, as in a
+// process that competes for many sessions (a lone waiter would first pay for
+// the listener's connection; its resync on connecting still wakes it).
+//
+// The Client's pool carries a query tracer, the only way to see from outside
+// that Wait has been refused once and is now waiting: the moment a round may
+// release.
+type leaseWaiters struct {
+	pool    *pgxpool.Pool
+	client  *lease.Client
+	tracer  *acquireTracer
+	permits map[data.Key]lease.Permit
+	rounds  atomic.Int64
+
+	stopIdle context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+func (r *run) startLeaseWaiters(ctx context.Context, keys []data.Key) (*leaseWaiters, error) {
+	cfg, err := data.ParsePoolConfig(r.cfg.DSN)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ConnConfig.RuntimeParams["application_name"] = "leasetop bench"
+	tr := &acquireTracer{refused: map[data.Key]chan struct{}{}, listening: make(chan struct{}, 1)}
+	for _, k := range keys {
+		tr.refused[k] = make(chan struct{}, 1)
+	}
+	cfg.ConnConfig.Tracer = tr
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	client, err := lease.New(data.New(pool), lease.Config{TTL: 30 * time.Second})
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	lw := &leaseWaiters{pool: pool, client: client, tracer: tr, permits: map[data.Key]lease.Permit{}}
+	allow := lease.AuthorizerFunc(func(context.Context, lease.Request) error { return nil })
+	for _, k := range slices.Concat(keys, r.keys("handoff-idle", 1)) {
+		if lw.permits[k], err = client.Authorize(ctx, allow, k, "bench waiter"); err != nil {
+			lw.Close()
+			return nil, err
+		}
+	}
+	if err := lw.startIdle(ctx, r); err != nil {
+		lw.Close()
+		return nil, err
+	}
+	return lw, nil
+}
+
+// startIdle holds the idle key and starts a waiter on it that waits until
+// Close, then waits for the Client's listener to be listening.
+func (lw *leaseWaiters) startIdle(ctx context.Context, r *run) error {
+	idle := r.keys("handoff-idle", 1)[0]
+	if _, err := mustAcquire(ctx, r.admin, acquireSQL, idle, holdTTL); err != nil {
+		return err
+	}
+	ictx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	lw.stopIdle = cancel
+	lw.wg.Go(func() {
+		if l, err := lw.client.Wait(ictx, lw.permits[idle]); err == nil {
+			_ = l.Release(ictx) // the holder's lease cannot expire during a run; be tidy anyway
+		}
+	})
+	t := time.NewTimer(30 * time.Second)
+	defer t.Stop()
+	select {
+	case <-lw.tracer.listening:
+		return nil
+	case <-t.C:
+		return errors.New("the lease client's listener did not start listening within 30s")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops the idle waiter and closes the Client and its pool.
+func (lw *leaseWaiters) Close() {
+	if lw.stopIdle != nil {
+		lw.stopIdle()
+	}
+	lw.wg.Wait()
+	lw.client.Close()
+	lw.pool.Close()
+}
+
+// extraAttempts is how many refused attempts the waiters made beyond the
+// first of each round: wake-ups that found the lease still held, or fallback
+// polls.
+func (lw *leaseWaiters) extraAttempts() int64 {
+	return lw.tracer.refusals.Load() - lw.rounds.Load()
+}
+
+// start is a waiterFactory: it starts Wait on key and returns once Wait's
+// first attempt was refused.
+func (lw *leaseWaiters) start(ctx context.Context, key data.Key) (waiting, error) {
+	refused := lw.tracer.refused[key]
+	select { // forget a refusal from an earlier round
+	case <-refused:
+	default:
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	lwt := &leaseWaiting{cancel: cancel, done: make(chan waitOutcome, 1)}
+	lw.rounds.Add(1)
+	go func() { // owned by lwt: release cancels it and receives done
+		l, err := lw.client.Wait(wctx, lw.permits[key])
+		lwt.done <- waitOutcome{l: l, at: time.Now(), err: err}
+	}()
+	select {
+	case <-refused:
+		return lwt, nil
+	case o := <-lwt.done:
+		lwt.done <- o
+		_ = lwt.release(ctx)
+		if o.err != nil {
+			return nil, o.err
+		}
+		return nil, fmt.Errorf("handoff %s: waiter granted while the holder holds it", key)
+	case <-ctx.Done():
+		_ = lwt.release(context.WithoutCancel(ctx))
+		return nil, ctx.Err()
+	}
+}
+
+type waitOutcome struct {
+	l   *lease.Lease
+	at  time.Time
+	err error
+}
+
+// leaseWaiting is one Wait in progress.
+type leaseWaiting struct {
+	cancel context.CancelFunc
+	done   chan waitOutcome
+	out    *waitOutcome // set once Wait has returned
+}
+
+func (w *leaseWaiting) owned(ctx context.Context) (time.Time, error) {
+	select {
+	case o := <-w.done:
+		w.out = &o
+		return o.at, o.err
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
+	}
+}
+
+// release releases the lease Wait returned or, while Wait still runs, stops
+// it (releasing whatever it got).
+func (w *leaseWaiting) release(ctx context.Context) error {
+	if w.out == nil {
+		w.cancel()
+		o := <-w.done
+		w.out = &o
+	}
+	defer w.cancel()
+	if w.out.l == nil {
+		return nil
+	}
+	l := w.out.l
+	w.out.l = nil
+	return l.Release(ctx)
+}
+
+// acquireTracer watches the Client's queries: it signals a key's channel
+// each time an acquire of that key is refused (returns no row), and
+// listening once the listener's LISTEN has completed.
+type acquireTracer struct {
+	refused   map[data.Key]chan struct{} // fixed before use; read-only after
+	refusals  atomic.Int64
+	listening chan struct{}
+}
+
+type (
+	tracedAcquire struct{}
+	tracedListen  struct{}
+)
+
+// TraceQueryStart marks the calls the tracer cares about.
+func (t *acquireTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	switch {
+	case strings.Contains(d.SQL, "lease.acquire(") && len(d.Args) >= 2:
+		acct, _ := d.Args[0].(string)
+		sess, _ := d.Args[1].(string)
+		return context.WithValue(ctx, tracedAcquire{}, data.Key{Account: acct, Session: sess})
+	case strings.HasPrefix(strings.ToLower(d.SQL), "listen "):
+		return context.WithValue(ctx, tracedListen{}, true)
+	}
+	return ctx
+}
+
+// TraceQueryEnd signals refusals and LISTEN.
+func (t *acquireTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryEndData) {
+	if ctx.Value(tracedListen{}) != nil && d.Err == nil {
+		signalCh(t.listening)
+		return
+	}
+	key, ok := ctx.Value(tracedAcquire{}).(data.Key)
+	if !ok || d.Err != nil || d.CommandTag.RowsAffected() != 0 {
+		return
+	}
+	if ch := t.refused[key]; ch != nil {
+		t.refusals.Add(1)
+		signalCh(ch)
+	}
+}
+
+// signalCh sends on a 1-buffered channel without blocking.
+func signalCh(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
