@@ -51,6 +51,8 @@ type (
 	// HeldError is the error Acquire returns when another run holds the
 	// lease: errors.Is(err, ErrHeld), with the holder and its remaining TTL.
 	HeldError = data.HeldError
+	// Event is one ownership transition from the lease history.
+	Event = data.Event
 )
 
 // ErrHeld: another run holds an unexpired lease (see HeldError).

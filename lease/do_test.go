@@ -1,0 +1,102 @@
+package lease_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/lease"
+)
+
+func TestDoReleasesAfterFunctionReturns(t *testing.T) {
+	db := pgtest.New(t)
+	store := db.Store(t)
+	c := newClient(t, store, lease.Config{TTL: 10 * time.Second})
+	errWork := errors.New("work failed")
+	var seen *lease.Lease
+	err := c.Do(context.Background(), permit(t, c, testKey, "h"), lease.Try, func(ctx context.Context, l *lease.Lease) error {
+		seen = l
+		if got := holderOf(t, store, testKey); got.RunID != l.RunID() {
+			t.Errorf("inside Do the holder is %v, want %v", got.RunID, l.RunID())
+		}
+		if ctx.Err() != nil {
+			t.Errorf("ctx done inside Do: %v", ctx.Err())
+		}
+		return errWork
+	})
+	if !errors.Is(err, errWork) || errors.Is(err, lease.ErrLost) {
+		t.Errorf("Do err = %v, want the function's error and no loss", err)
+	}
+	if got := holderOf(t, store, testKey); got.RunID != [16]byte{} {
+		t.Errorf("lease still held by %v after Do", got.RunID)
+	}
+	if !errors.Is(seen.Err(), lease.ErrReleased) {
+		t.Errorf("cause after Do = %v, want ErrReleased", seen.Err())
+	}
+}
+
+func TestDoReportsLossOnlyWhenHeld(t *testing.T) {
+	db := pgtest.New(t)
+	store := db.Store(t)
+	c := newClient(t, store, lease.Config{TTL: time.Second})
+	other := newClient(t, store, lease.Config{TTL: 30 * time.Second})
+
+	// Never held: the acquisition error, no loss, fn not called.
+	holder := acquire(t, other, permit(t, other, testKey, "other"))
+	called := false
+	err := c.Do(context.Background(), permit(t, c, testKey, "h"), lease.Try, func(context.Context, *lease.Lease) error {
+		called = true
+		return nil
+	})
+	if !errors.Is(err, lease.ErrHeld) || errors.Is(err, lease.ErrLost) || called {
+		t.Errorf("Do while held elsewhere = %v (called %v), want ErrHeld, no loss, not called", err, called)
+	}
+	holder.Release(context.Background())
+
+	// Held, then force-released while fn runs: fn's ctx is cancelled with
+	// the loss, and Do reports it after fn returned.
+	var cause error
+	err = c.Do(context.Background(), permit(t, c, testKey, "h"), lease.Wait, func(ctx context.Context, l *lease.Lease) error {
+		if _, err := store.ForceRelease(context.Background(), testKey, l.RunID(), "test"); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			cause = context.Cause(ctx)
+			return ctx.Err()
+		case <-time.After(20 * time.Second):
+			return errors.New("ctx not cancelled after the forced release")
+		}
+	})
+	if !errors.Is(err, lease.ErrLost) || !errors.Is(err, lease.ErrForceReleased) || !errors.Is(err, context.Canceled) {
+		t.Errorf("Do err = %v, want the *LostError joined with fn's context.Canceled", err)
+	}
+	if !errors.Is(cause, lease.ErrForceReleased) {
+		t.Errorf("fn's context cause = %v, want ErrForceReleased", cause)
+	}
+}
+
+// The caller's cancellation reaches fn, and the lease is still released after
+// fn returns.
+func TestDoCallerCancel(t *testing.T) {
+	db := pgtest.New(t)
+	store := db.Store(t)
+	c := newClient(t, store, lease.Config{TTL: 10 * time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	err := c.Do(ctx, permit(t, c, testKey, "h"), lease.Try, func(ctx context.Context, l *lease.Lease) error {
+		cancel()
+		<-ctx.Done()
+		if l.Err() != nil {
+			t.Errorf("lease ended by the caller's cancel: %v", l.Err())
+		}
+		return ctx.Err()
+	})
+	if !errors.Is(err, context.Canceled) || errors.Is(err, lease.ErrLost) {
+		t.Errorf("Do err = %v, want context.Canceled and no loss", err)
+	}
+	if got := holderOf(t, store, testKey); got.RunID != [16]byte{} {
+		t.Errorf("lease still held by %v after Do", got.RunID)
+	}
+}

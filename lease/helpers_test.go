@@ -1,0 +1,154 @@
+package lease_test
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/tcpproxy"
+	"github.com/leasetop/leasetop/lease"
+)
+
+// allowAll is the test's Authorizer: every request is allowed.
+var allowAll = lease.AuthorizerFunc(func(context.Context, lease.Request) error { return nil })
+
+var testKey = lease.Key{Account: "acct", Session: "sess"}
+
+func newClient(t *testing.T, store *data.Store, cfg lease.Config) *lease.Client {
+	t.Helper()
+	c, err := lease.New(store, cfg)
+	if err != nil {
+		t.Fatalf("lease.New(%+v) err = %v", cfg, err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func permit(t *testing.T, c *lease.Client, key lease.Key, holder string) lease.Permit {
+	t.Helper()
+	p, err := c.Authorize(context.Background(), allowAll, key, holder)
+	if err != nil {
+		t.Fatalf("Authorize(%v) err = %v", key, err)
+	}
+	return p
+}
+
+func acquire(t *testing.T, c *lease.Client, p lease.Permit) *lease.Lease {
+	t.Helper()
+	l, err := c.Acquire(context.Background(), p)
+	if err != nil {
+		t.Fatalf("Acquire(%v) err = %v", p.Request().Key, err)
+	}
+	t.Cleanup(func() { _ = l.Release(context.Background()) })
+	return l
+}
+
+// eventually polls cond until it holds or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitDone waits for l's context to be cancelled and returns the cause.
+func waitDone(t *testing.T, l *lease.Lease, timeout time.Duration) error {
+	t.Helper()
+	select {
+	case <-l.Done():
+		return l.Err()
+	case <-time.After(timeout):
+		t.Fatalf("lease still %v after %s", l.State().Status, timeout)
+		return nil
+	}
+}
+
+// statuses records every status l passes through until it ends.
+type statuses struct {
+	mu   sync.Mutex
+	seen []lease.Status
+	done chan struct{}
+}
+
+func recordStatuses(l *lease.Lease) *statuses {
+	s := &statuses{seen: []lease.Status{l.State().Status}, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		for {
+			<-l.Changed()
+			st := l.State().Status
+			s.mu.Lock()
+			if s.seen[len(s.seen)-1] != st {
+				s.seen = append(s.seen, st)
+			}
+			s.mu.Unlock()
+			if st == lease.Lost || st == lease.Released {
+				return
+			}
+		}
+	}()
+	return s
+}
+
+func (s *statuses) wait(t *testing.T) []lease.Status {
+	t.Helper()
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("status recorder did not see the lease end")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]lease.Status(nil), s.seen...)
+}
+
+// viaProxy returns a TCP proxy in front of db's server and a URL to db
+// through it.
+func viaProxy(t *testing.T, db pgtest.DB) (*tcpproxy.Proxy, string) {
+	t.Helper()
+	u, err := url.Parse(db.URL)
+	if err != nil {
+		t.Fatalf("parse test URL: %v", err)
+	}
+	p, err := tcpproxy.Start(u.Host)
+	if err != nil {
+		t.Fatalf("start proxy: %v", err)
+	}
+	t.Cleanup(p.Close)
+	u.Host = "127.0.0.1:" + strconv.Itoa(p.Port())
+	return p, u.String()
+}
+
+func openStore(t *testing.T, dsn string) *data.Store {
+	t.Helper()
+	s, err := data.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("data.Open: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// holderOf returns the run id holding key, or the zero UUID.
+func holderOf(t *testing.T, s *data.Store, key lease.Key) data.Lease {
+	t.Helper()
+	snap, err := s.Snapshot(context.Background())
+	if err != nil {
+		t.Fatalf("Snapshot: %v", err)
+	}
+	for _, l := range snap.Leases {
+		if l.Key == key {
+			return l
+		}
+	}
+	return data.Lease{}
+}

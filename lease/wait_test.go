@@ -1,0 +1,125 @@
+package lease_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/lease"
+)
+
+// listening reports whether a lease client's listener has issued all its
+// LISTENs on db.
+func listening(t *testing.T, pool *pgxpool.Pool) bool {
+	t.Helper()
+	var n int
+	err := pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND application_name = 'leasetop listener' AND query ILIKE 'listen%lease_ping%'`).Scan(&n)
+	if err != nil {
+		t.Fatalf("pg_stat_activity: %v", err)
+	}
+	return n > 0
+}
+
+// A waiter is woken by the release notification: with a 30 s TTL and a 30 s
+// poll, only the notification can hand it the lease within the test's 15 s.
+func TestWaitWokenByRelease(t *testing.T) {
+	for _, forced := range []bool{false, true} {
+		name := map[bool]string{false: "released", true: "force_released"}[forced]
+		t.Run(name, func(t *testing.T) {
+			db := pgtest.New(t)
+			store := db.Store(t)
+			pool := db.Pool(t)
+			cfg := lease.Config{TTL: 30 * time.Second, PollInterval: 30 * time.Second}
+			a, b := newClient(t, store, cfg), newClient(t, store, cfg)
+			la := acquire(t, a, permit(t, a, testKey, "a"))
+
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			got := make(chan *lease.Lease, 1)
+			errc := make(chan error, 1)
+			go func() {
+				l, err := b.Wait(ctx, permit(t, b, testKey, "b"))
+				got <- l
+				errc <- err
+			}()
+			eventually(t, 10*time.Second, "the waiter's listener", func() bool { return listening(t, pool) })
+			released := time.Now()
+			if forced {
+				if _, err := store.ForceRelease(context.Background(), testKey, la.RunID(), "handoff"); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := la.Release(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			lb, err := <-got, <-errc
+			if err != nil {
+				t.Fatalf("Wait err = %v", err)
+			}
+			t.Logf("handoff after %s", time.Since(released).Round(time.Millisecond))
+			defer lb.Release(context.Background())
+			if lb.Fence() <= la.Fence() {
+				t.Errorf("fence %d, want > %d", lb.Fence(), la.Fence())
+			}
+			// With no waiter left, the listener connection is closed.
+			eventually(t, 10*time.Second, "the listener to stop", func() bool { return !listening(t, pool) })
+		})
+	}
+}
+
+// A holder that died (no heartbeat, no release) is taken over when its lease
+// expires on the server, not before.
+func TestWaitTakesOverExpired(t *testing.T) {
+	db := pgtest.New(t)
+	store := db.Store(t)
+	deadRun := uuid.New()
+	g, err := store.Acquire(context.Background(), testKey, deadRun, time.Second, "dead") // held, never renewed
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newClient(t, store, lease.Config{TTL: 5 * time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	l, err := w.Wait(ctx, permit(t, w, testKey, "next"))
+	if err != nil {
+		t.Fatalf("Wait err = %v", err)
+	}
+	defer l.Release(context.Background())
+	evs, err := store.EventsFor(context.Background(), testKey, 1)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("EventsFor = %v, %v", evs, err)
+	}
+	e := evs[0]
+	if e.Kind != "taken_over" || e.PrevRunID != deadRun || e.RunID != l.RunID() {
+		t.Fatalf("last event = %+v, want taken_over from %v to %v", e, deadRun, l.RunID())
+	}
+	if e.At.Before(g.ExpiresAt) {
+		t.Errorf("taken over at %v, before the expiry %v", e.At, g.ExpiresAt)
+	}
+	if l.Fence() <= g.Fence {
+		t.Errorf("fence %d, want > %d", l.Fence(), g.Fence)
+	}
+}
+
+func TestWaitGivesUpWithContext(t *testing.T) {
+	db := pgtest.New(t)
+	store := db.Store(t)
+	cfg := lease.Config{TTL: 30 * time.Second}
+	a, b := newClient(t, store, cfg), newClient(t, store, cfg)
+	la := acquire(t, a, permit(t, a, testKey, "a"))
+	errStop := errors.New("caller gave up")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(200*time.Millisecond, func() { cancel(errStop) })
+	l, err := b.Wait(ctx, permit(t, b, testKey, "b"))
+	if l != nil || !errors.Is(err, errStop) {
+		t.Errorf("Wait = %v, %v; want nil, the context's cause", l, err)
+	}
+	if got := holderOf(t, store, testKey); got.RunID != la.RunID() {
+		t.Errorf("holder %v, want %v", got.RunID, la.RunID())
+	}
+}
