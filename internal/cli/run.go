@@ -1,0 +1,208 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/termtext"
+	"github.com/leasetop/leasetop/lease"
+)
+
+// minRunTTL is the shortest --ttl: below it a renewal round trip and the
+// safety margin leave the command no time to run.
+const minRunTTL = 500 * time.Millisecond
+
+// forwarded are the signals leasetop run passes on to the command's process
+// group. While it waits for the lease, the first four stop the wait instead.
+var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
+
+// runOptions are leasetop run's parsed flags.
+type runOptions struct {
+	dsn    string
+	key    lease.Key
+	ttl    time.Duration
+	wait   bool
+	holder string
+	grace  time.Duration
+	argv   []string
+}
+
+func cmdRun(ctx context.Context, env Env, args []string) error {
+	opts, err := parseRunFlags(env, args)
+	if err != nil {
+		return err
+	}
+	// Signals are caught from the start, so an interrupt while waiting for
+	// the lease ends the wait cleanly instead of killing leasetop mid-call.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwarded...)
+	defer signal.Stop(sigs)
+
+	store, err := openStore(ctx, resolveDSN(env, opts.dsn))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	client, err := lease.New(store, lease.Config{TTL: opts.ttl})
+	if err != nil {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	defer client.Close()
+	l, err := acquireForRun(ctx, env, client, opts, sigs)
+	if err != nil {
+		return err
+	}
+	return runHolding(ctx, env, l, opts, sigs)
+}
+
+func parseRunFlags(env Env, args []string) (runOptions, error) {
+	fs := newFlags(env, "run", "run --account A --session S [--ttl 15s] [--wait] [--holder LABEL] [--grace 5s] [--dsn URL] -- CMD [ARGS...]")
+	dsn := dsnFlag(fs)
+	account := fs.String("account", "", "account id of the session (required)")
+	session := fs.String("session", "", "session id (required)")
+	ttl := fs.Duration("ttl", 15*time.Second, "lease time to live on the database clock, renewed every ttl/3 (at least 500ms)")
+	wait := fs.Bool("wait", false, "wait while another run holds the lease (default: exit 3 at once)")
+	holder := fs.String("holder", "", `holder label operators see (default "CMD@HOST pid PID")`)
+	grace := fs.Duration("grace", 5*time.Second, "after losing the lease, how long CMD has between SIGTERM and SIGKILL")
+	if err := parseFlags(fs, args); err != nil {
+		return runOptions{}, err
+	}
+	opts := runOptions{dsn: *dsn, key: lease.Key{Account: *account, Session: *session}, ttl: *ttl,
+		wait: *wait, holder: *holder, grace: *grace, argv: fs.Args()}
+	switch {
+	case len(opts.argv) == 0:
+		return opts, usageErrorf("run: no command given: leasetop run --account A --session S -- CMD [ARGS...]")
+	case *account == "" || *session == "":
+		return opts, usageErrorf("run: --account and --session are required")
+	case opts.ttl < minRunTTL || opts.ttl > data.MaxTTL:
+		return opts, usageErrorf("run: --ttl must be between %s and %s, got %s", minRunTTL, data.MaxTTL, opts.ttl)
+	case opts.grace < 0:
+		return opts, usageErrorf("run: --grace must not be negative, got %s", opts.grace)
+	}
+	if err := data.ValidateKey(opts.key); err != nil {
+		return opts, usageErrorf("run: %v", err)
+	}
+	if opts.holder == "" {
+		opts.holder = defaultHolder(opts.argv[0])
+	}
+	if err := data.ValidateHolder(opts.holder); err != nil {
+		return opts, usageErrorf("run: --holder: %v", err)
+	}
+	return opts, nil
+}
+
+// defaultHolder is "CMD@HOST pid PID", made a valid label (no control
+// characters, at most data.MaxHolderBytes).
+func defaultHolder(cmd string) string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown-host"
+	}
+	label := fmt.Sprintf("%s@%s pid %d", filepath.Base(cmd), host, os.Getpid())
+	return termtext.Clean(label, data.MaxHolderBytes/4) // escapes controls; 4 bytes per cell at most
+}
+
+// commandLineAuthorizer is leasetop run's Authorizer. The command line has
+// no user of its own: the caller authenticated to PostgreSQL with the role in
+// the DSN, and that role's grants (lease_app: EXECUTE on acquire, renew and
+// release) are the authorization, enforced by the database on every call.
+// A program that serves users must authorize them itself (see package lease).
+type commandLineAuthorizer struct{}
+
+func (commandLineAuthorizer) Authorize(context.Context, lease.Request) error { return nil }
+
+// acquireForRun authorizes and acquires the lease: once, or (with --wait)
+// until it is free or a signal asks leasetop to stop.
+func acquireForRun(ctx context.Context, env Env, client *lease.Client, opts runOptions, sigs <-chan os.Signal) (*lease.Lease, error) {
+	permit, err := client.Authorize(ctx, commandLineAuthorizer{}, opts.key, opts.holder)
+	if err != nil {
+		return nil, usageErrorf("run: %v", err)
+	}
+	l, err := client.Acquire(ctx, permit)
+	var held *lease.HeldError
+	switch {
+	case err == nil:
+		return l, nil
+	case !errors.As(err, &held):
+		return nil, connError(err)
+	case !opts.wait:
+		return nil, &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; use --wait to wait for it", heldMessage(held))}
+	}
+	fmt.Fprintf(env.Stderr, "leasetop: waiting: %s\n", heldMessage(held))
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	type result struct {
+		l   *lease.Lease
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		l, err := client.Wait(wctx, permit)
+		done <- result{l, err}
+	}()
+	for {
+		select {
+		case r := <-done:
+			if r.err != nil {
+				var stop *signalStop
+				if errors.As(r.err, &stop) {
+					return nil, &ExitError{Code: 128 + int(stop.sig), Err: r.err}
+				}
+				return nil, connError(r.err)
+			}
+			return r.l, nil
+		case s := <-sigs:
+			if sig, ok := s.(syscall.Signal); ok && sig != syscall.SIGUSR1 && sig != syscall.SIGUSR2 {
+				cancel(&signalStop{sig: sig})
+			}
+		}
+	}
+}
+
+// signalStop is the cause of a wait ended by a signal.
+type signalStop struct{ sig syscall.Signal }
+
+func (e *signalStop) Error() string {
+	return fmt.Sprintf("stopped waiting for the lease on %s", signalName(e.sig))
+}
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	}
+	return s.String()
+}
+
+// heldMessage names who holds the lease and for how long, with database
+// text made inert.
+func heldMessage(h *lease.HeldError) string {
+	key := termtext.Clean(h.Key.String(), 0)
+	if h.RunID == [16]byte{} {
+		return fmt.Sprintf("lease %s is held by another run", key)
+	}
+	return fmt.Sprintf("lease %s is held by run %s (%q) for %s more", key, h.RunID,
+		termtext.Clean(h.Holder, 0), h.Remaining.Round(100*time.Millisecond))
+}
+
+// warnf prints one line about the lease on stderr; untrusted text in args
+// must already be cleaned.
+func warnf(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, "leasetop: "+format+"\n", args...)
+}

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/leasetop/leasetop/internal/termtext"
+	"github.com/leasetop/leasetop/lease"
+)
+
+// runHolding runs the command while l is held, stops it when l is lost, and
+// releases l when the command has exited.
+func runHolding(ctx context.Context, env Env, l *lease.Lease, opts runOptions, sigs <-chan os.Signal) error {
+	defer func() {
+		if err := l.Release(ctx); err != nil {
+			warnf(env.Stderr, "%s (it expires by itself within %s)", termtext.Clean(err.Error(), 0), opts.ttl)
+		}
+	}()
+	if err := l.Err(); err != nil { // lost between the grant and now
+		warnf(env.Stderr, "%s; not starting %s", termtext.Clean(err.Error(), 0), termtext.Clean(opts.argv[0], 0))
+		return exitSilently(ExitLost)
+	}
+	c, err := startChild(opts.argv, append(os.Environ(), l.Token().Env()...), env.Stdin, env.Stdout, env.Stderr)
+	if err != nil {
+		return &ExitError{Code: startErrorCode(err), Err: fmt.Errorf("run: %s", termtext.Clean(err.Error(), 0))}
+	}
+	s := &supervisor{env: env, l: l, c: c, name: termtext.Clean(opts.argv[0], 0), grace: opts.grace, sigs: sigs, last: lease.Held}
+	return s.run()
+}
+
+// supervisor watches the command and the lease.
+type supervisor struct {
+	env   Env
+	l     *lease.Lease
+	c     *child
+	name  string
+	grace time.Duration
+	sigs  <-chan os.Signal
+	last  lease.Status // the status last reported
+}
+
+// run waits for the command to exit (passing its code on), forwarding
+// signals and reporting the lease's state, and stops it on loss.
+func (s *supervisor) run() error {
+	for {
+		select {
+		case ex := <-s.c.done:
+			s.c.signal(syscall.SIGKILL) // what it left in its group must not run unowned
+			if code := ex.code(); code != ExitOK {
+				return exitSilently(code)
+			}
+			return nil
+		case sig := <-s.sigs:
+			s.forward(sig)
+		case <-s.l.Changed():
+			s.report()
+		case <-s.l.Done():
+			return s.stop()
+		}
+	}
+}
+
+// stop ends the command after the lease was lost: SIGTERM to its group,
+// SIGKILL after the grace period.
+func (s *supervisor) stop() error {
+	warnf(s.env.Stderr, "%s; stopping %s (SIGTERM, SIGKILL after %s)",
+		termtext.Clean(s.l.Err().Error(), 0), s.name, s.grace)
+	s.c.signal(syscall.SIGTERM)
+	kill := time.NewTimer(s.grace)
+	defer kill.Stop()
+	for {
+		select {
+		case <-s.c.done:
+			s.c.signal(syscall.SIGKILL)
+			return exitSilently(ExitLost)
+		case <-kill.C:
+			warnf(s.env.Stderr, "%s did not exit within %s; sending SIGKILL", s.name, s.grace)
+			s.c.signal(syscall.SIGKILL)
+		case sig := <-s.sigs:
+			s.forward(sig)
+		}
+	}
+}
+
+func (s *supervisor) forward(sig os.Signal) {
+	if ss, ok := sig.(syscall.Signal); ok {
+		s.c.signal(ss)
+	}
+}
+
+// report prints the lease becoming at risk (renewals failing) and
+// recovering, once per change.
+func (s *supervisor) report() {
+	st := s.l.State()
+	prev := s.last
+	s.last = st.Status
+	switch {
+	case st.Status == lease.AtRisk && prev != lease.AtRisk:
+		var err error = errors.New("unknown error")
+		if st.Err != nil {
+			err = st.Err
+		}
+		warnf(s.env.Stderr, "lease %s at risk: renewal failed (%s); %s is stopped in %s unless a renewal succeeds",
+			termtext.Clean(s.l.Key().String(), 0), termtext.Clean(err.Error(), 0), s.name,
+			time.Until(st.Deadline).Round(100*time.Millisecond))
+	case st.Status == lease.Held && prev == lease.AtRisk:
+		warnf(s.env.Stderr, "lease %s renewed again", termtext.Clean(s.l.Key().String(), 0))
+	}
+}

@@ -1,0 +1,262 @@
+package proctest_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/url"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/proctest"
+	"github.com/leasetop/leasetop/internal/tcpproxy"
+	"github.com/leasetop/leasetop/lease"
+)
+
+var testKey = lease.Key{Account: "acct", Session: "sess"}
+
+// env is a test's database, with the recorder's table.
+type env struct {
+	db    pgtest.DB
+	store *data.Store
+	pool  *pgxpool.Pool
+}
+
+func newEnv(t *testing.T) env {
+	t.Helper()
+	db := pgtest.New(t)
+	e := env{db: db, store: db.Store(t), pool: db.Pool(t)}
+	if _, err := e.pool.Exec(context.Background(), proctest.RecorderSchema); err != nil {
+		t.Fatalf("create recorder table: %v", err)
+	}
+	return e
+}
+
+// syncBuffer is a bytes.Buffer safe for a process to write while a test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// proc is one leasetop process.
+type proc struct {
+	cmd    *exec.Cmd
+	stdout syncBuffer
+	stderr syncBuffer
+	done   chan struct{}
+	code   int
+}
+
+// leasetop starts `leasetop args...` with DATABASE_URL set to e's database;
+// its recorder children write there directly. The process is killed when
+// the test ends if it is still running.
+func (e env) leasetop(t *testing.T, args ...string) *proc {
+	t.Helper()
+	return e.leasetopEnv(t, nil, args...)
+}
+
+func (e env) leasetopEnv(t *testing.T, extraEnv []string, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: exec.Command(leasetopBin, args...), done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), "DATABASE_URL="+e.db.URL, proctest.EnvRecorderDSN+"="+e.db.URL)
+	p.cmd.Env = append(p.cmd.Env, extraEnv...)
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start leasetop: %v", err)
+	}
+	go func() {
+		defer close(p.done)
+		err := p.cmd.Wait()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+		case errors.As(err, &ee):
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				p.code = 128 + int(ws.Signal())
+			} else {
+				p.code = ee.ExitCode()
+			}
+		default:
+			p.code = -1
+		}
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = p.cmd.Process.Signal(syscall.SIGCONT)
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// recorderArgs is the child command for leasetop run: this test binary as
+// the recorder.
+func recorderArgs() []string { return []string{os.Args[0]} }
+
+// recorderEnv makes the recorder child write every `every`.
+func recorderEnv(every time.Duration) []string {
+	return []string{proctest.EnvRecorder + "=1", proctest.EnvRecorderEvery + "=" + every.String()}
+}
+
+func (p *proc) pid() int { return p.cmd.Process.Pid }
+
+// wait waits for the process to exit and returns its exit code (128+N for
+// signal N).
+func (p *proc) wait(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.done:
+		return p.code
+	case <-time.After(timeout):
+		t.Fatalf("leasetop pid %d still running after %s; stderr: %s", p.pid(), timeout, p.stderr.String())
+		return 0
+	}
+}
+
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *proc) signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	if err := syscall.Kill(p.pid(), sig); err != nil {
+		t.Fatalf("kill(%d, %v): %v", p.pid(), sig, err)
+	}
+}
+
+// eventually polls cond until it holds or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// children reads the recorder's records grouped by child.
+func (e env) children(t *testing.T) []*proctest.Child {
+	t.Helper()
+	recs, err := proctest.Records(context.Background(), e.pool)
+	if err != nil {
+		t.Fatalf("read records: %v", err)
+	}
+	return proctest.Children(recs)
+}
+
+// waitChildren waits until n children have started and returns them.
+func (e env) waitChildren(t *testing.T, n int, timeout time.Duration) []*proctest.Child {
+	t.Helper()
+	var cs []*proctest.Child
+	eventually(t, timeout, strconv.Itoa(n)+" recorder children to start", func() bool {
+		cs = e.children(t)
+		return len(cs) >= n
+	})
+	return cs
+}
+
+// events returns key's events, oldest first.
+func (e env) events(t *testing.T) []data.Event {
+	t.Helper()
+	evs, err := e.store.EventsFor(context.Background(), testKey, 1000)
+	if err != nil {
+		t.Fatalf("EventsFor: %v", err)
+	}
+	for i, j := 0, len(evs)-1; i < j; i, j = i+1, j-1 {
+		evs[i], evs[j] = evs[j], evs[i]
+	}
+	return evs
+}
+
+func (e env) holder(t *testing.T) data.Lease {
+	t.Helper()
+	snap, err := e.store.Snapshot(context.Background())
+	if err != nil {
+		t.Fatalf("Snapshot: %v", err)
+	}
+	for _, l := range snap.Leases {
+		if l.Key == testKey {
+			return l
+		}
+	}
+	return data.Lease{}
+}
+
+// serverNow reads the database clock.
+func (e env) serverNow(t *testing.T) time.Time {
+	t.Helper()
+	var now time.Time
+	if err := e.pool.QueryRow(context.Background(), `SELECT clock_timestamp()`).Scan(&now); err != nil {
+		t.Fatalf("clock_timestamp: %v", err)
+	}
+	return now
+}
+
+// proxied returns a TCP proxy to e's server and a URL to e's database
+// through it.
+func (e env) proxied(t *testing.T) (*tcpproxy.Proxy, string) {
+	t.Helper()
+	u, err := url.Parse(e.db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := tcpproxy.Start(u.Host)
+	if err != nil {
+		t.Fatalf("start proxy: %v", err)
+	}
+	t.Cleanup(p.Close)
+	u.Host = "127.0.0.1:" + strconv.Itoa(p.Port())
+	return p, u.String()
+}
+
+// runArgs is `run --account acct --session sess extra... -- recorder`.
+func runArgs(extra ...string) []string {
+	args := append([]string{"run", "--account", testKey.Account, "--session", testKey.Session}, extra...)
+	return append(append(args, "--"), recorderArgs()...)
+}
+
+// waitGone waits until pid has exited.
+func waitGone(t *testing.T, pid int, timeout time.Duration, what string) {
+	t.Helper()
+	eventually(t, timeout, what+" (pid "+strconv.Itoa(pid)+") to exit", func() bool { return proctest.ProcessGone(pid) })
+}
+
+func findEvent(evs []data.Event, match func(data.Event) bool) (data.Event, bool) {
+	for _, e := range evs {
+		if match(e) {
+			return e, true
+		}
+	}
+	return data.Event{}, false
+}

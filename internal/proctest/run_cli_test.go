@@ -1,0 +1,151 @@
+package proctest_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+func TestRunPassesExitCodeAndToken(t *testing.T) {
+	e := newEnv(t)
+	script := `echo "$LEASETOP_ACCOUNT_ID|$LEASETOP_SESSION_ID|$LEASETOP_RUN_ID|$LEASETOP_FENCE"; exit 7`
+	p := e.leasetop(t, "run", "--account", "acct", "--session", "sess", "--holder", "job 1", "--", "sh", "-c", script)
+	if got := p.wait(t, 30*time.Second); got != 7 {
+		t.Fatalf("exit code = %d, want the command's 7; stderr: %s", got, p.stderr.String())
+	}
+	if p.stderr.String() != "" {
+		t.Errorf("stderr = %q, want nothing", p.stderr.String())
+	}
+	fields := strings.Split(strings.TrimSpace(p.stdout.String()), "|")
+	if len(fields) != 4 || fields[0] != "acct" || fields[1] != "sess" {
+		t.Fatalf("child saw %q, want acct|sess|RUN|FENCE", p.stdout.String())
+	}
+	run, err := uuid.Parse(fields[2])
+	if err != nil {
+		t.Fatalf("LEASETOP_RUN_ID = %q: %v", fields[2], err)
+	}
+	evs := e.events(t)
+	if len(evs) != 2 || evs[0].Kind != data.KindAcquired || evs[1].Kind != data.KindReleased {
+		t.Fatalf("events = %+v, want acquired then released", evs)
+	}
+	if evs[0].RunID != run || strconv.FormatInt(evs[0].Fence, 10) != fields[3] || evs[0].Holder != "job 1" {
+		t.Errorf("acquired event = %+v, want run %s fence %s holder %q", evs[0], run, fields[3], "job 1")
+	}
+	if got := e.holder(t); got.RunID != uuid.Nil {
+		t.Errorf("lease still held by %v after the command exited", got.RunID)
+	}
+}
+
+func TestRunExitCodes(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct {
+		name     string
+		args     []string
+		want     int
+		wantErr  string // in stderr
+		wantHeld bool   // the lease must not be left behind either way
+	}{
+		{"success", []string{"--", "true"}, 0, "", false},
+		{"killed by a signal", []string{"--", "sh", "-c", "kill -KILL $$"}, 128 + 9, "", false},
+		{"command not found", []string{"--", "/nonexistent/cmd"}, 127, "no such file", false},
+		{"no command", []string{}, 2, "no command given", false},
+		{"bad ttl", []string{"--ttl", "10ms", "--", "true"}, 2, "--ttl must be between", false},
+		{"control character in holder", []string{"--holder", "a\x1b[2Jb", "--", "true"}, 2, "holder", false},
+		{"unknown flag", []string{"--nope", "--", "true"}, 2, "nope", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"run", "--account", "acct", "--session", "sess"}, tt.args...)
+			p := e.leasetop(t, args...)
+			if got := p.wait(t, 30*time.Second); got != tt.want {
+				t.Errorf("exit code = %d, want %d; stderr: %s", got, tt.want, p.stderr.String())
+			}
+			stderr := p.stderr.String()
+			if tt.wantErr != "" && !strings.Contains(strings.ToLower(stderr), tt.wantErr) {
+				t.Errorf("stderr = %q, want it to mention %q", stderr, tt.wantErr)
+			}
+			if strings.Count(stderr, "\n") > 1 || strings.ContainsRune(stderr, 0x1b) || strings.Contains(stderr, "goroutine") {
+				t.Errorf("stderr = %q, want at most one line, no escape, no stack trace", stderr)
+			}
+			if got := e.holder(t); got.RunID != uuid.Nil {
+				t.Errorf("lease left held by %v", got.RunID)
+			}
+		})
+	}
+}
+
+func TestRunBusyWithoutWait(t *testing.T) {
+	e := newEnv(t)
+	run := uuid.New()
+	if _, err := e.store.Acquire(context.Background(), testKey, run, time.Minute, "other \x1b-free holder"); err == nil {
+		t.Fatal("a holder label with ESC was accepted")
+	}
+	if _, err := e.store.Acquire(context.Background(), testKey, run, time.Minute, "other holder"); err != nil {
+		t.Fatal(err)
+	}
+	p := e.leasetop(t, "run", "--account", "acct", "--session", "sess", "--", "sh", "-c", "echo ran")
+	if got := p.wait(t, 30*time.Second); got != 3 {
+		t.Fatalf("exit code = %d, want 3 (busy); stderr: %s", got, p.stderr.String())
+	}
+	stderr := p.stderr.String()
+	for _, want := range []string{run.String(), `"other holder"`, "more", "--wait"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr = %q, want it to name %q", stderr, want)
+		}
+	}
+	if strings.Count(stderr, "\n") != 1 || p.stdout.String() != "" {
+		t.Errorf("stderr = %q, stdout = %q; want one line and the command not run", stderr, p.stdout.String())
+	}
+	if got := e.holder(t); got.RunID != run {
+		t.Errorf("holder = %v, want %v untouched", got.RunID, run)
+	}
+}
+
+func TestRunForwardsSignals(t *testing.T) {
+	e := newEnv(t)
+	for _, tt := range []struct {
+		sig  syscall.Signal
+		name string
+		code int
+	}{{syscall.SIGUSR1, "USR1", 41}, {syscall.SIGTERM, "TERM", 42}, {syscall.SIGINT, "INT", 43}} {
+		t.Run(tt.name, func(t *testing.T) {
+			script := `trap "exit ` + strconv.Itoa(tt.code) + `" ` + tt.name + `; echo ready; while :; do sleep 0.02; done`
+			p := e.leasetop(t, "run", "--account", "acct", "--session", "sess", "--", "sh", "-c", script)
+			eventually(t, 30*time.Second, "the command to start", func() bool { return strings.Contains(p.stdout.String(), "ready") })
+			p.signal(t, tt.sig)
+			if got := p.wait(t, 30*time.Second); got != tt.code {
+				t.Errorf("exit code after SIG%s = %d, want the command's %d; stderr: %s", tt.name, got, tt.code, p.stderr.String())
+			}
+			if got := e.holder(t); got.RunID != uuid.Nil {
+				t.Errorf("lease left held by %v", got.RunID)
+			}
+		})
+	}
+}
+
+func TestRunInterruptedWhileWaiting(t *testing.T) {
+	e := newEnv(t)
+	run := uuid.New()
+	if _, err := e.store.Acquire(context.Background(), testKey, run, time.Minute, "other"); err != nil {
+		t.Fatal(err)
+	}
+	p := e.leasetop(t, "run", "--account", "acct", "--session", "sess", "--wait", "--", "sh", "-c", "echo ran")
+	eventually(t, 30*time.Second, "leasetop to report it is waiting", func() bool { return strings.Contains(p.stderr.String(), "waiting") })
+	p.signal(t, syscall.SIGINT)
+	if got := p.wait(t, 30*time.Second); got != 130 {
+		t.Errorf("exit code = %d, want 130; stderr: %s", got, p.stderr.String())
+	}
+	if p.stdout.String() != "" {
+		t.Errorf("the command ran: %q", p.stdout.String())
+	}
+	if got := e.holder(t); got.RunID != run {
+		t.Errorf("holder = %v, want %v untouched", got.RunID, run)
+	}
+}
