@@ -1,0 +1,180 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/demo"
+	"github.com/leasetop/leasetop/internal/pgserver"
+)
+
+// demoFlags are the flags of `leasetop demo`.
+type demoFlags struct {
+	dsn      *string
+	headless *bool
+	duration *time.Duration
+	seed     *int64
+	accounts *int
+	sessions *int
+	devices  *string
+	ttl      *time.Duration
+	noChaos  *bool
+}
+
+func newDemoFlags(env Env) (*flagSet, *demoFlags) {
+	fs := newFlags(env, "demo", "demo [--headless [--duration 30s]] [--seed N] [--dsn URL] [--accounts 2] [--sessions 2] [--devices desktop,browser,phone] [--ttl 4s] [--no-chaos]")
+	return fs, &demoFlags{
+		dsn:      fs.String("dsn", "", "use this PostgreSQL (migrated) instead of starting a throwaway one; the demo removes only its own leases and rows"),
+		headless: fs.Bool("headless", false, "no monitor: print the event stream, a summary and the invariant check (exit 1 if one fails)"),
+		duration: fs.Duration("duration", 0, "stop after this long (default: 30s with --headless, until q in the monitor)"),
+		seed:     fs.Int64("seed", 0, "seed for the chaos schedule and the devices' users (default: random, printed)"),
+		accounts: fs.Int("accounts", demo.DefaultAccounts, "accounts (users), each with its own conversations and devices"),
+		sessions: fs.Int("sessions", demo.DefaultSessions, "conversations per account"),
+		devices:  fs.String("devices", strings.Join(demo.DefaultDevices(), ","), "the devices each user has open; one process per device and account"),
+		ttl:      fs.Duration("ttl", demo.DefaultTTL, "the lease's time to live (1s to 1m)"),
+		noChaos:  fs.Bool("no-chaos", false, "no chaos schedule (the monitor's demo keys still work)"),
+	}
+}
+
+func cmdDemo(ctx context.Context, env Env, args []string) error {
+	fs, f := newDemoFlags(env)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("demo takes no arguments, got %q", fs.Arg(0))
+	}
+	cfg, err := f.config()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+
+	db, err := openDemoDB(ctx, env, resolveDSN(env, *f.dsn), &cfg)
+	if err != nil {
+		return err
+	}
+	defer db.close()
+	if *f.headless {
+		return runHeadless(ctx, env, db, cfg)
+	}
+	return runDemoMonitor(ctx, env, db, cfg)
+}
+
+// config turns the flags into a demo.Config (defaults filled in by the demo).
+func (f *demoFlags) config() (demo.Config, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return demo.Config{}, fmt.Errorf("find the leasetop binary to run the devices: %w", err)
+	}
+	cfg := demo.Config{
+		Accounts: *f.accounts,
+		Sessions: *f.sessions,
+		TTL:      *f.ttl,
+		Duration: *f.duration,
+		Seed:     *f.seed,
+		NoChaos:  *f.noChaos,
+		Exe:      exe,
+	}
+	for _, d := range strings.Split(*f.devices, ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			cfg.Devices = append(cfg.Devices, d)
+		}
+	}
+	if cfg.Devices == nil {
+		return cfg, usageErrorf("demo: --devices must name at least one device")
+	}
+	if *f.headless && cfg.Duration == 0 {
+		cfg.Duration = 30 * time.Second
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = randomSeed()
+	}
+	if err := demo.Validate(cfg); err != nil {
+		return cfg, usageErrorf("demo: %v (see leasetop demo -h)", err)
+	}
+	return cfg, nil
+}
+
+func randomSeed() int64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return int64(binary.BigEndian.Uint64(b[:])>>34) + 1 // short enough to retype
+}
+
+// demoDB is the database the demo runs on: an embedded throwaway server, or
+// the user's database (where it cleans up only what it created).
+type demoDB struct {
+	store    *data.Store
+	embedded *demo.Embedded
+	accounts []string
+	created  bool // the demo created the leasetop_demo schema on the user's database
+	where    string
+}
+
+func openDemoDB(ctx context.Context, env Env, dsn string, cfg *demo.Config) (*demoDB, error) {
+	db := &demoDB{}
+	if dsn == "" {
+		emb, err := demo.StartEmbedded(ctx)
+		if errors.Is(err, pgserver.ErrNoBinaries) {
+			return nil, &ExitError{Code: ExitFailure, Err: err}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("start the embedded PostgreSQL: %w", err)
+		}
+		db.embedded, dsn = emb, emb.URL()
+		db.where = fmt.Sprintf("embedded PostgreSQL in %s (port %d, pid %d), removed on exit", emb.Dir(), emb.Port(), emb.PID())
+	} else {
+		cfg.Prefix = "demo-" + randomHex(3) + "-"
+	}
+	cfg.DSN = dsn
+	store, err := openStore(ctx, dsn)
+	if err != nil {
+		db.close()
+		return nil, err
+	}
+	db.store = store
+	if db.where == "" {
+		c := store.Pool().Config().ConnConfig
+		db.where = fmt.Sprintf("%s:%d/%s, accounts prefixed %q (removed on exit; their events stay)", c.Host, c.Port, c.Database, cfg.Prefix)
+	}
+	if db.created, err = demo.Setup(ctx, store.Pool()); err != nil {
+		db.close()
+		return nil, connError(err)
+	}
+	db.accounts = cfg.AccountIDs()
+	return db, nil
+}
+
+// close removes what the demo made: the whole server when embedded, else
+// its leases, rows and (if it created it) schema.
+func (db *demoDB) close() {
+	if db.store != nil {
+		if db.embedded == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_ = demo.Cleanup(ctx, db.store.Pool(), db.accounts, db.created)
+			cancel()
+		}
+		db.store.Close()
+	}
+	if db.embedded != nil {
+		db.embedded.Close()
+	}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"context"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/leasetop/leasetop/internal/demo"
+)
+
+// cmdDevice is one simulated device process of the demo (hidden): the demo
+// starts one per device and account, with the database in DATABASE_URL.
+func cmdDevice(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "device", "device --name NAME --account ACCOUNT --sessions S1,S2 [--ttl 4s] [--seed N] [--dsn URL]")
+	dsn := dsnFlag(fs)
+	name := fs.String("name", "", "the device's name (desktop, browser, phone)")
+	account := fs.String("account", "", "the account its user is signed in to")
+	sessions := fs.String("sessions", "", "the conversations open on it, comma-separated")
+	ttl := fs.Duration("ttl", demo.DefaultTTL, "the lease's time to live")
+	seed := fs.Int64("seed", 1, "seed for its user's behaviour")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("device takes no arguments, got %q", fs.Arg(0))
+	}
+	cfg := demo.DeviceConfig{Name: *name, Account: *account, TTL: *ttl, Seed: *seed}
+	if *sessions != "" {
+		cfg.Sessions = strings.Split(*sessions, ",")
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	ctx, unwatch := demo.WithParent(ctx)
+	defer unwatch()
+	store, err := openStore(ctx, resolveDSN(env, *dsn))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	return demo.RunDevice(ctx, store, cfg, env.Stdout)
+}

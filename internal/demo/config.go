@@ -1,0 +1,145 @@
+package demo
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// Defaults for the zero fields of Config.
+const (
+	DefaultAccounts = 2
+	DefaultSessions = 2
+	DefaultTTL      = 4 * time.Second
+	minTTL          = time.Second
+	maxTTL          = time.Minute
+	maxAccounts     = 20
+	maxSessions     = 10
+	maxDevices      = 6
+)
+
+// DefaultDevices are the devices each account's user has open.
+func DefaultDevices() []string { return []string{"desktop", "browser", "phone"} }
+
+// Config sets up a demo. Zero fields take the documented defaults.
+type Config struct {
+	// Accounts is how many accounts (users) there are. Default 2.
+	Accounts int
+	// Sessions is how many conversations each account has. Default 2.
+	Sessions int
+	// Devices names the devices every account's user has open; each is one
+	// OS process per account. Default desktop, browser, phone.
+	Devices []string
+	// TTL is the lease's time to live. Short (default 4 s), so takeovers
+	// and zombies show within the first minute.
+	TTL time.Duration
+	// Duration ends the demo; 0 runs until the context ends.
+	Duration time.Duration
+	// Seed makes the chaos schedule and the devices' users reproducible.
+	Seed int64
+	// NoChaos turns the chaos schedule off (keys in the monitor still work).
+	NoChaos bool
+	// Prefix is prepended to every account id, so a demo on a shared
+	// database touches only its own leases.
+	Prefix string
+	// Exe is the leasetop binary whose hidden `device` subcommand runs each
+	// device.
+	Exe string
+	// DSN is handed to the devices (through DATABASE_URL in their
+	// environment, never on their command line).
+	DSN string
+}
+
+// withDefaults fills in zero fields and checks the ranges.
+func (c Config) withDefaults() (Config, error) {
+	c.Accounts = cmp.Or(c.Accounts, DefaultAccounts)
+	c.Sessions = cmp.Or(c.Sessions, DefaultSessions)
+	if len(c.Devices) == 0 {
+		c.Devices = DefaultDevices()
+	}
+	c.TTL = cmp.Or(c.TTL, DefaultTTL)
+	switch {
+	case c.Accounts < 1 || c.Accounts > maxAccounts:
+		return c, inputErrorf("accounts", "must be 1 to %d, got %d", maxAccounts, c.Accounts)
+	case c.Sessions < 1 || c.Sessions > maxSessions:
+		return c, inputErrorf("sessions", "must be 1 to %d, got %d", maxSessions, c.Sessions)
+	case len(c.Devices) < 1 || len(c.Devices) > maxDevices:
+		return c, inputErrorf("devices", "must name 1 to %d devices, got %d", maxDevices, len(c.Devices))
+	case c.TTL < minTTL || c.TTL > maxTTL:
+		return c, inputErrorf("ttl", "must be %s to %s, got %s", minTTL, maxTTL, c.TTL)
+	case c.Duration < 0:
+		return c, inputErrorf("duration", "must not be negative, got %s", c.Duration)
+	case c.Exe == "":
+		return c, inputErrorf("exe", "must name the leasetop binary that runs the devices")
+	}
+	for i, d := range c.Devices {
+		if err := data.ValidateHolder(d); err != nil || d == "" || len(d) > 32 {
+			return c, inputErrorf("device name", "%q must be 1 to 32 bytes without control characters", d)
+		}
+		if slices.Contains(c.Devices[:i], d) {
+			return c, inputErrorf("device name", "%q is given twice", d)
+		}
+	}
+	return c, nil
+}
+
+// inputErrorf is an ErrInvalid naming the bad setting.
+func inputErrorf(field, format string, args ...any) error {
+	return &data.InputError{Field: field, Problem: fmt.Sprintf(format, args...)}
+}
+
+// Validate checks a configuration the way New does.
+func Validate(c Config) error {
+	_, err := c.withDefaults()
+	return err
+}
+
+// Account returns the id of account i (from 0).
+func (c Config) Account(i int) string {
+	names := [...]string{"acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "tyrell"}
+	if i < len(names) {
+		return c.Prefix + names[i]
+	}
+	return c.Prefix + "acct-" + strconv.Itoa(i+1)
+}
+
+// Session returns the id of conversation j (from 0) of an account.
+func Session(j int) string { return "chat-" + strconv.Itoa(j+1) }
+
+// AccountIDs returns every account id.
+func (c Config) AccountIDs() []string {
+	ids := make([]string, c.Accounts)
+	for i := range ids {
+		ids[i] = c.Account(i)
+	}
+	return ids
+}
+
+// SessionIDs returns the conversation ids every account has.
+func (c Config) SessionIDs() []string {
+	ids := make([]string, c.Sessions)
+	for j := range ids {
+		ids[j] = Session(j)
+	}
+	return ids
+}
+
+// Keys returns every conversation's lease key, account by account.
+func (c Config) Keys() []data.Key {
+	var keys []data.Key
+	for _, a := range c.AccountIDs() {
+		for _, s := range c.SessionIDs() {
+			keys = append(keys, data.Key{Account: a, Session: s})
+		}
+	}
+	return keys
+}
+
+// HolderLabel is the holder label a device process shows on its leases. The
+// demo computes it from the pid of a process it started, to know which leases
+// a process it killed held.
+func HolderLabel(device string, pid int) string { return device + " pid " + strconv.Itoa(pid) }

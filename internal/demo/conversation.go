@@ -1,0 +1,159 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/lease"
+)
+
+// converse is one conversation open on the device: its user presses send at
+// random moments until ctx ends; each press authorizes, then tries once to
+// take the conversation's lease.
+func (d *device) converse(ctx context.Context, session string, rng *rand.Rand) {
+	key := lease.Key{Account: d.cfg.Account, Session: session}
+	permit, err := d.client.Authorize(ctx, d.authorizer(), key, d.holder)
+	if err != nil {
+		d.fail(session, err)
+		return
+	}
+	for sleep(ctx, between(rng, d.timing.thinkMin, d.timing.thinkMax)) {
+		l, err := d.client.Acquire(ctx, permit)
+		var held *lease.HeldError
+		switch {
+		case errors.As(err, &held):
+			// The local "send" button reconciled with the server: busy,
+			// owned by another device, for this much longer.
+			d.out.report(Report{Kind: ReportRefused, Session: session,
+				Holder: held.Holder, OwnerRun: held.RunID, Fence: held.Fence, Remaining: held.Remaining})
+		case err != nil:
+			if ctx.Err() != nil {
+				return
+			}
+			d.fail(session, err)
+		default:
+			d.execute(ctx, l, rng)
+		}
+	}
+}
+
+// execute is one granted run: a simulated model/tool execution in chunks,
+// each chunk's output written through the fence check, while the lease
+// library heartbeats. It stops when the work is done, the lease is lost or
+// ctx ends, and always ends the run with Release.
+func (d *device) execute(ctx context.Context, l *lease.Lease, rng *rand.Rand) {
+	tok := l.Token()
+	d.out.report(Report{Kind: ReportStarted, Session: tok.Key.Session, Run: tok.RunID,
+		Fence: tok.Fence, ExpiresAt: l.State().ExpiresAt})
+	chunks := max(1, int(between(rng, d.timing.runMin, d.timing.runMax)/d.timing.chunk))
+	for i := range chunks {
+		start := time.Now()
+		awaitChunk(ctx, l, d.timing.chunk)
+		if d.frozen(ctx, l, start, d.timing.chunk, i) {
+			return
+		}
+		if ctx.Err() != nil || l.Err() != nil {
+			break
+		}
+		start = time.Now()
+		d.write(ctx, tok, i)
+		if d.frozen(ctx, l, start, 0, i+1) {
+			return
+		}
+		if l.Err() != nil {
+			break
+		}
+	}
+	d.finish(ctx, l)
+}
+
+// awaitChunk waits for one chunk of simulated work, or until the lease is
+// lost or ctx ends.
+func awaitChunk(ctx context.Context, l *lease.Lease, chunk time.Duration) {
+	t := time.NewTimer(chunk)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-l.Done():
+	case <-ctx.Done():
+	}
+}
+
+// frozen handles a freeze. When the step that began at start took far
+// longer than expected and the lease's local safe deadline passed meanwhile,
+// the process was frozen while it held the lease (SIGSTOP, a paused VM, a
+// long GC pause): it is a zombie. It then acts as a naive client that did not
+// look at its lease first: it sends its late heartbeat straight to
+// lease.renew, and makes the write it was about to make. The database must
+// refuse both. Then it notices the loss and ends the run. frozen reports
+// whether it did all that.
+func (d *device) frozen(ctx context.Context, l *lease.Lease, start time.Time, expected time.Duration, chunk int) bool {
+	stall := time.Since(start) - expected
+	if stall < d.timing.freeze || time.Now().Before(l.State().Deadline) {
+		return false
+	}
+	tok := l.Token()
+	d.out.report(Report{Kind: ReportFrozen, Session: tok.Key.Session, Run: tok.RunID, Fence: tok.Fence, Frozen: stall})
+	_, err := d.store.Renew(ctx, tok.Key, tok.RunID, d.cfg.TTL)
+	switch {
+	case err == nil:
+		d.out.report(Report{Kind: ReportLateRenewal, Session: tok.Key.Session, Run: tok.RunID, Fence: tok.Fence, Accepted: true})
+	case errors.Is(err, data.ErrNotHeld):
+		d.out.report(Report{Kind: ReportLateRenewal, Session: tok.Key.Session, Run: tok.RunID, Fence: tok.Fence})
+	default:
+		d.fail(tok.Key.Session, err)
+	}
+	d.write(ctx, tok, chunk)
+	d.finish(ctx, l)
+	return true
+}
+
+// finish releases the run and reports how it ended.
+func (d *device) finish(ctx context.Context, l *lease.Lease) {
+	tok := l.Token()
+	relErr := l.Release(ctx)
+	r := Report{Kind: ReportEnded, Session: tok.Key.Session, Run: tok.RunID, Fence: tok.Fence, How: EndReleased}
+	var lost *lease.LostError
+	if errors.As(l.Err(), &lost) {
+		r.How, r.Cause = EndLost, lossCause(lost)
+	}
+	if relErr != nil {
+		r.Err = relErr.Error()
+	}
+	d.out.report(r)
+}
+
+// lossCause says in a few words why a lease was lost.
+func lossCause(lost *lease.LostError) string {
+	switch {
+	case errors.Is(lost, lease.ErrForceReleased):
+		s := "force-released by " + lost.By.Actor
+		if lost.By.Reason != "" {
+			s += " (" + lost.By.Reason + ")"
+		}
+		return s
+	case errors.Is(lost, lease.ErrTakenOver):
+		return fmt.Sprintf("taken over by %s, fence %d", lost.By.Holder, lost.By.Fence)
+	case errors.Is(lost, lease.ErrExpired):
+		return "local safe deadline passed without a confirmed renewal"
+	default:
+		return "renewal rejected"
+	}
+}
+
+// write writes one chunk of the run's output through the fence check and
+// reports whether it was accepted.
+func (d *device) write(ctx context.Context, tok lease.Token, chunk int) {
+	accepted, err := writeChunk(ctx, d.store, tok, d.cfg.Name, chunk)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.fail(tok.Key.Session, err)
+		}
+		return
+	}
+	d.out.report(Report{Kind: ReportWrite, Session: tok.Key.Session, Run: tok.RunID, Fence: tok.Fence, Accepted: accepted})
+}

@@ -1,0 +1,35 @@
+package demo
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/leasetop/leasetop/internal/termtext"
+)
+
+// Line is one line of the demo's event stream. Text is safe for a terminal:
+// every value that came from the database or a device was passed through
+// termtext.Clean.
+type Line struct {
+	// At is the time since the demo started.
+	At time.Duration
+	// Tag says what happened, in a word or two ("taken over", "CHAOS").
+	Tag string
+	// Text is the rest of the line.
+	Text string
+	// Chaos marks what the chaos schedule or a demo key did.
+	Chaos bool
+}
+
+// String formats the line for the headless event stream.
+func (l Line) String() string {
+	return fmt.Sprintf("%7.2fs  %-16s %s", l.At.Seconds(), l.Tag, l.Text)
+}
+
+// Observer receives the event stream. It is called from the demo's loop
+// goroutine and must not block for long.
+type Observer func(Line)
+
+// clean makes an untrusted value (a holder label, a reason, an error) inert
+// and at most 80 cells wide.
+func clean(s string) string { return termtext.Clean(s, 80) }

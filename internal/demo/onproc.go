@@ -1,0 +1,106 @@
+package demo
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// onProc handles what a device process did.
+func (r *runner) onProc(m procMsg) {
+	p := r.procs[m.idx]
+	if m.gen != p.gen {
+		return // an earlier generation's last words
+	}
+	switch {
+	case m.report != nil:
+		r.onReport(p, *m.report)
+	case m.bad != nil:
+		r.badLines++
+	case m.exited:
+		r.onExit(p, exitText(m.state, m.waitErr))
+	default:
+		p.lastErr = m.stderr
+		r.emit("device stderr", p.String()+": "+clean(m.stderr), false)
+	}
+}
+
+// onReport handles one report. What the database also records (grants,
+// releases) is shown from the database's events, not from here.
+func (r *runner) onReport(p *proc, rep Report) {
+	key := p.key(rep.Session)
+	switch rep.Kind {
+	case ReportRefused:
+		r.rec.Refusals++
+		r.emit("refused", fmt.Sprintf("%s  %s pressed send: busy, %s owns it for %s more",
+			clean(key.String()), p, clean(rep.Holder), rep.Remaining.Round(100*time.Millisecond)), false)
+	case ReportStarted:
+		r.active[rep.Run] = &activeRun{run: rep.Run, key: key, fence: rep.Fence, proc: p}
+		r.rec.Started[rep.Run] = StartedRun{Key: key, Fence: rep.Fence, Holder: p.label}
+	case ReportWrite:
+		if !rep.Accepted {
+			r.emit("write refused", fmt.Sprintf("%s  %s wrote with stale fence %d: refused by the fence check",
+				clean(key.String()), p, rep.Fence), false)
+		}
+	case ReportFrozen:
+		r.emit("zombie", fmt.Sprintf("%s  %s was frozen for %s holding fence %d; it acts before checking its lease",
+			clean(key.String()), p, rep.Frozen.Round(100*time.Millisecond), rep.Fence), false)
+	case ReportLateRenewal:
+		verdict := "rejected by the database"
+		if rep.Accepted {
+			verdict = "accepted: the lease had not expired on the server yet"
+		}
+		r.emit("late renewal", fmt.Sprintf("%s  %s run %s: %s", clean(key.String()), p, short(rep.Run), verdict), false)
+	case ReportEnded:
+		delete(r.active, rep.Run)
+		r.rec.Ended[rep.Run] = rep.How
+		if rep.How == EndLost {
+			r.emit("lost", fmt.Sprintf("%s  %s stopped run %s (fence %d): %s",
+				clean(key.String()), p, short(rep.Run), rep.Fence, clean(rep.Cause)), false)
+		}
+		if rep.Err != "" {
+			r.emit("device error", fmt.Sprintf("%s  %s: %s", clean(key.String()), p, clean(rep.Err)), false)
+		}
+	case ReportError:
+		r.emit("device error", fmt.Sprintf("%s  %s: %s", clean(key.String()), p, clean(rep.Err)), false)
+	case ReportReady:
+		p.failures = 0
+	}
+}
+
+// key is the lease key of one of p's conversations.
+func (p *proc) key(session string) data.Key { return data.Key{Account: p.account, Session: session} }
+
+// onExit handles a device process's end: its unfinished runs ended with it,
+// and unless the demo is stopping, it is restarted.
+func (r *runner) onExit(p *proc, how string) {
+	p.alive, p.frozen = false, false
+	end := EndKilled
+	if !p.killed {
+		end = EndCrashed + ": " + p.label + " exited (" + how + ")"
+		if r.stopping {
+			end = EndCrashed + ": " + p.label + " did not release before exiting (" + how + ")"
+		}
+	}
+	for run, a := range r.active {
+		if a.proc == p {
+			r.rec.Ended[run] = end
+			delete(r.active, run)
+		}
+	}
+	if r.stopping {
+		return
+	}
+	delay := restartAfter
+	if !p.killed {
+		p.failures++
+		delay = backoff(p.failures)
+		msg := fmt.Sprintf("%s exited by itself (%s)", p, how)
+		if p.lastErr != "" {
+			msg += ": " + clean(p.lastErr)
+		}
+		r.emit("device died", msg, false)
+	}
+	p.restartAt = time.Now().Add(delay)
+}

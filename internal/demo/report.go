@@ -1,0 +1,111 @@
+package demo
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// ReportKind says what happened to a device.
+type ReportKind string
+
+// The kinds of Report.
+const (
+	// ReportReady: the device is connected and its users start pressing send.
+	ReportReady ReportKind = "ready"
+	// ReportRefused: the lease is held by another run; Holder, OwnerRun and
+	// Remaining say by whom and for how long still.
+	ReportRefused ReportKind = "refused"
+	// ReportStarted: the device owns the conversation: Run, Fence, ExpiresAt.
+	ReportStarted ReportKind = "started"
+	// ReportWrite: a chunk of output went through the fence check; Accepted
+	// says whether it was written.
+	ReportWrite ReportKind = "write"
+	// ReportFrozen: the device noticed it had been frozen for Frozen while
+	// it held Run, and its local safe deadline passed meanwhile: a zombie.
+	ReportFrozen ReportKind = "frozen"
+	// ReportLateRenewal: the zombie's late heartbeat; Accepted says whether
+	// the database took it (it must not once the lease expired).
+	ReportLateRenewal ReportKind = "late_renewal"
+	// ReportEnded: the run ended; How is "released" or "lost", Cause why.
+	ReportEnded ReportKind = "ended"
+	// ReportError: something failed that the device survives (Err).
+	ReportError ReportKind = "error"
+)
+
+// How a run ended, in ReportEnded.
+const (
+	EndReleased = "released"
+	EndLost     = "lost"
+)
+
+// Report is one line a device prints on stdout: one thing that happened to
+// it. Text fields hold what the database said (holder labels, errors) and are
+// untrusted: sanitize them before printing.
+type Report struct {
+	Kind      ReportKind    `json:"t"`
+	Session   string        `json:"session,omitempty"`
+	Run       uuid.UUID     `json:"run,omitzero"`
+	Fence     int64         `json:"fence,omitempty"`
+	ExpiresAt time.Time     `json:"expires_at,omitzero"`
+	Holder    string        `json:"holder,omitempty"`
+	OwnerRun  uuid.UUID     `json:"owner_run,omitzero"`
+	Remaining time.Duration `json:"remaining,omitempty"`
+	Frozen    time.Duration `json:"frozen,omitempty"`
+	Accepted  bool          `json:"accepted,omitempty"`
+	How       string        `json:"how,omitempty"`
+	Cause     string        `json:"cause,omitempty"`
+	Err       string        `json:"err,omitempty"`
+	PID       int           `json:"pid,omitempty"`
+}
+
+// maxReportLine bounds one report line.
+const maxReportLine = 64 << 10
+
+// ErrBadReport is returned by DecodeReport for a line that is not a report.
+var ErrBadReport = errors.New("not a device report")
+
+// DecodeReport parses one line of a device's output.
+func DecodeReport(line []byte) (Report, error) {
+	var r Report
+	if len(line) > maxReportLine {
+		return r, fmt.Errorf("%w: %d bytes", ErrBadReport, len(line))
+	}
+	if err := json.Unmarshal(line, &r); err != nil {
+		return r, fmt.Errorf("%w: %v", ErrBadReport, err)
+	}
+	switch r.Kind {
+	case ReportReady, ReportRefused, ReportStarted, ReportWrite, ReportFrozen,
+		ReportLateRenewal, ReportEnded, ReportError:
+		return r, nil
+	}
+	return r, fmt.Errorf("%w: unknown kind %q", ErrBadReport, truncate(string(r.Kind), 32))
+}
+
+// reporter writes reports as JSON lines; it is safe for concurrent use.
+type reporter struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+func newReporter(w io.Writer) *reporter { return &reporter{enc: json.NewEncoder(w)} }
+
+// report writes r; a broken pipe (the demo is gone) is not the device's
+// problem to report.
+func (p *reporter) report(r Report) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_ = p.enc.Encode(r)
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}

@@ -1,0 +1,307 @@
+package demo
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+const (
+	tickEvery     = 100 * time.Millisecond
+	restartAfter  = time.Second      // a killed device comes back this soon
+	maxBackoff    = 15 * time.Second // a crashing device comes back at most this late
+	stopGrace     = 10 * time.Second // devices get this long to release and exit
+	forceReason   = "leasetop demo: chaos schedule"
+	keyReason     = "leasetop demo: force-released from the monitor"
+	giveUpTargets = 3 // TTLs an action waits for a target before it is skipped
+)
+
+// activeRun is a run a device reported it started and has not ended.
+type activeRun struct {
+	run   uuid.UUID
+	key   data.Key
+	fence int64
+	proc  *proc
+}
+
+// runner is one Run: the state owned by its loop goroutine.
+type runner struct {
+	d     *Demo
+	cfg   Config
+	store *data.Store
+	ln    *data.Listener
+	spawn *spawner
+	msgs  chan procMsg
+	wg    sync.WaitGroup // the process readers
+
+	procs  []*proc
+	active map[uuid.UUID]*activeRun
+	rec    *Record
+	seen   map[int64]bool // event ids already shown
+	lastID int64
+	scope  map[string]bool
+
+	start       time.Time
+	sched       *Schedule
+	next        Action
+	stopping    bool
+	interrupted bool
+	badLines    int
+}
+
+func (d *Demo) newRunner(startID int64) *runner {
+	r := &runner{
+		d:      d,
+		cfg:    d.cfg,
+		store:  d.store,
+		ln:     d.store.NewListener(data.ListenerConfig{}),
+		msgs:   make(chan procMsg, 256),
+		active: make(map[uuid.UUID]*activeRun),
+		rec:    NewRecord(d.cfg.AccountIDs(), startID),
+		seen:   make(map[int64]bool),
+		lastID: startID,
+		scope:  make(map[string]bool),
+		start:  time.Now(),
+		sched:  NewSchedule(d.cfg.Seed, d.cfg.TTL),
+	}
+	r.spawn = &spawner{exe: d.cfg.Exe, dsn: d.cfg.DSN, ttl: d.cfg.TTL, seed: d.cfg.Seed, msgs: r.msgs, wg: &r.wg}
+	r.next = r.sched.Next()
+	for a := range d.cfg.Accounts {
+		r.scope[d.cfg.Account(a)] = true
+		for _, name := range d.cfg.Devices {
+			r.procs = append(r.procs, &proc{idx: len(r.procs), name: name, account: d.cfg.Account(a), sessions: d.cfg.SessionIDs()})
+		}
+	}
+	return r
+}
+
+func (r *runner) elapsed() time.Duration { return time.Since(r.start) }
+
+// emit sends a line to the observer, and keeps chaos lines as the status.
+func (r *runner) emit(tag, text string, chaos bool) Line {
+	l := Line{At: r.elapsed(), Tag: tag, Text: text, Chaos: chaos}
+	if chaos {
+		r.d.mu.Lock()
+		r.d.status = l
+		r.d.mu.Unlock()
+	}
+	r.d.obs(l)
+	return l
+}
+
+// loop runs the demo until its duration passes or ctx ends.
+func (r *runner) loop(ctx context.Context) {
+	var until <-chan time.Time
+	if r.cfg.Duration > 0 {
+		t := time.NewTimer(r.cfg.Duration)
+		defer t.Stop()
+		until = t.C
+	}
+	tick := time.NewTicker(tickEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			r.interrupted = true
+			return
+		case <-until:
+			return
+		case m := <-r.msgs:
+			r.onProc(m)
+		case ev := <-r.ln.Events():
+			r.onEvent(ev)
+		case <-r.ln.Resync():
+			r.resync(ctx)
+		case c := <-r.d.cmds:
+			c.reply <- r.onCommand(ctx, c)
+		case <-tick.C:
+			r.onTick(ctx)
+		}
+	}
+}
+
+// shutdown stops every device: SIGCONT for the frozen, SIGTERM for all (each
+// releases what it holds and exits), SIGKILL for any still running after
+// stopGrace. It returns when every process has exited and its output has
+// been read.
+func (r *runner) shutdown() {
+	r.stopping = true
+	for _, p := range r.procs {
+		if p.frozen {
+			_ = p.signal(syscall.SIGCONT)
+			p.frozen = false
+		}
+		_ = p.signal(syscall.SIGTERM)
+	}
+	deadline := time.Now().Add(stopGrace)
+	tick := time.NewTicker(tickEvery)
+	defer tick.Stop()
+	for r.alive() > 0 {
+		select {
+		case m := <-r.msgs:
+			r.onProc(m)
+		case ev := <-r.ln.Events():
+			r.onEvent(ev)
+		case <-tick.C:
+			if time.Now().After(deadline) {
+				for _, p := range r.procs {
+					if p.alive && p.signal(syscall.SIGKILL) == nil {
+						r.emit("stuck", fmt.Sprintf("%s did not stop within %s of SIGTERM: killed", p, stopGrace), false)
+					}
+				}
+				deadline = time.Now().Add(time.Hour)
+			}
+		}
+	}
+}
+
+func (r *runner) alive() int {
+	n := 0
+	for _, p := range r.procs {
+		if p.alive {
+			n++
+		}
+	}
+	return n
+}
+
+// onTick runs what is due: resuming frozen devices, restarting dead ones,
+// and the chaos schedule.
+func (r *runner) onTick(ctx context.Context) {
+	now := time.Now()
+	for _, p := range r.procs {
+		switch {
+		case p.alive && p.frozen && now.After(p.resumeAt):
+			r.resume(p)
+		case !p.alive && !p.restartAt.IsZero() && now.After(p.restartAt):
+			r.restart(p)
+		}
+	}
+	if r.cfg.NoChaos || r.elapsed() < r.next.At {
+		return
+	}
+	_, err := r.act(ctx, r.next.Kind, r.next.Pick, nil, forceReason)
+	if err == nil || r.elapsed()-r.next.At > giveUpTargets*r.cfg.TTL {
+		r.next = r.sched.Next()
+	}
+}
+
+// targets returns the runs a chaos action may hit, in a stable order: held
+// by a live, unfrozen device, for the conversation key when one is given.
+func (r *runner) targets(key *data.Key) []*activeRun {
+	var out []*activeRun
+	for _, a := range r.active {
+		if a.proc.alive && !a.proc.frozen && (key == nil || a.key == *key) {
+			out = append(out, a)
+		}
+	}
+	sortRuns(out)
+	return out
+}
+
+// act performs one chaos action on the pick-th target.
+func (r *runner) act(ctx context.Context, kind ActionKind, pick uint64, key *data.Key, reason string) (Line, error) {
+	ts := r.targets(key)
+	if len(ts) == 0 {
+		return Line{}, errNoTarget
+	}
+	a := ts[pick%uint64(len(ts))]
+	switch kind {
+	case ActKill:
+		return r.kill(a), nil
+	case ActFreeze:
+		return r.freeze(a), nil
+	default:
+		return r.forceRelease(ctx, a, reason)
+	}
+}
+
+func (r *runner) kill(a *activeRun) Line {
+	p := a.proc
+	if err := p.signal(syscall.SIGKILL); err != nil {
+		return r.emit("CHAOS", fmt.Sprintf("kill -9 %s failed: %s", p, clean(err.Error())), true)
+	}
+	p.killed = true
+	r.rec.Killed[p.label] = true
+	r.rec.Kills++
+	return r.emit("CHAOS kill -9", fmt.Sprintf("%s, which holds %s with fence %d: its lease must expire before anyone else gets in",
+		p, clean(a.key.String()), a.fence), true)
+}
+
+func (r *runner) freeze(a *activeRun) Line {
+	p := a.proc
+	if err := p.signal(syscall.SIGSTOP); err != nil {
+		return r.emit("CHAOS", fmt.Sprintf("SIGSTOP %s failed: %s", p, clean(err.Error())), true)
+	}
+	d := FreezeFor(r.cfg.TTL)
+	p.frozen, p.resumeAt = true, time.Now().Add(d)
+	r.rec.Freezes++
+	return r.emit("CHAOS SIGSTOP", fmt.Sprintf("%s for %s, longer than the %s TTL, while it holds %s with fence %d",
+		p, d, r.cfg.TTL, clean(a.key.String()), a.fence), true)
+}
+
+func (r *runner) resume(p *proc) {
+	p.frozen = false
+	if err := p.signal(syscall.SIGCONT); err != nil {
+		return
+	}
+	r.emit("CHAOS SIGCONT", fmt.Sprintf("%s resumes, still believing it owns what it held", p), true)
+}
+
+func (r *runner) forceRelease(ctx context.Context, a *activeRun, reason string) (Line, error) {
+	ok, err := r.store.ForceRelease(ctx, a.key, a.run, reason)
+	switch {
+	case err != nil:
+		return r.emit("CHAOS", fmt.Sprintf("force-release %s failed: %s", clean(a.key.String()), clean(err.Error())), true), nil
+	case !ok:
+		return r.emit("CHAOS", fmt.Sprintf("force-release %s run %s: nothing released, the lease changed hands", clean(a.key.String()), short(a.run)), true), nil
+	}
+	r.rec.ForcedReleases++
+	return r.emit("CHAOS force", fmt.Sprintf("released %s from run %s (%s, fence %d): compare-and-release on the run id",
+		clean(a.key.String()), short(a.run), a.proc, a.fence), true), nil
+}
+
+// onCommand runs a demo key from the monitor.
+func (r *runner) onCommand(ctx context.Context, c command) Line {
+	if r.stopping {
+		return Line{At: r.elapsed(), Tag: "demo", Text: "the demo is stopping"}
+	}
+	l, err := r.act(ctx, c.kind, 0, &c.key, keyReason)
+	if err != nil {
+		return Line{At: r.elapsed(), Tag: "demo", Text: fmt.Sprintf("no device holds %s right now", clean(c.key.String()))}
+	}
+	return l
+}
+
+// restart starts a dead device again.
+func (r *runner) restart(p *proc) {
+	old := p.String()
+	if err := r.spawn.start(p); err != nil {
+		p.failures++
+		p.restartAt = time.Now().Add(backoff(p.failures))
+		r.emit("restart failed", clean(err.Error()), false)
+		return
+	}
+	r.emit("restarted", fmt.Sprintf("%s is back as pid %d", old, p.pid), false)
+}
+
+// backoff is the delay before restarting a device that died n times in a
+// row by itself.
+func backoff(n int) time.Duration {
+	return min(restartAfter<<min(n, 5), maxBackoff)
+}
+
+func sortRuns(runs []*activeRun) {
+	slices.SortFunc(runs, func(a, b *activeRun) int {
+		return cmp.Or(strings.Compare(a.key.String(), b.key.String()), strings.Compare(a.run.String(), b.run.String()))
+	})
+}

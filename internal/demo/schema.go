@@ -1,0 +1,71 @@
+package demo
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+//go:embed schema.sql
+var schemaSQL string
+
+// setupLock is the advisory lock that serialises concurrent demos creating
+// the demo schema on one database.
+const setupLock = 0x6c65617365646d6f // "leasedmo"
+
+// Setup creates the demo's output table if it does not exist. It reports
+// whether it created the schema, so that Cleanup removes only what this demo
+// made.
+func Setup(ctx context.Context, pool *pgxpool.Pool) (created bool, err error) {
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(setupLock)); err != nil {
+			return err
+		}
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT to_regnamespace('leasetop_demo') IS NOT NULL`).Scan(&exists); err != nil {
+			return err
+		}
+		created = !exists
+		_, err := tx.Exec(ctx, schemaSQL)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("create the demo's output table leasetop_demo.output: %w", err)
+	}
+	return created, nil
+}
+
+// Cleanup deletes what a demo on a shared database left: its accounts' leases
+// (through lease.force_release, so the history says so) and its output rows,
+// and the demo schema when this demo created it and nothing else is in it.
+// Events stay: they are history.
+func Cleanup(ctx context.Context, pool *pgxpool.Pool, accounts []string, dropSchema bool) error {
+	var errs []error
+	_, err := pool.Exec(ctx, `
+		SELECT lease.force_release(account_id, session_id, run_id, 'leasetop demo cleanup')
+		  FROM lease.session_lease WHERE account_id = ANY($1)`, accounts)
+	errs = append(errs, err)
+	_, err = pool.Exec(ctx, `DELETE FROM leasetop_demo.output WHERE account_id = ANY($1)`, accounts)
+	errs = append(errs, err)
+	if dropSchema {
+		errs = append(errs, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(setupLock)); err != nil {
+				return err
+			}
+			var left bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM leasetop_demo.output)`).Scan(&left); err != nil || left {
+				return err // another demo's rows: leave the schema
+			}
+			_, err := tx.Exec(ctx, `DROP TABLE leasetop_demo.output; DROP SCHEMA leasetop_demo`)
+			return err
+		}))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("clean up the demo's leases and rows: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// onEvent shows one lease event of the demo's accounts, once.
+func (r *runner) onEvent(ev data.Event) {
+	if ev.ID == 0 || r.seen[ev.ID] || !r.scope[ev.Key.Account] {
+		return
+	}
+	r.seen[ev.ID] = true
+	r.lastID = max(r.lastID, ev.ID)
+	tag, text := describe(ev)
+	r.emit(tag, text, false)
+}
+
+// describe turns a lease event into a line of the stream.
+func describe(ev data.Event) (tag, text string) {
+	key, holder := clean(ev.Key.String()), clean(ev.Holder)
+	switch ev.Kind {
+	case data.KindAcquired:
+		return "acquired", fmt.Sprintf("%s  %s, fence %d", key, holder, ev.Fence)
+	case data.KindTakenOver:
+		return "taken over", fmt.Sprintf("%s  %s, fence %d, from run %s (fence %d, expired %s before)",
+			key, holder, ev.Fence, short(ev.PrevRunID), ev.PrevFence, ev.At.Sub(ev.PrevExpiresAt).Round(time.Millisecond))
+	case data.KindReleased:
+		return "released", fmt.Sprintf("%s  %s, fence %d", key, holder, ev.Fence)
+	case data.KindForceReleased:
+		s := fmt.Sprintf("%s  %s, fence %d, by %s", key, holder, ev.Fence, clean(ev.Actor))
+		if ev.Reason != "" {
+			s += ": " + clean(ev.Reason)
+		}
+		return "force-released", s
+	case data.KindRenewRejected:
+		return "ZOMBIE", fmt.Sprintf("%s  renewal by run %s rejected (%s)", key, short(ev.RunID), clean(ev.Reason))
+	case data.KindTruncated:
+		return "truncated", "the lease table was truncated"
+	}
+	return string(ev.Kind), key
+}
+
+// resync shows the events the listener may have missed.
+func (r *runner) resync(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	for {
+		evs, err := r.store.EventsSince(rctx, r.lastID, 500)
+		if err != nil {
+			return // the listener signals again when it reconnects
+		}
+		for _, ev := range evs {
+			r.onEvent(ev)
+			r.lastID = max(r.lastID, ev.ID)
+		}
+		if len(evs) < 500 {
+			return
+		}
+	}
+}
+
+// catchUp shows every event of the demo not shown yet, once the devices have
+// stopped.
+func (r *runner) catchUp(ctx context.Context) {
+	after := r.rec.AfterEventID
+	for {
+		evs, err := r.store.EventsSince(ctx, after, 500)
+		if err != nil {
+			return
+		}
+		for _, ev := range evs {
+			r.onEvent(ev)
+		}
+		if len(evs) < 500 {
+			return
+		}
+		after = evs[len(evs)-1].ID
+	}
+}

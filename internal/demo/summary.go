@@ -1,0 +1,50 @@
+package demo
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/leasetop/leasetop/internal/termtext"
+)
+
+// WriteSummary prints what the demo counted and the verdict on each
+// invariant, one line per broken promise.
+func WriteSummary(w io.Writer, o Outcome) {
+	t := o.Tally
+	how := "ran"
+	if o.Interrupted {
+		how = "was interrupted after"
+	}
+	fmt.Fprintf(w, "\nsummary: the demo %s %s (seed %d)\n", how, o.Elapsed.Round(100*time.Millisecond), o.Seed)
+	rows := []struct {
+		name string
+		n    int
+	}{
+		{"runs started", t.RunsStarted},
+		{"refusals (busy: owner and time left shown)", t.Refusals},
+		{"takeovers after process loss", t.TakeoversAfterLoss},
+		{"zombie renewals rejected", t.ZombieRenewalsRejected},
+		{"stale-fence writes refused", t.StaleWritesRefused},
+		{"forced releases", t.ForcedReleases},
+		{"clean releases", t.Releases},
+		{"takeovers in all", t.Takeovers},
+		{"writes accepted through the fence check", t.WritesAccepted},
+	}
+	for _, r := range rows {
+		fmt.Fprintf(w, "  %-44s %6d\n", r.name, r.n)
+	}
+	fmt.Fprintf(w, "  %-44s %d kill -9, %d SIGSTOP, %d force-release\n", "chaos", t.Kills, t.Freezes, t.Forced)
+	fmt.Fprintln(w, "invariants:")
+	for n := 1; n <= numInvariants; n++ {
+		failed := o.Failed(n)
+		verdict := "ok  "
+		if len(failed) > 0 {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(w, "  %s  %d. %s\n", verdict, n, InvariantName(n))
+		for _, v := range failed {
+			fmt.Fprintf(w, "          %s\n", termtext.Clean(v.String(), 0))
+		}
+	}
+}
