@@ -22,7 +22,8 @@ type Config struct {
 	Keys int
 	// Duration is how long each workload is measured. Default 5 s.
 	Duration time.Duration
-	// Warmup runs each workload before measuring. Default 1 s.
+	// Warmup runs each workload before measuring; zero means none (the
+	// command's default is 1 s).
 	Warmup time.Duration
 	// Only selects workloads by name or group (see Names); empty means all.
 	Only []string
@@ -48,9 +49,6 @@ func (c Config) withDefaults() Config {
 	c.Clients = cmp.Or(c.Clients, 16)
 	c.Keys = cmp.Or(c.Keys, 1000)
 	c.Duration = cmp.Or(c.Duration, 5*time.Second)
-	if c.Warmup == 0 {
-		c.Warmup = time.Second
-	}
 	return c
 }
 
@@ -80,8 +78,10 @@ func Names() []string {
 	return names
 }
 
-// selectWorkloads returns the workloads named in only (a name, or a group: the
-// part before the first '-', e.g. "handoff"), all when only is empty.
+// selectWorkloads returns the workloads named in only, all when only is
+// empty. A name that is not a workload's may be a group: the part before the
+// first '-' ("handoff" selects handoff-notify, handoff-poll-100ms and
+// handoff-poll-1s). "acquire" is a workload, so it selects only itself.
 func selectWorkloads(only []string) ([]workload, error) {
 	all := workloads()
 	if len(only) == 0 {
@@ -93,14 +93,20 @@ func selectWorkloads(only []string) ([]workload, error) {
 		if name == "" {
 			continue
 		}
-		if !slices.ContainsFunc(all, func(w workload) bool { return w.name == name || w.group() == name }) {
+		exact := slices.ContainsFunc(all, func(w workload) bool { return w.name == name })
+		group := slices.ContainsFunc(all, func(w workload) bool { return w.group() == name })
+		if !exact && !group {
 			return nil, fmt.Errorf("--only: unknown workload %q: choose from %s", name, strings.Join(Names(), ", "))
 		}
-		want[name] = true
+		for _, w := range all {
+			if w.name == name || (!exact && w.group() == name) {
+				want[w.name] = true
+			}
+		}
 	}
 	var out []workload
 	for _, w := range all {
-		if want[w.name] || want[w.group()] {
+		if want[w.name] {
 			out = append(out, w)
 		}
 	}

@@ -67,6 +67,10 @@ func uncontendedAcquire(q string) loop {
 func acquire(*run) loop            { return uncontendedAcquire(acquireSQL) }
 func acquireNoTrigger(r *run) loop { return uncontendedAcquire(scratchAcquireSQL(r)) }
 
+func acquireEventOnly(r *run) loop {
+	return uncontendedAcquire(`SELECT run_id, fence, expires_at FROM ` + r.table("acquire_ev") + `($1, $2, $3, $4, $5)`)
+}
+
 // acquireContended: every client asks for one key that a holder keeps.
 func acquireContended(r *run) loop {
 	key := r.keys("acquire-contended-hot", 1)[0]

@@ -14,26 +14,48 @@ import (
 // dropped when it ends:
 //
 //   - plain_lease: a copy of lease.session_lease (same columns, constraints and
-//     primary key) without any trigger;
-//   - fence_seq: a copy of lease.fence_seq;
-//   - acquire, renew: the lease functions, copied from the embedded
-//     functions.sql with their table and sequence pointed at the copies, so the
-//     only difference from lease.acquire/lease.renew is the NOTIFY trigger;
-//   - on_session_lease_renewal: the renewal-notification trigger function,
-//     copied from triggers.sql.
+//     primary key) without any trigger, and fence_seq, a copy of
+//     lease.fence_seq;
+//   - acquire, renew: lease.acquire and lease.renew on plain_lease, so the only
+//     difference from the real ones is the trigger;
+//   - on_session_lease_renewal: the renewal-notification trigger function, for
+//     renew-notify;
+//   - event_lease and event: a second copy of the table and a copy of
+//     lease.event, with the real ownership triggers whose function
+//     (on_change_silent) writes the event row but does not NOTIFY, and
+//     acquire_ev, lease.acquire on event_lease: it separates the event row's
+//     cost from NOTIFY's.
 //
 // Every copy notifies a private channel instead of lease_events, so no
-// monitor ever hears of the copies.
-//
-// The copies are made from the same embedded text that migrate applies, so they
-// cannot drift from the real functions.
+// monitor ever hears of the copies. The copies are made from the same
+// embedded text that migrate applies, so they cannot drift from the real
+// functions; a change that breaks the copying fails loudly.
 
-// copiedFunctions are the functions copied from functions.sql.
-var copiedFunctions = []string{"acquire", "renew"}
+// copySpec is one function copied into the scratch schema.
+type copySpec struct {
+	file   string // embedded file it comes from
+	name   string // its name in schema lease
+	as     string // its name in the scratch schema
+	table  string // the scratch table it writes instead of lease.session_lease
+	events bool   // write the scratch event table instead of lease.event
+	silent bool   // drop its pg_notify
+}
 
-// tableRefs matches the objects the copies point elsewhere. \b keeps
-// lease.event_json and lease.grant untouched.
-var tableRefs = regexp.MustCompile(`\blease\.(session_lease|fence_seq|acquire|renew|on_session_lease_renewal)\b`)
+var copies = []copySpec{
+	{file: "functions.sql", name: "acquire", as: "acquire", table: "plain_lease"},
+	{file: "functions.sql", name: "renew", as: "renew", table: "plain_lease"},
+	{file: "triggers.sql", name: "on_session_lease_renewal", as: "on_session_lease_renewal", table: "plain_lease"},
+	{file: "functions.sql", name: "acquire", as: "acquire_ev", table: "event_lease"},
+	{file: "triggers.sql", name: "on_session_lease_change", as: "on_change_silent", table: "event_lease", events: true, silent: true},
+}
+
+var (
+	sessionLeaseRef = regexp.MustCompile(`\blease\.session_lease\b`)
+	fenceSeqRef     = regexp.MustCompile(`\blease\.fence_seq\b`)
+	eventRef        = regexp.MustCompile(`\blease\.event\b`) // \b: not lease.event_json
+	notifyLine      = regexp.MustCompile(`(?m)^\s*PERFORM pg_notify\(.*\);\n`)
+	ownershipTrig   = regexp.MustCompile(`(?s)CREATE OR REPLACE TRIGGER session_lease_(acquired|taken_over|released)\b.*?;`)
+)
 
 // scratchDDL returns the statements that create the scratch schema.
 func scratchDDL(schema, channel string) ([]string, error) {
@@ -41,28 +63,56 @@ func scratchDDL(schema, channel string) ([]string, error) {
 	stmts := []string{
 		"CREATE SCHEMA " + s,
 		"CREATE TABLE " + s + ".plain_lease (LIKE lease.session_lease INCLUDING ALL)",
+		"CREATE TABLE " + s + ".event_lease (LIKE lease.session_lease INCLUDING ALL)",
+		"CREATE TABLE " + s + ".event (LIKE lease.event INCLUDING ALL)",
 		"CREATE SEQUENCE " + s + ".fence_seq AS bigint",
 	}
 	files := map[string]string{}
 	for _, f := range leasesql.Files() {
 		files[f.Name] = f.SQL
 	}
-	for _, name := range copiedFunctions {
-		fn, err := extractFunction(files["functions.sql"], name)
+	for _, c := range copies {
+		fn, err := copyFunction(files[c.file], c, s, channel)
 		if err != nil {
 			return nil, err
 		}
-		stmts = append(stmts, retarget(fn, s, channel))
+		stmts = append(stmts, fn)
 	}
-	fn, err := extractFunction(files["triggers.sql"], "on_session_lease_renewal")
-	if err != nil {
-		return nil, err
+	trigs := ownershipTrig.FindAllString(files["triggers.sql"], -1)
+	if len(trigs) != 3 {
+		return nil, fmt.Errorf("bench: found %d ownership triggers in triggers.sql, want 3: update sqlcopy.go", len(trigs))
 	}
-	if !strings.Contains(fn, "'lease_events'") {
-		return nil, fmt.Errorf("bench: lease.on_session_lease_renewal no longer notifies 'lease_events': update sqlcopy.go")
+	for _, t := range trigs {
+		t = sessionLeaseRef.ReplaceAllString(t, s+".event_lease")
+		t = strings.ReplaceAll(t, "lease.on_session_lease_change()", s+".on_change_silent()")
+		stmts = append(stmts, t)
 	}
-	stmts = append(stmts, retarget(fn, s, channel))
 	return stmts, nil
+}
+
+// copyFunction returns c's CREATE FUNCTION statement for the scratch schema
+// s: renamed, pointed at the copies and at channel.
+func copyFunction(src string, c copySpec, s, channel string) (string, error) {
+	fn, err := extractFunction(src, c.name)
+	if err != nil {
+		return "", err
+	}
+	fn = strings.Replace(fn, "FUNCTION lease."+c.name+"(", "FUNCTION "+s+"."+c.as+"(", 1)
+	if c.as != c.name { // parameters are qualified by the function's name: acquire.run_id
+		fn = regexp.MustCompile(`\b`+regexp.QuoteMeta(c.name)+`\.`).ReplaceAllString(fn, c.as+".")
+	}
+	fn = sessionLeaseRef.ReplaceAllString(fn, s+"."+c.table)
+	fn = fenceSeqRef.ReplaceAllString(fn, s+".fence_seq")
+	if c.events {
+		fn = eventRef.ReplaceAllString(fn, s+".event")
+	}
+	if c.silent {
+		if n := len(notifyLine.FindAllString(fn, -1)); n != 1 {
+			return "", fmt.Errorf("bench: lease.%s has %d pg_notify lines, want 1: update sqlcopy.go", c.name, n)
+		}
+		fn = notifyLine.ReplaceAllString(fn, "")
+	}
+	return strings.ReplaceAll(fn, "'lease_events'", quoteLiteral(channel)), nil
 }
 
 // renewalTriggerDDL returns the statements that switch the renewal
@@ -90,19 +140,6 @@ func extractFunction(src, name string) (string, error) {
 		return "", fmt.Errorf("bench: function lease.%s has no closing $fn$;", name)
 	}
 	return src[start : start+end+len("\n$fn$;")], nil
-}
-
-// retarget points a copied function at the scratch schema's objects (the
-// table copy is plain_lease) and its notifications at channel.
-func retarget(fn, schema, channel string) string {
-	fn = strings.ReplaceAll(fn, "'lease_events'", quoteLiteral(channel))
-	return tableRefs.ReplaceAllStringFunc(fn, func(m string) string {
-		obj := strings.TrimPrefix(m, "lease.")
-		if obj == "session_lease" {
-			obj = "plain_lease"
-		}
-		return schema + "." + obj
-	})
 }
 
 // quoteLiteral quotes s as an SQL string literal. Only ever used with names

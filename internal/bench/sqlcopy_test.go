@@ -1,9 +1,9 @@
 package bench
 
 import (
+	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestScratchDDL(t *testing.T) {
@@ -12,6 +12,10 @@ func TestScratchDDL(t *testing.T) {
 		t.Fatalf("scratchDDL: %v", err)
 	}
 	all := strings.Join(stmts, "\n")
+	silent := stmts[slices.IndexFunc(stmts, func(s string) bool { return strings.Contains(s, ".on_change_silent()\nRETURNS") })]
+	if strings.Contains(silent, "pg_notify") {
+		t.Errorf("on_change_silent still notifies:\n%s", silent)
+	}
 	tests := []struct {
 		name     string
 		contains string
@@ -26,6 +30,13 @@ func TestScratchDDL(t *testing.T) {
 		{"event_json untouched", `lease.event_json(ev)`, true},
 		{"grant type untouched", `SETOF lease.grant`, true},
 		{"renewal notifies its own channel", `pg_notify('lease_bench_x'`, true},
+		{"event-only acquire copied", `FUNCTION "lease_bench_x".acquire_ev(`, true},
+		{"event-only acquire writes its table", `INSERT INTO "lease_bench_x".event_lease AS l`, true},
+		{"renamed copy renames its parameters", `VALUES (acquire_ev.account_id, acquire_ev.session_id`, true},
+		{"silent trigger writes the event copy", `INSERT INTO "lease_bench_x".event (at, kind`, true},
+		{"silent trigger is attached", `AFTER INSERT ON "lease_bench_x".event_lease`, true},
+		{"silent trigger function is used", `EXECUTE FUNCTION "lease_bench_x".on_change_silent()`, true},
+		{"takeover trigger keeps its WHEN", `WHEN (OLD.run_id IS DISTINCT FROM NEW.run_id`, true},
 		{"never the real channel", `'lease_events'`, false},
 	}
 	for _, tt := range tests {
@@ -38,45 +49,5 @@ func TestScratchDDL(t *testing.T) {
 func TestExtractFunctionMissing(t *testing.T) {
 	if _, err := extractFunction("CREATE TABLE x ();", "acquire"); err == nil {
 		t.Error("extractFunction of a missing function: err = nil, want an error")
-	}
-}
-
-func TestValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		cfg  Config
-		want string // substring of the error; "" for valid
-	}{
-		{"defaults", Config{}, ""},
-		{"too many clients", Config{Clients: 1000}, "--clients"},
-		{"negative clients", Config{Clients: -1}, "--clients"},
-		{"fewer keys than clients", Config{Clients: 8, Keys: 4}, "--keys"},
-		{"tiny duration", Config{Duration: time.Microsecond}, "--duration"},
-		{"unknown workload", Config{Only: []string{"nope"}}, `unknown workload "nope"`},
-		{"group", Config{Only: []string{"handoff"}}, ""},
-		{"name", Config{Only: []string{"renew-notify", "select1"}}, ""},
-	}
-	for _, tt := range tests {
-		err := tt.cfg.Validate()
-		switch {
-		case tt.want == "" && err != nil:
-			t.Errorf("%s: Validate() = %v, want nil", tt.name, err)
-		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-			t.Errorf("%s: Validate() = %v, want an error containing %q", tt.name, err, tt.want)
-		}
-	}
-}
-
-func TestSelectGroup(t *testing.T) {
-	ws, err := selectWorkloads([]string{"handoff"})
-	if err != nil {
-		t.Fatalf("selectWorkloads(handoff): %v", err)
-	}
-	var got []string
-	for _, w := range ws {
-		got = append(got, w.name)
-	}
-	if want := "handoff-notify,handoff-poll-100ms,handoff-poll-1s"; strings.Join(got, ",") != want {
-		t.Errorf("selectWorkloads(handoff) = %v, want %s", got, want)
 	}
 }

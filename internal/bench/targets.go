@@ -33,6 +33,9 @@ func comparisons() []comparison {
 
 		{name: "acquire without trigger p50 / plain UPSERT p50 (the function's cost)", num: "acquire-notrigger", den: "upsert", stat: "p50"},
 		{name: "acquire p50 / acquire without trigger p50 (the trigger's cost)", num: "acquire", den: "acquire-notrigger", stat: "p50"},
+		{name: "acquire with event row, no NOTIFY p50 / acquire without trigger p50 (the event row's cost)", num: "acquire-eventonly", den: "acquire-notrigger", stat: "p50"},
+		{name: "acquire p50 / acquire with event row, no NOTIFY p50 (NOTIFY's cost)", num: "acquire", den: "acquire-eventonly", stat: "p50"},
+		{name: "acquire with event row, no NOTIFY p50 / plain UPSERT p50", num: "acquire-eventonly", den: "upsert", stat: "p50"},
 		{name: "acquire ops/s / acquire without trigger ops/s", num: "acquire", den: "acquire-notrigger", stat: "ops"},
 		{name: "acquire ops/s / plain UPSERT ops/s", num: "acquire", den: "upsert", stat: "ops"},
 		{name: "acquire of a free key p50 / plain UPSERT p50", num: "acquire-fresh", den: "upsert", stat: "p50"},

@@ -38,6 +38,7 @@ func workloads() []workload {
 		loopWorkload("advisory", "pg_try_advisory_xact_lock on the client's own keys (what people use instead)", advisory),
 		loopWorkload("upsert", "plain PK UPSERT (acquire's statement) on a copy of the table without trigger", plainUpsert),
 		loopWorkload("acquire-notrigger", "lease.acquire's code on the copy without trigger (no event row, no NOTIFY)", acquireNoTrigger),
+		loopWorkload("acquire-eventonly", "lease.acquire's code on a copy whose trigger writes the event row but does not NOTIFY", acquireEventOnly),
 		loopWorkload("acquire", "lease.acquire, uncontended: takes over the client's own expired keys (event row + NOTIFY)", acquire),
 		loopWorkload("upsert-contended", "the UPSERT on one key held by another run, all clients at once", upsertContended),
 		loopWorkload("acquire-contended", "lease.acquire on one key held by another run, all clients at once", acquireContended),

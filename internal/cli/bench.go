@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/bench"
+	"github.com/leasetop/leasetop/internal/pgserver"
+)
+
+// cmdBench measures the lease protocol against baselines in the same run
+// (docs/BENCHMARKS.md). Without --dsn or DATABASE_URL it starts a throwaway
+// PostgreSQL with fsync on, as in production.
+func cmdBench(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "bench",
+		"bench [--dsn URL] [--clients 16] [--keys 1000] [--duration 5s] [--warmup 1s] [--json] [--only NAME,...]")
+	dsn := fs.String("dsn", "", "PostgreSQL URL of a database with the lease schema (default $DATABASE_URL, else a throwaway server with fsync on)")
+	clients := fs.Int("clients", 16, "concurrent clients, each with its own connection")
+	keys := fs.Int("keys", 1000, "lease keys, split between the clients")
+	duration := fs.Duration("duration", 5*time.Second, "how long each workload is measured")
+	warmup := fs.Duration("warmup", time.Second, "how long each workload runs before it is measured")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	only := fs.String("only", "", "comma-separated workloads or groups to run (default all): "+strings.Join(bench.Names(), ", "))
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("bench takes no arguments, got %q", fs.Arg(0))
+	}
+	// Zero means "default" in bench.Config; on the command line it is a mistake.
+	switch {
+	case *clients < 1:
+		return usageErrorf("--clients must be at least 1, got %d", *clients)
+	case *keys < 1:
+		return usageErrorf("--keys must be at least 1, got %d", *keys)
+	case *duration <= 0:
+		return usageErrorf("--duration must be positive, got %v", *duration)
+	}
+	cfg := bench.Config{Clients: *clients, Keys: *keys, Duration: *duration, Warmup: *warmup}
+	if *only != "" {
+		cfg.Only = strings.Split(*only, ",")
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageErrorf("%v", err)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	cfg.DSN = resolveDSN(env, *dsn)
+	if cfg.DSN == "" {
+		srv, err := startBenchServer(ctx, env)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		cfg.DSN, cfg.Server, cfg.DataDir = srv.URL(benchDB), "embedded throwaway server", srv.Dir()
+	} else {
+		connCfg, err := data.ParseConnConfig(cfg.DSN)
+		if err != nil {
+			return connError(err)
+		}
+		cfg.Server = net.JoinHostPort(connCfg.Host, strconv.Itoa(int(connCfg.Port))) + "/" + connCfg.Database
+	}
+	cfg.Progress = func(name string) {
+		fmt.Fprintf(env.Stderr, "bench: %s\n", name)
+	}
+	fmt.Fprintf(env.Stderr, "bench: %s, about %v\n", cfg.Server, bench.Estimate(cfg).Round(time.Second))
+	rep, err := bench.Run(ctx, cfg)
+	if rep != nil {
+		if perr := printReport(env, rep, *asJSON); perr != nil {
+			return perr
+		}
+	}
+	if err != nil {
+		return connError(err)
+	}
+	if rep.Failed() {
+		return &ExitError{Code: ExitFailure, Err: errors.New("some workloads failed: see FAILED above")}
+	}
+	return nil
+}
+
+func printReport(env Env, rep *bench.Report, asJSON bool) error {
+	if asJSON {
+		return rep.WriteJSON(env.Stdout)
+	}
+	return rep.WriteText(env.Stdout)
+}
+
+// benchDB is the database bench creates on its throwaway server.
+const benchDB = "leasetop_bench"
+
+// startBenchServer starts a throwaway PostgreSQL with fsync on and a migrated
+// database.
+func startBenchServer(ctx context.Context, env Env) (*pgserver.Server, error) {
+	fmt.Fprintln(env.Stderr, "bench: starting a throwaway PostgreSQL (fsync on, as in production)")
+	srv, err := pgserver.Start(ctx, pgserver.Options{Fsync: true})
+	if err != nil {
+		return nil, &ExitError{Code: ExitFailure, Err: fmt.Errorf("start PostgreSQL: %w", err)}
+	}
+	if err := createMigrated(ctx, srv); err != nil {
+		srv.Close()
+		return nil, &ExitError{Code: ExitFailure, Err: err}
+	}
+	return srv, nil
+}
+
+func createMigrated(ctx context.Context, srv *pgserver.Server) error {
+	admin, err := pgx.Connect(ctx, srv.URL("postgres"))
+	if err != nil {
+		return fmt.Errorf("connect to the throwaway server: %w", err)
+	}
+	defer admin.Close(context.WithoutCancel(ctx))
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{benchDB}.Sanitize()); err != nil {
+		return fmt.Errorf("create database: %w", err)
+	}
+	conn, err := pgx.Connect(ctx, srv.URL(benchDB))
+	if err != nil {
+		return fmt.Errorf("connect to the throwaway server: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	return data.Migrate(ctx, conn)
+}
