@@ -313,3 +313,12 @@ func signal(ch chan struct{}) {
 	default:
 	}
 }
+
+// Start runs the feed in a goroutine until stop is called; stop cancels it
+// and waits for it to return.
+func (f *Feed) Start(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = f.Run(ctx) })
+	return func() { cancel(); wg.Wait() }
+}

@@ -1,0 +1,186 @@
+package ui
+
+import (
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/monitor"
+	"github.com/leasetop/leasetop/keymap"
+)
+
+// Source is how the model reaches the outside world. Each function may
+// block; the model calls them only inside tea.Cmds. A nil function disables
+// what it serves (ReleaseFunc is nil in read-only mode).
+type Source struct {
+	// NextFunc waits for the feed's next batch; false when the feed stopped.
+	NextFunc func() (monitor.Batch, bool)
+	// ResyncFunc asks the feed to re-read everything; it must not block.
+	ResyncFunc func()
+	// HistoryFunc reads a session's most recent events, newest first.
+	HistoryFunc func(key data.Key) ([]data.Event, error)
+	// ReleaseFunc force-releases key's lease if run still holds it.
+	ReleaseFunc func(key data.Key, run uuid.UUID, reason string) (ReleaseResult, error)
+}
+
+// ReleaseResult is the outcome of a forced release.
+type ReleaseResult struct {
+	Released bool
+	// Now is the lease as it is after a release that released nothing, if
+	// somebody holds it (Held).
+	Now  data.Lease
+	Held bool
+}
+
+// Action is an extra key the embedding program adds (the demo's keys, for
+// example). Its RunFunc runs inside a tea.Cmd; the text it returns, or its
+// error, is shown in the status line.
+type Action struct {
+	Binding key.Binding
+	// Destructive actions are disabled in read-only mode.
+	Destructive bool
+	// RunFunc gets the selected lease (ok false when no row is selected).
+	RunFunc func(selected data.Lease, ok bool) (string, error)
+}
+
+// Config configures a Model. Zero fields take the documented defaults.
+type Config struct {
+	Source Source
+	// Keys are the bindings. Default keymap.Default().
+	Keys *keymap.Map
+	// ReadOnly disables every key that changes the database.
+	ReadOnly bool
+	// Title heads the screen. Default "leasetop".
+	Title string
+	// Database names the database in the header (host:port/db, never a
+	// password).
+	Database string
+	// Actions are extra keys (see Action).
+	Actions []Action
+	// Badge, if set, is called on every render for extra header text; it
+	// must be cheap and safe to call from the UI goroutine.
+	Badge func() string
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// Location is where event times are shown. Default time.Local.
+	Location *time.Location
+	// State configures the monitor's state.
+	State monitor.Config
+	// Tick is the countdown refresh interval. Default 200 ms (5 Hz).
+	Tick time.Duration
+}
+
+// Model is the monitor's Bubble Tea model.
+type Model struct {
+	cfg     Config
+	keys    keymap.Map
+	actions []Action
+	styles  styles
+
+	width, height int
+	now           time.Time
+
+	state    *monitor.State
+	frozen   *monitor.State // the paused picture, nil when live
+	frozenAt time.Time
+
+	// The sessions table.
+	sortBy    sortMode
+	filter    string
+	filtering bool
+	filterIn  textinput.Model
+	rows      []data.Lease
+	sel       data.Key
+	hasSel    bool
+	cur, off  int
+
+	// The events pane.
+	focus       focusArea
+	evSel       int64
+	evCur, evOf int
+
+	mode     mode
+	detail   *detailView
+	dialog   *dialog
+	inflight *releaseReq // a confirmed release waiting for its outcome
+
+	status     string
+	statusKind statusKind
+	statusAt   time.Time
+	resyncing  bool
+}
+
+type mode int
+
+const (
+	modeMain mode = iota
+	modeHelp
+	modeDetail
+	modeConfirm
+)
+
+type focusArea int
+
+const (
+	focusTable focusArea = iota
+	focusEvents
+)
+
+// New returns a model. It shows nothing until its first batch arrives.
+func New(cfg Config) *Model {
+	if cfg.Title == "" {
+		cfg.Title = "leasetop"
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Location == nil {
+		cfg.Location = time.Local
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = 200 * time.Millisecond
+	}
+	keys := keymap.Default()
+	if cfg.Keys != nil {
+		keys = *cfg.Keys
+	}
+	actions := append([]Action(nil), cfg.Actions...)
+	if cfg.ReadOnly {
+		keys.SetReadOnly()
+		for i := range actions {
+			if actions[i].Destructive {
+				actions[i].Binding.SetEnabled(false)
+			}
+		}
+	}
+	fi := textinput.New()
+	fi.Prompt = "/"
+	fi.Placeholder = "account, session, holder or run"
+	fi.CharLimit = 256
+	m := &Model{
+		cfg:      cfg,
+		keys:     keys,
+		actions:  actions,
+		styles:   newStyles(true),
+		width:    80,
+		height:   24,
+		now:      cfg.Now(),
+		state:    monitor.NewState(cfg.State),
+		filterIn: fi,
+	}
+	m.filterIn.SetStyles(textinput.DefaultStyles(true))
+	return m
+}
+
+// State returns the live state (for tests and the embedding program).
+func (m *Model) State() *monitor.State { return m.state }
+
+// Init starts the feed's first wait, the countdown tick and a background
+// colour query.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(m.waitNext(), m.tick(), tea.RequestBackgroundColor)
+}

@@ -1,0 +1,128 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/monitor"
+	"github.com/leasetop/leasetop/keymap"
+)
+
+// Options configure Run. Zero fields take the documented defaults.
+type Options struct {
+	// Store is the database to watch. Required.
+	Store *data.Store
+	// ReadOnly disables every key that changes the database; the monitor
+	// then needs only SELECT on the lease schema (role lease_reader).
+	ReadOnly bool
+	// Title heads the screen. Default "leasetop".
+	Title string
+	// Keys are the bindings. Default keymap.Default().
+	Keys *keymap.Map
+	// Actions add keys (the demo's, for example); see Action.
+	Actions []Action
+	// Badge adds text to the header (see Config.Badge).
+	Badge func() string
+	// Feed configures the monitor's feed.
+	Feed monitor.FeedConfig
+	// HistoryLimit is how many events the detail view shows. Default 200.
+	HistoryLimit int
+	// Input and Output are the terminal. Default os.Stdin and os.Stdout.
+	Input  io.Reader
+	Output io.Writer
+	// Environ is the environment for terminal and colour detection.
+	// Default os.Environ().
+	Environ []string
+	// NoColor turns colours off (the NO_COLOR convention: any non-empty
+	// value).
+	NoColor bool
+}
+
+// Run opens the monitor on opt.Store and returns when the user quits or ctx
+// ends (then it returns nil). It starts the feed, runs the program, and
+// stops the feed before it returns.
+func Run(ctx context.Context, opt Options) error {
+	if opt.Store == nil {
+		return errors.New("ui: no store")
+	}
+	feed := monitor.NewFeed(opt.Store, opt.Feed)
+	stop := feed.Start(ctx)
+	defer stop()
+
+	limit := opt.HistoryLimit
+	if limit <= 0 {
+		limit = 200
+	}
+	store := opt.Store
+	src := Source{
+		NextFunc:   feed.Next,
+		ResyncFunc: feed.Resync,
+		HistoryFunc: func(key data.Key) ([]data.Event, error) {
+			return store.EventsFor(ctx, key, limit)
+		},
+	}
+	if !opt.ReadOnly {
+		src.ReleaseFunc = func(key data.Key, run uuid.UUID, reason string) (ReleaseResult, error) {
+			return forceRelease(ctx, store, key, run, reason)
+		}
+	}
+	m := New(Config{
+		Source:   src,
+		Keys:     opt.Keys,
+		ReadOnly: opt.ReadOnly,
+		Title:    opt.Title,
+		Database: DatabaseLabel(store),
+		Actions:  opt.Actions,
+		Badge:    opt.Badge,
+	})
+	popts := []tea.ProgramOption{tea.WithContext(ctx)}
+	if opt.Input != nil {
+		popts = append(popts, tea.WithInput(opt.Input))
+	}
+	if opt.Output != nil {
+		popts = append(popts, tea.WithOutput(opt.Output))
+	}
+	if opt.Environ != nil {
+		popts = append(popts, tea.WithEnvironment(opt.Environ))
+	}
+	if opt.NoColor {
+		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
+	}
+	_, err := tea.NewProgram(m, popts...).Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("monitor: %w", err)
+	}
+	return nil
+}
+
+// forceRelease releases key's lease if run still holds it; when nothing was
+// released it reads who holds the lease now, for the status line.
+func forceRelease(ctx context.Context, store *data.Store, key data.Key, run uuid.UUID, reason string) (ReleaseResult, error) {
+	ok, err := store.ForceRelease(ctx, key, run, reason)
+	if err != nil || ok {
+		return ReleaseResult{Released: ok}, err
+	}
+	now, _, held, err := store.Lease(ctx, key)
+	if err != nil {
+		return ReleaseResult{}, nil // nothing was released either way; the holder is unknown
+	}
+	return ReleaseResult{Now: now, Held: held}, nil
+}
+
+// DatabaseLabel names the store's database for the header: host:port/db,
+// never the password.
+func DatabaseLabel(store *data.Store) string {
+	cfg := store.Pool().Config().ConnConfig
+	return cfg.Host + ":" + strconv.Itoa(int(cfg.Port)) + "/" + cfg.Database
+}

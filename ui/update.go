@@ -1,0 +1,155 @@
+package ui
+
+import (
+	"fmt"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// statusKind colours the status line.
+type statusKind int
+
+const (
+	statusInfo statusKind = iota
+	statusOK
+	statusWarn
+	statusError
+)
+
+// statusFor is how long a status message stays before the key hints return.
+const statusFor = 10 * time.Second
+
+// Update dispatches each message to its handler.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		return m, m.onResize(msg)
+	case tea.BackgroundColorMsg:
+		m.styles = newStyles(msg.IsDark())
+		return m, nil
+	case tickMsg:
+		return m, m.onTick()
+	case batchMsg:
+		return m, m.onBatch(msg)
+	case historyMsg:
+		return m, m.onHistory(msg)
+	case releaseMsg:
+		return m, m.onRelease(msg)
+	case actionMsg:
+		return m, m.onAction(msg)
+	case tea.KeyPressMsg:
+		m.now = m.cfg.Now()
+		return m, m.onKey(msg)
+	}
+	return m, m.forwardToInputs(msg)
+}
+
+func (m *Model) onResize(msg tea.WindowSizeMsg) tea.Cmd {
+	m.width, m.height = msg.Width, msg.Height
+	m.filterIn.SetWidth(max(m.width-4, 10))
+	if m.dialog != nil {
+		m.dialog.reason.SetWidth(max(m.dialogInnerWidth()-12, 8))
+	}
+	m.clampTable()
+	m.clampEvents()
+	return nil
+}
+
+func (m *Model) onTick() tea.Cmd {
+	m.now = m.cfg.Now()
+	if m.status != "" && m.now.Sub(m.statusAt) > statusFor {
+		m.status = ""
+	}
+	return m.tick()
+}
+
+// onBatch applies the feed's batch to the live state. While paused the
+// screen keeps showing the frozen copy; the data keeps flowing.
+func (m *Model) onBatch(msg batchMsg) tea.Cmd {
+	if !msg.ok {
+		return nil // the feed stopped: the program is ending
+	}
+	m.now = m.cfg.Now()
+	synced := false
+	for _, it := range msg.batch.Items {
+		synced = synced || it.Sync != nil
+	}
+	m.state.Apply(msg.batch, m.now)
+	if m.resyncing && synced {
+		m.resyncing = false
+		m.setStatus(statusOK, fmt.Sprintf("resynced: %d leases", m.state.Len()))
+	}
+	if m.frozen == nil {
+		m.refreshRows()
+	}
+	return m.waitNext()
+}
+
+func (m *Model) onHistory(msg historyMsg) tea.Cmd {
+	if m.detail == nil || m.detail.key != msg.key {
+		return nil
+	}
+	m.detail.loading = false
+	m.detail.history, m.detail.err = msg.events, msg.err
+	return nil
+}
+
+func (m *Model) onRelease(msg releaseMsg) tea.Cmd {
+	m.inflight = nil
+	who := fmt.Sprintf("%s/%s", clean(msg.req.key.Account, 24), clean(msg.req.key.Session, 24))
+	switch {
+	case msg.err != nil:
+		m.setStatus(statusError, "force release of "+who+" failed: "+clean(oneLine(msg.err.Error()), 0))
+	case msg.result.Released:
+		m.setStatus(statusOK, fmt.Sprintf("force released %s (run %s, %s)", who, shortRun(msg.req.run), holderText(msg.req.holder, 24)))
+	case msg.result.Held:
+		now := msg.result.Now
+		m.setStatus(statusWarn, fmt.Sprintf("nothing released: %s changed hands (now held by run %s, %s)",
+			who, shortRun(now.RunID), holderText(now.Holder, 24)))
+	default:
+		m.setStatus(statusWarn, "nothing released: the lease on "+who+" had already ended")
+	}
+	return nil
+}
+
+func (m *Model) onAction(msg actionMsg) tea.Cmd {
+	if msg.err != nil {
+		m.setStatus(statusError, clean(oneLine(msg.err.Error()), 0))
+	} else if msg.text != "" {
+		m.setStatus(statusInfo, clean(msg.text, 0))
+	}
+	return nil
+}
+
+// forwardToInputs gives other messages (cursor blinks) to the focused
+// text input.
+func (m *Model) forwardToInputs(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	switch {
+	case m.dialog != nil && m.dialog.editing:
+		m.dialog.reason, cmd = m.dialog.reason.Update(msg)
+	case m.filtering:
+		m.filterIn, cmd = m.filterIn.Update(msg)
+	}
+	return cmd
+}
+
+func (m *Model) setStatus(kind statusKind, text string) {
+	m.status, m.statusKind, m.statusAt = text, kind, m.cfg.Now()
+}
+
+// holderText is a holder label for a status line.
+func holderText(holder string, width int) string {
+	if holder == "" {
+		return "no holder label"
+	}
+	return "holder " + clean(holder, width)
+}
+
+// keyText is account/session, each cleaned and shortened to width.
+func keyText(k data.Key, width int) string {
+	return clean(k.Account, width) + "/" + clean(k.Session, width)
+}

@@ -1,0 +1,69 @@
+package ui
+
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// detailView is the open detail screen of one session.
+type detailView struct {
+	key     data.Key
+	opened  data.Lease // the lease when the view opened (it may end meanwhile)
+	held    bool
+	history []data.Event
+	err     error
+	loading bool
+	scroll  int
+}
+
+// openDetail opens the selected session's details (from the events pane:
+// the selected event's session) and loads its history.
+func (m *Model) openDetail() tea.Cmd {
+	var k data.Key
+	if m.focus == focusEvents {
+		ev, ok := m.selectedEvent()
+		if !ok || ev.Kind == data.KindTruncated {
+			return nil
+		}
+		k = ev.Key
+	} else {
+		l, ok := m.selected()
+		if !ok {
+			return nil
+		}
+		k = l.Key
+	}
+	l, held := m.shown().Lease(k)
+	m.detail = &detailView{key: k, opened: l, held: held, loading: true}
+	m.mode = modeDetail
+	return m.loadHistory(k)
+}
+
+// detailKey scrolls the history or closes the view.
+func (m *Model) detailKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := &m.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		return tea.Quit
+	case key.Matches(msg, k.Back, k.Detail):
+		m.mode, m.detail = modeMain, nil
+	case key.Matches(msg, k.Up):
+		m.detail.scroll = max(m.detail.scroll-1, 0)
+	case key.Matches(msg, k.Down):
+		m.detail.scroll = min(m.detail.scroll+1, max(len(m.detail.history)-1, 0))
+	case key.Matches(msg, k.Top):
+		m.detail.scroll = 0
+	case key.Matches(msg, k.Release):
+		if l, ok := m.shown().Lease(m.detail.key); ok {
+			m.mode, m.detail = modeMain, nil
+			return m.openDialogFor(l)
+		}
+	case key.Matches(msg, k.Help):
+		m.mode, m.detail = modeHelp, nil
+	default:
+		return m.otherKey(msg)
+	}
+	return nil
+}

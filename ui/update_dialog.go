@@ -1,0 +1,113 @@
+package ui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// dialog is the forced-release confirmation: it names the lease exactly as
+// it was shown, and confirming releases only if that run still holds it.
+type dialog struct {
+	lease   data.Lease
+	reason  textinput.Model
+	editing bool // the reason field has focus
+}
+
+// openDialog asks to force-release the selected session.
+func (m *Model) openDialog() tea.Cmd {
+	var (
+		l  data.Lease
+		ok bool
+	)
+	if m.focus == focusEvents {
+		if ev, evOK := m.selectedEvent(); evOK {
+			l, ok = m.shown().Lease(ev.Key)
+		}
+	} else {
+		l, ok = m.selected()
+	}
+	if !ok {
+		m.setStatus(statusWarn, "nothing to release: select a held session first")
+		return nil
+	}
+	return m.openDialogFor(l)
+}
+
+func (m *Model) openDialogFor(l data.Lease) tea.Cmd {
+	if !m.keys.Release.Enabled() { // read-only: never reachable, and never opened
+		return nil
+	}
+	in := textinput.New()
+	in.Prompt = ""
+	in.Placeholder = "optional, recorded with the event"
+	in.CharLimit = data.MaxReasonBytes / 4 // up to 4 bytes a character: always within the bound
+	in.SetWidth(max(m.dialogInnerWidth()-12, 8))
+	in.SetStyles(textinput.DefaultStyles(true))
+	m.dialog = &dialog{lease: l, reason: in}
+	m.mode = modeConfirm
+	return nil
+}
+
+// dialogKey: y confirms; n, esc and enter cancel (No is the default); tab
+// edits the reason, and enter or tab leaves the reason field.
+func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
+	d, k := m.dialog, &m.keys
+	if d.editing {
+		switch {
+		case m.typingQuit(msg):
+			return tea.Quit
+		case msg.String() == "esc":
+			m.closeDialog("force release cancelled")
+		case msg.String() == "enter", msg.String() == "tab":
+			d.editing = false
+			d.reason.Blur()
+		default:
+			var cmd tea.Cmd
+			d.reason, cmd = d.reason.Update(msg)
+			return cmd
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.Confirm):
+		return m.confirmRelease()
+	case key.Matches(msg, k.Cancel):
+		m.closeDialog("force release cancelled")
+	case key.Matches(msg, k.Focus):
+		d.editing = true
+		return d.reason.Focus()
+	case m.typingQuit(msg):
+		return tea.Quit
+	}
+	return nil
+}
+
+// confirmRelease sends the release of the run that was shown.
+func (m *Model) confirmRelease() tea.Cmd {
+	l := m.dialog.lease
+	reason := strings.TrimSpace(m.dialog.reason.Value())
+	if err := data.ValidateReason(reason); err != nil {
+		m.setStatus(statusError, "cannot release: "+err.Error())
+		return nil
+	}
+	req := releaseReq{key: l.Key, run: l.RunID, holder: l.Holder, reason: reason}
+	m.inflight = &req
+	m.dialog, m.mode = nil, modeMain
+	m.setStatus(statusInfo, "releasing "+keyText(l.Key, 24)+" (run "+shortRun(l.RunID)+")…")
+	return m.release(req)
+}
+
+func (m *Model) closeDialog(status string) {
+	m.dialog, m.mode = nil, modeMain
+	m.setStatus(statusInfo, status)
+}
+
+// dialogInnerWidth is the dialog's text width.
+func (m *Model) dialogInnerWidth() int {
+	return max(min(m.width-6, 64), 20)
+}

@@ -1,0 +1,98 @@
+package ui
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// timeFormat shows server timestamps in the detail view.
+const timeFormat = "2006-01-02 15:04:05.000 MST"
+
+// viewDetail is one session in full: every field unshortened (wrapped), and
+// its history from lease.event.
+func (m *Model) viewDetail() []string {
+	s, d := m.styles, m.detail
+	shown := m.shown()
+	serverNow := shown.ServerNow(m.shownNow())
+	l, held := shown.Lease(d.key)
+	hint := m.keys.Back.Help().Key + " back"
+	if m.keys.Release.Enabled() && held {
+		hint += ", " + m.keys.Release.Help().Key + " release"
+	}
+	lines := []string{s.title.Render("Session") + " " + keyText(d.key, 0) + s.dim.Render("   ("+hint+")"), ""}
+	field := func(name, value string) {
+		wrapped := ansi.Wrap(value, max(m.width-14, 10), "")
+		for i, part := range splitLines(wrapped) {
+			label := ""
+			if i == 0 {
+				label = name
+			}
+			lines = append(lines, "  "+s.dim.Render(pad(label, 10))+" "+part)
+		}
+	}
+	field("account", clean(d.key.Account, 0))
+	field("session", clean(d.key.Session, 0))
+	if !held {
+		lines = append(lines, "  "+s.warn.Render("not held now"))
+		if d.held {
+			lines = append(lines, "  "+s.dim.Render(fmt.Sprintf("(was held by run %s when this view opened)", d.opened.RunID)))
+		}
+	} else {
+		holder := clean(l.Holder, 0)
+		if holder == "" {
+			holder = s.dim.Render("(no label)")
+		}
+		field("holder", holder)
+		field("run", l.RunID.String())
+		field("fence", fmt.Sprint(l.Fence))
+		field("acquired", m.stamp(l.AcquiredAt)+s.dim.Render("  held for "+compact(serverNow.Sub(l.AcquiredAt))))
+		field("renewed", m.stamp(l.RenewedAt)+s.dim.Render("  "+compact(serverNow.Sub(l.RenewedAt))+" ago"))
+		left := l.ExpiresAt.Sub(serverNow)
+		expiry := m.stamp(l.ExpiresAt) + "  " + m.fractionStyle(shown.Fraction(l, serverNow)).Render("in "+compact(left))
+		if left <= 0 {
+			expiry = m.stamp(l.ExpiresAt) + "  " + s.bad.Render("expired "+compact(-left)+" ago, not taken over: a lost holder?")
+		}
+		field("expires", expiry)
+		field("ttl", compact(l.ExpiresAt.Sub(l.RenewedAt)))
+		if d.held && d.opened.RunID != l.RunID {
+			lines = append(lines, "  "+s.warn.Render(fmt.Sprintf("changed hands since this view opened (was run %s)", shortRun(d.opened.RunID))))
+		}
+	}
+	lines = append(lines, "", s.bold.Render("History")+s.dim.Render(" newest first, from lease.event"))
+	switch {
+	case d.loading:
+		lines = append(lines, "  "+s.dim.Render("loading…"))
+	case d.err != nil:
+		lines = append(lines, "  "+s.bad.Render("cannot read the history: "+clean(oneLine(d.err.Error()), 0)))
+	case len(d.history) == 0:
+		lines = append(lines, "  "+s.dim.Render("no events"))
+	}
+	room := max(m.height-len(lines), 1)
+	for i := d.scroll; i < len(d.history) && room > 0; i, room = i+1, room-1 {
+		lines = append(lines, m.historyLine(d.history[i]))
+	}
+	return lines
+}
+
+// historyLine is an event in the detail view: the date too, no session.
+func (m *Model) historyLine(ev data.Event) string {
+	return m.eventLine(ev, false, false, "2006-01-02 15:04:05")
+}
+
+func (m *Model) stamp(t time.Time) string { return t.In(m.cfg.Location).Format(timeFormat) }
+
+func splitLines(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
+}

@@ -1,0 +1,110 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// viewEvents is the events pane: a title and the newest events first.
+func (m *Model) viewEvents(lay layout) []string {
+	s := m.styles
+	evs := m.shown().Events()
+	title := "EVENTS newest first"
+	if m.focus == focusEvents {
+		title = "▶ " + title + " (focused: ↑/↓ select, enter details, tab back)"
+	} else {
+		title = "─ " + title
+	}
+	if len(evs) > lay.eventRows {
+		title += fmt.Sprintf("  %d-%d/%d", m.evOf+1, min(m.evOf+lay.eventRows, len(evs)), len(evs))
+	}
+	rule := strings.Repeat("─", max(m.width-len([]rune(title))-1, 0))
+	lines := []string{s.paneTitle.Render(title) + " " + s.dim.Render(rule)}
+	if len(evs) == 0 {
+		return append(lines, "  "+s.dim.Render("no events yet"))
+	}
+	end := min(m.evOf+lay.eventRows, len(evs))
+	for i := m.evOf; i < end; i++ {
+		selected := m.focus == focusEvents && i == m.evCur
+		lines = append(lines, m.eventLine(evs[i], selected, true, "15:04:05"))
+	}
+	return lines
+}
+
+// eventLine is one event: time, kind, session and what happened.
+func (m *Model) eventLine(ev data.Event, selected, withKey bool, layout string) string {
+	marker := "  "
+	if selected {
+		marker = "▶ "
+	}
+	at := ev.At.In(m.cfg.Location).Format(layout)
+	label, detail, style := m.describe(ev)
+	line := at + " " + pad(label, 14)
+	if withKey {
+		line += " " + pad(keyText(ev.Key, 24), m.keyWidth())
+	}
+	line += " " + detail
+	if selected {
+		return m.styles.selected.Render(pad(marker+line, m.width))
+	}
+	if style != nil {
+		line = style.Render(fit(line, m.width-2))
+	}
+	return marker + line
+}
+
+// keyWidth is the room for account/session in an event line.
+func (m *Model) keyWidth() int {
+	return min(max(m.width/5, 12), 40)
+}
+
+// describe returns an event's label, its details (safe text) and its style.
+func (m *Model) describe(ev data.Event) (string, string, *lipgloss.Style) {
+	s := &m.styles
+	run := "run " + shortRun(ev.RunID)
+	holder := ""
+	if ev.Holder != "" {
+		holder = " · " + clean(ev.Holder, 24)
+	}
+	switch ev.Kind {
+	case data.KindAcquired:
+		return "acquired", fmt.Sprintf("%s fence %d%s", run, ev.Fence, holder), nil
+	case data.KindTakenOver:
+		d := fmt.Sprintf("run %s→%s fence %d→%d", shortRun(ev.PrevRunID), shortRun(ev.RunID), ev.PrevFence, ev.Fence)
+		if !ev.PrevExpiresAt.IsZero() {
+			d += " · " + compact(ev.At.Sub(ev.PrevExpiresAt)) + " after expiry"
+		}
+		return "taken over", d, &s.takeover
+	case data.KindReleased:
+		return "released", fmt.Sprintf("%s fence %d", run, ev.Fence), &s.released
+	case data.KindForceReleased:
+		d := fmt.Sprintf("%s by %s", run, clean(ev.Actor, 24))
+		if ev.Reason != "" {
+			d += ": " + clean(ev.Reason, 60)
+		}
+		return "force released", d, &s.forced
+	case data.KindRenewRejected:
+		return "renew rejected", "zombie " + run + " renewing; " + rejectReason(ev.Reason), &s.zombie
+	case data.KindTruncated:
+		return "truncated", "the lease table was truncated: resyncing", &s.bad
+	}
+	return clean(string(ev.Kind), 14), "", nil
+}
+
+// rejectReason shortens lease.renew's reason ("held by run <uuid>").
+func rejectReason(reason string) string {
+	if rest, ok := strings.CutPrefix(reason, "held by run "); ok {
+		if u, err := uuid.Parse(rest); err == nil {
+			return "held by run " + shortRun(u)
+		}
+	}
+	if reason == "" {
+		return "no lease"
+	}
+	return clean(reason, 40)
+}

@@ -1,0 +1,144 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/leasetop/leasetop/internal/monitor"
+)
+
+// viewHeader is the connection line and, when there is room, the counts
+// line.
+func (m *Model) viewHeader(lay layout) []string {
+	lines := []string{m.headerLine1()}
+	if lay.header2 {
+		lines = append(lines, m.headerLine2())
+	}
+	return lines
+}
+
+// segment is a piece of a header line. When the line does not fit, the
+// segments with the highest drop are left out first; drop 0 stays.
+type segment struct {
+	text string
+	drop int
+}
+
+func joinSegments(segs []segment, width int) string {
+	for {
+		var parts []string
+		for _, s := range segs {
+			if s.text != "" {
+				parts = append(parts, s.text)
+			}
+		}
+		line := strings.Join(parts, "  ")
+		if ansi.StringWidth(line) <= width {
+			return line
+		}
+		worst := -1
+		for i, s := range segs {
+			if s.drop > 0 && s.text != "" && (worst < 0 || s.drop > segs[worst].drop) {
+				worst = i
+			}
+		}
+		if worst < 0 {
+			return fit(line, width)
+		}
+		segs[worst].text = ""
+	}
+}
+
+// headerLine1: title, database, connection, sync age, clock offset, badges.
+func (m *Model) headerLine1() string {
+	st, s := m.state, m.styles
+	h := st.Health(m.now)
+	var link string
+	switch h.Link {
+	case monitor.LinkLive:
+		link = s.live.Render("● LIVE")
+	case monitor.LinkConnecting:
+		link = s.warn.Render("◌ CONNECTING")
+	case monitor.LinkReconnecting:
+		link = s.warn.Render(fmt.Sprintf("↻ RECONNECTING (attempt %d)", max(h.Attempt, 1)))
+	default:
+		link = s.bad.Render("✖ DOWN")
+		if h.Attempt > 0 {
+			link = s.bad.Render(fmt.Sprintf("✖ DOWN (attempt %d)", h.Attempt))
+		}
+	}
+	synced := s.bad.Render("not synced yet")
+	if st.Synced() {
+		synced = "synced " + compact(h.SyncedAgo) + " ago"
+		if h.Stale {
+			synced = s.bad.Render(synced)
+		} else {
+			synced = s.dim.Render(synced)
+		}
+	}
+	var clock string
+	if c := st.Clock(); !c.IsZero() {
+		clock = s.dim.Render("clock " + signedMillis(c.Offset()) + " ±" + signedMillis(c.Uncertainty)[1:])
+	}
+	var ro, paused, badge string
+	if m.cfg.ReadOnly {
+		ro = s.badge.Render("[RO]")
+	}
+	if m.frozen != nil {
+		n := st.Applied() - m.frozen.Applied()
+		paused = s.pausedBadge.Render(fmt.Sprintf(" ⏸ PAUSED +%d events ", n))
+	}
+	if m.cfg.Badge != nil {
+		badge = clean(m.cfg.Badge(), 40)
+	}
+	return joinSegments([]segment{
+		{s.title.Render(clean(m.cfg.Title, 20)), 0},
+		{s.dim.Render(clean(m.cfg.Database, 40)), 2},
+		{link, 0},
+		{synced, 1},
+		{clock, 4},
+		{badge, 3},
+		{ro, 0},
+		{paused, 0},
+	}, m.width)
+}
+
+// headerLine2: counts, rate, sort and filter, and the last error.
+func (m *Model) headerLine2() string {
+	s := m.styles
+	shown := m.shown()
+	c := shown.Counts(shown.ServerNow(m.shownNow()))
+	count := func(n int, label string, st func(...string) string) string {
+		text := fmt.Sprintf("%s %d", label, n)
+		if n > 0 && st != nil {
+			return st(text)
+		}
+		return text
+	}
+	segs := []segment{
+		{count(c.Held, "held", nil), 0},
+		{count(c.ExpiringSoon, "expiring", s.warn.Render), 0},
+		{count(c.Expired, "expired", s.bad.Render), 0},
+		{fmt.Sprintf("ev/s %.1f", m.state.EventsPerSecond(m.now)), 2},
+		{s.dim.Render("sort ") + m.sortBy.String() + " " + sortArrow(m.sortBy), 1},
+	}
+	if m.filter != "" {
+		segs = append(segs, segment{s.warn.Render("filter \"" + clean(m.filter, 20) + "\""), 0})
+	}
+	if n := m.state.Malformed(); n > 0 {
+		segs = append(segs, segment{s.warn.Render(fmt.Sprintf("%d malformed notifications dropped", n)), 3})
+	}
+	if h := m.state.Health(m.now); h.Err != nil {
+		segs = append(segs, segment{s.bad.Render("error: " + clean(oneLine(h.Err.Error()), 0)), 0})
+	}
+	return joinSegments(segs, m.width)
+}
+
+func sortArrow(s sortMode) string {
+	if s == sortHeld {
+		return "▼"
+	}
+	return "▲"
+}

@@ -1,0 +1,263 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/monitor"
+)
+
+type colID int
+
+const (
+	colAccount colID = iota
+	colSession
+	colHolder
+	colRun
+	colFence
+	colTTL
+	colHeld
+	colRenewed
+)
+
+// colSpec describes a column: its title, minimum and wanted widths, whether
+// it takes spare room (flex), alignment, and when it is hidden on a narrow
+// terminal (higher hide goes first; 0 never).
+type colSpec struct {
+	id        colID
+	title     string
+	min, want int
+	flex      bool
+	right     bool
+	hide      int
+}
+
+// Cap on a flexible column's width, so very wide terminals keep columns
+// readable.
+const maxFlex = 40
+
+func colSpecs() []colSpec {
+	return []colSpec{
+		{colAccount, "ACCOUNT", 7, 14, true, false, 0},
+		{colSession, "SESSION", 7, 18, true, false, 0},
+		{colHolder, "HOLDER", 6, 14, true, false, 1},
+		{colRun, "RUN", 8, 8, false, false, 5},
+		{colFence, "FENCE", 5, 6, false, true, 4},
+		{colTTL, "TTL", 7, 15, false, false, 0},
+		{colHeld, "HELD", 6, 6, false, true, 3},
+		{colRenewed, "RENEWED", 7, 7, false, true, 2},
+	}
+}
+
+// column is a laid-out column.
+type column struct {
+	colSpec
+	width int
+}
+
+// tableColumns fits the columns into width cells (after the two-cell cursor
+// marker): hide columns until the minimums fit, then grow the fixed ones to
+// their wanted width, then the flexible ones.
+func tableColumns(width int) []column {
+	avail := width - 2
+	specs := colSpecs()
+	need := func() int {
+		n := len(specs) - 1
+		for _, s := range specs {
+			n += s.min
+		}
+		return n
+	}
+	for need() > avail {
+		worst := -1
+		for i, s := range specs {
+			if s.hide > 0 && (worst < 0 || s.hide > specs[worst].hide) {
+				worst = i
+			}
+		}
+		if worst < 0 {
+			break
+		}
+		specs = append(specs[:worst], specs[worst+1:]...)
+	}
+	cols := make([]column, len(specs))
+	extra := avail - need()
+	for i, s := range specs {
+		cols[i] = column{colSpec: s, width: s.min}
+	}
+	grow := func(ok func(c column) bool, limit func(c column) int) {
+		for extra > 0 {
+			grew := false
+			for i := range cols {
+				if extra > 0 && ok(cols[i]) && cols[i].width < limit(cols[i]) {
+					cols[i].width++
+					extra--
+					grew = true
+				}
+			}
+			if !grew {
+				return
+			}
+		}
+	}
+	grow(func(c column) bool { return !c.flex }, func(c column) int { return c.want })
+	grow(func(c column) bool { return c.flex }, func(c column) int { return c.want })
+	grow(func(c column) bool { return c.flex }, func(c column) int { return maxFlex })
+	return cols
+}
+
+// viewTable is the column header and the visible rows.
+func (m *Model) viewTable(lay layout) []string {
+	cols := tableColumns(m.width)
+	lines := []string{m.tableHeader(cols)}
+	shown := m.shown()
+	if len(m.rows) == 0 {
+		msg := "no leases held"
+		switch {
+		case !shown.Synced():
+			msg = "waiting for the first sync…"
+		case m.filter != "":
+			msg = fmt.Sprintf("no session matches %q (esc clears the filter)", clean(m.filter, 20))
+		}
+		return append(lines, "  "+m.styles.dim.Render(msg))
+	}
+	serverNow := shown.ServerNow(m.shownNow())
+	end := min(m.off+lay.tableRows, len(m.rows))
+	for i := m.off; i < end; i++ {
+		lines = append(lines, m.tableRow(cols, m.rows[i], i == m.cur, serverNow, shown))
+	}
+	return lines
+}
+
+func (m *Model) tableHeader(cols []column) string {
+	cells := make([]string, len(cols))
+	sorted := map[sortMode]colID{sortTTL: colTTL, sortAccount: colAccount, sortHeld: colHeld, sortHolder: colHolder}[m.sortBy]
+	for i, c := range cols {
+		title := c.title
+		if c.id == sorted {
+			title += sortArrow(m.sortBy)
+		}
+		if c.right {
+			cells[i] = padLeft(title, c.width)
+		} else {
+			cells[i] = pad(title, c.width)
+		}
+	}
+	line := "  " + strings.Join(cells, " ")
+	if page := m.layout().tableRows; len(m.rows) > page {
+		pos := fmt.Sprintf(" %d-%d/%d", m.off+1, min(m.off+page, len(m.rows)), len(m.rows))
+		if ansi.StringWidth(line)+len(pos) <= m.width {
+			line = pad(line, m.width-len(pos)) + pos
+		}
+	}
+	return m.styles.bold.Render(line)
+}
+
+// tableRow renders one lease. The selected row is reverse video (one style
+// across the row, so the highlight is never broken) and marked with ▶.
+func (m *Model) tableRow(cols []column, l data.Lease, selected bool, serverNow time.Time, st *monitor.State) string {
+	highlight := selected && m.focus == focusTable
+	frac := st.Fraction(l, serverNow)
+	left := l.ExpiresAt.Sub(serverNow)
+	cells := make([]string, len(cols))
+	for i, c := range cols {
+		var text string
+		var style *lipgloss.Style
+		switch c.id {
+		case colAccount:
+			text = clean(l.Account, c.width)
+		case colSession:
+			text = clean(l.Session, c.width)
+		case colHolder:
+			text = clean(l.Holder, c.width)
+		case colRun:
+			text, style = shortRun(l.RunID), &m.styles.dim
+		case colFence:
+			text = fmt.Sprint(l.Fence)
+		case colTTL:
+			cells[i] = m.ttlCell(c.width, left, frac, highlight)
+			continue
+		case colHeld:
+			text = compact(serverNow.Sub(l.AcquiredAt))
+		case colRenewed:
+			text = compact(serverNow.Sub(l.RenewedAt))
+			s := m.fractionStyle(frac)
+			style = &s
+		}
+		if c.right {
+			text = padLeft(text, c.width)
+		} else {
+			text = pad(text, c.width)
+		}
+		if style != nil && !highlight {
+			text = style.Render(text)
+		}
+		cells[i] = text
+	}
+	marker := "  "
+	if selected {
+		marker = "▶ "
+	}
+	line := marker + strings.Join(cells, " ")
+	if highlight {
+		return m.styles.selected.Render(pad(line, m.width))
+	}
+	return line
+}
+
+// ttlCell is the countdown: a bar draining green, amber, red, and the time
+// left; an expired lease nobody took over reads "expired 12s ago".
+func (m *Model) ttlCell(w int, left time.Duration, frac float64, plain bool) string {
+	if left <= 0 {
+		text := pad(expiredText(-left, w), w)
+		if plain {
+			return text
+		}
+		return m.styles.bad.Render(text)
+	}
+	count := padLeft(compact(left), 6)
+	bw := w - 7
+	if bw < 3 {
+		return padLeft(compact(left), w)
+	}
+	filled := int(math.Round(frac * float64(bw)))
+	filled = min(max(filled, 1), bw)
+	bar, rest := strings.Repeat("█", filled), strings.Repeat("░", bw-filled)
+	if plain {
+		return bar + rest + " " + count
+	}
+	st := m.fractionStyle(frac)
+	return st.Render(bar) + m.styles.barEmpty.Render(rest) + " " + st.Render(count)
+}
+
+// fractionStyle colours by the TTL left: green, amber below half, red below
+// the expiring-soon fraction.
+func (m *Model) fractionStyle(frac float64) lipgloss.Style {
+	switch {
+	case frac < m.state.ExpiringSoon():
+		return m.styles.barRed
+	case frac < 0.5:
+		return m.styles.barAmber
+	default:
+		return m.styles.barGreen
+	}
+}
+
+// expiredText says how long ago a lease expired, in the room there is:
+// "expired 12s ago", "expired 12s", "exp 12s".
+func expiredText(ago time.Duration, w int) string {
+	switch a := agoText(ago); {
+	case w >= len("expired  ago")+len(a):
+		return "expired " + a + " ago"
+	case w >= len("expired ")+len(a):
+		return "expired " + a
+	default:
+		return "exp " + a
+	}
+}
