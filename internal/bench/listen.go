@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/monitor"
 )
 
 // feed is a data.Listener on the bench database with an owner: Start runs it
@@ -78,4 +79,63 @@ func (f *feed) Stop() {
 	f.cancel()
 	f.wg.Wait()
 	f.store.Close()
+}
+
+// monitorFeed is a monitor.Feed, the monitor's data layer, run as the monitor
+// runs it: a goroutine that takes batches with Next and hands each event to
+// onEvent with the time Next returned it.
+type monitorFeed struct {
+	store *data.Store
+	stop  func()
+	wg    sync.WaitGroup
+}
+
+// startMonitorFeed starts a Feed and returns once its first resync has been
+// taken (its listener is live).
+func (r *run) startMonitorFeed(ctx context.Context, onEvent func(data.Event, time.Time)) (*monitorFeed, error) {
+	store, err := data.Open(ctx, r.cfg.DSN)
+	if err != nil {
+		return nil, err
+	}
+	feed := monitor.NewFeed(store, monitor.FeedConfig{})
+	mf := &monitorFeed{store: store, stop: feed.Start(ctx)}
+	synced := make(chan struct{})
+	mf.wg.Go(func() {
+		first := true
+		for {
+			b, ok := feed.Next()
+			if !ok {
+				return
+			}
+			at := time.Now()
+			for _, it := range b.Items {
+				switch {
+				case it.Event != nil:
+					onEvent(*it.Event, at)
+				case it.Sync != nil && first:
+					first = false
+					close(synced)
+				}
+			}
+		}
+	})
+	t := time.NewTimer(30 * time.Second)
+	defer t.Stop()
+	select {
+	case <-synced:
+		return mf, nil
+	case <-t.C:
+		mf.Stop()
+		return nil, errors.New("the monitor feed did not sync within 30s")
+	case <-ctx.Done():
+		mf.Stop()
+		return nil, ctx.Err()
+	}
+}
+
+// Stop stops the feed, waits for its consumer and closes the store.
+func (mf *monitorFeed) Stop() {
+	mf.stop()
+	mf.wg.Wait()
+	mf.store.Close()
 }

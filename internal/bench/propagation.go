@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,21 +13,23 @@ import (
 	"github.com/leasetop/leasetop/data"
 )
 
-// propagationWorkload measures commit of an ownership change -> the event
-// decoded by a data.Listener, with writers paced to rate transitions per
-// second in total (each acquire or release is one transition).
+// propagationWorkload measures commit of an ownership change -> the event in
+// the monitor's data layer (a monitor.Feed, as the monitor runs it, taken
+// with Next) and, on the same transitions, in a bare data.Listener. Writers
+// are paced to rate transitions per second in total (each acquire or release
+// is one transition).
 //
 // Latency is taken from the event's own timestamp (set inside the writing
-// transaction, before its commit and WAL flush) to the moment the listener's
-// consumer holds the decoded event, both on the server clock: local receive
-// time is mapped through a data.Clock measured at the start (on loopback its
+// transaction, before its commit and WAL flush) to the moment the consumer
+// holds the decoded event, both on the server clock: local receive time is
+// mapped through a data.Clock measured at the start (on loopback its
 // uncertainty is tens of microseconds). It therefore includes the commit
-// itself, an overestimate of commit -> decoded.
+// itself: an overestimate of commit -> decoded.
 func propagationWorkload(rate int) func(context.Context, *run, workload) ([]Result, error) {
 	return func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runPropagation(ctx, w, rate) }
 }
 
-// propagationLog collects the listener side.
+// propagationLog collects one consumer's side.
 type propagationLog struct {
 	account string
 	clock   data.Clock
@@ -52,6 +53,17 @@ func (pl *propagationLog) event(ev data.Event, at time.Time) {
 	}
 }
 
+func (pl *propagationLog) mark(from, to time.Time) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if !from.IsZero() {
+		pl.from = pl.clock.At(from)
+	}
+	if !to.IsZero() {
+		pl.to = pl.clock.At(to)
+	}
+}
+
 func (pl *propagationLog) count() int64 {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
@@ -64,12 +76,18 @@ func (r *run) runPropagation(ctx context.Context, w workload, rate int) ([]Resul
 	if err != nil {
 		return nil, err
 	}
-	pl := &propagationLog{account: r.account(w.name), clock: clock}
-	f, err := r.startFeed(ctx, pl.event, nil)
+	viaFeed := &propagationLog{account: r.account(w.name), clock: clock}
+	viaListener := &propagationLog{account: r.account(w.name), clock: clock}
+	mf, err := r.startMonitorFeed(ctx, viaFeed.event)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Stop()
+	defer mf.Stop()
+	lf, err := r.startFeed(ctx, viaListener.event, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer lf.Stop()
 	keys := r.keys(w.name, r.cfg.Keys)
 	conns := make([]*pgx.Conn, 0, writers)
 	defer func() {
@@ -104,32 +122,37 @@ func (r *run) runPropagation(ctx context.Context, w workload, rate int) ([]Resul
 		})
 	}
 	window := r.measureWindow(ctx, &phase, func(from, to time.Time) {
-		pl.mu.Lock()
-		defer pl.mu.Unlock()
-		if !from.IsZero() {
-			pl.from = clock.At(from)
-		}
-		if !to.IsZero() {
-			pl.to = clock.At(to)
-		}
+		viaFeed.mark(from, to)
+		viaListener.mark(from, to)
 	})
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}
-	missing := waitReceived(ctx, pl, sent.Load(), 10*time.Second)
+	out := []Result{
+		propagationResult(ctx, viaFeed, w.name, sent.Load(), window,
+			fmt.Sprintf("ownership change -> in the monitor's data layer (monitor.Feed), %d transitions/s", rate)),
+		propagationResult(ctx, viaListener, w.name+"-listener", sent.Load(), window,
+			fmt.Sprintf("the same transitions -> decoded by a bare data.Listener, %d transitions/s", rate)),
+	}
+	out[0].Note = fmt.Sprintf("achieved %.0f/s by %d writers", out[0].OpsPerSec, writers) + out[0].Note
+	if d := lf.lst.Dropped(); d > 0 {
+		out[1].Note += fmt.Sprintf(", %d dropped by the listener", d)
+	}
+	return out, nil
+}
+
+// propagationResult waits for the consumer to have seen every transition
+// sent (10 s at most) and returns its Result.
+func propagationResult(ctx context.Context, pl *propagationLog, name string, sent int64, window time.Duration, desc string) Result {
+	missing := waitReceived(ctx, pl, sent, 10*time.Second)
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	res := newResult(w.name, fmt.Sprintf("ownership change -> decoded by data.Listener, %d transitions/s", rate), &pl.hist, window)
-	notes := []string{fmt.Sprintf("achieved %.0f/s by %d writers", res.OpsPerSec, writers)}
+	res := newResult(name, desc, &pl.hist, window)
 	if missing > 0 {
-		notes = append(notes, fmt.Sprintf("%d events not received", missing))
+		res.Note = fmt.Sprintf(", %d events not received", missing)
 	}
-	if d := f.lst.Dropped(); d > 0 {
-		notes = append(notes, fmt.Sprintf("%d dropped by the listener", d))
-	}
-	res.Note = strings.Join(notes, ", ")
-	return []Result{res}, nil
+	return res
 }
 
 // writeTransitions alternately acquires and releases keys on a fixed

@@ -88,7 +88,7 @@ func (r *Report) writeLegend(b *strings.Builder) {
 	b.WriteString("workloads:\n")
 	for _, res := range r.Results {
 		if res.Description != "" {
-			fmt.Fprintf(b, "  %-19s %s\n", res.Name, res.Description)
+			fmt.Fprintf(b, "  %-26s %s\n", res.Name, res.Description)
 		}
 	}
 }

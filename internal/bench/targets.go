@@ -29,7 +29,7 @@ func comparisons() []comparison {
 		{name: "acquire p50 / plain UPSERT p50", num: "acquire", den: "upsert", stat: "p50", op: "<=", limit: 1.5},
 		{name: "renew ops/s / renew without trigger ops/s", num: "renew", den: "renew-notrigger", stat: "ops", op: ">=", limit: 0.9},
 		{name: "handoff p50, NOTIFY wake-up", num: "handoff-notify", stat: "p50", op: "<=", limit: 5},
-		{name: "event propagation p99 at 1000/s", num: "propagation-1000", stat: "p99", op: "<=", limit: 10},
+		{name: "event propagation p99 at 1000/s, to the monitor's feed", num: "propagation-1000", stat: "p99", op: "<=", limit: 10},
 
 		{name: "acquire without trigger p50 / plain UPSERT p50 (the function's cost)", num: "acquire-notrigger", den: "upsert", stat: "p50"},
 		{name: "acquire p50 / acquire without trigger p50 (the trigger's cost)", num: "acquire", den: "acquire-notrigger", stat: "p50"},
@@ -47,7 +47,8 @@ func comparisons() []comparison {
 		{name: "acquire p50 / advisory lock p50", num: "acquire", den: "advisory", stat: "p50"},
 		{name: "handoff p50, polling every 100ms / NOTIFY", num: "handoff-poll-100ms", den: "handoff-notify", stat: "p50"},
 		{name: "handoff p50, polling every 1s / NOTIFY", num: "handoff-poll-1s", den: "handoff-notify", stat: "p50"},
-		{name: "event propagation p99 at 100/s", num: "propagation-100", stat: "p99"},
+		{name: "event propagation p99 at 100/s, to the monitor's feed", num: "propagation-100", stat: "p99"},
+		{name: "event propagation p99 at 1000/s, monitor's feed / bare listener", num: "propagation-1000", den: "propagation-1000-listener", stat: "p99"},
 	}
 }
 
