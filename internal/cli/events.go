@@ -1,0 +1,261 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/monitor"
+	"github.com/leasetop/leasetop/internal/termtext"
+)
+
+// eventsPage is how many events one history read returns.
+const eventsPage = 1000
+
+// cmdEvents prints the event history, oldest first, then with --follow the
+// events as they happen, surviving reconnections without gaps or repeats.
+func cmdEvents(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "events", "events [--since ID] [--limit N] [--follow] [--json] [--dsn URL]")
+	dsn := dsnFlag(fs)
+	since := fs.Int64("since", -1, "print the events after this id (default: the most recent --limit)")
+	limit := fs.Int("limit", 50, "print at most this many past events (0: no limit; default 50 without --since, no limit with it)")
+	follow := fs.Bool("follow", false, "after the history, keep printing events as they happen (until interrupted)")
+	asJSON := fs.Bool("json", false, "one JSON object per line")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("events takes no arguments, got %q", fs.Arg(0))
+	}
+	limitSet := false
+	fs.Visit(func(f *flag.Flag) { limitSet = limitSet || f.Name == "limit" })
+	if *limit < 0 {
+		return usageErrorf("--limit must be 0 or more, got %d", *limit)
+	}
+	if *since >= 0 && !limitSet {
+		*limit = 0
+	}
+	store, err := openStore(ctx, resolveDSN(env, *dsn))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	emit := textEvent
+	if *asJSON {
+		emit = jsonEvent
+	}
+	printed := map[int64]bool{} // ids the history printed, the last followWindow of them
+	start, end, err := printHistory(ctx, store, *since, *limit, func(ev data.Event) error {
+		printed[ev.ID] = true
+		if len(printed) > 4*followWindow {
+			for id := range printed {
+				if id <= ev.ID-followWindow {
+					delete(printed, id)
+				}
+			}
+		}
+		return emit(env.Stdout, ev)
+	})
+	if err != nil {
+		return connError(err)
+	}
+	if !*follow {
+		return nil
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return followEvents(ctx, env, store, start, end, printed, emit)
+}
+
+// followWindow is how many ids below the end of the history --follow
+// re-reads: an event that drew its id before the history was read can
+// commit after it.
+const followWindow = 1000
+
+// printHistory prints the past events, oldest first. The history covers the
+// ids in (start, end].
+func printHistory(ctx context.Context, store *data.Store, since int64, limit int, emit func(data.Event) error) (start, end int64, err error) {
+	after := since
+	end = -1 // known in advance only for the newest --limit
+	if since < 0 {
+		last, err := store.LastEventID(ctx)
+		if err != nil {
+			return 0, 0, err
+		}
+		after, end = 0, last
+		if limit > 0 {
+			after = max(0, last-int64(limit)) // the last limit ids (fewer events where ids have gaps)
+		}
+	}
+	start = after
+	printed := 0
+	for {
+		n := eventsPage
+		if limit > 0 {
+			n = min(n, limit-printed)
+		}
+		if n <= 0 {
+			break
+		}
+		evs, err := store.EventsSince(ctx, after, n)
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, ev := range evs {
+			if end >= 0 && ev.ID > end {
+				return start, end, nil
+			}
+			if err := emit(ev); err != nil {
+				return 0, 0, err
+			}
+			after = ev.ID
+		}
+		printed += len(evs)
+		if len(evs) < n {
+			break
+		}
+	}
+	return start, max(after, end), nil
+}
+
+// followEvents prints, until ctx ends, every event after the history and
+// every event inside it that committed too late to be printed. It uses the
+// monitor's feed, so it resyncs after reconnecting and prints each event
+// once; connection changes are reported on stderr.
+func followEvents(ctx context.Context, env Env, store *data.Store, start, end int64, printed map[int64]bool, emit func(io.Writer, data.Event) error) error {
+	feed := monitor.NewFeed(store, monitor.FeedConfig{
+		Since: true, After: max(start, end-followWindow), Window: followWindow,
+		DeltaInterval: time.Hour, NotifiedInterval: time.Hour,
+	})
+	stopFeed := feed.Start(ctx)
+	defer stopFeed()
+	state := monitor.NewState(monitor.Config{EventLimit: 1})
+	status := data.StatusConnecting
+	for {
+		b, ok := feed.Next()
+		if !ok {
+			return nil
+		}
+		for _, ev := range state.Apply(b, time.Now()) {
+			if ev.ID <= start || printed[ev.ID] {
+				continue
+			}
+			if err := emit(env.Stdout, ev); err != nil {
+				return err
+			}
+		}
+		if b.Conn.Status != status {
+			status = b.Conn.Status
+			reportLink(env.Stderr, b.Conn)
+		}
+	}
+}
+
+func reportLink(w io.Writer, st data.State) {
+	switch st.Status {
+	case data.StatusLive:
+		fmt.Fprintln(w, "leasetop: following events live")
+	case data.StatusReconnecting:
+		msg := "leasetop: connection lost, reconnecting"
+		if st.Err != nil {
+			msg += ": " + termtext.Clean(oneLine(st.Err.Error()), 200)
+		}
+		fmt.Fprintln(w, msg)
+	}
+}
+
+// textEvent prints one event as a logfmt-style line, every value cleaned.
+func textEvent(w io.Writer, ev data.Event) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %s %-14s %s", ev.ID, ev.At.UTC().Format("2006-01-02T15:04:05.000Z"), ev.Kind, logValue(ev.Key.String()))
+	field := func(name, value string) {
+		if value != "" {
+			b.WriteString(" " + name + "=" + logValue(value))
+		}
+	}
+	runText := func(u uuid.UUID) string {
+		if u == uuid.Nil {
+			return ""
+		}
+		return u.String()
+	}
+	field("run", runText(ev.RunID))
+	field("prev_run", runText(ev.PrevRunID))
+	if ev.Fence != 0 {
+		field("fence", fmt.Sprint(ev.Fence))
+	}
+	if ev.PrevFence != 0 {
+		field("prev_fence", fmt.Sprint(ev.PrevFence))
+	}
+	field("holder", ev.Holder)
+	field("actor", ev.Actor)
+	field("reason", ev.Reason)
+	_, err := fmt.Fprintln(w, b.String())
+	return err
+}
+
+// logValue cleans v and quotes it when it has spaces, quotes or '='.
+func logValue(v string) string {
+	c := termtext.Clean(v, 0)
+	if c == "" || strings.ContainsAny(c, " \"=") {
+		return `"` + strings.ReplaceAll(c, `"`, `\"`) + `"`
+	}
+	return c
+}
+
+// eventJSON mirrors lease.event_json; absent values are null.
+type eventJSON struct {
+	ID            int64      `json:"id"`
+	At            time.Time  `json:"at"`
+	Kind          data.Kind  `json:"kind"`
+	AccountID     string     `json:"account_id"`
+	SessionID     string     `json:"session_id"`
+	RunID         *uuid.UUID `json:"run_id"`
+	PrevRunID     *uuid.UUID `json:"prev_run_id"`
+	Fence         *int64     `json:"fence"`
+	PrevFence     *int64     `json:"prev_fence"`
+	ExpiresAt     *time.Time `json:"expires_at"`
+	PrevExpiresAt *time.Time `json:"prev_expires_at"`
+	Holder        *string    `json:"holder"`
+	Actor         string     `json:"actor"`
+	Reason        *string    `json:"reason"`
+}
+
+func jsonEvent(w io.Writer, ev data.Event) error {
+	j := eventJSON{
+		ID: ev.ID, At: ev.At, Kind: ev.Kind, AccountID: ev.Key.Account, SessionID: ev.Key.Session,
+		RunID: nonZero(ev.RunID), PrevRunID: nonZero(ev.PrevRunID), Fence: nonZero(ev.Fence), PrevFence: nonZero(ev.PrevFence),
+		ExpiresAt: nonZeroTime(ev.ExpiresAt), PrevExpiresAt: nonZeroTime(ev.PrevExpiresAt),
+		Holder: nonZero(ev.Holder), Actor: ev.Actor, Reason: nonZero(ev.Reason),
+	}
+	b, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+func nonZero[T comparable](v T) *T {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return &v
+}
+
+func nonZeroTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/termtext"
+)
+
+// cmdLs prints every lease once, with the time left on the server clock.
+func cmdLs(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "ls", "ls [--json] [--dsn URL]")
+	dsn := dsnFlag(fs)
+	asJSON := fs.Bool("json", false, "print one JSON object: the server time and every lease")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("ls takes no arguments, got %q", fs.Arg(0))
+	}
+	store, err := openStore(ctx, resolveDSN(env, *dsn))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	snap, err := store.Snapshot(ctx)
+	if err != nil {
+		return connError(err)
+	}
+	now := snap.Clock.Now()
+	leases := snap.Leases
+	slices.SortFunc(leases, func(a, b data.Lease) int {
+		return cmp.Or(cmp.Compare(a.Account, b.Account), cmp.Compare(a.Session, b.Session))
+	})
+	if *asJSON {
+		return writeLeasesJSON(env.Stdout, now, leases)
+	}
+	return writeLeasesText(env.Stdout, now, leases)
+}
+
+// leaseJSON is one lease in ls --json.
+type leaseJSON struct {
+	AccountID        string    `json:"account_id"`
+	SessionID        string    `json:"session_id"`
+	RunID            string    `json:"run_id"`
+	Holder           string    `json:"holder"`
+	Fence            int64     `json:"fence"`
+	AcquiredAt       time.Time `json:"acquired_at"`
+	RenewedAt        time.Time `json:"renewed_at"`
+	ExpiresAt        time.Time `json:"expires_at"`
+	RemainingSeconds float64   `json:"remaining_seconds"` // negative once expired
+	Expired          bool      `json:"expired"`           // expired and not taken over: a likely lost holder
+}
+
+func writeLeasesJSON(w io.Writer, now time.Time, leases []data.Lease) error {
+	out := struct {
+		ServerTime time.Time   `json:"server_time"`
+		Leases     []leaseJSON `json:"leases"`
+	}{ServerTime: now, Leases: []leaseJSON{}}
+	for _, l := range leases {
+		left := l.ExpiresAt.Sub(now)
+		out.Leases = append(out.Leases, leaseJSON{
+			AccountID: l.Account, SessionID: l.Session, RunID: l.RunID.String(), Holder: l.Holder, Fence: l.Fence,
+			AcquiredAt: l.AcquiredAt, RenewedAt: l.RenewedAt, ExpiresAt: l.ExpiresAt,
+			RemainingSeconds: left.Seconds(), Expired: left <= 0,
+		})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func writeLeasesText(w io.Writer, now time.Time, leases []data.Lease) error {
+	if len(leases) == 0 {
+		_, err := fmt.Fprintln(w, "no leases held")
+		return err
+	}
+	rows := [][]string{{"ACCOUNT", "SESSION", "HOLDER", "RUN", "FENCE", "TTL LEFT", "HELD FOR"}}
+	for _, l := range leases {
+		left := l.ExpiresAt.Sub(now)
+		ttl := left.Round(100 * time.Millisecond).String()
+		if left <= 0 {
+			ttl = "expired " + (-left).Round(time.Second).String() + " ago"
+		}
+		rows = append(rows, []string{
+			termtext.Clean(l.Account, 0), termtext.Clean(l.Session, 0), termtext.Clean(l.Holder, 0),
+			l.RunID.String(), fmt.Sprint(l.Fence), ttl, now.Sub(l.AcquiredAt).Round(time.Second).String(),
+		})
+	}
+	return writeColumns(w, rows)
+}
+
+// writeColumns aligns cells by display width (tabwriter counts bytes).
+func writeColumns(w io.Writer, rows [][]string) error {
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], ansi.StringWidth(c))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-ansi.StringWidth(c)+2))
+			}
+		}
+		if _, err := fmt.Fprintln(w, b.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/termtext"
+)
+
+// cmdRelease force-releases a session's lease: with --run only if that run
+// still holds it (compare-and-release). Exit 0 released, 5 nothing to
+// release, 1 error, 2 usage.
+func cmdRelease(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "release", "release --account A --session S [--run RUN] --reason TEXT [--dsn URL]")
+	dsn := dsnFlag(fs)
+	account := fs.String("account", "", "account id of the session (required)")
+	session := fs.String("session", "", "session id (required)")
+	runFlag := fs.String("run", "", "release only if this run id still holds the lease (default: whoever holds it)")
+	reason := fs.String("reason", "", "why, recorded in the force_released event with your login role (required)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageErrorf("release takes no arguments, got %q", fs.Arg(0))
+	case *account == "" || *session == "":
+		return usageErrorf("release needs --account and --session")
+	case *reason == "":
+		return usageErrorf("release needs --reason: it is recorded with the event")
+	}
+	key := data.Key{Account: *account, Session: *session}
+	if err := data.ValidateKey(key); err != nil {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	if err := data.ValidateReason(*reason); err != nil {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	run := uuid.Nil
+	if *runFlag != "" {
+		var err error
+		if run, err = uuid.Parse(*runFlag); err != nil {
+			return usageErrorf("--run %q is not a run id (a UUID)", termtext.Clean(*runFlag, 40))
+		}
+	}
+	store, err := openStore(ctx, resolveDSN(env, *dsn))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	ok, err := store.ForceRelease(ctx, key, run, *reason)
+	if err != nil {
+		return connError(err)
+	}
+	name := termtext.Clean(key.String(), 0)
+	if ok {
+		if run != uuid.Nil {
+			fmt.Fprintf(env.Stdout, "released %s (run %s)\n", name, run)
+		} else {
+			fmt.Fprintf(env.Stdout, "released %s\n", name)
+		}
+		return nil
+	}
+	return &ExitError{Code: ExitNothing, Err: nothingReleased(ctx, store, key, name, run)}
+}
+
+// nothingReleased says why: not held, or held by another run.
+func nothingReleased(ctx context.Context, store *data.Store, key data.Key, name string, run uuid.UUID) error {
+	l, _, held, err := store.Lease(ctx, key)
+	switch {
+	case err != nil || !held:
+		return fmt.Errorf("nothing to release: %s is not held", name)
+	case run != uuid.Nil && l.RunID != run:
+		return fmt.Errorf("nothing to release: %s is held by run %s (holder %q), not run %s",
+			name, l.RunID, termtext.Clean(l.Holder, 64), run)
+	default: // released and re-acquired between the two reads
+		return fmt.Errorf("nothing to release: %s changed hands (now run %s)", name, l.RunID)
+	}
+}
