@@ -29,6 +29,9 @@ func cmdDevice(ctx context.Context, env Env, args []string) error {
 	if *sessions != "" {
 		cfg.Sessions = strings.Split(*sessions, ",")
 	}
+	if err := cfg.Validate(); err != nil {
+		return usageErrorf("device: %v", err)
+	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	ctx, unwatch := demo.WithParent(ctx)

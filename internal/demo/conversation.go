@@ -148,7 +148,7 @@ func lossCause(lost *lease.LostError) string {
 // write writes one chunk of the run's output through the fence check and
 // reports whether it was accepted.
 func (d *device) write(ctx context.Context, tok lease.Token, chunk int) {
-	accepted, err := writeChunk(ctx, d.store, tok, d.cfg.Name, chunk)
+	accepted, err := WriteChunk(ctx, d.store, tok, d.cfg.Name, chunk)
 	if err != nil {
 		if ctx.Err() == nil {
 			d.fail(tok.Key.Session, err)

@@ -23,7 +23,8 @@ type DeviceConfig struct {
 	Seed     int64
 }
 
-func (c DeviceConfig) validate() error {
+// Validate checks the configuration; RunDevice does too.
+func (c DeviceConfig) Validate() error {
 	if c.Name == "" {
 		return inputErrorf("--name", "must not be empty")
 	}
@@ -82,7 +83,7 @@ type device struct {
 // Report) on out, and returns after every run it started has ended
 // (released, or lost).
 func RunDevice(ctx context.Context, store *data.Store, cfg DeviceConfig, out io.Writer) error {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	client, err := lease.New(store, lease.Config{TTL: cfg.TTL})

@@ -18,12 +18,12 @@ const insertOutput = `
 // errRefused rolls back a write whose fence check failed.
 var errRefused = errors.New("refused by the fence check")
 
-// writeChunk is the protected write: in one transaction, the fence check
+// WriteChunk is the protected write: in one transaction, the fence check
 // (which locks the lease row FOR SHARE, so no takeover can commit before this
 // transaction ends), then the insert. A write the check refuses is recorded
 // with accepted = false in a transaction of its own. It reports whether the
 // write was accepted.
-func writeChunk(ctx context.Context, store *data.Store, tok lease.Token, device string, chunk int) (bool, error) {
+func WriteChunk(ctx context.Context, store *data.Store, tok lease.Token, device string, chunk int) (bool, error) {
 	args := func(accepted bool) []any {
 		return []any{tok.Key.Account, tok.Key.Session, tok.RunID, tok.Fence, device, chunk, accepted}
 	}

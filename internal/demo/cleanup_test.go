@@ -1,0 +1,105 @@
+package demo_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	dataDirLine = regexp.MustCompile(`embedded PostgreSQL in (\S+) \(port \d+, pid (\d+)\)`)
+	onlineLine  = regexp.MustCompile(`online\s+\S+ pid (\d+):`)
+	firstGrant  = regexp.MustCompile(`\s(acquired|taken over)\s`)
+)
+
+// TestEmbeddedServerIsAlwaysRemoved runs the demo on its own embedded
+// PostgreSQL and ends it normally, by ctrl+c (SIGINT), by SIGTERM and by a
+// closed terminal (SIGHUP): afterwards no process that used the server's
+// folder is left, the folder is gone, and every device process has exited.
+func TestEmbeddedServerIsAlwaysRemoved(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		sig      syscall.Signal // 0: let the demo end by itself
+		wantCode int
+	}{
+		{"normal end", []string{"--duration", "3s"}, 0, 0},
+		{"SIGINT", []string{"--duration", "60s"}, syscall.SIGINT, 130},
+		{"SIGTERM", []string{"--duration", "60s"}, syscall.SIGTERM, 130},
+		{"SIGHUP", []string{"--duration", "60s"}, syscall.SIGHUP, 130},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			args := append([]string{"demo", "--headless", "--ttl", "2s", "--accounts", "1", "--seed", "9"}, tt.args...)
+			p := startLeasetop(t, args...)
+			m := p.waitFor(dataDirLine, 60*time.Second)
+			dir, serverPID := m[1], atoi(t, m[2])
+			var devices []int
+			for range 3 {
+				devices = append(devices, atoi(t, p.waitFor(onlineLine, 30*time.Second)[1]))
+			}
+			if tt.sig != 0 {
+				p.waitFor(firstGrant, 30*time.Second) // the show is on: devices hold leases
+				if err := p.cmd.Process.Signal(tt.sig); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if code := p.wait(60 * time.Second); code != tt.wantCode {
+				t.Errorf("exit code = %d, want %d\nstderr: %s", code, tt.wantCode, p.stderr.String())
+			}
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				t.Errorf("the server's folder %s is still there (stat: %v)", dir, err)
+			}
+			if pids := processesUsing(t, dir); len(pids) > 0 {
+				t.Errorf("processes still use %s: %v", dir, pids)
+			}
+			for _, pid := range append(devices, serverPID) {
+				if alive(pid, leasetopBin) || alive(pid, dir) {
+					t.Errorf("process %d (device or server) is still running", pid)
+				}
+			}
+		})
+	}
+}
+
+// processesUsing returns the pids whose command line mentions dir.
+func processesUsing(t *testing.T, dir string) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if alive(pid, dir) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// alive reports whether process pid runs with marker on its command line
+// (so a reused pid does not count).
+func alive(pid int, marker string) bool {
+	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	return err == nil && bytes.Contains(cmdline, []byte(marker))
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

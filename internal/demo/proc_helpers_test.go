@@ -1,0 +1,135 @@
+package demo_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// demoProc is a real `leasetop` process whose output the test reads as it
+// comes.
+type demoProc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stderr bytes.Buffer
+
+	mu      sync.Mutex
+	lines   []string
+	changed chan struct{} // signalled after each stdout line
+	done    chan struct{} // closed when the process has exited
+	waitErr error
+}
+
+// startLeasetop starts the leasetop binary with args and no DATABASE_URL
+// (the demo then starts its own server unless --dsn is given).
+func startLeasetop(t *testing.T, args ...string) *demoProc {
+	t.Helper()
+	p := &demoProc{t: t, changed: make(chan struct{}, 1), done: make(chan struct{})}
+	p.cmd = exec.Command(leasetopBin, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DATABASE_URL=") {
+			p.cmd.Env = append(p.cmd.Env, kv)
+		}
+	}
+	p.cmd.Stderr = &p.stderr
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start leasetop: %v", err)
+	}
+	go func() { // owned by p: done closes after it ends, and Cleanup waits for done
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.lines = append(p.lines, sc.Text())
+			p.mu.Unlock()
+			select {
+			case p.changed <- struct{}{}:
+			default:
+			}
+		}
+		err := p.cmd.Wait()
+		p.mu.Lock()
+		p.waitErr = err
+		p.mu.Unlock()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// waitFor waits until a stdout line matches re and returns its submatches.
+func (p *demoProc) waitFor(re *regexp.Regexp, timeout time.Duration) []string {
+	p.t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	seen := 0
+	for {
+		p.mu.Lock()
+		lines := p.lines[seen:]
+		seen = len(p.lines)
+		p.mu.Unlock()
+		for _, l := range lines {
+			if m := re.FindStringSubmatch(l); m != nil {
+				return m
+			}
+		}
+		select {
+		case <-p.changed:
+		case <-p.done:
+			p.mu.Lock()
+			more := len(p.lines) > seen
+			p.mu.Unlock()
+			if !more {
+				p.t.Fatalf("leasetop exited before printing a line matching %q\nstdout:\n%s\nstderr:\n%s", re, p.stdout(), p.stderr.String())
+			}
+		case <-deadline.C:
+			p.t.Fatalf("no line matching %q within %s\nstdout:\n%s", re, timeout, p.stdout())
+		}
+	}
+}
+
+// wait waits for the process to exit and returns its exit code.
+func (p *demoProc) wait(timeout time.Duration) int {
+	p.t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		p.t.Fatalf("leasetop did not exit within %s\nstdout:\n%s", timeout, p.stdout())
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var exitErr *exec.ExitError
+	switch {
+	case p.waitErr == nil:
+		return 0
+	case errors.As(p.waitErr, &exitErr):
+		return exitErr.ExitCode()
+	default:
+		p.t.Fatalf("wait: %v", p.waitErr)
+		return -1
+	}
+}
+
+func (p *demoProc) stdout() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.lines, "\n")
+}
