@@ -383,4 +383,3 @@ func TestWatchRefusals(t *testing.T) {
 		}
 	}
 }
-
