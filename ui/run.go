@@ -57,23 +57,8 @@ func Run(ctx context.Context, opt Options) error {
 	stop := feed.Start(ctx)
 	defer stop()
 
-	limit := opt.HistoryLimit
-	if limit <= 0 {
-		limit = 200
-	}
+	src := storeSource(ctx, opt.Store, feed, opt.ReadOnly, opt.HistoryLimit)
 	store := opt.Store
-	src := Source{
-		NextFunc:   feed.Next,
-		ResyncFunc: feed.Resync,
-		HistoryFunc: func(key data.Key) ([]data.Event, error) {
-			return store.EventsFor(ctx, key, limit)
-		},
-	}
-	if !opt.ReadOnly {
-		src.ReleaseFunc = func(key data.Key, run uuid.UUID, reason string) (ReleaseResult, error) {
-			return forceRelease(ctx, store, key, run, reason)
-		}
-	}
 	m := New(Config{
 		Source:   src,
 		Keys:     opt.Keys,
@@ -104,6 +89,27 @@ func Run(ctx context.Context, opt Options) error {
 		return fmt.Errorf("monitor: %w", err)
 	}
 	return nil
+}
+
+// storeSource is the Source of a monitor on store: the feed's batches,
+// the history and, unless read-only, forced release. ctx bounds every call.
+func storeSource(ctx context.Context, store *data.Store, feed *monitor.Feed, readOnly bool, historyLimit int) Source {
+	if historyLimit <= 0 {
+		historyLimit = 200
+	}
+	src := Source{
+		NextFunc:   feed.Next,
+		ResyncFunc: feed.Resync,
+		HistoryFunc: func(key data.Key) ([]data.Event, error) {
+			return store.EventsFor(ctx, key, historyLimit)
+		},
+	}
+	if !readOnly {
+		src.ReleaseFunc = func(key data.Key, run uuid.UUID, reason string) (ReleaseResult, error) {
+			return forceRelease(ctx, store, key, run, reason)
+		}
+	}
+	return src
 }
 
 // forceRelease releases key's lease if run still holds it; when nothing was
