@@ -167,7 +167,9 @@ func TestListenerTerminatedThenLive(t *testing.T) {
 		}
 	}
 	alter(false)
-	t.Cleanup(func() { _, _ = admin.Exec(ctx, `ALTER DATABASE `+pgx.Identifier{db.Name}.Sanitize()+` ALLOW_CONNECTIONS true`) })
+	t.Cleanup(func() {
+		_, _ = admin.Exec(ctx, `ALTER DATABASE `+pgx.Identifier{db.Name}.Sanitize()+` ALLOW_CONNECTIONS true`)
+	})
 	if _, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 		WHERE datname = $1 AND application_name = 'leasetop listener'`, db.Name); err != nil {
 		t.Fatal(err)
