@@ -105,5 +105,12 @@ func Estimate(cfg Config) time.Duration {
 	if err != nil {
 		return 0
 	}
-	return time.Duration(len(ws)) * (cfg.Warmup + cfg.Duration + 200*time.Millisecond)
+	total := time.Duration(0)
+	for _, w := range ws {
+		total += cfg.Warmup + cfg.Duration + 200*time.Millisecond
+		if w.name == "monitor" { // writing the leases (~5000/s here), a second window, the load
+			total += time.Duration(cfg.MonitorLeases)*time.Second/5000 + cfg.Warmup + cfg.Duration + 5*time.Second
+		}
+	}
+	return total
 }

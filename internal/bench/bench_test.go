@@ -80,3 +80,45 @@ func assertCleanedUp(t *testing.T, conn *pgx.Conn) {
 		}
 	}
 }
+
+// TestMonitorWorkload runs the opt-in monitor workload on a few thousand
+// leases and checks that it reports every figure.
+func TestMonitorWorkload(t *testing.T) {
+	db := pgtest.New(t)
+	rep, err := bench.Run(context.Background(), bench.Config{
+		DSN: db.URL, Clients: 2, Keys: 8, Duration: 500 * time.Millisecond, Warmup: 100 * time.Millisecond,
+		Only: []string{"monitor"}, MonitorLeases: 3000,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	byName := map[string]bench.Result{}
+	for _, r := range rep.Results {
+		if r.Error != "" {
+			t.Fatalf("%s failed: %s", r.Name, r.Error)
+		}
+		byName[r.Name] = r
+		t.Logf("%-15s p50 %.3f ms p99 %.3f ms n=%d cpu %.1f%% rss %.0f MB %s", r.Name, r.P50ms, r.P99ms, r.Ops, r.CPUPct, r.RSSMB, r.Note)
+	}
+	if r := byName["monitor-load"]; r.P50ms <= 0 || r.RSSMB <= 0 {
+		t.Errorf("monitor-load = %+v, want a load time and resident memory", r)
+	}
+	for _, name := range []string{"monitor-idle", "monitor-active"} {
+		if r := byName[name]; r.CPUPct <= 0 || r.RSSMB <= 0 {
+			t.Errorf("%s = %+v, want CPU and resident memory", name, r)
+		}
+	}
+	if r := byName["monitor-frame"]; r.Ops == 0 || r.P50ms <= 0 {
+		t.Errorf("monitor-frame = %+v, want frames timed", r)
+	}
+	verdicts := 0
+	for _, ra := range rep.Ratios {
+		if ra.Met != nil {
+			verdicts++
+		}
+	}
+	if verdicts != 4 {
+		t.Errorf("%d targets with a verdict, want the monitor's 4: %+v", verdicts, rep.Ratios)
+	}
+	assertCleanedUp(t, db.Conn(t))
+}

@@ -25,8 +25,12 @@ type Config struct {
 	// Warmup runs each workload before measuring; zero means none (the
 	// command's default is 1 s).
 	Warmup time.Duration
-	// Only selects workloads by name or group (see Names); empty means all.
+	// Only selects workloads by name or group (see Names); empty means all
+	// but the opt-in ones (monitor).
 	Only []string
+	// MonitorLeases is how many live leases the monitor workload writes.
+	// Default 100,000.
+	MonitorLeases int
 	// Server describes the database for the report header ("embedded" or
 	// "host:port/db"). Informational only.
 	Server string
@@ -49,6 +53,7 @@ func (c Config) withDefaults() Config {
 	c.Clients = cmp.Or(c.Clients, 16)
 	c.Keys = cmp.Or(c.Keys, 1000)
 	c.Duration = cmp.Or(c.Duration, 5*time.Second)
+	c.MonitorLeases = cmp.Or(c.MonitorLeases, 100_000)
 	return c
 }
 
@@ -62,6 +67,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--keys must be between --clients (%d) and %d, got %d", c.Clients, MaxKeys, c.Keys)
 	case c.Duration < MinDuration || c.Duration > MaxDuration:
 		return fmt.Errorf("--duration must be between %v and %v, got %v", MinDuration, MaxDuration, c.Duration)
+	case c.MonitorLeases < 1 || c.MonitorLeases > MaxKeys:
+		return fmt.Errorf("--monitor-leases must be between 1 and %d, got %d", MaxKeys, c.MonitorLeases)
 	case c.Warmup < 0 || c.Warmup > MaxDuration:
 		return fmt.Errorf("--warmup must be between 0 and %v, got %v", MaxDuration, c.Warmup)
 	}
@@ -85,7 +92,7 @@ func Names() []string {
 func selectWorkloads(only []string) ([]workload, error) {
 	all := workloads()
 	if len(only) == 0 {
-		return all, nil
+		return slices.DeleteFunc(all, func(w workload) bool { return w.optIn }), nil
 	}
 	want := map[string]bool{}
 	for _, name := range only {

@@ -68,10 +68,7 @@ func (r *Report) writeRatios(b *strings.Builder) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "targets and ratios (same run)\tvalue\ttarget\t")
 	for _, ra := range r.Ratios {
-		value := fmt.Sprintf("%.2fx", ra.Value)
-		if ra.Unit == "ms" {
-			value = fmt.Sprintf("%.2f ms", ra.Value)
-		}
+		value := fmt.Sprintf("%.2f%s", ra.Value, unitSuffix(ra.Unit))
 		verdict := ""
 		if ra.Met != nil {
 			verdict = "NOT MET"

@@ -11,6 +11,10 @@ type Result struct {
 	P50ms       float64 `json:"p50_ms"`
 	P99ms       float64 `json:"p99_ms"`
 	MaxMs       float64 `json:"max_ms"`
+	// CPUPct and RSSMB are the monitor workloads' CPU (percent of one core)
+	// and resident memory.
+	CPUPct float64 `json:"cpu_percent,omitempty"`
+	RSSMB  float64 `json:"rss_mb,omitempty"`
 	// Note qualifies the line (e.g. how many events were missed).
 	Note string `json:"note,omitempty"`
 	// Error is why the workload failed; its numbers are then empty.

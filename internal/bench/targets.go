@@ -30,6 +30,10 @@ func comparisons() []comparison {
 		{name: "renew ops/s / renew without trigger ops/s", num: "renew", den: "renew-notrigger", stat: "ops", op: ">=", limit: 0.9},
 		{name: "handoff p50, NOTIFY wake-up", num: "handoff-notify", stat: "p50", op: "<=", limit: 5},
 		{name: "event propagation p99 at 1000/s, to the monitor's feed", num: "propagation-1000", stat: "p99", op: "<=", limit: 10},
+		{name: "monitor snapshot load", num: "monitor-load", stat: "p50", op: "<=", limit: 1000},
+		{name: "monitor resident memory, 1000 transitions/s", num: "monitor-active", stat: "rss", op: "<=", limit: 150},
+		{name: "monitor frame render p50", num: "monitor-frame", stat: "p50", op: "<=", limit: 5},
+		{name: "monitor CPU while nothing changes, % of one core", num: "monitor-idle", stat: "cpu", op: "<=", limit: 3},
 
 		{name: "acquire without trigger p50 / plain UPSERT p50 (the function's cost)", num: "acquire-notrigger", den: "upsert", stat: "p50"},
 		{name: "acquire p50 / acquire without trigger p50 (the trigger's cost)", num: "acquire", den: "acquire-notrigger", stat: "p50"},
@@ -56,20 +60,20 @@ func comparisons() []comparison {
 func ratios(results []Result) []Ratio {
 	byName := map[string]Result{}
 	for _, r := range results {
-		if r.Error == "" && r.Ops > 0 {
+		if r.Error == "" {
 			byName[r.Name] = r
 		}
 	}
 	var out []Ratio
 	for _, c := range comparisons() {
 		num, ok := byName[c.num]
-		if !ok {
+		if !ok || (num.Ops == 0 && c.stat != "cpu" && c.stat != "rss") {
 			continue
 		}
-		ratio := Ratio{Name: c.name, Value: stat(num, c.stat), Unit: "ms"}
+		ratio := Ratio{Name: c.name, Value: stat(num, c.stat), Unit: unitOf(c.stat)}
 		if c.den != "" {
 			den, ok := byName[c.den]
-			if !ok || stat(den, c.stat) == 0 {
+			if !ok || den.Ops == 0 || stat(den, c.stat) == 0 {
 				continue
 			}
 			ratio.Value /= stat(den, c.stat)
@@ -94,14 +98,30 @@ func stat(r Result, name string) float64 {
 		return r.P50ms
 	case "p99":
 		return r.P99ms
+	case "cpu":
+		return r.CPUPct
+	case "rss":
+		return r.RSSMB
 	default:
 		return r.OpsPerSec
 	}
 }
 
-func unitSuffix(unit string) string {
-	if unit == "ms" {
-		return " ms"
+// unitOf is the unit of an absolute value of stat.
+func unitOf(stat string) string {
+	switch stat {
+	case "cpu":
+		return "%"
+	case "rss":
+		return "MB"
+	default:
+		return "ms"
 	}
-	return unit
+}
+
+func unitSuffix(unit string) string {
+	if unit == "x" || unit == "%" {
+		return unit
+	}
+	return " " + unit
 }

@@ -9,6 +9,8 @@ import (
 type workload struct {
 	name string
 	run  func(ctx context.Context, r *run, w workload) ([]Result, error)
+	// optIn workloads run only when named in Config.Only.
+	optIn bool
 }
 
 // group is the name's part before the first '-': "acquire" selects acquire,
@@ -51,5 +53,6 @@ func workloads() []workload {
 		{name: "handoff-poll-1s", run: handoffWorkload(handoffPoll1s)},
 		{name: "propagation-100", run: propagationWorkload(100)},
 		{name: "propagation-1000", run: propagationWorkload(1000)},
+		{name: "monitor", run: monitorScale, optIn: true},
 	}
 }

@@ -24,14 +24,15 @@ import (
 // PostgreSQL with fsync on, as in production.
 func cmdBench(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "bench",
-		"bench [--dsn URL] [--clients 16] [--keys 1000] [--duration 5s] [--warmup 1s] [--json] [--only NAME,...]")
+		"bench [--dsn URL] [--clients 16] [--keys 1000] [--duration 5s] [--warmup 1s] [--json] [--only NAME,...] [--monitor-leases 100000]")
 	dsn := fs.String("dsn", "", "PostgreSQL URL of a database with the lease schema (default $DATABASE_URL, else a throwaway server with fsync on)")
 	clients := fs.Int("clients", 16, "concurrent clients, each with its own connection")
 	keys := fs.Int("keys", 1000, "lease keys, split between the clients")
 	duration := fs.Duration("duration", 5*time.Second, "how long each workload is measured")
 	warmup := fs.Duration("warmup", time.Second, "how long each workload runs before it is measured")
+	monitorLeases := fs.Int("monitor-leases", 100_000, "live leases the monitor workload writes (--only monitor)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	only := fs.String("only", "", "comma-separated workloads or groups to run (default all): "+strings.Join(bench.Names(), ", "))
+	only := fs.String("only", "", "comma-separated workloads or groups to run (default all but monitor): "+strings.Join(bench.Names(), ", "))
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -46,8 +47,10 @@ func cmdBench(ctx context.Context, env Env, args []string) error {
 		return usageErrorf("--keys must be at least 1, got %d", *keys)
 	case *duration <= 0:
 		return usageErrorf("--duration must be positive, got %v", *duration)
+	case *monitorLeases < 1:
+		return usageErrorf("--monitor-leases must be at least 1, got %d", *monitorLeases)
 	}
-	cfg := bench.Config{Clients: *clients, Keys: *keys, Duration: *duration, Warmup: *warmup}
+	cfg := bench.Config{Clients: *clients, Keys: *keys, Duration: *duration, Warmup: *warmup, MonitorLeases: *monitorLeases}
 	if *only != "" {
 		cfg.Only = strings.Split(*only, ",")
 	}

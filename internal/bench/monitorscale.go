@@ -1,0 +1,324 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/monitor"
+	"github.com/leasetop/leasetop/ui"
+)
+
+// The monitor at scale: Config.MonitorLeases live leases (100,000 by
+// default) written through lease.acquire, then the monitor (ui.Model in a
+// Bubble Tea program, on a monitor.Feed, exactly as ui.Run wires them, but
+// drawing a 200x50 screen into io.Discard) runs in this process:
+//
+//   - monitor-load: program start -> the first picture of every lease built
+//     (read, applied, rows sorted);
+//   - monitor-idle: a window in which nothing changes: CPU of this process
+//     (getrusage) over wall time, resident memory (VmRSS);
+//   - monitor-active: the same with a writer doing 1000 transitions/s (its
+//     client-side CPU is in this process too, so this CPU is an upper bound);
+//   - monitor-frame: the time of every View the program rendered in both
+//     windows.
+//
+// Run it alone (--only monitor) for a clean resident-memory figure.
+func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
+	n := r.cfg.MonitorLeases
+	if r.cfg.Progress != nil {
+		r.cfg.Progress(fmt.Sprintf("monitor: writing %d leases through lease.acquire", n))
+	}
+	if err := r.seedLeases(ctx, n); err != nil {
+		return nil, err
+	}
+	store, err := data.Open(ctx, r.cfg.DSN)
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	debug.FreeOSMemory()
+	rssBefore := residentMB("VmRSS")
+
+	mon, err := startMonitor(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	defer mon.Stop()
+	if err := mon.waitLoaded(ctx, 2*time.Minute); err != nil {
+		return nil, err
+	}
+	load := &Histogram{}
+	load.Record(mon.loadTime)
+	loadRes := newResult("monitor-load", fmt.Sprintf("monitor start -> first picture of all %d leases built (read, applied, rows sorted)", n), load, 0)
+	loadRes.RSSMB = residentMB("VmRSS")
+	loadRes.Note = fmt.Sprintf("rss %.0f MB after load (%.0f MB before the monitor started)", loadRes.RSSMB, rssBefore)
+
+	if r.cfg.Progress != nil {
+		r.cfg.Progress("monitor: idle window")
+	}
+	mon.frames.Store(&Histogram{})
+	idle, idleFrames := r.usageWindow(ctx, mon, nil)
+	idle.Name, idle.Description = "monitor-idle", fmt.Sprintf("%d leases, nothing changes: CPU of the monitor's process, resident memory", n)
+
+	if r.cfg.Progress != nil {
+		r.cfg.Progress("monitor: active window, 1000 transitions/s")
+	}
+	mon.frames.Store(&Histogram{})
+	var sent atomic.Int64
+	active, activeFrames := r.usageWindow(ctx, mon, func(ctx context.Context, phase *atomic.Int32) error {
+		return r.paceTransitions(ctx, "monitor-writer", 1000, phase, &sent)
+	})
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	active.Name = "monitor-active"
+	active.Description = fmt.Sprintf("%d leases and %d transitions/s: the same (the writer's client CPU is in this process too)", n, 1000)
+	if mon.err() != nil {
+		return nil, mon.err()
+	}
+	idleFrames.Merge(activeFrames)
+	frame := newResult("monitor-frame", "time to render one 200x50 frame of the monitor (View), idle and active windows", idleFrames, 0)
+	frame.Note = fmt.Sprintf("peak rss %.0f MB", residentMB("VmHWM"))
+	return []Result{loadRes, idle, active, frame}, nil
+}
+
+// seedLeases acquires n leases through lease.acquire (1000 accounts), in
+// transactions of 5000.
+func (r *run) seedLeases(ctx context.Context, n int) error {
+	const chunk = 5000
+	for lo := 1; lo <= n; lo += chunk {
+		hi := min(lo+chunk-1, n)
+		var got int
+		err := r.admin.QueryRow(ctx, `
+			SELECT count(*) FROM generate_series($2::int, $3::int) g,
+			       LATERAL lease.acquire($1 || '-a' || lpad((g % 1000)::text, 4, '0'), 's' || lpad(g::text, 7, '0'),
+			                             gen_random_uuid(), $4::interval, 'device-' || (g % 500)) a`,
+			r.account("monitor"), lo, hi, holdTTL).Scan(&got)
+		if err != nil {
+			return fmt.Errorf("write %d leases: %w", n, err)
+		}
+		if got != hi-lo+1 {
+			return fmt.Errorf("write leases %d-%d: %d granted, want %d", lo, hi, got, hi-lo+1)
+		}
+	}
+	return nil
+}
+
+// usageWindow measures CPU and memory over one Duration window while load
+// (if any) runs, after a warm-up; it returns the Result and the frames
+// rendered in the window.
+func (r *run) usageWindow(ctx context.Context, mon *monitorProgram, load func(context.Context, *atomic.Int32) error) (Result, *Histogram) {
+	var phase atomic.Int32
+	var wg sync.WaitGroup
+	lctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if load != nil {
+		wg.Go(func() {
+			if err := load(lctx, &phase); err != nil && lctx.Err() == nil {
+				cancel(err)
+			}
+		})
+	}
+	var cpu0 time.Duration
+	var wall0 time.Time
+	window := r.measureWindow(lctx, &phase, func(from, _ time.Time) {
+		if !from.IsZero() {
+			mon.frames.Store(&Histogram{})
+			cpu0, wall0 = cpuTime(), from
+		}
+	})
+	cpu := cpuTime() - cpu0
+	frames := mon.frames.Load()
+	wg.Wait()
+	res := Result{Ops: frames.Count()}
+	if err := context.Cause(lctx); err != nil && ctx.Err() == nil {
+		res.Error = clean(err.Error())
+		return res, frames
+	}
+	if window > 0 && !wall0.IsZero() {
+		res.CPUPct = 100 * cpu.Seconds() / window.Seconds()
+		res.OpsPerSec = float64(frames.Count()) / window.Seconds()
+	}
+	res.RSSMB = residentMB("VmRSS")
+	res.P50ms, res.P99ms, res.MaxMs = ms(frames.Quantile(0.5)), ms(frames.Quantile(0.99)), ms(frames.Max())
+	res.Note = fmt.Sprintf("cpu %.1f%% of one core, rss %.0f MB; %d frames", res.CPUPct, res.RSSMB, frames.Count())
+	return res, frames
+}
+
+// paceTransitions runs writers doing rate transitions/s in total on keys of
+// their own until the phase is done.
+func (r *run) paceTransitions(ctx context.Context, tag string, rate int, phase *atomic.Int32, sent *atomic.Int64) error {
+	writers := min(r.cfg.Clients, max(1, rate/50))
+	keys := r.keys(tag, max(r.cfg.Keys, writers))
+	period := time.Duration(float64(time.Second) * float64(writers) / float64(rate))
+	start := time.Now()
+	errs := make([]error, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		conn, err := r.connect(ctx)
+		if err != nil {
+			return err
+		}
+		lo, hi := i*len(keys)/writers, (i+1)*len(keys)/writers
+		wg.Go(func() {
+			defer conn.Close(context.WithoutCancel(ctx))
+			errs[i] = writeTransitions(ctx, conn, keys[lo:hi], start.Add(period*time.Duration(i)/time.Duration(writers)), period, phase, sent)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// monitorProgram is the monitor's model in a Bubble Tea program, as ui.Run
+// builds it, with its frames timed.
+type monitorProgram struct {
+	feed     *monitor.Feed
+	stopFeed func()
+	cancel   context.CancelFunc
+	done     chan error
+
+	started  time.Time
+	loaded   chan struct{}
+	loadTime time.Duration
+	frames   atomic.Pointer[Histogram] // replaced between windows; written by the program's goroutine
+
+	mu     sync.Mutex
+	runErr error
+}
+
+func startMonitor(ctx context.Context, store *data.Store) (*monitorProgram, error) {
+	mp := &monitorProgram{done: make(chan error, 1), loaded: make(chan struct{})}
+	mp.frames.Store(&Histogram{})
+	pctx, cancel := context.WithCancel(ctx)
+	mp.cancel = cancel
+	mp.feed = monitor.NewFeed(store, monitor.FeedConfig{})
+	mp.stopFeed = mp.feed.Start(pctx)
+	var synced, signalled bool
+	next := func() (monitor.Batch, bool) {
+		// The model asks for the next batch only after applying the previous
+		// one: the first ask after a resync marks the picture as built.
+		if synced && !signalled {
+			signalled = true
+			mp.loadTime = time.Since(mp.started)
+			close(mp.loaded)
+		}
+		b, ok := mp.feed.Next()
+		for _, it := range b.Items {
+			synced = synced || it.Sync != nil
+		}
+		return b, ok
+	}
+	m := ui.New(ui.Config{
+		Source:   ui.Source{NextFunc: next, ResyncFunc: mp.feed.Resync},
+		ReadOnly: true,
+		Database: ui.DatabaseLabel(store),
+	})
+	in, inW := io.Pipe()
+	prog := tea.NewProgram(&timedModel{m: m, frames: &mp.frames}, tea.WithContext(pctx), tea.WithInput(in),
+		tea.WithOutput(io.Discard), tea.WithWindowSize(200, 50), tea.WithoutSignalHandler(),
+		tea.WithEnvironment([]string{"TERM=xterm-256color"}))
+	mp.started = time.Now()
+	go func() { // owned: Stop cancels the program and receives done
+		_, err := prog.Run()
+		_ = inW.Close()
+		if errors.Is(err, tea.ErrProgramKilled) && pctx.Err() != nil {
+			err = nil
+		}
+		mp.mu.Lock()
+		mp.runErr = err
+		mp.mu.Unlock()
+		mp.done <- err
+	}()
+	return mp, nil
+}
+
+func (mp *monitorProgram) err() error {
+	mp.mu.Lock()
+	defer mp.mu.Unlock()
+	return mp.runErr
+}
+
+// waitLoaded waits for the first picture.
+func (mp *monitorProgram) waitLoaded(ctx context.Context, timeout time.Duration) error {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-mp.loaded:
+		return nil
+	case err := <-mp.done:
+		mp.done <- err
+		return fmt.Errorf("monitor stopped before its first picture: %v", err)
+	case <-t.C:
+		return fmt.Errorf("monitor did not build its first picture within %v", timeout)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Stop ends the program and its feed and waits for both.
+func (mp *monitorProgram) Stop() {
+	mp.cancel()
+	err := <-mp.done
+	mp.done <- err
+	mp.stopFeed()
+}
+
+// timedModel times every View of the monitor's model.
+type timedModel struct {
+	m      *ui.Model
+	frames *atomic.Pointer[Histogram]
+}
+
+func (t *timedModel) Init() tea.Cmd { return t.m.Init() }
+
+func (t *timedModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := t.m.Update(msg)
+	return t, cmd
+}
+
+func (t *timedModel) View() tea.View {
+	t0 := time.Now()
+	v := t.m.View()
+	t.frames.Load().Record(time.Since(t0))
+	return v
+}
+
+// cpuTime is this process's user + system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// residentMB reads a memory figure (VmRSS, VmHWM) of this process, in MB.
+func residentMB(field string) float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			f := strings.Fields(v)
+			if len(f) == 2 && f[1] == "kB" {
+				kb, _ := strconv.ParseFloat(f[0], 64)
+				return kb / 1024
+			}
+		}
+	}
+	return 0
+}
