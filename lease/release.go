@@ -2,7 +2,9 @@ package lease
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 )
 
 // Release ends the lease: it stops the heartbeat, cancels Context() with
@@ -27,15 +29,35 @@ func (l *Lease) Release(ctx context.Context) error {
 	<-l.done
 	l.mu.Lock()
 	l.setLocked(Released, ErrReleased)
+	timeout := l.releaseTimeoutLocked()
 	l.mu.Unlock()
-	if l.rowGone {
+	if l.rowGone || timeout <= 0 {
 		return nil
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.ReleaseTimeout)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	if _, err := l.client.store.Release(rctx, l.token.Key, l.token.RunID); err != nil {
 		return fmt.Errorf("release %q: %w", l.token.Key.String(), err)
 	}
 	l.rowGone = true
 	return nil
+}
+
+// releaseTimeoutLocked bounds the database release by what it can still
+// achieve; l.mu must be held. After a rejected renewal the row is not this
+// run's: nothing to delete. After a local expiry the database was
+// unreachable and the row expires on the server within about one safety
+// margin anyway, so waiting longer than that for the release only delays
+// the caller.
+func (l *Lease) releaseTimeoutLocked() time.Duration {
+	var lost *LostError
+	switch {
+	case !errors.As(l.state.Err, &lost):
+		return l.cfg.ReleaseTimeout
+	case errors.Is(lost.Reason, ErrRejected):
+		l.rowGone = true
+		return 0
+	default:
+		return min(l.cfg.ReleaseTimeout, max(l.cfg.SafetyMargin, 100*time.Millisecond))
+	}
 }

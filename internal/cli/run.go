@@ -50,7 +50,7 @@ func cmdRun(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer closeWithin(store, time.Second)
 	client, err := lease.New(store, lease.Config{TTL: opts.ttl})
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: err}
@@ -97,6 +97,22 @@ func parseRunFlags(env Env, args []string) (runOptions, error) {
 		return opts, usageErrorf("run: --holder: %v", err)
 	}
 	return opts, nil
+}
+
+// closeWithin closes the store but waits at most d for it. After a network
+// failure pgx cancels the query in flight on a dead connection with a cancel
+// request that can take 15 s to give up; leasetop run exits right after
+// this, and the OS closes the sockets.
+func closeWithin(store *data.Store, d time.Duration) {
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		store.Close()
+	}()
+	select {
+	case <-closed:
+	case <-time.After(d):
+	}
 }
 
 // defaultHolder is "CMD@HOST pid PID", made a valid label (no control

@@ -260,3 +260,28 @@ func findEvent(evs []data.Event, match func(data.Event) bool) (data.Event, bool)
 	}
 	return data.Event{}, false
 }
+
+// dumpOnFailure logs the database's sessions and the key's events when t
+// fails, to tell a slow machine from a wrong ordering.
+func (e env) dumpOnFailure(t *testing.T) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		rows, err := e.pool.Query(context.Background(), `SELECT coalesce(application_name, ''), coalesce(state, ''),
+			coalesce(wait_event, ''), coalesce(query, '') FROM pg_stat_activity WHERE datname = current_database()`)
+		if err == nil {
+			for rows.Next() {
+				var app, state, wait, query string
+				if rows.Scan(&app, &state, &wait, &query) == nil {
+					t.Logf("session %q %s %s: %s", app, state, wait, query)
+				}
+			}
+			rows.Close()
+		}
+		for _, ev := range e.events(t) {
+			t.Logf("event %d %s at %s run %v prev %v fence %d expires %s reason %q", ev.ID, ev.Kind,
+				ev.At.Format("15:04:05.000000"), ev.RunID, ev.PrevRunID, ev.Fence, ev.ExpiresAt.Format("15:04:05.000000"), ev.Reason)
+		}
+	})
+}

@@ -1,0 +1,95 @@
+package proctest_test
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// The database becomes unreachable for the holder (its connection is
+// blackholed: no error, no reply). Renewals fail, the holder reports the
+// lease at risk, then its local deadline stops the command, before the
+// server-side expiry lets the waiting run in.
+func TestRenewalFailureStopsBeforeExpiry(t *testing.T) {
+	e := newEnv(t)
+	e.dumpOnFailure(t)
+	proxy, viaProxy := e.proxied(t)
+	env := recorderEnv(20 * time.Millisecond)
+	a := e.leasetopEnv(t, env, runArgs("--dsn", viaProxy, "--ttl", "5s")...)
+	first := e.waitChildren(t, 1, 30*time.Second)[0]
+	b := e.leasetopEnv(t, env, runArgs("--ttl", "5s", "--wait")...)
+	eventually(t, 30*time.Second, "the second run to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
+
+	proxy.Blackhole()
+	if got := a.wait(t, 30*time.Second); got != 4 {
+		t.Fatalf("cut-off holder exit = %d, want 4; stderr: %s", got, a.stderr.String())
+	}
+	stderr := a.stderr.String()
+	atRisk, lost := strings.Index(stderr, "at risk"), strings.Index(stderr, "lost")
+	if atRisk < 0 || lost < atRisk || !strings.Contains(stderr, "local deadline passed") {
+		t.Errorf("cut-off holder stderr = %q, want \"at risk\", then lost by its local deadline", stderr)
+	}
+	cs := e.waitChildren(t, 2, 30*time.Second)
+	stopped, second := cs[0], cs[1]
+	over, ok := findEvent(e.events(t), func(ev data.Event) bool { return ev.Kind == data.KindTakenOver })
+	if !ok || over.PrevRunID != first.RunID || over.RunID != second.RunID {
+		t.Fatalf("takeover = %+v, want %v -> %v", over, first.RunID, second.RunID)
+	}
+	if !stopped.Stopped {
+		t.Fatalf("the cut-off holder's child did not record its stop: %v", stopped)
+	}
+	if !stopped.End.Before(over.PrevExpiresAt) {
+		t.Errorf("the cut-off holder's child stopped at %v, not before its lease expired on the server at %v",
+			stopped.End, over.PrevExpiresAt)
+	}
+	if over.At.Before(over.PrevExpiresAt) || !second.Start.After(stopped.End) {
+		t.Errorf("takeover at %v (expiry %v), second child from %v, first child until %v: want takeover after expiry and no overlap",
+			over.At, over.PrevExpiresAt, second.Start, stopped.End)
+	}
+	t.Logf("the command stopped %s before the server-side expiry", over.PrevExpiresAt.Sub(stopped.End).Round(time.Millisecond))
+	b.signal(t, syscall.SIGTERM)
+	b.wait(t, 30*time.Second)
+}
+
+// lease.force_release on a running holder stops its command within one
+// renew interval (the next renewal is rejected), with exit 4 and the
+// operator's reason.
+func TestForcedReleaseStopsHolder(t *testing.T) {
+	e := newEnv(t)
+	e.dumpOnFailure(t)
+	const ttl = 6 * time.Second // renew interval 2 s
+	a := e.leasetopEnv(t, recorderEnv(20*time.Millisecond), runArgs("--ttl", ttl.String())...)
+	first := e.waitChildren(t, 1, 30*time.Second)[0]
+	ok, err := e.store.ForceRelease(context.Background(), testKey, first.RunID, "stuck job")
+	if err != nil || !ok {
+		t.Fatalf("ForceRelease = %v, %v", ok, err)
+	}
+	if got := a.wait(t, 30*time.Second); got != 4 {
+		t.Fatalf("exit = %d, want 4; stderr: %s", got, a.stderr.String())
+	}
+	if stderr := a.stderr.String(); !strings.Contains(stderr, "force-released") || !strings.Contains(stderr, `"stuck job"`) {
+		t.Errorf("stderr = %q, want the forced release and its reason", stderr)
+	}
+	forced, ok := findEvent(e.events(t), func(ev data.Event) bool { return ev.Kind == data.KindForceReleased })
+	if !ok {
+		t.Fatal("no force_released event")
+	}
+	child := e.children(t)[0]
+	if !child.Stopped {
+		t.Fatalf("child did not record its stop: %v", child)
+	}
+	took := child.End.Sub(forced.At)
+	t.Logf("command stopped %s after the forced release (renew interval %s)", took.Round(time.Millisecond), ttl/3)
+	if took < 0 || took >= ttl {
+		t.Errorf("command stopped %s after the forced release, want within the renew interval %s (certainly before a TTL)", took, ttl/3)
+	}
+	for _, r := range child.Records {
+		if r.Kind == "write" && r.At.After(forced.At) {
+			t.Errorf("write accepted at %v after the forced release at %v", r.At, forced.At)
+		}
+	}
+}
