@@ -2,11 +2,113 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
 
+	"charm.land/bubbles/v2/key"
+
+	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/demo"
+	"github.com/leasetop/leasetop/ui"
 )
 
-// runDemoMonitor runs the demo under the live monitor.
+// runDemoMonitor runs the demo under the live monitor: the demo (devices,
+// chaos) in the background, the monitor on the demo's database in front,
+// with keys to kill or freeze the device that holds the selected session.
+// Quitting the monitor stops the demo; then the summary and the invariant
+// check are printed.
 func runDemoMonitor(ctx context.Context, env Env, db *demoDB, cfg demo.Config) error {
-	return usageErrorf("demo: the monitor is not built yet: run leasetop demo --headless")
+	if !isTerminal(env.Stdin) || !isTerminal(env.Stdout) {
+		return usageErrorf("the demo's monitor needs a terminal: for scripts use leasetop demo --headless")
+	}
+	keys, err := loadKeys(env, "")
+	if err != nil {
+		return err
+	}
+	d, err := demo.New(db.store, cfg, nil)
+	if err != nil {
+		return err
+	}
+	demoCtx, stopDemo := context.WithCancel(ctx)
+	defer stopDemo()
+	uiCtx, stopUI := context.WithCancel(ctx)
+	defer stopUI()
+	var (
+		wg     sync.WaitGroup
+		out    demo.Outcome
+		runErr error
+	)
+	wg.Go(func() {
+		defer stopUI() // a demo with a --duration ends the monitor too
+		out, runErr = d.Run(demoCtx)
+	})
+	uiErr := ui.Run(uiCtx, ui.Options{
+		Store:   db.store,
+		Title:   "leasetop demo",
+		Keys:    &keys,
+		Actions: demoActions(uiCtx, d),
+		Badge:   func() string { return demoBadge(d) },
+		Input:   env.Stdin,
+		Output:  env.Stdout,
+		NoColor: env.Getenv("NO_COLOR") != "",
+	})
+	stopDemo()
+	fmt.Fprintln(env.Stderr, "leasetop demo: stopping the devices and removing what the demo started...")
+	wg.Wait()
+	if err := errors.Join(uiErr, runErr); err != nil {
+		return err
+	}
+	out.Interrupted = false // quitting the monitor is how the demo ends
+	demo.WriteSummary(env.Stdout, out)
+	switch {
+	case !out.OK():
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("demo: %d invariant violations (listed above)", len(out.Violations))}
+	case ctx.Err() != nil:
+		return &ExitError{Code: ExitCode(context.Canceled), Err: errors.New("demo interrupted; everything it started was stopped and removed")}
+	}
+	return nil
+}
+
+// demoActions are the monitor's demo keys: chaos on the selected session.
+func demoActions(ctx context.Context, d *demo.Demo) []ui.Action {
+	act := func(kind demo.ActionKind) func(data.Lease, bool) (string, error) {
+		return func(sel data.Lease, ok bool) (string, error) {
+			if !ok {
+				return "", errors.New("select a session first")
+			}
+			actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			l, err := d.Act(actx, kind, sel.Key)
+			if err != nil {
+				return "", fmt.Errorf("demo: %w", err)
+			}
+			return l.Text, nil
+		}
+	}
+	return []ui.Action{
+		{
+			Binding:     key.NewBinding(key.WithKeys("K"), key.WithHelp("K", "demo: kill -9 the device holding the selected session")),
+			Destructive: true,
+			RunFunc:     act(demo.ActKill),
+		},
+		{
+			Binding:     key.NewBinding(key.WithKeys("Z"), key.WithHelp("Z", "demo: freeze that device past its TTL (a zombie)")),
+			Destructive: true,
+			RunFunc:     act(demo.ActFreeze),
+		},
+	}
+}
+
+// demoBadge is the header's note on what the chaos schedule last did.
+func demoBadge(d *demo.Demo) string {
+	l := d.Status()
+	if l.Short == "" {
+		if d.Config().NoChaos {
+			return "chaos off: K kill, Z freeze"
+		}
+		return "chaos soon: K kill, Z freeze"
+	}
+	return fmt.Sprintf("⚡ %ds ago: %s", int(time.Since(l.Time).Seconds()), l.Short)
 }

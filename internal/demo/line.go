@@ -13,12 +13,16 @@ import (
 type Line struct {
 	// At is the time since the demo started.
 	At time.Duration
+	// Time is when it happened, on the local clock.
+	Time time.Time
 	// Tag says what happened, in a word or two ("taken over", "CHAOS").
 	Tag string
 	// Text is the rest of the line.
 	Text string
 	// Chaos marks what the chaos schedule or a demo key did.
 	Chaos bool
+	// Short says it in a few words, for a status bar (chaos lines only).
+	Short string
 }
 
 // String formats the line for the headless event stream.

@@ -22,7 +22,7 @@ func (r *runner) onProc(m procMsg) {
 		r.onExit(p, exitText(m.state, m.waitErr))
 	default:
 		p.lastErr = m.stderr
-		r.emit("device stderr", p.String()+": "+clean(m.stderr), false)
+		r.emit("device stderr", p.String()+": "+clean(m.stderr))
 	}
 }
 
@@ -34,36 +34,36 @@ func (r *runner) onReport(p *proc, rep Report) {
 	case ReportRefused:
 		r.rec.Refusals++
 		r.emit("refused", fmt.Sprintf("%s  %s pressed send: busy, %s owns it for %s more",
-			clean(key.String()), p, clean(rep.Holder), rep.Remaining.Round(100*time.Millisecond)), false)
+			clean(key.String()), p, clean(rep.Holder), rep.Remaining.Round(100*time.Millisecond)))
 	case ReportStarted:
 		r.active[rep.Run] = &activeRun{run: rep.Run, key: key, fence: rep.Fence, proc: p}
 		r.rec.Started[rep.Run] = StartedRun{Key: key, Fence: rep.Fence, Holder: p.label}
 	case ReportWrite:
 		if !rep.Accepted {
 			r.emit("write refused", fmt.Sprintf("%s  %s wrote with stale fence %d: refused by the fence check",
-				clean(key.String()), p, rep.Fence), false)
+				clean(key.String()), p, rep.Fence))
 		}
 	case ReportFrozen:
 		r.emit("zombie", fmt.Sprintf("%s  %s was frozen for %s holding fence %d; it acts before checking its lease",
-			clean(key.String()), p, rep.Frozen.Round(100*time.Millisecond), rep.Fence), false)
+			clean(key.String()), p, rep.Frozen.Round(100*time.Millisecond), rep.Fence))
 	case ReportLateRenewal:
 		verdict := "rejected by the database"
 		if rep.Accepted {
 			verdict = "accepted: the lease had not expired on the server yet"
 		}
-		r.emit("late renewal", fmt.Sprintf("%s  %s run %s: %s", clean(key.String()), p, short(rep.Run), verdict), false)
+		r.emit("late renewal", fmt.Sprintf("%s  %s run %s: %s", clean(key.String()), p, short(rep.Run), verdict))
 	case ReportEnded:
 		delete(r.active, rep.Run)
 		r.rec.Ended[rep.Run] = rep.How
 		if rep.How == EndLost {
 			r.emit("lost", fmt.Sprintf("%s  %s stopped run %s (fence %d): %s",
-				clean(key.String()), p, short(rep.Run), rep.Fence, clean(rep.Cause)), false)
+				clean(key.String()), p, short(rep.Run), rep.Fence, clean(rep.Cause)))
 		}
 		if rep.Err != "" {
-			r.emit("device error", fmt.Sprintf("%s  %s: %s", clean(key.String()), p, clean(rep.Err)), false)
+			r.emit("device error", fmt.Sprintf("%s  %s: %s", clean(key.String()), p, clean(rep.Err)))
 		}
 	case ReportError:
-		r.emit("device error", fmt.Sprintf("%s  %s: %s", clean(key.String()), p, clean(rep.Err)), false)
+		r.emit("device error", fmt.Sprintf("%s  %s: %s", clean(key.String()), p, clean(rep.Err)))
 	case ReportReady:
 		p.failures = 0
 	}
@@ -100,7 +100,7 @@ func (r *runner) onExit(p *proc, how string) {
 		if p.lastErr != "" {
 			msg += ": " + clean(p.lastErr)
 		}
-		r.emit("device died", msg, false)
+		r.emit("device died", msg)
 	}
 	p.restartAt = time.Now().Add(delay)
 }

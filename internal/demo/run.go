@@ -81,7 +81,7 @@ func (d *Demo) Run(ctx context.Context) (Outcome, error) {
 		if startErr = r.spawn.start(p); startErr != nil {
 			break
 		}
-		r.emit("online", fmt.Sprintf("%s: %s, open on %s", p, p.account, strings.Join(p.sessions, ", ")), false)
+		r.emit("online", fmt.Sprintf("%s: %s, open on %s", p, p.account, strings.Join(p.sessions, ", ")))
 	}
 	if startErr == nil {
 		r.loop(ctx)

@@ -86,14 +86,20 @@ func (d *Demo) newRunner(startID int64) *runner {
 
 func (r *runner) elapsed() time.Duration { return time.Since(r.start) }
 
-// emit sends a line to the observer, and keeps chaos lines as the status.
-func (r *runner) emit(tag, text string, chaos bool) Line {
-	l := Line{At: r.elapsed(), Tag: tag, Text: text, Chaos: chaos}
-	if chaos {
-		r.d.mu.Lock()
-		r.d.status = l
-		r.d.mu.Unlock()
-	}
+// emit sends a line to the observer.
+func (r *runner) emit(tag, text string) Line {
+	l := Line{At: r.elapsed(), Time: time.Now(), Tag: tag, Text: text}
+	r.d.obs(l)
+	return l
+}
+
+// chaos sends a line about a chaos action to the observer and keeps it as
+// the status; short says it in a few words.
+func (r *runner) chaos(tag, text, short string) Line {
+	l := Line{At: r.elapsed(), Time: time.Now(), Tag: tag, Text: text, Chaos: true, Short: short}
+	r.d.mu.Lock()
+	r.d.status = l
+	r.d.mu.Unlock()
 	r.d.obs(l)
 	return l
 }
@@ -155,7 +161,7 @@ func (r *runner) shutdown() {
 			if time.Now().After(deadline) {
 				for _, p := range r.procs {
 					if p.alive && p.signal(syscall.SIGKILL) == nil {
-						r.emit("stuck", fmt.Sprintf("%s did not stop within %s of SIGTERM: killed", p, stopGrace), false)
+						r.emit("stuck", fmt.Sprintf("%s did not stop within %s of SIGTERM: killed", p, stopGrace))
 					}
 				}
 				deadline = time.Now().Add(time.Hour)
@@ -228,25 +234,25 @@ func (r *runner) act(ctx context.Context, kind ActionKind, pick uint64, key *dat
 func (r *runner) kill(a *activeRun) Line {
 	p := a.proc
 	if err := p.signal(syscall.SIGKILL); err != nil {
-		return r.emit("CHAOS", fmt.Sprintf("kill -9 %s failed: %s", p, clean(err.Error())), true)
+		return r.chaos("CHAOS", fmt.Sprintf("kill -9 %s failed: %s", p, clean(err.Error())), "kill -9 failed")
 	}
 	p.killed = true
 	r.rec.Killed[p.label] = true
 	r.rec.Kills++
-	return r.emit("CHAOS kill -9", fmt.Sprintf("%s, which holds %s with fence %d: its lease must expire before anyone else gets in",
-		p, clean(a.key.String()), a.fence), true)
+	return r.chaos("CHAOS kill -9", fmt.Sprintf("%s, which holds %s with fence %d: its lease must expire before anyone else gets in",
+		p, clean(a.key.String()), a.fence), "kill -9 "+p.String())
 }
 
 func (r *runner) freeze(a *activeRun) Line {
 	p := a.proc
 	if err := p.signal(syscall.SIGSTOP); err != nil {
-		return r.emit("CHAOS", fmt.Sprintf("SIGSTOP %s failed: %s", p, clean(err.Error())), true)
+		return r.chaos("CHAOS", fmt.Sprintf("SIGSTOP %s failed: %s", p, clean(err.Error())), "SIGSTOP failed")
 	}
 	d := FreezeFor(r.cfg.TTL)
 	p.frozen, p.resumeAt = true, time.Now().Add(d)
 	r.rec.Freezes++
-	return r.emit("CHAOS SIGSTOP", fmt.Sprintf("%s for %s, longer than the %s TTL, while it holds %s with fence %d",
-		p, d, r.cfg.TTL, clean(a.key.String()), a.fence), true)
+	return r.chaos("CHAOS SIGSTOP", fmt.Sprintf("%s for %s, longer than the %s TTL, while it holds %s with fence %d",
+		p, d, r.cfg.TTL, clean(a.key.String()), a.fence), "SIGSTOP "+p.String())
 }
 
 func (r *runner) resume(p *proc) {
@@ -254,20 +260,20 @@ func (r *runner) resume(p *proc) {
 	if err := p.signal(syscall.SIGCONT); err != nil {
 		return
 	}
-	r.emit("CHAOS SIGCONT", fmt.Sprintf("%s resumes, still believing it owns what it held", p), true)
+	r.chaos("CHAOS SIGCONT", fmt.Sprintf("%s resumes, still believing it owns what it held", p), "SIGCONT "+p.String()+": zombie")
 }
 
 func (r *runner) forceRelease(ctx context.Context, a *activeRun, reason string) (Line, error) {
 	ok, err := r.store.ForceRelease(ctx, a.key, a.run, reason)
 	switch {
 	case err != nil:
-		return r.emit("CHAOS", fmt.Sprintf("force-release %s failed: %s", clean(a.key.String()), clean(err.Error())), true), nil
+		return r.chaos("CHAOS", fmt.Sprintf("force-release %s failed: %s", clean(a.key.String()), clean(err.Error())), "force-release failed"), nil
 	case !ok:
-		return r.emit("CHAOS", fmt.Sprintf("force-release %s run %s: nothing released, the lease changed hands", clean(a.key.String()), short(a.run)), true), nil
+		return r.chaos("CHAOS", fmt.Sprintf("force-release %s run %s: nothing released, the lease changed hands", clean(a.key.String()), short(a.run)), "force-release: nothing to release"), nil
 	}
 	r.rec.ForcedReleases++
-	return r.emit("CHAOS force", fmt.Sprintf("released %s from run %s (%s, fence %d): compare-and-release on the run id",
-		clean(a.key.String()), short(a.run), a.proc, a.fence), true), nil
+	return r.chaos("CHAOS force", fmt.Sprintf("released %s from run %s (%s, fence %d): compare-and-release on the run id",
+		clean(a.key.String()), short(a.run), a.proc, a.fence), "force-released "+clean(a.key.String())), nil
 }
 
 // onCommand runs a demo key from the monitor.
@@ -288,10 +294,10 @@ func (r *runner) restart(p *proc) {
 	if err := r.spawn.start(p); err != nil {
 		p.failures++
 		p.restartAt = time.Now().Add(backoff(p.failures))
-		r.emit("restart failed", clean(err.Error()), false)
+		r.emit("restart failed", clean(err.Error()))
 		return
 	}
-	r.emit("restarted", fmt.Sprintf("%s is back as pid %d", old, p.pid), false)
+	r.emit("restarted", fmt.Sprintf("%s is back as pid %d", old, p.pid))
 }
 
 // backoff is the delay before restarting a device that died n times in a

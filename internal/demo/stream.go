@@ -16,7 +16,7 @@ func (r *runner) onEvent(ev data.Event) {
 	r.seen[ev.ID] = true
 	r.lastID = max(r.lastID, ev.ID)
 	tag, text := describe(ev)
-	r.emit(tag, text, false)
+	r.emit(tag, text)
 }
 
 // describe turns a lease event into a line of the stream.
