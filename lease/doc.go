@@ -89,7 +89,9 @@
 //   - In the lease's own database, call Lease.CheckFence (or Token.Check)
 //     inside the transaction that writes. It locks the lease row FOR SHARE,
 //     so no takeover can commit between the check and the write; a stale run
-//     gets ErrStale and must not write.
+//     gets ErrStale and must not write. A writer paused inside that
+//     transaction holds the lock and blocks every takeover: give protected
+//     writers a short idle_in_transaction_session_timeout.
 //   - In an external resource (another database, a file store, an API),
 //     keep the highest token seen per key and reject writes with a lower one,
 //     atomically with the write: for example

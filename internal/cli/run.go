@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/termtext"
 	"github.com/leasetop/leasetop/lease"
@@ -210,7 +212,7 @@ func signalName(s syscall.Signal) string {
 // text made inert.
 func heldMessage(h *lease.HeldError) string {
 	key := termtext.Clean(h.Key.String(), 0)
-	if h.RunID == [16]byte{} {
+	if h.RunID == uuid.Nil {
 		return fmt.Sprintf("lease %s is held by another run", key)
 	}
 	return fmt.Sprintf("lease %s is held by run %s (%q) for %s more", key, h.RunID,
