@@ -94,6 +94,8 @@ type Model struct {
 	filtering bool
 	filterIn  textinput.Model
 	rows      []data.Lease
+	order     map[data.Key]int // each row's position as last shown
+	holdUntil time.Time        // the order is held until then (after navigation)
 	sel       data.Key
 	hasSel    bool
 	cur, off  int

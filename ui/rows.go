@@ -81,6 +81,29 @@ func compareLeases(mode sortMode) func(a, b data.Lease) int {
 	}
 }
 
+// sortHold is how long navigation freezes the rows' order, so the rows
+// around the cursor do not shuffle while the user looks and acts (the way
+// pg_activity freezes after navigation keys). New rows sort below.
+const sortHold = 3 * time.Second
+
+// heldOrder keeps the order rows were last shown in; rows not shown then
+// follow, in the sort's order.
+func heldOrder(order map[data.Key]int, then func(a, b data.Lease) int) func(a, b data.Lease) int {
+	return func(a, b data.Lease) int {
+		ia, oka := order[a.Key]
+		ib, okb := order[b.Key]
+		switch {
+		case oka && okb:
+			return cmp.Compare(ia, ib)
+		case oka:
+			return -1
+		case okb:
+			return 1
+		}
+		return then(a, b)
+	}
+}
+
 // refreshRows rebuilds the filtered, sorted rows from the shown state and
 // keeps the selection on the same session.
 func (m *Model) refreshRows() {
@@ -91,8 +114,16 @@ func (m *Model) refreshRows() {
 			rows = append(rows, l)
 		}
 	}
-	slices.SortFunc(rows, compareLeases(m.sortBy))
+	cmpFn := compareLeases(m.sortBy)
+	if m.now.Before(m.holdUntil) && m.order != nil {
+		cmpFn = heldOrder(m.order, cmpFn)
+	}
+	slices.SortFunc(rows, cmpFn)
 	m.rows = rows
+	m.order = make(map[data.Key]int, len(rows))
+	for i, l := range rows {
+		m.order[l.Key] = i
+	}
 	m.reselect()
 	m.reselectEvent()
 }

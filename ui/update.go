@@ -63,6 +63,12 @@ func (m *Model) onTick() tea.Cmd {
 	if m.status != "" && m.now.Sub(m.statusAt) > statusFor {
 		m.status = ""
 	}
+	if !m.holdUntil.IsZero() && !m.now.Before(m.holdUntil) {
+		m.holdUntil = time.Time{}
+		if m.frozen == nil {
+			m.refreshRows() // the held order ends: sort again
+		}
+	}
 	return m.tick()
 }
 

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -36,6 +37,7 @@ func (m *Model) mainKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.clearFilter()
 	case key.Matches(msg, k.Sort):
 		m.sortBy = (m.sortBy + 1) % numSortModes
+		m.holdUntil = time.Time{} // an explicit re-sort
 		m.refreshRows()
 		m.setStatus(statusInfo, "sorted by "+m.sortBy.String())
 	case key.Matches(msg, k.Pause):
@@ -50,6 +52,7 @@ func (m *Model) mainKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Release):
 		return m.openDialog()
 	case m.navigate(msg):
+		m.holdUntil = m.now.Add(sortHold)
 	default:
 		return m.otherKey(msg)
 	}

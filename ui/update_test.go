@@ -499,3 +499,23 @@ func TestResizeKeepsSelectionVisible(t *testing.T) {
 	}
 	checkFrame(t, screen(m), 60, 12)
 }
+
+// TestNavigationHoldsTheOrder: after a navigation key the rows keep their
+// order for sortHold, so renewals do not shuffle them under the cursor;
+// then they sort again, and the selection stays on its session.
+func TestNavigationHoldsTheOrder(t *testing.T) {
+	m, c := newModel(t, 80, 24)
+	apply(m, syncBatch(manyLeases(5), nil)) // TTL order s00..s04
+	press(m, "j")                           // s01, holds the order
+	renewed, _ := m.state.Lease(sess(0))
+	renewed.RenewedAt, renewed.ExpiresAt = server, server.Add(time.Hour)
+	apply(m, monitor.Batch{Items: []monitor.Item{{Delta: &data.Snapshot{Leases: []data.Lease{renewed}}, At: c.t}}, Conn: data.State{Status: data.StatusLive}})
+	if m.rows[0].Key != sess(0) || selectedKey(t, m) != sess(1) || m.cur != 1 {
+		t.Fatalf("while held: first row %v, selected %v at %d; want s00 first and s01 at 1", m.rows[0].Key, selectedKey(t, m), m.cur)
+	}
+	c.Advance(sortHold)
+	m.onTick()
+	if m.rows[len(m.rows)-1].Key != sess(0) || selectedKey(t, m) != sess(1) || m.cur != 0 {
+		t.Errorf("after the hold: last row %v, selected %v at %d; want s00 last and s01 at 0", m.rows[len(m.rows)-1].Key, selectedKey(t, m), m.cur)
+	}
+}
