@@ -92,11 +92,25 @@ func definite(err error) bool {
 // cleanup releases a run id whose grant may exist but will not be used, in
 // the background (owned by the Client; Close waits for it).
 func (c *Client) cleanup(key Key, runID uuid.UUID) {
-	c.wg.Go(func() {
+	release := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ReleaseTimeout)
 		defer cancel()
 		_, _ = c.store.Release(ctx, key, runID) // best effort: otherwise it expires by itself
-	})
+	}
+	c.mu.Lock()
+	closed := c.closed
+	if !closed {
+		c.wg.Add(1) // under mu: never concurrently with Close's Wait
+	}
+	c.mu.Unlock()
+	if closed {
+		release()
+		return
+	}
+	go func() {
+		defer c.wg.Done()
+		release()
+	}()
 }
 
 // start makes the Lease for a grant whose request was sent at sent and

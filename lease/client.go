@@ -39,13 +39,19 @@ func (c *Client) Config() Config { return c.cfg }
 
 // Close stops the shared listener and waits for the Client's background work
 // (the listener and best-effort releases of grants whose replies were lost).
-// Acquire, Wait and Do return ErrClosed afterwards. Close is idempotent.
+// Acquire, Wait and Do return ErrClosed afterwards, and waiting calls return
+// ErrClosed. Close is idempotent.
 func (c *Client) Close() {
 	c.mu.Lock()
 	c.closed = true
 	if c.stopLn != nil {
 		c.stopLn()
 		c.stopLn = nil
+	}
+	for _, set := range c.waiters { // waiters see the Client closed and return
+		for w := range set {
+			signal(w.wake)
+		}
 	}
 	c.mu.Unlock()
 	c.wg.Wait()

@@ -20,7 +20,8 @@ import (
 // Transient database errors are retried with backoff; invalid input, a
 // missing schema and permission errors are returned.
 //
-// When ctx ends first, Wait returns context.Cause(ctx) and holds nothing.
+// When ctx ends first, Wait returns context.Cause(ctx) and holds nothing;
+// when the Client is closed, ErrClosed.
 func (c *Client) Wait(ctx context.Context, p Permit) (*Lease, error) {
 	if err := c.check(p); err != nil {
 		return nil, err
@@ -35,29 +36,32 @@ func (c *Client) Wait(ctx context.Context, p Permit) (*Lease, error) {
 	<-timer.C
 	defer timer.Stop()
 	failures := 0
-	for {
-		l, err := c.try(ctx, p.req, tr)
-		if err == nil {
-			return l, nil
+	giveUp := func(err error) (*Lease, error) {
+		if tr.maybeGranted() {
+			c.cleanup(p.req.Key, tr.runID)
 		}
-		if ctx.Err() != nil {
-			err = context.Cause(ctx)
+		return nil, err
+	}
+	for {
+		if c.isClosed() {
+			return giveUp(ErrClosed)
+		}
+		l, err := c.try(ctx, p.req, tr)
+		switch {
+		case err == nil:
+			return l, nil
+		case ctx.Err() != nil:
+			return giveUp(context.Cause(ctx))
 		}
 		delay, retry := c.retryDelay(err, &failures)
 		if !retry {
-			if tr.maybeGranted() {
-				c.cleanup(p.req.Key, tr.runID)
-			}
-			return nil, err
+			return giveUp(err)
 		}
 		timer.Reset(delay)
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			if tr.maybeGranted() {
-				c.cleanup(p.req.Key, tr.runID)
-			}
-			return nil, context.Cause(ctx)
+			return giveUp(context.Cause(ctx))
 		case <-w.wake:
 			timer.Stop()
 		case <-timer.C:

@@ -123,3 +123,31 @@ func TestWaitGivesUpWithContext(t *testing.T) {
 		t.Errorf("holder %v, want %v", got.RunID, la.RunID())
 	}
 }
+
+func TestWaitEndsWhenClientCloses(t *testing.T) {
+	db := pgtest.New(t)
+	store := db.Store(t)
+	cfg := lease.Config{TTL: 30 * time.Second, PollInterval: 30 * time.Second}
+	a := newClient(t, store, cfg)
+	acquire(t, a, permit(t, a, testKey, "a"))
+	b, err := lease.New(store, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := permit(t, b, testKey, "b")
+	errc := make(chan error, 1)
+	go func() {
+		_, err := b.Wait(context.Background(), p)
+		errc <- err
+	}()
+	eventually(t, 10*time.Second, "the waiter's listener", func() bool { return listening(t, db.Pool(t)) })
+	b.Close()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, lease.ErrClosed) {
+			t.Errorf("Wait after Close err = %v, want ErrClosed", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("Wait still waiting after Close")
+	}
+}

@@ -166,20 +166,26 @@ func acquireForRun(ctx context.Context, env Env, client *lease.Client, opts runO
 		l, err := client.Wait(wctx, permit)
 		done <- result{l, err}
 	}()
+	var stop *signalStop
 	for {
 		select {
 		case r := <-done:
-			if r.err != nil {
-				var stop *signalStop
-				if errors.As(r.err, &stop) {
-					return nil, &ExitError{Code: 128 + int(stop.sig), Err: r.err}
+			switch {
+			case r.err == nil && stop == nil:
+				return r.l, nil
+			case r.err == nil: // acquired just as the signal arrived: give it back
+				if err := r.l.Release(ctx); err != nil {
+					warnf(env.Stderr, "%s", termtext.Clean(err.Error(), 0))
 				}
-				return nil, connError(r.err)
+				return nil, &ExitError{Code: 128 + int(stop.sig), Err: stop}
+			case stop != nil:
+				return nil, &ExitError{Code: 128 + int(stop.sig), Err: stop}
 			}
-			return r.l, nil
+			return nil, connError(r.err)
 		case s := <-sigs:
-			if sig, ok := s.(syscall.Signal); ok && sig != syscall.SIGUSR1 && sig != syscall.SIGUSR2 {
-				cancel(&signalStop{sig: sig})
+			if sig, ok := s.(syscall.Signal); ok && stop == nil && sig != syscall.SIGUSR1 && sig != syscall.SIGUSR2 {
+				stop = &signalStop{sig: sig}
+				cancel(stop)
 			}
 		}
 	}

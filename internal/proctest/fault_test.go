@@ -2,12 +2,16 @@ package proctest_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/proctest"
 )
 
 // The database becomes unreachable for the holder (its connection is
@@ -92,4 +96,30 @@ func TestForcedReleaseStopsHolder(t *testing.T) {
 			t.Errorf("write accepted at %v after the forced release at %v", r.At, forced.At)
 		}
 	}
+}
+
+// A command that ignores SIGTERM after the loss is killed after --grace,
+// with everything in its process group.
+func TestLossKillsCommandAfterGrace(t *testing.T) {
+	e := newEnv(t)
+	script := `trap "" TERM; echo $$; while :; do sleep 0.02; done`
+	a := e.leasetop(t, "run", "--account", testKey.Account, "--session", testKey.Session,
+		"--ttl", "1s", "--grace", "300ms", "--", "sh", "-c", script)
+	var pid int
+	eventually(t, 30*time.Second, "the command to print its pid", func() bool {
+		n, err := strconv.Atoi(strings.TrimSpace(a.stdout.String()))
+		pid = n
+		return err == nil && n > 0
+	})
+	if _, err := e.store.ForceRelease(context.Background(), testKey, uuid.Nil, "stop it"); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.wait(t, 30*time.Second); got != 4 {
+		t.Fatalf("exit = %d, want 4; stderr: %s", got, a.stderr.String())
+	}
+	if stderr := a.stderr.String(); !strings.Contains(stderr, "sending SIGKILL") {
+		t.Errorf("stderr = %q, want it to say the command got SIGKILL after the grace period", stderr)
+	}
+	waitGone(t, pid, 10*time.Second, "the command that ignored SIGTERM")
+	eventually(t, 10*time.Second, "nothing left in the command's process group", func() bool { return proctest.GroupGone(pid) })
 }

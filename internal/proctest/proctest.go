@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 )
 
@@ -31,15 +32,50 @@ func Build(dir string) (string, error) {
 // ProcessGone reports whether pid has exited: it no longer exists or is a
 // zombie waiting to be reaped (dead, but not yet collected by its parent).
 func ProcessGone(pid int) bool {
+	state, _, ok := procStat(pid)
+	return !ok || state == 'Z' || state == 'X'
+}
+
+// GroupGone reports whether no live process (zombies aside) is left in
+// process group pgid.
+func GroupGone(pgid int) bool {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		state, pgrp, ok := procStat(pid)
+		if ok && pgrp == pgid && state != 'Z' && state != 'X' {
+			return false
+		}
+	}
+	return true
+}
+
+// procStat reads a process's state and process group from /proc.
+func procStat(pid int) (state byte, pgrp int, ok bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return true
+		return 0, 0, false
 	}
-	// The state follows the parenthesised command name, which may hold spaces.
+	// The fields after the parenthesised command name (which may hold
+	// spaces): state ppid pgrp ...
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
-		return true
+	if i < 0 {
+		return 0, 0, false
 	}
-	return s[i+2] == 'Z' || s[i+2] == 'X'
+	f := strings.Fields(s[i+1:])
+	if len(f) < 3 {
+		return 0, 0, false
+	}
+	pgrp, err = strconv.Atoi(f[2])
+	if err != nil || len(f[0]) != 1 {
+		return 0, 0, false
+	}
+	return f[0][0], pgrp, true
 }

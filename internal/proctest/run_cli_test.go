@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/proctest"
 )
 
 func TestRunPassesExitCodeAndToken(t *testing.T) {
@@ -147,5 +148,23 @@ func TestRunInterruptedWhileWaiting(t *testing.T) {
 	}
 	if got := e.holder(t); got.RunID != run {
 		t.Errorf("holder = %v, want %v untouched", got.RunID, run)
+	}
+}
+
+// What the command leaves running in its process group when it exits does
+// not run on after the lease is released.
+func TestRunKillsLeftovers(t *testing.T) {
+	e := newEnv(t)
+	p := e.leasetop(t, "run", "--account", "acct", "--session", "sess", "--", "sh", "-c", "sleep 60 & echo $$")
+	if got := p.wait(t, 30*time.Second); got != 0 {
+		t.Fatalf("exit = %d, want 0; stderr: %s", got, p.stderr.String())
+	}
+	pgid, err := strconv.Atoi(strings.TrimSpace(p.stdout.String()))
+	if err != nil {
+		t.Fatalf("command printed %q, want its pid", p.stdout.String())
+	}
+	eventually(t, 10*time.Second, "the background sleep to be killed", func() bool { return proctest.GroupGone(pgid) })
+	if got := e.holder(t); got.RunID != uuid.Nil {
+		t.Errorf("lease left held by %v", got.RunID)
 	}
 }
