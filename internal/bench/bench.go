@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/leasetop/leasetop/data"
@@ -78,23 +79,49 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return rep, err
 }
 
-// runAll runs the workloads in order; it stops early only when ctx ends.
+// runAll runs the workloads in order, the selected members of a set
+// together; it stops early only when ctx ends.
 func (r *run) runAll(ctx context.Context, selected []workload, rep *Report) error {
-	for _, w := range selected {
-		if r.cfg.Progress != nil {
-			r.cfg.Progress(w.name)
+	for i := 0; i < len(selected); i++ {
+		w := selected[i]
+		if w.loop == nil {
+			r.progress(w.name)
+			res, err := w.run(ctx, r, w)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err != nil {
+				res = []Result{{Name: w.name, Error: clean(err.Error())}}
+			}
+			rep.Results = append(rep.Results, res...)
+			continue
 		}
-		res, err := w.run(ctx, r, w)
+		set := []*member{w.member(r)}
+		names := []string{w.name}
+		for ; w.set != "" && i+1 < len(selected) && selected[i+1].set == w.set; i++ {
+			set = append(set, selected[i+1].member(r))
+			names = append(names, selected[i+1].name)
+		}
+		r.progress(strings.Join(names, ", "))
+		r.runSet(ctx, set)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err != nil {
-			rep.Results = append(rep.Results, Result{Name: w.name, Error: clean(err.Error())})
-			continue
+		for _, m := range set {
+			if m.err != nil {
+				rep.Results = append(rep.Results, Result{Name: m.w.name, Error: clean(m.err.Error())})
+				continue
+			}
+			rep.Results = append(rep.Results, m.results...)
 		}
-		rep.Results = append(rep.Results, res...)
 	}
 	return nil
+}
+
+func (r *run) progress(what string) {
+	if r.cfg.Progress != nil {
+		r.cfg.Progress(what)
+	}
 }
 
 // Estimate returns roughly how long Run takes with cfg: each workload's

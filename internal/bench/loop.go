@@ -81,51 +81,121 @@ const (
 	phaseDone
 )
 
-// runLoop runs l as workload w and returns one Result per row.
+// runLoop runs l as workload w on its own and returns one Result per row.
 func (r *run) runLoop(ctx context.Context, w workload, l loop) ([]Result, error) {
-	tag := l.tag
-	if tag == "" {
-		tag = w.name
-	}
-	clients, err := r.openClients(ctx, r.keys(tag, r.cfg.Keys))
-	defer closeClients(clients)
+	m := &member{w: w, l: l}
+	r.runSet(ctx, []*member{m})
+	return m.results, m.err
+}
+
+// member is one closed-loop workload of an interleaved set.
+type member struct {
+	w       workload
+	l       loop
+	clients []*client
+	window  time.Duration // measured so far
+	results []Result
+	err     error
+}
+
+// runSet runs closed-loop workloads interleaved. Every member is set up and
+// warmed up; then they take turns, in slices of at most a second, until each
+// has been measured for Duration. Workloads measured in alternating slices
+// see the same machine: a ratio between them survives the load of other
+// processes drifting during the run, which back-to-back runs do not. The
+// members share one connection per client (never used by two at once).
+func (r *run) runSet(ctx context.Context, ms []*member) {
+	conns, err := r.openConns(ctx)
+	defer closeConns(conns)
 	if err != nil {
-		return nil, err
-	}
-	if l.setup != nil {
-		if err := eachClient(ctx, clients, l.setup); err != nil {
-			return nil, fmt.Errorf("set up: %w", err)
+		for _, m := range ms {
+			m.err = err
 		}
+		return
+	}
+	for _, m := range ms {
+		r.prepare(ctx, m, conns)
 	}
 	r.checkpoint(ctx)
+	for _, m := range ms {
+		if m.err == nil {
+			_, m.err = runSlice(ctx, m, r.cfg.Warmup, false)
+		}
+	}
+	slice := min(r.cfg.Duration, time.Second)
+	for more := true; more && ctx.Err() == nil; {
+		more = false
+		for _, m := range ms {
+			if m.err != nil || m.window >= r.cfg.Duration {
+				continue
+			}
+			d, err := runSlice(ctx, m, min(slice, r.cfg.Duration-m.window), true)
+			m.window += d
+			m.err = err
+			more = more || m.window < r.cfg.Duration
+		}
+	}
+	for _, m := range ms {
+		if m.err == nil && ctx.Err() != nil {
+			m.err = ctx.Err()
+		}
+		if m.err == nil {
+			m.results = r.loopResults(m.clients, m.l.rows, m.window)
+		}
+	}
+}
 
+// prepare gives m its clients (on conns) and runs its setup.
+func (r *run) prepare(ctx context.Context, m *member, conns []*pgx.Conn) {
+	tag := m.l.tag
+	if tag == "" {
+		tag = m.w.name
+	}
+	keys := r.keys(tag, r.cfg.Keys)
+	n := len(conns)
+	for i, conn := range conns {
+		lo, hi := i*len(keys)/n, (i+1)*len(keys)/n
+		m.clients = append(m.clients, &client{
+			id: i, conn: conn, keys: keys[lo:hi], runs: make([]uuid.UUID, hi-lo), hists: map[string]*Histogram{},
+		})
+	}
+	if m.l.setup != nil {
+		if err := eachClient(ctx, m.clients, m.l.setup); err != nil {
+			m.err = fmt.Errorf("set up: %w", err)
+		}
+	}
+}
+
+// runSlice runs m's clients for d, recording or not, and returns how long
+// the slice lasted. Ops that start in the slice are recorded.
+func runSlice(ctx context.Context, m *member, d time.Duration, record bool) (time.Duration, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	var phase atomic.Int32
+	var stop atomic.Bool
 	var wg sync.WaitGroup
-	for _, c := range clients {
+	for _, c := range m.clients {
+		c.recording = record
 		wg.Go(func() {
-			for phase.Load() != phaseDone && ctx.Err() == nil {
-				c.recording = phase.Load() == phaseMeasure
+			for !stop.Load() && ctx.Err() == nil {
 				t0 := time.Now()
-				if err := l.op(ctx, c); err != nil {
+				if err := m.l.op(ctx, c); err != nil {
 					if ctx.Err() == nil {
 						cancel(fmt.Errorf("client %d: %w", c.id, err))
 					}
 					return
 				}
-				if c.recording {
+				if record {
 					c.hist("").Record(time.Since(t0))
 				}
 			}
 		})
 	}
-	window := r.measure(ctx, &phase)
+	start := time.Now()
+	sleepCtx(ctx, d)
+	stop.Store(true)
+	elapsed := time.Since(start)
 	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
-		return nil, err
-	}
-	return r.loopResults(clients, l.rows, window), nil
+	return elapsed, context.Cause(ctx)
 }
 
 // measure runs the warm-up and the measured window, switching phase, and
@@ -165,30 +235,24 @@ func (r *run) loopResults(clients []*client, rows []row, window time.Duration) [
 	return out
 }
 
-// openClients opens one connection per client and deals out the keys: client
-// i gets a contiguous share, so clients never share a key.
-func (r *run) openClients(ctx context.Context, keys []data.Key) ([]*client, error) {
-	n := r.cfg.Clients
-	clients := make([]*client, 0, n)
-	for i := range n {
+// openConns opens one connection per client.
+func (r *run) openConns(ctx context.Context) ([]*pgx.Conn, error) {
+	conns := make([]*pgx.Conn, 0, r.cfg.Clients)
+	for range r.cfg.Clients {
 		conn, err := r.connect(ctx)
 		if err != nil {
-			return clients, err
+			return conns, err
 		}
-		lo, hi := i*len(keys)/n, (i+1)*len(keys)/n
-		clients = append(clients, &client{
-			id: i, conn: conn, keys: keys[lo:hi], runs: make([]uuid.UUID, hi-lo),
-			hists: map[string]*Histogram{},
-		})
+		conns = append(conns, conn)
 	}
-	return clients, nil
+	return conns, nil
 }
 
-func closeClients(clients []*client) {
+func closeConns(conns []*pgx.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	for _, c := range clients {
-		_ = c.conn.Close(ctx)
+	for _, c := range conns {
+		_ = c.Close(ctx)
 	}
 }
 
