@@ -65,67 +65,128 @@ func matches(l data.Lease, filter string) bool {
 	return false
 }
 
-func compareLeases(mode sortMode) func(a, b data.Lease) int {
-	byKey := func(a, b data.Lease) int {
-		return cmp.Or(cmp.Compare(a.Account, b.Account), cmp.Compare(a.Session, b.Session))
-	}
-	switch mode {
-	case sortTTL:
-		return func(a, b data.Lease) int { return cmp.Or(a.ExpiresAt.Compare(b.ExpiresAt), byKey(a, b)) }
-	case sortHeld:
-		return func(a, b data.Lease) int { return cmp.Or(a.AcquiredAt.Compare(b.AcquiredAt), byKey(a, b)) }
-	case sortHolder:
-		return func(a, b data.Lease) int { return cmp.Or(cmp.Compare(a.Holder, b.Holder), byKey(a, b)) }
-	default:
-		return byKey
-	}
-}
-
 // sortHold is how long navigation freezes the rows' order, so the rows
 // around the cursor do not shuffle while the user looks and acts (the way
 // pg_activity freezes after navigation keys). New rows sort below.
 const sortHold = 3 * time.Second
 
-// heldOrder keeps the order rows were last shown in; rows not shown then
-// follow, in the sort's order.
-func heldOrder(order map[data.Key]int, then func(a, b data.Lease) int) func(a, b data.Lease) int {
-	return func(a, b data.Lease) int {
-		ia, oka := order[a.Key]
-		ib, okb := order[b.Key]
-		switch {
-		case oka && okb:
-			return cmp.Compare(ia, ib)
-		case oka:
-			return -1
-		case okb:
-			return 1
-		}
-		return then(a, b)
+// refreshRows rebuilds the filtered, sorted rows from the shown state when
+// its leases, the filter, the sort or the hold changed (force), and keeps
+// the selection on the same session.
+func (m *Model) refreshRows() { m.rebuildRows(true) }
+
+// syncRows rebuilds the rows only if the shown state's leases changed.
+func (m *Model) syncRows() { m.rebuildRows(false) }
+
+// bigTable is the number of leases above which a batch's changes are
+// shown on a later tick instead of at once, so a busy fleet costs a bounded
+// number of rebuilds (each sorts every lease): at most one per tick, and
+// above hugeTable one a second.
+const (
+	bigTable  = 5000
+	hugeTable = 20000
+)
+
+// rebuildEvery is the shortest time between two rebuilds of the rows.
+func (m *Model) rebuildEvery() time.Duration {
+	switch n := m.state.Len(); {
+	case n > hugeTable:
+		return max(time.Second, m.cfg.Tick)
+	case n > bigTable:
+		return m.cfg.Tick
 	}
+	return 0
 }
 
-// refreshRows rebuilds the filtered, sorted rows from the shown state and
-// keeps the selection on the same session.
-func (m *Model) refreshRows() {
-	all := m.shown().Leases()
-	rows := all[:0]
-	for _, l := range all {
+func (m *Model) rebuildRows(force bool) {
+	st := m.shown()
+	if !force && st == m.rowsOf && st.LeasesVersion() == m.rowsVer {
+		m.refreshCounts()
+		return
+	}
+	m.rowsOf, m.rowsVer, m.rowsDirty, m.builtAt = st, st.LeasesVersion(), false, m.now
+	buf := m.rowBuf[:0]
+	st.Range(func(l data.Lease) bool {
 		if matches(l, m.filter) {
-			rows = append(rows, l)
+			buf = append(buf, l)
 		}
-	}
-	cmpFn := compareLeases(m.sortBy)
-	if m.now.Before(m.holdUntil) && m.order != nil {
-		cmpFn = heldOrder(m.order, cmpFn)
-	}
-	slices.SortFunc(rows, cmpFn)
-	m.rows = rows
-	m.order = make(map[data.Key]int, len(rows))
-	for i, l := range rows {
-		m.order[l.Key] = i
-	}
+		return true
+	})
+	m.rowBuf = buf
+	m.rows = sortRows(m.rows[:0], buf, m.sortBy, m.heldOrder())
+	m.refreshCounts()
 	m.reselect()
 	m.reselectEvent()
+}
+
+// heldOrder returns the order to keep while navigation holds it, else nil.
+func (m *Model) heldOrder() map[data.Key]int {
+	if m.now.Before(m.holdUntil) {
+		return m.order
+	}
+	return nil
+}
+
+// holdOrder starts or extends the hold; a new hold records the order on
+// screen now.
+func (m *Model) holdOrder() {
+	if !m.now.Before(m.holdUntil) {
+		m.order = make(map[data.Key]int, len(m.rows))
+		for i, l := range m.rows {
+			m.order[l.Key] = i
+		}
+	}
+	m.holdUntil = m.now.Add(sortHold)
+}
+
+// refreshCounts recomputes the header's counts at the shown time.
+func (m *Model) refreshCounts() {
+	st := m.shown()
+	m.counts = st.Counts(st.ServerNow(m.shownNow()))
+}
+
+// sortRows points rows at the leases in buf, sorted by mode; with held set,
+// leases keep their held positions and new ones follow. Time orders sort on
+// precomputed integers: at fleet scale the comparisons dominate.
+func sortRows(rows []*data.Lease, buf []data.Lease, mode sortMode, held map[data.Key]int) []*data.Lease {
+	type keyed struct {
+		k int64
+		l *data.Lease
+	}
+	byKey := func(a, b *data.Lease) int {
+		return cmp.Or(cmp.Compare(a.Account, b.Account), cmp.Compare(a.Session, b.Session))
+	}
+	ks := make([]keyed, len(buf))
+	for i := range buf {
+		l := &buf[i]
+		switch mode {
+		case sortTTL:
+			ks[i] = keyed{l.ExpiresAt.UnixNano(), l}
+		case sortHeld:
+			ks[i] = keyed{l.AcquiredAt.UnixNano(), l}
+		default:
+			ks[i] = keyed{0, l}
+		}
+		if held != nil {
+			if pos, ok := held[l.Key]; ok {
+				ks[i].k = int64(pos) - (1 << 62) // before every new lease, in the held order
+			}
+		}
+	}
+	then := byKey
+	if mode == sortHolder {
+		then = func(a, b *data.Lease) int { return cmp.Or(cmp.Compare(a.Holder, b.Holder), byKey(a, b)) }
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if a.k != b.k {
+			return cmp.Compare(a.k, b.k)
+		}
+		return then(a.l, b.l)
+	})
+	for _, k := range ks {
+		rows = append(rows, k.l)
+	}
+	return rows
 }
 
 // reselect puts the cursor back on the selected session wherever it now
@@ -137,7 +198,7 @@ func (m *Model) reselect() {
 		return
 	}
 	if m.hasSel {
-		if i := slices.IndexFunc(m.rows, func(l data.Lease) bool { return l.Key == m.sel }); i >= 0 {
+		if i := slices.IndexFunc(m.rows, func(l *data.Lease) bool { return l.Key == m.sel }); i >= 0 {
 			m.off += i - m.cur
 			m.cur = i
 			m.clampTable()
@@ -176,7 +237,7 @@ func (m *Model) selected() (data.Lease, bool) {
 	if !m.hasSel || m.cur >= len(m.rows) {
 		return data.Lease{}, false
 	}
-	return m.rows[m.cur], true
+	return *m.rows[m.cur], true
 }
 
 // reselectEvent keeps the events pane's cursor on the same event.

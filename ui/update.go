@@ -63,11 +63,18 @@ func (m *Model) onTick() tea.Cmd {
 	if m.status != "" && m.now.Sub(m.statusAt) > statusFor {
 		m.status = ""
 	}
-	if !m.holdUntil.IsZero() && !m.now.Before(m.holdUntil) {
-		m.holdUntil = time.Time{}
+	switch {
+	case !m.holdUntil.IsZero() && !m.now.Before(m.holdUntil):
+		m.holdUntil, m.order = time.Time{}, nil
 		if m.frozen == nil {
 			m.refreshRows() // the held order ends: sort again
+		} else {
+			m.refreshCounts()
 		}
+	case m.rowsDirty && m.frozen == nil && m.now.Sub(m.builtAt) >= m.rebuildEvery():
+		m.syncRows()
+	default:
+		m.refreshCounts()
 	}
 	return m.tick()
 }
@@ -88,9 +95,14 @@ func (m *Model) onBatch(msg batchMsg) tea.Cmd {
 		m.resyncing = false
 		m.setStatus(statusOK, fmt.Sprintf("resynced: %d leases", m.state.Len()))
 	}
-	if m.frozen == nil {
-		m.refreshRows()
+	switch {
+	case m.frozen != nil:
+	case m.now.Sub(m.builtAt) < m.rebuildEvery():
+		m.rowsDirty = true // shown on a later tick
+	default:
+		m.syncRows()
 	}
+	m.reselectEvent()
 	return m.waitNext()
 }
 

@@ -52,7 +52,7 @@ func (m *Model) mainKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Release):
 		return m.openDialog()
 	case m.navigate(msg):
-		m.holdUntil = m.now.Add(sortHold)
+		m.holdOrder()
 	default:
 		return m.otherKey(msg)
 	}

@@ -519,3 +519,31 @@ func TestNavigationHoldsTheOrder(t *testing.T) {
 		t.Errorf("after the hold: last row %v, selected %v at %d; want s00 last and s01 at 0", m.rows[len(m.rows)-1].Key, selectedKey(t, m), m.cur)
 	}
 }
+
+// TestBigTablesCoalesceRebuilds: above bigTable leases a batch's changes
+// are shown on the next tick, so a busy fleet sorts the table at most once
+// per tick; small tables show them at once.
+func TestBigTablesCoalesceRebuilds(t *testing.T) {
+	for _, n := range []int{10, bigTable + 1} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			m, c := newModel(t, 80, 24)
+			leases := make([]data.Lease, n)
+			for i := range leases {
+				leases[i] = mkLease("acct", fmt.Sprintf("s%05d", i), "dev", run(byte(i)), int64(i+1), time.Minute, 0, time.Minute)
+			}
+			apply(m, syncBatch(leases, nil))
+			ev := data.Event{ID: 1, Kind: data.KindAcquired, Key: data.Key{Account: "aaa", Session: "new"}, RunID: run(1),
+				Fence: 1 << 40, At: server, ExpiresAt: server.Add(time.Second)}
+			apply(m, monitor.Batch{Items: []monitor.Item{{Event: &ev, At: c.t}}, Conn: data.State{Status: data.StatusLive}})
+			shownAtOnce := len(m.rows) == n+1
+			if want := n <= bigTable; shownAtOnce != want {
+				t.Errorf("new row shown at once = %v, want %v", shownAtOnce, want)
+			}
+			c.Advance(m.cfg.Tick)
+			m.onTick()
+			if len(m.rows) != n+1 || m.rows[0].Key != ev.Key {
+				t.Errorf("after a tick: %d rows, first %v; want %d and the new lease first", len(m.rows), m.rows[0].Key, n+1)
+			}
+		})
+	}
+}

@@ -108,8 +108,7 @@ func (m *Model) headerLine1() string {
 // headerLine2: counts, rate, sort and filter, and the last error.
 func (m *Model) headerLine2() string {
 	s := m.styles
-	shown := m.shown()
-	c := shown.Counts(shown.ServerNow(m.shownNow()))
+	c := m.counts
 	count := func(n int, label string, st func(...string) string) string {
 		text := fmt.Sprintf("%s %d", label, n)
 		if n > 0 && st != nil {

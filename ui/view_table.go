@@ -161,9 +161,9 @@ func (m *Model) tableHeader(cols []column) string {
 
 // tableRow renders one lease. The selected row is reverse video (one style
 // across the row, so the highlight is never broken) and marked with ▶.
-func (m *Model) tableRow(cols []column, l data.Lease, selected bool, serverNow time.Time, st *monitor.State) string {
+func (m *Model) tableRow(cols []column, l *data.Lease, selected bool, serverNow time.Time, st *monitor.State) string {
 	highlight := selected && m.focus == focusTable
-	frac := st.Fraction(l, serverNow)
+	frac := st.Fraction(*l, serverNow)
 	left := l.ExpiresAt.Sub(serverNow)
 	cells := make([]string, len(cols))
 	for i, c := range cols {

@@ -25,9 +25,6 @@ func (s *State) Apply(b Batch, now time.Time) []data.Event {
 			s.ApplyDelta(*it.Delta, it.At)
 		}
 	}
-	if b.Conn.Status != s.conn.Status || b.Conn.Attempt != s.conn.Attempt {
-		s.version++
-	}
 	s.conn = b.Conn
 	s.readErr = b.ReadErr
 	s.malformed, s.dropped = b.Malformed, b.Dropped
@@ -63,7 +60,7 @@ func (s *State) ApplySync(sync data.Sync, at time.Time) []data.Event {
 		fresh = append(fresh, ev)
 	}
 	s.measured(sync.Clock, at)
-	s.version++
+	s.leasesChanged()
 	return fresh
 }
 
@@ -82,6 +79,7 @@ func (s *State) ApplyEvent(ev data.Event, at time.Time) bool {
 	s.applied++
 	s.rate.add(at)
 	s.record(ev)
+	changed := false
 	switch ev.Kind {
 	case data.KindAcquired, data.KindTakenOver:
 		if cur, ok := s.leases[ev.Key]; ok && cur.Fence > ev.Fence {
@@ -91,14 +89,21 @@ func (s *State) ApplyEvent(ev data.Event, at time.Time) bool {
 			Key: ev.Key, RunID: ev.RunID, Holder: ev.Holder, Fence: ev.Fence,
 			AcquiredAt: ev.At, RenewedAt: ev.At, ExpiresAt: ev.ExpiresAt,
 		}
+		changed = true
 	case data.KindReleased, data.KindForceReleased:
 		if cur, ok := s.leases[ev.Key]; ok && cur.RunID == ev.RunID {
 			delete(s.leases, ev.Key)
+			changed = true
 		}
 	case data.KindTruncated:
 		clear(s.leases) // the listener asks for a resync too
+		changed = true
 	}
-	s.version++
+	if changed {
+		s.leasesChanged()
+	} else {
+		s.version++ // the events changed
+	}
 	return true
 }
 
@@ -111,7 +116,6 @@ func (s *State) ApplyDelta(snap data.Snapshot, at time.Time) {
 		s.renewed(l.Key, l.RunID, l.Fence, l.RenewedAt, l.ExpiresAt)
 	}
 	s.measured(snap.Clock, at)
-	s.version++
 }
 
 func (s *State) renewed(key data.Key, run uuid.UUID, fence int64, renewedAt, expiresAt time.Time) {
@@ -121,7 +125,7 @@ func (s *State) renewed(key data.Key, run uuid.UUID, fence int64, renewedAt, exp
 	}
 	cur.RenewedAt, cur.ExpiresAt = renewedAt, expiresAt
 	s.leases[key] = cur
-	s.version++
+	s.leasesChanged()
 }
 
 // measured records a successful read at local time at, with the server

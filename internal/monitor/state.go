@@ -3,7 +3,9 @@ package monitor
 import (
 	"cmp"
 	"maps"
+	"math"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/leasetop/leasetop/data"
@@ -44,8 +46,12 @@ type State struct {
 	malformed, dropped int64
 	notifyRenewals     bool
 
-	rate    rate
-	version uint64
+	rate       rate
+	version    uint64  // any change to leases or events
+	leasesVer  uint64  // changes to the leases only
+	countsVer  uint64  // leasesVer the count indexes below were built at
+	expiries   []int64 // sorted ExpiresAt (unix ns) of every lease
+	soonStarts []int64 // sorted instants each lease starts "expiring soon"
 }
 
 // NewState returns an empty State.
@@ -64,9 +70,28 @@ func (s *State) Clone() *State {
 	return &c
 }
 
-// Version changes whenever the leases, the events or the clock change, so a
-// view can cache what it derived from them.
+// Version changes whenever the leases or the events change, so a view can
+// cache what it derived from them.
 func (s *State) Version() uint64 { return s.version }
+
+// LeasesVersion changes whenever a lease is added, changed or removed.
+func (s *State) LeasesVersion() uint64 { return s.leasesVer }
+
+// leasesChanged records a change to the leases.
+func (s *State) leasesChanged() {
+	s.version++
+	s.leasesVer++
+}
+
+// Range calls fn with every lease, in no particular order, until fn returns
+// false.
+func (s *State) Range(fn func(l data.Lease) bool) {
+	for _, l := range s.leases {
+		if !fn(l) {
+			return
+		}
+	}
+}
 
 // Synced reports whether a resync has been applied: before it the State
 // knows nothing.
@@ -140,21 +165,38 @@ type Counts struct {
 	Expired      int // expired but not yet taken over or released: likely lost holders
 }
 
-// Counts returns the counts at server time serverNow.
+// Counts returns the counts at server time serverNow. It costs two binary
+// searches: the indexes behind it are rebuilt only when the leases change,
+// so a screen can ask on every frame.
 func (s *State) Counts(serverNow time.Time) Counts {
-	var c Counts
-	for _, l := range s.leases {
-		switch left := l.ExpiresAt.Sub(serverNow); {
-		case left <= 0:
-			c.Expired++
-		default:
-			c.Held++
-			if s.Fraction(l, serverNow) < s.cfg.ExpiringSoon {
-				c.ExpiringSoon++
-			}
-		}
+	s.buildCountIndexes()
+	now := serverNow.UnixNano()
+	// A lease is expired once now >= ExpiresAt, and expiring soon (or
+	// expired) once now > its soon start, which is before its expiry.
+	expired := sort.Search(len(s.expiries), func(i int) bool { return s.expiries[i] > now })
+	soonOrExpired := sort.Search(len(s.soonStarts), func(i int) bool { return s.soonStarts[i] >= now })
+	return Counts{Held: len(s.expiries) - expired, ExpiringSoon: soonOrExpired - expired, Expired: expired}
+}
+
+func (s *State) buildCountIndexes() {
+	if s.countsVer == s.leasesVer && s.expiries != nil {
+		return
 	}
-	return c
+	exp := make([]int64, 0, len(s.leases))
+	soon := make([]int64, 0, len(s.leases))
+	for _, l := range s.leases {
+		e := l.ExpiresAt.UnixNano()
+		exp = append(exp, e)
+		ttl := l.ExpiresAt.Sub(l.RenewedAt)
+		if ttl <= 0 {
+			soon = append(soon, math.MinInt64) // no TTL to speak of: always "soon"
+			continue
+		}
+		soon = append(soon, e-int64(float64(ttl)*s.cfg.ExpiringSoon))
+	}
+	slices.Sort(exp)
+	slices.Sort(soon)
+	s.expiries, s.soonStarts, s.countsVer = exp, soon, s.leasesVer
 }
 
 // Fraction returns the part of l's TTL left at serverNow, from 0 (expired) to

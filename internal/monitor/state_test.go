@@ -2,6 +2,8 @@ package monitor
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -259,5 +261,37 @@ func TestCloneIsIndependent(t *testing.T) {
 	s.ApplyEvent(data.Event{ID: 1, Kind: data.KindReleased, Key: keyA, RunID: runs[0]}, t0)
 	if _, ok := c.Lease(keyA); !ok || len(c.Events()) != 0 || c.Seen(1) {
 		t.Errorf("clone changed with the original")
+	}
+}
+
+// TestCountsMatchesTheDefinition compares the indexed Counts with a direct
+// reading of its definition over random leases and instants.
+func TestCountsMatchesTheDefinition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	s := NewState(Config{})
+	var leases []data.Lease
+	for i := range 300 {
+		renewed := t0.Add(time.Duration(rng.IntN(60000)-30000) * time.Millisecond)
+		ttl := time.Duration(rng.IntN(20000)) * time.Millisecond
+		leases = append(leases, lease(data.Key{Account: "a", Session: fmt.Sprint(i)}, runs[0], int64(i), renewed, ttl))
+	}
+	s.ApplySync(syncOf(0, leases), t0)
+	for range 200 {
+		now := t0.Add(time.Duration(rng.IntN(80000)-40000) * time.Millisecond)
+		var want Counts
+		for _, l := range leases {
+			switch {
+			case !l.ExpiresAt.After(now):
+				want.Expired++
+			default:
+				want.Held++
+				if s.Fraction(l, now) < s.ExpiringSoon() {
+					want.ExpiringSoon++
+				}
+			}
+		}
+		if got := s.Counts(now); got != want {
+			t.Fatalf("Counts(%v) = %+v, want %+v", now, got, want)
+		}
 	}
 }
