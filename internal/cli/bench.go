@@ -80,7 +80,7 @@ func cmdBench(ctx context.Context, env Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stderr, "bench: %s, about %v\n", cfg.Server, bench.Estimate(cfg).Round(time.Second))
 	rep, err := bench.Run(ctx, cfg)
-	if rep != nil {
+	if rep != nil && len(rep.Results) > 0 {
 		if perr := printReport(env, rep, *asJSON); perr != nil {
 			return perr
 		}
@@ -88,7 +88,7 @@ func cmdBench(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return connError(err)
 	}
-	if rep.Failed() {
+	if rep == nil || rep.Failed() {
 		return &ExitError{Code: ExitFailure, Err: errors.New("some workloads failed: see FAILED above")}
 	}
 	return nil
