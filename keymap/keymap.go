@@ -135,8 +135,8 @@ func (m *Map) SetReadOnly() {
 	}
 }
 
-// Disabled returns the disabled binding that msg's key would have triggered,
-// so the monitor can say why nothing happened (for example "read-only").
+// Disabled returns the disabled binding that keystroke would have
+// triggered, so the monitor can say why nothing happened (read-only mode).
 func (m *Map) Disabled(keystroke string) (key.Binding, bool) {
 	for _, a := range m.actions() {
 		if a.binding.Enabled() {
@@ -149,4 +149,20 @@ func (m *Map) Disabled(keystroke string) (key.Binding, bool) {
 		}
 	}
 	return key.Binding{}, false
+}
+
+// Bound returns the name of the main-screen action keystroke is bound to,
+// so an embedding program can refuse extra keys that would shadow one.
+func (m *Map) Bound(keystroke string) (string, bool) {
+	for _, a := range m.actions() {
+		if a.group == groupDialog {
+			continue
+		}
+		for _, k := range a.binding.Keys() {
+			if k == keystroke {
+				return a.name, true
+			}
+		}
+	}
+	return "", false
 }

@@ -174,3 +174,16 @@ func TestDefaultPath(t *testing.T) {
 		}
 	}
 }
+
+func TestBound(t *testing.T) {
+	m := Default()
+	if name, ok := m.Bound("x"); !ok || name != "release" {
+		t.Errorf("Bound(x) = %q, %v, want release", name, ok)
+	}
+	if name, ok := m.Bound("y"); ok {
+		t.Errorf("Bound(y) = %q, want unbound on the main screen (y is the dialog's)", name)
+	}
+	if _, ok := m.Bound("K"); ok {
+		t.Error("Bound(K) = true, want false")
+	}
+}

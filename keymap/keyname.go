@@ -7,14 +7,18 @@ import (
 	"unicode/utf8"
 )
 
-// modifiers in the order Bubble Tea writes them in a keystroke.
-var modifierOrder = []string{"ctrl", "alt", "shift", "meta", "hyper", "super"}
+// modifierOrder lists the modifiers in the order Bubble Tea writes them in a
+// keystroke.
+func modifierOrder() []string { return []string{"ctrl", "alt", "shift", "meta", "hyper", "super"} }
 
-// namedKeys are the non-printable keys Bubble Tea names.
-var namedKeys = map[string]bool{
-	"enter": true, "tab": true, "backspace": true, "esc": true, "space": true,
-	"up": true, "down": true, "left": true, "right": true, "begin": true,
-	"insert": true, "delete": true, "pgup": true, "pgdown": true, "home": true, "end": true,
+// isNamedKey reports whether s is a non-printable key Bubble Tea names.
+func isNamedKey(s string) bool {
+	switch s {
+	case "enter", "tab", "backspace", "esc", "space", "up", "down", "left", "right", "begin",
+		"insert", "delete", "pgup", "pgdown", "home", "end":
+		return true
+	}
+	return false
 }
 
 // CheckKey reports whether s names a key the way Bubble Tea prints it
@@ -34,19 +38,20 @@ func CheckKey(s string) error {
 			return fmt.Errorf("key %q ends with +", s)
 		}
 	}
+	order := modifierOrder()
 	next := 0
 	for _, m := range mods {
-		i := indexOf(modifierOrder, m)
+		i := indexOf(order, m)
 		if i < 0 {
 			return fmt.Errorf("key %q: unknown modifier %q (want ctrl, alt, shift, meta, hyper or super)", s, m)
 		}
 		if i < next {
-			return fmt.Errorf("key %q: write modifiers in the order %s", s, strings.Join(modifierOrder, "+"))
+			return fmt.Errorf("key %q: write modifiers in the order %s", s, strings.Join(order, "+"))
 		}
 		next = i + 1
 	}
 	switch {
-	case namedKeys[base]:
+	case isNamedKey(base):
 		return nil
 	case isFunctionKey(base):
 		return nil

@@ -53,6 +53,17 @@ func Run(ctx context.Context, opt Options) error {
 	if opt.Store == nil {
 		return errors.New("ui: no store")
 	}
+	keys := keymap.Default()
+	if opt.Keys != nil {
+		keys = *opt.Keys
+	}
+	for _, a := range opt.Actions {
+		for _, k := range a.Binding.Keys() {
+			if name, ok := keys.Bound(k); ok {
+				return fmt.Errorf("ui: the key %q of action %q is already bound to %s", k, a.Binding.Help().Desc, name)
+			}
+		}
+	}
 	feed := monitor.NewFeed(opt.Store, opt.Feed)
 	stop := feed.Start(ctx)
 	defer stop()

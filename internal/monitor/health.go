@@ -17,6 +17,7 @@ const (
 	LinkDown                     // retrying for a while (DownAfter) or DownAttempts times
 )
 
+// String returns the status as the header shows it.
 func (l Link) String() string {
 	switch l {
 	case LinkConnecting:
