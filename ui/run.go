@@ -93,7 +93,10 @@ func Run(ctx context.Context, opt Options) error {
 		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
 	}
 	_, err := tea.NewProgram(m, popts...).Run()
-	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+	switch {
+	case errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil: // ctx ended
+		return nil
+	case errors.Is(err, tea.ErrInterrupted): // SIGINT from outside the terminal: like q
 		return nil
 	}
 	if err != nil {
