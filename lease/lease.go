@@ -154,7 +154,7 @@ func (l *Lease) setLocked(st Status, err error) {
 	signal(l.changed)
 }
 
-// final reports whether the lease is lost or released; l.mu must be held.
+// finalLocked reports whether the lease is lost or released; l.mu must be held.
 func (l *Lease) finalLocked() bool {
 	return l.state.Status == Lost || l.state.Status == Released
 }
