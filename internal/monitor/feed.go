@@ -18,7 +18,7 @@ type FeedConfig struct {
 	DeltaInterval time.Duration
 	// NotifiedInterval is how often the leases are read when renewal
 	// notifications are on: only to measure the clock and prove the
-	// connection. Default 5 s.
+	// connection. Default 2 s (under StaleAfter, so the header stays green).
 	NotifiedInterval time.Duration
 	// DeltaOverlap is how far before the previous read a delta read starts:
 	// a renewal's renewed_at is sampled before its transaction commits.
@@ -44,7 +44,7 @@ type FeedConfig struct {
 
 func (c FeedConfig) withDefaults() FeedConfig {
 	c.DeltaInterval = cmp.Or(c.DeltaInterval, time.Second)
-	c.NotifiedInterval = cmp.Or(c.NotifiedInterval, 5*time.Second)
+	c.NotifiedInterval = cmp.Or(c.NotifiedInterval, 2*time.Second)
 	c.DeltaOverlap = cmp.Or(c.DeltaOverlap, 3*time.Second)
 	c.Tail = cmp.Or(c.Tail, 500)
 	c.Window = cmp.Or(c.Window, 1000)
