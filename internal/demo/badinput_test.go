@@ -12,6 +12,7 @@ import (
 // database the demo cannot use, is one line on stderr with the documented
 // exit code, before anything is started or written.
 func TestBadInputGetsOneLine(t *testing.T) {
+	t.Parallel()
 	empty := pgtest.NewEmpty(t)
 	tests := []struct {
 		name     string

@@ -20,6 +20,7 @@ const (
 	ActForceRelease
 )
 
+// String names the action as the event stream shows it.
 func (k ActionKind) String() string {
 	switch k {
 	case ActKill:

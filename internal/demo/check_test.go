@@ -130,6 +130,7 @@ func (h *history) check() demo.Result {
 }
 
 func TestCheckPassesARealHistory(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	res := h.check()
 	if !res.OK() {
@@ -185,6 +186,7 @@ $$;
 `
 
 func TestCheckFailsWhenAnInvariantIsBroken(t *testing.T) {
+	t.Parallel()
 	// Each breakage may also leave a run that never ended (the intruder's):
 	// also lists the invariants it may break besides inv.
 	tests := []struct {
@@ -248,6 +250,7 @@ func TestCheckFailsWhenAnInvariantIsBroken(t *testing.T) {
 // TestCheckScopesToTheDemosAccounts: another tenant's history on a shared
 // database is none of the demo's business.
 func TestCheckScopesToTheDemosAccounts(t *testing.T) {
+	t.Parallel()
 	h := newHistory(t)
 	h.exec(installBreakage)
 	other := data.Key{Account: "someone-else", Session: "chat-1"}

@@ -22,6 +22,7 @@ var (
 // closed terminal (SIGHUP): afterwards no process that used the server's
 // folder is left, the folder is gone, and every device process has exited.
 func TestEmbeddedServerIsAlwaysRemoved(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		args     []string

@@ -128,17 +128,6 @@ func (c Config) SessionIDs() []string {
 	return ids
 }
 
-// Keys returns every conversation's lease key, account by account.
-func (c Config) Keys() []data.Key {
-	var keys []data.Key
-	for _, a := range c.AccountIDs() {
-		for _, s := range c.SessionIDs() {
-			keys = append(keys, data.Key{Account: a, Session: s})
-		}
-	}
-	return keys
-}
-
 // HolderLabel is the holder label a device process shows on its leases. The
 // demo computes it from the pid of a process it started, to know which leases
 // a process it killed held.

@@ -17,7 +17,7 @@ func (r *runner) onProc(m procMsg) {
 	case m.report != nil:
 		r.onReport(p, *m.report)
 	case m.bad != nil:
-		r.badLines++
+		r.emit("device output", p.String()+": "+clean(m.bad.Error()))
 	case m.exited:
 		r.onExit(p, exitText(m.state, m.waitErr))
 	default:
