@@ -1,0 +1,43 @@
+package ui
+
+// layout is how the screen's height is shared.
+type layout struct {
+	tooSmall   bool
+	header2    bool // the counts line
+	tableRows  int  // session rows (besides the column header)
+	showEvents bool
+	eventRows  int // event lines (besides the pane's title)
+}
+
+// Minimum terminal size; below it the monitor only says so.
+const (
+	minWidth  = 30
+	minHeight = 5
+)
+
+func (m *Model) layout() layout {
+	w, h := m.width, m.height
+	if w < minWidth || h < minHeight {
+		return layout{tooSmall: true}
+	}
+	l := layout{header2: h >= 10}
+	rest := h - 2 // header line 1, status line
+	if l.header2 {
+		rest--
+	}
+	rest-- // the table's column header
+	if rest >= 11 {
+		l.showEvents = true
+		l.eventRows = max(rest/3, 3) - 1 // minus the pane title
+		rest -= l.eventRows + 1
+	}
+	l.tableRows = max(rest, 1)
+	if l.showEvents { // a short table lends its spare lines to the events
+		spare := l.tableRows - max(len(m.rows), 1)
+		if spare > 0 {
+			l.tableRows -= spare
+			l.eventRows += spare
+		}
+	}
+	return l
+}
