@@ -16,6 +16,7 @@ import (
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/demo"
 	"github.com/leasetop/leasetop/internal/pgserver"
+	"github.com/leasetop/leasetop/keymap"
 )
 
 // demoFlags are the flags of `leasetop demo`.
@@ -58,6 +59,15 @@ func cmdDemo(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	var keys keymap.Map
+	if !*f.headless {
+		if !isTerminal(env.Stdin) || !isTerminal(env.Stdout) {
+			return usageErrorf("the demo's monitor needs a terminal: for scripts use leasetop demo --headless")
+		}
+		if keys, err = loadKeys(env, ""); err != nil {
+			return err
+		}
+	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
@@ -69,7 +79,7 @@ func cmdDemo(ctx context.Context, env Env, args []string) error {
 	if *f.headless {
 		return runHeadless(ctx, env, db, cfg)
 	}
-	return runDemoMonitor(ctx, env, db, cfg)
+	return runDemoMonitor(ctx, env, db, cfg, keys)
 }
 
 // config turns the flags into a demo.Config (defaults filled in by the demo).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/demo"
+	"github.com/leasetop/leasetop/keymap"
 	"github.com/leasetop/leasetop/ui"
 )
 
@@ -19,14 +20,7 @@ import (
 // with keys to kill or freeze the device that holds the selected session.
 // Quitting the monitor stops the demo; then the summary and the invariant
 // check are printed.
-func runDemoMonitor(ctx context.Context, env Env, db *demoDB, cfg demo.Config) error {
-	if !isTerminal(env.Stdin) || !isTerminal(env.Stdout) {
-		return usageErrorf("the demo's monitor needs a terminal: for scripts use leasetop demo --headless")
-	}
-	keys, err := loadKeys(env, "")
-	if err != nil {
-		return err
-	}
+func runDemoMonitor(ctx context.Context, env Env, db *demoDB, cfg demo.Config, keys keymap.Map) error {
 	d, err := demo.New(db.store, cfg, nil)
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ func TestBadInputGetsOneLine(t *testing.T) {
 		want     string
 	}{
 		{"argument", []string{"demo", "extra"}, 2, "takes no arguments"},
+		{"monitor without a terminal", []string{"demo"}, 2, "needs a terminal"},
 		{"ttl too short", []string{"demo", "--ttl", "10ms"}, 2, "ttl must be"},
 		{"too many accounts", []string{"demo", "--accounts", "99"}, 2, "accounts must be"},
 		{"no devices", []string{"demo", "--devices", " , "}, 2, "at least one device"},
