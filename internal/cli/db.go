@@ -48,7 +48,7 @@ func connError(err error) error {
 		if ce.Config.Port != 0 {
 			where = fmt.Sprintf("%s:%d", where, ce.Config.Port)
 		}
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("cannot connect to %s/%s as %s: %s",
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("cannot connect to %s/%s as %s: %s (check --dsn, DATABASE_URL or the PG* variables)",
 			where, ce.Config.Database, ce.Config.User, rootCause(ce.Unwrap()))}
 	}
 	if strings.HasPrefix(err.Error(), "invalid database URL") {
@@ -61,23 +61,30 @@ func connError(err error) error {
 	return err
 }
 
-// rootCause returns the innermost error message.
+// rootCause returns the innermost error message: the server's message, or
+// the system's ("connection refused"). pgx joins the errors of each address
+// and TLS fallback it tried; the first one stands for them all.
 func rootCause(err error) string {
-	if err == nil {
-		return "unknown error"
-	}
-	for {
-		next := errors.Unwrap(err)
-		if next == nil {
-			break
+	for err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) {
+			return pgErr.Message
 		}
-		err = next
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			if errs := u.Unwrap(); len(errs) > 0 {
+				err = errs[0]
+				continue
+			}
+		case interface{ Unwrap() error }:
+			if next := u.Unwrap(); next != nil {
+				err = next
+				continue
+			}
+		}
+		return err.Error()
 	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return pgErr.Message
-	}
-	return err.Error()
+	return "unknown error"
 }
 
 // flagSet is a command's flags: errors come back as one line instead of
