@@ -253,10 +253,53 @@ func TestHostileRowFromTheDatabase(t *testing.T) {
 // TestReadOnlyMonitorAsReader: a lease_reader login sees everything and
 // cannot release.
 func TestReadOnlyMonitorAsReader(t *testing.T) {
+	db := pgtest.New(t)
+	conn := db.Conn(t)
+	reader := readerStore(t, db)
+	k := data.Key{Account: "acme", Session: "watched"}
+	sqlAcquire(t, conn, k, "1 min", "dev")
+	d := liveModel(t, reader, true, 100, 30)
+	d.waitScreen("watched")
+	d.waitScreen("[RO]")
+	d.press("x")
+	if d.m.dialog != nil || !strings.Contains(d.m.status, "read-only mode") {
+		t.Errorf("x in read-only: dialog %v status %q", d.m.dialog != nil, d.m.status)
+	}
+	d.press("enter")
+	d.waitScreen("acquired") // the history, read with SELECT only
+	if h := d.m.state.Health(time.Now()); h.Err != nil {
+		t.Errorf("errors as lease_reader: %v", h.Err)
+	}
+}
+
+// TestReleaseWithoutPrivilegeSaysWhy: a lease_reader that is not in
+// read-only mode gets one clear line, and nothing is released.
+func TestReleaseWithoutPrivilegeSaysWhy(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)
+	reader := readerStore(t, db)
+	sqlAcquire(t, conn, data.Key{Account: "acme", Session: "guarded"}, "1 min", "dev")
+	d := liveModel(t, reader, false, 100, 30)
+	d.waitFor("the lease", func(m *Model) bool { return len(m.rows) == 1 })
+	d.press("x", "y")
+	d.waitFor("the refusal", func(m *Model) bool { return strings.Contains(m.status, "failed") })
+	if !strings.Contains(d.m.status, "permission denied: forced release needs role lease_admin") {
+		t.Errorf("status %q, want the missing role named", d.m.status)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM lease.session_lease`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("leases = %d (%v), want 1", n, err)
+	}
+}
+
+// readerStore opens a store as a new login role that is only a
+// lease_reader (SELECT on the lease schema).
+func readerStore(t *testing.T, db pgtest.DB) *data.Store {
+	t.Helper()
+	ctx := context.Background()
 	role := "reader_" + db.Name
+	conn := db.Conn(t)
 	if _, err := conn.Exec(ctx, `CREATE ROLE `+pgx.Identifier{role}.Sanitize()+` LOGIN PASSWORD 'pw' IN ROLE lease_reader`); err != nil {
 		t.Fatal(err)
 	}
@@ -275,18 +318,5 @@ func TestReadOnlyMonitorAsReader(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(reader.Close)
-	k := data.Key{Account: "acme", Session: "watched"}
-	sqlAcquire(t, conn, k, "1 min", "dev")
-	d := liveModel(t, reader, true, 100, 30)
-	d.waitScreen("watched")
-	d.waitScreen("[RO]")
-	d.press("x")
-	if d.m.dialog != nil || !strings.Contains(d.m.status, "read-only mode") {
-		t.Errorf("x in read-only: dialog %v status %q", d.m.dialog != nil, d.m.status)
-	}
-	d.press("enter")
-	d.waitScreen("acquired") // the history, read with SELECT only
-	if h := d.m.state.Health(time.Now()); h.Err != nil {
-		t.Errorf("errors as lease_reader: %v", h.Err)
-	}
+	return reader
 }
