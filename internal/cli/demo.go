@@ -70,6 +70,11 @@ func cmdDemo(ctx context.Context, env Env, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	// A closed stdout (leasetop demo --headless | head) must end the demo
+	// through its cleanup, not kill it with SIGPIPE and leave the server's
+	// folder behind: writes then fail with EPIPE, which the demo handles.
+	signal.Ignore(syscall.SIGPIPE)
+	defer signal.Reset(syscall.SIGPIPE)
 
 	db, err := openDemoDB(ctx, env, resolveDSN(env, *f.dsn), &cfg)
 	if err != nil {

@@ -34,6 +34,10 @@ func cmdDevice(ctx context.Context, env Env, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	// If the demo vanishes, reports fail with EPIPE instead of killing the
+	// device before it releases; WithParent then stops it.
+	signal.Ignore(syscall.SIGPIPE)
+	defer signal.Reset(syscall.SIGPIPE)
 	ctx, unwatch := demo.WithParent(ctx)
 	defer unwatch()
 	store, err := openStore(ctx, resolveDSN(env, *dsn))

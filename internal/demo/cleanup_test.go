@@ -21,18 +21,22 @@ var (
 // PostgreSQL and ends it normally, by ctrl+c (SIGINT), by SIGTERM and by a
 // closed terminal (SIGHUP): afterwards no process that used the server's
 // folder is left, the folder is gone, and every device process has exited.
+// The same when nobody reads its output any more (`| head`), which would
+// otherwise kill it with SIGPIPE before its cleanup.
 func TestEmbeddedServerIsAlwaysRemoved(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
 		args     []string
 		sig      syscall.Signal // 0: let the demo end by itself
+		closeOut bool           // stop reading its output (| head)
 		wantCode int
 	}{
-		{"normal end", []string{"--duration", "3s"}, 0, 0},
-		{"SIGINT", []string{"--duration", "60s"}, syscall.SIGINT, 130},
-		{"SIGTERM", []string{"--duration", "60s"}, syscall.SIGTERM, 130},
-		{"SIGHUP", []string{"--duration", "60s"}, syscall.SIGHUP, 130},
+		{"normal end", []string{"--duration", "3s"}, 0, false, 0},
+		{"SIGINT", []string{"--duration", "60s"}, syscall.SIGINT, false, 130},
+		{"SIGTERM", []string{"--duration", "60s"}, syscall.SIGTERM, false, 130},
+		{"SIGHUP", []string{"--duration", "60s"}, syscall.SIGHUP, false, 130},
+		{"output closed", []string{"--duration", "60s"}, 0, true, 141},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,11 +49,16 @@ func TestEmbeddedServerIsAlwaysRemoved(t *testing.T) {
 			for range 3 {
 				devices = append(devices, atoi(t, p.waitFor(onlineLine, 30*time.Second)[1]))
 			}
-			if tt.sig != 0 {
+			if tt.sig != 0 || tt.closeOut {
 				p.waitFor(firstGrant, 30*time.Second) // the show is on: devices hold leases
+			}
+			if tt.sig != 0 {
 				if err := p.cmd.Process.Signal(tt.sig); err != nil {
 					t.Fatal(err)
 				}
+			}
+			if tt.closeOut {
+				p.closeStdout()
 			}
 			if code := p.wait(60 * time.Second); code != tt.wantCode {
 				t.Errorf("exit code = %d, want %d\nstderr: %s", code, tt.wantCode, p.stderr.String())

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
@@ -18,6 +19,7 @@ import (
 type demoProc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
+	out    io.Closer // the read end of its stdout
 	stderr bytes.Buffer
 
 	mu      sync.Mutex
@@ -46,6 +48,7 @@ func startLeasetop(t *testing.T, args ...string) *demoProc {
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start leasetop: %v", err)
 	}
+	p.out = stdout
 	go func() { // owned by p: done closes after it ends, and Cleanup waits for done
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -74,6 +77,9 @@ func startLeasetop(t *testing.T, args ...string) *demoProc {
 	})
 	return p
 }
+
+// closeStdout stops reading the process's output, like `| head` does.
+func (p *demoProc) closeStdout() { _ = p.out.Close() }
 
 // waitFor waits until a stdout line matches re and returns its submatches.
 func (p *demoProc) waitFor(re *regexp.Regexp, timeout time.Duration) []string {
