@@ -57,11 +57,16 @@ func (m *Model) selected() (data.Lease, bool) {
 	return *m.rows[m.cur], true
 }
 
-// reselectEvent keeps the events pane's cursor on the same event.
+// reselectEvent keeps the events pane's cursor on the same event, except
+// when it is on the newest: then it follows new events, like tail -f.
 func (m *Model) reselectEvent() {
 	evs := m.shown().Events()
 	if len(evs) == 0 {
 		m.evCur, m.evOf, m.evSel = 0, 0, 0
+		return
+	}
+	if m.evCur == 0 {
+		m.evOf, m.evSel = 0, evs[0].ID
 		return
 	}
 	if m.evSel != 0 {
