@@ -1,0 +1,28 @@
+// Package faults is leasetop's fault matrix: tests that inject a failure
+// while real holders (lease.Client keepers and `leasetop run` processes) and
+// a headless monitor (monitor.Mirror) run against a real PostgreSQL, heal
+// it, and check that the system converged:
+//
+//   - never two unexpired owners of one session on the server clock, and no
+//     accepted write outside its run's grant (demo.Check over lease.event and
+//     the fenced writes);
+//   - fences rose per session;
+//   - the monitor's picture equals lease.session_lease, and it applied every
+//     lease.event row after its start exactly once;
+//   - how long convergence took, logged as a "FAULT name key=value" line
+//     that docs/RELIABILITY.md quotes.
+//
+// The faults: the listener's backend terminated, PostgreSQL stopped and
+// restarted, a network blackhole between a holder and the database and
+// between the monitor and the database, a burst of 10,000 ownership
+// transitions, a monitor that takes nothing for a long time, holder
+// processes killed with SIGKILL or frozen with SIGSTOP, and a database
+// clock hours away from the holders' and the monitor's.
+//
+// The package also holds the bad-input cases that need a terminal or the
+// built binary (`leasetop watch` at 20x5 and its connection errors) and
+// hostile notifications on lease_events.
+//
+// Everything runs in `go test ./internal/faults`; LEASETOP_LONG=1 makes the
+// bursts and outages larger. The package has no code of its own.
+package faults

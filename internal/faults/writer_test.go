@@ -1,0 +1,91 @@
+package faults_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/demo"
+	"github.com/leasetop/leasetop/lease"
+)
+
+// Environment of the writer child.
+const (
+	envWriter       = "LEASETOP_FAULTS_WRITER"        // "1": this test binary runs writerMain
+	envWriterDSN    = "LEASETOP_FAULTS_WRITER_DSN"    // the database it writes to, directly
+	envWriterDevice = "LEASETOP_FAULTS_WRITER_DEVICE" // the device column of its rows
+)
+
+// writeEvery is the pause between a writer's fenced writes.
+const writeEvery = 20 * time.Millisecond
+
+func isWriter() bool { return os.Getenv(envWriter) == "1" }
+
+// writerEnv makes a `leasetop run` command of this test binary a writer on
+// dsn, labelled device.
+func writerEnv(dsn, device string) []string {
+	return []string{envWriter + "=1", envWriterDSN + "=" + dsn, envWriterDevice + "=" + device}
+}
+
+// writerMain is the command the process faults run under `leasetop run`:
+// with the token `leasetop run` passes in the environment it makes a fenced
+// write (demo.WriteChunk: the fence check and the insert in one
+// transaction, a refusal recorded as such) every writeEvery, and on SIGTERM
+// one last attempt before it exits 0. demo.Check then proves that no
+// accepted write began outside its run's grant.
+func writerMain() int {
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	if err := write(term); err != nil {
+		fmt.Fprintln(os.Stderr, "writer:", err)
+		return 1
+	}
+	return 0
+}
+
+func write(term <-chan os.Signal) error {
+	tok, err := lease.TokenFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	cfg, err := data.ParsePoolConfig(os.Getenv(envWriterDSN))
+	if err != nil {
+		return err
+	}
+	// A writer frozen inside its transaction would hold the lease row FOR
+	// SHARE and block every takeover: the server ends such a session.
+	cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = "500"
+	cfg.ConnConfig.RuntimeParams["application_name"] = "faults writer"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	store := data.New(pool)
+	defer store.Close()
+	device := os.Getenv(envWriterDevice)
+	attempt := func(chunk int) {
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if _, err := demo.WriteChunk(wctx, store, tok, device, chunk); err != nil {
+			fmt.Fprintln(os.Stderr, "writer:", err) // nothing was written; go on
+		}
+	}
+	tick := time.NewTicker(writeEvery)
+	defer tick.Stop()
+	for chunk := 1; ; chunk++ {
+		select {
+		case <-term:
+			attempt(chunk)
+			return nil
+		case <-tick.C:
+			attempt(chunk)
+		}
+	}
+}
