@@ -239,7 +239,6 @@ func report(t *testing.T, name string, kv ...any) {
 	t.Log(b.String())
 }
 
-
 // mirrorCfg is the monitor's feed configuration in the fault tests: the
 // defaults, with renewals read every 100 ms so that a quiesced database is
 // mirrored quickly.
