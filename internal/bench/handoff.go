@@ -24,15 +24,20 @@ type handoffMode struct {
 	// the release: for a poller one interval, so releases fall uniformly
 	// between its attempts.
 	pause time.Duration
+	// concurrent runs Clients/4 pairs side by side instead of one: pollers
+	// spend a round mostly asleep and need them for enough samples.
+	concurrent bool
 }
 
 var (
 	handoffNotify = handoffMode{
 		desc: "holder releases -> waiter owns the lease; the waiter is lease.Client.Wait, woken by the release's NOTIFY", pause: 10 * time.Millisecond}
 	handoffPoll100ms = handoffMode{
-		desc: "the same with a waiter that retries acquire every 100ms", poll: 100 * time.Millisecond, pause: 100 * time.Millisecond}
+		desc: "the same with a waiter that retries acquire every 100ms", poll: 100 * time.Millisecond, pause: 100 * time.Millisecond,
+		concurrent: true}
 	handoffPoll1s = handoffMode{
-		desc: "the same with a waiter that retries acquire every 1s (consul lock-like)", poll: time.Second, pause: time.Second}
+		desc: "the same with a waiter that retries acquire every 1s (consul lock-like)", poll: time.Second, pause: time.Second,
+		concurrent: true}
 )
 
 func handoffWorkload(m handoffMode) func(context.Context, *run, workload) ([]Result, error) {
@@ -61,13 +66,17 @@ type pair struct {
 	hist   Histogram
 }
 
-// runHandoff runs Clients/4 (at least 1) pairs side by side. Each round: the
+// runHandoff runs one pair (pollers: Clients/4, at least 1, side by side),
+// so the latency is one handoff's, not a queue of them. Each round: the
 // holder acquires; the waiter tries, is refused and waits; after a random
 // pause the holder releases at t0; the waiter owns the lease at t1; t1-t0 is
 // recorded; the waiter releases. Rounds that start in the measured window are
 // recorded, and each pair records at least one.
 func (r *run) runHandoff(ctx context.Context, w workload, m handoffMode) ([]Result, error) {
-	n := max(1, r.cfg.Clients/4)
+	n := 1
+	if m.concurrent {
+		n = max(1, r.cfg.Clients/4)
+	}
 	keys := r.keys(w.name, n)
 	var conns []*pgx.Conn
 	defer func() {
@@ -131,7 +140,7 @@ func (r *run) runHandoff(ctx context.Context, w workload, m handoffMode) ([]Resu
 		h.Merge(&p.hist)
 	}
 	res := newResult(w.name, m.desc, &h, window)
-	res.Note = fmt.Sprintf("%d pairs", n)
+	res.Note = fmt.Sprintf("%d pair(s)", n)
 	if lw != nil {
 		if extra := lw.extraAttempts(); extra > 0 {
 			res.Note += fmt.Sprintf(", %d retries beyond one per handoff", extra)

@@ -84,6 +84,9 @@ func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	if active.Error == "" && active.CPUPct > 0 {
+		active.Note += fmt.Sprintf("; %.0f transitions/s achieved", float64(sent.Load())/(r.cfg.Warmup+r.cfg.Duration).Seconds())
+	}
 	active.Name = "monitor-active"
 	active.Description = fmt.Sprintf("%d leases and %d transitions/s: the same (the writer's client CPU is in this process too)", n, 1000)
 	if mon.err() != nil {
