@@ -1,0 +1,228 @@
+package faults_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/monitor"
+)
+
+// proc is one leasetop process.
+type proc struct {
+	cmd    *exec.Cmd
+	stderr lockedBuffer
+	done   chan struct{}
+	code   int // exit code, 128+N for signal N; set when done is closed
+}
+
+// lockedBuffer is a bytes.Buffer a process writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// leasetopRun starts `leasetop run` on the rig's first session, labelled
+// holder, with this test binary as its command: a fenced writer on the
+// rig's database. The process is killed when the test ends if it still
+// runs.
+func (r *rig) leasetopRun(holder string, flags ...string) *proc {
+	r.t.Helper()
+	args := append([]string{"run", "--dsn", r.url, "--account", r.keys[0].Account, "--session", r.keys[0].Session,
+		"--holder", holder}, flags...)
+	p := &proc{cmd: exec.Command(leasetopBin, append(append(args, "--"), os.Args[0])...), done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), writerEnv(r.url, holder)...)
+	p.cmd.Stderr = &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		r.t.Fatalf("start leasetop: %v", err)
+	}
+	go func() { // owned by p: done is closed when it returns
+		defer close(p.done)
+		p.code = exitCode(p.cmd.Wait())
+	}()
+	r.t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = p.cmd.Process.Signal(syscall.SIGCONT)
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// exitCode is a process's exit code, 128+N when signal N ended it.
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	default:
+		return -1
+	}
+}
+
+func (p *proc) signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("signal %v to pid %d: %v", sig, p.cmd.Process.Pid, err)
+	}
+}
+
+// wait waits for the process to exit and returns its exit code.
+func (p *proc) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-p.done:
+		return p.code
+	case <-time.After(30 * time.Second):
+		t.Fatalf("leasetop pid %d still runs after 30 s; stderr: %s", p.cmd.Process.Pid, p.stderr.String())
+		return 0
+	}
+}
+
+// holding waits until the monitor shows holder holding the rig's first
+// session, and returns that lease.
+func (r *rig) holding(m view, holder string) data.Lease {
+	r.t.Helper()
+	var l data.Lease
+	waitMirror(r.t, m, 30*time.Second, "the monitor to show "+holder+" holding the session", func(s *monitor.State) bool {
+		var ok bool
+		l, ok = s.Lease(r.keys[0])
+		return ok && l.Holder == holder
+	})
+	return l
+}
+
+// takeover returns the event in which the rig's first session was taken
+// over from run.
+func (r *rig) takeover(from data.Lease) data.Event {
+	r.t.Helper()
+	for _, ev := range r.events() {
+		if ev.Kind == data.KindTakenOver && ev.PrevRunID == from.RunID {
+			return ev
+		}
+	}
+	r.t.Fatalf("no takeover from run %v in lease.event", from.RunID)
+	return data.Event{}
+}
+
+// writes counts holder's writes that the fence check accepted or refused.
+func (r *rig) writes(holder string, accepted bool) int {
+	r.t.Helper()
+	var n int
+	if err := r.store.Pool().QueryRow(context.Background(),
+		`SELECT count(*) FROM leasetop_demo.output WHERE device = $1 AND accepted = $2`, holder, accepted).Scan(&n); err != nil {
+		r.t.Fatal(err)
+	}
+	return n
+}
+
+// writing waits until holder's command has made an accepted write: it runs
+// and handles SIGTERM.
+func (r *rig) writing(holder string) {
+	r.t.Helper()
+	eventually(r.t, 30*time.Second, holder+"'s command to write", func() bool { return r.writes(holder, true) > 0 })
+}
+
+// Fault 7a: a `leasetop run` holder is killed with SIGKILL while another
+// waits. Its command dies with it; the waiting run takes the session over
+// after the lease expires on the server clock, not before; the monitor
+// shows the new holder, and the audit finds one owner at a time.
+func TestHolderProcessKilled(t *testing.T) {
+	r := newRig(t, 1)
+	m := r.startMirror(r.url, mirrorCfg())
+	a := r.leasetopRun("proc-a", "--ttl", "1s")
+	first := r.holding(m, "proc-a")
+	r.writing("proc-a")
+	b := r.leasetopRun("proc-b", "--ttl", "1s", "--wait")
+	eventually(t, 30*time.Second, "proc-b to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
+
+	a.signal(t, syscall.SIGKILL)
+	killed := time.Now()
+	r.killed("proc-a")
+	if got := a.wait(t); got != 128+9 {
+		t.Errorf("killed holder exit = %d, want 137", got)
+	}
+	second := r.holding(m, "proc-b")
+	shown := time.Since(killed)
+	over := r.takeover(first)
+	if over.RunID != second.RunID || over.At.Before(over.PrevExpiresAt) || second.Fence <= first.Fence {
+		t.Errorf("takeover %+v: want proc-b's run %v, after the expiry, with a fence above %d", over, second.RunID, first.Fence)
+	}
+	r.writing("proc-b")
+	b.signal(t, syscall.SIGTERM)
+	if got := b.wait(t); got != 0 {
+		t.Errorf("proc-b exit after SIGTERM = %d, want 0 (its writer exits 0); stderr: %s", got, b.stderr.String())
+	}
+	tally := r.audit(m)
+	report(t, "holder-kill9", append([]any{"ttl", time.Second, "taken_over_after_expiry_by", over.At.Sub(over.PrevExpiresAt),
+		"monitor_showed_new_holder_in", shown}, tallyKV(tally)...)...)
+}
+
+// Fault 7b: a `leasetop run` holder is frozen with SIGSTOP past its TTL while
+// its command keeps running. The waiting run takes over after the expiry;
+// the frozen holder's command's writes are refused by the fence check from
+// then on; on SIGCONT the holder finds its local deadline passed, stops its
+// command and exits 4. The monitor follows, and the audit finds no accepted
+// stale write.
+func TestHolderProcessFrozen(t *testing.T) {
+	r := newRig(t, 1)
+	m := r.startMirror(r.url, mirrorCfg())
+	a := r.leasetopRun("proc-a", "--ttl", "1s")
+	first := r.holding(m, "proc-a")
+	r.writing("proc-a")
+	b := r.leasetopRun("proc-b", "--ttl", "1s", "--wait")
+	eventually(t, 30*time.Second, "proc-b to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
+
+	a.signal(t, syscall.SIGSTOP)
+	frozen := time.Now()
+	second := r.holding(m, "proc-b")
+	shown := time.Since(frozen)
+	eventually(t, 30*time.Second, "the frozen holder's command to be refused", func() bool { return r.writes("proc-a", false) > 0 })
+	a.signal(t, syscall.SIGCONT)
+	if got := a.wait(t); got != 4 {
+		t.Errorf("frozen holder exit after SIGCONT = %d, want 4 (lost); stderr: %s", got, a.stderr.String())
+	}
+	over := r.takeover(first)
+	if over.RunID != second.RunID || over.At.Before(over.PrevExpiresAt) || second.Fence <= first.Fence {
+		t.Errorf("takeover %+v: want proc-b's run %v, after the expiry, with a fence above %d", over, second.RunID, first.Fence)
+	}
+	r.writing("proc-b")
+	b.signal(t, syscall.SIGTERM)
+	if got := b.wait(t); got != 0 {
+		t.Errorf("proc-b exit after SIGTERM = %d, want 0; stderr: %s", got, b.stderr.String())
+	}
+	tally := r.audit(m)
+	if tally.StaleWritesRefused == 0 {
+		t.Error("no stale write was refused; want the frozen holder's command refused")
+	}
+	report(t, "holder-sigstop", append([]any{"ttl", time.Second, "taken_over_after_expiry_by", over.At.Sub(over.PrevExpiresAt),
+		"monitor_showed_new_holder_in", shown}, tallyKV(tally)...)...)
+}
