@@ -42,13 +42,13 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// leasetopRun starts `leasetop run` on the rig's first session, labelled
-// holder, with this test binary as its command: a fenced writer on the
-// rig's database. The process is killed when the test ends if it still
-// runs.
-func (r *rig) leasetopRun(holder string, flags ...string) *proc {
+// leasetopRun starts `leasetop run` on the rig's first session through the
+// database URL dsn, labelled holder, with this test binary as its command:
+// a fenced writer on the rig's database (directly). The process is killed
+// when the test ends if it still runs.
+func (r *rig) leasetopRun(dsn, holder string, flags ...string) *proc {
 	r.t.Helper()
-	args := append([]string{"run", "--dsn", r.url, "--account", r.keys[0].Account, "--session", r.keys[0].Session,
+	args := append([]string{"run", "--dsn", dsn, "--account", r.keys[0].Account, "--session", r.keys[0].Session,
 		"--holder", holder}, flags...)
 	p := &proc{cmd: exec.Command(leasetopBin, append(append(args, "--"), os.Args[0])...), done: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), writerEnv(r.url, holder)...)
@@ -158,10 +158,10 @@ func (r *rig) writing(holder string) {
 func TestHolderProcessKilled(t *testing.T) {
 	r := newRig(t, 1)
 	m := r.startMirror(r.url, mirrorCfg())
-	a := r.leasetopRun("proc-a", "--ttl", "1s")
+	a := r.leasetopRun(r.url, "proc-a", "--ttl", "1s")
 	first := r.holding(m, "proc-a")
 	r.writing("proc-a")
-	b := r.leasetopRun("proc-b", "--ttl", "1s", "--wait")
+	b := r.leasetopRun(r.url, "proc-b", "--ttl", "1s", "--wait")
 	eventually(t, 30*time.Second, "proc-b to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
 
 	a.signal(t, syscall.SIGKILL)
@@ -195,10 +195,10 @@ func TestHolderProcessKilled(t *testing.T) {
 func TestHolderProcessFrozen(t *testing.T) {
 	r := newRig(t, 1)
 	m := r.startMirror(r.url, mirrorCfg())
-	a := r.leasetopRun("proc-a", "--ttl", "1s")
+	a := r.leasetopRun(r.url, "proc-a", "--ttl", "1s")
 	first := r.holding(m, "proc-a")
 	r.writing("proc-a")
-	b := r.leasetopRun("proc-b", "--ttl", "1s", "--wait")
+	b := r.leasetopRun(r.url, "proc-b", "--ttl", "1s", "--wait")
 	eventually(t, 30*time.Second, "proc-b to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
 
 	a.signal(t, syscall.SIGSTOP)

@@ -41,6 +41,9 @@ type Options struct {
 	Settings map[string]string
 	// Log receives the server's output. Default: discarded.
 	Log *os.File
+	// Env is extra environment ("NAME=value") for the server's processes,
+	// for example LD_PRELOAD=libfaketime.so.1 to skew its clock in a test.
+	Env []string
 }
 
 // Server is a running throwaway PostgreSQL server.
@@ -120,7 +123,7 @@ func (s *Server) dataDir() string { return filepath.Join(s.dir, "data") }
 func (s *Server) command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, name), args...)
 	cmd.Dir = s.dir
-	cmd.Env = append(os.Environ(), "LC_ALL=C", "TZ=UTC")
+	cmd.Env = append(append(os.Environ(), "LC_ALL=C", "TZ=UTC"), s.opts.Env...)
 	// Setpgid keeps a terminal's ctrl+c away from the server: its owner stops it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true}
 	return cmd
