@@ -178,7 +178,7 @@ func (r *run) paceTransitions(ctx context.Context, tag string, rate int, phase *
 		lo, hi := i*len(keys)/writers, (i+1)*len(keys)/writers
 		wg.Go(func() {
 			defer conn.Close(context.WithoutCancel(ctx))
-			errs[i] = writeTransitions(ctx, conn, keys[lo:hi], start.Add(period*time.Duration(i)/time.Duration(writers)), period, phase, sent)
+			errs[i] = writeTransitions(ctx, conn, keys[lo:hi], start.Add(period*time.Duration(i)/time.Duration(writers)), period, phase, sent, nil)
 		})
 	}
 	wg.Wait()

@@ -111,11 +111,12 @@ func (r *run) runPropagation(ctx context.Context, w workload, rate int) ([]Resul
 	var wg sync.WaitGroup
 	period := time.Duration(float64(time.Second) * float64(writers) / float64(rate))
 	start := time.Now()
+	writes := make([]Histogram, writers)
 	for i, conn := range conns {
 		lo, hi := i*len(keys)/writers, (i+1)*len(keys)/writers
 		offset := period * time.Duration(i) / time.Duration(writers)
 		wg.Go(func() {
-			err := writeTransitions(ctx, conn, keys[lo:hi], start.Add(offset), period, &phase, &sent)
+			err := writeTransitions(ctx, conn, keys[lo:hi], start.Add(offset), period, &phase, &sent, &writes[i])
 			if err != nil && ctx.Err() == nil {
 				cancel(err)
 			}
@@ -135,6 +136,11 @@ func (r *run) runPropagation(ctx context.Context, w workload, rate int) ([]Resul
 		propagationResult(ctx, viaListener, w.name+"-listener", sent.Load(), window,
 			fmt.Sprintf("the same transitions -> decoded by a bare data.Listener, %d transitions/s", rate)),
 	}
+	var wh Histogram
+	for i := range writes {
+		wh.Merge(&writes[i])
+	}
+	out = append(out, newResult(w.name+"-write", "the writers' own acquire/release calls: the commit, queued behind other notifying commits", &wh, window))
 	out[0].Note = fmt.Sprintf("achieved %.0f/s by %d writers", out[0].OpsPerSec, writers) + out[0].Note
 	if d := lf.lst.Dropped(); d > 0 {
 		out[1].Note += fmt.Sprintf(", %d dropped by the listener", d)
@@ -157,14 +163,17 @@ func propagationResult(ctx context.Context, pl *propagationLog, name string, sen
 
 // writeTransitions alternately acquires and releases keys on a fixed
 // schedule: op k at start + k*period. A late op goes at once (no op is
-// skipped), so the schedule catches up.
+// skipped), so the schedule catches up. When hist is not nil it records the
+// calls that start in the measured window.
 func writeTransitions(ctx context.Context, conn *pgx.Conn, keys []data.Key, start time.Time, period time.Duration,
-	phase *atomic.Int32, sent *atomic.Int64) error {
+	phase *atomic.Int32, sent *atomic.Int64, hist *Histogram) error {
 	runs := make(map[data.Key]uuid.UUID, len(keys))
 	for k := 0; phase.Load() != phaseDone; k++ {
 		if !sleepCtx(ctx, time.Until(start.Add(time.Duration(k)*period))) {
 			return ctx.Err()
 		}
+		recording := hist != nil && phase.Load() == phaseMeasure
+		t0 := time.Now()
 		key := keys[k%len(keys)]
 		if run, held := runs[key]; held {
 			if err := release(ctx, conn, key, run); err != nil {
@@ -177,6 +186,9 @@ func writeTransitions(ctx context.Context, conn *pgx.Conn, keys []data.Key, star
 				return err
 			}
 			runs[key] = run
+		}
+		if recording {
+			hist.Record(time.Since(t0))
 		}
 		sent.Add(1)
 	}
