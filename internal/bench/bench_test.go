@@ -2,7 +2,9 @@ package bench_test
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -125,4 +127,38 @@ func TestMonitorWorkload(t *testing.T) {
 		t.Errorf("%d targets with a verdict, want the monitor's 4: %+v", verdicts, rep.Ratios)
 	}
 	assertCleanedUp(t, db.Conn(t))
+}
+
+// TestRunCancelledCleansUp cancels a run while a workload runs: Run must
+// return the cancellation and still remove everything it created.
+func TestRunCancelledCleansUp(t *testing.T) {
+	db := pgtest.New(t)
+	watch := db.Conn(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	_, err := bench.Run(ctx, bench.Config{
+		DSN: db.URL, Clients: 2, Keys: 4, Duration: time.Minute, Warmup: 0, Only: []string{"renew"},
+		Progress: func(string) {
+			wg.Go(func() { // cancel once the renew workload holds its keys, i.e. is running
+				defer cancel()
+				deadline := time.Now().Add(30 * time.Second)
+				for time.Now().Before(deadline) {
+					var n int
+					err := watch.QueryRow(ctx, `SELECT count(*) FROM lease.session_lease WHERE account_id LIKE 'leasetop-bench-%'`).Scan(&n)
+					if err != nil || n >= 4 {
+						return
+					}
+					time.Sleep(10 * time.Millisecond) // polling a condition, with a deadline
+				}
+				t.Error("the renew workload never held its keys")
+			})
+		},
+	})
+	wg.Wait()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run after cancel: err = %v, want context.Canceled", err)
+	}
+	assertCleanedUp(t, watch)
 }

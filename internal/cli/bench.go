@@ -85,6 +85,13 @@ func cmdBench(ctx context.Context, env Env, args []string) error {
 			return perr
 		}
 	}
+	if errors.Is(err, context.Canceled) {
+		msg := "interrupted; bench removed what it had created"
+		if err.Error() != context.Canceled.Error() { // the clean-up failed too
+			msg = "interrupted: " + err.Error()
+		}
+		return &ExitError{Code: 130, Err: errors.New(msg)}
+	}
 	if err != nil {
 		return connError(err)
 	}
