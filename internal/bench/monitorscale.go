@@ -69,14 +69,14 @@ func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	if r.cfg.Progress != nil {
 		r.cfg.Progress("monitor: idle window")
 	}
-	mon.frames.Store(&Histogram{})
+	mon.frames.swap()
 	idle, idleFrames := r.usageWindow(ctx, mon, nil)
 	idle.Name, idle.Description = "monitor-idle", fmt.Sprintf("%d leases, nothing changes: CPU of the monitor's process, resident memory", n)
 
 	if r.cfg.Progress != nil {
 		r.cfg.Progress("monitor: active window, 1000 transitions/s")
 	}
-	mon.frames.Store(&Histogram{})
+	mon.frames.swap()
 	var sent atomic.Int64
 	active, activeFrames := r.usageWindow(ctx, mon, func(ctx context.Context, phase *atomic.Int32) error {
 		return r.paceTransitions(ctx, "monitor-writer", 1000, phase, &sent)
@@ -139,12 +139,12 @@ func (r *run) usageWindow(ctx context.Context, mon *monitorProgram, load func(co
 	var wall0 time.Time
 	window := r.measureWindow(lctx, &phase, func(from, _ time.Time) {
 		if !from.IsZero() {
-			mon.frames.Store(&Histogram{})
+			mon.frames.swap()
 			cpu0, wall0 = cpuTime(), from
 		}
 	})
 	cpu := cpuTime() - cpu0
-	frames := mon.frames.Load()
+	frames := mon.frames.swap()
 	wg.Wait()
 	res := Result{Ops: frames.Count()}
 	if err := context.Cause(lctx); err != nil && ctx.Err() == nil {
@@ -196,15 +196,14 @@ type monitorProgram struct {
 	started  time.Time
 	loaded   chan struct{}
 	loadTime time.Duration
-	frames   atomic.Pointer[Histogram] // replaced between windows; written by the program's goroutine
+	frames   *frameLog
 
 	mu     sync.Mutex
 	runErr error
 }
 
 func startMonitor(ctx context.Context, store *data.Store) (*monitorProgram, error) {
-	mp := &monitorProgram{done: make(chan error, 1), loaded: make(chan struct{})}
-	mp.frames.Store(&Histogram{})
+	mp := &monitorProgram{done: make(chan error, 1), loaded: make(chan struct{}), frames: &frameLog{h: &Histogram{}}}
 	pctx, cancel := context.WithCancel(ctx)
 	mp.cancel = cancel
 	mp.feed = monitor.NewFeed(store, monitor.FeedConfig{})
@@ -230,7 +229,7 @@ func startMonitor(ctx context.Context, store *data.Store) (*monitorProgram, erro
 		Database: ui.DatabaseLabel(store),
 	})
 	in, inW := io.Pipe()
-	prog := tea.NewProgram(&timedModel{m: m, frames: &mp.frames}, tea.WithContext(pctx), tea.WithInput(in),
+	prog := tea.NewProgram(&timedModel{m: m, frames: mp.frames}, tea.WithContext(pctx), tea.WithInput(in),
 		tea.WithOutput(io.Discard), tea.WithWindowSize(200, 50), tea.WithoutSignalHandler(),
 		tea.WithEnvironment([]string{"TERM=xterm-256color"}))
 	mp.started = time.Now()
@@ -279,10 +278,31 @@ func (mp *monitorProgram) Stop() {
 	mp.stopFeed()
 }
 
+// frameLog collects frame times from the program's goroutine; swap hands
+// the collected ones to the bench and starts afresh.
+type frameLog struct {
+	mu sync.Mutex
+	h  *Histogram
+}
+
+func (f *frameLog) record(d time.Duration) {
+	f.mu.Lock()
+	f.h.Record(d)
+	f.mu.Unlock()
+}
+
+func (f *frameLog) swap() *Histogram {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	old := f.h
+	f.h = &Histogram{}
+	return old
+}
+
 // timedModel times every View of the monitor's model.
 type timedModel struct {
 	m      *ui.Model
-	frames *atomic.Pointer[Histogram]
+	frames *frameLog
 }
 
 func (t *timedModel) Init() tea.Cmd { return t.m.Init() }
@@ -295,7 +315,7 @@ func (t *timedModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (t *timedModel) View() tea.View {
 	t0 := time.Now()
 	v := t.m.View()
-	t.frames.Load().Record(time.Since(t0))
+	t.frames.record(time.Since(t0))
 	return v
 }
 
