@@ -50,17 +50,28 @@ func (r *rig) leasetopRun(dsn, holder string, flags ...string) *proc {
 	r.t.Helper()
 	args := append([]string{"run", "--dsn", dsn, "--account", r.keys[0].Account, "--session", r.keys[0].Session,
 		"--holder", holder}, flags...)
-	p := &proc{cmd: exec.Command(leasetopBin, append(append(args, "--"), os.Args[0])...), done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), writerEnv(r.url, holder)...)
-	p.cmd.Stderr = &p.stderr
+	cmd := exec.Command(leasetopBin, append(append(args, "--"), os.Args[0])...)
+	cmd.Env = append(os.Environ(), writerEnv(r.url, holder)...)
+	return startProc(r.t, cmd)
+}
+
+// startProc starts cmd (its stderr captured unless set) and waits for it in
+// the background. The process is killed when the test ends if it still
+// runs.
+func startProc(t *testing.T, cmd *exec.Cmd) *proc {
+	t.Helper()
+	p := &proc{cmd: cmd, done: make(chan struct{})}
+	if p.cmd.Stderr == nil {
+		p.cmd.Stderr = &p.stderr
+	}
 	if err := p.cmd.Start(); err != nil {
-		r.t.Fatalf("start leasetop: %v", err)
+		t.Fatalf("start %s: %v", cmd.Path, err)
 	}
 	go func() { // owned by p: done is closed when it returns
 		defer close(p.done)
 		p.code = exitCode(p.cmd.Wait())
 	}()
-	r.t.Cleanup(func() {
+	t.Cleanup(func() {
 		select {
 		case <-p.done:
 		default:

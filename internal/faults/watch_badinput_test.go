@@ -1,0 +1,74 @@
+package faults_test
+
+import (
+	"bytes"
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/leasetop/leasetop/internal/cli"
+	"github.com/leasetop/leasetop/internal/pgtest"
+	leasesql "github.com/leasetop/leasetop/sql"
+)
+
+// Bad input for `leasetop watch`, which refuses to run without a terminal
+// before it connects: so each case runs with a real pseudo-terminal as its
+// stdin and stdout. Each gets one line on stderr with its documented exit
+// code, never the password, and the terminal is left untouched (the screen
+// is never taken over).
+func TestWatchBadInput(t *testing.T) {
+	db := pgtest.New(t)
+	empty := pgtest.NewEmpty(t)
+	newer := pgtest.New(t)
+	if _, err := newer.Conn(t).Exec(context.Background(), `UPDATE lease.schema_version SET version = $1`, leasesql.Version+1); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		dsn      string
+		wantCode int
+		want     string
+	}{
+		{"invalid DSN", "postgres://u:hunter2@[::1/db", cli.ExitUsage, "invalid database URL"},
+		{"unreachable host", "postgres://u:hunter2@127.0.0.1:1/db?connect_timeout=2", cli.ExitFailure, "cannot connect to 127.0.0.1:1/db"},
+		{"wrong password", withPassword(t, db.URL, "hunter2"), cli.ExitFailure, "password authentication failed"},
+		{"database without the schema", empty.URL, cli.ExitSchema, "database has no lease schema: run leasetop migrate"},
+		{"newer schema", newer.URL, cli.ExitSchema, "upgrade leasetop"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := openPTY(t, 80, 24)
+			p.readOutput()
+			var stderr bytes.Buffer
+			err := cli.Run(context.Background(), cli.Env{Args: []string{"watch", "--dsn", tt.dsn},
+				Getenv: func(string) string { return "" }, Stdin: p.term, Stdout: p.term, Stderr: &stderr})
+			code := cli.Report(&stderr, err)
+			screen := p.drain()
+			if code != tt.wantCode {
+				t.Errorf("exit code = %d, want %d (stderr %q)", code, tt.wantCode, stderr.String())
+			}
+			if got := stderr.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, tt.want) {
+				t.Errorf("stderr = %q, want one line containing %q", got, tt.want)
+			}
+			if strings.Contains(stderr.String()+screen, "hunter2") {
+				t.Errorf("the output reveals the password: %q %q", stderr.String(), screen)
+			}
+			if screen != "" {
+				t.Errorf("the terminal got %q, want it untouched", screen)
+			}
+			t.Logf("BADINPUT watch %s: exit %d: %s", tt.name, code, strings.TrimSpace(stderr.String()))
+		})
+	}
+}
+
+// withPassword returns dsn with its password replaced.
+func withPassword(t *testing.T, dsn, password string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(u.User.Username(), password)
+	return u.String()
+}
