@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/internal/cli"
+	"github.com/leasetop/leasetop/internal/pgtest"
+	leasesql "github.com/leasetop/leasetop/sql"
+)
+
+// The bad-input cases of the commands that talk to the database (besides
+// migrate's, in main_test.go, and watch's, which need a terminal and are in
+// internal/faults). Each must print one line saying what is wrong and what to
+// do, exit with its documented code, never show a password or a control
+// character, and change nothing.
+
+// badInput is one case: a command line and what it must produce.
+type badInput struct {
+	name     string
+	args     []string
+	wantCode int
+	want     string // in the one line on stderr
+}
+
+// checkBadInput runs tt and checks the one-line contract; it logs the line
+// as "BADINPUT name: exit N: line" for docs/RELIABILITY.md.
+func checkBadInput(t *testing.T, env map[string]string, tt badInput) (stdout string) {
+	t.Helper()
+	out, errOut, code := leasetop(t, env, tt.args...)
+	if code != tt.wantCode {
+		t.Errorf("exit code = %d, want %d (stderr %q)", code, tt.wantCode, errOut)
+	}
+	if strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tt.want) {
+		t.Errorf("stderr = %q, want one line containing %q", errOut, tt.want)
+	}
+	if strings.Contains(out+errOut, "hunter2") {
+		t.Errorf("the output reveals the password: %q %q", out, errOut)
+	}
+	if strings.ContainsAny(out+errOut, "\x1b\x07\x9b") || strings.Contains(errOut, "goroutine ") {
+		t.Errorf("the output carries a control character or a stack trace: %q %q", out, errOut)
+	}
+	t.Logf("BADINPUT %s: exit %d: %s", tt.name, code, strings.TrimSpace(errOut))
+	return out
+}
+
+// dbState is what a refused command must leave as it was.
+type dbState struct{ leases, events int }
+
+func readState(t *testing.T, conn *pgx.Conn) dbState {
+	t.Helper()
+	var s dbState
+	if err := conn.QueryRow(context.Background(),
+		`SELECT (SELECT count(*) FROM lease.session_lease), (SELECT count(*) FROM lease.event)`).Scan(&s.leases, &s.events); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// loginAs creates a login role with password hunter2 that is a member of
+// group ("" for none), dropped when the test ends, and returns db's URL as
+// that role.
+func loginAs(t *testing.T, db pgtest.DB, conn *pgx.Conn, group string) string {
+	t.Helper()
+	ctx := context.Background()
+	role := "login_" + strings.TrimPrefix(group, "lease_") + "_" + db.Name
+	stmt := `CREATE ROLE ` + pgx.Identifier{role}.Sanitize() + ` LOGIN PASSWORD 'hunter2'`
+	if group != "" {
+		stmt += ` IN ROLE ` + pgx.Identifier{group}.Sanitize()
+	}
+	if _, err := conn.Exec(ctx, stmt); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if c, err := pgx.Connect(ctx, pgtest.AdminURL()); err == nil {
+			_, _ = c.Exec(ctx, `DROP ROLE IF EXISTS `+pgx.Identifier{role}.Sanitize())
+			c.Close(ctx)
+		}
+	})
+	u, err := url.Parse(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(role, "hunter2")
+	return u.String()
+}
+
+func TestConnectionErrorsGetOneLine(t *testing.T) {
+	db := pgtest.New(t)
+	dsns := []struct {
+		name     string
+		dsn      string
+		wantCode int
+		want     string
+	}{
+		{"invalid DSN", "postgres://u:hunter2@[::1/db", cli.ExitUsage, "invalid database URL"},
+		{"unreachable host", "postgres://u:hunter2@127.0.0.1:1/db?connect_timeout=2", cli.ExitFailure, "cannot connect to 127.0.0.1:1/db"},
+		{"wrong password", withPassword(t, db.URL, "hunter2"), cli.ExitFailure, "password authentication failed"},
+	}
+	commands := [][]string{
+		{"ls"},
+		{"events"},
+		{"release", "--account", "a", "--session", "s", "--reason", "r"},
+		{"run", "--account", "a", "--session", "s", "--", "sh", "-c", "echo ran"},
+	}
+	for _, d := range dsns {
+		for _, c := range commands {
+			args := append([]string{c[0], "--dsn", d.dsn}, c[1:]...)
+			tt := badInput{name: c[0] + " " + d.name, args: args, wantCode: d.wantCode, want: d.want}
+			t.Run(tt.name, func(t *testing.T) {
+				if out := checkBadInput(t, nil, tt); out != "" {
+					t.Errorf("stdout = %q, want nothing (the command must not run)", out)
+				}
+			})
+		}
+	}
+}
+
+func TestSchemaErrorsGetOneLine(t *testing.T) {
+	empty := pgtest.NewEmpty(t)
+	older, newer := pgtest.New(t), pgtest.New(t)
+	for db, v := range map[pgtest.DB]int{older: leasesql.Version - 1, newer: leasesql.Version + 1} {
+		if _, err := db.Conn(t).Exec(context.Background(), `UPDATE lease.schema_version SET version = $1`, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		db   pgtest.DB
+		what string
+		want string
+	}{
+		{empty, "no schema", "database has no lease schema: run leasetop migrate"},
+		{older, "older schema", "run leasetop migrate"},
+		{newer, "newer schema", "newer than this leasetop (" + strconv.Itoa(leasesql.Version) + "): upgrade leasetop"},
+	}
+	for _, tt := range tests {
+		for _, args := range [][]string{
+			{"ls"},
+			{"events", "--follow"},
+			{"release", "--account", "a", "--session", "s", "--reason", "r"},
+			{"run", "--account", "a", "--session", "s", "--", "sh", "-c", "echo ran"},
+		} {
+			t.Run(args[0]+" "+tt.what, func(t *testing.T) {
+				env := map[string]string{"DATABASE_URL": tt.db.URL}
+				if out := checkBadInput(t, env, badInput{name: args[0] + " " + tt.what, args: args, wantCode: cli.ExitSchema, want: tt.want}); out != "" {
+					t.Errorf("stdout = %q, want nothing", out)
+				}
+			})
+		}
+	}
+	t.Run("migrate over a newer schema", func(t *testing.T) {
+		env := map[string]string{"DATABASE_URL": newer.URL}
+		checkBadInput(t, env, badInput{name: "migrate newer schema", args: []string{"migrate"}, wantCode: cli.ExitSchema, want: "upgrade leasetop"})
+		var v int
+		if err := newer.Conn(t).QueryRow(context.Background(), `SELECT version FROM lease.schema_version`).Scan(&v); err != nil || v != leasesql.Version+1 {
+			t.Errorf("schema version after the refused migrate = %d (%v), want %d untouched", v, err, leasesql.Version+1)
+		}
+	})
+}
+
+// Each role may do what its grants allow and nothing more; a refused action
+// is one line, exit 1, and changes nothing.
+func TestMissingPrivilegesGetOneLine(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.New(t)
+	conn := db.Conn(t)
+	held := uuid.New()
+	if _, err := conn.Exec(ctx, `SELECT lease.acquire('acme', 'held', $1, '10 min', 'dev')`, held); err != nil {
+		t.Fatal(err)
+	}
+	reader, app, nobody := loginAs(t, db, conn, "lease_reader"), loginAs(t, db, conn, "lease_app"), loginAs(t, db, conn, "")
+	tests := []struct {
+		name string
+		dsn  string
+		args []string
+		want string
+	}{
+		{"run as lease_reader", reader, []string{"run", "--account", "acme", "--session", "free", "--", "sh", "-c", "echo ran"}, "permission denied for function acquire"},
+		{"release as lease_reader", reader, []string{"release", "--account", "acme", "--session", "held", "--reason", "r"}, "permission denied for function force_release"},
+		{"release as lease_app", app, []string{"release", "--account", "acme", "--session", "held", "--reason", "r"}, "permission denied for function force_release"},
+		{"migrate as lease_app", app, []string{"migrate"}, "permission denied"},
+		{"ls as a role without a lease role", nobody, []string{"ls"}, "permission denied for schema lease"},
+		{"events as a role without a lease role", nobody, []string{"events"}, "permission denied for schema lease"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := readState(t, conn)
+			env := map[string]string{"DATABASE_URL": tt.dsn}
+			if out := checkBadInput(t, env, badInput{name: tt.name, args: tt.args, wantCode: cli.ExitFailure, want: tt.want}); out != "" {
+				t.Errorf("stdout = %q, want nothing (the command must not run)", out)
+			}
+			if after := readState(t, conn); after != before {
+				t.Errorf("database %+v after the refusal, want %+v unchanged", after, before)
+			}
+		})
+	}
+}
+
+// run and release refuse bad values before they touch the database.
+func TestBadValuesGetOneLine(t *testing.T) {
+	db := pgtest.New(t)
+	conn := db.Conn(t)
+	held := uuid.New()
+	if _, err := conn.Exec(context.Background(), `SELECT lease.acquire('acme', 'held', $1, '10 min', 'dev')`, held); err != nil {
+		t.Fatal(err)
+	}
+	run := func(flags ...string) []string {
+		return append(append([]string{"run", "--account", "acme", "--session", "s"}, flags...), "--", "sh", "-c", "echo ran")
+	}
+	runKey := func(account, session string) []string {
+		return []string{"run", "--account", account, "--session", session, "--", "sh", "-c", "echo ran"}
+	}
+	release := func(account, session string) []string {
+		return []string{"release", "--account", account, "--session", session, "--reason", "r"}
+	}
+	long := strings.Repeat("x", 513)
+	tests := []badInput{
+		{"run --ttl 0", run("--ttl", "0s"), cli.ExitUsage, "--ttl must be between 500ms and 24h0m0s, got 0s"},
+		{"run --ttl negative", run("--ttl", "-5s"), cli.ExitUsage, "--ttl must be between 500ms and 24h0m0s, got -5s"},
+		{"run --ttl huge", run("--ttl", "8760h"), cli.ExitUsage, "--ttl must be between 500ms and 24h0m0s, got 8760h0m0s"},
+		{"run --ttl overflowing", run("--ttl", "99999999999h"), cli.ExitUsage, "invalid value"},
+		{"run --ttl not a duration", run("--ttl", "soon"), cli.ExitUsage, "invalid value"},
+		{"run empty account", runKey("", "s"), cli.ExitUsage, "--account and --session are required"},
+		{"run empty session", runKey("acme", ""), cli.ExitUsage, "--account and --session are required"},
+		{"run oversized session", runKey("acme", long), cli.ExitUsage, "session"},
+		{"run oversized account", runKey(long, "s"), cli.ExitUsage, "account"},
+		{"run control character in session", runKey("acme", "s\x1b[2J"), cli.ExitUsage, "control characters"},
+		{"run invalid UTF-8 in account", runKey("acme\xff", "s"), cli.ExitUsage, "account"},
+		{"run oversized holder", run("--holder", strings.Repeat("h", 257)), cli.ExitUsage, "holder"},
+		{"run no command", []string{"run", "--account", "acme", "--session", "s"}, cli.ExitUsage, "no command given"},
+		{"release oversized session", release("acme", long), cli.ExitUsage, "session"},
+		{"release control character in account", release("ac\u009bme", "held"), cli.ExitUsage, "control characters"},
+		{"release invalid UTF-8 in session", release("acme", "held\xff"), cli.ExitUsage, "session"},
+		{"release oversized reason", []string{"release", "--account", "acme", "--session", "held", "--reason", strings.Repeat("r", 513)}, cli.ExitUsage, "reason"},
+		{"release control character in reason", []string{"release", "--account", "acme", "--session", "held", "--reason", "stuck\x1b]0;x\x07"}, cli.ExitUsage, "reason"},
+	}
+	env := map[string]string{"DATABASE_URL": db.URL}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := readState(t, conn)
+			if out := checkBadInput(t, env, tt); out != "" {
+				t.Errorf("stdout = %q, want nothing (the command must not run)", out)
+			}
+			if after := readState(t, conn); after != before {
+				t.Errorf("database %+v after the refusal, want %+v unchanged", after, before)
+			}
+		})
+	}
+}
