@@ -85,6 +85,20 @@ BEGIN
         RAISE EXCEPTION 'run_id must not be NULL' USING ERRCODE = '22023';
     END IF;
 
+    -- The common refusal is a read: a lease held by another run, or this run's
+    -- own unexpired lease (a retry), answers without a row lock, an advisory
+    -- lock or any WAL. A stale read only sends the call on to the UPSERT below,
+    -- which decides under the row lock.
+    SELECT l.run_id, l.fence, l.expires_at INTO granted
+      FROM lease.session_lease l
+     WHERE l.account_id = acquire.account_id AND l.session_id = acquire.session_id;
+    IF FOUND AND granted.expires_at > now_ THEN
+        IF granted.run_id = acquire.run_id THEN
+            RETURN NEXT granted;
+        END IF;
+        RETURN;
+    END IF;
+
     -- Serialise acquires of one key until commit, so a fresh INSERT's fence
     -- (drawn in VALUES, before the insert) cannot be overtaken by another run
     -- that acquires and releases the same key in between: fences rise strictly
