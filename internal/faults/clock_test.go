@@ -3,6 +3,7 @@ package faults_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -158,7 +159,7 @@ func clockSkew(t *testing.T, offset string, want time.Duration) {
 	}
 	tally := r.audit(m)
 	report(t, "clock-skew", append([]any{"database_clock_offset", skew.Round(time.Second), "renewed_for", kept.RenewedAt.Sub(kept.AcquiredAt),
-		"ls_time_left_s", left, "command_stopped_before_server_expiry_by", stoppedBefore,
+		"ls_time_left_s", fmt.Sprintf("%.3f", left), "command_stopped_before_server_expiry_by", stoppedBefore,
 		"taken_over_after_expiry_by", over.At.Sub(over.PrevExpiresAt)}, tallyKV(tally)...)...)
 }
 
