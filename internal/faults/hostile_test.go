@@ -16,18 +16,26 @@ import (
 	"github.com/leasetop/leasetop/internal/pgtest"
 )
 
-// stranger returns a connection to the rig's database as a fresh login role
-// with no lease role at all: NOTIFY needs no privilege, so any client that
-// can connect can publish on lease_events.
-func (r *rig) stranger() *pgx.Conn {
+// login is a login role made for a test, and the rig's database URL as it.
+type login struct {
+	role, url string
+}
+
+// login creates a login role (password hunter2) named prefix_<database>,
+// a member of group unless group is "", dropped when the test ends.
+func (r *rig) login(prefix, group string) login {
 	r.t.Helper()
 	ctx := context.Background()
 	var db string
 	if err := r.store.Pool().QueryRow(ctx, `SELECT current_database()`).Scan(&db); err != nil {
 		r.t.Fatal(err)
 	}
-	role := "stranger_" + db
-	r.exec(`CREATE ROLE ` + pgx.Identifier{role}.Sanitize() + ` LOGIN PASSWORD 'stranger'`)
+	role := prefix + "_" + db
+	stmt := `CREATE ROLE ` + pgx.Identifier{role}.Sanitize() + ` LOGIN PASSWORD 'hunter2'`
+	if group != "" {
+		stmt += ` IN ROLE ` + pgx.Identifier{group}.Sanitize()
+	}
+	r.exec(stmt)
 	r.t.Cleanup(func() {
 		if c, err := pgx.Connect(ctx, pgtest.AdminURL()); err == nil {
 			_, _ = c.Exec(ctx, `DROP ROLE IF EXISTS `+pgx.Identifier{role}.Sanitize())
@@ -38,12 +46,21 @@ func (r *rig) stranger() *pgx.Conn {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	u.User = url.UserPassword(role, "stranger")
-	conn, err := pgx.Connect(ctx, u.String())
+	u.User = url.UserPassword(role, "hunter2")
+	return login{role: role, url: u.String()}
+}
+
+// stranger returns a connection to the rig's database as a fresh login role
+// with no lease role at all: NOTIFY needs no privilege, so any client that
+// can connect can publish on lease_events.
+func (r *rig) stranger() *pgx.Conn {
+	r.t.Helper()
+	l := r.login("stranger", "")
+	conn, err := pgx.Connect(context.Background(), l.url)
 	if err != nil {
-		r.t.Fatalf("connect as %s: %v", role, err)
+		r.t.Fatalf("connect as %s: %v", l.role, err)
 	}
-	r.t.Cleanup(func() { conn.Close(ctx) })
+	r.t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
 }
 

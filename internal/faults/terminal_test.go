@@ -1,8 +1,10 @@
 package faults_test
 
 import (
+	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -44,4 +46,52 @@ func TestWatchOnA20x5Terminal(t *testing.T) {
 		small = small[i:]
 	}
 	report(t, "terminal-20x5", "shows", strings.Join(strings.Fields(small), " "), "exit_after_q", 0)
+}
+
+// Audit, end to end: an operator logged in as a lease_admin member
+// force-releases a lease with `leasetop release`; lease.event records the
+// login role (not the function's owner) and the reason, and the running
+// `leasetop watch` shows both.
+func TestForcedReleaseIsAuditedOnScreen(t *testing.T) {
+	r := newRig(t, 1)
+	run := uuid.New()
+	r.exec(`SELECT lease.acquire($1, $2, $3, '1 min', 'dev-1')`, r.keys[0].Account, r.keys[0].Session, run)
+	operator := r.login("ops", "lease_admin")
+
+	p := openPTY(t, 120, 30)
+	cmd := exec.Command(leasetopBin, "watch", "--dsn", r.url)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.term, p.term, p.term
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "XDG_CONFIG_HOME="+t.TempDir())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	w := startProc(t, cmd)
+	p.readOutput()
+	eventually(t, 30*time.Second, "the monitor's table", func() bool { return strings.Contains(p.screen(), "dev-1") })
+
+	out, err := exec.Command(leasetopBin, "release", "--dsn", operator.url, "--account", r.keys[0].Account,
+		"--session", r.keys[0].Session, "--reason", "INC-42 wedged").CombinedOutput()
+	if err != nil {
+		t.Fatalf("leasetop release as %s: %v: %s", operator.role, err, out)
+	}
+	var actor, reason string
+	if err := r.store.Pool().QueryRow(t.Context(), `SELECT actor, reason FROM lease.event WHERE kind = 'force_released'`).Scan(&actor, &reason); err != nil {
+		t.Fatal(err)
+	}
+	if actor != operator.role || reason != "INC-42 wedged" {
+		t.Errorf("force_released event actor %q reason %q, want the login role %q and the reason", actor, reason, operator.role)
+	}
+	want := "by " + operator.role + ": INC-42 wedged"
+	eventually(t, 30*time.Second, "the monitor to show "+want, func() bool { return strings.Contains(p.screen(), want) })
+	p.typeKeys(t, "q")
+	if code := w.wait(t); code != 0 {
+		t.Errorf("leasetop watch exit = %d after q, want 0", code)
+	}
+	u, err := url.Parse(r.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	watchPassword, _ := u.User.Password()
+	if screen := p.raw(); strings.Contains(screen+string(out), "hunter2") || strings.Contains(screen, watchPassword) {
+		t.Error("a password appears on the monitor's screen or in release's output")
+	}
+	report(t, "forced-release-audit", "actor", actor, "reason", strconv.Quote(reason), "monitor_shows", strconv.Quote(want))
 }
