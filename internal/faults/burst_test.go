@@ -125,13 +125,13 @@ func TestBurstOfTransitions(t *testing.T) {
 	if logLen > 500 {
 		t.Errorf("the monitor keeps %d events, want at most its limit of 500", logLen)
 	}
-	syncs, notified, dropped, bigBatch, _ := p.counters()
-	if limit := 20000 + 1024; bigBatch > limit {
-		t.Errorf("a batch held %d items, more than the feed's pending cap allows (%d)", bigBatch, limit)
+	c := p.counts()
+	if limit := 20000 + 1024; c.bigBatch > limit {
+		t.Errorf("a batch held %d items, more than the feed's pending cap allows (%d)", c.bigBatch, limit)
 	}
 	report(t, "burst", "transitions", n, "took", took, "per_second", int(float64(n)/took.Seconds()),
 		"caught_up_after_burst", caughtUp, "max_read_wait", maxRead, "progress_steps", between,
-		"notifications", notified, "resyncs", syncs, "listener_dropped", dropped, "biggest_batch", bigBatch,
+		"notifications", c.notified, "resyncs", c.syncs, "listener_dropped", c.dropped, "biggest_batch", c.bigBatch,
 		"heap_before_MiB", fmt.Sprintf("%.1f", heapBefore), "heap_after_MiB", fmt.Sprintf("%.1f", heapAfter),
 		"runs", tally.RunsStarted)
 }
@@ -172,12 +172,12 @@ func TestPausedMonitorKeepsReading(t *testing.T) {
 	pausedAfter := r.queueUsage()
 	p.unpause()
 	caughtUp := r.converge(p, time.Now())
-	_, _, _, bigBatch, firstSync := p.counters()
-	if !firstSync {
+	c := p.counts()
+	if !c.firstSync {
 		t.Error("the first batch after the pause did not start with a resync: the feed queued every notification")
 	}
-	if limit := cfg.MaxPending + 1024 + 1; bigBatch > limit {
-		t.Errorf("a batch held %d items; a paused consumer may leave at most %d pending", bigBatch, limit)
+	if limit := cfg.MaxPending + 1024 + 1; c.bigBatch > limit {
+		t.Errorf("a batch held %d items; a paused consumer may leave at most %d pending", c.bigBatch, limit)
 	}
 
 	// The control: a listener that does not read holds the queue.
@@ -208,5 +208,5 @@ func TestPausedMonitorKeepsReading(t *testing.T) {
 	r.audit(p)
 	report(t, "paused-monitor", "transitions", n, "took", took, "queue_usage_max_paused", fmt.Sprintf("%.7f", pausedMax),
 		"queue_usage_after_paused_burst", fmt.Sprintf("%.7f", pausedAfter), "queue_usage_stuck_listener", fmt.Sprintf("%.7f", stuck),
-		"caught_up_after_unpause", caughtUp, "biggest_batch", bigBatch)
+		"caught_up_after_unpause", caughtUp, "biggest_batch", c.bigBatch)
 }

@@ -178,3 +178,15 @@ func (r *rig) waitRuns(t *testing.T, n int) {
 		return len(r.rec.Started) >= want
 	})
 }
+
+// holds reports whether the holder named name believes it holds a lease now.
+func (r *rig) holds(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for run, s := range r.rec.Started {
+		if _, ended := r.rec.Ended[run]; s.Holder == name && !ended {
+			return true
+		}
+	}
+	return false
+}

@@ -30,17 +30,17 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// long reports whether LEASETOP_LONG asks for the larger bursts and longer
-// outages (.ci/run sets it).
-func long() bool {
+// longRun reports whether LEASETOP_LONG asks for the larger bursts and
+// longer outages (.ci/run sets it).
+func longRun() bool {
 	v, _ := strconv.ParseBool(os.Getenv("LEASETOP_LONG"))
 	return v
 }
 
 // scale returns short, or long under LEASETOP_LONG.
-func scale[T any](short, long_ T) T {
-	if long() {
-		return long_
+func scale[T any](short, long T) T {
+	if longRun() {
+		return long
 	}
 	return short
 }

@@ -120,11 +120,19 @@ func (p *probe) Read(fn func(s *monitor.State)) {
 	fn(p.state)
 }
 
-// counters returns what the batches carried so far.
-func (p *probe) counters() (syncs, notified int, dropped int64, bigBatch int, firstSync bool) {
+// probeCounts is what the batches a probe applied carried.
+type probeCounts struct {
+	syncs, notified int   // resyncs and notifications applied
+	dropped         int64 // the listener's dropped count in the last batch
+	bigBatch        int   // most items in one batch
+	firstSync       bool  // the first batch after the last pause began with a resync
+}
+
+// counts returns what the batches carried so far.
+func (p *probe) counts() probeCounts {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.syncs, p.notified, p.dropped, p.bigBatch, p.firstSync
+	return probeCounts{syncs: p.syncs, notified: p.notified, dropped: p.dropped, bigBatch: p.bigBatch, firstSync: p.firstSync}
 }
 
 // WaitFor waits until cond holds after a batch (checked at least every 50

@@ -26,6 +26,7 @@ func TestServerRestart(t *testing.T) {
 	const ttl = 2 * time.Second
 	c := r.startCrew(crewConfig{holders: 4, lease: crewTTL(ttl), sticky: 1})
 	r.waitRuns(t, 5)
+	eventually(t, 30*time.Second, "the sticky holder to hold a lease", func() bool { return r.holds("holder-0") })
 	t.Cleanup(func() {
 		if srv.PID() == 0 {
 			if err := srv.Restart(context.Background()); err != nil {

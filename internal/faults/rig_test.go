@@ -194,22 +194,6 @@ func (r *rig) eventIDs(after int64) []int64 {
 	return ids
 }
 
-// listenerPIDs returns the backend pids of the listeners on the rig's
-// database (the monitor's, and any waiting lease.Client's).
-func (r *rig) listenerPIDs() []int {
-	r.t.Helper()
-	rows, err := r.store.Pool().Query(context.Background(), `SELECT pid FROM pg_stat_activity
-		WHERE datname = current_database() AND application_name = 'leasetop listener'`)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	pids, err := pgx.CollectRows(rows, pgx.RowTo[int])
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	return pids
-}
-
 // eventually polls cond every 10 ms until it holds, failing the test after
 // timeout.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
