@@ -174,19 +174,32 @@ func (f *Feed) Run(ctx context.Context) error {
 	}
 }
 
-// receive queues ev and whatever else the listener has ready.
+// receive queues what the listener has ready: ev and up to 1024 more, read
+// back from the database (see verify).
 func (f *Feed) receive(ctx context.Context, ev data.Event, lis *data.Listener) {
-	now := time.Now()
-	f.mu.Lock()
-	f.push(Item{Event: &ev, At: now})
-	for range 1024 {
+	notes := []data.Event{ev}
+	for len(notes) < 1025 {
 		select {
 		case more := <-lis.Events():
-			f.push(Item{Event: &more, At: now})
+			notes = append(notes, more)
 			continue
 		default:
 		}
 		break
+	}
+	items, err := f.verify(ctx, notes)
+	if err != nil {
+		if ctx.Err() == nil {
+			f.setReadErr(err)
+			f.Resync() // the resync reads what these notifications named
+		}
+		return
+	}
+	now := time.Now()
+	f.mu.Lock()
+	for _, it := range items {
+		it.At = now
+		f.push(it)
 	}
 	f.malformed, f.dropped = lis.Malformed(), lis.Dropped()
 	overflow := len(f.items) > f.cfg.MaxPending
@@ -198,6 +211,55 @@ func (f *Feed) receive(ctx context.Context, ev data.Event, lis *data.Listener) {
 	if overflow && ctx.Err() == nil {
 		f.Resync()
 	}
+}
+
+// verify turns notifications into what the database says. Anyone who can
+// connect may NOTIFY on lease_events, so a payload is only a claim: a
+// transition names the event id to read from lease.event (a forged id with
+// no row is dropped, and a forged payload never shadows the real row that
+// later takes its id), and a renewal names the session whose lease to read.
+// Rows keep the notifications' order, which is commit order.
+func (f *Feed) verify(ctx context.Context, notes []data.Event) ([]Item, error) {
+	var (
+		ids  []int64
+		keys []data.Key
+		seen = make(map[int64]bool, len(notes))
+	)
+	for _, n := range notes {
+		switch {
+		case n.Kind == data.KindRenewed:
+			keys = append(keys, n.Key)
+		case !seen[n.ID]:
+			seen[n.ID] = true
+			ids = append(ids, n.ID)
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, f.cfg.ReadTimeout)
+	defer cancel()
+	var items []Item
+	if len(ids) > 0 {
+		rows, err := f.store.EventsByID(rctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		byID := make(map[int64]*data.Event, len(rows))
+		for i := range rows {
+			byID[rows[i].ID] = &rows[i]
+		}
+		for _, id := range ids {
+			if ev, ok := byID[id]; ok {
+				items = append(items, Item{Event: ev})
+			}
+		}
+	}
+	if len(keys) > 0 {
+		snap, err := f.store.LeasesFor(rctx, keys)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, Item{Delta: &snap})
+	}
+	return items, nil
 }
 
 // push appends an item; f.mu must be held.
