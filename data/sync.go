@@ -18,9 +18,12 @@ type SyncQuery struct {
 	After int64
 	// Tail is how far back a negative After reaches, in ids.
 	Tail int64
-	// Limit caps the events returned; the newest Limit are kept. Default
-	// 10000.
+	// Limit caps the events returned; the newest Limit are kept (the
+	// oldest with Oldest). Default 10000.
 	Limit int
+	// Oldest keeps the oldest Limit events instead of the newest: a reader
+	// that must see every event pages forward from the last one returned.
+	Oldest bool
 }
 
 // Sync is one consistent read of the lease table and the event history: a
@@ -65,8 +68,12 @@ func (s *Store) ReadSync(ctx context.Context, q SyncQuery) (Sync, error) {
 				after = max(0, maxID-q.Tail)
 			}
 			out.After = after
+			order := "DESC"
+			if q.Oldest {
+				order = "ASC"
+			}
 			rows, err := tx.Query(ctx, `SELECT `+eventColumns+` FROM lease.event
-				WHERE id > $1 ORDER BY id DESC LIMIT $2`, after, limit+1)
+				WHERE id > $1 ORDER BY id `+order+` LIMIT $2`, after, limit+1)
 			if err != nil {
 				return fmt.Errorf("read events: %w", translate(err))
 			}
@@ -77,7 +84,9 @@ func (s *Store) ReadSync(ctx context.Context, q SyncQuery) (Sync, error) {
 			if len(evs) > limit {
 				evs, out.Truncated = evs[:limit], true
 			}
-			slices.Reverse(evs)
+			if !q.Oldest {
+				slices.Reverse(evs)
+			}
 			out.Events = evs
 			return nil
 		})

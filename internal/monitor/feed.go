@@ -3,6 +3,7 @@ package monitor
 import (
 	"cmp"
 	"context"
+	"math"
 	"sync"
 	"time"
 
@@ -77,6 +78,9 @@ type Feed struct {
 	highest   int64 // highest event id delivered or pending
 	baseline  int64 // the first resync's After
 	synced    bool  // a resync succeeded
+	drops     int64 // listener drops already accounted for in floor
+	floor     int64 // the next resync reads from here at the latest (math.MaxInt64: no floor)
+	pageFrom  int64 // a resync was cut at Limit: the next one continues after this id (0: none)
 
 	since time.Time // server time the next delta read starts at; Run's goroutine only
 }
@@ -90,6 +94,7 @@ func NewFeed(store *data.Store, cfg FeedConfig) *Feed {
 		ready:     make(chan struct{}, 1),
 		done:      make(chan struct{}),
 		conn:      data.State{Status: data.StatusConnecting, Since: time.Now()},
+		floor:     math.MaxInt64,
 	}
 }
 
@@ -159,6 +164,7 @@ func (f *Feed) Run(ctx context.Context) error {
 			f.receive(ctx, ev, lis)
 			continue
 		case <-lis.Resync():
+			f.noteDrops(lis)
 		case <-f.resyncReq:
 		case <-tick.C:
 			if !needResync {
@@ -177,6 +183,7 @@ func (f *Feed) Run(ctx context.Context) error {
 // receive queues what the listener has ready: ev and up to 1024 more, read
 // back from the database (see verify).
 func (f *Feed) receive(ctx context.Context, ev data.Event, lis *data.Listener) {
+	f.noteDrops(lis)
 	notes := []data.Event{ev}
 	for len(notes) < 1025 {
 		select {
@@ -210,6 +217,22 @@ func (f *Feed) receive(ctx context.Context, ev data.Event, lis *data.Listener) {
 	signal(f.ready)
 	if overflow && ctx.Err() == nil {
 		f.Resync()
+	}
+}
+
+// noteDrops lowers the next resync's starting point when the listener has
+// dropped events since the last look. The listener drops the newest events
+// (its queue is full of older ones), so every dropped id is above what the
+// feed had received before it looked, less the window for late commits; the
+// resync must read from there, or a drop followed by more received events
+// would move the usual window past the dropped ids.
+func (f *Feed) noteDrops(lis *data.Listener) {
+	d := lis.Dropped()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if d > f.drops {
+		f.drops = d
+		f.floor = min(f.floor, max(f.highest-f.cfg.Window, 0))
 	}
 }
 
@@ -304,8 +327,10 @@ func (f *Feed) query() data.SyncQuery {
 	defer f.mu.Unlock()
 	q := data.SyncQuery{Limit: f.cfg.ResyncLimit}
 	switch {
+	case f.synced && f.pageFrom > 0:
+		q.After, q.Oldest = f.pageFrom, true
 	case f.synced:
-		q.After = max(f.baseline, f.delivered-f.cfg.Window, 0)
+		q.After, q.Oldest = max(f.baseline, min(f.delivered-f.cfg.Window, f.floor), 0), true
 	case f.cfg.Since:
 		q.After = max(f.cfg.After, 0)
 	default:
@@ -318,7 +343,8 @@ func (f *Feed) query() data.SyncQuery {
 func (f *Feed) resync(ctx context.Context) bool {
 	rctx, cancel := context.WithTimeout(ctx, f.cfg.ReadTimeout)
 	defer cancel()
-	sync, err := f.store.ReadSync(rctx, f.query())
+	q := f.query()
+	sync, err := f.store.ReadSync(rctx, q)
 	if err != nil {
 		if ctx.Err() == nil {
 			f.setReadErr(err)
@@ -335,10 +361,20 @@ func (f *Feed) resync(ctx context.Context) bool {
 		f.notify = notify
 	}
 	f.readErr = nil
+	f.floor, f.pageFrom = math.MaxInt64, 0
+	more := q.Oldest && sync.Truncated && len(sync.Events) > 0
+	if more {
+		// Cut at Limit, oldest first: the next resync reads on from here, so
+		// this is no gap.
+		f.pageFrom, sync.Truncated = sync.Events[len(sync.Events)-1].ID, false
+	}
 	f.push(Item{Sync: &sync, At: at})
 	f.mu.Unlock()
 	f.since = sync.Clock.At(at).Add(-f.cfg.DeltaOverlap)
 	signal(f.ready)
+	if more {
+		f.Resync()
+	}
 	return true
 }
 
