@@ -81,6 +81,7 @@ type Feed struct {
 	drops     int64 // listener drops already accounted for in floor
 	floor     int64 // the next resync reads from here at the latest (math.MaxInt64: no floor)
 	pageFrom  int64 // a resync was cut at Limit: the next one continues after this id (0: none)
+	awaitSync bool  // a resync is due that covers every notification until then
 
 	since time.Time // server time the next delta read starts at; Run's goroutine only
 }
@@ -194,11 +195,22 @@ func (f *Feed) receive(ctx context.Context, ev data.Event, lis *data.Listener) {
 		}
 		break
 	}
+	f.mu.Lock()
+	awaiting := f.awaitSync
+	f.malformed, f.dropped = lis.Malformed(), lis.Dropped()
+	f.mu.Unlock()
+	if awaiting {
+		return // the coming resync reads these events; nothing to read back
+	}
 	items, err := f.verify(ctx, notes)
 	if err != nil {
 		if ctx.Err() == nil {
 			f.setReadErr(err)
-			f.Resync() // the resync reads what these notifications named
+			f.mu.Lock()
+			f.floor = min(f.floor, max(f.highest-f.cfg.Window, 0))
+			f.awaitSync = true
+			f.mu.Unlock()
+			f.Resync() // it reads what these notifications named
 		}
 		return
 	}
@@ -208,10 +220,11 @@ func (f *Feed) receive(ctx context.Context, ev data.Event, lis *data.Listener) {
 		it.At = now
 		f.push(it)
 	}
-	f.malformed, f.dropped = lis.Malformed(), lis.Dropped()
 	overflow := len(f.items) > f.cfg.MaxPending
 	if overflow {
-		f.items, f.highest = nil, f.delivered
+		// The consumer is far behind: drop what it has not taken, and give it
+		// one resync instead, before anything else.
+		f.items, f.highest, f.awaitSync = nil, f.delivered, true
 	}
 	f.mu.Unlock()
 	signal(f.ready)
@@ -361,7 +374,7 @@ func (f *Feed) resync(ctx context.Context) bool {
 		f.notify = notify
 	}
 	f.readErr = nil
-	f.floor, f.pageFrom = math.MaxInt64, 0
+	f.floor, f.pageFrom, f.awaitSync = math.MaxInt64, 0, false
 	more := q.Oldest && sync.Truncated && len(sync.Events) > 0
 	if more {
 		// Cut at Limit, oldest first: the next resync reads on from here, so
@@ -381,9 +394,9 @@ func (f *Feed) resync(ctx context.Context) bool {
 // delta reads the leases renewed since the previous read.
 func (f *Feed) delta(ctx context.Context) {
 	f.mu.Lock()
-	synced := f.synced
+	skip := !f.synced || f.awaitSync // a due resync reads every lease anyway
 	f.mu.Unlock()
-	if !synced {
+	if skip {
 		return
 	}
 	rctx, cancel := context.WithTimeout(ctx, f.cfg.ReadTimeout)
