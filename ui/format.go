@@ -26,12 +26,9 @@ func shortRun(u uuid.UUID) string {
 // 3h04m, 2d03h. Under ten seconds it shows tenths, floored, so a countdown
 // never shows more time than is left.
 func compact(d time.Duration) string {
-	if d < 0 {
-		d = -d
-	}
+	d = compactStep(d)
 	switch {
 	case d < 10*time.Second:
-		d = d.Truncate(100 * time.Millisecond)
 		return fmt.Sprintf("%d.%ds", d/time.Second, d%time.Second/(100*time.Millisecond))
 	case d < time.Minute:
 		return fmt.Sprintf("%ds", d/time.Second)
@@ -41,6 +38,25 @@ func compact(d time.Duration) string {
 		return fmt.Sprintf("%dh%02dm", d/time.Hour, d%time.Hour/time.Minute)
 	default:
 		return fmt.Sprintf("%dd%02dh", d/(24*time.Hour), d%(24*time.Hour)/time.Hour)
+	}
+}
+
+// compactStep is |d| cut to the precision compact shows it with: two
+// durations with the same step read the same, so a view can tell that a
+// countdown's text has not changed without formatting it.
+func compactStep(d time.Duration) time.Duration {
+	if d < 0 {
+		d = -d
+	}
+	switch {
+	case d < 10*time.Second:
+		return d.Truncate(100 * time.Millisecond)
+	case d < time.Hour:
+		return d.Truncate(time.Second)
+	case d < 24*time.Hour:
+		return d.Truncate(time.Minute)
+	default:
+		return d.Truncate(time.Hour)
 	}
 }
 
@@ -92,11 +108,22 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // agoText is an elapsed time in whole seconds ("<1s", "12s"), then as
 // compact does: for "expired 12s ago", where tenths are noise.
 func agoText(d time.Duration) string {
-	switch {
+	switch d = agoStep(d); {
 	case d < time.Second:
 		return "<1s"
 	case d < time.Minute:
 		return fmt.Sprintf("%ds", d/time.Second)
 	}
 	return compact(d)
+}
+
+// agoStep is to agoText what compactStep is to compact.
+func agoStep(d time.Duration) time.Duration {
+	switch {
+	case d < time.Second:
+		return 0
+	case d < time.Minute:
+		return d.Truncate(time.Second)
+	}
+	return compactStep(d)
 }
