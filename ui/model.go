@@ -120,6 +120,8 @@ type Model struct {
 	statusKind statusKind
 	statusAt   time.Time
 	resyncing  bool
+
+	cache viewCache // what the last frames rendered
 }
 
 type mode int

@@ -29,6 +29,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onResize(msg)
 	case tea.BackgroundColorMsg:
 		m.styles = newStyles(msg.IsDark())
+		m.cache.reset()
 		return m, nil
 	case tickMsg:
 		return m, m.onTick()

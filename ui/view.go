@@ -53,7 +53,8 @@ func (m *Model) viewMain(lay layout) []string {
 	return append(lines, m.viewStatus())
 }
 
-// frame makes lines exactly the screen's height and width.
+// frame makes lines exactly the screen's height and width. A line the
+// previous frame had at the same place is not measured again.
 func (m *Model) frame(lines []string) []string {
 	if len(lines) > m.height {
 		lines = lines[:m.height]
@@ -61,8 +62,15 @@ func (m *Model) frame(lines []string) []string {
 	for len(lines) < m.height {
 		lines = append(lines, "")
 	}
+	c := &m.cache
+	if c.fitW != m.width || len(c.fitIn) != len(lines) {
+		c.fitW, c.fitIn, c.fitOut = m.width, make([]string, len(lines)), make([]string, len(lines))
+	}
 	for i, l := range lines {
-		lines[i] = fit(l, m.width)
+		if l != c.fitIn[i] { // fit("") is "": the fresh memo is right for empty lines
+			c.fitIn[i], c.fitOut[i] = l, fit(l, m.width)
+		}
+		lines[i] = c.fitOut[i]
 	}
 	return lines
 }
@@ -88,8 +96,16 @@ func (m *Model) viewStatus() string {
 	return m.hints()
 }
 
-// hints lists the main keys that are enabled.
+// hints lists the main keys that are enabled. They are rendered once: the
+// bindings do not change after New, and the styles reset the cache.
 func (m *Model) hints() string {
+	if m.cache.hints == "" {
+		m.cache.hints = m.renderHints()
+	}
+	return m.cache.hints
+}
+
+func (m *Model) renderHints() string {
 	k := &m.keys
 	items := []struct {
 		b    key.Binding

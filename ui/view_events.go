@@ -10,10 +10,23 @@ import (
 	"github.com/leasetop/leasetop/data"
 )
 
-// viewEvents is the events pane: a title and the newest events first.
+// viewEvents is the events pane: a title and the newest events first. It
+// is rendered again only when the events, its cursor or the size changed.
 func (m *Model) viewEvents(lay layout) []string {
+	shown := m.shown()
+	key := eventsEntry{of: shown, version: shown.Version(), focus: m.focus, cur: m.evCur, off: m.evOf,
+		rows: lay.eventRows, width: m.width}
+	if !m.cache.events.matches(key) {
+		m.cache.eventRenders++
+		key.ok, key.lines = true, m.renderEvents(shown.Events(), lay)
+		m.cache.events = key
+	}
+	return m.cache.events.lines
+}
+
+// renderEvents renders the events pane.
+func (m *Model) renderEvents(evs []data.Event, lay layout) []string {
 	s := m.styles
-	evs := m.shown().Events()
 	title := "EVENTS newest first"
 	if m.focus == focusEvents {
 		title = "▶ " + title + " (focused: ↑/↓ select, enter details, tab back)"

@@ -129,13 +129,26 @@ func (m *Model) viewTable(lay layout) []string {
 	}
 	serverNow := shown.ServerNow(m.shownNow())
 	end := min(m.off+lay.tableRows, len(m.rows))
+	if n := end - m.off; len(m.cache.rows) < n {
+		m.cache.rows = append(m.cache.rows, make([]rowEntry, n-len(m.cache.rows))...)
+	}
 	for i := m.off; i < end; i++ {
-		lines = append(lines, m.tableRow(cols, m.rows[i], i == m.cur, serverNow, shown))
+		lines = append(lines, m.tableRow(&m.cache.rows[i-m.off], cols, m.rows[i], i == m.cur, serverNow, shown))
 	}
 	return lines
 }
 
+// tableHeader is the column titles, the sort arrow, and the rows shown
+// out of how many.
 func (m *Model) tableHeader(cols []column) string {
+	key := headerKey{ok: true, width: m.width, rows: len(m.rows), off: m.off, page: m.layout().tableRows, sortBy: m.sortBy}
+	if m.cache.header.key != key {
+		m.cache.header = headerEntry{key: key, line: m.renderTableHeader(cols, key.page)}
+	}
+	return m.cache.header.line
+}
+
+func (m *Model) renderTableHeader(cols []column, page int) string {
 	cells := make([]string, len(cols))
 	sorted := map[sortMode]colID{sortTTL: colTTL, sortAccount: colAccount, sortHeld: colHeld, sortHolder: colHolder}[m.sortBy]
 	for i, c := range cols {
@@ -150,7 +163,7 @@ func (m *Model) tableHeader(cols []column) string {
 		}
 	}
 	line := "  " + strings.Join(cells, " ")
-	if page := m.layout().tableRows; len(m.rows) > page {
+	if len(m.rows) > page {
 		pos := fmt.Sprintf(" %d-%d/%d", m.off+1, min(m.off+page, len(m.rows)), len(m.rows))
 		if ansi.StringWidth(line)+len(pos) <= m.width {
 			line = pad(line, m.width-len(pos)) + pos
@@ -159,56 +172,89 @@ func (m *Model) tableHeader(cols []column) string {
 	return m.styles.bold.Render(line)
 }
 
-// tableRow renders one lease. The selected row is reverse video (one style
-// across the row, so the highlight is never broken) and marked with ▶.
-func (m *Model) tableRow(cols []column, l *data.Lease, selected bool, serverNow time.Time, st *monitor.State) string {
+// tableRow renders one lease into e, the cache of its position on screen,
+// and returns the line. The selected row is reverse video (one style across
+// the row, so the highlight is never broken) and marked with ▶. Only what
+// changed since e was rendered is rendered again: nothing when the
+// countdowns read as they did, the time cells when they do not, the whole
+// row when the lease or the layout changed.
+func (m *Model) tableRow(e *rowEntry, cols []column, l *data.Lease, selected bool, serverNow time.Time, st *monitor.State) string {
 	highlight := selected && m.focus == focusTable
+	clock := m.clockOf(l, st, serverNow, ttlWidth(cols))
+	static := e.staticFor(l, m.width, selected, highlight)
+	if static && e.clock == clock {
+		return e.line
+	}
+	if len(e.cells) != len(cols) {
+		e.cells = make([]string, len(cols))
+		static = false
+	}
+	m.cache.rowRenders++
 	frac := st.Fraction(*l, serverNow)
-	left := l.ExpiresAt.Sub(serverNow)
-	cells := make([]string, len(cols))
 	for i, c := range cols {
-		var text string
-		var style *lipgloss.Style
-		switch c.id {
-		case colAccount:
-			text = clean(l.Account, c.width)
-		case colSession:
-			text = clean(l.Session, c.width)
-		case colHolder:
-			text = clean(l.Holder, c.width)
-		case colRun:
-			text, style = shortRun(l.RunID), &m.styles.dim
-		case colFence:
-			text = fmt.Sprint(l.Fence)
-		case colTTL:
-			cells[i] = m.ttlCell(c.width, left, frac, highlight)
+		if c.id < colTTL && static {
 			continue
-		case colHeld:
-			text = compact(serverNow.Sub(l.AcquiredAt))
-		case colRenewed:
-			text = compact(serverNow.Sub(l.RenewedAt))
-			s := m.fractionStyle(frac)
-			style = &s
 		}
-		if c.right {
-			text = padLeft(text, c.width)
-		} else {
-			text = pad(text, c.width)
-		}
-		if style != nil && !highlight {
-			text = style.Render(text)
-		}
-		cells[i] = text
+		e.cells[i] = m.tableCell(c, l, frac, highlight, serverNow)
 	}
 	marker := "  "
 	if selected {
 		marker = "▶ "
 	}
-	line := marker + strings.Join(cells, " ")
+	line := marker + strings.Join(e.cells, " ")
 	if highlight {
-		return m.styles.selected.Render(pad(line, m.width))
+		line = m.styles.selected.Render(pad(line, m.width))
 	}
+	*e = rowEntry{ok: true, lease: *l, width: m.width, selected: selected, highlight: highlight,
+		clock: clock, cells: e.cells, line: line}
 	return line
+}
+
+// tableCell renders one cell of lease l, padded to its column. The cells
+// of the columns before colTTL depend on the lease alone; the others on
+// the time too.
+func (m *Model) tableCell(c column, l *data.Lease, frac float64, highlight bool, serverNow time.Time) string {
+	var text string
+	var style *lipgloss.Style
+	switch c.id {
+	case colAccount:
+		text = clean(l.Account, c.width)
+	case colSession:
+		text = clean(l.Session, c.width)
+	case colHolder:
+		text = clean(l.Holder, c.width)
+	case colRun:
+		text, style = shortRun(l.RunID), &m.styles.dim
+	case colFence:
+		text = fmt.Sprint(l.Fence)
+	case colTTL:
+		return m.ttlCell(c.width, l.ExpiresAt.Sub(serverNow), frac, highlight)
+	case colHeld:
+		text = compact(serverNow.Sub(l.AcquiredAt))
+	case colRenewed:
+		text = compact(serverNow.Sub(l.RenewedAt))
+		s := m.fractionStyle(frac)
+		style = &s
+	}
+	if c.right {
+		text = padLeft(text, c.width)
+	} else {
+		text = pad(text, c.width)
+	}
+	if style != nil && !highlight {
+		text = style.Render(text)
+	}
+	return text
+}
+
+// ttlWidth is the TTL column's width (it is never hidden).
+func ttlWidth(cols []column) int {
+	for _, c := range cols {
+		if c.id == colTTL {
+			return c.width
+		}
+	}
+	return 0
 }
 
 // ttlCell is the countdown: a bar draining green, amber, red, and the time
@@ -226,8 +272,7 @@ func (m *Model) ttlCell(w int, left time.Duration, frac float64, plain bool) str
 	if bw < 3 {
 		return padLeft(compact(left), w)
 	}
-	filled := int(math.Round(frac * float64(bw)))
-	filled = min(max(filled, 1), bw)
+	filled := barFill(frac, bw)
 	bar, rest := strings.Repeat("█", filled), strings.Repeat("░", bw-filled)
 	if plain {
 		return bar + rest + " " + count
@@ -236,13 +281,43 @@ func (m *Model) ttlCell(w int, left time.Duration, frac float64, plain bool) str
 	return st.Render(bar) + m.styles.barEmpty.Render(rest) + " " + st.Render(count)
 }
 
-// fractionStyle colours by the TTL left: green, amber below half, red below
-// the expiring-soon fraction.
-func (m *Model) fractionStyle(frac float64) lipgloss.Style {
+// barFill is how many of a bw-cell TTL bar's cells are filled with frac of
+// the TTL left: at least one while the lease lives.
+func barFill(frac float64, bw int) int {
+	if bw < 3 {
+		return 0 // no bar: the cell shows only the time left
+	}
+	return min(max(int(math.Round(frac*float64(bw))), 1), bw)
+}
+
+// fracClass is a colour class of the TTL left.
+type fracClass int8
+
+const (
+	fracGreen fracClass = iota
+	fracAmber
+	fracRed
+)
+
+// fracClass classes frac: green, amber below half, red below the
+// expiring-soon fraction.
+func (m *Model) fracClass(frac float64) fracClass {
 	switch {
 	case frac < m.state.ExpiringSoon():
-		return m.styles.barRed
+		return fracRed
 	case frac < 0.5:
+		return fracAmber
+	default:
+		return fracGreen
+	}
+}
+
+// fractionStyle colours by the TTL left (see fracClass).
+func (m *Model) fractionStyle(frac float64) lipgloss.Style {
+	switch m.fracClass(frac) {
+	case fracRed:
+		return m.styles.barRed
+	case fracAmber:
 		return m.styles.barAmber
 	default:
 		return m.styles.barGreen
