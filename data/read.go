@@ -21,26 +21,33 @@ const leaseColumns = `l.account_id, l.session_id, l.run_id, l.holder, l.fence, l
 // Snapshot reads all leases. The server clock is sampled once, at the start of
 // the query, and its uncertainty is half the time to the first row.
 func (s *Store) Snapshot(ctx context.Context) (Snapshot, error) {
-	return s.snapshot(ctx, `
-		SELECT n.t, `+leaseColumns+`
-		  FROM (SELECT clock_timestamp() AS t) n
-		  LEFT JOIN lease.session_lease l ON true`)
+	return readSnapshot(ctx, s.pool, allLeases)
 }
 
 // Changed reads the leases renewed, acquired or taken over after since (on the
 // database clock), with the server clock: the monitor's cheap periodic delta
 // read, which sees renewals without any NOTIFY.
 func (s *Store) Changed(ctx context.Context, since time.Time) (Snapshot, error) {
-	return s.snapshot(ctx, `
+	return readSnapshot(ctx, s.pool, `
 		SELECT n.t, `+leaseColumns+`
 		  FROM (SELECT clock_timestamp() AS t) n
 		  LEFT JOIN lease.session_lease l ON l.renewed_at > $1`, since)
 }
 
-func (s *Store) snapshot(ctx context.Context, query string, args ...any) (Snapshot, error) {
+// allLeases reads every lease with the server clock.
+const allLeases = `
+	SELECT n.t, ` + leaseColumns + `
+	  FROM (SELECT clock_timestamp() AS t) n
+	  LEFT JOIN lease.session_lease l ON true`
+
+// readSnapshot runs a lease query whose first column is the server clock,
+// sampled once, and whose lease columns are NULL in the one row a LEFT JOIN
+// returns when no lease matches. The clock's uncertainty is half the time to
+// the first row.
+func readSnapshot(ctx context.Context, q Querier, query string, args ...any) (Snapshot, error) {
 	var snap Snapshot
 	t0 := time.Now()
-	rows, err := s.pool.Query(ctx, query, args...)
+	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
 		return snap, fmt.Errorf("read leases: %w", translate(err))
 	}

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -54,7 +53,7 @@ func (s *Store) ReadSync(ctx context.Context, q SyncQuery) (Sync, error) {
 	var out Sync
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
 		func(tx pgx.Tx) error {
-			snap, err := readLeases(ctx, tx)
+			snap, err := readSnapshot(ctx, tx, allLeases)
 			if err != nil {
 				return err
 			}
@@ -94,53 +93,6 @@ func (s *Store) ReadSync(ctx context.Context, q SyncQuery) (Sync, error) {
 		return Sync{}, err
 	}
 	return out, nil
-}
-
-// readLeases is Snapshot inside a transaction.
-func readLeases(ctx context.Context, tx pgx.Tx) (Snapshot, error) {
-	var snap Snapshot
-	t0 := time.Now()
-	rows, err := tx.Query(ctx, `
-		SELECT n.t, `+leaseColumns+`
-		  FROM (SELECT clock_timestamp() AS t) n
-		  LEFT JOIN lease.session_lease l ON true`)
-	if err != nil {
-		return snap, fmt.Errorf("read leases: %w", translate(err))
-	}
-	defer rows.Close()
-	first := true
-	for rows.Next() {
-		var (
-			server time.Time
-			l      Lease
-			run    *uuid.UUID
-			acct   *string
-			sess   *string
-			holder *string
-			fence  *int64
-			acq    *time.Time
-			ren    *time.Time
-			exp    *time.Time
-		)
-		if err := rows.Scan(&server, &acct, &sess, &run, &holder, &fence, &acq, &ren, &exp); err != nil {
-			return snap, fmt.Errorf("read leases: %w", err)
-		}
-		if first {
-			snap.Clock = NewClock(server, t0, time.Now())
-			first = false
-		}
-		if acct == nil {
-			continue // the LEFT JOIN's row when there are no leases
-		}
-		l.Key = Key{Account: *acct, Session: *sess}
-		l.RunID, l.Holder, l.Fence = *run, *holder, *fence
-		l.AcquiredAt, l.RenewedAt, l.ExpiresAt = *acq, *ren, *exp
-		snap.Leases = append(snap.Leases, l)
-	}
-	if err := rows.Err(); err != nil {
-		return snap, fmt.Errorf("read leases: %w", translate(err))
-	}
-	return snap, nil
 }
 
 // Lease reads key's lease with the server clock. It reports false when the

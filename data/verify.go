@@ -24,7 +24,7 @@ func (s *Store) LeasesFor(ctx context.Context, keys []Key) (Snapshot, error) {
 	for i, k := range keys {
 		accounts[i], sessions[i] = k.Account, k.Session
 	}
-	snap, err := s.snapshot(ctx, `
+	snap, err := readSnapshot(ctx, s.pool, `
 		SELECT n.t, `+leaseColumns+`
 		  FROM (SELECT clock_timestamp() AS t) n
 		  LEFT JOIN lease.session_lease l
