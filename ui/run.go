@@ -47,6 +47,14 @@ type Options struct {
 	NoColor bool
 }
 
+// FrameRate is the most frames a second the monitor's program draws
+// (Bubble Tea's default is 60). Bubble Tea's renderer wakes up this often
+// even when nothing changed; on its own the screen changes only with the
+// countdown tick, five times a second. At 60 those idle wake-ups alone cost
+// 1.2-2.0 % of a core on the benchmark machine (docs/BENCHMARKS.md), at 30
+// about 0.6 %, and a key press is still drawn within 33 ms.
+const FrameRate = 30
+
 // Run opens the monitor on opt.Store and returns when the user quits or ctx
 // ends (then it returns nil). It starts the feed, runs the program, and
 // stops the feed before it returns.
@@ -80,7 +88,7 @@ func Run(ctx context.Context, opt Options) error {
 		Actions:  opt.Actions,
 		Badge:    opt.Badge,
 	})
-	popts := []tea.ProgramOption{tea.WithContext(ctx)}
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(FrameRate)}
 	if opt.Input != nil {
 		popts = append(popts, tea.WithInput(opt.Input))
 	}

@@ -231,7 +231,7 @@ func startMonitor(ctx context.Context, store *data.Store) (*monitorProgram, erro
 	in, inW := io.Pipe()
 	prog := tea.NewProgram(&timedModel{m: m, frames: mp.frames}, tea.WithContext(pctx), tea.WithInput(in),
 		tea.WithOutput(io.Discard), tea.WithWindowSize(200, 50), tea.WithoutSignalHandler(),
-		tea.WithEnvironment([]string{"TERM=xterm-256color"}))
+		tea.WithEnvironment([]string{"TERM=xterm-256color"}), tea.WithFPS(ui.FrameRate))
 	mp.started = time.Now()
 	go func() { // owned: Stop cancels the program and receives done
 		_, err := prog.Run()
