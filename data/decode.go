@@ -83,3 +83,32 @@ func randomSuffix() string {
 	b := uuid.New()
 	return fmt.Sprintf("%x", b[:8])
 }
+
+// MarshalJSON encodes e as lease.event_json does: the notification
+// payload's fields, with null for absent values. DecodeEvent reads it back.
+func (e Event) MarshalJSON() ([]byte, error) {
+	id, actor := e.ID, e.Actor
+	p := payload{
+		ID: &id, At: nonZeroTime(e.At), Kind: e.Kind, AccountID: e.Key.Account, SessionID: e.Key.Session,
+		RunID: nonZero(e.RunID), PrevRunID: nonZero(e.PrevRunID),
+		Fence: nonZero(e.Fence), PrevFence: nonZero(e.PrevFence),
+		ExpiresAt: nonZeroTime(e.ExpiresAt), PrevExpiresAt: nonZeroTime(e.PrevExpiresAt),
+		Holder: nonZero(e.Holder), Actor: &actor, Reason: nonZero(e.Reason),
+	}
+	return json.Marshal(p)
+}
+
+func nonZero[T comparable](v T) *T {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return &v
+}
+
+func nonZeroTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}

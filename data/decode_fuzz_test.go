@@ -1,9 +1,14 @@
 package data_test
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
+
+	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
 )
@@ -33,4 +38,24 @@ func FuzzDecodeEvent(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEventJSONRoundTrip: MarshalJSON writes what DecodeEvent reads, as the
+// notification payload does.
+func TestEventJSONRoundTrip(t *testing.T) {
+	at := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	want := data.Event{ID: 7, At: at, Kind: data.KindTakenOver, Key: data.Key{Account: "a", Session: `s"\`},
+		RunID: uuid.New(), PrevRunID: uuid.New(), Fence: 9, PrevFence: 3, ExpiresAt: at.Add(time.Minute),
+		PrevExpiresAt: at.Add(-time.Second), Holder: "phone", Actor: "app"}
+	b, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := data.DecodeEvent(string(b))
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("DecodeEvent(Marshal(ev)) = %+v, %v; want %+v", got, err, want)
+	}
+	if !strings.Contains(string(b), `"reason":null`) {
+		t.Errorf("absent reason encoded as %s, want null", b)
+	}
 }

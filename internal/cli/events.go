@@ -212,50 +212,13 @@ func logValue(v string) string {
 	return c
 }
 
-// eventJSON mirrors lease.event_json; absent values are null.
-type eventJSON struct {
-	ID            int64      `json:"id"`
-	At            time.Time  `json:"at"`
-	Kind          data.Kind  `json:"kind"`
-	AccountID     string     `json:"account_id"`
-	SessionID     string     `json:"session_id"`
-	RunID         *uuid.UUID `json:"run_id"`
-	PrevRunID     *uuid.UUID `json:"prev_run_id"`
-	Fence         *int64     `json:"fence"`
-	PrevFence     *int64     `json:"prev_fence"`
-	ExpiresAt     *time.Time `json:"expires_at"`
-	PrevExpiresAt *time.Time `json:"prev_expires_at"`
-	Holder        *string    `json:"holder"`
-	Actor         string     `json:"actor"`
-	Reason        *string    `json:"reason"`
-}
-
+// jsonEvent prints ev as one line of JSON: the notification payload's fields
+// (data.Event's MarshalJSON), null where absent.
 func jsonEvent(w io.Writer, ev data.Event) error {
-	j := eventJSON{
-		ID: ev.ID, At: ev.At, Kind: ev.Kind, AccountID: ev.Key.Account, SessionID: ev.Key.Session,
-		RunID: nonZero(ev.RunID), PrevRunID: nonZero(ev.PrevRunID), Fence: nonZero(ev.Fence), PrevFence: nonZero(ev.PrevFence),
-		ExpiresAt: nonZeroTime(ev.ExpiresAt), PrevExpiresAt: nonZeroTime(ev.PrevExpiresAt),
-		Holder: nonZero(ev.Holder), Actor: ev.Actor, Reason: nonZero(ev.Reason),
-	}
-	b, err := json.Marshal(j)
+	b, err := json.Marshal(ev)
 	if err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(w, "%s\n", b)
 	return err
-}
-
-func nonZero[T comparable](v T) *T {
-	var zero T
-	if v == zero {
-		return nil
-	}
-	return &v
-}
-
-func nonZeroTime(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
 }
