@@ -114,6 +114,7 @@ func (m *Model) rebuildRows(force bool) {
 	})
 	m.rowBuf = buf
 	m.rows = sortRows(m.rows[:0], buf, m.sortBy, m.heldOrder())
+	m.countIdx = st.CountIndex()
 	m.refreshCounts()
 	m.reselect()
 	m.reselectEvent()
@@ -139,10 +140,12 @@ func (m *Model) holdOrder() {
 	m.holdUntil = m.now.Add(sortHold)
 }
 
-// refreshCounts recomputes the header's counts at the shown time.
+// refreshCounts recomputes the header's counts at the shown time, of the
+// leases the rows were built from: between two rebuilds of a big table's
+// rows a tick only counts again, it does not sort every lease again.
 func (m *Model) refreshCounts() {
 	st := m.shown()
-	m.counts = st.Counts(st.ServerNow(m.shownNow()))
+	m.counts = m.countIdx.At(st.ServerNow(m.shownNow()))
 }
 
 // sortRows points rows at the leases in buf, sorted by mode; with held set,

@@ -168,16 +168,37 @@ type Counts struct {
 // Counts returns the counts at server time serverNow. It costs two binary
 // searches: the indexes behind it are rebuilt only when the leases change,
 // so a screen can ask on every frame.
-func (s *State) Counts(serverNow time.Time) Counts {
+func (s *State) Counts(serverNow time.Time) Counts { return s.CountIndex().At(serverNow) }
+
+// CountIndex is the leases' expiries, sorted, as they were at one
+// LeasesVersion: Counts at any time costs two binary searches. It does not
+// change with the State, so a view can keep the one that matches the rows it
+// shows, and count at every tick without sorting every lease again (at
+// 100,000 leases a rebuild sorts 200,000 instants, about 30 ms).
+type CountIndex struct {
+	expiries   []int64 // sorted ExpiresAt (unix ns) of every lease
+	soonStarts []int64 // sorted instants each lease starts "expiring soon"
+}
+
+// CountIndex returns the index of the leases as they are now, rebuilt only
+// if they changed since the last call.
+func (s *State) CountIndex() CountIndex {
 	s.buildCountIndexes()
+	return CountIndex{expiries: s.expiries, soonStarts: s.soonStarts}
+}
+
+// At returns the counts at server time serverNow.
+func (c CountIndex) At(serverNow time.Time) Counts {
 	now := serverNow.UnixNano()
 	// A lease is expired once now >= ExpiresAt, and expiring soon (or
 	// expired) once now > its soon start, which is before its expiry.
-	expired := sort.Search(len(s.expiries), func(i int) bool { return s.expiries[i] > now })
-	soonOrExpired := sort.Search(len(s.soonStarts), func(i int) bool { return s.soonStarts[i] >= now })
-	return Counts{Held: len(s.expiries) - expired, ExpiringSoon: soonOrExpired - expired, Expired: expired}
+	expired := sort.Search(len(c.expiries), func(i int) bool { return c.expiries[i] > now })
+	soonOrExpired := sort.Search(len(c.soonStarts), func(i int) bool { return c.soonStarts[i] >= now })
+	return Counts{Held: len(c.expiries) - expired, ExpiringSoon: soonOrExpired - expired, Expired: expired}
 }
 
+// buildCountIndexes sorts new slices (never in place): a CountIndex handed
+// out earlier keeps its own.
 func (s *State) buildCountIndexes() {
 	if s.countsVer == s.leasesVer && s.expiries != nil {
 		return

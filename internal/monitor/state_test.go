@@ -204,6 +204,31 @@ func TestCounts(t *testing.T) {
 	}
 }
 
+// TestCountIndexKeepsItsLeases: an index taken earlier counts the leases as
+// they were then, whatever the State does after (the UI counts with the
+// index of the rows it shows).
+func TestCountIndexKeepsItsLeases(t *testing.T) {
+	s := NewState(Config{})
+	s.ApplySync(syncOf(0, []data.Lease{
+		lease(keyA, runs[0], 1, t0, 20*time.Second),
+		lease(keyB, runs[1], 2, t0, 20*time.Second),
+	}), t0)
+	before := s.CountIndex()
+	s.ApplyEvent(data.Event{ID: 1, Kind: data.KindReleased, Key: keyA, RunID: runs[0]}, t0)
+	s.ApplyEvent(data.Event{ID: 2, Kind: data.KindAcquired, Key: data.Key{Account: "c", Session: "y"}, RunID: runs[2], Fence: 3,
+		At: t0.Add(-900 * time.Millisecond), ExpiresAt: t0.Add(100 * time.Millisecond)}, t0) // a tenth of its TTL left: expiring soon
+	after := s.CountIndex()
+	if got, want := before.At(t0), (Counts{Held: 2}); got != want {
+		t.Errorf("the earlier index counts %+v, want %+v", got, want)
+	}
+	if got, want := after.At(t0), (Counts{Held: 2, ExpiringSoon: 1}); got != want {
+		t.Errorf("the later index counts %+v, want %+v", got, want)
+	}
+	if got, want := s.Counts(t0), after.At(t0); got != want {
+		t.Errorf("Counts = %+v, want the later index's %+v", got, want)
+	}
+}
+
 func TestHealth(t *testing.T) {
 	boom := errors.New("connection refused")
 	tests := []struct {
