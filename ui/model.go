@@ -122,7 +122,8 @@ type Model struct {
 	statusAt   time.Time
 	resyncing  bool
 
-	cache viewCache // what the last frames rendered
+	pending []monitor.Batch // batches held for the next tick (holdBatch)
+	cache   viewCache       // what the last frames rendered
 }
 
 type mode int

@@ -61,6 +61,7 @@ func (m *Model) onResize(msg tea.WindowSizeMsg) tea.Cmd {
 
 func (m *Model) onTick() tea.Cmd {
 	m.now = m.cfg.Now()
+	m.applyPending()
 	if m.status != "" && m.now.Sub(m.statusAt) > statusFor {
 		m.status = ""
 	}
@@ -80,30 +81,20 @@ func (m *Model) onTick() tea.Cmd {
 	return m.tick()
 }
 
-// onBatch applies the feed's batch to the live state. While paused the
-// screen keeps showing the frozen copy; the data keeps flowing.
+// onBatch applies the feed's batch to the live state, or holds it for the
+// next tick (see holdBatch). While paused the screen keeps showing the
+// frozen copy; the data keeps flowing.
 func (m *Model) onBatch(msg batchMsg) tea.Cmd {
 	if !msg.ok {
 		return nil // the feed stopped: the program is ending
 	}
+	if m.holdBatch(msg.batch) {
+		m.pending = append(m.pending, msg.batch)
+		return m.waitNext()
+	}
 	m.now = m.cfg.Now()
-	synced := false
-	for _, it := range msg.batch.Items {
-		synced = synced || it.Sync != nil
-	}
-	m.state.Apply(msg.batch, m.now)
-	if m.resyncing && synced {
-		m.resyncing = false
-		m.setStatus(statusOK, fmt.Sprintf("resynced: %d leases", m.state.Len()))
-	}
-	switch {
-	case m.frozen != nil:
-	case m.now.Sub(m.builtAt) < m.rebuildEvery():
-		m.rowsDirty = true // shown on a later tick
-	default:
-		m.syncRows()
-	}
-	m.reselectEvent()
+	m.applyPending()
+	m.applyBatch(msg.batch)
 	return m.waitNext()
 }
 

@@ -1,0 +1,58 @@
+package ui
+
+import (
+	"fmt"
+
+	"github.com/leasetop/leasetop/internal/monitor"
+)
+
+// holdBatch reports whether a batch from the feed waits for the next tick
+// instead of being shown at once: above bigTable leases, unless it is a
+// resync (the first picture, and the one the user asked for, show at
+// once). A monitor of a big fleet then draws a new picture once a tick,
+// however many batches arrive in between: five a second rather than one per
+// batch, while idle as well as at 1000 transitions a second. The rows of a
+// big table already wait for the tick; this holds the header and the events
+// pane with them, so what the screen shows is always one moment's picture.
+func (m *Model) holdBatch(b monitor.Batch) bool {
+	if m.state.Len() <= bigTable {
+		return false
+	}
+	for _, it := range b.Items {
+		if it.Sync != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// applyPending applies the held batches, oldest first.
+func (m *Model) applyPending() {
+	for i, b := range m.pending {
+		m.applyBatch(b)
+		m.pending[i] = monitor.Batch{}
+	}
+	m.pending = m.pending[:0]
+}
+
+// applyBatch applies one batch to the live state at m.now and refreshes
+// what derives from it.
+func (m *Model) applyBatch(b monitor.Batch) {
+	synced := false
+	for _, it := range b.Items {
+		synced = synced || it.Sync != nil
+	}
+	m.state.Apply(b, m.now)
+	if m.resyncing && synced {
+		m.resyncing = false
+		m.setStatus(statusOK, fmt.Sprintf("resynced: %d leases", m.state.Len()))
+	}
+	switch {
+	case m.frozen != nil:
+	case m.now.Sub(m.builtAt) < m.rebuildEvery():
+		m.rowsDirty = true // shown on a later tick
+	default:
+		m.syncRows()
+	}
+	m.reselectEvent()
+}
