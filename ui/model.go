@@ -70,7 +70,10 @@ type Config struct {
 	Location *time.Location
 	// State configures the monitor's state.
 	State monitor.Config
-	// Tick is the countdown refresh interval. Default 200 ms (5 Hz).
+	// Tick is the countdown refresh interval. Default 250 ms (4 Hz, the
+	// least the countdowns may tick): each tick changes the screen, and each
+	// change costs Bubble Tea's renderer a redraw of the whole screen
+	// (about 2 ms at 200x50), most of what an idle monitor spends.
 	Tick time.Duration
 }
 
@@ -154,7 +157,7 @@ func New(cfg Config) *Model {
 		cfg.Location = time.Local
 	}
 	if cfg.Tick <= 0 {
-		cfg.Tick = 200 * time.Millisecond
+		cfg.Tick = 250 * time.Millisecond
 	}
 	keys := keymap.Default()
 	if cfg.Keys != nil {

@@ -50,7 +50,7 @@ type Options struct {
 // FrameRate is the most frames a second the monitor's program draws
 // (Bubble Tea's default is 60). Bubble Tea's renderer wakes up this often
 // even when nothing changed; on its own the screen changes only with the
-// countdown tick, five times a second. At 60 those idle wake-ups alone cost
+// countdown tick, four times a second. At 60 those idle wake-ups alone cost
 // 1.2-2.0 % of a core on the benchmark machine (docs/BENCHMARKS.md), at 30
 // about 0.6 %, and a key press is still drawn within 33 ms.
 const FrameRate = 30

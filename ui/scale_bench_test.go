@@ -73,12 +73,12 @@ func BenchmarkScaleFrame(b *testing.B) {
 }
 
 // BenchmarkScaleTick is what the screen costs while nothing changes: one
-// countdown tick (5 a second by default) and the frame it redraws.
+// countdown tick (4 a second by default) and the frame it redraws.
 func BenchmarkScaleTick(b *testing.B) {
 	m, clock := scaleModel(scaleLeaseSet(scaleLeases), 200, 50)
 	b.ReportAllocs()
 	for b.Loop() {
-		clock.Advance(200 * time.Millisecond)
+		clock.Advance(m.cfg.Tick)
 		m.Update(tickMsg(clock.t))
 		_ = m.View()
 	}
