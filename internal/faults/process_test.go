@@ -1,45 +1,26 @@
 package faults_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/monitor"
+	"github.com/leasetop/leasetop/internal/syncbuf"
 )
 
 // proc is one leasetop process.
 type proc struct {
 	cmd    *exec.Cmd
-	stderr lockedBuffer
+	stderr syncbuf.Buffer
 	done   chan struct{}
 	code   int // exit code, 128+N for signal N; set when done is closed
-}
-
-// lockedBuffer is a bytes.Buffer a process writes while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // leasetopRun starts `leasetop run` on the rig's first session through the

@@ -1,14 +1,12 @@
 package proctest_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +16,7 @@ import (
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/internal/proctest"
+	"github.com/leasetop/leasetop/internal/syncbuf"
 	"github.com/leasetop/leasetop/internal/tcpproxy"
 	"github.com/leasetop/leasetop/lease"
 )
@@ -41,29 +40,11 @@ func newEnv(t *testing.T) env {
 	return e
 }
 
-// syncBuffer is a bytes.Buffer safe for a process to write while a test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // proc is one leasetop process.
 type proc struct {
 	cmd    *exec.Cmd
-	stdout syncBuffer
-	stderr syncBuffer
+	stdout syncbuf.Buffer
+	stderr syncbuf.Buffer
 	done   chan struct{}
 	code   int
 }

@@ -4,7 +4,6 @@
 package companions_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,37 +19,20 @@ import (
 
 	"github.com/leasetop/leasetop/internal/cli"
 	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/syncbuf"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// syncBuffer is a bytes.Buffer safe to read while a command writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // leasetop runs a command in-process with DATABASE_URL=dsn.
 func leasetop(ctx context.Context, dsn string, args ...string) (stdout, stderr string, code int) {
-	var out, errOut syncBuffer
+	var out, errOut syncbuf.Buffer
 	err := run(ctx, dsn, &out, &errOut, args...)
 	code = cli.Report(&errOut, err)
 	return out.String(), errOut.String(), code
 }
 
-func run(ctx context.Context, dsn string, out, errOut *syncBuffer, args ...string) error {
+func run(ctx context.Context, dsn string, out, errOut *syncbuf.Buffer, args ...string) error {
 	env := map[string]string{"DATABASE_URL": dsn, "HOME": os.TempDir()}
 	return cli.Run(ctx, cli.Env{Args: args, Getenv: func(k string) string { return env[k] },
 		Stdin: strings.NewReader(""), Stdout: out, Stderr: errOut})
@@ -236,7 +217,7 @@ func TestEventsFollow(t *testing.T) {
 	acquire(t, conn, "acme", "before", "1 min", "dev")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errOut syncBuffer
+	var out, errOut syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, db.URL, &out, &errOut, "events", "--follow") }()
 	waitOutput := func(what string, cond func(string) bool) {
