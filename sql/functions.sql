@@ -5,13 +5,18 @@
 -- clock. Functions are SECURITY DEFINER with a pinned search_path; callers need
 -- only EXECUTE (see roles.sql). lock_timeout bounds how long a call can wait
 -- behind another transaction that holds the row.
+--
+-- Every search_path ends in pg_temp. Unless it is listed, PostgreSQL searches
+-- the caller's temporary schema *first* for types and relations, so a caller
+-- could shadow text or timestamptz with a domain whose CHECK runs as the
+-- function's owner (data/attack_pgtemp_test.go).
 
 -- check_key raises SQLSTATE 22023 unless both ids are 1..512 bytes without
 -- control characters.
 CREATE OR REPLACE FUNCTION lease.check_key(account_id text, session_id text)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, lease
+SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
 BEGIN
     IF account_id IS NULL OR octet_length(account_id) NOT BETWEEN 1 AND 512 THEN
@@ -33,7 +38,7 @@ $fn$;
 CREATE OR REPLACE FUNCTION lease.check_ttl(ttl interval)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, lease
+SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
 BEGIN
     IF ttl IS NULL OR ttl <= interval '0' OR ttl > interval '24 hours' THEN
@@ -48,7 +53,7 @@ $fn$;
 CREATE OR REPLACE FUNCTION lease.check_label(name text, value text, max_bytes integer)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, lease
+SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
 BEGIN
     IF octet_length(value) > max_bytes THEN
@@ -70,7 +75,7 @@ CREATE OR REPLACE FUNCTION lease.acquire(
     account_id text, session_id text, run_id uuid, ttl interval, holder text)
 RETURNS SETOF lease.grant
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, lease
+SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
 AS $fn$
 #variable_conflict use_column
@@ -142,7 +147,7 @@ $fn$;
 CREATE OR REPLACE FUNCTION lease.renew(account_id text, session_id text, run_id uuid, ttl interval)
 RETURNS timestamptz
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, lease
+SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
 AS $fn$
 #variable_conflict use_column
@@ -191,7 +196,7 @@ $fn$;
 CREATE OR REPLACE FUNCTION lease.release(account_id text, session_id text, run_id uuid)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, lease
+SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
 AS $fn$
 #variable_conflict use_column
@@ -211,7 +216,7 @@ $fn$;
 CREATE OR REPLACE FUNCTION lease.force_release(account_id text, session_id text, run_id uuid, reason text)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, lease
+SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
 AS $fn$
 #variable_conflict use_column
@@ -242,7 +247,7 @@ $fn$;
 CREATE OR REPLACE FUNCTION lease.check_fence(account_id text, session_id text, run_id uuid, fence bigint)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, lease
+SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
 AS $fn$
 #variable_conflict use_column
@@ -264,7 +269,7 @@ $fn$;
 CREATE OR REPLACE FUNCTION lease.event_json(e lease.event)
 RETURNS text
 LANGUAGE sql STABLE
-SET search_path = pg_catalog, lease
+SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
     SELECT json_build_object(
         'id', e.id, 'at', e.at, 'kind', e.kind,
@@ -281,7 +286,7 @@ $fn$;
 CREATE OR REPLACE FUNCTION lease.prune_events(keep interval)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, lease
+SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
 DECLARE
     n bigint;

@@ -12,7 +12,11 @@ import "embed"
 // Version is the schema version these files create. Migrate records it in
 // lease.schema_version; every other command refuses to run against a database
 // whose recorded version differs.
-const Version = 1
+//
+// Version 2: every function's search_path lists pg_temp last, so a caller's
+// temporary schema can no longer shadow the types the SECURITY DEFINER
+// functions use. Databases at version 1 must be migrated.
+const Version = 2
 
 //go:embed *.sql
 var files embed.FS

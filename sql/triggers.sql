@@ -19,7 +19,7 @@
 CREATE OR REPLACE FUNCTION lease.on_session_lease_change()
 RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, lease
+SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
 DECLARE
     ev lease.event;
@@ -55,7 +55,7 @@ $fn$;
 CREATE OR REPLACE FUNCTION lease.on_session_lease_truncate()
 RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, lease
+SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
 DECLARE
     ev lease.event;
@@ -69,7 +69,7 @@ $fn$;
 CREATE OR REPLACE FUNCTION lease.on_session_lease_renewal()
 RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, lease
+SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
 BEGIN
     PERFORM pg_notify('lease_events', json_build_object(
@@ -104,7 +104,7 @@ CREATE OR REPLACE TRIGGER session_lease_truncated
 CREATE OR REPLACE FUNCTION lease.set_notify_renewals(enabled boolean)
 RETURNS void
 LANGUAGE plpgsql
-SET search_path = pg_catalog, lease
+SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
 BEGIN
     IF enabled THEN
@@ -123,7 +123,7 @@ $fn$;
 CREATE OR REPLACE FUNCTION lease.notify_renewals()
 RETURNS boolean
 LANGUAGE sql STABLE
-SET search_path = pg_catalog, lease
+SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
     SELECT EXISTS (
         SELECT 1 FROM pg_trigger
