@@ -3,7 +3,7 @@ package ui
 import (
 	"fmt"
 
-	"github.com/leasetop/leasetop/internal/monitor"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // holdBatch reports whether a batch from the feed waits for the next tick

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // fleet returns n healthy leases with 10-minute TTLs.

@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // Messages the model's commands deliver.

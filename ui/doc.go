@@ -1,7 +1,7 @@
 // Package ui is leasetop's live terminal monitor, a Bubble Tea v2 program.
 //
 // Run opens it on a data.Store. Everything it shows comes from a
-// monitor.State kept true by a monitor.Feed (see internal/monitor); the model
+// monitor.State kept true by a monitor.Feed (see monitor); the model
 // itself starts no goroutines and never touches the database in Update or
 // View: every database call is a tea.Cmd built from the functions in
 // Source, so the UI never blocks and tests can drive the model directly.

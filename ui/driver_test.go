@@ -10,7 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // driver runs a Model the way a Bubble Tea program does, without a
@@ -31,7 +31,12 @@ func liveModel(t *testing.T, store *data.Store, readOnly bool, w, h int) *driver
 	ctx, cancel := context.WithCancel(context.Background())
 	feed := monitor.NewFeed(store, monitor.FeedConfig{DeltaInterval: 100 * time.Millisecond})
 	stopFeed := feed.Start(ctx)
-	m := New(Config{Source: storeSource(ctx, store, feed, readOnly, 0), ReadOnly: readOnly, Database: DatabaseLabel(store)})
+	m, err := New(Config{Source: storeSource(ctx, store, feed, readOnly, 0), ReadOnly: readOnly, Database: DatabaseLabel(store)})
+	if err != nil {
+		cancel()
+		stopFeed()
+		t.Fatalf("New: %v", err)
+	}
 	d := &driver{t: t, m: m, msgs: make(chan tea.Msg, 64), stop: make(chan struct{})}
 	t.Cleanup(func() {
 		cancel()

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // TestEventsPaneFollowsNewest: with the cursor on the newest event (where it

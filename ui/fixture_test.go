@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // base is the fixtures' local "now"; the server clock runs 12 ms ahead.
@@ -89,7 +89,10 @@ func newModel(t *testing.T, w, h int, mutate ...func(*Config)) (*Model, *fixedCl
 	for _, f := range mutate {
 		f(&cfg)
 	}
-	m := New(cfg)
+	m, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	return m, clock
 }

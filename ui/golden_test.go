@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // Golden views: ansi.Strip(View) compared with testdata/TestGolden/*.golden.

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -9,8 +10,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
 	"github.com/leasetop/leasetop/keymap"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // Source is how the model reaches the outside world. Each function may
@@ -145,8 +146,10 @@ const (
 	focusEvents
 )
 
-// New returns a model. It shows nothing until its first batch arrives.
-func New(cfg Config) *Model {
+// New returns a model. It shows nothing until its first batch arrives. It
+// refuses an Action whose key is already bound to one of the monitor's own
+// actions.
+func New(cfg Config) (*Model, error) {
 	if cfg.Title == "" {
 		cfg.Title = "leasetop"
 	}
@@ -162,6 +165,9 @@ func New(cfg Config) *Model {
 	keys := keymap.Default()
 	if cfg.Keys != nil {
 		keys = *cfg.Keys
+	}
+	if err := checkActionKeys(&keys, cfg.Actions); err != nil {
+		return nil, err
 	}
 	actions := append([]Action(nil), cfg.Actions...)
 	if cfg.ReadOnly {
@@ -188,7 +194,19 @@ func New(cfg Config) *Model {
 		filterIn: fi,
 	}
 	m.filterIn.SetStyles(textinput.DefaultStyles(true))
-	return m
+	return m, nil
+}
+
+// checkActionKeys refuses an action whose key the map already binds.
+func checkActionKeys(keys *keymap.Map, actions []Action) error {
+	for _, a := range actions {
+		for _, k := range a.Binding.Keys() {
+			if name, ok := keys.Bound(k); ok {
+				return fmt.Errorf("ui: the key %q of action %q is already bound to %s", k, a.Binding.Help().Desc, name)
+			}
+		}
+	}
+	return nil
 }
 
 // State returns the live state (for tests and the embedding program).

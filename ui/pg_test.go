@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
 	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 func sqlAcquire(t *testing.T, conn *pgx.Conn, k data.Key, ttl, holder string) uuid.UUID {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // sortMode is the sessions table's order.

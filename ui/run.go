@@ -13,25 +13,19 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
-	"github.com/leasetop/leasetop/keymap"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // Options configure Run. Zero fields take the documented defaults.
+//
+// The embedded Config configures the model as for New, except that Run sets
+// its Source from Store and, when empty, its Database from the store's
+// connection. With ReadOnly the monitor needs only SELECT on the lease schema
+// (role lease_reader).
 type Options struct {
+	Config
 	// Store is the database to watch. Required.
 	Store *data.Store
-	// ReadOnly disables every key that changes the database; the monitor
-	// then needs only SELECT on the lease schema (role lease_reader).
-	ReadOnly bool
-	// Title heads the screen. Default "leasetop".
-	Title string
-	// Keys are the bindings. Default keymap.Default().
-	Keys *keymap.Map
-	// Actions add keys (the demo's, for example); see Action.
-	Actions []Action
-	// Badge adds text to the header (see Config.Badge).
-	Badge func() string
 	// Feed configures the monitor's feed.
 	Feed monitor.FeedConfig
 	// HistoryLimit is how many events the detail view shows. Default 200.
@@ -62,32 +56,18 @@ func Run(ctx context.Context, opt Options) error {
 	if opt.Store == nil {
 		return errors.New("ui: no store")
 	}
-	keys := keymap.Default()
-	if opt.Keys != nil {
-		keys = *opt.Keys
-	}
-	for _, a := range opt.Actions {
-		for _, k := range a.Binding.Keys() {
-			if name, ok := keys.Bound(k); ok {
-				return fmt.Errorf("ui: the key %q of action %q is already bound to %s", k, a.Binding.Help().Desc, name)
-			}
-		}
-	}
 	feed := monitor.NewFeed(opt.Store, opt.Feed)
+	cfg := opt.Config
+	cfg.Source = storeSource(ctx, opt.Store, feed, opt.ReadOnly, opt.HistoryLimit)
+	if cfg.Database == "" {
+		cfg.Database = DatabaseLabel(opt.Store)
+	}
+	m, err := New(cfg)
+	if err != nil {
+		return err
+	}
 	stop := feed.Start(ctx)
 	defer stop()
-
-	src := storeSource(ctx, opt.Store, feed, opt.ReadOnly, opt.HistoryLimit)
-	store := opt.Store
-	m := New(Config{
-		Source:   src,
-		Keys:     opt.Keys,
-		ReadOnly: opt.ReadOnly,
-		Title:    opt.Title,
-		Database: DatabaseLabel(store),
-		Actions:  opt.Actions,
-		Badge:    opt.Badge,
-	})
 	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(FrameRate)}
 	if opt.Input != nil {
 		popts = append(popts, tea.WithInput(opt.Input))
@@ -101,7 +81,7 @@ func Run(ctx context.Context, opt Options) error {
 	if opt.NoColor {
 		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
 	}
-	_, err := tea.NewProgram(m, popts...).Run()
+	_, err = tea.NewProgram(m, popts...).Run()
 	switch {
 	case errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil: // ctx ended
 		return nil

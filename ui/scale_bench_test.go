@@ -9,7 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // The monitor at scale (docs/BENCHMARKS.md): a model holding 100,000 leases.
@@ -32,7 +32,10 @@ func scaleLeaseSet(n int) []data.Lease {
 // scaleModel returns a w x h model on a fixed clock showing leases.
 func scaleModel(leases []data.Lease, w, h int) (*Model, *fixedClock) {
 	clock := &fixedClock{t: base}
-	m := New(Config{Now: clock.Now, Location: time.UTC, Database: "db.example:5432/app"})
+	m, err := New(Config{Now: clock.Now, Location: time.UTC, Database: "db.example:5432/app"})
+	if err != nil {
+		panic(err) // no actions: New cannot refuse
+	}
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	apply(m, syncBatch(leases, loadedEvents()))
 	return m, clock
@@ -40,7 +43,7 @@ func scaleModel(leases []data.Lease, w, h int) (*Model, *fixedClock) {
 
 // BenchmarkScaleLoad is the model's first picture of 100,000 leases: the
 // resync batch applied and the rows built (the database read is in
-// internal/monitor's BenchmarkScaleSnapshotLoad).
+// monitor's BenchmarkScaleSnapshotLoad).
 func BenchmarkScaleLoad(b *testing.B) {
 	leases := scaleLeaseSet(scaleLeases)
 	var m *Model

@@ -9,7 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // manyLeases returns n leases acct/s00..s(n-1), expiring in key order.
@@ -466,6 +466,19 @@ func TestExtraActions(t *testing.T) {
 	apply(ro, syncBatch(loadedLeases(), nil))
 	if cmd := press(ro, "K"); cmd != nil || !strings.Contains(ro.status, "read-only mode: K") {
 		t.Errorf("destructive action in read-only: cmd %v status %q", cmd != nil, ro.status)
+	}
+}
+
+// TestActionKeyClash: New refuses an action whose key the key map already
+// binds, so a program that embeds the model meets the clash where Run would.
+func TestActionKeyClash(t *testing.T) {
+	act := Action{Binding: keyBinding("x", "kill the device")}
+	_, err := New(Config{Actions: []Action{act}})
+	if err == nil || !strings.Contains(err.Error(), `"x"`) || !strings.Contains(err.Error(), "release") {
+		t.Fatalf("New with an action on x: err = %v, want a clash with release", err)
+	}
+	if _, err := New(Config{Actions: []Action{{Binding: keyBinding("K", "kill")}}}); err != nil {
+		t.Fatalf("New with an action on a free key: err = %v", err)
 	}
 }
 

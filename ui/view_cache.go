@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // viewCache keeps what the last frames rendered, so a countdown tick redraws

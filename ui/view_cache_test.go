@@ -10,7 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // cacheLeases is n leases of every kind of countdown: tenths (under ten

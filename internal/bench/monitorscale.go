@@ -17,7 +17,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
+	"github.com/leasetop/leasetop/monitor"
 	"github.com/leasetop/leasetop/ui"
 )
 
@@ -223,11 +223,14 @@ func startMonitor(ctx context.Context, store *data.Store) (*monitorProgram, erro
 		}
 		return b, ok
 	}
-	m := ui.New(ui.Config{
+	m, err := ui.New(ui.Config{
 		Source:   ui.Source{NextFunc: next, ResyncFunc: mp.feed.Resync},
 		ReadOnly: true,
 		Database: ui.DatabaseLabel(store),
 	})
+	if err != nil {
+		return nil, err
+	}
 	in, inW := io.Pipe()
 	prog := tea.NewProgram(&timedModel{m: m, frames: mp.frames}, tea.WithContext(pctx), tea.WithInput(in),
 		tea.WithOutput(io.Discard), tea.WithWindowSize(200, 50), tea.WithoutSignalHandler(),

@@ -39,11 +39,13 @@ func runDemoMonitor(ctx context.Context, env Env, db *demoDB, cfg demo.Config, k
 		out, runErr = d.Run(demoCtx)
 	})
 	uiErr := ui.Run(uiCtx, ui.Options{
+		Config: ui.Config{
+			Title:   "leasetop demo",
+			Keys:    &keys,
+			Actions: demoActions(uiCtx, d),
+			Badge:   func() string { return demoBadge(d) },
+		},
 		Store:   db.store,
-		Title:   "leasetop demo",
-		Keys:    &keys,
-		Actions: demoActions(uiCtx, d),
-		Badge:   func() string { return demoBadge(d) },
 		Input:   env.Stdin,
 		Output:  env.Stdout,
 		NoColor: env.Getenv("NO_COLOR") != "",

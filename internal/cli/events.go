@@ -14,8 +14,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
 	"github.com/leasetop/leasetop/internal/termtext"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // eventsPage is how many events one history read returns.

@@ -36,12 +36,11 @@ func cmdWatch(ctx context.Context, env Env, args []string) error {
 	}
 	defer store.Close()
 	return ui.Run(ctx, ui.Options{
-		Store:    store,
-		ReadOnly: *readOnly,
-		Keys:     &keys,
-		Input:    env.Stdin,
-		Output:   env.Stdout,
-		NoColor:  env.Getenv("NO_COLOR") != "",
+		Config:  ui.Config{ReadOnly: *readOnly, Keys: &keys},
+		Store:   store,
+		Input:   env.Stdin,
+		Output:  env.Stdout,
+		NoColor: env.Getenv("NO_COLOR") != "",
 	})
 }
 

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
 	"github.com/leasetop/leasetop/lease"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // Fault 3: the network between a holder and the database is blackholed (the

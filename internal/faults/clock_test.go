@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
 	"github.com/leasetop/leasetop/internal/pgserver"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // faketimeLib returns the path of libfaketime, failing the test with how to

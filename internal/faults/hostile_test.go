@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
 	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // login is a login role made for a test, and the rig's database URL as it.

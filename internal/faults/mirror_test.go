@@ -9,7 +9,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/demo"
-	"github.com/leasetop/leasetop/internal/monitor"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // startMirror runs the monitor's headless model on the database at dsn (its

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // view is what the checks need of a monitor model: monitor.Mirror and probe

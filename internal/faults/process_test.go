@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
 	"github.com/leasetop/leasetop/internal/syncbuf"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // proc is one leasetop process.

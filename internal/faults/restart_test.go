@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/internal/demo"
-	"github.com/leasetop/leasetop/internal/monitor"
 	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // Fault 2: PostgreSQL is stopped (fast shutdown: open transactions rolled

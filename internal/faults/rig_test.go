@@ -14,10 +14,10 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/demo"
-	"github.com/leasetop/leasetop/internal/monitor"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/internal/tcpproxy"
 	"github.com/leasetop/leasetop/lease"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // account is the one account every fault test's sessions belong to.

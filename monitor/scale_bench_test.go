@@ -10,14 +10,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitor"
 	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // The monitor at scale (docs/BENCHMARKS.md): 100,000 live leases. These
 // benchmarks report; they never fail on speed. Run them with
 //
-//	go test ./internal/monitor -run '^$' -bench Scale -benchtime 20x
+//	go test ./monitor -run '^$' -bench Scale -benchtime 20x
 
 const scaleLeases = 100_000
 
