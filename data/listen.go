@@ -163,7 +163,7 @@ func (l *Listener) Run(ctx context.Context) error {
 }
 
 func (l *Listener) connect(ctx context.Context) (*pgx.Conn, error) {
-	return pgx.ConnectConfig(ctx, l.connCfg)
+	return Connect(ctx, l.connCfg)
 }
 
 func (l *Listener) logError(ctx context.Context, err error) {
@@ -235,7 +235,7 @@ func (l *Listener) ping(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, l.cfg.PingTimeout)
 	defer cancel()
 	if _, err := l.store.pool.Exec(pctx, `SELECT pg_notify($1, '')`, l.pingCh); err != nil {
-		return fmt.Errorf("ping: %w", err)
+		return fmt.Errorf("ping: %w", translate(err))
 	}
 	select {
 	case <-l.pong:

@@ -45,6 +45,25 @@ func loginAs(t *testing.T, db pgtest.DB, group string) (string, string) {
 	return u.String(), name
 }
 
+// loginNobody creates a login role in no lease group and returns a
+// connection URL for it on db.
+func loginNobody(t *testing.T, db pgtest.DB) string {
+	t.Helper()
+	ctx := context.Background()
+	admin := db.Conn(t)
+	name := "nobody_" + db.Name
+	if _, err := admin.Exec(ctx, "CREATE ROLE "+pgx.Identifier{name}.Sanitize()+" LOGIN PASSWORD 'pw'"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{name}.Sanitize()) })
+	u, err := url.Parse(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(name, "pw")
+	return u.String()
+}
+
 func isDenied(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "42501"
@@ -112,15 +131,7 @@ func TestRoleBoundaries(t *testing.T) {
 func TestPublicHasNoRights(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
-	admin := db.Conn(t)
-	name := "nobody_" + db.Name
-	if _, err := admin.Exec(ctx, "CREATE ROLE "+pgx.Identifier{name}.Sanitize()+" LOGIN PASSWORD 'pw'"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = admin.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{name}.Sanitize()) })
-	u, _ := url.Parse(db.URL)
-	u.User = url.UserPassword(name, "pw")
-	conn, err := pgx.Connect(ctx, u.String())
+	conn, err := pgx.Connect(ctx, loginNobody(t, db))
 	if err != nil {
 		t.Fatal(err)
 	}
