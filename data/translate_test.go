@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
@@ -26,11 +25,11 @@ func TestTranslate(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	nobodyURL, _ := pgtest.Login(t, db, "")
-	nobody := openAs(t, nobodyURL)
+	nobody := pgtest.LazyStore(t, nobodyURL)
 	readerURL, _ := pgtest.Login(t, db, "lease_reader")
-	reader := openAs(t, readerURL)
+	reader := pgtest.LazyStore(t, readerURL)
 	appURL, _ := pgtest.Login(t, db, "lease_app")
-	app := openAs(t, appURL)
+	app := pgtest.LazyStore(t, appURL)
 	admin := db.Conn(t)
 	empty := data.New(pgtest.NewEmpty(t).Pool(t))
 	key := data.Key{Account: "acme", Session: "s1"}
@@ -119,7 +118,7 @@ func TestTranslate(t *testing.T) {
 			return err
 		}, nil, false, false, connectFailure("127.0.0.1", "u", "db", "connection refused")},
 		{"read sync, connection refused", func() error {
-			_, err := openAs(t, refused).ReadSync(ctx, data.SyncQuery{})
+			_, err := pgtest.LazyStore(t, refused).ReadSync(ctx, data.SyncQuery{})
 			return err
 		}, nil, false, false, connectFailure("127.0.0.1", "u", "db", "connection refused")},
 		{"wrong password", func() error { _, err := data.Connect(ctx, wrongPassword); return err },
@@ -168,16 +167,8 @@ func TestTranslate(t *testing.T) {
 // TestListenerReportsConnectError: the listener's state carries the same
 // translated error as a Store call.
 func TestListenerReportsConnectError(t *testing.T) {
-	cfg, err := data.ParsePoolConfig(fmt.Sprintf("postgres://u:hunter2@127.0.0.1:%d/db", closedPort(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg) // connects lazily
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	lis := data.New(pool).NewListener(data.ListenerConfig{ReconnectDelay: 10 * time.Millisecond})
+	store := pgtest.LazyStore(t, fmt.Sprintf("postgres://u:hunter2@127.0.0.1:%d/db", closedPort(t)))
+	lis := store.NewListener(data.ListenerConfig{ReconnectDelay: 10 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -216,21 +207,6 @@ func closedPort(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return port
-}
-
-// openAs opens a Store as the login in dsn, closed when t ends.
-func openAs(t *testing.T, dsn string) *data.Store {
-	t.Helper()
-	cfg, err := data.ParsePoolConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return data.New(pool)
 }
 
 // mustConnConfig parses dsn or fails the test.

@@ -172,7 +172,7 @@ func TestWaitRetriesOnlyWhatCanChange(t *testing.T) {
 		{"no lease schema", func(t *testing.T) *data.Store { return data.New(pgtest.NewEmpty(t).Pool(t)) },
 			10 * time.Second, data.ErrSchema},
 		{"connection refused", func(t *testing.T) *data.Store {
-			return lazyStore(t, "postgres://u:pw@127.0.0.1:1/db?connect_timeout=2")
+			return pgtest.LazyStore(t, "postgres://u:pw@127.0.0.1:1/db?connect_timeout=2")
 		}, 500 * time.Millisecond, errStop},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,19 +187,4 @@ func TestWaitRetriesOnlyWhatCanChange(t *testing.T) {
 			}
 		})
 	}
-}
-
-// lazyStore is a Store on dsn that connects only when first used.
-func lazyStore(t *testing.T, dsn string) *data.Store {
-	t.Helper()
-	cfg, err := data.ParsePoolConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return data.New(pool)
 }
