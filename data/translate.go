@@ -65,6 +65,7 @@ type DSNError struct {
 	Reason string // what is wrong with it, in pgx's words
 }
 
+// Error says the URL is invalid and why.
 func (e *DSNError) Error() string { return "invalid database URL: " + e.Reason }
 
 // Connect opens a single connection (not a pool's) with cfg, from
