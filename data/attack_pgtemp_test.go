@@ -19,7 +19,7 @@ import (
 func TestTempSchemaShadowingCannotEscalate(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
-	dsn, login := loginAs(t, db, "lease_app")
+	dsn, login := pgtest.Login(t, db, "lease_app")
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatalf("connect as %s: %v", login, err)

@@ -5,8 +5,12 @@
 // delivers them, reconnecting and resyncing as needed.
 //
 // All writes go through the SQL functions in schema lease (see sql/); this
-// package translates their outcomes into typed errors once, at the boundary:
-// ErrHeld (with the current holder), ErrNotHeld, ErrInvalid, ErrSchema.
+// package translates their outcomes and the driver's errors into typed errors
+// once, at the boundary: ErrHeld (with the current holder), ErrNotHeld,
+// ErrInvalid, ErrSchema, ErrPermission, *ConnectError and *DSNError, and
+// Permanent and NotApplied tell a retry loop what an error means. Callers
+// match them with errors.Is and errors.As; no other package looks at SQLSTATE
+// codes or pgx's error types.
 //
 // Expiry is decided by the database clock. A Snapshot carries a Clock, the
 // server's time sampled in the same query with the local monotonic time around

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Errors returned by Store methods; match them with errors.Is.
@@ -73,20 +72,3 @@ func (e *SchemaError) Error() string {
 
 // Is makes errors.Is(err, ErrSchema) true.
 func (e *SchemaError) Is(target error) bool { return target == ErrSchema }
-
-// translate maps server errors onto this package's errors, once, at the
-// boundary. SQLSTATE 22023 (invalid_parameter_value, raised by the lease
-// functions), 23514 (check_violation) and 22021 (invalid byte sequence)
-// become ErrInvalid with the server's message.
-func translate(err error) error {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		switch pgErr.Code {
-		case "22023", "23514", "22021", "22P02":
-			return fmt.Errorf("%w: %s", ErrInvalid, pgErr.Message)
-		case "3F000", "42883", "42P01": // schema, function or table missing
-			return &SchemaError{Want: currentVersion()}
-		}
-	}
-	return err
-}

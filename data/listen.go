@@ -31,33 +31,33 @@ type ListenerConfig struct {
 	PingTimeout time.Duration
 }
 
-// Status is a listener's connection status.
-type Status int
+// ListenerStatus is a listener's connection status.
+type ListenerStatus int
 
 // Listener statuses.
 const (
-	StatusConnecting   Status = iota // first connection attempt
-	StatusLive                       // listening; every transition from now on is delivered
-	StatusReconnecting               // connection lost or refused; retrying
-	StatusStopped                    // Run returned
+	ListenerConnecting   ListenerStatus = iota // first connection attempt
+	ListenerLive                               // listening; every transition from now on is delivered
+	ListenerReconnecting                       // connection lost or refused; retrying
+	ListenerStopped                            // Run returned
 )
 
-func (s Status) String() string {
+func (s ListenerStatus) String() string {
 	switch s {
-	case StatusConnecting:
+	case ListenerConnecting:
 		return "CONNECTING"
-	case StatusLive:
+	case ListenerLive:
 		return "LIVE"
-	case StatusReconnecting:
+	case ListenerReconnecting:
 		return "RECONNECTING"
 	default:
 		return "STOPPED"
 	}
 }
 
-// State is a listener's connection state.
-type State struct {
-	Status  Status
+// ListenerState is a listener's connection state.
+type ListenerState struct {
+	Status  ListenerStatus
 	Attempt int       // failed attempts since the connection was last live
 	Err     error     // the last error, nil when live
 	Since   time.Time // when Status last changed
@@ -84,7 +84,7 @@ type Listener struct {
 	pingCh  string
 
 	mu       sync.Mutex
-	state    State
+	state    ListenerState
 	lastRecv time.Time
 
 	malformed atomic.Int64
@@ -108,7 +108,7 @@ func (s *Store) NewListener(cfg ListenerConfig) *Listener {
 		changed: make(chan struct{}, 1),
 		pong:    make(chan struct{}, 1),
 		pingCh:  "lease_ping_" + randomSuffix(),
-		state:   State{Status: StatusConnecting, Since: time.Now()},
+		state:   ListenerState{Status: ListenerConnecting, Since: time.Now()},
 	}
 }
 
@@ -124,7 +124,7 @@ func (l *Listener) Resync() <-chan struct{} { return l.resync }
 func (l *Listener) StateChanged() <-chan struct{} { return l.changed }
 
 // State returns the current connection state.
-func (l *Listener) State() State {
+func (l *Listener) State() ListenerState {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.state
@@ -140,7 +140,7 @@ func (l *Listener) Dropped() int64 { return l.dropped.Load() }
 // Run listens until ctx is cancelled, reconnecting as needed. It returns nil
 // when ctx is cancelled.
 func (l *Listener) Run(ctx context.Context) error {
-	defer l.setStatus(StatusStopped, nil)
+	defer l.setStatus(ListenerStopped, nil)
 	for ctx.Err() == nil {
 		connCtx, cancel := context.WithCancelCause(ctx)
 		var wg sync.WaitGroup
@@ -163,7 +163,7 @@ func (l *Listener) Run(ctx context.Context) error {
 }
 
 func (l *Listener) connect(ctx context.Context) (*pgx.Conn, error) {
-	return pgx.ConnectConfig(ctx, l.connCfg)
+	return Connect(ctx, l.connCfg)
 }
 
 func (l *Listener) logError(ctx context.Context, err error) {
@@ -178,16 +178,16 @@ func (l *Listener) failed(err error) {
 	l.mu.Lock()
 	l.state.Attempt++
 	l.mu.Unlock()
-	l.setStatus(StatusReconnecting, err)
+	l.setStatus(ListenerReconnecting, err)
 }
 
-func (l *Listener) setStatus(st Status, err error) {
+func (l *Listener) setStatus(st ListenerStatus, err error) {
 	l.mu.Lock()
 	if l.state.Status != st {
 		l.state.Since = time.Now()
 	}
 	l.state.Status, l.state.Err = st, err
-	if st == StatusLive {
+	if st == ListenerLive {
 		l.state.Attempt = 0
 	}
 	l.mu.Unlock()
@@ -215,7 +215,7 @@ func (l *Listener) watch(ctx context.Context, cancel context.CancelCauseFunc) {
 		case <-tick.C:
 		}
 		l.mu.Lock()
-		live, silent := l.state.Status == StatusLive, time.Since(l.lastRecv)
+		live, silent := l.state.Status == ListenerLive, time.Since(l.lastRecv)
 		l.mu.Unlock()
 		if !live || silent < l.cfg.PingInterval {
 			continue
@@ -235,7 +235,7 @@ func (l *Listener) ping(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, l.cfg.PingTimeout)
 	defer cancel()
 	if _, err := l.store.pool.Exec(pctx, `SELECT pg_notify($1, '')`, l.pingCh); err != nil {
-		return fmt.Errorf("ping: %w", err)
+		return fmt.Errorf("ping: %w", translate(err))
 	}
 	select {
 	case <-l.pong:
@@ -270,7 +270,7 @@ func (h eventHandler) HandleNotification(_ context.Context, n *pgconn.Notificati
 
 func (h eventHandler) HandleBacklog(context.Context, string, *pgx.Conn) error {
 	h.l.touch()
-	h.l.setStatus(StatusLive, nil)
+	h.l.setStatus(ListenerLive, nil)
 	signal(h.l.resync)
 	return nil
 }

@@ -49,7 +49,7 @@ func TestListenerDeliversAndSurvivesTermination(t *testing.T) {
 	s, admin := db.Store(t), db.Conn(t)
 	l := startListener(t, s, data.ListenerConfig{ReconnectDelay: 50 * time.Millisecond})
 	waitResync(t, l)
-	if st := l.State(); st.Status != data.StatusLive {
+	if st := l.State(); st.Status != data.ListenerLive {
 		t.Fatalf("state after first resync = %v, want LIVE", st.Status)
 	}
 
@@ -67,7 +67,7 @@ func TestListenerDeliversAndSurvivesTermination(t *testing.T) {
 		t.Fatalf("terminated %d listener backends (%v), want 1", n, err)
 	}
 	waitResync(t, l)
-	if st := l.State(); st.Status != data.StatusLive {
+	if st := l.State(); st.Status != data.ListenerLive {
 		t.Fatalf("state after reconnect = %v, want LIVE", st.Status)
 	}
 	if _, err := s.Release(ctx, k, run); err != nil {
@@ -97,7 +97,7 @@ func TestListenerDropsMalformedPayloads(t *testing.T) {
 	if got := l.Malformed(); got != 6 {
 		t.Errorf("Malformed() = %d, want 6", got)
 	}
-	if st := l.State(); st.Status != data.StatusLive {
+	if st := l.State(); st.Status != data.ListenerLive {
 		t.Errorf("state = %v, want LIVE: malformed payloads must not be fatal", st.Status)
 	}
 }

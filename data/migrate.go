@@ -20,11 +20,11 @@ const migrateLock = 0x6c65617365746f70 // "leasetop"
 func Migrate(ctx context.Context, conn *pgx.Conn) error {
 	tx, err := conn.Begin(ctx)
 	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return fmt.Errorf("migrate: %w", translate(err))
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrateLock)); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return fmt.Errorf("migrate: %w", translate(err))
 	}
 	have, err := SchemaVersion(ctx, tx)
 	if err != nil {
@@ -35,17 +35,17 @@ func Migrate(ctx context.Context, conn *pgx.Conn) error {
 	}
 	for _, f := range leasesql.Files() {
 		if _, err := tx.Exec(ctx, f.SQL); err != nil {
-			return fmt.Errorf("migrate: %s: %w", f.Name, err)
+			return fmt.Errorf("migrate: %s: %w", f.Name, translate(err))
 		}
 	}
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO lease.schema_version (version) VALUES ($1)
 		ON CONFLICT (singleton) DO UPDATE SET version = EXCLUDED.version, applied_at = clock_timestamp()`,
 		currentVersion()); err != nil {
-		return fmt.Errorf("migrate: record version: %w", err)
+		return fmt.Errorf("migrate: record version: %w", translate(err))
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return fmt.Errorf("migrate: %w", translate(err))
 	}
 	return nil
 }

@@ -67,7 +67,7 @@ func readSnapshot(ctx context.Context, q Querier, query string, args ...any) (Sn
 			exp    *time.Time
 		)
 		if err := rows.Scan(&server, &acct, &sess, &run, &holder, &fence, &acq, &ren, &exp); err != nil {
-			return snap, fmt.Errorf("read leases: %w", err)
+			return snap, fmt.Errorf("read leases: %w", translate(err))
 		}
 		if first {
 			snap.Clock = NewClock(server, t0, time.Now())

@@ -4,50 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
 )
 
-// loginAs creates a login role that is a member of group and returns a
-// connection URL for it on db.
-func loginAs(t *testing.T, db pgtest.DB, group string) (string, string) {
-	t.Helper()
-	ctx := context.Background()
-	name := fmt.Sprintf("%s_%s", group, db.Name)
-	admin := db.Conn(t)
-	password := uuid.NewString()
-	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE ROLE %s LOGIN PASSWORD '%s' IN ROLE %s",
-		pgx.Identifier{name}.Sanitize(), password, pgx.Identifier{group}.Sanitize())); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(ctx, pgtest.AdminURL())
-		if err != nil {
-			return
-		}
-		defer c.Close(ctx)
-		_, _ = c.Exec(ctx, "DROP OWNED BY "+pgx.Identifier{name}.Sanitize())
-		_, _ = c.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{name}.Sanitize())
-	})
-	u, err := url.Parse(db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.UserPassword(name, password)
-	return u.String(), name
-}
-
 func isDenied(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "42501"
+	return errors.Is(data.Translate(err), data.ErrPermission)
 }
 
 // TestRoleBoundaries logs in as each role and proves what it may and may not
@@ -88,7 +56,7 @@ func TestRoleBoundaries(t *testing.T) {
 	}
 	for _, role := range []string{"lease_reader", "lease_app", "lease_admin"} {
 		t.Run(role, func(t *testing.T) {
-			dsn, _ := loginAs(t, db, role)
+			dsn, _ := pgtest.Login(t, db, role)
 			conn, err := pgx.Connect(ctx, dsn)
 			if err != nil {
 				t.Fatalf("connect as %s: %v", role, err)
@@ -112,15 +80,8 @@ func TestRoleBoundaries(t *testing.T) {
 func TestPublicHasNoRights(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
-	admin := db.Conn(t)
-	name := "nobody_" + db.Name
-	if _, err := admin.Exec(ctx, "CREATE ROLE "+pgx.Identifier{name}.Sanitize()+" LOGIN PASSWORD 'pw'"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = admin.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{name}.Sanitize()) })
-	u, _ := url.Parse(db.URL)
-	u.User = url.UserPassword(name, "pw")
-	conn, err := pgx.Connect(ctx, u.String())
+	nobody, _ := pgtest.Login(t, db, "")
+	conn, err := pgx.Connect(ctx, nobody)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +104,7 @@ func TestForcedReleaseRecordsLoginRole(t *testing.T) {
 	owner := db.Store(t)
 	k := data.Key{Account: "a", Session: "s"}
 	mustAcquire(t, owner, k, uuid.New(), time.Minute)
-	dsn, login := loginAs(t, db, "lease_admin")
+	dsn, login := pgtest.Login(t, db, "lease_admin")
 	admin, err := data.Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)

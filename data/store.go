@@ -28,7 +28,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("connect: %w", err)
+		return nil, fmt.Errorf("connect: %w", translate(err))
 	}
 	s := New(pool)
 	if err := s.CheckSchema(ctx); err != nil {
@@ -50,11 +50,12 @@ func (s *Store) Close() { s.pool.Close() }
 
 // ParsePoolConfig parses dsn and applies leasetop's connection defaults: a
 // 5 s connect timeout, TCP keepalive that notices a dead peer in about 25 s,
-// and application_name "leasetop". The error never contains the password.
+// and application_name "leasetop". Its error is a *DSNError, which never
+// contains the password.
 func ParsePoolConfig(dsn string) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("invalid database URL: %s", redactParseError(err))
+		return nil, parseError(err)
 	}
 	applyConnDefaults(cfg.ConnConfig)
 	return cfg, nil
@@ -64,7 +65,7 @@ func ParsePoolConfig(dsn string) (*pgxpool.Config, error) {
 func ParseConnConfig(dsn string) (*pgx.ConnConfig, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("invalid database URL: %s", redactParseError(err))
+		return nil, parseError(err)
 	}
 	applyConnDefaults(cfg)
 	return cfg, nil
@@ -81,19 +82,6 @@ func applyConnDefaults(cfg *pgx.ConnConfig) {
 	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
 		cfg.RuntimeParams["application_name"] = "leasetop"
 	}
-}
-
-// redactParseError returns pgx's parse error without the connection string,
-// which may hold a password.
-func redactParseError(err error) string {
-	var perr *pgconn.ParseConfigError
-	if errors.As(err, &perr) {
-		if perr.Unwrap() != nil {
-			return perr.Unwrap().Error()
-		}
-		return "cannot parse"
-	}
-	return "cannot parse"
 }
 
 // CheckSchema returns a *SchemaError unless the database's lease schema is at
@@ -122,7 +110,7 @@ type Querier interface {
 func SchemaVersion(ctx context.Context, q Querier) (int, error) {
 	var exists bool
 	if err := q.QueryRow(ctx, `SELECT to_regclass('lease.schema_version') IS NOT NULL`).Scan(&exists); err != nil {
-		return 0, fmt.Errorf("read schema version: %w", err)
+		return 0, fmt.Errorf("read schema version: %w", translate(err))
 	}
 	if !exists {
 		return 0, nil
@@ -133,7 +121,7 @@ func SchemaVersion(ctx context.Context, q Querier) (int, error) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("read schema version: %w", err)
+		return 0, fmt.Errorf("read schema version: %w", translate(err))
 	}
 	return v, nil
 }

@@ -90,7 +90,7 @@ func (s *Store) ReadSync(ctx context.Context, q SyncQuery) (Sync, error) {
 			return nil
 		})
 	if err != nil {
-		return Sync{}, err
+		return Sync{}, translate(err) // also Begin's and Commit's
 	}
 	return out, nil
 }

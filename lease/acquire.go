@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/leasetop/leasetop/data"
 )
@@ -84,9 +83,7 @@ func (c *Client) try(ctx context.Context, req Request, tr *tracker) (*Lease, err
 // lease is held by another run, the server refused the statement, or the
 // request never left this process.
 func definite(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.Is(err, data.ErrHeld) || errors.Is(err, data.ErrInvalid) || errors.Is(err, data.ErrSchema) ||
-		errors.As(err, &pgErr) || pgconn.SafeToRetry(err)
+	return errors.Is(err, data.ErrHeld) || data.NotApplied(err)
 }
 
 // cleanup releases a run id whose grant may exist but will not be used, in

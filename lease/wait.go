@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/leasetop/leasetop/data"
 )
@@ -93,16 +92,14 @@ func (c *Client) retryDelay(err error, failures *int) (time.Duration, bool) {
 
 // permanent reports whether err will not go away by retrying.
 func permanent(err error) bool {
-	if errors.Is(err, data.ErrInvalid) || errors.Is(err, data.ErrSchema) || errors.Is(err, ErrClosed) ||
-		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	switch {
+	case data.Permanent(err), errors.Is(err, ErrClosed), errors.Is(err, context.Canceled):
 		return true
-	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		switch pgErr.Code[:2] {
-		case "28", "42", "3D", "3F": // authorization, access or syntax, catalog, schema
-			return true
-		}
+	case errors.Is(err, context.DeadlineExceeded):
+		// Also an attempt's own timeout (try's TTL - SafetyMargin), which a
+		// retry may outlive while ctx does; issue 16 makes it transient by
+		// deleting this case (Wait checks ctx before asking).
+		return true
 	}
 	return false
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/lease"
 )
@@ -149,5 +150,41 @@ func TestWaitEndsWhenClientCloses(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("Wait still waiting after Close")
+	}
+}
+
+// TestWaitRetriesOnlyWhatCanChange: Wait returns an error that every retry
+// would repeat (a missing privilege, a missing schema) at once, and keeps
+// retrying one that may go away (a refused connection) until its context
+// ends.
+func TestWaitRetriesOnlyWhatCanChange(t *testing.T) {
+	db := pgtest.New(t)
+	readerURL, _ := pgtest.Login(t, db, "lease_reader")
+	errStop := errors.New("caller gave up")
+	for _, tc := range []struct {
+		name  string
+		store func(t *testing.T) *data.Store
+		fuse  time.Duration // when the caller gives up
+		want  error
+	}{
+		{"permission denied", func(t *testing.T) *data.Store { return openStore(t, readerURL) },
+			10 * time.Second, data.ErrPermission},
+		{"no lease schema", func(t *testing.T) *data.Store { return data.New(pgtest.NewEmpty(t).Pool(t)) },
+			10 * time.Second, data.ErrSchema},
+		{"connection refused", func(t *testing.T) *data.Store {
+			return pgtest.LazyStore(t, "postgres://u:pw@127.0.0.1:1/db?connect_timeout=2")
+		}, 500 * time.Millisecond, errStop},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClient(t, tc.store(t), lease.Config{TTL: 30 * time.Second, PollInterval: 50 * time.Millisecond})
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			fuse := time.AfterFunc(tc.fuse, func() { cancel(errStop) })
+			defer fuse.Stop()
+			l, err := c.Wait(ctx, permit(t, c, testKey, "w"))
+			if l != nil || !errors.Is(err, tc.want) {
+				t.Errorf("Wait = %v, %v; want nil, %v", l, err, tc.want)
+			}
+		})
 	}
 }

@@ -12,7 +12,7 @@ import (
 type Batch struct {
 	Items []Item
 	// Conn is the listener's connection state when the batch was taken.
-	Conn data.State
+	Conn data.ListenerState
 	// ReadErr is the error of the latest read if it failed (nil once a read
 	// succeeds again).
 	ReadErr error

@@ -69,7 +69,7 @@ type Feed struct {
 	mu        sync.Mutex
 	items     []Item
 	dirty     bool // conn or counters changed since the last take
-	conn      data.State
+	conn      data.ListenerState
 	readErr   error
 	malformed int64
 	dropped   int64
@@ -94,7 +94,7 @@ func NewFeed(store *data.Store, cfg FeedConfig) *Feed {
 		resyncReq: make(chan struct{}, 1),
 		ready:     make(chan struct{}, 1),
 		done:      make(chan struct{}),
-		conn:      data.State{Status: data.StatusConnecting, Since: time.Now()},
+		conn:      data.ListenerState{Status: data.ListenerConnecting, Since: time.Now()},
 		floor:     math.MaxInt64,
 	}
 }
@@ -156,7 +156,7 @@ func (f *Feed) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			f.setConn(data.State{Status: data.StatusStopped, Since: time.Now()}, lis)
+			f.setConn(data.ListenerState{Status: data.ListenerStopped, Since: time.Now()}, lis)
 			return nil
 		case <-lis.StateChanged():
 			f.setConn(lis.State(), lis)
@@ -309,7 +309,7 @@ func (f *Feed) push(it Item) {
 	}
 }
 
-func (f *Feed) setConn(st data.State, lis *data.Listener) {
+func (f *Feed) setConn(st data.ListenerState, lis *data.Listener) {
 	f.mu.Lock()
 	f.conn, f.dirty = st, true
 	f.malformed, f.dropped = lis.Malformed(), lis.Dropped()

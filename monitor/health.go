@@ -55,11 +55,11 @@ type Health struct {
 func (s *State) Health(now time.Time) Health {
 	h := Health{Attempt: s.conn.Attempt, Err: s.conn.Err}
 	switch s.conn.Status {
-	case data.StatusConnecting:
+	case data.ListenerConnecting:
 		h.Link = LinkConnecting
-	case data.StatusLive:
+	case data.ListenerLive:
 		h.Link = LinkLive
-	case data.StatusReconnecting:
+	case data.ListenerReconnecting:
 		h.Link = LinkReconnecting
 	default:
 		h.Link = LinkDown

@@ -40,7 +40,7 @@ type State struct {
 
 	clock    data.Clock
 	syncedAt time.Time // local time of the last successful read
-	conn     data.State
+	conn     data.ListenerState
 	readErr  error
 
 	malformed, dropped int64

@@ -233,19 +233,19 @@ func TestHealth(t *testing.T) {
 	boom := errors.New("connection refused")
 	tests := []struct {
 		name      string
-		conn      data.State
+		conn      data.ListenerState
 		syncedAgo time.Duration // <0: never synced
 		now       time.Time
 		wantLink  Link
 		wantStale bool
 	}{
-		{"connecting", data.State{Status: data.StatusConnecting, Since: t0}, -1, t0, LinkConnecting, true},
-		{"live", data.State{Status: data.StatusLive, Since: t0}, time.Second, t0, LinkLive, false},
-		{"live but stale", data.State{Status: data.StatusLive, Since: t0}, 4 * time.Second, t0, LinkLive, true},
-		{"reconnecting", data.State{Status: data.StatusReconnecting, Attempt: 1, Err: boom, Since: t0}, time.Second, t0.Add(time.Second), LinkReconnecting, false},
-		{"down after attempts", data.State{Status: data.StatusReconnecting, Attempt: 3, Err: boom, Since: t0}, time.Second, t0.Add(time.Second), LinkDown, false},
-		{"down after time", data.State{Status: data.StatusReconnecting, Attempt: 1, Err: boom, Since: t0}, 6 * time.Second, t0.Add(6 * time.Second), LinkDown, true},
-		{"stopped", data.State{Status: data.StatusStopped}, time.Second, t0, LinkDown, false},
+		{"connecting", data.ListenerState{Status: data.ListenerConnecting, Since: t0}, -1, t0, LinkConnecting, true},
+		{"live", data.ListenerState{Status: data.ListenerLive, Since: t0}, time.Second, t0, LinkLive, false},
+		{"live but stale", data.ListenerState{Status: data.ListenerLive, Since: t0}, 4 * time.Second, t0, LinkLive, true},
+		{"reconnecting", data.ListenerState{Status: data.ListenerReconnecting, Attempt: 1, Err: boom, Since: t0}, time.Second, t0.Add(time.Second), LinkReconnecting, false},
+		{"down after attempts", data.ListenerState{Status: data.ListenerReconnecting, Attempt: 3, Err: boom, Since: t0}, time.Second, t0.Add(time.Second), LinkDown, false},
+		{"down after time", data.ListenerState{Status: data.ListenerReconnecting, Attempt: 1, Err: boom, Since: t0}, 6 * time.Second, t0.Add(6 * time.Second), LinkDown, true},
+		{"stopped", data.ListenerState{Status: data.ListenerStopped}, time.Second, t0, LinkDown, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

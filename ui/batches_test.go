@@ -21,7 +21,7 @@ func fleet(n int) []data.Lease {
 }
 
 func eventBatch(ev data.Event) monitor.Batch {
-	return monitor.Batch{Items: []monitor.Item{{Event: &ev, At: base}}, Conn: data.State{Status: data.StatusLive}}
+	return monitor.Batch{Items: []monitor.Item{{Event: &ev, At: base}}, Conn: data.ListenerState{Status: data.ListenerLive}}
 }
 
 // TestBigFleetBatchesWaitForTheTick: above bigTable leases a batch is shown

@@ -16,7 +16,7 @@ func TestEventsPaneFollowsNewest(t *testing.T) {
 	apply(m, syncBatch(loadedLeases(), loadedEvents()))
 	for id := int64(107); id < 160; id++ {
 		ev := data.Event{ID: id, Kind: data.KindReleased, Key: data.Key{Account: "x", Session: "y"}, RunID: run(1), At: server}
-		apply(m, monitor.Batch{Items: []monitor.Item{{Event: &ev, At: base}}, Conn: data.State{Status: data.StatusLive}})
+		apply(m, monitor.Batch{Items: []monitor.Item{{Event: &ev, At: base}}, Conn: data.ListenerState{Status: data.ListenerLive}})
 	}
 	if got, _ := m.selectedEvent(); got.ID != 159 || m.evOf != 0 {
 		t.Fatalf("events cursor on %d at offset %d, want the newest (159) at offset 0", got.ID, m.evOf)

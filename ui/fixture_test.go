@@ -77,7 +77,7 @@ func syncBatch(leases []data.Lease, events []data.Event) monitor.Batch {
 			Snapshot: data.Snapshot{Leases: leases, Clock: data.NewClock(server, base.Add(-time.Millisecond), base.Add(time.Millisecond))},
 			Events:   events,
 		}, At: base}},
-		Conn: data.State{Status: data.StatusLive, Since: base.Add(-time.Minute)},
+		Conn: data.ListenerState{Status: data.ListenerLive, Since: base.Add(-time.Minute)},
 	}
 }
 

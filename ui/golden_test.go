@@ -74,7 +74,7 @@ func TestGolden(t *testing.T) {
 			apply(m, monitor.Batch{Items: []monitor.Item{{Event: &data.Event{ID: 200, Kind: data.KindTakenOver,
 				Key: data.Key{Account: "initech", Session: "batch-nightly"}, RunID: run(9), PrevRunID: run(4),
 				Fence: 50, PrevFence: 7, At: server, ExpiresAt: server.Add(15 * time.Second), Holder: "cron@host-b"}, At: base}},
-				Conn: data.State{Status: data.StatusLive}})
+				Conn: data.ListenerState{Status: data.ListenerLive}})
 			press(m, "tab", "n", "i", "g", "h", "t", "l", "y", "enter")
 		}},
 		{"read_only", 80, 24, readOnly, func(t *testing.T, m *Model, c *fixedClock) {
@@ -84,13 +84,13 @@ func TestGolden(t *testing.T) {
 		{"reconnecting", 80, 24, nil, func(t *testing.T, m *Model, c *fixedClock) {
 			apply(m, syncBatch(loadedLeases(), loadedEvents()))
 			c.Advance(2 * time.Second)
-			apply(m, monitor.Batch{Conn: data.State{Status: data.StatusReconnecting, Attempt: 2,
+			apply(m, monitor.Batch{Conn: data.ListenerState{Status: data.ListenerReconnecting, Attempt: 2,
 				Err: errors.New("FATAL: terminating connection due to administrator command (SQLSTATE 57P01)"), Since: c.t.Add(-time.Second)}})
 		}},
 		{"down", 80, 24, nil, func(t *testing.T, m *Model, c *fixedClock) {
 			apply(m, syncBatch(loadedLeases(), loadedEvents()))
 			c.Advance(9 * time.Second)
-			apply(m, monitor.Batch{Conn: data.State{Status: data.StatusReconnecting, Attempt: 7,
+			apply(m, monitor.Batch{Conn: data.ListenerState{Status: data.ListenerReconnecting, Attempt: 7,
 				Err: errors.New("dial tcp 127.0.0.1:5432: connect: connection refused"), Since: c.t.Add(-8 * time.Second)}})
 		}},
 		{"paused", 80, 24, nil, func(t *testing.T, m *Model, c *fixedClock) {
@@ -99,7 +99,7 @@ func TestGolden(t *testing.T) {
 			c.Advance(5 * time.Second)
 			apply(m, monitor.Batch{Items: []monitor.Item{{Event: &data.Event{ID: 300, Kind: data.KindAcquired,
 				Key: data.Key{Account: "new", Session: "one"}, RunID: run(10), Fence: 60, At: server.Add(5 * time.Second),
-				ExpiresAt: server.Add(20 * time.Second)}, At: c.t}}, Conn: data.State{Status: data.StatusLive}})
+				ExpiresAt: server.Add(20 * time.Second)}, At: c.t}}, Conn: data.ListenerState{Status: data.ListenerLive}})
 			m.Update(tickMsg(c.t))
 		}},
 		{"filtered", 80, 24, nil, func(t *testing.T, m *Model, c *fixedClock) {

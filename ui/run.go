@@ -10,7 +10,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/monitor"
@@ -119,8 +118,7 @@ func storeSource(ctx context.Context, store *data.Store, feed *monitor.Feed, rea
 // released it reads who holds the lease now, for the status line.
 func forceRelease(ctx context.Context, store *data.Store, key data.Key, run uuid.UUID, reason string) (ReleaseResult, error) {
 	ok, err := store.ForceRelease(ctx, key, run, reason)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "42501" { // insufficient_privilege
+	if errors.Is(err, data.ErrPermission) {
 		return ReleaseResult{}, errors.New("permission denied: forced release needs role lease_admin (or watch with --read-only)")
 	}
 	if err != nil || ok {

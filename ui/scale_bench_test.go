@@ -104,7 +104,7 @@ func BenchmarkScaleBatch(b *testing.B) {
 			l := leases[id%scaleLeases]
 			ev := data.Event{ID: id, Kind: data.KindTakenOver, At: server, Key: l.Key, RunID: run(byte(id)), PrevRunID: l.RunID,
 				Fence: scaleLeases + id, PrevFence: l.Fence, ExpiresAt: server.Add(15 * time.Second)}
-			apply(m, monitor.Batch{Items: []monitor.Item{{Event: &ev, At: clock.t}}, Conn: data.State{Status: data.StatusLive}})
+			apply(m, monitor.Batch{Items: []monitor.Item{{Event: &ev, At: clock.t}}, Conn: data.ListenerState{Status: data.ListenerLive}})
 			m.Update(tickMsg(clock.t))
 			_ = m.View()
 		}
@@ -114,7 +114,7 @@ func BenchmarkScaleBatch(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			snap := data.Snapshot{Clock: data.NewClock(server, clock.t, clock.t)}
-			apply(m, monitor.Batch{Items: []monitor.Item{{Delta: &snap, At: clock.t}}, Conn: data.State{Status: data.StatusLive}})
+			apply(m, monitor.Batch{Items: []monitor.Item{{Delta: &snap, At: clock.t}}, Conn: data.ListenerState{Status: data.ListenerLive}})
 			m.Update(tickMsg(clock.t))
 			_ = m.View()
 		}

@@ -85,7 +85,7 @@ func TestSelectionKeptAcrossResortAndInserts(t *testing.T) {
 	for i := range 3 {
 		ev := data.Event{ID: int64(100 + i), Kind: data.KindAcquired, Key: data.Key{Account: "aaa", Session: fmt.Sprint(i)},
 			RunID: run(byte(50 + i)), Fence: int64(100 + i), At: server, ExpiresAt: server.Add(time.Second)}
-		apply(m, monitor.Batch{Items: []monitor.Item{{Event: &ev, At: c.t}}, Conn: data.State{Status: data.StatusLive}})
+		apply(m, monitor.Batch{Items: []monitor.Item{{Event: &ev, At: c.t}}, Conn: data.ListenerState{Status: data.ListenerLive}})
 	}
 	if got := selectedKey(t, m); got != want {
 		t.Fatalf("after inserts selected = %v, want %v", got, want)
@@ -105,7 +105,7 @@ func TestSelectionKeptAcrossResortAndInserts(t *testing.T) {
 	// A renewal (delta read) that moves it to the bottom of the TTL sort.
 	l, _ := m.state.Lease(want)
 	l.RenewedAt, l.ExpiresAt = server, server.Add(time.Hour)
-	apply(m, monitor.Batch{Items: []monitor.Item{{Delta: &data.Snapshot{Leases: []data.Lease{l}}, At: c.t}}, Conn: data.State{Status: data.StatusLive}})
+	apply(m, monitor.Batch{Items: []monitor.Item{{Delta: &data.Snapshot{Leases: []data.Lease{l}}, At: c.t}}, Conn: data.ListenerState{Status: data.ListenerLive}})
 	if got := selectedKey(t, m); got != want || m.cur != len(m.rows)-1 {
 		t.Errorf("after renewal selected = %v at %d, want %v at the last row %d", got, m.cur, want, len(m.rows)-1)
 	}
@@ -113,7 +113,7 @@ func TestSelectionKeptAcrossResortAndInserts(t *testing.T) {
 	// Released: the cursor stays at its position, on the next session.
 	rel := data.Event{ID: 200, Kind: data.KindReleased, Key: want, RunID: l.RunID}
 	pos := m.cur
-	apply(m, monitor.Batch{Items: []monitor.Item{{Event: &rel, At: c.t}}, Conn: data.State{Status: data.StatusLive}})
+	apply(m, monitor.Batch{Items: []monitor.Item{{Event: &rel, At: c.t}}, Conn: data.ListenerState{Status: data.ListenerLive}})
 	if _, ok := m.selected(); !ok || m.cur != min(pos, len(m.rows)-1) {
 		t.Errorf("after release cursor = %d, want %d", m.cur, min(pos, len(m.rows)-1))
 	}
@@ -201,7 +201,7 @@ func TestPauseFreezesScreenButNotData(t *testing.T) {
 				t.Fatal("not paused")
 			}
 			ev := data.Event{ID: 9, Kind: data.KindAcquired, Key: data.Key{Account: "aaa", Session: "new"}, RunID: run(9), Fence: 99, At: server, ExpiresAt: server.Add(time.Second)}
-			apply(m, monitor.Batch{Items: []monitor.Item{{Event: &ev, At: c.t}}, Conn: data.State{Status: data.StatusLive}})
+			apply(m, monitor.Batch{Items: []monitor.Item{{Event: &ev, At: c.t}}, Conn: data.ListenerState{Status: data.ListenerLive}})
 			c.Advance(2 * time.Second)
 			m.Update(tickMsg(c.t))
 			if _, ok := m.state.Lease(ev.Key); !ok {
@@ -245,7 +245,7 @@ func TestFocusAndEventsPane(t *testing.T) {
 	wantRow := selectedKey(t, m)
 	// A new event arrives on top: the selection stays on event 103.
 	ev := data.Event{ID: 107, Kind: data.KindReleased, Key: data.Key{Account: "x", Session: "y"}, RunID: run(1), At: server}
-	apply(m, monitor.Batch{Items: []monitor.Item{{Event: &ev, At: base}}, Conn: data.State{Status: data.StatusLive}})
+	apply(m, monitor.Batch{Items: []monitor.Item{{Event: &ev, At: base}}, Conn: data.ListenerState{Status: data.ListenerLive}})
 	if got, _ := m.selectedEvent(); got.ID != 103 {
 		t.Errorf("after a new event selected %d, want 103", got.ID)
 	}
@@ -385,7 +385,7 @@ func TestConfirmUsesTheShownRun(t *testing.T) {
 	shown := m.dialog.lease
 	ev := data.Event{ID: 200, Kind: data.KindTakenOver, Key: shown.Key, RunID: run(9), PrevRunID: shown.RunID,
 		Fence: 50, PrevFence: shown.Fence, At: server, ExpiresAt: server.Add(time.Minute)}
-	apply(m, monitor.Batch{Items: []monitor.Item{{Event: &ev, At: base}}, Conn: data.State{Status: data.StatusLive}})
+	apply(m, monitor.Batch{Items: []monitor.Item{{Event: &ev, At: base}}, Conn: data.ListenerState{Status: data.ListenerLive}})
 	if !strings.Contains(screen(m), "now held by run "+shortRun(run(9))) {
 		t.Errorf("the dialog does not warn about the takeover:\n%s", screen(m))
 	}
@@ -522,7 +522,7 @@ func TestNavigationHoldsTheOrder(t *testing.T) {
 	press(m, "j")                           // s01, holds the order
 	renewed, _ := m.state.Lease(sess(0))
 	renewed.RenewedAt, renewed.ExpiresAt = server, server.Add(time.Hour)
-	apply(m, monitor.Batch{Items: []monitor.Item{{Delta: &data.Snapshot{Leases: []data.Lease{renewed}}, At: c.t}}, Conn: data.State{Status: data.StatusLive}})
+	apply(m, monitor.Batch{Items: []monitor.Item{{Delta: &data.Snapshot{Leases: []data.Lease{renewed}}, At: c.t}}, Conn: data.ListenerState{Status: data.ListenerLive}})
 	if m.rows[0].Key != sess(0) || selectedKey(t, m) != sess(1) || m.cur != 1 {
 		t.Fatalf("while held: first row %v, selected %v at %d; want s00 first and s01 at 1", m.rows[0].Key, selectedKey(t, m), m.cur)
 	}
@@ -547,7 +547,7 @@ func TestBigTablesCoalesceRebuilds(t *testing.T) {
 			apply(m, syncBatch(leases, nil))
 			ev := data.Event{ID: 1, Kind: data.KindAcquired, Key: data.Key{Account: "aaa", Session: "new"}, RunID: run(1),
 				Fence: 1 << 40, At: server, ExpiresAt: server.Add(time.Second)}
-			apply(m, monitor.Batch{Items: []monitor.Item{{Event: &ev, At: c.t}}, Conn: data.State{Status: data.StatusLive}})
+			apply(m, monitor.Batch{Items: []monitor.Item{{Event: &ev, At: c.t}}, Conn: data.ListenerState{Status: data.ListenerLive}})
 			shownAtOnce := len(m.rows) == n+1
 			if want := n <= bigTable; shownAtOnce != want {
 				t.Errorf("new row shown at once = %v, want %v", shownAtOnce, want)

@@ -48,7 +48,7 @@ func TestViewCacheIsInvisible(t *testing.T) {
 	keys := func(k ...string) func() { return func() { press(m, k...) } }
 	event := func(ev data.Event) func() {
 		return func() {
-			apply(m, monitor.Batch{Items: []monitor.Item{{Event: &ev, At: clock.t}}, Conn: data.State{Status: data.StatusLive}})
+			apply(m, monitor.Batch{Items: []monitor.Item{{Event: &ev, At: clock.t}}, Conn: data.ListenerState{Status: data.ListenerLive}})
 		}
 	}
 	leases := cacheLeases(60)
@@ -71,7 +71,7 @@ func TestViewCacheIsInvisible(t *testing.T) {
 			l := leases[2]
 			l.RenewedAt, l.ExpiresAt = server.Add(4*time.Second), server.Add(time.Hour)
 			snap := data.Snapshot{Leases: []data.Lease{l}, Clock: data.NewClock(server.Add(4*time.Second), clock.t, clock.t)}
-			apply(m, monitor.Batch{Items: []monitor.Item{{Delta: &snap, At: clock.t}}, Conn: data.State{Status: data.StatusLive}})
+			apply(m, monitor.Batch{Items: []monitor.Item{{Delta: &snap, At: clock.t}}, Conn: data.ListenerState{Status: data.ListenerLive}})
 		}},
 		{"hold ends", tick(4 * time.Second)},
 		{"focus events", keys("tab")},

@@ -65,7 +65,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Clients: cfg.Clients, Keys: cfg.Keys, DurationS: cfg.Duration.Seconds(), WarmupS: cfg.Warmup.Seconds(),
 	}}
 	if rep.Machine, err = describeMachine(ctx, r.admin, cfg); err != nil {
-		return nil, fmt.Errorf("describe the server: %w", err)
+		return nil, fmt.Errorf("describe the server: %w", data.Translate(err))
 	}
 	err = r.createScratch(ctx)
 	if err == nil {

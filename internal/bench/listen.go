@@ -58,7 +58,7 @@ func (f *feed) waitLive(ctx context.Context, timeout time.Duration) error {
 	defer deadline.Stop()
 	for {
 		st := f.lst.State()
-		if st.Status == data.StatusLive {
+		if st.Status == data.ListenerLive {
 			return nil
 		}
 		select {

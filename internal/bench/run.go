@@ -50,7 +50,7 @@ func newRun(ctx context.Context, cfg Config) (*run, error) {
 
 // connect opens one independent connection.
 func (r *run) connect(ctx context.Context) (*pgx.Conn, error) {
-	conn, err := pgx.ConnectConfig(ctx, r.connCfg)
+	conn, err := data.Connect(ctx, r.connCfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
@@ -65,7 +65,7 @@ func (r *run) createScratch(ctx context.Context) error {
 	}
 	for _, s := range stmts {
 		if _, err := r.admin.Exec(ctx, s); err != nil {
-			return fmt.Errorf("create scratch schema %s: %w", r.schema, err)
+			return fmt.Errorf("create scratch schema %s: %w", r.schema, data.Translate(err))
 		}
 	}
 	return nil
@@ -91,11 +91,11 @@ func (r *run) cleanup(ctx context.Context) error {
 		`DELETE FROM lease.event WHERE starts_with(account_id, $1)`,
 	} {
 		if _, err := conn.Exec(ctx, stmt, r.prefix); err != nil {
-			errs = append(errs, fmt.Errorf("remove bench rows (account ids %s-*): %w", r.prefix, err))
+			errs = append(errs, fmt.Errorf("remove bench rows (account ids %s-*): %w", r.prefix, data.Translate(err)))
 		}
 	}
 	if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{r.schema}.Sanitize()+" CASCADE"); err != nil {
-		errs = append(errs, fmt.Errorf("drop scratch schema %s: %w", r.schema, err))
+		errs = append(errs, fmt.Errorf("drop scratch schema %s: %w", r.schema, data.Translate(err)))
 	}
 	return errors.Join(errs...)
 }

@@ -6,9 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
-
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/leasetop/leasetop/data"
 )
@@ -42,49 +39,25 @@ func connError(err error) error {
 	if errors.Is(err, data.ErrSchema) || errors.Is(err, data.ErrInvalid) {
 		return err
 	}
-	var ce *pgconn.ConnectError
-	if errors.As(err, &ce) {
-		where := ce.Config.Host
-		if ce.Config.Port != 0 {
-			where = fmt.Sprintf("%s:%d", where, ce.Config.Port)
+	var (
+		ce   *data.ConnectError
+		dsn  *data.DSNError
+		perm *data.PermissionError
+	)
+	switch {
+	case errors.As(err, &ce):
+		where := ce.Host
+		if ce.Port != 0 {
+			where = fmt.Sprintf("%s:%d", where, ce.Port)
 		}
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("cannot connect to %s/%s as %s: %s (check --dsn, DATABASE_URL or the PG* variables)",
-			where, ce.Config.Database, ce.Config.User, rootCause(ce.Unwrap()))}
-	}
-	if strings.HasPrefix(err.Error(), "invalid database URL") {
+			where, ce.Database, ce.User, ce.Reason)}
+	case errors.As(err, &dsn):
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%w (check --dsn or DATABASE_URL)", err)}
-	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "42501" {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("permission denied: %s (see the roles in the README)", pgErr.Message)}
+	case errors.As(err, &perm):
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("permission denied: %s (see the roles in the README)", perm.Message)}
 	}
 	return err
-}
-
-// rootCause returns the innermost error message: the server's message, or
-// the system's ("connection refused"). pgx joins the errors of each address
-// and TLS fallback it tried; the first one stands for them all.
-func rootCause(err error) string {
-	for err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) {
-			return pgErr.Message
-		}
-		switch u := err.(type) {
-		case interface{ Unwrap() []error }:
-			if errs := u.Unwrap(); len(errs) > 0 {
-				err = errs[0]
-				continue
-			}
-		case interface{ Unwrap() error }:
-			if next := u.Unwrap(); next != nil {
-				err = next
-				continue
-			}
-		}
-		return err.Error()
-	}
-	return "unknown error"
 }
 
 // flagSet is a command's flags: errors come back as one line instead of

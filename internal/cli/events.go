@@ -139,7 +139,7 @@ func followEvents(ctx context.Context, env Env, store *data.Store, start, end in
 	stopFeed := feed.Start(ctx)
 	defer stopFeed()
 	state := monitor.NewState(monitor.Config{EventLimit: 1})
-	status := data.StatusConnecting
+	status := data.ListenerConnecting
 	for {
 		b, ok := feed.Next()
 		if !ok {
@@ -160,11 +160,11 @@ func followEvents(ctx context.Context, env Env, store *data.Store, start, end in
 	}
 }
 
-func reportLink(w io.Writer, st data.State) {
+func reportLink(w io.Writer, st data.ListenerState) {
 	switch st.Status {
-	case data.StatusLive:
+	case data.ListenerLive:
 		fmt.Fprintln(w, "leasetop: following events live")
-	case data.StatusReconnecting:
+	case data.ListenerReconnecting:
 		msg := "leasetop: connection lost, reconnecting"
 		if st.Err != nil {
 			msg += ": " + termtext.Clean(oneLine(st.Err.Error()), 200)

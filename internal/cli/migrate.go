@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/leasetop/leasetop/data"
 	leasesql "github.com/leasetop/leasetop/sql"
 )
@@ -25,7 +23,7 @@ func cmdMigrate(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return connError(err)
 	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	conn, err := data.Connect(ctx, cfg)
 	if err != nil {
 		return connError(err)
 	}

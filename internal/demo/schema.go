@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/leasetop/leasetop/data"
 )
 
 //go:embed schema.sql
@@ -34,7 +36,7 @@ func Setup(ctx context.Context, pool *pgxpool.Pool) (created bool, err error) {
 		return err
 	})
 	if err != nil {
-		return false, fmt.Errorf("create the demo's output table leasetop_demo.output: %w", err)
+		return false, fmt.Errorf("create the demo's output table leasetop_demo.output: %w", data.Translate(err))
 	}
 	return created, nil
 }

@@ -1,0 +1,207 @@
+package data
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// The driver's errors are translated here, once: every error this package
+// returns has been through translate, so callers match them with errors.Is
+// and errors.As (ErrPermission, *ConnectError, *DSNError, Permanent,
+// NotApplied) and never look at SQLSTATE codes or pgx's types. This file is
+// the only place that knows them.
+
+// ErrPermission: the login role lacks a privilege the statement needs
+// (SQLSTATE 42501, insufficient_privilege). The error is a *PermissionError.
+var ErrPermission = errors.New("permission denied")
+
+// PermissionError is the ErrPermission the server raised.
+type PermissionError struct {
+	// Message is the server's message, such as "permission denied for
+	// function force_release": untrusted text.
+	Message string
+	err     error
+}
+
+// Error is the driver's text, unchanged.
+func (e *PermissionError) Error() string { return e.err.Error() }
+
+// Is makes errors.Is(err, ErrPermission) true.
+func (e *PermissionError) Is(target error) bool { return target == ErrPermission }
+
+// Unwrap returns the driver's error.
+func (e *PermissionError) Unwrap() error { return e.err }
+
+// ConnectError: no connection could be made: it was refused or timed out, or
+// the server turned the login away (a wrong password, no such database). It
+// says where and as whom, never with the password.
+type ConnectError struct {
+	Host     string
+	Port     uint16 // 0 for a Unix socket path that names no port
+	Database string
+	User     string
+	// Reason is the innermost cause, on one line: the server's message
+	// (untrusted text), such as `password authentication failed for user
+	// "u"`, or the system's, such as "connection refused". When several
+	// addresses were tried, the first one's stands for them all.
+	Reason string
+	err    error
+}
+
+// Error is the driver's text, unchanged: it names the user and the database,
+// not the password.
+func (e *ConnectError) Error() string { return e.err.Error() }
+
+// Unwrap returns the driver's error.
+func (e *ConnectError) Unwrap() error { return e.err }
+
+// DSNError: the connection string could not be parsed. Its text never
+// contains the string, which may hold a password.
+type DSNError struct {
+	Reason string // what is wrong with it, in pgx's words
+}
+
+// Error says the URL is invalid and why.
+func (e *DSNError) Error() string { return "invalid database URL: " + e.Reason }
+
+// Connect opens a single connection (not a pool's) with cfg, from
+// ParseConnConfig; its error is translated like every other of this package.
+func Connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	return conn, translate(err)
+}
+
+// Translate applies this package's translation to an error from a statement
+// the caller ran itself, on a connection from Connect or Store.Pool: the demo's
+// own tables, the benchmark's scratch schema. Errors this package returns are
+// translated already; translating twice changes nothing.
+func Translate(err error) error { return translate(err) }
+
+// Permanent reports whether err will come back the same however often the
+// call is retried: invalid input, a lease schema that is missing or at
+// another version, a missing privilege, a connection string that does not
+// parse, a login the server refuses, or a statement it cannot run (SQLSTATE
+// classes 28, 42, 3D and 3F).
+//
+// It says nothing about context errors: whether an ended deadline ends the
+// work is the caller's decision, not the database's.
+func Permanent(err error) bool {
+	var dsn *DSNError
+	if errors.Is(err, ErrInvalid) || errors.Is(err, ErrSchema) || errors.Is(err, ErrPermission) || errors.As(err, &dsn) {
+		return true
+	}
+	switch class(sqlstate(err)) {
+	case "28", "42", "3D", "3F": // authorization, access or syntax, catalog, schema
+		return true
+	}
+	return false
+}
+
+// NotApplied reports whether a failed call certainly changed nothing in the
+// database: its input was refused before it was sent, the server raised an
+// error (so the statement's transaction rolled back), or the driver failed
+// before it sent anything. A lost reply, a timeout or a connection broken
+// mid-statement is not: the statement may have committed.
+func NotApplied(err error) bool {
+	return errors.Is(err, ErrInvalid) || errors.Is(err, ErrSchema) || sqlstate(err) != "" || pgconn.SafeToRetry(err)
+}
+
+// translate maps the driver's errors onto this package's, once, at the
+// boundary. A connection failure becomes a *ConnectError; SQLSTATE 22023
+// (invalid_parameter_value, raised by the lease functions), 23514
+// (check_violation), 22021 (invalid byte sequence) and 22P02 (invalid text
+// representation) become ErrInvalid with the server's message; a missing
+// schema, function or table ErrSchema; 42501 a *PermissionError. Other errors
+// pass unchanged. An error translated already is returned as it is.
+func translate(err error) error {
+	var (
+		ce   *ConnectError
+		perm *PermissionError
+	)
+	if err == nil || errors.As(err, &ce) || errors.As(err, &perm) {
+		return err
+	}
+	var pce *pgconn.ConnectError
+	if errors.As(err, &pce) {
+		return newConnectError(pce, err)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "22023", "23514", "22021", "22P02":
+			return fmt.Errorf("%w: %s", ErrInvalid, pgErr.Message)
+		case "3F000", "42883", "42P01": // schema, function or table missing
+			return &SchemaError{Want: currentVersion()}
+		case "42501":
+			return &PermissionError{Message: pgErr.Message, err: err}
+		}
+	}
+	return err
+}
+
+// newConnectError is the *ConnectError for pgx's pce, found in err.
+func newConnectError(pce *pgconn.ConnectError, err error) *ConnectError {
+	ce := &ConnectError{Reason: rootCause(pce.Unwrap()), err: err}
+	if c := pce.Config; c != nil {
+		ce.Host, ce.Port, ce.Database, ce.User = c.Host, c.Port, c.Database, c.User
+	}
+	return ce
+}
+
+// rootCause returns the innermost error message: the server's message, or
+// the system's ("connection refused"). pgx joins the errors of each address
+// and TLS fallback it tried; the first one stands for them all.
+func rootCause(err error) string {
+	for err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) {
+			return pgErr.Message
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			if errs := u.Unwrap(); len(errs) > 0 {
+				err = errs[0]
+				continue
+			}
+		case interface{ Unwrap() error }:
+			if next := u.Unwrap(); next != nil {
+				err = next
+				continue
+			}
+		}
+		return err.Error()
+	}
+	return "unknown error"
+}
+
+// parseError is the *DSNError for pgx's failure to parse a connection string:
+// pgx's reason without the string, which may hold a password.
+func parseError(err error) *DSNError {
+	var perr *pgconn.ParseConfigError
+	if errors.As(err, &perr) && perr.Unwrap() != nil {
+		return &DSNError{Reason: perr.Unwrap().Error()}
+	}
+	return &DSNError{Reason: "cannot parse"}
+}
+
+// sqlstate returns the SQLSTATE of the server error in err's chain, "" when
+// the server raised none.
+func sqlstate(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
+}
+
+// class returns a SQLSTATE's class, its first two characters.
+func class(code string) string {
+	if len(code) < 2 {
+		return ""
+	}
+	return code[:2]
+}

@@ -1,0 +1,44 @@
+package pgtest
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/url"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Login creates a login role that is a member of group (one of the lease
+// roles; "" for a role with no lease rights at all), dropped when t ends. It
+// returns a URL that connects to db as that role, and the role's name.
+func Login(t testing.TB, db DB, group string) (dsn, role string) {
+	t.Helper()
+	ctx := context.Background()
+	role = fmt.Sprintf("%s_%s_%d", cmp.Or(group, "nobody"), db.Name, h.counter.Add(1))
+	password := uuid.NewString()
+	stmt := "CREATE ROLE " + pgx.Identifier{role}.Sanitize() + " LOGIN PASSWORD '" + password + "'"
+	if group != "" {
+		stmt += " IN ROLE " + pgx.Identifier{group}.Sanitize()
+	}
+	if _, err := db.Conn(t).Exec(ctx, stmt); err != nil {
+		t.Fatalf("create login role %s: %v", role, err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(ctx, db.URL)
+		if err != nil {
+			return
+		}
+		defer c.Close(ctx)
+		_, _ = c.Exec(ctx, "DROP OWNED BY "+pgx.Identifier{role}.Sanitize())
+		_, _ = c.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{role}.Sanitize())
+	})
+	u, err := url.Parse(db.URL)
+	if err != nil {
+		t.Fatalf("parse test URL: %v", err)
+	}
+	u.User = url.UserPassword(role, password)
+	return u.String(), role
+}
