@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/demo"
+	"github.com/leasetop/leasetop/internal/audit"
 	"github.com/leasetop/leasetop/monitor"
 )
 
@@ -76,10 +76,10 @@ func seenAll(s *monitor.State, ids []int64) bool {
 // audit checks the promises once every holder has stopped: the monitor's
 // leases equal lease.session_lease, it applied every lease.event row after
 // its baseline exactly once and its event log holds no id twice; and
-// demo.Check finds no two unexpired owners of a session, no fence that did
+// audit.Check finds no two unexpired owners of a session, no fence that did
 // not rise, no accepted write outside its run's grant and no run that never
 // ended. It returns the check's tally.
-func (r *rig) audit(m view) demo.Tally {
+func (r *rig) audit(m view) audit.Tally {
 	r.t.Helper()
 	want := r.leases()
 	var diff string
@@ -108,13 +108,13 @@ func (r *rig) audit(m view) demo.Tally {
 		}
 	})
 	r.mu.Lock()
-	res, err := demo.Check(context.Background(), r.store, r.rec)
+	res, err := audit.Check(context.Background(), r.store, r.rec)
 	r.mu.Unlock()
 	if err != nil {
-		r.t.Fatalf("demo.Check: %v", err)
+		r.t.Fatalf("audit.Check: %v", err)
 	}
 	for _, v := range res.Violations {
-		r.t.Errorf("invariant %d (%s) broken: %s", v.Invariant, demo.InvariantName(v.Invariant), v)
+		r.t.Errorf("invariant %d (%s) broken: %s", v.Invariant, v.Invariant, v)
 	}
 	return res.Tally
 }
@@ -135,7 +135,7 @@ func sameAsDB(s *monitor.State, want map[data.Key]data.Lease) string {
 }
 
 // tallyKV is a tally as report key/values.
-func tallyKV(t demo.Tally) []any {
+func tallyKV(t audit.Tally) []any {
 	return []any{"runs", t.RunsStarted, "takeovers", t.Takeovers, "zombie_renewals_rejected", t.ZombieRenewalsRejected,
 		"writes_accepted", t.WritesAccepted, "stale_writes_refused", t.StaleWritesRefused}
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/internal/demo"
+	"github.com/leasetop/leasetop/internal/audit"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/monitor"
 )
@@ -66,7 +66,7 @@ func TestServerRestart(t *testing.T) {
 	lost := 0
 	r.mu.Lock()
 	for _, how := range r.rec.Ended {
-		if how == demo.EndLost {
+		if how == audit.EndLost {
 			lost++
 		}
 	}
