@@ -148,19 +148,7 @@ func TestMirrorSeesAcquireAndTakeover(t *testing.T) {
 	if err := conn.QueryRow(context.Background(), `SELECT expires_at FROM lease.session_lease`).Scan(&exp); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		var past bool
-		if err := conn.QueryRow(context.Background(), `SELECT clock_timestamp() > $1`, exp).Scan(&past); err != nil {
-			t.Fatal(err)
-		}
-		if past {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("lease never expired")
-		}
-		time.Sleep(10 * time.Millisecond) // polling the server clock, bounded by the deadline
-	}
+	pgtest.WaitServerPast(t, conn, exp)
 	nu := uuid.New()
 	g := mustAcquire(t, s, k, nu, time.Minute)
 	waitFor(t, m, "the takeover event", func(s *State) bool {

@@ -82,23 +82,12 @@ func (h *history) grant(holder string, ttl time.Duration) lease.Token {
 	return lease.Token{Key: h.key, RunID: run, Fence: g.Fence}
 }
 
-// takeOver waits (polling, with a deadline) until the current lease has
-// expired on the server and takes it over.
+// takeOver waits until the current lease has expired on the server clock
+// and takes it over.
 func (h *history) takeOver(holder string) lease.Token {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		run := uuid.New()
-		g, err := h.store.Acquire(context.Background(), h.key, run, time.Minute, holder)
-		if err == nil {
-			h.rec.Started[run] = audit.StartedRun{Key: h.key, Fence: g.Fence, Holder: holder}
-			return lease.Token{Key: h.key, RunID: run, Fence: g.Fence}
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("no takeover within 10s: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the expiry, not waiting for readiness
-	}
+	pgtest.WaitExpired(h.t, h.store.Pool(), h.key)
+	return h.grant(holder, time.Minute)
 }
 
 // write makes a fence-checked write exactly as a device does, and checks

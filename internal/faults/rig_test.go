@@ -195,19 +195,6 @@ func (r *rig) eventIDs(after int64) []int64 {
 	return ids
 }
 
-// eventually polls cond every 10 ms until it holds, failing the test after
-// timeout.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded by the deadline
-	}
-}
-
 // report logs one measured outcome as "FAULT name key=value ...", the line
 // docs/RELIABILITY.md quotes.
 func report(t *testing.T, name string, kv ...any) {
