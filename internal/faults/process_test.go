@@ -102,7 +102,7 @@ func (p *proc) wait(t *testing.T) int {
 
 // holding waits until the monitor shows holder holding the rig's first
 // session, and returns that lease.
-func (r *rig) holding(m view, holder string) data.Lease {
+func (r *rig) holding(m *monitor.Mirror, holder string) data.Lease {
 	r.t.Helper()
 	var l data.Lease
 	waitMirror(r.t, m, 30*time.Second, "the monitor to show "+holder+" holding the session", func(s *monitor.State) bool {
