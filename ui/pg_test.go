@@ -277,23 +277,7 @@ func TestReleaseWithoutPrivilegeSaysWhy(t *testing.T) {
 // lease_reader (SELECT on the lease schema).
 func readerStore(t *testing.T, db pgtest.DB) *data.Store {
 	t.Helper()
-	ctx := context.Background()
-	role := "reader_" + db.Name
-	conn := db.Conn(t)
-	if _, err := conn.Exec(ctx, `CREATE ROLE `+pgx.Identifier{role}.Sanitize()+` LOGIN PASSWORD 'pw' IN ROLE lease_reader`); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if c, err := pgx.Connect(ctx, pgtest.AdminURL()); err == nil {
-			_, _ = c.Exec(ctx, `DROP ROLE IF EXISTS `+pgx.Identifier{role}.Sanitize())
-			c.Close(ctx)
-		}
-	})
-	cfg, err := pgx.ParseConfig(db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reader, err := data.Open(ctx, fmt.Sprintf("postgres://%s:pw@%s:%d/%s?sslmode=disable", role, cfg.Host, cfg.Port, db.Name))
+	reader, err := data.Open(context.Background(), db.ReaderURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,10 @@ package cli_test
 
 import (
 	"context"
-	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/internal/cli"
 	"github.com/leasetop/leasetop/internal/pgtest"
@@ -69,19 +67,9 @@ func TestReleaseAsReaderIsRefused(t *testing.T) {
 	db := pgtest.New(t)
 	conn := db.Conn(t)
 	acquire(t, conn, "acme", "s", "1 min", "dev")
-	role := "reader_" + db.Name
-	if _, err := conn.Exec(ctx, `CREATE ROLE `+pgx.Identifier{role}.Sanitize()+` LOGIN PASSWORD 'pw' IN ROLE lease_reader`); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if c, err := pgx.Connect(ctx, pgtest.AdminURL()); err == nil {
-			_, _ = c.Exec(ctx, `DROP ROLE IF EXISTS `+pgx.Identifier{role}.Sanitize())
-			c.Close(ctx)
-		}
-	})
-	dsn := withUser(t, db.URL, role, "pw")
+	dsn := db.ReaderURL(t)
 	out, errOut, code := leasetop(ctx, dsn, "release", "--account", "acme", "--session", "s", "--reason", "r")
-	if code != cli.ExitFailure || !strings.Contains(errOut, "permission denied") || strings.Count(errOut, "\n") != 1 || strings.Contains(errOut, "pw@") {
+	if code != cli.ExitFailure || !strings.Contains(errOut, "permission denied") || strings.Count(errOut, "\n") != 1 || strings.Contains(errOut, pgtest.ReaderPassword+"@") {
 		t.Errorf("release as lease_reader: code %d out %q err %q, want 1 and one line saying permission denied", code, out, errOut)
 	}
 	// The reader can still list and read history.
@@ -91,15 +79,4 @@ func TestReleaseAsReaderIsRefused(t *testing.T) {
 	if _, errOut, code := leasetop(ctx, dsn, "events"); code != 0 {
 		t.Errorf("events as lease_reader: code %d err %q", code, errOut)
 	}
-}
-
-// withUser returns dsn with another login.
-func withUser(t *testing.T, dsn, user, password string) string {
-	t.Helper()
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.UserPassword(user, password)
-	return u.String()
 }
