@@ -80,26 +80,18 @@ func TestEventsFollow(t *testing.T) {
 	var out, errOut syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, db.URL, &out, &errOut, "events", "--follow") }()
-	waitOutput := func(what string, cond func(string) bool) {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for !cond(out.String()) {
-			if time.Now().After(deadline) {
-				t.Fatalf("waiting for %s; stdout %q stderr %q", what, out.String(), errOut.String())
-			}
-			time.Sleep(10 * time.Millisecond) // polling the command's output, bounded by the deadline
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("stdout %q stderr %q", out.String(), errOut.String())
 		}
+	})
+	contains := func(buf *syncbuf.Buffer, s string) func() bool {
+		return func() bool { return strings.Contains(buf.String(), s) }
 	}
-	waitOutput("the history", func(s string) bool { return strings.Contains(s, "acme/before") })
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(errOut.String(), "following events live") {
-		if time.Now().After(deadline) {
-			t.Fatalf("never live: %q", errOut.String())
-		}
-		time.Sleep(10 * time.Millisecond) // polling stderr, bounded by the deadline
-	}
+	pgtest.Eventually(t, 20*time.Second, "the history", contains(&out, "acme/before"))
+	pgtest.Eventually(t, 20*time.Second, "following events live", contains(&errOut, "following events live"))
 	acquire(t, conn, "acme", "after", "1 min", "dev")
-	waitOutput("the live event", func(s string) bool { return strings.Contains(s, "acme/after") })
+	pgtest.Eventually(t, 20*time.Second, "the live event", contains(&out, "acme/after"))
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("events --follow returned %v after cancel, want nil", err)
