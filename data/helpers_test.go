@@ -11,24 +11,6 @@ import (
 	"github.com/leasetop/leasetop/data"
 )
 
-// waitServerPast polls the database clock until it is past t: the condition
-// an expiry test waits for, instead of sleeping.
-func waitServerPast(t *testing.T, conn *pgx.Conn, at time.Time) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		var past bool
-		if err := conn.QueryRow(context.Background(), `SELECT clock_timestamp() > $1`, at).Scan(&past); err != nil {
-			t.Fatalf("read server clock: %v", err)
-		}
-		if past {
-			return
-		}
-		time.Sleep(2 * time.Millisecond) // polling a condition, bounded by the deadline
-	}
-	t.Fatalf("server clock never passed %v", at)
-}
-
 // mustAcquire acquires or fails the test.
 func mustAcquire(t *testing.T, s *data.Store, k data.Key, run uuid.UUID, ttl time.Duration) data.Grant {
 	t.Helper()

@@ -69,7 +69,7 @@ func TestEveryTransitionNotifiesOnce(t *testing.T) {
 	if got := drain(); len(got) != 1 {
 		t.Fatalf("after acquire, contended attempt and renewal: %d notifications %q, want 1", len(got), got)
 	}
-	waitServerPast(t, sender, exp)
+	pgtest.WaitServerPast(t, sender, exp)
 	mustAcquire(t, s, k, b, time.Minute)        // taken_over
 	_, _ = s.Renew(ctx, k, a, time.Minute)      // renew_rejected
 	_, _ = s.Release(ctx, k, b)                 // released

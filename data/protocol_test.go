@@ -52,7 +52,7 @@ func TestExpiredLeaseIsTakenOver(t *testing.T) {
 	k := data.Key{Account: "a", Session: "s"}
 	a, b := uuid.New(), uuid.New()
 	ga := mustAcquire(t, s, k, a, 20*time.Millisecond)
-	waitServerPast(t, conn, ga.ExpiresAt)
+	pgtest.WaitServerPast(t, conn, ga.ExpiresAt)
 	gb := mustAcquire(t, s, k, b, time.Minute)
 	if gb.Fence <= ga.Fence {
 		t.Errorf("takeover fence = %d, want > %d", gb.Fence, ga.Fence)
@@ -76,7 +76,7 @@ func TestLateRenewAndReleaseAfterTakeover(t *testing.T) {
 	k := data.Key{Account: "a", Session: "s"}
 	a, b := uuid.New(), uuid.New()
 	ga := mustAcquire(t, s, k, a, 20*time.Millisecond)
-	waitServerPast(t, conn, ga.ExpiresAt)
+	pgtest.WaitServerPast(t, conn, ga.ExpiresAt)
 
 	// A's own late heartbeat, before anyone took over, must not revive it.
 	if _, err := s.Renew(ctx, k, a, time.Minute); !errors.Is(err, data.ErrNotHeld) {

@@ -32,7 +32,7 @@ func TestSimultaneousAcquire(t *testing.T) {
 		if round%2 == 1 {
 			g := mustAcquire(t, stores[0], k, uuid.New(), time.Millisecond)
 			prevFence = g.Fence
-			waitServerPast(t, conn, g.ExpiresAt)
+			pgtest.WaitServerPast(t, conn, g.ExpiresAt)
 		}
 		runs := make([]uuid.UUID, racers)
 		errs := make([]error, racers)

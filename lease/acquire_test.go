@@ -90,7 +90,7 @@ func TestAcquireLateGrantIsNotHeld(t *testing.T) {
 		defer close(done)
 		l, err = c.Acquire(context.Background(), p)
 	}()
-	eventually(t, 10*time.Second, "the acquire request to reach the proxy", func() bool { return proxy.Held() > 0 })
+	pgtest.Eventually(t, 10*time.Second, "the acquire request to reach the proxy", func() bool { return proxy.Held() > 0 })
 	<-done
 	proxy.Resume()
 	if err == nil || l != nil {

@@ -48,18 +48,6 @@ func acquire(t *testing.T, c *lease.Client, p lease.Permit) *lease.Lease {
 	return l
 }
 
-// eventually polls cond until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // waitDone waits for l's context to be cancelled and returns the cause.
 func waitDone(t *testing.T, l *lease.Lease, timeout time.Duration) error {
 	t.Helper()

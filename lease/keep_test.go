@@ -19,7 +19,7 @@ func TestHeartbeatKeepsLease(t *testing.T) {
 	c := newClient(t, store, lease.Config{TTL: 600 * time.Millisecond})
 	l := acquire(t, c, permit(t, c, testKey, "h"))
 	first := l.State()
-	eventually(t, 20*time.Second, "renewals to carry the lease past three TTLs", func() bool {
+	pgtest.Eventually(t, 20*time.Second, "renewals to carry the lease past three TTLs", func() bool {
 		st := l.State()
 		return st.ExpiresAt.Sub(first.ExpiresAt) > 3*600*time.Millisecond
 	})
@@ -50,7 +50,7 @@ func TestStateHeldAtRiskLost(t *testing.T) {
 	l := acquire(t, c, permit(t, c, testKey, "cut-off"))
 	rec := recordStatuses(l)
 	first := l.State().ExpiresAt
-	eventually(t, 10*time.Second, "a confirmed renewal", func() bool { return l.State().ExpiresAt.After(first) })
+	pgtest.Eventually(t, 10*time.Second, "a confirmed renewal", func() bool { return l.State().ExpiresAt.After(first) })
 
 	proxy.Blackhole()
 	cause := waitDone(t, l, 20*time.Second)

@@ -49,7 +49,7 @@ func TestWaitWokenByRelease(t *testing.T) {
 				got <- l
 				errc <- err
 			}()
-			eventually(t, 10*time.Second, "the waiter's listener", func() bool { return listening(t, pool) })
+			pgtest.Eventually(t, 10*time.Second, "the waiter's listener", func() bool { return listening(t, pool) })
 			released := time.Now()
 			if forced {
 				if _, err := store.ForceRelease(context.Background(), testKey, la.RunID(), "handoff"); err != nil {
@@ -68,7 +68,7 @@ func TestWaitWokenByRelease(t *testing.T) {
 				t.Errorf("fence %d, want > %d", lb.Fence(), la.Fence())
 			}
 			// With no waiter left, the listener connection is closed.
-			eventually(t, 10*time.Second, "the listener to stop", func() bool { return !listening(t, pool) })
+			pgtest.Eventually(t, 10*time.Second, "the listener to stop", func() bool { return !listening(t, pool) })
 		})
 	}
 }
@@ -141,7 +141,7 @@ func TestWaitEndsWhenClientCloses(t *testing.T) {
 		_, err := b.Wait(context.Background(), p)
 		errc <- err
 	}()
-	eventually(t, 10*time.Second, "the waiter's listener", func() bool { return listening(t, db.Pool(t)) })
+	pgtest.Eventually(t, 10*time.Second, "the waiter's listener", func() bool { return listening(t, db.Pool(t)) })
 	b.Close()
 	select {
 	case err := <-errc:

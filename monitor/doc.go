@@ -41,5 +41,7 @@
 //
 // State has no terminal and no goroutines; Mirror runs a Feed into a State
 // under a lock for tests and tools that need "the monitor's view" without a
-// screen.
+// screen. Its OnBatch hook sees every batch it applies, and Pause stops it
+// taking any, so a test can count what the feed delivered and play a
+// consumer that has fallen behind.
 package monitor

@@ -148,19 +148,7 @@ func TestMirrorSeesAcquireAndTakeover(t *testing.T) {
 	if err := conn.QueryRow(context.Background(), `SELECT expires_at FROM lease.session_lease`).Scan(&exp); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		var past bool
-		if err := conn.QueryRow(context.Background(), `SELECT clock_timestamp() > $1`, exp).Scan(&past); err != nil {
-			t.Fatal(err)
-		}
-		if past {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("lease never expired")
-		}
-		time.Sleep(10 * time.Millisecond) // polling the server clock, bounded by the deadline
-	}
+	pgtest.WaitServerPast(t, conn, exp)
 	nu := uuid.New()
 	g := mustAcquire(t, s, k, nu, time.Minute)
 	waitFor(t, m, "the takeover event", func(s *State) bool {
@@ -369,23 +357,7 @@ func TestMirrorNeedsOnlySelect(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)
-	role := "reader_" + db.Name
-	if _, err := conn.Exec(ctx, `CREATE ROLE `+pgx.Identifier{role}.Sanitize()+` LOGIN PASSWORD 'r' IN ROLE lease_reader`); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(ctx, pgtest.AdminURL())
-		if err == nil {
-			defer c.Close(ctx)
-			_, _ = c.Exec(ctx, `DROP ROLE IF EXISTS `+pgx.Identifier{role}.Sanitize())
-		}
-	})
-	cfg, err := pgx.ParseConfig(db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	readerURL := fmt.Sprintf("postgres://%s:r@%s:%d/%s?sslmode=disable", role, cfg.Host, cfg.Port, db.Name)
-	reader, err := data.Open(ctx, readerURL)
+	reader, err := data.Open(ctx, db.ReaderURL(t))
 	if err != nil {
 		t.Fatalf("open as lease_reader: %v", err)
 	}

@@ -10,12 +10,20 @@ import (
 
 // Mirror runs a Feed into a State without a screen: the monitor's view of
 // the database for tests and tools. It is safe for concurrent use.
+//
+// Two handles let a test look at and lean on the consumer's side, which the
+// terminal keeps to itself: OnBatch sees every batch as it is applied (to
+// count what the feed delivered), and Pause stops taking batches at all, so
+// the feed must keep reading the database and bound what it holds for a
+// consumer that has fallen behind (FeedConfig.MaxPending).
 type Mirror struct {
 	feed *Feed
 
 	mu      sync.Mutex
 	state   *State
 	changed chan struct{} // closed and replaced after every applied batch
+	onBatch func(Batch)   // OnBatch's hook, nil for none
+	resume  chan struct{} // closed by Resume; nil when not paused
 }
 
 // NewMirror returns a mirror of store's database. Start it with Run.
@@ -30,23 +38,83 @@ func NewMirror(store *data.Store, feed FeedConfig, state Config) *Mirror {
 // Feed returns the mirror's feed (for Resync).
 func (m *Mirror) Feed() *Feed { return m.feed }
 
+// OnBatch makes Run call fn with every batch right after applying it, under
+// the mirror's lock: fn sees the batches in order, each once, and must
+// return quickly without calling the mirror's other methods. A later call
+// replaces fn; nil removes it.
+func (m *Mirror) OnBatch(fn func(Batch)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.onBatch = fn
+}
+
+// Pause stops Run taking batches from the feed until Resume: a batch Run is
+// already waiting for or applying is still applied, none after it. The feed
+// goes on reading meanwhile (a paused mirror is a consumer that takes
+// nothing, harsher than the terminal's pause, which only freezes the
+// screen). Pausing a paused mirror does nothing.
+func (m *Mirror) Pause() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.resume == nil {
+		m.resume = make(chan struct{})
+	}
+}
+
+// Resume lets Run take batches again after Pause; the first batch then holds
+// everything the feed kept (or a resync in place of what it could not keep).
+func (m *Mirror) Resume() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.resume != nil {
+		close(m.resume)
+		m.resume = nil
+	}
+}
+
 // Run runs the feed and applies its batches until ctx is cancelled; it
 // returns when the feed has stopped.
 func (m *Mirror) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() { _ = m.feed.Run(ctx) })
-	for {
+	for m.unpaused(ctx) {
 		b, ok := m.feed.Next()
 		if !ok {
 			return nil
 		}
-		m.mu.Lock()
-		m.state.Apply(b, time.Now())
-		close(m.changed)
-		m.changed = make(chan struct{})
-		m.mu.Unlock()
+		m.apply(b)
 	}
+	return nil
+}
+
+// unpaused waits while the mirror is paused. It reports false if ctx ended
+// first.
+func (m *Mirror) unpaused(ctx context.Context) bool {
+	m.mu.Lock()
+	resume := m.resume
+	m.mu.Unlock()
+	if resume == nil {
+		return true
+	}
+	select {
+	case <-resume:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// apply applies one batch, calls the OnBatch hook and wakes WaitFor.
+func (m *Mirror) apply(b Batch) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.state.Apply(b, time.Now())
+	if m.onBatch != nil {
+		m.onBatch(b)
+	}
+	close(m.changed)
+	m.changed = make(chan struct{})
 }
 
 // Read calls fn with the state under the mirror's lock. fn must not keep the

@@ -27,26 +27,6 @@ func sqlAcquire(t *testing.T, conn *pgx.Conn, k data.Key, ttl, holder string) uu
 	return r
 }
 
-func waitServerPast(t *testing.T, conn *pgx.Conn, k data.Key) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		var past bool
-		err := conn.QueryRow(context.Background(), `SELECT coalesce((SELECT expires_at <= clock_timestamp()
-			FROM lease.session_lease WHERE account_id = $1 AND session_id = $2), true)`, k.Account, k.Session).Scan(&past)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if past {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%v never expired", k)
-		}
-		time.Sleep(10 * time.Millisecond) // polling the server clock, bounded by the deadline
-	}
-}
-
 func TestLiveAcquireAppearsAndTakeoverShows(t *testing.T) {
 	db := pgtest.New(t)
 	conn := db.Conn(t)
@@ -58,7 +38,7 @@ func TestLiveAcquireAppearsAndTakeoverShows(t *testing.T) {
 	d.waitScreen("chat-live")
 	d.waitScreen(shortRun(old))
 
-	waitServerPast(t, conn, k)
+	pgtest.WaitExpired(t, conn, k)
 	d.waitScreen("expired")
 	nu := sqlAcquire(t, conn, k, "1 min", "device-b")
 	d.waitScreen("taken over")
@@ -124,7 +104,7 @@ func TestStaleRunConfirmReleasesNothing(t *testing.T) {
 	if d.m.dialog == nil || d.m.dialog.lease.RunID != shown {
 		t.Fatalf("dialog not open on the shown run %v", shown)
 	}
-	waitServerPast(t, conn, k)
+	pgtest.WaitExpired(t, conn, k)
 	now := sqlAcquire(t, conn, k, "1 min", "device-new")
 	d.waitScreen("now held by run " + shortRun(now))
 	d.press("y")
@@ -297,23 +277,7 @@ func TestReleaseWithoutPrivilegeSaysWhy(t *testing.T) {
 // lease_reader (SELECT on the lease schema).
 func readerStore(t *testing.T, db pgtest.DB) *data.Store {
 	t.Helper()
-	ctx := context.Background()
-	role := "reader_" + db.Name
-	conn := db.Conn(t)
-	if _, err := conn.Exec(ctx, `CREATE ROLE `+pgx.Identifier{role}.Sanitize()+` LOGIN PASSWORD 'pw' IN ROLE lease_reader`); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if c, err := pgx.Connect(ctx, pgtest.AdminURL()); err == nil {
-			_, _ = c.Exec(ctx, `DROP ROLE IF EXISTS `+pgx.Identifier{role}.Sanitize())
-			c.Close(ctx)
-		}
-	})
-	cfg, err := pgx.ParseConfig(db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reader, err := data.Open(ctx, fmt.Sprintf("postgres://%s:pw@%s:%d/%s?sslmode=disable", role, cfg.Host, cfg.Port, db.Name))
+	reader, err := data.Open(context.Background(), db.ReaderURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -13,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/demo"
 	"github.com/leasetop/leasetop/internal/pgserver"
 	"github.com/leasetop/leasetop/keymap"
@@ -76,11 +72,11 @@ func cmdDemo(ctx context.Context, env Env, args []string) error {
 	signal.Ignore(syscall.SIGPIPE)
 	defer signal.Reset(syscall.SIGPIPE)
 
-	db, err := openDemoDB(ctx, env, resolveDSN(env, *f.dsn), &cfg)
+	db, err := openDemoDB(ctx, env, *f.dsn, &cfg)
 	if err != nil {
 		return err
 	}
-	defer db.close()
+	defer db.Close()
 	if *f.headless {
 		return runHeadless(ctx, env, db, cfg)
 	}
@@ -114,7 +110,7 @@ func (f *demoFlags) config() (demo.Config, error) {
 		cfg.Duration = 30 * time.Second
 	}
 	if cfg.Seed == 0 {
-		cfg.Seed = randomSeed()
+		cfg.Seed = demo.NewSeed()
 	}
 	if err := demo.Validate(cfg); err != nil {
 		return cfg, usageErrorf("demo: %v (see leasetop demo -h)", err)
@@ -122,74 +118,30 @@ func (f *demoFlags) config() (demo.Config, error) {
 	return cfg, nil
 }
 
-func randomSeed() int64 {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return int64(binary.BigEndian.Uint64(b[:])>>34) + 1 // short enough to retype
-}
-
-// demoDB is the database the demo runs on: an embedded throwaway server, or
-// the user's database (where it cleans up only what it created).
-type demoDB struct {
-	store    *data.Store
-	embedded *demo.Embedded
-	accounts []string
-	created  bool // the demo created the leasetop_demo schema on the user's database
-	where    string
-}
-
-func openDemoDB(ctx context.Context, env Env, dsn string, cfg *demo.Config) (*demoDB, error) {
-	db := &demoDB{}
-	if dsn == "" {
-		emb, err := demo.StartEmbedded(ctx)
-		if errors.Is(err, pgserver.ErrNoBinaries) {
-			return nil, &ExitError{Code: ExitFailure, Err: err}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("start the embedded PostgreSQL: %w", err)
-		}
-		db.embedded, dsn = emb, emb.URL()
-		db.where = fmt.Sprintf("embedded PostgreSQL in %s (port %d, pid %d), removed on exit", emb.Dir(), emb.Port(), emb.PID())
-	} else {
-		cfg.Prefix = "demo-" + randomHex(3) + "-"
-	}
-	cfg.DSN = dsn
-	store, err := openStore(ctx, dsn)
-	if err != nil {
-		db.close()
+// openDemoDB opens the demo's database (see demo.OpenDB) with the exit codes
+// and one-line errors of every command that connects.
+func openDemoDB(ctx context.Context, env Env, flagDSN string, cfg *demo.Config) (*demo.DB, error) {
+	db, err := demo.OpenDB(ctx, resolveDSN(env, flagDSN), cfg)
+	var embedded *demo.EmbeddedError
+	switch {
+	case err == nil:
+		return db, nil
+	case errors.Is(err, pgserver.ErrNoBinaries):
+		return nil, &ExitError{Code: ExitFailure, Err: err}
+	case errors.As(err, &embedded):
 		return nil, err
 	}
-	db.store = store
-	if db.where == "" {
-		c := store.Pool().Config().ConnConfig
-		db.where = fmt.Sprintf("%s:%d/%s, accounts prefixed %q (removed on exit; their events stay)", c.Host, c.Port, c.Database, cfg.Prefix)
-	}
-	if db.created, err = demo.Setup(ctx, store.Pool()); err != nil {
-		db.close()
-		return nil, connError(err)
-	}
-	db.accounts = cfg.AccountIDs()
-	return db, nil
+	return nil, connError(err)
 }
 
-// close removes what the demo made: the whole server when embedded, else
-// its leases, rows and (if it created it) schema.
-func (db *demoDB) close() {
-	if db.store != nil {
-		if db.embedded == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			_ = demo.Cleanup(ctx, db.store.Pool(), db.accounts, db.created)
-			cancel()
-		}
-		db.store.Close()
+// demoOutcome is the exit of a finished demo: 1 if an invariant broke, 130
+// if it was interrupted, else 0.
+func demoOutcome(out demo.Outcome, interrupted bool) error {
+	switch {
+	case !out.OK():
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("demo: %d invariant violations (listed above)", len(out.Violations))}
+	case interrupted:
+		return &ExitError{Code: ExitCode(context.Canceled), Err: errors.New("demo interrupted; everything it started was stopped and removed")}
 	}
-	if db.embedded != nil {
-		db.embedded.Close()
-	}
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+	return nil
 }

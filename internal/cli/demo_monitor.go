@@ -20,8 +20,8 @@ import (
 // with keys to kill or freeze the device that holds the selected session.
 // Quitting the monitor stops the demo; then the summary and the invariant
 // check are printed.
-func runDemoMonitor(ctx context.Context, env Env, db *demoDB, cfg demo.Config, keys keymap.Map) error {
-	d, err := demo.New(db.store, cfg, nil)
+func runDemoMonitor(ctx context.Context, env Env, db *demo.DB, cfg demo.Config, keys keymap.Map) error {
+	d, err := demo.New(db.Store(), cfg, nil)
 	if err != nil {
 		return err
 	}
@@ -43,9 +43,9 @@ func runDemoMonitor(ctx context.Context, env Env, db *demoDB, cfg demo.Config, k
 			Title:   "leasetop demo",
 			Keys:    &keys,
 			Actions: demoActions(uiCtx, d),
-			Badge:   func() string { return demoBadge(d) },
+			Badge:   d.Badge,
 		},
-		Store:   db.store,
+		Store:   db.Store(),
 		Input:   env.Stdin,
 		Output:  env.Stdout,
 		NoColor: env.Getenv("NO_COLOR") != "",
@@ -58,13 +58,7 @@ func runDemoMonitor(ctx context.Context, env Env, db *demoDB, cfg demo.Config, k
 	}
 	out.Interrupted = false // quitting the monitor is how the demo ends
 	demo.WriteSummary(env.Stdout, out)
-	switch {
-	case !out.OK():
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("demo: %d invariant violations (listed above)", len(out.Violations))}
-	case ctx.Err() != nil:
-		return &ExitError{Code: ExitCode(context.Canceled), Err: errors.New("demo interrupted; everything it started was stopped and removed")}
-	}
-	return nil
+	return demoOutcome(out, ctx.Err() != nil)
 }
 
 // demoActions are the monitor's demo keys: chaos on the selected session.
@@ -95,16 +89,4 @@ func demoActions(ctx context.Context, d *demo.Demo) []ui.Action {
 			RunFunc:     act(demo.ActFreeze),
 		},
 	}
-}
-
-// demoBadge is the header's note on what the chaos schedule last did.
-func demoBadge(d *demo.Demo) string {
-	l := d.Status()
-	if l.Short == "" {
-		if d.Config().NoChaos {
-			return "chaos off: K kill, Z freeze"
-		}
-		return "chaos soon: K kill, Z freeze"
-	}
-	return fmt.Sprintf("⚡ %ds ago: %s", int(time.Since(l.Time).Seconds()), l.Short)
 }

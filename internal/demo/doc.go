@@ -46,13 +46,15 @@
 //
 // # Invariants
 //
-// Check reads lease.event and leasetop_demo.output after the run and verifies:
+// After the run, audit.Check reads lease.event and leasetop_demo.output
+// and verifies:
 //
 //  1. never two unexpired owners of one session on the server clock;
 //  2. fences rise per session;
 //  3. no write with a stale fence was accepted;
 //  4. every started run ended (released, lost, or killed).
 //
-// It is an ordinary function on a database, so a test can break a history on
-// purpose and watch it fail.
+// The checker is a package of its own (internal/audit) because the fault
+// suite checks its own holders' histories with it; the demo gives it the
+// Record of what its devices said and what its chaos did.
 package demo

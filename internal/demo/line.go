@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/leasetop/leasetop/internal/termtext"
 )
 
@@ -37,3 +39,6 @@ type Observer func(Line)
 // clean makes an untrusted value (a holder label, a reason, an error) inert
 // and at most 80 cells wide.
 func clean(s string) string { return termtext.Clean(s, 80) }
+
+// short is a run id's first 8 hex digits, as the monitor shows it.
+func short(id uuid.UUID) string { return id.String()[:8] }

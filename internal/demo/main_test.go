@@ -1,13 +1,10 @@
 package demo_test
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/proctest"
 )
 
 // leasetopBin is the leasetop binary built once for the process tests; set
@@ -15,17 +12,8 @@ import (
 var leasetopBin string
 
 func TestMain(m *testing.M) {
-	pgtest.MainWith(m, func() (func(), error) {
-		dir, err := os.MkdirTemp("", "leasetop-demo-test-")
-		if err != nil {
-			return nil, err
-		}
-		leasetopBin = filepath.Join(dir, "leasetop")
-		out, err := exec.Command("go", "build", "-o", leasetopBin, "github.com/leasetop/leasetop").CombinedOutput()
-		if err != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("go build leasetop: %w\n%s", err, out)
-		}
-		return func() { os.RemoveAll(dir) }, nil
+	pgtest.MainWith(m, func() (cleanup func(), err error) {
+		leasetopBin, cleanup, err = proctest.BuildTemp("leasetop-demo-test-")
+		return cleanup, err
 	})
 }

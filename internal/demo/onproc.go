@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/audit"
 )
 
 // onProc handles what a device process did.
@@ -37,7 +38,7 @@ func (r *runner) onReport(p *proc, rep Report) {
 			clean(key.String()), p, clean(rep.Holder), rep.Remaining.Round(100*time.Millisecond)))
 	case ReportStarted:
 		r.active[rep.Run] = &activeRun{run: rep.Run, key: key, fence: rep.Fence, proc: p}
-		r.rec.Started[rep.Run] = StartedRun{Key: key, Fence: rep.Fence, Holder: p.label}
+		r.rec.Started[rep.Run] = audit.StartedRun{Key: key, Fence: rep.Fence, Holder: p.label}
 	case ReportWrite:
 		if !rep.Accepted {
 			r.emit("write refused", fmt.Sprintf("%s  %s wrote with stale fence %d: refused by the fence check",
@@ -76,11 +77,11 @@ func (p *proc) key(session string) data.Key { return data.Key{Account: p.account
 // and unless the demo is stopping, it is restarted.
 func (r *runner) onExit(p *proc, how string) {
 	p.alive, p.frozen = false, false
-	end := EndKilled
+	end := audit.EndKilled
 	if !p.killed {
-		end = EndCrashed + ": " + p.label + " exited (" + how + ")"
+		end = audit.EndCrashed + ": " + p.label + " exited (" + how + ")"
 		if r.stopping {
-			end = EndCrashed + ": " + p.label + " did not release before exiting (" + how + ")"
+			end = audit.EndCrashed + ": " + p.label + " did not release before exiting (" + how + ")"
 		}
 	}
 	for run, a := range r.active {

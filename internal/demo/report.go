@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/internal/audit"
 )
 
 // ReportKind says what happened to a device.
@@ -38,10 +40,11 @@ const (
 	ReportError ReportKind = "error"
 )
 
-// How a run ended, in ReportEnded.
+// How a run ended, in ReportEnded: the words the invariant check reads in
+// its Record.
 const (
-	EndReleased = "released"
-	EndLost     = "lost"
+	EndReleased = audit.EndReleased
+	EndLost     = audit.EndLost
 )
 
 // Report is one line a device prints on stdout: one thing that happened to

@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/audit"
 )
 
 // Outcome is what a finished demo found.
 type Outcome struct {
-	Result
+	audit.Result
 	// Elapsed is how long the demo ran.
 	Elapsed time.Duration
 	// Seed reproduces the chaos schedule.
@@ -96,7 +97,7 @@ func (d *Demo) Run(ctx context.Context) (Outcome, error) {
 	cctx, cancel := context.WithTimeout(bg, 30*time.Second)
 	defer cancel()
 	r.catchUp(cctx)
-	res, err := Check(cctx, d.store, r.rec)
+	res, err := audit.Check(cctx, d.store, r.rec)
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/audit"
 )
 
 const (
@@ -42,7 +43,7 @@ type runner struct {
 
 	procs  []*proc
 	active map[uuid.UUID]*activeRun
-	rec    *Record
+	rec    *audit.Record
 	seen   map[int64]bool // event ids already shown
 	lastID int64
 	scope  map[string]bool
@@ -62,7 +63,7 @@ func (d *Demo) newRunner(startID int64) *runner {
 		ln:     d.store.NewListener(data.ListenerConfig{}),
 		msgs:   make(chan procMsg, 256),
 		active: make(map[uuid.UUID]*activeRun),
-		rec:    NewRecord(d.cfg.AccountIDs(), startID),
+		rec:    audit.NewRecord(d.cfg.AccountIDs(), startID),
 		seen:   make(map[int64]bool),
 		lastID: startID,
 		scope:  make(map[string]bool),

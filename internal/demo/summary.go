@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/leasetop/leasetop/internal/audit"
 	"github.com/leasetop/leasetop/internal/termtext"
 )
 
@@ -36,13 +37,13 @@ func WriteSummary(w io.Writer, o Outcome) {
 	}
 	fmt.Fprintf(w, "  %-44s %d kill -9, %d SIGSTOP, %d force-release\n", "chaos", t.Kills, t.Freezes, t.Forced)
 	fmt.Fprintln(w, "invariants:")
-	for n := 1; n <= numInvariants; n++ {
-		failed := o.Failed(n)
+	for _, inv := range audit.Invariants() {
+		failed := o.Failed(inv)
 		verdict := "ok  "
 		if len(failed) > 0 {
 			verdict = "FAIL"
 		}
-		fmt.Fprintf(w, "  %s  %d. %s\n", verdict, n, InvariantName(n))
+		fmt.Fprintf(w, "  %s  %d. %s\n", verdict, inv, inv)
 		for _, v := range failed {
 			fmt.Fprintf(w, "          %s\n", termtext.Clean(v.String(), 0))
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/lease"
 	"github.com/leasetop/leasetop/monitor"
 )
@@ -62,7 +63,7 @@ func TestHolderBlackhole(t *testing.T) {
 		}
 	})
 	c := r.startCrew(crewConfig{holders: 2, lease: crewTTL(ttl)}) // both wait for the one session
-	eventually(t, 30*time.Second, "a confirmed renewal", func() bool { return l.State().ExpiresAt.After(granted) })
+	pgtest.Eventually(t, 30*time.Second, "a confirmed renewal", func() bool { return l.State().ExpiresAt.After(granted) })
 	snap, err := r.store.Snapshot(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +85,7 @@ func TestHolderBlackhole(t *testing.T) {
 		t.Errorf("statuses %v then %v, want at risk, then lost", statuses, l.State().Status)
 	}
 	var over data.Event
-	eventually(t, 30*time.Second, "a waiting holder to take the session over", func() bool {
+	pgtest.Eventually(t, 30*time.Second, "a waiting holder to take the session over", func() bool {
 		for _, ev := range r.events() {
 			if ev.Kind == data.KindTakenOver && ev.PrevRunID == l.RunID() {
 				over = ev

@@ -103,9 +103,9 @@ func TestBurstOfTransitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	caughtUp := r.converge(p, time.Now())
+	caughtUp := r.converge(p.Mirror, time.Now())
 	heapAfter := heapInUse()
-	tally := r.audit(p)
+	tally := r.audit(p.Mirror)
 
 	var final int64
 	var logLen int
@@ -125,7 +125,7 @@ func TestBurstOfTransitions(t *testing.T) {
 	if logLen > 500 {
 		t.Errorf("the monitor keeps %d events, want at most its limit of 500", logLen)
 	}
-	c := p.counts()
+	c := p.carried()
 	if limit := 20000 + 1024; c.bigBatch > limit {
 		t.Errorf("a batch held %d items, more than the feed's pending cap allows (%d)", c.bigBatch, limit)
 	}
@@ -161,7 +161,7 @@ func TestPausedMonitorKeepsReading(t *testing.T) {
 	cfg.ResyncLimit = 4 * n // one resync returns everything a paused consumer missed
 	p := r.startProbe(openStore(t, r.url), cfg)
 
-	p.pause()
+	p.Pause()
 	var pausedMax float64
 	took, err := during(func() error { return r.burst(context.Background(), n) }, func() {
 		pausedMax = max(pausedMax, r.queueUsage())
@@ -170,9 +170,9 @@ func TestPausedMonitorKeepsReading(t *testing.T) {
 		t.Fatal(err)
 	}
 	pausedAfter := r.queueUsage()
-	p.unpause()
-	caughtUp := r.converge(p, time.Now())
-	c := p.counts()
+	p.Resume()
+	caughtUp := r.converge(p.Mirror, time.Now())
+	c := p.carried()
 	if !c.firstSync {
 		t.Error("the first batch after the pause did not start with a resync: the feed queued every notification")
 	}
@@ -204,8 +204,8 @@ func TestPausedMonitorKeepsReading(t *testing.T) {
 		t.Errorf("queue usage: %.7f at most while the monitor was paused (%.7f after), %.7f with a listener that does not read; want the paused monitor's far below",
 			pausedMax, pausedAfter, stuck)
 	}
-	r.converge(p, time.Now())
-	r.audit(p)
+	r.converge(p.Mirror, time.Now())
+	r.audit(p.Mirror)
 	report(t, "paused-monitor", "transitions", n, "took", took, "queue_usage_max_paused", fmt.Sprintf("%.7f", pausedMax),
 		"queue_usage_after_paused_burst", fmt.Sprintf("%.7f", pausedAfter), "queue_usage_stuck_listener", fmt.Sprintf("%.7f", stuck),
 		"caught_up_after_unpause", caughtUp, "biggest_batch", c.bigBatch)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgserver"
+	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/monitor"
 )
 
@@ -130,7 +131,7 @@ func clockSkew(t *testing.T, offset string, want time.Duration) {
 	}
 
 	b := r.leasetopRun(dsn, "proc-b", "--ttl", ttl.String(), "--wait")
-	eventually(t, 30*time.Second, "proc-b to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
+	pgtest.Eventually(t, 30*time.Second, "proc-b to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
 	proxy.Blackhole()
 	if got := a.wait(t); got != 4 {
 		t.Errorf("cut-off holder exit = %d, want 4 (lost by its local deadline); stderr: %s", got, a.stderr.String())

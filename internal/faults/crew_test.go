@@ -12,6 +12,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/demo"
+	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/lease"
 )
 
@@ -172,7 +173,7 @@ func (r *rig) waitRuns(t *testing.T, n int) {
 	r.mu.Lock()
 	want := len(r.rec.Started) + n
 	r.mu.Unlock()
-	eventually(t, 30*time.Second, fmt.Sprintf("%d runs to start", n), func() bool {
+	pgtest.Eventually(t, 30*time.Second, fmt.Sprintf("%d runs to start", n), func() bool {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		return len(r.rec.Started) >= want

@@ -4,7 +4,7 @@
 // it, and check that the system converged:
 //
 //   - never two unexpired owners of one session on the server clock, and no
-//     accepted write outside its run's grant (demo.Check over lease.event and
+//     accepted write outside its run's grant (audit.Check over lease.event and
 //     the fenced writes);
 //   - fences rose per session;
 //   - the monitor's picture equals lease.session_lease, and it applied every

@@ -16,17 +16,9 @@ func TestMain(m *testing.M) {
 	if isWriter() { // this test binary, started by leasetop run as its command
 		os.Exit(writerMain())
 	}
-	pgtest.MainWith(m, func() (func(), error) {
-		dir, err := os.MkdirTemp("", "leasetop-faults-")
-		if err != nil {
-			return nil, err
-		}
-		cleanup := func() { os.RemoveAll(dir) }
-		if leasetopBin, err = proctest.Build(dir); err != nil {
-			cleanup()
-			return nil, err
-		}
-		return cleanup, nil
+	pgtest.MainWith(m, func() (cleanup func(), err error) {
+		leasetopBin, cleanup, err = proctest.BuildTemp("leasetop-faults-")
+		return cleanup, err
 	})
 }
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/demo"
+	"github.com/leasetop/leasetop/internal/audit"
 	"github.com/leasetop/leasetop/monitor"
 )
 
@@ -18,19 +18,26 @@ import (
 func (r *rig) startMirror(dsn string, cfg monitor.FeedConfig) *monitor.Mirror {
 	r.t.Helper()
 	m := monitor.NewMirror(openStore(r.t, dsn), cfg, monitor.Config{})
+	r.runMirror(m, "the monitor to be LIVE")
+	return m
+}
+
+// runMirror runs m until the test ends, and waits until it is LIVE and has
+// read the database once.
+func (r *rig) runMirror(m *monitor.Mirror, what string) {
+	r.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = m.Run(ctx) })
 	r.t.Cleanup(func() { cancel(); wg.Wait() })
-	waitMirror(r.t, m, 30*time.Second, "the monitor to be LIVE", func(s *monitor.State) bool { return s.Synced() && live(s) })
-	return m
+	waitMirror(r.t, m, 30*time.Second, what, func(s *monitor.State) bool { return s.Synced() && live(s) })
 }
 
 // live reports whether the monitor's header would say LIVE.
 func live(s *monitor.State) bool { return s.Health(time.Now()).Link == monitor.LinkLive }
 
 // waitMirror waits up to timeout for cond on the monitor's state.
-func waitMirror(t *testing.T, m view, timeout time.Duration, what string, cond func(*monitor.State) bool) {
+func waitMirror(t *testing.T, m *monitor.Mirror, timeout time.Duration, what string, cond func(*monitor.State) bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -40,7 +47,7 @@ func waitMirror(t *testing.T, m view, timeout time.Duration, what string, cond f
 }
 
 // describe summarises the monitor's state for failure messages.
-func describe(m view) string {
+func describe(m *monitor.Mirror) string {
 	var out string
 	m.Read(func(s *monitor.State) {
 		h := s.Health(time.Now())
@@ -53,7 +60,7 @@ func describe(m view) string {
 // converge waits until the monitor is LIVE and has applied every event now
 // in the database, and returns the time since t0 (when the fault healed).
 // The holders may go on meanwhile: later events are not waited for.
-func (r *rig) converge(m view, t0 time.Time) time.Duration {
+func (r *rig) converge(m *monitor.Mirror, t0 time.Time) time.Duration {
 	r.t.Helper()
 	var baseline int64
 	m.Read(func(s *monitor.State) { baseline = s.Baseline() })
@@ -76,10 +83,10 @@ func seenAll(s *monitor.State, ids []int64) bool {
 // audit checks the promises once every holder has stopped: the monitor's
 // leases equal lease.session_lease, it applied every lease.event row after
 // its baseline exactly once and its event log holds no id twice; and
-// demo.Check finds no two unexpired owners of a session, no fence that did
+// audit.Check finds no two unexpired owners of a session, no fence that did
 // not rise, no accepted write outside its run's grant and no run that never
 // ended. It returns the check's tally.
-func (r *rig) audit(m view) demo.Tally {
+func (r *rig) audit(m *monitor.Mirror) audit.Tally {
 	r.t.Helper()
 	want := r.leases()
 	var diff string
@@ -108,13 +115,13 @@ func (r *rig) audit(m view) demo.Tally {
 		}
 	})
 	r.mu.Lock()
-	res, err := demo.Check(context.Background(), r.store, r.rec)
+	res, err := audit.Check(context.Background(), r.store, r.rec)
 	r.mu.Unlock()
 	if err != nil {
-		r.t.Fatalf("demo.Check: %v", err)
+		r.t.Fatalf("audit.Check: %v", err)
 	}
 	for _, v := range res.Violations {
-		r.t.Errorf("invariant %d (%s) broken: %s", v.Invariant, demo.InvariantName(v.Invariant), v)
+		r.t.Errorf("invariant %d (%s) broken: %s", v.Invariant, v.Invariant, v)
 	}
 	return res.Tally
 }
@@ -135,7 +142,7 @@ func sameAsDB(s *monitor.State, want map[data.Key]data.Lease) string {
 }
 
 // tallyKV is a tally as report key/values.
-func tallyKV(t demo.Tally) []any {
+func tallyKV(t audit.Tally) []any {
 	return []any{"runs", t.RunsStarted, "takeovers", t.Takeovers, "zombie_renewals_rejected", t.ZombieRenewalsRejected,
 		"writes_accepted", t.WritesAccepted, "stale_writes_refused", t.StaleWritesRefused}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/internal/syncbuf"
 	"github.com/leasetop/leasetop/monitor"
 )
@@ -101,7 +102,7 @@ func (p *proc) wait(t *testing.T) int {
 
 // holding waits until the monitor shows holder holding the rig's first
 // session, and returns that lease.
-func (r *rig) holding(m view, holder string) data.Lease {
+func (r *rig) holding(m *monitor.Mirror, holder string) data.Lease {
 	r.t.Helper()
 	var l data.Lease
 	waitMirror(r.t, m, 30*time.Second, "the monitor to show "+holder+" holding the session", func(s *monitor.State) bool {
@@ -140,7 +141,7 @@ func (r *rig) writes(holder string, accepted bool) int {
 // and handles SIGTERM.
 func (r *rig) writing(holder string) {
 	r.t.Helper()
-	eventually(r.t, 30*time.Second, holder+"'s command to write", func() bool { return r.writes(holder, true) > 0 })
+	pgtest.Eventually(r.t, 30*time.Second, holder+"'s command to write", func() bool { return r.writes(holder, true) > 0 })
 }
 
 // Fault 7a: a `leasetop run` holder is killed with SIGKILL while another
@@ -154,7 +155,7 @@ func TestHolderProcessKilled(t *testing.T) {
 	first := r.holding(m, "proc-a")
 	r.writing("proc-a")
 	b := r.leasetopRun(r.url, "proc-b", "--ttl", "1s", "--wait")
-	eventually(t, 30*time.Second, "proc-b to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
+	pgtest.Eventually(t, 30*time.Second, "proc-b to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
 
 	a.signal(t, syscall.SIGKILL)
 	killed := time.Now()
@@ -191,13 +192,13 @@ func TestHolderProcessFrozen(t *testing.T) {
 	first := r.holding(m, "proc-a")
 	r.writing("proc-a")
 	b := r.leasetopRun(r.url, "proc-b", "--ttl", "1s", "--wait")
-	eventually(t, 30*time.Second, "proc-b to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
+	pgtest.Eventually(t, 30*time.Second, "proc-b to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
 
 	a.signal(t, syscall.SIGSTOP)
 	frozen := time.Now()
 	second := r.holding(m, "proc-b")
 	shown := time.Since(frozen)
-	eventually(t, 30*time.Second, "the frozen holder's command to be refused", func() bool { return r.writes("proc-a", false) > 0 })
+	pgtest.Eventually(t, 30*time.Second, "the frozen holder's command to be refused", func() bool { return r.writes("proc-a", false) > 0 })
 	a.signal(t, syscall.SIGCONT)
 	if got := a.wait(t); got != 4 {
 		t.Errorf("frozen holder exit after SIGCONT = %d, want 4 (lost); stderr: %s", got, a.stderr.String())

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/internal/demo"
+	"github.com/leasetop/leasetop/internal/audit"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/monitor"
 )
@@ -26,7 +26,7 @@ func TestServerRestart(t *testing.T) {
 	const ttl = 2 * time.Second
 	c := r.startCrew(crewConfig{holders: 4, lease: crewTTL(ttl), sticky: 1})
 	r.waitRuns(t, 5)
-	eventually(t, 30*time.Second, "the sticky holder to hold a lease", func() bool { return r.holds("holder-0") })
+	pgtest.Eventually(t, 30*time.Second, "the sticky holder to hold a lease", func() bool { return r.holds("holder-0") })
 	t.Cleanup(func() {
 		if srv.PID() == 0 {
 			if err := srv.Restart(context.Background()); err != nil {
@@ -43,7 +43,7 @@ func TestServerRestart(t *testing.T) {
 	// Down until no holder believes it holds a lease (each gave up by its
 	// local deadline, or finished and failed to release), and for longer
 	// than a TTL: the length of the fault, not a wait for readiness.
-	eventually(t, 30*time.Second, "every holder to give its lease up", func() bool {
+	pgtest.Eventually(t, 30*time.Second, "every holder to give its lease up", func() bool {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		return len(r.rec.Started) == len(r.rec.Ended)
@@ -66,7 +66,7 @@ func TestServerRestart(t *testing.T) {
 	lost := 0
 	r.mu.Lock()
 	for _, how := range r.rec.Ended {
-		if how == demo.EndLost {
+		if how == audit.EndLost {
 			lost++
 		}
 	}

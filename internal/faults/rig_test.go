@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/audit"
 	"github.com/leasetop/leasetop/internal/demo"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/internal/tcpproxy"
@@ -25,7 +26,7 @@ const account = "faults"
 
 // rig is one fault test's world: a migrated database with the demo's output
 // table (the protected resource of the holders' fenced writes), the test's
-// own direct store, and what the holders believed (for demo.Check).
+// own direct store, and what the holders believed (for audit.Check).
 type rig struct {
 	t     *testing.T
 	url   string      // the database, directly, as the superuser
@@ -33,7 +34,7 @@ type rig struct {
 	keys  []data.Key  // the sessions the holders contend for
 
 	mu  sync.Mutex
-	rec *demo.Record
+	rec *audit.Record
 }
 
 // newRig makes a rig on a fresh database of the package's server with
@@ -46,7 +47,7 @@ func newRig(t *testing.T, sessions int) *rig {
 // newRigOn makes a rig on the migrated database at dsn.
 func newRigOn(t *testing.T, dsn string, sessions int) *rig {
 	t.Helper()
-	r := &rig{t: t, url: dsn, store: openStore(t, dsn), rec: demo.NewRecord([]string{account}, 0)}
+	r := &rig{t: t, url: dsn, store: openStore(t, dsn), rec: audit.NewRecord([]string{account}, 0)}
 	if _, err := demo.Setup(context.Background(), r.store.Pool()); err != nil {
 		t.Fatal(err)
 	}
@@ -88,16 +89,16 @@ func (r *rig) proxied() (*tcpproxy.Proxy, string) {
 func (r *rig) started(l *lease.Lease) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.rec.Started[l.RunID()] = demo.StartedRun{Key: l.Key(), Fence: l.Fence(), Holder: l.Holder()}
+	r.rec.Started[l.RunID()] = audit.StartedRun{Key: l.Key(), Fence: l.Fence(), Holder: l.Holder()}
 }
 
 // ended records how a holder's run ended: released, or lost.
 func (r *rig) ended(l *lease.Lease, lost bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	how := demo.EndReleased
+	how := audit.EndReleased
 	if lost {
-		how = demo.EndLost
+		how = audit.EndLost
 	}
 	r.rec.Ended[l.RunID()] = how
 }
@@ -192,19 +193,6 @@ func (r *rig) eventIDs(after int64) []int64 {
 		r.t.Fatal(err)
 	}
 	return ids
-}
-
-// eventually polls cond every 10 ms until it holds, failing the test after
-// timeout.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, bounded by the deadline
-	}
 }
 
 // report logs one measured outcome as "FAULT name key=value ...", the line

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/internal/pgtest"
 )
 
 // Bad input: a terminal of 20x5. The real `leasetop watch`, on a pty of
@@ -28,10 +30,10 @@ func TestWatchOnA20x5Terminal(t *testing.T) {
 	w := startProc(t, cmd)
 	p.readOutput()
 
-	eventually(t, 30*time.Second, "the too-small notice", func() bool { return strings.Contains(p.screen(), "too small") })
+	pgtest.Eventually(t, 30*time.Second, "the too-small notice", func() bool { return strings.Contains(p.screen(), "too small") })
 	small := p.screen()
 	p.resize(t, 100, 30)
-	eventually(t, 30*time.Second, "the monitor's table after the terminal grew", func() bool {
+	pgtest.Eventually(t, 30*time.Second, "the monitor's table after the terminal grew", func() bool {
 		s := p.screen()
 		return strings.Contains(s, "dev-1") && strings.Contains(s, "LIVE")
 	})
@@ -65,7 +67,7 @@ func TestForcedReleaseIsAuditedOnScreen(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	w := startProc(t, cmd)
 	p.readOutput()
-	eventually(t, 30*time.Second, "the monitor's table", func() bool { return strings.Contains(p.screen(), "dev-1") })
+	pgtest.Eventually(t, 30*time.Second, "the monitor's table", func() bool { return strings.Contains(p.screen(), "dev-1") })
 
 	out, err := exec.Command(leasetopBin, "release", "--dsn", operator.url, "--account", r.keys[0].Account,
 		"--session", r.keys[0].Session, "--reason", "INC-42 wedged").CombinedOutput()
@@ -80,7 +82,7 @@ func TestForcedReleaseIsAuditedOnScreen(t *testing.T) {
 		t.Errorf("force_released event actor %q reason %q, want the login role %q and the reason", actor, reason, operator.role)
 	}
 	want := "by " + operator.role + ": INC-42 wedged"
-	eventually(t, 30*time.Second, "the monitor to show "+want, func() bool { return strings.Contains(p.screen(), want) })
+	pgtest.Eventually(t, 30*time.Second, "the monitor to show "+want, func() bool { return strings.Contains(p.screen(), want) })
 	p.typeKeys(t, "q")
 	if code := w.wait(t); code != 0 {
 		t.Errorf("leasetop watch exit = %d after q, want 0", code)

@@ -37,7 +37,7 @@ func writerEnv(dsn, device string) []string {
 // with the token `leasetop run` passes in the environment it makes a fenced
 // write (demo.WriteChunk: the fence check and the insert in one
 // transaction, a refusal recorded as such) every writeEvery, and on SIGTERM
-// one last attempt before it exits 0. demo.Check then proves that no
+// one last attempt before it exits 0. audit.Check then proves that no
 // accepted write began outside its run's grant.
 func writerMain() int {
 	term := make(chan os.Signal, 1)

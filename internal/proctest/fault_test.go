@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/internal/proctest"
 )
 
@@ -26,7 +27,7 @@ func TestRenewalFailureStopsBeforeExpiry(t *testing.T) {
 	a := e.leasetopEnv(t, env, runArgs("--dsn", viaProxy, "--ttl", "5s")...)
 	first := e.waitChildren(t, 1, 30*time.Second)[0]
 	b := e.leasetopEnv(t, env, runArgs("--ttl", "5s", "--wait")...)
-	eventually(t, 30*time.Second, "the second run to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
+	pgtest.Eventually(t, 30*time.Second, "the second run to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
 
 	proxy.Blackhole()
 	if got := a.wait(t, 30*time.Second); got != 4 {
@@ -106,7 +107,7 @@ func TestLossKillsCommandAfterGrace(t *testing.T) {
 	a := e.leasetop(t, "run", "--account", testKey.Account, "--session", testKey.Session,
 		"--ttl", "1s", "--grace", "300ms", "--", "sh", "-c", script)
 	var pid int
-	eventually(t, 30*time.Second, "the command to print its pid", func() bool {
+	pgtest.Eventually(t, 30*time.Second, "the command to print its pid", func() bool {
 		n, err := strconv.Atoi(strings.TrimSpace(a.stdout.String()))
 		pid = n
 		return err == nil && n > 0
@@ -121,5 +122,5 @@ func TestLossKillsCommandAfterGrace(t *testing.T) {
 		t.Errorf("stderr = %q, want it to say the command got SIGKILL after the grace period", stderr)
 	}
 	waitGone(t, pid, 10*time.Second, "the command that ignored SIGTERM")
-	eventually(t, 10*time.Second, "nothing left in the command's process group", func() bool { return proctest.GroupGone(pid) })
+	pgtest.Eventually(t, 10*time.Second, "nothing left in the command's process group", func() bool { return proctest.GroupGone(pid) })
 }

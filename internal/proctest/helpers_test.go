@@ -134,18 +134,6 @@ func (p *proc) signal(t *testing.T, sig syscall.Signal) {
 	}
 }
 
-// eventually polls cond until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // children reads the recorder's records grouped by child.
 func (e env) children(t *testing.T) []*proctest.Child {
 	t.Helper()
@@ -160,7 +148,7 @@ func (e env) children(t *testing.T) []*proctest.Child {
 func (e env) waitChildren(t *testing.T, n int, timeout time.Duration) []*proctest.Child {
 	t.Helper()
 	var cs []*proctest.Child
-	eventually(t, timeout, strconv.Itoa(n)+" recorder children to start", func() bool {
+	pgtest.Eventually(t, timeout, strconv.Itoa(n)+" recorder children to start", func() bool {
 		cs = e.children(t)
 		return len(cs) >= n
 	})
@@ -230,7 +218,7 @@ func runArgs(extra ...string) []string {
 // waitGone waits until pid has exited.
 func waitGone(t *testing.T, pid int, timeout time.Duration, what string) {
 	t.Helper()
-	eventually(t, timeout, what+" (pid "+strconv.Itoa(pid)+") to exit", func() bool { return proctest.ProcessGone(pid) })
+	pgtest.Eventually(t, timeout, what+" (pid "+strconv.Itoa(pid)+") to exit", func() bool { return proctest.ProcessGone(pid) })
 }
 
 func findEvent(evs []data.Event, match func(data.Event) bool) (data.Event, bool) {

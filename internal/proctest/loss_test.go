@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/internal/proctest"
 )
 
@@ -20,7 +21,7 @@ func TestProcessLossKill9(t *testing.T) {
 	a := e.leasetopEnv(t, env, runArgs("--ttl", "1s")...)
 	first := e.waitChildren(t, 1, 30*time.Second)[0]
 	b := e.leasetopEnv(t, env, runArgs("--ttl", "1s", "--wait")...)
-	eventually(t, 30*time.Second, "the second run to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
+	pgtest.Eventually(t, 30*time.Second, "the second run to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
 
 	a.signal(t, syscall.SIGKILL)
 	if got := a.wait(t, 30*time.Second); got != 128+9 {
@@ -73,7 +74,7 @@ func TestNoOverlapUnderProcessLoss(t *testing.T) {
 	e.dumpOnFailure(t)
 	for i := range kills {
 		var c *proctest.Child
-		eventually(t, 30*time.Second, "a child to run across a renewal of its lease", func() bool {
+		pgtest.Eventually(t, 30*time.Second, "a child to run across a renewal of its lease", func() bool {
 			cs := e.children(t)
 			if len(cs) <= i {
 				return false

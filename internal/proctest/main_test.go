@@ -15,17 +15,8 @@ func TestMain(m *testing.M) {
 	if proctest.IsRecorder() { // this test binary, started by leasetop run as its child
 		os.Exit(proctest.RecorderMain())
 	}
-	pgtest.MainWith(m, func() (func(), error) {
-		dir, err := os.MkdirTemp("", "leasetop-proctest-")
-		if err != nil {
-			return nil, err
-		}
-		cleanup := func() { os.RemoveAll(dir) }
-		leasetopBin, err = proctest.Build(dir)
-		if err != nil {
-			cleanup()
-			return nil, err
-		}
-		return cleanup, nil
+	pgtest.MainWith(m, func() (cleanup func(), err error) {
+		leasetopBin, cleanup, err = proctest.BuildTemp("leasetop-proctest-")
+		return cleanup, err
 	})
 }

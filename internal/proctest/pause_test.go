@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/internal/proctest"
 )
 
@@ -24,22 +25,22 @@ func TestPausedOwnerZombie(t *testing.T) {
 	a := e.leasetopEnv(t, env, runArgs("--dsn", viaProxy, "--ttl", "1500ms")...)
 	first := e.waitChildren(t, 1, 30*time.Second)[0]
 	b := e.leasetopEnv(t, env, runArgs("--ttl", "1500ms", "--wait")...)
-	eventually(t, 30*time.Second, "the second run to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
+	pgtest.Eventually(t, 30*time.Second, "the second run to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
 
 	// Catch a renewal in flight, then freeze the holder. The first renewal on
 	// a connection prepares the statement (a round trip of its own); wait for
 	// it, so the held request is one that executes the renewal.
-	eventually(t, 30*time.Second, "the holder's first renewal", func() bool {
+	pgtest.Eventually(t, 30*time.Second, "the holder's first renewal", func() bool {
 		l := e.holder(t)
 		return l.RunID == first.RunID && l.RenewedAt.After(l.AcquiredAt)
 	})
 	proxy.HoldRequests()
-	eventually(t, 10*time.Second, "a renewal on its way", func() bool { return proxy.Held() > 0 })
+	pgtest.Eventually(t, 10*time.Second, "a renewal on its way", func() bool { return proxy.Held() > 0 })
 	a.signal(t, syscall.SIGSTOP)
 
 	cs := e.waitChildren(t, 2, 30*time.Second)
 	second := cs[1]
-	eventually(t, 10*time.Second, "the frozen holder's child to be refused", func() bool {
+	pgtest.Eventually(t, 10*time.Second, "the frozen holder's child to be refused", func() bool {
 		for _, r := range e.children(t)[0].Records {
 			if r.Kind == proctest.KindRefused {
 				return true
@@ -51,7 +52,7 @@ func TestPausedOwnerZombie(t *testing.T) {
 	// Deliver the late renewal; the server refuses it and records it.
 	proxy.Resume()
 	var rejected data.Event
-	eventually(t, 10*time.Second, "the late renewal to be rejected", func() bool {
+	pgtest.Eventually(t, 10*time.Second, "the late renewal to be rejected", func() bool {
 		var ok bool
 		rejected, ok = findEvent(e.events(t), func(ev data.Event) bool {
 			return ev.Kind == data.KindRenewRejected && ev.RunID == first.RunID
@@ -107,7 +108,7 @@ func TestPausedHolderAndChildFenced(t *testing.T) {
 	a := e.leasetopEnv(t, env, runArgs("--ttl", "1s")...)
 	first := e.waitChildren(t, 1, 30*time.Second)[0]
 	b := e.leasetopEnv(t, env, runArgs("--ttl", "1s", "--wait")...)
-	eventually(t, 30*time.Second, "the second run to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
+	pgtest.Eventually(t, 30*time.Second, "the second run to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
 
 	a.signal(t, syscall.SIGSTOP)
 	if err := syscall.Kill(-first.PID, syscall.SIGSTOP); err != nil { // the child's own process group

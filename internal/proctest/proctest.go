@@ -29,6 +29,22 @@ func Build(dir string) (string, error) {
 	return bin, nil
 }
 
+// BuildTemp compiles the leasetop command into a new temporary folder named
+// after pattern (as os.MkdirTemp), for a TestMain to build it once per test
+// binary. cleanup removes the folder.
+func BuildTemp(pattern string) (bin string, cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	if bin, err = Build(dir); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return bin, cleanup, nil
+}
+
 // ProcessGone reports whether pid has exited: it no longer exists or is a
 // zombie waiting to be reaped (dead, but not yet collected by its parent).
 func ProcessGone(pid int) bool {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/internal/proctest"
 )
 
@@ -119,7 +120,7 @@ func TestRunForwardsSignals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			script := `trap "exit ` + strconv.Itoa(tt.code) + `" ` + tt.name + `; echo ready; while :; do sleep 0.02; done`
 			p := e.leasetop(t, "run", "--account", "acct", "--session", "sess", "--", "sh", "-c", script)
-			eventually(t, 30*time.Second, "the command to start", func() bool { return strings.Contains(p.stdout.String(), "ready") })
+			pgtest.Eventually(t, 30*time.Second, "the command to start", func() bool { return strings.Contains(p.stdout.String(), "ready") })
 			p.signal(t, tt.sig)
 			if got := p.wait(t, 30*time.Second); got != tt.code {
 				t.Errorf("exit code after SIG%s = %d, want the command's %d; stderr: %s", tt.name, got, tt.code, p.stderr.String())
@@ -138,7 +139,7 @@ func TestRunInterruptedWhileWaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := e.leasetop(t, "run", "--account", "acct", "--session", "sess", "--wait", "--", "sh", "-c", "echo ran")
-	eventually(t, 30*time.Second, "leasetop to report it is waiting", func() bool { return strings.Contains(p.stderr.String(), "waiting") })
+	pgtest.Eventually(t, 30*time.Second, "leasetop to report it is waiting", func() bool { return strings.Contains(p.stderr.String(), "waiting") })
 	p.signal(t, syscall.SIGINT)
 	if got := p.wait(t, 30*time.Second); got != 130 {
 		t.Errorf("exit code = %d, want 130; stderr: %s", got, p.stderr.String())
@@ -163,7 +164,7 @@ func TestRunKillsLeftovers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("command printed %q, want its pid", p.stdout.String())
 	}
-	eventually(t, 10*time.Second, "the background sleep to be killed", func() bool { return proctest.GroupGone(pgid) })
+	pgtest.Eventually(t, 10*time.Second, "the background sleep to be killed", func() bool { return proctest.GroupGone(pgid) })
 	if got := e.holder(t); got.RunID != uuid.Nil {
 		t.Errorf("lease left held by %v", got.RunID)
 	}

@@ -1,4 +1,4 @@
-package demo
+package audit
 
 import (
 	"fmt"
@@ -6,33 +6,39 @@ import (
 	"github.com/leasetop/leasetop/data"
 )
 
-// The invariants Check verifies, numbered as in the summary.
+// Invariant is one promise Check verifies, numbered as the demo's summary
+// lists them.
+type Invariant int
+
+// The invariants Check verifies.
 const (
-	InvOneOwner   = 1 // never two unexpired owners of one session on the server clock
-	InvFencesRise = 2 // fences rise per session
-	InvNoStale    = 3 // no write with a stale fence was accepted
-	InvRunsEnded  = 4 // every started run ended (released, lost, or killed)
-	numInvariants = 4
+	OneOwner     Invariant = 1 // never two unexpired owners of one session on the server clock
+	FencesRise   Invariant = 2 // fences rise per session
+	NoStaleWrite Invariant = 3 // no write with a stale fence was accepted
+	RunsEnded    Invariant = 4 // every started run ended (released, lost, or killed)
 )
 
-// InvariantName returns what invariant n promises.
-func InvariantName(n int) string {
-	switch n {
-	case InvOneOwner:
+// Invariants returns every invariant Check verifies, in order.
+func Invariants() []Invariant { return []Invariant{OneOwner, FencesRise, NoStaleWrite, RunsEnded} }
+
+// String is what the invariant promises.
+func (inv Invariant) String() string {
+	switch inv {
+	case OneOwner:
 		return "never two unexpired owners of one session on the server clock"
-	case InvFencesRise:
+	case FencesRise:
 		return "fences rise per session"
-	case InvNoStale:
+	case NoStaleWrite:
 		return "no write with a stale fence was accepted"
-	case InvRunsEnded:
+	case RunsEnded:
 		return "every started run ended (released, lost, or killed)"
 	}
-	return fmt.Sprintf("invariant %d", n)
+	return fmt.Sprintf("invariant %d", int(inv))
 }
 
 // Violation is one broken promise.
 type Violation struct {
-	Invariant int
+	Invariant Invariant
 	Key       data.Key // zero when it concerns no one session
 	Detail    string
 }
@@ -50,13 +56,14 @@ type Tally struct {
 	RunsStarted            int // acquired + taken over
 	Refusals               int
 	Takeovers              int
-	TakeoversAfterLoss     int // taken over from a run whose process the demo killed
+	TakeoversAfterLoss     int // taken over from a run whose process was killed on purpose
 	ZombieRenewalsRejected int
 	StaleWritesRefused     int
 	WritesAccepted         int
 	Releases               int
 	ForcedReleases         int
-	// Chaos actions the demo performed: kill -9, SIGSTOP, force-release.
+	// Chaos actions performed on the holders: kill -9, SIGSTOP,
+	// force-release.
 	Kills, Freezes, Forced int
 }
 
@@ -69,11 +76,11 @@ type Result struct {
 // OK reports whether every invariant held.
 func (r Result) OK() bool { return len(r.Violations) == 0 }
 
-// Failed returns the violations of invariant n.
-func (r Result) Failed(n int) []Violation {
+// Failed returns the violations of inv.
+func (r Result) Failed(inv Invariant) []Violation {
 	var out []Violation
 	for _, v := range r.Violations {
-		if v.Invariant == n {
+		if v.Invariant == inv {
 			out = append(out, v)
 		}
 	}

@@ -1,4 +1,4 @@
-package demo
+package audit
 
 import (
 	"context"
@@ -44,10 +44,10 @@ type outputRow struct {
 	txStartedAt time.Time
 }
 
-// Check verifies the demo's invariants after the fact, from the database's
+// Check verifies the lease's invariants after the fact, from the database's
 // history (lease.event and leasetop_demo.output, restricted to rec's
-// accounts) and what the demo recorded, and counts what happened. Run it
-// when no device is running any more.
+// accounts) and what the holders' side recorded, and counts what happened.
+// Run it when no holder is running any more.
 func Check(ctx context.Context, store *data.Store, rec *Record) (Result, error) {
 	events, err := scopedEvents(ctx, store, rec)
 	if err != nil {
@@ -57,7 +57,7 @@ func Check(ctx context.Context, store *data.Store, rec *Record) (Result, error) 
 	if err != nil {
 		return Result{}, err
 	}
-	c := &checker{rec: rec, grants: make(map[uuid.UUID]*grant)}
+	c := &checker{rec: rec, grants: make(map[uuid.UUID]*grant), shown: make(map[Invariant]int)}
 	c.tally.Refusals = rec.Refusals
 	c.tally.Kills, c.tally.Freezes, c.tally.Forced = rec.Kills, rec.Freezes, rec.ForcedReleases
 	c.history(events)
@@ -66,7 +66,7 @@ func Check(ctx context.Context, store *data.Store, rec *Record) (Result, error) 
 	return Result{Tally: c.tally, Violations: c.violations}, nil
 }
 
-// scopedEvents reads the demo's events in id order.
+// scopedEvents reads the events of rec's accounts in id order.
 func scopedEvents(ctx context.Context, store *data.Store, rec *Record) ([]data.Event, error) {
 	var out []data.Event
 	after := rec.AfterEventID
@@ -111,10 +111,10 @@ type checker struct {
 	order      []*grant
 	tally      Tally
 	violations []Violation
-	shown      [numInvariants + 1]int
+	shown      map[Invariant]int // violations of each invariant so far
 }
 
-func (c *checker) fail(inv int, key data.Key, format string, args ...any) {
+func (c *checker) fail(inv Invariant, key data.Key, format string, args ...any) {
 	c.shown[inv]++
 	switch {
 	case c.shown[inv] <= maxPerInvShown:
@@ -144,7 +144,7 @@ func (c *checker) history(events []data.Event) {
 			c.tally.RunsStarted++
 			c.grantEvent(e, s.cur)
 			if e.Fence <= s.lastFence {
-				c.fail(InvFencesRise, e.Key, "run %s was granted fence %d after fence %d had been granted (event %d)",
+				c.fail(FencesRise, e.Key, "run %s was granted fence %d after fence %d had been granted (event %d)",
 					short(e.RunID), e.Fence, s.lastFence, e.ID)
 			}
 			s.lastFence = max(s.lastFence, e.Fence)
@@ -155,7 +155,7 @@ func (c *checker) history(events []data.Event) {
 		case data.KindReleased, data.KindForceReleased:
 			c.countEnd(e.Kind)
 			if s.cur == nil || s.cur.run != e.RunID {
-				c.fail(InvOneOwner, e.Key, "run %s (fence %d) was released at %s, but the history does not show it holding the session (event %d)",
+				c.fail(OneOwner, e.Key, "run %s (fence %d) was released at %s, but the history does not show it holding the session (event %d)",
 					short(e.RunID), e.Fence, clock(e.At), e.ID)
 			} else {
 				s.cur.ended, s.cur.endAt, s.cur.endKind = true, e.At, e.Kind
@@ -173,7 +173,7 @@ func (c *checker) history(events []data.Event) {
 func (c *checker) grantEvent(e data.Event, cur *grant) {
 	if e.Kind == data.KindAcquired {
 		if cur != nil {
-			c.fail(InvOneOwner, e.Key, "run %s (%s, fence %d) acquired the session at %s while run %s (%s, fence %d) held it and had not released it (event %d)",
+			c.fail(OneOwner, e.Key, "run %s (%s, fence %d) acquired the session at %s while run %s (%s, fence %d) held it and had not released it (event %d)",
 				short(e.RunID), e.Holder, e.Fence, clock(e.At), short(cur.run), cur.holder, cur.fence, e.ID)
 		}
 		return
@@ -181,14 +181,14 @@ func (c *checker) grantEvent(e data.Event, cur *grant) {
 	c.tally.Takeovers++
 	switch {
 	case cur == nil:
-		c.fail(InvOneOwner, e.Key, "run %s (fence %d) took the session over at %s from run %s, which the history does not show holding it (event %d)",
+		c.fail(OneOwner, e.Key, "run %s (fence %d) took the session over at %s from run %s, which the history does not show holding it (event %d)",
 			short(e.RunID), e.Fence, clock(e.At), short(e.PrevRunID), e.ID)
 	case cur.run != e.PrevRunID:
-		c.fail(InvOneOwner, e.Key, "run %s (fence %d) took the session over from run %s at %s, but run %s (fence %d) held it (event %d)",
+		c.fail(OneOwner, e.Key, "run %s (fence %d) took the session over from run %s at %s, but run %s (fence %d) held it (event %d)",
 			short(e.RunID), e.Fence, short(e.PrevRunID), clock(e.At), short(cur.run), cur.fence, e.ID)
 	}
 	if e.PrevExpiresAt.After(e.At) {
-		c.fail(InvOneOwner, e.Key, "run %s (%s, fence %d) took the session over at %s while run %s's lease ran until %s: two owners for %s (event %d)",
+		c.fail(OneOwner, e.Key, "run %s (%s, fence %d) took the session over at %s while run %s's lease ran until %s: two owners for %s (event %d)",
 			short(e.RunID), e.Holder, e.Fence, clock(e.At), short(e.PrevRunID), clock(e.PrevExpiresAt),
 			e.PrevExpiresAt.Sub(e.At).Round(time.Millisecond), e.ID)
 	}
@@ -224,21 +224,21 @@ func (c *checker) writes(rows []outputRow) {
 		g := c.grants[r.run]
 		switch {
 		case g == nil || g.key != r.key:
-			c.fail(InvNoStale, r.key, "write %d by run %s (fence %d) was accepted, but that run never held the session", r.id, short(r.run), r.fence)
+			c.fail(NoStaleWrite, r.key, "write %d by run %s (fence %d) was accepted, but that run never held the session", r.id, short(r.run), r.fence)
 		case g.fence != r.fence:
-			c.fail(InvNoStale, r.key, "write %d by run %s was accepted with fence %d, but the run held fence %d", r.id, short(r.run), r.fence, g.fence)
+			c.fail(NoStaleWrite, r.key, "write %d by run %s was accepted with fence %d, but the run held fence %d", r.id, short(r.run), r.fence, g.fence)
 		case r.txStartedAt.Before(g.at):
-			c.fail(InvNoStale, r.key, "write %d with fence %d was accepted from a transaction that began at %s, before its run was granted the session at %s",
+			c.fail(NoStaleWrite, r.key, "write %d with fence %d was accepted from a transaction that began at %s, before its run was granted the session at %s",
 				r.id, r.fence, clock(r.txStartedAt), clock(g.at))
 		case g.ended && !r.txStartedAt.Before(g.endAt):
-			c.fail(InvNoStale, r.key, "write %d with stale fence %d was accepted from a transaction that began at %s, after its run's lease ended (%s at %s)",
+			c.fail(NoStaleWrite, r.key, "write %d with stale fence %d was accepted from a transaction that began at %s, after its run's lease ended (%s at %s)",
 				r.id, r.fence, clock(r.txStartedAt), g.endKind, clock(g.endAt))
 		case !g.expiredBy.IsZero() && !r.txStartedAt.Before(g.expiredBy):
-			c.fail(InvNoStale, r.key, "write %d with fence %d was accepted from a transaction that began at %s, after its run's lease expired at %s",
+			c.fail(NoStaleWrite, r.key, "write %d with fence %d was accepted from a transaction that began at %s, after its run's lease expired at %s",
 				r.id, r.fence, clock(r.txStartedAt), clock(g.expiredBy))
 		}
 		if h := highest[r.key]; r.fence < h {
-			c.fail(InvNoStale, r.key, "write %d with fence %d was accepted after a write with fence %d", r.id, r.fence, h)
+			c.fail(NoStaleWrite, r.key, "write %d with fence %d was accepted after a write with fence %d", r.id, r.fence, h)
 		}
 		highest[r.key] = max(highest[r.key], r.fence)
 	}
@@ -252,7 +252,7 @@ func (c *checker) runsEnded() {
 		if g.ended || reported || c.rec.Killed[g.holder] {
 			continue // ended in the database, judged below, or its process was killed
 		}
-		c.fail(InvRunsEnded, g.key, "run %s (%s, fence %d) never ended: its lease was never released and no device reported it",
+		c.fail(RunsEnded, g.key, "run %s (%s, fence %d) never ended: its lease was never released and no device reported it",
 			short(g.run), g.holder, g.fence)
 	}
 	runs := make([]uuid.UUID, 0, len(c.rec.Started))
@@ -263,16 +263,16 @@ func (c *checker) runsEnded() {
 	for _, run := range runs {
 		s := c.rec.Started[run]
 		if g := c.grants[run]; g == nil || g.fence != s.Fence || g.key != s.Key {
-			c.fail(InvOneOwner, s.Key, "%s believed it held the session as run %s with fence %d, but the database never granted that",
+			c.fail(OneOwner, s.Key, "%s believed it held the session as run %s with fence %d, but the database never granted that",
 				s.Holder, short(run), s.Fence)
 		}
 		switch how := c.rec.Ended[run]; {
 		case how == EndReleased || how == EndLost || how == EndKilled:
 		case how == "" && c.rec.Killed[s.Holder]:
 		case how == "":
-			c.fail(InvRunsEnded, s.Key, "run %s on %s (fence %d) started but never ended", short(run), s.Holder, s.Fence)
+			c.fail(RunsEnded, s.Key, "run %s on %s (fence %d) started but never ended", short(run), s.Holder, s.Fence)
 		default:
-			c.fail(InvRunsEnded, s.Key, "run %s on %s (fence %d) never ended: %s", short(run), s.Holder, s.Fence, how)
+			c.fail(RunsEnded, s.Key, "run %s on %s (fence %d) never ended: %s", short(run), s.Holder, s.Fence, how)
 		}
 	}
 }

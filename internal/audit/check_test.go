@@ -1,4 +1,4 @@
-package demo_test
+package audit_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/audit"
 	"github.com/leasetop/leasetop/internal/demo"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/lease"
@@ -21,7 +22,7 @@ import (
 type history struct {
 	t      *testing.T
 	store  *data.Store
-	rec    *demo.Record
+	rec    *audit.Record
 	key    data.Key
 	first  lease.Token // expired and taken over by second
 	second lease.Token // holds the session at the end
@@ -36,7 +37,7 @@ func newHistory(t *testing.T) *history {
 		t.Fatalf("Setup: %v", err)
 	}
 	h := &history{t: t, store: store, key: data.Key{Account: "acme", Session: "chat-1"}}
-	h.rec = demo.NewRecord([]string{"acme"}, 0)
+	h.rec = audit.NewRecord([]string{"acme"}, 0)
 
 	// A run that writes and releases cleanly.
 	clean := h.grant("desktop pid 1", time.Minute)
@@ -44,7 +45,7 @@ func newHistory(t *testing.T) *history {
 	if ok, err := store.Release(ctx, h.key, clean.RunID); err != nil || !ok {
 		t.Fatalf("Release = %v, %v; want true", ok, err)
 	}
-	h.ended(clean, demo.EndReleased)
+	h.ended(clean, audit.EndReleased)
 
 	// A run that is force-released by an operator.
 	forced := h.grant("phone pid 2", time.Minute)
@@ -52,20 +53,20 @@ func newHistory(t *testing.T) *history {
 		t.Fatalf("ForceRelease = %v, %v; want true", ok, err)
 	}
 	h.write(forced, false) // its late write is refused by the fence check
-	h.ended(forced, demo.EndLost)
+	h.ended(forced, audit.EndLost)
 
 	// A run whose lease expires (a killed process) and is taken over.
 	h.first = h.grant("browser pid 3", 300*time.Millisecond)
 	h.write(h.first, true)
 	h.rec.Killed["browser pid 3"] = true
-	h.rec.Ended[h.first.RunID] = demo.EndKilled
+	h.rec.Ended[h.first.RunID] = audit.EndKilled
 	h.second = h.takeOver("desktop pid 4")
 	h.write(h.second, true)
 	h.write(h.first, false) // the zombie's stale write: refused
 	if _, err := store.Renew(ctx, h.key, h.first.RunID, time.Minute); err == nil {
 		t.Fatal("Renew by the taken-over run succeeded; want ErrNotHeld")
 	}
-	h.ended(h.second, demo.EndReleased) // (its release is checked by the device's report)
+	h.ended(h.second, audit.EndReleased) // (its release is checked by the device's report)
 	return h
 }
 
@@ -77,27 +78,16 @@ func (h *history) grant(holder string, ttl time.Duration) lease.Token {
 	if err != nil {
 		h.t.Fatalf("Acquire(%s) = %v", holder, err)
 	}
-	h.rec.Started[run] = demo.StartedRun{Key: h.key, Fence: g.Fence, Holder: holder}
+	h.rec.Started[run] = audit.StartedRun{Key: h.key, Fence: g.Fence, Holder: holder}
 	return lease.Token{Key: h.key, RunID: run, Fence: g.Fence}
 }
 
-// takeOver waits (polling, with a deadline) until the current lease has
-// expired on the server and takes it over.
+// takeOver waits until the current lease has expired on the server clock
+// and takes it over.
 func (h *history) takeOver(holder string) lease.Token {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		run := uuid.New()
-		g, err := h.store.Acquire(context.Background(), h.key, run, time.Minute, holder)
-		if err == nil {
-			h.rec.Started[run] = demo.StartedRun{Key: h.key, Fence: g.Fence, Holder: holder}
-			return lease.Token{Key: h.key, RunID: run, Fence: g.Fence}
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("no takeover within 10s: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the expiry, not waiting for readiness
-	}
+	pgtest.WaitExpired(h.t, h.store.Pool(), h.key)
+	return h.grant(holder, time.Minute)
 }
 
 // write makes a fence-checked write exactly as a device does, and checks
@@ -120,9 +110,9 @@ func (h *history) exec(sql string, args ...any) {
 	}
 }
 
-func (h *history) check() demo.Result {
+func (h *history) check() audit.Result {
 	h.t.Helper()
-	res, err := demo.Check(context.Background(), h.store, h.rec)
+	res, err := audit.Check(context.Background(), h.store, h.rec)
 	if err != nil {
 		h.t.Fatalf("Check: %v", err)
 	}
@@ -136,7 +126,7 @@ func TestCheckPassesARealHistory(t *testing.T) {
 	if !res.OK() {
 		t.Fatalf("Check found violations in a correct history: %v", res.Violations)
 	}
-	want := demo.Tally{
+	want := audit.Tally{
 		RunsStarted: 4, Takeovers: 1, TakeoversAfterLoss: 1, ZombieRenewalsRejected: 1,
 		StaleWritesRefused: 2, WritesAccepted: 3, Releases: 1, ForcedReleases: 1,
 	}
@@ -191,37 +181,37 @@ func TestCheckFailsWhenAnInvariantIsBroken(t *testing.T) {
 	// also lists the invariants it may break besides inv.
 	tests := []struct {
 		name    string
-		inv     int
-		also    []int
+		inv     audit.Invariant
+		also    []audit.Invariant
 		want    string
 		breakIt func(h *history)
 	}{
-		{"double grant while the lease is unexpired", demo.InvOneOwner, []int{demo.InvRunsEnded}, "two owners for", func(h *history) {
+		{"double grant while the lease is unexpired", audit.OneOwner, []audit.Invariant{audit.RunsEnded}, "two owners for", func(h *history) {
 			h.exec(`SELECT leasetop_test.grab($1, $2, $3, 'intruder')`, h.key.Account, h.key.Session, uuid.New())
 		}},
-		{"acquired while another run holds", demo.InvOneOwner, []int{demo.InvRunsEnded}, "had not released it", func(h *history) {
+		{"acquired while another run holds", audit.OneOwner, []audit.Invariant{audit.RunsEnded}, "had not released it", func(h *history) {
 			h.exec(`SELECT leasetop_test.phantom_acquire($1, $2, $3)`, h.key.Account, h.key.Session, uuid.New())
 		}},
-		{"a device believed it held a run never granted", demo.InvOneOwner, nil, "never granted that", func(h *history) {
+		{"a device believed it held a run never granted", audit.OneOwner, nil, "never granted that", func(h *history) {
 			run := uuid.New()
-			h.rec.Started[run] = demo.StartedRun{Key: h.key, Fence: 999, Holder: "liar pid 9"}
-			h.rec.Ended[run] = demo.EndReleased
+			h.rec.Started[run] = audit.StartedRun{Key: h.key, Fence: 999, Holder: "liar pid 9"}
+			h.rec.Ended[run] = audit.EndReleased
 		}},
-		{"a takeover reuses an old fence", demo.InvFencesRise, []int{demo.InvRunsEnded}, "after fence", func(h *history) {
+		{"a takeover reuses an old fence", audit.FencesRise, []audit.Invariant{audit.RunsEnded}, "after fence", func(h *history) {
 			h.exec(`UPDATE lease.session_lease SET expires_at = clock_timestamp() WHERE account_id = $1`, h.key.Account)
 			h.exec(`SELECT leasetop_test.reuse_fence($1, $2, $3, $4)`, h.key.Account, h.key.Session, uuid.New(), h.first.Fence)
 		}},
-		{"a stale fence is accepted after a takeover", demo.InvNoStale, nil, "stale fence", func(h *history) {
+		{"a stale fence is accepted after a takeover", audit.NoStaleWrite, nil, "stale fence", func(h *history) {
 			h.exec(`SELECT leasetop_test.unfenced_write($1, $2, $3, $4)`, h.key.Account, h.key.Session, h.first.RunID, h.first.Fence)
 		}},
-		{"a write with a fence its run never held", demo.InvNoStale, nil, "never held the session", func(h *history) {
+		{"a write with a fence its run never held", audit.NoStaleWrite, nil, "never held the session", func(h *history) {
 			h.exec(`SELECT leasetop_test.unfenced_write($1, $2, $3, $4)`, h.key.Account, h.key.Session, uuid.New(), h.second.Fence)
 		}},
-		{"a started run never ended", demo.InvRunsEnded, nil, "never ended", func(h *history) {
+		{"a started run never ended", audit.RunsEnded, nil, "never ended", func(h *history) {
 			delete(h.rec.Ended, h.second.RunID)
 		}},
-		{"a run's process crashed", demo.InvRunsEnded, nil, "exited", func(h *history) {
-			h.rec.Ended[h.second.RunID] = demo.EndCrashed + ": desktop pid 4 exited (exit status 2)"
+		{"a run's process crashed", audit.RunsEnded, nil, "exited", func(h *history) {
+			h.rec.Ended[h.second.RunID] = audit.EndCrashed + ": desktop pid 4 exited (exit status 2)"
 		}},
 	}
 	for _, tt := range tests {
@@ -233,7 +223,7 @@ func TestCheckFailsWhenAnInvariantIsBroken(t *testing.T) {
 			res := h.check()
 			failed := res.Failed(tt.inv)
 			if len(failed) == 0 {
-				t.Fatalf("Check found no violation of invariant %d (%s); violations: %v", tt.inv, demo.InvariantName(tt.inv), res.Violations)
+				t.Fatalf("Check found no violation of invariant %d (%s); violations: %v", tt.inv, tt.inv, res.Violations)
 			}
 			if !strings.Contains(failed[0].String(), tt.want) {
 				t.Errorf("violation = %q, want it to mention %q", failed[0], tt.want)

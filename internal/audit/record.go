@@ -1,0 +1,66 @@
+package audit
+
+import (
+	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// Record is what the holders' side knows that the database cannot: what the
+// holders said and what was done to them (the demo's devices and chaos, or a
+// fault test's holders and faults). Check uses it beside the database.
+type Record struct {
+	// Accounts scopes the check to these accounts.
+	Accounts []string
+	// AfterEventID: only events with a larger id belong to this history
+	// (0: all).
+	AfterEventID int64
+	// Started holds every run a holder reported it started.
+	Started map[uuid.UUID]StartedRun
+	// Ended says how each run a holder started ended: EndReleased and
+	// EndLost from the holder's own report, EndKilled when its process was
+	// killed on purpose, or an EndCrashed... text when the process died by
+	// itself.
+	Ended map[uuid.UUID]string
+	// Killed holds the holder labels of the processes killed on purpose
+	// (kill -9): an unreleased lease with such a holder ended by process
+	// loss.
+	Killed map[string]bool
+	// Refusals counts acquisitions refused because another run held the
+	// session.
+	Refusals int
+	// Kills, Freezes and ForcedReleases count the chaos actions performed.
+	Kills, Freezes, ForcedReleases int
+}
+
+// StartedRun is a run a holder reported it started.
+type StartedRun struct {
+	Key    data.Key
+	Fence  int64
+	Holder string
+}
+
+// How a run ended, in Record.Ended.
+const (
+	// EndReleased: the holder released it.
+	EndReleased = "released"
+	// EndLost: the holder found it lost (expired, taken over or
+	// force-released) and stopped.
+	EndLost = "lost"
+	// EndKilled: the process that ran it was killed on purpose.
+	EndKilled = "killed"
+	// EndCrashed prefixes the end of a run whose process died by itself.
+	EndCrashed = "crashed"
+)
+
+// NewRecord returns an empty Record for accounts, for the events after
+// afterEventID.
+func NewRecord(accounts []string, afterEventID int64) *Record {
+	return &Record{
+		Accounts:     accounts,
+		AfterEventID: afterEventID,
+		Started:      make(map[uuid.UUID]StartedRun),
+		Ended:        make(map[uuid.UUID]string),
+		Killed:       make(map[string]bool),
+	}
+}

@@ -1,0 +1,44 @@
+// The CLI's tests drive the monitor's scriptable companions (ls, events,
+// release) and watch's refusals through cli.Run, in-process, against a real
+// PostgreSQL, each test on its own database.
+
+package cli_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/internal/cli"
+	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/syncbuf"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// leasetop runs a command in-process with DATABASE_URL=dsn.
+func leasetop(ctx context.Context, dsn string, args ...string) (stdout, stderr string, code int) {
+	var out, errOut syncbuf.Buffer
+	err := run(ctx, dsn, &out, &errOut, args...)
+	code = cli.Report(&errOut, err)
+	return out.String(), errOut.String(), code
+}
+
+func run(ctx context.Context, dsn string, out, errOut *syncbuf.Buffer, args ...string) error {
+	env := map[string]string{"DATABASE_URL": dsn, "HOME": os.TempDir()}
+	return cli.Run(ctx, cli.Env{Args: args, Getenv: func(k string) string { return env[k] },
+		Stdin: strings.NewReader(""), Stdout: out, Stderr: errOut})
+}
+
+func acquire(t *testing.T, conn *pgx.Conn, acct, sess, ttl, holder string) uuid.UUID {
+	t.Helper()
+	r := uuid.New()
+	if _, err := conn.Exec(context.Background(), `SELECT lease.acquire($1, $2, $3, $4::interval, $5)`, acct, sess, r, ttl, holder); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

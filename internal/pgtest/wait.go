@@ -1,0 +1,64 @@
+package pgtest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// pollEvery is how often the waits below look again: they poll a condition
+// until a deadline, never sleep for readiness.
+const pollEvery = 10 * time.Millisecond
+
+// serverWait bounds the waits on the server clock: a lease a test expires on
+// purpose has a TTL of a second at most.
+const serverWait = 15 * time.Second
+
+// Querier runs one query: a *pgx.Conn, a *pgxpool.Pool or a pgx.Tx.
+type Querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Eventually polls cond until it holds, failing the test after timeout with
+// what it was waiting for.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(pollEvery) // polling a condition, bounded by the deadline
+	}
+}
+
+// WaitServerPast polls the database clock until it is past at: what an
+// expiry test waits for, since the server's clock decides expiry.
+func WaitServerPast(t testing.TB, q Querier, at time.Time) {
+	t.Helper()
+	waitServer(t, q, "the server clock to pass "+at.Format(time.RFC3339Nano), `SELECT clock_timestamp() > $1`, at)
+}
+
+// WaitExpired polls until the lease on k has expired on the database clock
+// (or is gone).
+func WaitExpired(t testing.TB, q Querier, k data.Key) {
+	t.Helper()
+	waitServer(t, q, "the lease on "+k.String()+" to expire", `SELECT coalesce((SELECT expires_at <= clock_timestamp()
+		FROM lease.session_lease WHERE account_id = $1 AND session_id = $2), true)`, k.Account, k.Session)
+}
+
+// waitServer polls a query that returns one boolean until it is true.
+func waitServer(t testing.TB, q Querier, what, sql string, args ...any) {
+	t.Helper()
+	Eventually(t, serverWait, what, func() bool {
+		var ok bool
+		if err := q.QueryRow(context.Background(), sql, args...).Scan(&ok); err != nil {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+		return ok
+	})
+}
