@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/internal/pgserver"
 )
 
 // NewURL creates a fresh migrated database without a *testing.T, for
@@ -40,7 +42,7 @@ func NewURL() (string, func(), error) {
 		defer c.Close(ctx)
 		_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
 	}
-	return withDatabase(h.adminURL, name), drop, nil
+	return pgserver.WithDatabase(h.adminURL, name), drop, nil
 }
 
 // MainWith is Main with a setup step before the tests (for example building a

@@ -14,10 +14,8 @@ package pgtest
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -90,21 +88,8 @@ func templateName() string { return h.prefix + "_" + templateDB }
 
 // createTemplate makes a migrated database that every test database copies.
 func createTemplate(ctx context.Context) error {
-	conn, err := pgx.Connect(ctx, h.adminURL)
-	if err != nil {
-		return fmt.Errorf("connect to test server: %w", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{templateName()}.Sanitize()); err != nil {
-		return fmt.Errorf("create template database: %w", err)
-	}
-	tconn, err := pgx.Connect(ctx, withDatabase(h.adminURL, templateName()))
-	if err != nil {
-		return fmt.Errorf("connect to template database: %w", err)
-	}
-	defer tconn.Close(ctx)
-	if err := data.Migrate(ctx, tconn); err != nil {
-		return fmt.Errorf("migrate template database: %w", err)
+	if _, err := pgserver.CreateMigrated(ctx, h.adminURL, templateName()); err != nil {
+		return fmt.Errorf("template database: %w", err)
 	}
 	return nil
 }
@@ -171,7 +156,7 @@ func create(t testing.TB, migrated bool) DB {
 		defer c.Close(ctx)
 		_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
 	})
-	return DB{URL: withDatabase(h.adminURL, name), Name: name}
+	return DB{URL: pgserver.WithDatabase(h.adminURL, name), Name: name}
 }
 
 // Pool opens a pool on the test database, closed when t ends.
@@ -220,14 +205,3 @@ func RequireServer(t testing.TB) *pgserver.Server {
 
 // AdminURL returns the superuser URL to the server's maintenance database.
 func AdminURL() string { return h.adminURL }
-
-// withDatabase returns dsn with its database replaced by db.
-func withDatabase(dsn, db string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.Scheme == "" {
-		// keyword/value form
-		return strings.TrimSpace(dsn) + " dbname=" + db
-	}
-	u.Path = "/" + db
-	return u.String()
-}
