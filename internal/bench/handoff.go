@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/sqlcall"
 )
 
 // handoffMode is how a waiting acquirer learns that the lease is free.
@@ -170,7 +171,7 @@ func (p *pair) rounds(ctx context.Context, m handoffMode, phase *atomic.Int32) e
 
 // round is one handoff; it returns release-start to waiter-owns.
 func (p *pair) round(ctx context.Context, m handoffMode) (time.Duration, error) {
-	holderRun, err := mustAcquire(ctx, p.holder, acquireSQL, p.key, holdTTL)
+	holderRun, err := mustAcquire(ctx, p.holder, sqlcall.Acquire, p.key, holdTTL)
 	if err != nil {
 		return 0, err
 	}
@@ -198,7 +199,7 @@ func (p *pair) round(ctx context.Context, m handoffMode) (time.Duration, error) 
 func pollWaiter(conn *pgx.Conn, interval time.Duration) waiterFactory {
 	return func(ctx context.Context, key data.Key) (waiting, error) {
 		run := uuid.New()
-		got, err := acquireOnce(ctx, conn, acquireSQL, key, run, holdTTL)
+		got, err := acquireOnce(ctx, conn, sqlcall.Acquire, key, run, holdTTL)
 		if err != nil {
 			return nil, err
 		}
@@ -235,7 +236,7 @@ func (pw *pollWaiting) poll(ctx context.Context, interval time.Duration) (time.T
 		if !sleepCtx(ctx, interval) {
 			return time.Time{}, ctx.Err()
 		}
-		ok, err := acquireOnce(ctx, pw.conn, acquireSQL, pw.key, pw.run, holdTTL)
+		ok, err := acquireOnce(ctx, pw.conn, sqlcall.Acquire, pw.key, pw.run, holdTTL)
 		if err != nil {
 			return time.Time{}, err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/sqlcall"
 	"github.com/leasetop/leasetop/lease"
 )
 
@@ -76,7 +77,7 @@ func (r *run) startLeaseWaiters(ctx context.Context, keys []data.Key) (*leaseWai
 // Close, then waits for the Client's listener to be listening.
 func (lw *leaseWaiters) startIdle(ctx context.Context, r *run) error {
 	idle := r.keys("handoff-idle", 1)[0]
-	if _, err := mustAcquire(ctx, r.admin, acquireSQL, idle, holdTTL); err != nil {
+	if _, err := mustAcquire(ctx, r.admin, sqlcall.Acquire, idle, holdTTL); err != nil {
 		return err
 	}
 	ictx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -203,7 +204,7 @@ type (
 // TraceQueryStart marks the calls the tracer cares about.
 func (t *acquireTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	switch {
-	case strings.Contains(d.SQL, "lease.acquire(") && len(d.Args) >= 2:
+	case d.SQL == sqlcall.Acquire && len(d.Args) >= 2:
 		acct, _ := d.Args[0].(string)
 		sess, _ := d.Args[1].(string)
 		return context.WithValue(ctx, tracedAcquire{}, data.Key{Account: acct, Session: sess})

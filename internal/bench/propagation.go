@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/sqlcall"
 )
 
 // propagationWorkload measures commit of an ownership change -> the event in
@@ -181,7 +182,7 @@ func writeTransitions(ctx context.Context, conn *pgx.Conn, keys []data.Key, star
 			}
 			delete(runs, key)
 		} else {
-			run, err := mustAcquire(ctx, conn, acquireSQL, key, holdTTL)
+			run, err := mustAcquire(ctx, conn, sqlcall.Acquire, key, holdTTL)
 			if err != nil {
 				return err
 			}
