@@ -120,6 +120,25 @@ func (s *Store) ForceRelease(ctx context.Context, key Key, runID uuid.UUID, reas
 	return ok, nil
 }
 
+// ForceReleaseAccounts force-releases every lease of the given accounts, as
+// ForceRelease does one (each compare-and-release on the run holding it when
+// the statement reads it), in one statement, recording the login role and
+// reason. It returns how many leases it deleted: a demo cleaning up its own
+// accounts on a shared database uses it.
+func (s *Store) ForceReleaseAccounts(ctx context.Context, accounts []string, reason string) (int, error) {
+	if err := ValidateReason(reason); err != nil {
+		return 0, err
+	}
+	var n int
+	err := s.pool.QueryRow(ctx, `
+		SELECT count(*) FILTER (WHERE lease.force_release(account_id, session_id, run_id, $2))
+		  FROM lease.session_lease WHERE account_id = ANY($1)`, accounts, reason).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("force release the leases of %d accounts: %w", len(accounts), translate(err))
+	}
+	return n, nil
+}
+
 // CheckFence is the fence check for a write protected by the lease in the same
 // database. Call it inside the transaction tx that makes the write: it returns
 // nil and locks the lease row FOR SHARE (no takeover can commit until tx ends)
@@ -141,7 +160,13 @@ func CheckFence(ctx context.Context, tx pgx.Tx, key Key, runID uuid.UUID, fence 
 // SetNotifyRenewals turns per-renewal notifications on or off (off by default:
 // a NOTIFY costs every renewal PostgreSQL's commit lock).
 func (s *Store) SetNotifyRenewals(ctx context.Context, enabled bool) error {
-	_, err := s.pool.Exec(ctx, sqlcall.SetNotifyRenewals, enabled)
+	return SetNotifyRenewals(ctx, s.pool, enabled)
+}
+
+// SetNotifyRenewals is Store.SetNotifyRenewals on q: a connection (migrate
+// sets it on the connection it migrated with) or a transaction.
+func SetNotifyRenewals(ctx context.Context, q Querier, enabled bool) error {
+	_, err := q.Exec(ctx, sqlcall.SetNotifyRenewals, enabled)
 	return translate(err)
 }
 
