@@ -17,14 +17,13 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/monitor"
 	"github.com/leasetop/leasetop/ui"
 )
 
 // The monitor at scale: Config.MonitorLeases live leases (100,000 by
-// default) written through lease.acquire, then the monitor (ui.Model in a
-// Bubble Tea program, on a monitor.Feed, exactly as ui.Run wires them, but
-// drawing a 200x50 screen into io.Discard) runs in this process:
+// default) written through lease.acquire, then the monitor (the program
+// ui.Run runs, built by ui.NewProgram, but drawing a 200x50 screen into
+// io.Discard) runs in this process:
 //
 //   - monitor-load: program start -> the first picture of every lease built
 //     (read, applied, rows sorted);
@@ -185,75 +184,52 @@ func (r *run) paceTransitions(ctx context.Context, tag string, rate int, phase *
 	return errors.Join(errs...)
 }
 
-// monitorProgram is the monitor's model in a Bubble Tea program, as ui.Run
-// builds it, with its frames timed.
+// monitorProgram is the monitor's program exactly as ui.Run runs it
+// (ui.NewProgram), drawing into io.Discard, with its frames timed.
 type monitorProgram struct {
-	feed     *monitor.Feed
-	stopFeed func()
-	cancel   context.CancelFunc
-	done     chan error
+	cancel context.CancelFunc
+	done   chan error // the program's outcome, put back by whoever takes it
 
 	started  time.Time
 	loaded   chan struct{}
-	loadTime time.Duration
+	loadTime time.Duration // set before loaded is closed
 	frames   *frameLog
-
-	mu     sync.Mutex
-	runErr error
 }
 
 func startMonitor(ctx context.Context, store *data.Store) (*monitorProgram, error) {
-	mp := &monitorProgram{done: make(chan error, 1), loaded: make(chan struct{}), frames: &frameLog{h: &Histogram{}}}
 	pctx, cancel := context.WithCancel(ctx)
-	mp.cancel = cancel
-	mp.feed = monitor.NewFeed(store, monitor.FeedConfig{})
-	mp.stopFeed = mp.feed.Start(pctx)
-	var synced, signalled bool
-	next := func() (monitor.Batch, bool) {
-		// The model asks for the next batch only after applying the previous
-		// one: the first ask after a resync marks the picture as built.
-		if synced && !signalled {
-			signalled = true
-			mp.loadTime = time.Since(mp.started)
-			close(mp.loaded)
-		}
-		b, ok := mp.feed.Next()
-		for _, it := range b.Items {
-			synced = synced || it.Sync != nil
-		}
-		return b, ok
-	}
-	m, err := ui.New(ui.Config{
-		Source:   ui.Source{NextFunc: next, ResyncFunc: mp.feed.Resync},
-		ReadOnly: true,
-		Database: ui.DatabaseLabel(store),
+	in, inW := io.Pipe()
+	p, err := ui.NewProgram(pctx, ui.Options{
+		Config: ui.Config{ReadOnly: true}, Store: store,
+		Input: in, Output: io.Discard, Environ: []string{"TERM=xterm-256color"},
 	})
 	if err != nil {
+		cancel()
 		return nil, err
 	}
-	in, inW := io.Pipe()
-	prog := tea.NewProgram(&timedModel{m: m, frames: mp.frames}, tea.WithContext(pctx), tea.WithInput(in),
-		tea.WithOutput(io.Discard), tea.WithWindowSize(200, 50), tea.WithoutSignalHandler(),
-		tea.WithEnvironment([]string{"TERM=xterm-256color"}), tea.WithFPS(ui.FrameRate))
+	mp := &monitorProgram{cancel: cancel, done: make(chan error, 1), loaded: make(chan struct{}), frames: &frameLog{h: &Histogram{}}}
+	model := &timedModel{m: p.Model(), frames: mp.frames, onLoad: func() {
+		mp.loadTime = time.Since(mp.started)
+		close(mp.loaded)
+	}}
 	mp.started = time.Now()
 	go func() { // owned: Stop cancels the program and receives done
-		_, err := prog.Run()
+		err := p.Run(pctx, model, tea.WithWindowSize(200, 50), tea.WithoutSignalHandler())
 		_ = inW.Close()
-		if errors.Is(err, tea.ErrProgramKilled) && pctx.Err() != nil {
-			err = nil
-		}
-		mp.mu.Lock()
-		mp.runErr = err
-		mp.mu.Unlock()
 		mp.done <- err
 	}()
 	return mp, nil
 }
 
+// err returns the program's error once it has stopped, nil while it runs.
 func (mp *monitorProgram) err() error {
-	mp.mu.Lock()
-	defer mp.mu.Unlock()
-	return mp.runErr
+	select {
+	case err := <-mp.done:
+		mp.done <- err
+		return err
+	default:
+		return nil
+	}
 }
 
 // waitLoaded waits for the first picture.
@@ -273,12 +249,11 @@ func (mp *monitorProgram) waitLoaded(ctx context.Context, timeout time.Duration)
 	}
 }
 
-// Stop ends the program and its feed and waits for both.
+// Stop ends the program (which stops its feed) and waits for it.
 func (mp *monitorProgram) Stop() {
 	mp.cancel()
 	err := <-mp.done
 	mp.done <- err
-	mp.stopFeed()
 }
 
 // frameLog collects frame times from the program's goroutine; swap hands
@@ -302,16 +277,23 @@ func (f *frameLog) swap() *Histogram {
 	return old
 }
 
-// timedModel times every View of the monitor's model.
+// timedModel times every View of the monitor's model, and calls onLoad
+// after the Update that applied the first resync: the first picture of every
+// lease is built (read, applied, rows sorted).
 type timedModel struct {
 	m      *ui.Model
 	frames *frameLog
+	onLoad func() // nil once called
 }
 
 func (t *timedModel) Init() tea.Cmd { return t.m.Init() }
 
 func (t *timedModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	_, cmd := t.m.Update(msg)
+	if t.onLoad != nil && t.m.State().Synced() {
+		t.onLoad()
+		t.onLoad = nil
+	}
 	return t, cmd
 }
 
