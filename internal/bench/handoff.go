@@ -79,19 +79,6 @@ func (r *run) runHandoff(ctx context.Context, w workload, m handoffMode) ([]Resu
 		n = max(1, r.cfg.Clients/4)
 	}
 	keys := r.keys(w.name, n)
-	var conns []*pgx.Conn
-	defer func() {
-		for _, c := range conns {
-			_ = c.Close(context.WithoutCancel(ctx))
-		}
-	}()
-	connect := func() (*pgx.Conn, error) {
-		c, err := r.connect(ctx)
-		if err == nil {
-			conns = append(conns, c)
-		}
-		return c, err
-	}
 	var lw *leaseWaiters
 	if m.poll == 0 {
 		var err error
@@ -100,21 +87,22 @@ func (r *run) runHandoff(ctx context.Context, w workload, m handoffMode) ([]Resu
 		}
 		defer lw.Close()
 	}
+	perPair := 1 // a holder; a poller has a connection of its own too
+	if lw == nil {
+		perPair = 2
+	}
+	conns, err := r.openConns(ctx, n*perPair)
+	if err != nil {
+		return nil, err
+	}
+	defer closeConns(conns)
 	pairs := make([]*pair, n)
 	for i := range pairs {
-		p := &pair{key: keys[i]}
-		var err error
-		if p.holder, err = connect(); err != nil {
-			return nil, err
-		}
+		p := &pair{key: keys[i], holder: conns[i*perPair]}
 		if lw != nil {
 			p.wait = lw.start
 		} else {
-			wc, err := connect()
-			if err != nil {
-				return nil, err
-			}
-			p.wait = pollWaiter(wc, m.poll)
+			p.wait = pollWaiter(conns[i*perPair+1], m.poll)
 		}
 		pairs[i] = p
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/sqlcall"
@@ -24,11 +23,11 @@ import (
 // process that competes for many sessions (a lone waiter would first pay for
 // the listener's connection; its resync on connecting still wakes it).
 //
-// The Client's pool carries a query tracer, the only way to see from outside
+// The Client's store carries a query tracer, the only way to see from outside
 // that Wait has been refused once and is now waiting: the moment a round may
 // release.
 type leaseWaiters struct {
-	pool    *pgxpool.Pool
+	store   *data.Store
 	client  *lease.Client
 	tracer  *acquireTracer
 	permits map[data.Key]lease.Permit
@@ -39,26 +38,20 @@ type leaseWaiters struct {
 }
 
 func (r *run) startLeaseWaiters(ctx context.Context, keys []data.Key) (*leaseWaiters, error) {
-	cfg, err := data.ParsePoolConfig(r.cfg.DSN)
-	if err != nil {
-		return nil, err
-	}
-	cfg.ConnConfig.RuntimeParams["application_name"] = "leasetop bench"
 	tr := &acquireTracer{refused: map[data.Key]chan struct{}{}, listening: make(chan struct{}, 1)}
 	for _, k := range keys {
 		tr.refused[k] = make(chan struct{}, 1)
 	}
-	cfg.ConnConfig.Tracer = tr
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	store, err := r.openStore(ctx, tr)
 	if err != nil {
-		return nil, fmt.Errorf("connect: %w", err)
-	}
-	client, err := lease.New(data.New(pool), lease.Config{TTL: 30 * time.Second})
-	if err != nil {
-		pool.Close()
 		return nil, err
 	}
-	lw := &leaseWaiters{pool: pool, client: client, tracer: tr, permits: map[data.Key]lease.Permit{}}
+	client, err := lease.New(store, lease.Config{TTL: 30 * time.Second})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	lw := &leaseWaiters{store: store, client: client, tracer: tr, permits: map[data.Key]lease.Permit{}}
 	allow := lease.AuthorizerFunc(func(context.Context, lease.Request) error { return nil })
 	for _, k := range slices.Concat(keys, r.keys("handoff-idle", 1)) {
 		if lw.permits[k], err = client.Authorize(ctx, allow, k, "bench waiter"); err != nil {
@@ -99,14 +92,14 @@ func (lw *leaseWaiters) startIdle(ctx context.Context, r *run) error {
 	}
 }
 
-// Close stops the idle waiter and closes the Client and its pool.
+// Close stops the idle waiter and closes the Client and its store.
 func (lw *leaseWaiters) Close() {
 	if lw.stopIdle != nil {
 		lw.stopIdle()
 	}
 	lw.wg.Wait()
 	lw.client.Close()
-	lw.pool.Close()
+	lw.store.Close()
 }
 
 // extraAttempts is how many refused attempts the waiters made beyond the

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,7 +42,7 @@ func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	if err := r.seedLeases(ctx, n); err != nil {
 		return nil, err
 	}
-	store, err := data.Open(ctx, r.cfg.DSN)
+	store, err := r.openStore(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +77,12 @@ func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	mon.frames.swap()
 	var sent atomic.Int64
 	active, activeFrames := r.usageWindow(ctx, mon, func(ctx context.Context, phase *atomic.Int32) error {
-		return r.paceTransitions(ctx, "monitor-writer", 1000, phase, &sent)
+		wr, err := r.openWriters(ctx, "monitor-writer", 1000)
+		if err != nil {
+			return err
+		}
+		defer wr.Close()
+		return wr.run(ctx, phase, &sent, nil)
 	})
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -158,30 +162,6 @@ func (r *run) usageWindow(ctx context.Context, mon *monitorProgram, load func(co
 	res.P50ms, res.P99ms, res.MaxMs = ms(frames.Quantile(0.5)), ms(frames.Quantile(0.99)), ms(frames.Max())
 	res.Note = fmt.Sprintf("cpu %.1f%% of one core, rss %.0f MB; %d frames", res.CPUPct, res.RSSMB, frames.Count())
 	return res, frames
-}
-
-// paceTransitions runs writers doing rate transitions/s in total on keys of
-// their own until the phase is done.
-func (r *run) paceTransitions(ctx context.Context, tag string, rate int, phase *atomic.Int32, sent *atomic.Int64) error {
-	writers := min(r.cfg.Clients, max(1, rate/50))
-	keys := r.keys(tag, max(r.cfg.Keys, writers))
-	period := time.Duration(float64(time.Second) * float64(writers) / float64(rate))
-	start := time.Now()
-	errs := make([]error, writers)
-	var wg sync.WaitGroup
-	for i := range writers {
-		conn, err := r.connect(ctx)
-		if err != nil {
-			return err
-		}
-		lo, hi := i*len(keys)/writers, (i+1)*len(keys)/writers
-		wg.Go(func() {
-			defer conn.Close(context.WithoutCancel(ctx))
-			errs[i] = writeTransitions(ctx, conn, keys[lo:hi], start.Add(period*time.Duration(i)/time.Duration(writers)), period, phase, sent, nil)
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // monitorProgram is the monitor's program exactly as ui.Run runs it
