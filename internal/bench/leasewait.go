@@ -111,73 +111,34 @@ func (lw *leaseWaiters) extraAttempts() int64 {
 
 // start is a waiterFactory: it starts Wait on key and returns once Wait's
 // first attempt was refused.
-func (lw *leaseWaiters) start(ctx context.Context, key data.Key) (waiting, error) {
+func (lw *leaseWaiters) start(ctx context.Context, key data.Key) (*waiter, error) {
 	refused := lw.tracer.refused[key]
 	select { // forget a refusal from an earlier round
 	case <-refused:
 	default:
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	lwt := &leaseWaiting{cancel: cancel, done: make(chan waitOutcome, 1)}
 	lw.rounds.Add(1)
-	go func() { // owned by lwt: release cancels it and receives done
-		l, err := lw.client.Wait(wctx, lw.permits[key])
-		lwt.done <- waitOutcome{l: l, at: time.Now(), err: err}
-	}()
+	w := startWaiter(ctx, func(ctx context.Context) waitOutcome {
+		l, err := lw.client.Wait(ctx, lw.permits[key])
+		if err != nil {
+			return waitOutcome{err: err}
+		}
+		return waitOutcome{at: time.Now(), release: l.Release}
+	})
 	select {
 	case <-refused:
-		return lwt, nil
-	case o := <-lwt.done:
-		lwt.done <- o
-		_ = lwt.release(ctx)
+		return w, nil
+	case o := <-w.done:
+		w.done <- o
+		_ = w.release(ctx)
 		if o.err != nil {
 			return nil, o.err
 		}
 		return nil, fmt.Errorf("handoff %s: waiter granted while the holder holds it", key)
 	case <-ctx.Done():
-		_ = lwt.release(context.WithoutCancel(ctx))
+		_ = w.release(context.WithoutCancel(ctx))
 		return nil, ctx.Err()
 	}
-}
-
-type waitOutcome struct {
-	l   *lease.Lease
-	at  time.Time
-	err error
-}
-
-// leaseWaiting is one Wait in progress.
-type leaseWaiting struct {
-	cancel context.CancelFunc
-	done   chan waitOutcome
-	out    *waitOutcome // set once Wait has returned
-}
-
-func (w *leaseWaiting) owned(ctx context.Context) (time.Time, error) {
-	select {
-	case o := <-w.done:
-		w.out = &o
-		return o.at, o.err
-	case <-ctx.Done():
-		return time.Time{}, ctx.Err()
-	}
-}
-
-// release releases the lease Wait returned or, while Wait still runs, stops
-// it (releasing whatever it got).
-func (w *leaseWaiting) release(ctx context.Context) error {
-	if w.out == nil {
-		w.cancel()
-		o := <-w.done
-		w.out = &o
-	}
-	defer w.cancel()
-	if w.out.l == nil {
-		return nil
-	}
-	l := w.out.l
-	w.out.l = nil
-	return l.Release(ctx)
 }
 
 // acquireTracer watches the Client's queries: it signals a key's channel
