@@ -13,6 +13,7 @@ package pgtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -94,13 +95,44 @@ func createTemplate(ctx context.Context) error {
 	return nil
 }
 
-func dropTemplate(ctx context.Context) {
+func dropTemplate(ctx context.Context) { dropDatabase(ctx, templateName()) }
+
+// newDatabase creates a fresh database, a copy of the migrated template when
+// migrated is true, and returns its name.
+func newDatabase(ctx context.Context, migrated bool) (string, error) {
+	if h.err != nil {
+		return "", fmt.Errorf("no PostgreSQL for tests: %w", h.err)
+	}
+	if h.adminURL == "" {
+		return "", errors.New("pgtest: call pgtest.Main(m) from TestMain")
+	}
+	name := fmt.Sprintf("%s_%d", h.prefix, h.counter.Add(1))
+	conn, err := pgx.Connect(ctx, h.adminURL)
+	if err != nil {
+		return "", fmt.Errorf("connect to test server: %w", err)
+	}
+	defer conn.Close(ctx)
+	stmt := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
+	if migrated {
+		stmt += " TEMPLATE " + pgx.Identifier{templateName()}.Sanitize()
+	}
+	h.mu.Lock() // a template database can be copied by one CREATE DATABASE at a time
+	_, err = conn.Exec(ctx, stmt)
+	h.mu.Unlock()
+	if err != nil {
+		return "", fmt.Errorf("create test database: %w", err)
+	}
+	return name, nil
+}
+
+// dropDatabase drops a database the harness made, if it can.
+func dropDatabase(ctx context.Context, name string) {
 	conn, err := pgx.Connect(ctx, h.adminURL)
 	if err != nil {
 		return
 	}
 	defer conn.Close(ctx)
-	_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{templateName()}.Sanitize()+" WITH (FORCE)")
+	_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
 }
 
 // DB is one test's database.
@@ -125,37 +157,12 @@ func NewEmpty(t testing.TB) DB {
 
 func create(t testing.TB, migrated bool) DB {
 	t.Helper()
-	if h.err != nil {
-		t.Fatalf("no PostgreSQL for tests: %v", h.err)
-	}
-	if h.adminURL == "" {
-		t.Fatal("pgtest: call pgtest.Main(m) from TestMain")
-	}
 	ctx := context.Background()
-	name := fmt.Sprintf("%s_%d", h.prefix, h.counter.Add(1))
-	conn, err := pgx.Connect(ctx, h.adminURL)
+	name, err := newDatabase(ctx, migrated)
 	if err != nil {
-		t.Fatalf("connect to test server: %v", err)
+		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
-	stmt := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
-	if migrated {
-		stmt += " TEMPLATE " + pgx.Identifier{templateName()}.Sanitize()
-	}
-	h.mu.Lock() // a template database can be copied by one CREATE DATABASE at a time
-	_, err = conn.Exec(ctx, stmt)
-	h.mu.Unlock()
-	if err != nil {
-		t.Fatalf("create test database: %v", err)
-	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(ctx, h.adminURL)
-		if err != nil {
-			return
-		}
-		defer c.Close(ctx)
-		_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
-	})
+	t.Cleanup(func() { dropDatabase(ctx, name) })
 	return DB{URL: pgserver.WithDatabase(h.adminURL, name), Name: name}
 }
 
