@@ -101,9 +101,10 @@ func (s *Store) EventsSince(ctx context.Context, after int64, limit int) ([]Even
 const eventsPage = 1000
 
 // Events iterates over the event history after the id after, oldest first,
-// reading it a page at a time as the loop asks for more, until a read returns
-// the newest event. Breaking out of the loop stops the reading. A failed read
-// ends the iteration: it is yielded with a zero Event.
+// reading it a page at a time as the loop asks for more, until it has
+// yielded the newest event committed when it read the last page. Breaking out
+// of the loop stops the reading. A failed read ends the iteration: it is
+// yielded with a zero Event.
 //
 // Ids are drawn before commit, so an event can commit after a later id was
 // read; a reader that must not miss it re-reads a window below its last id
