@@ -13,10 +13,11 @@ import (
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// Options configure Run. Zero fields take the documented defaults.
+// Options configure Run and NewProgram. Zero fields take the documented
+// defaults.
 //
-// The embedded Config configures the model as for New, except that Run sets
-// its Source from Store and, when empty, its Database from the store's
+// The embedded Config configures the model as for New, except that its
+// Source is set from Store and, when empty, its Database from the store's
 // connection. With ReadOnly the monitor needs only SELECT on the lease schema
 // (role lease_reader).
 type Options struct {
