@@ -1,6 +1,6 @@
 // Package data is leasetop's only door to PostgreSQL: the lease protocol's
 // functions (Acquire, Renew, Release, ForceRelease), reads of the live leases
-// and the event history (Snapshot, EventsSince, EventsFor), the schema
+// and the event history (Snapshot, Events, EventsFor), the schema
 // migration, decoding of lease_events notifications and a Listener that
 // delivers them, reconnecting and resyncing as needed.
 //

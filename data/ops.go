@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/internal/sqlcall"
 )
 
 // Acquire asks for key's lease for runID, for ttl, labelled holder. It returns
@@ -20,7 +22,7 @@ func (s *Store) Acquire(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 		return Grant{}, err
 	}
 	var g Grant
-	err := s.pool.QueryRow(ctx, `SELECT run_id, fence, expires_at FROM lease.acquire($1, $2, $3, $4, $5)`,
+	err := s.pool.QueryRow(ctx, sqlcall.Acquire,
 		key.Account, key.Session, runID, ttl, holder).Scan(&g.RunID, &g.Fence, &g.ExpiresAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Grant{}, s.held(ctx, key)
@@ -69,7 +71,7 @@ func (s *Store) Renew(ctx context.Context, key Key, runID uuid.UUID, ttl time.Du
 		return time.Time{}, err
 	}
 	var exp *time.Time
-	err := s.pool.QueryRow(ctx, `SELECT lease.renew($1, $2, $3, $4)`,
+	err := s.pool.QueryRow(ctx, sqlcall.Renew,
 		key.Account, key.Session, runID, ttl).Scan(&exp)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("renew %s: %w", key, translate(err))
@@ -88,7 +90,7 @@ func (s *Store) Release(ctx context.Context, key Key, runID uuid.UUID) (bool, er
 		return false, err
 	}
 	var ok bool
-	err := s.pool.QueryRow(ctx, `SELECT lease.release($1, $2, $3)`, key.Account, key.Session, runID).Scan(&ok)
+	err := s.pool.QueryRow(ctx, sqlcall.Release, key.Account, key.Session, runID).Scan(&ok)
 	if err != nil {
 		return false, fmt.Errorf("release %s: %w", key, translate(err))
 	}
@@ -110,12 +112,31 @@ func (s *Store) ForceRelease(ctx context.Context, key Key, runID uuid.UUID, reas
 		run = &runID
 	}
 	var ok bool
-	err := s.pool.QueryRow(ctx, `SELECT lease.force_release($1, $2, $3, $4)`,
+	err := s.pool.QueryRow(ctx, sqlcall.ForceRelease,
 		key.Account, key.Session, run, reason).Scan(&ok)
 	if err != nil {
 		return false, fmt.Errorf("force release %s: %w", key, translate(err))
 	}
 	return ok, nil
+}
+
+// ForceReleaseAccounts force-releases every lease of the given accounts, as
+// ForceRelease does one (each compare-and-release on the run holding it when
+// the statement reads it), in one statement, recording the login role and
+// reason. It returns how many leases it deleted: a demo cleaning up its own
+// accounts on a shared database uses it.
+func (s *Store) ForceReleaseAccounts(ctx context.Context, accounts []string, reason string) (int, error) {
+	if err := ValidateReason(reason); err != nil {
+		return 0, err
+	}
+	var n int
+	err := s.pool.QueryRow(ctx, `
+		SELECT count(*) FILTER (WHERE lease.force_release(account_id, session_id, run_id, $2))
+		  FROM lease.session_lease WHERE account_id = ANY($1)`, accounts, reason).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("force release the leases of %d accounts: %w", len(accounts), translate(err))
+	}
+	return n, nil
 }
 
 // CheckFence is the fence check for a write protected by the lease in the same
@@ -125,7 +146,7 @@ func (s *Store) ForceRelease(ctx context.Context, key Key, runID uuid.UUID, reas
 // otherwise, in which case the caller must not write.
 func CheckFence(ctx context.Context, tx pgx.Tx, key Key, runID uuid.UUID, fence int64) error {
 	var ok bool
-	err := tx.QueryRow(ctx, `SELECT lease.check_fence($1, $2, $3, $4)`,
+	err := tx.QueryRow(ctx, sqlcall.CheckFence,
 		key.Account, key.Session, runID, fence).Scan(&ok)
 	if err != nil {
 		return fmt.Errorf("check fence %s: %w", key, translate(err))
@@ -139,13 +160,19 @@ func CheckFence(ctx context.Context, tx pgx.Tx, key Key, runID uuid.UUID, fence 
 // SetNotifyRenewals turns per-renewal notifications on or off (off by default:
 // a NOTIFY costs every renewal PostgreSQL's commit lock).
 func (s *Store) SetNotifyRenewals(ctx context.Context, enabled bool) error {
-	_, err := s.pool.Exec(ctx, `SELECT lease.set_notify_renewals($1)`, enabled)
+	return SetNotifyRenewals(ctx, s.pool, enabled)
+}
+
+// SetNotifyRenewals is Store.SetNotifyRenewals on q: a connection (migrate
+// sets it on the connection it migrated with) or a transaction.
+func SetNotifyRenewals(ctx context.Context, q Querier, enabled bool) error {
+	_, err := q.Exec(ctx, sqlcall.SetNotifyRenewals, enabled)
 	return translate(err)
 }
 
 // NotifyRenewals reports whether renewals send notifications.
 func (s *Store) NotifyRenewals(ctx context.Context) (bool, error) {
 	var on bool
-	err := s.pool.QueryRow(ctx, `SELECT lease.notify_renewals()`).Scan(&on)
+	err := s.pool.QueryRow(ctx, sqlcall.NotifyRenewals).Scan(&on)
 	return on, translate(err)
 }

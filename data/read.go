@@ -3,6 +3,7 @@ package data
 import (
 	"context"
 	"fmt"
+	"iter"
 	"time"
 
 	"github.com/google/uuid"
@@ -90,9 +91,44 @@ func readSnapshot(ctx context.Context, q Querier, query string, args ...any) (Sn
 const eventColumns = `id, at, kind, account_id, session_id, run_id, prev_run_id, fence, prev_fence,
 	expires_at, prev_expires_at, holder, actor, reason`
 
-// EventsSince returns up to limit events with id > after, oldest first.
+// EventsSince returns up to limit events with id > after, oldest first: one
+// page of the history (Events reads all of it).
 func (s *Store) EventsSince(ctx context.Context, after int64, limit int) ([]Event, error) {
 	return s.events(ctx, `SELECT `+eventColumns+` FROM lease.event WHERE id > $1 ORDER BY id LIMIT $2`, after, limit)
+}
+
+// eventsPage is how many events Events reads at a time.
+const eventsPage = 1000
+
+// Events iterates over the event history after the id after, oldest first,
+// reading it a page at a time as the loop asks for more, until it has
+// yielded the newest event committed when it read the last page. Breaking out
+// of the loop stops the reading. A failed read ends the iteration: it is
+// yielded with a zero Event.
+//
+// Ids are drawn before commit, so an event can commit after a later id was
+// read; a reader that must not miss it re-reads a window below its last id
+// (as monitor.Feed does).
+func (s *Store) Events(ctx context.Context, after int64) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		from := after
+		for {
+			page, err := s.EventsSince(ctx, from, eventsPage)
+			if err != nil {
+				yield(Event{}, err)
+				return
+			}
+			for _, ev := range page {
+				if !yield(ev, nil) {
+					return
+				}
+			}
+			if len(page) < eventsPage {
+				return
+			}
+			from = page[len(page)-1].ID
+		}
+	}
 }
 
 // EventsFor returns up to limit of key's most recent events, newest first.

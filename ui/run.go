@@ -3,22 +3,20 @@ package ui
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
 
-	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// Options configure Run. Zero fields take the documented defaults.
+// Options configure Run and NewProgram. Zero fields take the documented
+// defaults.
 //
-// The embedded Config configures the model as for New, except that Run sets
-// its Source from Store and, when empty, its Database from the store's
+// The embedded Config configures the model as for New, except that its
+// Source is set from Store and, when empty, its Database from the store's
 // connection. With ReadOnly the monitor needs only SELECT on the lease schema
 // (role lease_reader).
 type Options struct {
@@ -52,45 +50,11 @@ const FrameRate = 30
 // ends (then it returns nil). It starts the feed, runs the program, and
 // stops the feed before it returns.
 func Run(ctx context.Context, opt Options) error {
-	if opt.Store == nil {
-		return errors.New("ui: no store")
-	}
-	feed := monitor.NewFeed(opt.Store, opt.Feed)
-	cfg := opt.Config
-	cfg.Source = storeSource(ctx, opt.Store, feed, opt.ReadOnly, opt.HistoryLimit)
-	if cfg.Database == "" {
-		cfg.Database = DatabaseLabel(opt.Store)
-	}
-	m, err := New(cfg)
+	p, err := NewProgram(ctx, opt)
 	if err != nil {
 		return err
 	}
-	stop := feed.Start(ctx)
-	defer stop()
-	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(FrameRate)}
-	if opt.Input != nil {
-		popts = append(popts, tea.WithInput(opt.Input))
-	}
-	if opt.Output != nil {
-		popts = append(popts, tea.WithOutput(opt.Output))
-	}
-	if opt.Environ != nil {
-		popts = append(popts, tea.WithEnvironment(opt.Environ))
-	}
-	if opt.NoColor {
-		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
-	}
-	_, err = tea.NewProgram(m, popts...).Run()
-	switch {
-	case errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil: // ctx ended
-		return nil
-	case errors.Is(err, tea.ErrInterrupted): // SIGINT from outside the terminal: like q
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("monitor: %w", err)
-	}
-	return nil
+	return p.Run(ctx, p.Model())
 }
 
 // storeSource is the Source of a monitor on store: the feed's batches,

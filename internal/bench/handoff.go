@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/sqlcall"
 )
 
 // handoffMode is how a waiting acquirer learns that the lease is free.
@@ -44,19 +45,9 @@ func handoffWorkload(m handoffMode) func(context.Context, *run, workload) ([]Res
 	return func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runHandoff(ctx, w, m) }
 }
 
-// waiting is a waiter that has been refused once and is now waiting for the
-// lease.
-type waiting interface {
-	// owned blocks until the waiter owns the lease and returns when it did.
-	owned(ctx context.Context) (time.Time, error)
-	// release gives the lease up again (untimed) or, if it was never
-	// granted, stops waiting.
-	release(ctx context.Context) error
-}
-
-// waiterFactory starts a waiter on key while holderRun holds it and returns
+// waiterFactory starts a waiter on key while the holder holds it and returns
 // once the waiter has been refused (so it is waiting).
-type waiterFactory func(ctx context.Context, key data.Key) (waiting, error)
+type waiterFactory func(ctx context.Context, key data.Key) (*waiter, error)
 
 // pair is one holder contending with one waiter for one key.
 type pair struct {
@@ -78,19 +69,6 @@ func (r *run) runHandoff(ctx context.Context, w workload, m handoffMode) ([]Resu
 		n = max(1, r.cfg.Clients/4)
 	}
 	keys := r.keys(w.name, n)
-	var conns []*pgx.Conn
-	defer func() {
-		for _, c := range conns {
-			_ = c.Close(context.WithoutCancel(ctx))
-		}
-	}()
-	connect := func() (*pgx.Conn, error) {
-		c, err := r.connect(ctx)
-		if err == nil {
-			conns = append(conns, c)
-		}
-		return c, err
-	}
 	var lw *leaseWaiters
 	if m.poll == 0 {
 		var err error
@@ -99,21 +77,22 @@ func (r *run) runHandoff(ctx context.Context, w workload, m handoffMode) ([]Resu
 		}
 		defer lw.Close()
 	}
+	perPair := 1 // a holder; a poller has a connection of its own too
+	if lw == nil {
+		perPair = 2
+	}
+	conns, err := r.openConns(ctx, n*perPair)
+	if err != nil {
+		return nil, err
+	}
+	defer closeConns(conns)
 	pairs := make([]*pair, n)
 	for i := range pairs {
-		p := &pair{key: keys[i]}
-		var err error
-		if p.holder, err = connect(); err != nil {
-			return nil, err
-		}
+		p := &pair{key: keys[i], holder: conns[i*perPair]}
 		if lw != nil {
 			p.wait = lw.start
 		} else {
-			wc, err := connect()
-			if err != nil {
-				return nil, err
-			}
-			p.wait = pollWaiter(wc, m.poll)
+			p.wait = pollWaiter(conns[i*perPair+1], m.poll)
 		}
 		pairs[i] = p
 	}
@@ -170,7 +149,7 @@ func (p *pair) rounds(ctx context.Context, m handoffMode, phase *atomic.Int32) e
 
 // round is one handoff; it returns release-start to waiter-owns.
 func (p *pair) round(ctx context.Context, m handoffMode) (time.Duration, error) {
-	holderRun, err := mustAcquire(ctx, p.holder, acquireSQL, p.key, holdTTL)
+	holderRun, err := mustAcquire(ctx, p.holder, sqlcall.Acquire, p.key, holdTTL)
 	if err != nil {
 		return 0, err
 	}
@@ -196,77 +175,28 @@ func (p *pair) round(ctx context.Context, m handoffMode) (time.Duration, error) 
 // pollWaiter makes waiters that retry acquire on conn every interval from
 // their first refused attempt, as lock clients without notifications do.
 func pollWaiter(conn *pgx.Conn, interval time.Duration) waiterFactory {
-	return func(ctx context.Context, key data.Key) (waiting, error) {
+	return func(ctx context.Context, key data.Key) (*waiter, error) {
 		run := uuid.New()
-		got, err := acquireOnce(ctx, conn, acquireSQL, key, run, holdTTL)
+		got, err := acquireOnce(ctx, conn, sqlcall.Acquire, key, run, holdTTL)
 		if err != nil {
 			return nil, err
 		}
 		if got {
 			return nil, fmt.Errorf("handoff %s: waiter granted while the holder holds it", key)
 		}
-		wctx, cancel := context.WithCancel(ctx)
-		pw := &pollWaiting{conn: conn, key: key, run: run, cancel: cancel, done: make(chan pollOutcome, 1)}
-		go func() { // owned by pw: release cancels it and receives done
-			at, err := pw.poll(wctx, interval)
-			pw.done <- pollOutcome{at: at, err: err}
-		}()
-		return pw, nil
+		return startWaiter(ctx, func(ctx context.Context) waitOutcome {
+			for {
+				if !sleepCtx(ctx, interval) {
+					return waitOutcome{err: ctx.Err()}
+				}
+				ok, err := acquireOnce(ctx, conn, sqlcall.Acquire, key, run, holdTTL)
+				if err != nil {
+					return waitOutcome{err: err}
+				}
+				if ok {
+					return waitOutcome{at: time.Now(), release: func(ctx context.Context) error { return release(ctx, conn, key, run) }}
+				}
+			}
+		}), nil
 	}
-}
-
-type pollOutcome struct {
-	at  time.Time
-	err error
-}
-
-// pollWaiting is one polling waiter; its conn is the poller's until done.
-type pollWaiting struct {
-	conn   *pgx.Conn
-	key    data.Key
-	run    uuid.UUID
-	cancel context.CancelFunc
-	done   chan pollOutcome
-	out    *pollOutcome
-}
-
-func (pw *pollWaiting) poll(ctx context.Context, interval time.Duration) (time.Time, error) {
-	for {
-		if !sleepCtx(ctx, interval) {
-			return time.Time{}, ctx.Err()
-		}
-		ok, err := acquireOnce(ctx, pw.conn, acquireSQL, pw.key, pw.run, holdTTL)
-		if err != nil {
-			return time.Time{}, err
-		}
-		if ok {
-			return time.Now(), nil
-		}
-	}
-}
-
-func (pw *pollWaiting) owned(ctx context.Context) (time.Time, error) {
-	select {
-	case o := <-pw.done:
-		pw.out = &o
-		return o.at, o.err
-	case <-ctx.Done():
-		return time.Time{}, ctx.Err()
-	}
-}
-
-// release stops the poller if it still runs and releases the lease if it got
-// it.
-func (pw *pollWaiting) release(ctx context.Context) error {
-	if pw.out == nil {
-		pw.cancel()
-		o := <-pw.done
-		pw.out = &o
-	}
-	defer pw.cancel()
-	if pw.out.err != nil || pw.out.at.IsZero() {
-		return nil
-	}
-	pw.out.at = time.Time{}
-	return release(ctx, pw.conn, pw.key, pw.run)
 }

@@ -4,28 +4,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/sqlcall"
 )
 
-// The lease functions' SQL, as data.Store sends it.
-const (
-	acquireSQL = `SELECT run_id, fence, expires_at FROM lease.acquire($1, $2, $3, $4, $5)`
-	renewSQL   = `SELECT lease.renew($1, $2, $3, $4)`
-	releaseSQL = `SELECT lease.release($1, $2, $3)`
-)
+// onScratch returns call, one of the lease functions' calls as data.Store
+// sends it (internal/sqlcall), with lease.fn replaced by its copy as in the
+// scratch schema: the same statement, on the table without trigger.
+func (r *run) onScratch(call, fn, as string) string {
+	return strings.Replace(call, "lease."+fn+"(", r.table(as)+"(", 1)
+}
 
 // scratchAcquireSQL and scratchRenewSQL call the copies on the table without
 // trigger.
-func scratchAcquireSQL(r *run) string {
-	return `SELECT run_id, fence, expires_at FROM ` + r.table("acquire") + `($1, $2, $3, $4, $5)`
-}
+func scratchAcquireSQL(r *run) string { return r.onScratch(sqlcall.Acquire, "acquire", "acquire") }
 
-func scratchRenewSQL(r *run) string { return `SELECT ` + r.table("renew") + `($1, $2, $3, $4)` }
+func scratchRenewSQL(r *run) string { return r.onScratch(sqlcall.Renew, "renew", "renew") }
 
 // acquireOnce runs an acquire statement and reports whether run was granted.
 func acquireOnce(ctx context.Context, conn *pgx.Conn, q string, key data.Key, run uuid.UUID, ttl time.Duration) (bool, error) {
@@ -64,11 +64,11 @@ func uncontendedAcquire(q string) loop {
 	}}
 }
 
-func acquire(*run) loop            { return uncontendedAcquire(acquireSQL) }
+func acquire(*run) loop            { return uncontendedAcquire(sqlcall.Acquire) }
 func acquireNoTrigger(r *run) loop { return uncontendedAcquire(scratchAcquireSQL(r)) }
 
 func acquireEventOnly(r *run) loop {
-	return uncontendedAcquire(`SELECT run_id, fence, expires_at FROM ` + r.table("acquire_ev") + `($1, $2, $3, $4, $5)`)
+	return uncontendedAcquire(r.onScratch(sqlcall.Acquire, "acquire", "acquire_ev"))
 }
 
 // acquireContended: every client asks for one key that a holder keeps.
@@ -79,11 +79,11 @@ func acquireContended(r *run) loop {
 			if c.id != 0 {
 				return nil
 			}
-			_, err := mustAcquire(ctx, c.conn, acquireSQL, key, holdTTL)
+			_, err := mustAcquire(ctx, c.conn, sqlcall.Acquire, key, holdTTL)
 			return err
 		},
 		op: func(ctx context.Context, c *client) error {
-			ok, err := acquireOnce(ctx, c.conn, acquireSQL, key, uuid.New(), holdTTL)
+			ok, err := acquireOnce(ctx, c.conn, sqlcall.Acquire, key, uuid.New(), holdTTL)
 			if err == nil && ok {
 				err = fmt.Errorf("acquire %s: granted, want held by the holder", key)
 			}
@@ -99,7 +99,7 @@ func cycle(*run) loop {
 			_, key := c.nextKey()
 			var run uuid.UUID
 			err := c.time("acquire", func() (err error) {
-				run, err = mustAcquire(ctx, c.conn, acquireSQL, key, holdTTL)
+				run, err = mustAcquire(ctx, c.conn, sqlcall.Acquire, key, holdTTL)
 				return err
 			})
 			if err != nil {
@@ -117,7 +117,7 @@ func cycle(*run) loop {
 
 func release(ctx context.Context, conn *pgx.Conn, key data.Key, run uuid.UUID) error {
 	var ok bool
-	if err := conn.QueryRow(ctx, releaseSQL, key.Account, key.Session, run).Scan(&ok); err != nil {
+	if err := conn.QueryRow(ctx, sqlcall.Release, key.Account, key.Session, run).Scan(&ok); err != nil {
 		return fmt.Errorf("release %s: %w", key, err)
 	}
 	if !ok {
@@ -153,7 +153,7 @@ func renewLoop(acq, ren string) loop {
 	}
 }
 
-func renew(*run) loop { return renewLoop(acquireSQL, renewSQL) }
+func renew(*run) loop { return renewLoop(sqlcall.Acquire, sqlcall.Renew) }
 
 func renewNoTrigger(r *run) loop { return renewLoop(scratchAcquireSQL(r), scratchRenewSQL(r)) }
 

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/sqlcall"
 	"github.com/leasetop/leasetop/lease"
 )
 
@@ -23,11 +23,11 @@ import (
 // process that competes for many sessions (a lone waiter would first pay for
 // the listener's connection; its resync on connecting still wakes it).
 //
-// The Client's pool carries a query tracer, the only way to see from outside
+// The Client's store carries a query tracer, the only way to see from outside
 // that Wait has been refused once and is now waiting: the moment a round may
 // release.
 type leaseWaiters struct {
-	pool    *pgxpool.Pool
+	store   *data.Store
 	client  *lease.Client
 	tracer  *acquireTracer
 	permits map[data.Key]lease.Permit
@@ -38,26 +38,20 @@ type leaseWaiters struct {
 }
 
 func (r *run) startLeaseWaiters(ctx context.Context, keys []data.Key) (*leaseWaiters, error) {
-	cfg, err := data.ParsePoolConfig(r.cfg.DSN)
-	if err != nil {
-		return nil, err
-	}
-	cfg.ConnConfig.RuntimeParams["application_name"] = "leasetop bench"
 	tr := &acquireTracer{refused: map[data.Key]chan struct{}{}, listening: make(chan struct{}, 1)}
 	for _, k := range keys {
 		tr.refused[k] = make(chan struct{}, 1)
 	}
-	cfg.ConnConfig.Tracer = tr
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	store, err := r.openStore(ctx, tr)
 	if err != nil {
-		return nil, fmt.Errorf("connect: %w", err)
-	}
-	client, err := lease.New(data.New(pool), lease.Config{TTL: 30 * time.Second})
-	if err != nil {
-		pool.Close()
 		return nil, err
 	}
-	lw := &leaseWaiters{pool: pool, client: client, tracer: tr, permits: map[data.Key]lease.Permit{}}
+	client, err := lease.New(store, lease.Config{TTL: 30 * time.Second})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	lw := &leaseWaiters{store: store, client: client, tracer: tr, permits: map[data.Key]lease.Permit{}}
 	allow := lease.AuthorizerFunc(func(context.Context, lease.Request) error { return nil })
 	for _, k := range slices.Concat(keys, r.keys("handoff-idle", 1)) {
 		if lw.permits[k], err = client.Authorize(ctx, allow, k, "bench waiter"); err != nil {
@@ -76,7 +70,7 @@ func (r *run) startLeaseWaiters(ctx context.Context, keys []data.Key) (*leaseWai
 // Close, then waits for the Client's listener to be listening.
 func (lw *leaseWaiters) startIdle(ctx context.Context, r *run) error {
 	idle := r.keys("handoff-idle", 1)[0]
-	if _, err := mustAcquire(ctx, r.admin, acquireSQL, idle, holdTTL); err != nil {
+	if _, err := mustAcquire(ctx, r.admin, sqlcall.Acquire, idle, holdTTL); err != nil {
 		return err
 	}
 	ictx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -98,14 +92,14 @@ func (lw *leaseWaiters) startIdle(ctx context.Context, r *run) error {
 	}
 }
 
-// Close stops the idle waiter and closes the Client and its pool.
+// Close stops the idle waiter and closes the Client and its store.
 func (lw *leaseWaiters) Close() {
 	if lw.stopIdle != nil {
 		lw.stopIdle()
 	}
 	lw.wg.Wait()
 	lw.client.Close()
-	lw.pool.Close()
+	lw.store.Close()
 }
 
 // extraAttempts is how many refused attempts the waiters made beyond the
@@ -117,73 +111,34 @@ func (lw *leaseWaiters) extraAttempts() int64 {
 
 // start is a waiterFactory: it starts Wait on key and returns once Wait's
 // first attempt was refused.
-func (lw *leaseWaiters) start(ctx context.Context, key data.Key) (waiting, error) {
+func (lw *leaseWaiters) start(ctx context.Context, key data.Key) (*waiter, error) {
 	refused := lw.tracer.refused[key]
 	select { // forget a refusal from an earlier round
 	case <-refused:
 	default:
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	lwt := &leaseWaiting{cancel: cancel, done: make(chan waitOutcome, 1)}
 	lw.rounds.Add(1)
-	go func() { // owned by lwt: release cancels it and receives done
-		l, err := lw.client.Wait(wctx, lw.permits[key])
-		lwt.done <- waitOutcome{l: l, at: time.Now(), err: err}
-	}()
+	w := startWaiter(ctx, func(ctx context.Context) waitOutcome {
+		l, err := lw.client.Wait(ctx, lw.permits[key])
+		if err != nil {
+			return waitOutcome{err: err}
+		}
+		return waitOutcome{at: time.Now(), release: l.Release}
+	})
 	select {
 	case <-refused:
-		return lwt, nil
-	case o := <-lwt.done:
-		lwt.done <- o
-		_ = lwt.release(ctx)
+		return w, nil
+	case o := <-w.done:
+		w.done <- o
+		_ = w.release(ctx)
 		if o.err != nil {
 			return nil, o.err
 		}
 		return nil, fmt.Errorf("handoff %s: waiter granted while the holder holds it", key)
 	case <-ctx.Done():
-		_ = lwt.release(context.WithoutCancel(ctx))
+		_ = w.release(context.WithoutCancel(ctx))
 		return nil, ctx.Err()
 	}
-}
-
-type waitOutcome struct {
-	l   *lease.Lease
-	at  time.Time
-	err error
-}
-
-// leaseWaiting is one Wait in progress.
-type leaseWaiting struct {
-	cancel context.CancelFunc
-	done   chan waitOutcome
-	out    *waitOutcome // set once Wait has returned
-}
-
-func (w *leaseWaiting) owned(ctx context.Context) (time.Time, error) {
-	select {
-	case o := <-w.done:
-		w.out = &o
-		return o.at, o.err
-	case <-ctx.Done():
-		return time.Time{}, ctx.Err()
-	}
-}
-
-// release releases the lease Wait returned or, while Wait still runs, stops
-// it (releasing whatever it got).
-func (w *leaseWaiting) release(ctx context.Context) error {
-	if w.out == nil {
-		w.cancel()
-		o := <-w.done
-		w.out = &o
-	}
-	defer w.cancel()
-	if w.out.l == nil {
-		return nil
-	}
-	l := w.out.l
-	w.out.l = nil
-	return l.Release(ctx)
 }
 
 // acquireTracer watches the Client's queries: it signals a key's channel
@@ -203,7 +158,7 @@ type (
 // TraceQueryStart marks the calls the tracer cares about.
 func (t *acquireTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	switch {
-	case strings.Contains(d.SQL, "lease.acquire(") && len(d.Args) >= 2:
+	case d.SQL == sqlcall.Acquire && len(d.Args) >= 2:
 		acct, _ := d.Args[0].(string)
 		sess, _ := d.Args[1].(string)
 		return context.WithValue(ctx, tracedAcquire{}, data.Key{Account: acct, Session: sess})

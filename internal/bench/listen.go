@@ -23,7 +23,7 @@ type feed struct {
 // startFeed opens a store, starts a listener and waits until it is live, then
 // passes every event and resync signal to consume (on one goroutine).
 func (r *run) startFeed(ctx context.Context, onEvent func(data.Event, time.Time), onResync func()) (*feed, error) {
-	store, err := data.Open(ctx, r.cfg.DSN)
+	store, err := r.openStore(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ type monitorFeed struct {
 // startMonitorFeed starts a Feed and returns once its first resync has been
 // taken (its listener is live).
 func (r *run) startMonitorFeed(ctx context.Context, onEvent func(data.Event, time.Time)) (*monitorFeed, error) {
-	store, err := data.Open(ctx, r.cfg.DSN)
+	store, err := r.openStore(ctx, nil)
 	if err != nil {
 		return nil, err
 	}

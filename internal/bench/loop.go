@@ -105,14 +105,14 @@ type member struct {
 // processes drifting during the run, which back-to-back runs do not. The
 // members share one connection per client (never used by two at once).
 func (r *run) runSet(ctx context.Context, ms []*member) {
-	conns, err := r.openConns(ctx)
-	defer closeConns(conns)
+	conns, err := r.openConns(ctx, r.cfg.Clients)
 	if err != nil {
 		for _, m := range ms {
 			m.err = err
 		}
 		return
 	}
+	defer closeConns(conns)
 	for _, m := range ms {
 		r.prepare(ctx, m, conns)
 	}
@@ -233,27 +233,6 @@ func (r *run) loopResults(clients []*client, rows []row, window time.Duration) [
 		out = append(out, newResult(rw.name, rw.desc, &h, window))
 	}
 	return out
-}
-
-// openConns opens one connection per client.
-func (r *run) openConns(ctx context.Context) ([]*pgx.Conn, error) {
-	conns := make([]*pgx.Conn, 0, r.cfg.Clients)
-	for range r.cfg.Clients {
-		conn, err := r.connect(ctx)
-		if err != nil {
-			return conns, err
-		}
-		conns = append(conns, conn)
-	}
-	return conns, nil
-}
-
-func closeConns(conns []*pgx.Conn) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	for _, c := range conns {
-		_ = c.Close(ctx)
-	}
 }
 
 // eachClient runs fn for every client concurrently and returns the first

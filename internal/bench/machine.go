@@ -9,6 +9,8 @@ import (
 	"unicode"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/internal/sqlcall"
 )
 
 // Machine describes where a run happened: without it, numbers mean nothing.
@@ -53,7 +55,7 @@ func describeMachine(ctx context.Context, conn *pgx.Conn, cfg Config) (Machine, 
 		}
 		*s.dst = clean(*s.dst)
 	}
-	err := conn.QueryRow(ctx, `SELECT lease.notify_renewals()`).Scan(&m.NotifyRenewals)
+	err := conn.QueryRow(ctx, sqlcall.NotifyRenewals).Scan(&m.NotifyRenewals)
 	return m, err
 }
 

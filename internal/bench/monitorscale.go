@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,14 +16,13 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/monitor"
 	"github.com/leasetop/leasetop/ui"
 )
 
 // The monitor at scale: Config.MonitorLeases live leases (100,000 by
-// default) written through lease.acquire, then the monitor (ui.Model in a
-// Bubble Tea program, on a monitor.Feed, exactly as ui.Run wires them, but
-// drawing a 200x50 screen into io.Discard) runs in this process:
+// default) written through lease.acquire, then the monitor (the program
+// ui.Run runs, built by ui.NewProgram, but drawing a 200x50 screen into
+// io.Discard) runs in this process:
 //
 //   - monitor-load: program start -> the first picture of every lease built
 //     (read, applied, rows sorted);
@@ -44,7 +42,7 @@ func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	if err := r.seedLeases(ctx, n); err != nil {
 		return nil, err
 	}
-	store, err := data.Open(ctx, r.cfg.DSN)
+	store, err := r.openStore(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +77,12 @@ func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	mon.frames.swap()
 	var sent atomic.Int64
 	active, activeFrames := r.usageWindow(ctx, mon, func(ctx context.Context, phase *atomic.Int32) error {
-		return r.paceTransitions(ctx, "monitor-writer", 1000, phase, &sent)
+		wr, err := r.openWriters(ctx, "monitor-writer", 1000)
+		if err != nil {
+			return err
+		}
+		defer wr.Close()
+		return wr.run(ctx, phase, &sent, nil)
 	})
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -161,99 +164,52 @@ func (r *run) usageWindow(ctx context.Context, mon *monitorProgram, load func(co
 	return res, frames
 }
 
-// paceTransitions runs writers doing rate transitions/s in total on keys of
-// their own until the phase is done.
-func (r *run) paceTransitions(ctx context.Context, tag string, rate int, phase *atomic.Int32, sent *atomic.Int64) error {
-	writers := min(r.cfg.Clients, max(1, rate/50))
-	keys := r.keys(tag, max(r.cfg.Keys, writers))
-	period := time.Duration(float64(time.Second) * float64(writers) / float64(rate))
-	start := time.Now()
-	errs := make([]error, writers)
-	var wg sync.WaitGroup
-	for i := range writers {
-		conn, err := r.connect(ctx)
-		if err != nil {
-			return err
-		}
-		lo, hi := i*len(keys)/writers, (i+1)*len(keys)/writers
-		wg.Go(func() {
-			defer conn.Close(context.WithoutCancel(ctx))
-			errs[i] = writeTransitions(ctx, conn, keys[lo:hi], start.Add(period*time.Duration(i)/time.Duration(writers)), period, phase, sent, nil)
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// monitorProgram is the monitor's model in a Bubble Tea program, as ui.Run
-// builds it, with its frames timed.
+// monitorProgram is the monitor's program exactly as ui.Run runs it
+// (ui.NewProgram), drawing into io.Discard, with its frames timed.
 type monitorProgram struct {
-	feed     *monitor.Feed
-	stopFeed func()
-	cancel   context.CancelFunc
-	done     chan error
+	cancel context.CancelFunc
+	done   chan error // the program's outcome, put back by whoever takes it
 
 	started  time.Time
 	loaded   chan struct{}
-	loadTime time.Duration
+	loadTime time.Duration // set before loaded is closed
 	frames   *frameLog
-
-	mu     sync.Mutex
-	runErr error
 }
 
 func startMonitor(ctx context.Context, store *data.Store) (*monitorProgram, error) {
-	mp := &monitorProgram{done: make(chan error, 1), loaded: make(chan struct{}), frames: &frameLog{h: &Histogram{}}}
 	pctx, cancel := context.WithCancel(ctx)
-	mp.cancel = cancel
-	mp.feed = monitor.NewFeed(store, monitor.FeedConfig{})
-	mp.stopFeed = mp.feed.Start(pctx)
-	var synced, signalled bool
-	next := func() (monitor.Batch, bool) {
-		// The model asks for the next batch only after applying the previous
-		// one: the first ask after a resync marks the picture as built.
-		if synced && !signalled {
-			signalled = true
-			mp.loadTime = time.Since(mp.started)
-			close(mp.loaded)
-		}
-		b, ok := mp.feed.Next()
-		for _, it := range b.Items {
-			synced = synced || it.Sync != nil
-		}
-		return b, ok
-	}
-	m, err := ui.New(ui.Config{
-		Source:   ui.Source{NextFunc: next, ResyncFunc: mp.feed.Resync},
-		ReadOnly: true,
-		Database: ui.DatabaseLabel(store),
+	in, inW := io.Pipe()
+	p, err := ui.NewProgram(pctx, ui.Options{
+		Config: ui.Config{ReadOnly: true}, Store: store,
+		Input: in, Output: io.Discard, Environ: []string{"TERM=xterm-256color"},
 	})
 	if err != nil {
+		cancel()
 		return nil, err
 	}
-	in, inW := io.Pipe()
-	prog := tea.NewProgram(&timedModel{m: m, frames: mp.frames}, tea.WithContext(pctx), tea.WithInput(in),
-		tea.WithOutput(io.Discard), tea.WithWindowSize(200, 50), tea.WithoutSignalHandler(),
-		tea.WithEnvironment([]string{"TERM=xterm-256color"}), tea.WithFPS(ui.FrameRate))
+	mp := &monitorProgram{cancel: cancel, done: make(chan error, 1), loaded: make(chan struct{}), frames: &frameLog{h: &Histogram{}}}
+	model := &timedModel{m: p.Model(), frames: mp.frames, onLoad: func() {
+		mp.loadTime = time.Since(mp.started)
+		close(mp.loaded)
+	}}
 	mp.started = time.Now()
 	go func() { // owned: Stop cancels the program and receives done
-		_, err := prog.Run()
+		err := p.Run(pctx, model, tea.WithWindowSize(200, 50), tea.WithoutSignalHandler())
 		_ = inW.Close()
-		if errors.Is(err, tea.ErrProgramKilled) && pctx.Err() != nil {
-			err = nil
-		}
-		mp.mu.Lock()
-		mp.runErr = err
-		mp.mu.Unlock()
 		mp.done <- err
 	}()
 	return mp, nil
 }
 
+// err returns the program's error once it has stopped, nil while it runs.
 func (mp *monitorProgram) err() error {
-	mp.mu.Lock()
-	defer mp.mu.Unlock()
-	return mp.runErr
+	select {
+	case err := <-mp.done:
+		mp.done <- err
+		return err
+	default:
+		return nil
+	}
 }
 
 // waitLoaded waits for the first picture.
@@ -273,12 +229,11 @@ func (mp *monitorProgram) waitLoaded(ctx context.Context, timeout time.Duration)
 	}
 }
 
-// Stop ends the program and its feed and waits for both.
+// Stop ends the program (which stops its feed) and waits for it.
 func (mp *monitorProgram) Stop() {
 	mp.cancel()
 	err := <-mp.done
 	mp.done <- err
-	mp.stopFeed()
 }
 
 // frameLog collects frame times from the program's goroutine; swap hands
@@ -302,16 +257,23 @@ func (f *frameLog) swap() *Histogram {
 	return old
 }
 
-// timedModel times every View of the monitor's model.
+// timedModel times every View of the monitor's model, and calls onLoad
+// after the Update that applied the first resync: the first picture of every
+// lease is built (read, applied, rows sorted).
 type timedModel struct {
 	m      *ui.Model
 	frames *frameLog
+	onLoad func() // nil once called
 }
 
 func (t *timedModel) Init() tea.Cmd { return t.m.Init() }
 
 func (t *timedModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	_, cmd := t.m.Update(msg)
+	if t.onLoad != nil && t.m.State().Synced() {
+		t.onLoad()
+		t.onLoad = nil
+	}
 	return t, cmd
 }
 

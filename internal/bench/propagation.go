@@ -7,9 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-
 	"github.com/leasetop/leasetop/data"
 )
 
@@ -71,7 +68,6 @@ func (pl *propagationLog) count() int64 {
 }
 
 func (r *run) runPropagation(ctx context.Context, w workload, rate int) ([]Result, error) {
-	writers := min(r.cfg.Clients, max(1, rate/50))
 	clock, err := r.serverClock(ctx)
 	if err != nil {
 		return nil, err
@@ -88,40 +84,24 @@ func (r *run) runPropagation(ctx context.Context, w workload, rate int) ([]Resul
 		return nil, err
 	}
 	defer lf.Stop()
-	keys := r.keys(w.name, r.cfg.Keys)
-	conns := make([]*pgx.Conn, 0, writers)
-	defer func() {
-		for _, c := range conns {
-			_ = c.Close(context.WithoutCancel(ctx))
-		}
-	}()
-	for range writers {
-		c, err := r.connect(ctx)
-		if err != nil {
-			return nil, err
-		}
-		conns = append(conns, c)
+	wr, err := r.openWriters(ctx, w.name, rate)
+	if err != nil {
+		return nil, err
 	}
+	defer wr.Close()
 	r.checkpoint(ctx)
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var phase atomic.Int32
 	var sent atomic.Int64
+	var writes Histogram
 	var wg sync.WaitGroup
-	period := time.Duration(float64(time.Second) * float64(writers) / float64(rate))
-	start := time.Now()
-	writes := make([]Histogram, writers)
-	for i, conn := range conns {
-		lo, hi := i*len(keys)/writers, (i+1)*len(keys)/writers
-		offset := period * time.Duration(i) / time.Duration(writers)
-		wg.Go(func() {
-			err := writeTransitions(ctx, conn, keys[lo:hi], start.Add(offset), period, &phase, &sent, &writes[i])
-			if err != nil && ctx.Err() == nil {
-				cancel(err)
-			}
-		})
-	}
+	wg.Go(func() {
+		if err := wr.run(ctx, &phase, &sent, &writes); err != nil && ctx.Err() == nil {
+			cancel(err)
+		}
+	})
 	window := r.measureWindow(ctx, &phase, func(from, to time.Time) {
 		viaFeed.mark(from, to)
 		viaListener.mark(from, to)
@@ -136,12 +116,8 @@ func (r *run) runPropagation(ctx context.Context, w workload, rate int) ([]Resul
 		propagationResult(ctx, viaListener, w.name+"-listener", sent.Load(), window,
 			fmt.Sprintf("the same transitions -> decoded by a bare data.Listener, %d transitions/s", rate)),
 	}
-	var wh Histogram
-	for i := range writes {
-		wh.Merge(&writes[i])
-	}
-	out = append(out, newResult(w.name+"-write", "the writers' own acquire/release calls: the commit, queued behind other notifying commits", &wh, window))
-	out[0].Note = fmt.Sprintf("achieved %.0f/s by %d writers", out[0].OpsPerSec, writers) + out[0].Note
+	out = append(out, newResult(w.name+"-write", "the writers' own acquire/release calls: the commit, queued behind other notifying commits", &writes, window))
+	out[0].Note = fmt.Sprintf("achieved %.0f/s by %d writers", out[0].OpsPerSec, len(wr.conns)) + out[0].Note
 	if d := lf.lst.Dropped(); d > 0 {
 		out[1].Note += fmt.Sprintf(", %d dropped by the listener", d)
 	}
@@ -159,40 +135,6 @@ func propagationResult(ctx context.Context, pl *propagationLog, name string, sen
 		res.Note = fmt.Sprintf(", %d events not received", missing)
 	}
 	return res
-}
-
-// writeTransitions alternately acquires and releases keys on a fixed
-// schedule: op k at start + k*period. A late op goes at once (no op is
-// skipped), so the schedule catches up. When hist is not nil it records the
-// calls that start in the measured window.
-func writeTransitions(ctx context.Context, conn *pgx.Conn, keys []data.Key, start time.Time, period time.Duration,
-	phase *atomic.Int32, sent *atomic.Int64, hist *Histogram) error {
-	runs := make(map[data.Key]uuid.UUID, len(keys))
-	for k := 0; phase.Load() != phaseDone; k++ {
-		if !sleepCtx(ctx, time.Until(start.Add(time.Duration(k)*period))) {
-			return ctx.Err()
-		}
-		recording := hist != nil && phase.Load() == phaseMeasure
-		t0 := time.Now()
-		key := keys[k%len(keys)]
-		if run, held := runs[key]; held {
-			if err := release(ctx, conn, key, run); err != nil {
-				return err
-			}
-			delete(runs, key)
-		} else {
-			run, err := mustAcquire(ctx, conn, acquireSQL, key, holdTTL)
-			if err != nil {
-				return err
-			}
-			runs[key] = run
-		}
-		if recording {
-			hist.Record(time.Since(t0))
-		}
-		sent.Add(1)
-	}
-	return nil
 }
 
 // waitReceived waits until the listener has seen want events, or timeout;

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasetop/leasetop/data"
 )
@@ -55,6 +56,52 @@ func (r *run) connect(ctx context.Context) (*pgx.Conn, error) {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
 	return conn, nil
+}
+
+// openConns opens n independent connections: a workload's clients or
+// writers, one each. On an error it closes those it opened.
+func (r *run) openConns(ctx context.Context, n int) ([]*pgx.Conn, error) {
+	conns := make([]*pgx.Conn, 0, n)
+	for range n {
+		conn, err := r.connect(ctx)
+		if err != nil {
+			closeConns(conns)
+			return nil, err
+		}
+		conns = append(conns, conn)
+	}
+	return conns, nil
+}
+
+// closeConns closes conns, also after the run's context ended.
+func closeConns(conns []*pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, c := range conns {
+		_ = c.Close(ctx)
+	}
+}
+
+// openStore opens a data.Store on a pool of its own, labelled as bench's
+// connections are; tracer, when not nil, sees every query on it.
+func (r *run) openStore(ctx context.Context, tracer pgx.QueryTracer) (*data.Store, error) {
+	cfg, err := data.ParsePoolConfig(r.cfg.DSN)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ConnConfig.RuntimeParams["application_name"] = r.connCfg.RuntimeParams["application_name"]
+	cfg.ConnConfig.Tracer = tracer
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err == nil {
+		err = pool.Ping(ctx)
+	}
+	if err != nil {
+		if pool != nil {
+			pool.Close()
+		}
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	return data.New(pool), nil
 }
 
 // createScratch creates the scratch schema (see sqlcopy.go).

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/leasetop/leasetop/internal/sqlcall"
 )
 
 func TestScratchDDL(t *testing.T) {
@@ -49,5 +51,24 @@ func TestScratchDDL(t *testing.T) {
 func TestExtractFunctionMissing(t *testing.T) {
 	if _, err := extractFunction("CREATE TABLE x ();", "acquire"); err == nil {
 		t.Error("extractFunction of a missing function: err = nil, want an error")
+	}
+}
+
+// TestScratchCalls checks that each scratch call is the library's call with
+// only the function replaced by its copy: a change to a call in
+// internal/sqlcall that the replacement no longer finds fails here.
+func TestScratchCalls(t *testing.T) {
+	r := &run{schema: "lease_bench_x"}
+	tests := []struct {
+		got, call, fn, as string
+	}{
+		{scratchAcquireSQL(r), sqlcall.Acquire, "lease.acquire(", `"lease_bench_x"."acquire"(`},
+		{scratchRenewSQL(r), sqlcall.Renew, "lease.renew(", `"lease_bench_x"."renew"(`},
+		{r.onScratch(sqlcall.Acquire, "acquire", "acquire_ev"), sqlcall.Acquire, "lease.acquire(", `"lease_bench_x"."acquire_ev"(`},
+	}
+	for _, tt := range tests {
+		if want := strings.Replace(tt.call, tt.fn, tt.as, 1); tt.got != want || tt.got == tt.call {
+			t.Errorf("scratch call = %q, want %q (the library's %q on the copy)", tt.got, want, tt.call)
+		}
 	}
 }

@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/bench"
 	"github.com/leasetop/leasetop/internal/pgserver"
@@ -119,26 +117,9 @@ func startBenchServer(ctx context.Context, env Env) (*pgserver.Server, error) {
 	if err != nil {
 		return nil, &ExitError{Code: ExitFailure, Err: fmt.Errorf("start PostgreSQL: %w", err)}
 	}
-	if err := createMigrated(ctx, srv); err != nil {
+	if _, err := pgserver.CreateMigrated(ctx, srv.URL("postgres"), benchDB); err != nil {
 		srv.Close()
-		return nil, &ExitError{Code: ExitFailure, Err: err}
+		return nil, &ExitError{Code: ExitFailure, Err: fmt.Errorf("throwaway server: %w", err)}
 	}
 	return srv, nil
-}
-
-func createMigrated(ctx context.Context, srv *pgserver.Server) error {
-	admin, err := pgx.Connect(ctx, srv.URL("postgres"))
-	if err != nil {
-		return fmt.Errorf("connect to the throwaway server: %w", err)
-	}
-	defer admin.Close(context.WithoutCancel(ctx))
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{benchDB}.Sanitize()); err != nil {
-		return fmt.Errorf("create database: %w", err)
-	}
-	conn, err := pgx.Connect(ctx, srv.URL(benchDB))
-	if err != nil {
-		return fmt.Errorf("connect to the throwaway server: %w", err)
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	return data.Migrate(ctx, conn)
 }

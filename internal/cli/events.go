@@ -18,9 +18,6 @@ import (
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// eventsPage is how many events one history read returns.
-const eventsPage = 1000
-
 // cmdEvents prints the event history, oldest first, then with --follow the
 // events as they happen, surviving reconnections without gaps or repeats.
 func cmdEvents(ctx context.Context, env Env, args []string) error {
@@ -98,31 +95,18 @@ func printHistory(ctx context.Context, store *data.Store, since int64, limit int
 	}
 	start = after
 	printed := 0
-	for {
-		n := eventsPage
-		if limit > 0 {
-			n = min(n, limit-printed)
-		}
-		if n <= 0 {
-			break
-		}
-		evs, err := store.EventsSince(ctx, after, n)
+	for ev, err := range store.Events(ctx, after) {
 		if err != nil {
 			return 0, 0, err
 		}
-		for _, ev := range evs {
-			if end >= 0 && ev.ID > end {
-				return start, end, nil
-			}
-			if err := emit(ev); err != nil {
-				return 0, 0, err
-			}
-			after = ev.ID
-		}
-		printed += len(evs)
-		if len(evs) < n {
+		if (limit > 0 && printed == limit) || (end >= 0 && ev.ID > end) {
 			break
 		}
+		if err := emit(ev); err != nil {
+			return 0, 0, err
+		}
+		after = ev.ID
+		printed++
 	}
 	return start, max(after, end), nil
 }

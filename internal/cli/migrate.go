@@ -36,7 +36,7 @@ func cmdMigrate(ctx context.Context, env Env, args []string) error {
 		return connError(err)
 	}
 	if notify.set {
-		if _, err := conn.Exec(ctx, `SELECT lease.set_notify_renewals($1)`, notify.value); err != nil {
+		if err := data.SetNotifyRenewals(ctx, conn, notify.value); err != nil {
 			return connError(err)
 		}
 	}

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgserver"
 )
 
@@ -40,20 +37,10 @@ func StartEmbedded(ctx context.Context) (*Embedded, error) {
 func (e *Embedded) create(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	admin, err := pgx.Connect(ctx, e.srv.URL("postgres"))
-	if err != nil {
-		return fmt.Errorf("connect to the embedded server: %w", err)
+	if _, err := pgserver.CreateMigrated(ctx, e.srv.URL("postgres"), Database); err != nil {
+		return fmt.Errorf("embedded server: %w", err)
 	}
-	defer admin.Close(context.WithoutCancel(ctx))
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{Database}.Sanitize()); err != nil {
-		return fmt.Errorf("create database %s: %w", Database, err)
-	}
-	conn, err := pgx.Connect(ctx, e.URL())
-	if err != nil {
-		return fmt.Errorf("connect to %s: %w", Database, err)
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	return data.Migrate(ctx, conn)
+	return nil
 }
 
 // URL connects to the demo database as the server's superuser.

@@ -47,9 +47,7 @@ func Setup(ctx context.Context, pool *pgxpool.Pool) (created bool, err error) {
 // Events stay: they are history.
 func Cleanup(ctx context.Context, pool *pgxpool.Pool, accounts []string, dropSchema bool) error {
 	var errs []error
-	_, err := pool.Exec(ctx, `
-		SELECT lease.force_release(account_id, session_id, run_id, 'leasetop demo cleanup')
-		  FROM lease.session_lease WHERE account_id = ANY($1)`, accounts)
+	_, err := data.New(pool).ForceReleaseAccounts(ctx, accounts, "leasetop demo cleanup")
 	errs = append(errs, err)
 	_, err = pool.Exec(ctx, `DELETE FROM leasetop_demo.output WHERE account_id = ANY($1)`, accounts)
 	errs = append(errs, err)

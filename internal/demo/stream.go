@@ -48,36 +48,22 @@ func describe(ev data.Event) (tag, text string) {
 func (r *runner) resync(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	for {
-		evs, err := r.store.EventsSince(rctx, r.lastID, 500)
+	for ev, err := range r.store.Events(rctx, r.lastID) {
 		if err != nil {
 			return // the listener signals again when it reconnects
 		}
-		for _, ev := range evs {
-			r.onEvent(ev)
-			r.lastID = max(r.lastID, ev.ID)
-		}
-		if len(evs) < 500 {
-			return
-		}
+		r.onEvent(ev)
+		r.lastID = max(r.lastID, ev.ID)
 	}
 }
 
 // catchUp shows every event of the demo not shown yet, once the devices have
 // stopped.
 func (r *runner) catchUp(ctx context.Context) {
-	after := r.rec.AfterEventID
-	for {
-		evs, err := r.store.EventsSince(ctx, after, 500)
+	for ev, err := range r.store.Events(ctx, r.rec.AfterEventID) {
 		if err != nil {
 			return
 		}
-		for _, ev := range evs {
-			r.onEvent(ev)
-		}
-		if len(evs) < 500 {
-			return
-		}
-		after = evs[len(evs)-1].ID
+		r.onEvent(ev)
 	}
 }

@@ -6,41 +6,19 @@ import (
 	"os"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/leasetop/leasetop/internal/pgserver"
 )
 
 // NewURL creates a fresh migrated database without a *testing.T, for
 // runnable Examples (which run after Main has started the server). It
 // returns the database's URL and a function that drops it.
 func NewURL() (string, func(), error) {
-	if h.err != nil {
-		return "", nil, fmt.Errorf("no PostgreSQL for tests: %w", h.err)
-	}
-	if h.adminURL == "" {
-		return "", nil, fmt.Errorf("pgtest: call pgtest.Main(m) from TestMain")
-	}
 	ctx := context.Background()
-	name := fmt.Sprintf("%s_%d", h.prefix, h.counter.Add(1))
-	conn, err := pgx.Connect(ctx, h.adminURL)
+	name, err := newDatabase(ctx, true)
 	if err != nil {
-		return "", nil, fmt.Errorf("connect to test server: %w", err)
+		return "", nil, err
 	}
-	defer conn.Close(ctx)
-	h.mu.Lock()
-	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{templateName()}.Sanitize())
-	h.mu.Unlock()
-	if err != nil {
-		return "", nil, fmt.Errorf("create test database: %w", err)
-	}
-	drop := func() {
-		c, err := pgx.Connect(ctx, h.adminURL)
-		if err != nil {
-			return
-		}
-		defer c.Close(ctx)
-		_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
-	}
-	return withDatabase(h.adminURL, name), drop, nil
+	return pgserver.WithDatabase(h.adminURL, name), func() { dropDatabase(ctx, name) }, nil
 }
 
 // MainWith is Main with a setup step before the tests (for example building a

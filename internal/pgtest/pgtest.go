@@ -13,11 +13,10 @@ package pgtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -90,32 +89,50 @@ func templateName() string { return h.prefix + "_" + templateDB }
 
 // createTemplate makes a migrated database that every test database copies.
 func createTemplate(ctx context.Context) error {
-	conn, err := pgx.Connect(ctx, h.adminURL)
-	if err != nil {
-		return fmt.Errorf("connect to test server: %w", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{templateName()}.Sanitize()); err != nil {
-		return fmt.Errorf("create template database: %w", err)
-	}
-	tconn, err := pgx.Connect(ctx, withDatabase(h.adminURL, templateName()))
-	if err != nil {
-		return fmt.Errorf("connect to template database: %w", err)
-	}
-	defer tconn.Close(ctx)
-	if err := data.Migrate(ctx, tconn); err != nil {
-		return fmt.Errorf("migrate template database: %w", err)
+	if _, err := pgserver.CreateMigrated(ctx, h.adminURL, templateName()); err != nil {
+		return fmt.Errorf("template database: %w", err)
 	}
 	return nil
 }
 
-func dropTemplate(ctx context.Context) {
+func dropTemplate(ctx context.Context) { dropDatabase(ctx, templateName()) }
+
+// newDatabase creates a fresh database, a copy of the migrated template when
+// migrated is true, and returns its name.
+func newDatabase(ctx context.Context, migrated bool) (string, error) {
+	if h.err != nil {
+		return "", fmt.Errorf("no PostgreSQL for tests: %w", h.err)
+	}
+	if h.adminURL == "" {
+		return "", errors.New("pgtest: call pgtest.Main(m) from TestMain")
+	}
+	name := fmt.Sprintf("%s_%d", h.prefix, h.counter.Add(1))
+	conn, err := pgx.Connect(ctx, h.adminURL)
+	if err != nil {
+		return "", fmt.Errorf("connect to test server: %w", err)
+	}
+	defer conn.Close(ctx)
+	stmt := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
+	if migrated {
+		stmt += " TEMPLATE " + pgx.Identifier{templateName()}.Sanitize()
+	}
+	h.mu.Lock() // a template database can be copied by one CREATE DATABASE at a time
+	_, err = conn.Exec(ctx, stmt)
+	h.mu.Unlock()
+	if err != nil {
+		return "", fmt.Errorf("create test database: %w", err)
+	}
+	return name, nil
+}
+
+// dropDatabase drops a database the harness made, if it can.
+func dropDatabase(ctx context.Context, name string) {
 	conn, err := pgx.Connect(ctx, h.adminURL)
 	if err != nil {
 		return
 	}
 	defer conn.Close(ctx)
-	_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{templateName()}.Sanitize()+" WITH (FORCE)")
+	_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
 }
 
 // DB is one test's database.
@@ -140,38 +157,13 @@ func NewEmpty(t testing.TB) DB {
 
 func create(t testing.TB, migrated bool) DB {
 	t.Helper()
-	if h.err != nil {
-		t.Fatalf("no PostgreSQL for tests: %v", h.err)
-	}
-	if h.adminURL == "" {
-		t.Fatal("pgtest: call pgtest.Main(m) from TestMain")
-	}
 	ctx := context.Background()
-	name := fmt.Sprintf("%s_%d", h.prefix, h.counter.Add(1))
-	conn, err := pgx.Connect(ctx, h.adminURL)
+	name, err := newDatabase(ctx, migrated)
 	if err != nil {
-		t.Fatalf("connect to test server: %v", err)
+		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
-	stmt := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
-	if migrated {
-		stmt += " TEMPLATE " + pgx.Identifier{templateName()}.Sanitize()
-	}
-	h.mu.Lock() // a template database can be copied by one CREATE DATABASE at a time
-	_, err = conn.Exec(ctx, stmt)
-	h.mu.Unlock()
-	if err != nil {
-		t.Fatalf("create test database: %v", err)
-	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(ctx, h.adminURL)
-		if err != nil {
-			return
-		}
-		defer c.Close(ctx)
-		_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
-	})
-	return DB{URL: withDatabase(h.adminURL, name), Name: name}
+	t.Cleanup(func() { dropDatabase(ctx, name) })
+	return DB{URL: pgserver.WithDatabase(h.adminURL, name), Name: name}
 }
 
 // Pool opens a pool on the test database, closed when t ends.
@@ -220,14 +212,3 @@ func RequireServer(t testing.TB) *pgserver.Server {
 
 // AdminURL returns the superuser URL to the server's maintenance database.
 func AdminURL() string { return h.adminURL }
-
-// withDatabase returns dsn with its database replaced by db.
-func withDatabase(dsn, db string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.Scheme == "" {
-		// keyword/value form
-		return strings.TrimSpace(dsn) + " dbname=" + db
-	}
-	u.Path = "/" + db
-	return u.String()
-}
