@@ -14,8 +14,7 @@ import (
 )
 
 const (
-	eventPage      = 2000 // events read per query
-	maxPerInvShown = 10   // violations listed per invariant
+	maxPerInvShown = 10 // violations listed per invariant
 )
 
 // grant is one ownership period of a session, from lease.event.
@@ -69,22 +68,15 @@ func Check(ctx context.Context, store *data.Store, rec *Record) (Result, error) 
 // scopedEvents reads the events of rec's accounts in id order.
 func scopedEvents(ctx context.Context, store *data.Store, rec *Record) ([]data.Event, error) {
 	var out []data.Event
-	after := rec.AfterEventID
-	for {
-		page, err := store.EventsSince(ctx, after, eventPage)
+	for e, err := range store.Events(ctx, rec.AfterEventID) {
 		if err != nil {
 			return nil, fmt.Errorf("read the event history: %w", err)
 		}
-		for _, e := range page {
-			if slices.Contains(rec.Accounts, e.Key.Account) {
-				out = append(out, e)
-			}
+		if slices.Contains(rec.Accounts, e.Key.Account) {
+			out = append(out, e)
 		}
-		if len(page) < eventPage {
-			return out, nil
-		}
-		after = page[len(page)-1].ID
 	}
+	return out, nil
 }
 
 func outputRows(ctx context.Context, store *data.Store, accounts []string) ([]outputRow, error) {

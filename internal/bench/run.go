@@ -99,7 +99,7 @@ func (r *run) openStore(ctx context.Context, tracer pgx.QueryTracer) (*data.Stor
 		if pool != nil {
 			pool.Close()
 		}
-		return nil, fmt.Errorf("connect: %w", err)
+		return nil, fmt.Errorf("connect: %w", data.Translate(err))
 	}
 	return data.New(pool), nil
 }

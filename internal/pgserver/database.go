@@ -16,7 +16,11 @@ import (
 // and returns its URL: adminURL with the database replaced. The test
 // harness's template database, the demo's and bench's are all made so.
 func CreateMigrated(ctx context.Context, adminURL, name string) (string, error) {
-	admin, err := pgx.Connect(ctx, adminURL)
+	adminCfg, err := pgx.ParseConfig(adminURL)
+	if err != nil {
+		return "", fmt.Errorf("admin URL: %w", data.Translate(err))
+	}
+	admin, err := data.Connect(ctx, adminCfg)
 	if err != nil {
 		return "", fmt.Errorf("connect to the server: %w", err)
 	}
@@ -25,7 +29,11 @@ func CreateMigrated(ctx context.Context, adminURL, name string) (string, error) 
 		return "", fmt.Errorf("create database %s: %w", name, err)
 	}
 	dbURL := WithDatabase(adminURL, name)
-	conn, err := pgx.Connect(ctx, dbURL)
+	dbCfg, err := pgx.ParseConfig(dbURL)
+	if err != nil {
+		return "", fmt.Errorf("database URL: %w", data.Translate(err))
+	}
+	conn, err := data.Connect(ctx, dbCfg)
 	if err != nil {
 		return "", fmt.Errorf("connect to %s: %w", name, err)
 	}
