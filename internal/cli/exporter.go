@@ -103,14 +103,21 @@ func serveExporter(ctx context.Context, env Env, exp *exporter.Exporter, ln net.
 
 // checkListenAddr refuses a --listen value that is not host:port.
 func checkListenAddr(addr string) error {
+	problem := ""
 	_, port, err := net.SplitHostPort(addr)
-	if err == nil {
+	var ae *net.AddrError
+	switch {
+	case errors.As(err, &ae):
+		problem = ae.Err
+	case err != nil:
+		problem = err.Error()
+	default:
 		if n, perr := strconv.Atoi(port); perr != nil || n < 0 || n > 65535 {
-			err = errors.New("port must be a number from 0 to 65535")
+			problem = "port must be a number from 0 to 65535"
 		}
 	}
-	if err != nil {
-		return usageErrorf("--listen %q: %s (want host:port, e.g. 127.0.0.1:9187 or :9187)", addr, rootCause(err))
+	if problem != "" {
+		return usageErrorf("--listen %q: %s (want host:port, e.g. 127.0.0.1:9187 or :9187)", addr, problem)
 	}
 	return nil
 }
