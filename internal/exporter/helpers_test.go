@@ -44,6 +44,7 @@ func launch(t *testing.T, args ...string) *exporterProc {
 		return strings.HasPrefix(kv, "DATABASE_URL=") || strings.HasPrefix(kv, "PG")
 	})
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlives the test binary
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start leasetop: %v", err)
 	}
