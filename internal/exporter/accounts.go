@@ -16,18 +16,21 @@ type accountCounts struct {
 	counts counts
 }
 
-// topAccounts returns the limit accounts with the most held leases (then the
-// most expired, then by name, so the choice is stable between scrapes), and
-// last one "other" entry with the sum of the rest (zero when none are left).
-func topAccounts(per map[string]*counts, limit int) []accountCounts {
+// topAccounts returns, of the accounts names with the lease counts per, the
+// limit accounts with the most held leases (then the most expired, then by
+// name, so the choice is stable between scrapes), and last one "other" entry
+// with the sum of the rest (zero when none are left).
+func topAccounts(names []string, per []counts, limit int) []accountCounts {
 	all := make([]accountCounts, 0, len(per))
 	var other counts
-	for name, c := range per {
-		if name == OtherAccount {
-			other.add(*c)
-			continue
+	for i, c := range per {
+		switch {
+		case c == counts{}: // an account seen since the last resync that has no lease now
+		case names[i] == OtherAccount:
+			other.add(c)
+		default:
+			all = append(all, accountCounts{name: names[i], counts: c})
 		}
-		all = append(all, accountCounts{name: name, counts: *c})
 	}
 	slices.SortFunc(all, func(a, b accountCounts) int {
 		return cmp.Or(

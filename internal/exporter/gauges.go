@@ -128,36 +128,33 @@ func (e *Exporter) scan(now time.Time) scanned {
 	defer e.mu.Unlock()
 	st := e.state
 	serverNow := st.ServerNow(now)
+	nowNS, soonNS := serverNow.UnixNano(), serverNow.Add(e.cfg.ExpiringWithin).UnixNano()
+	oldest := nowNS // earliest acquisition of an unexpired lease
 	var s scanned
-	var perAccount map[string]*counts
+	var perAccount []counts
 	if e.cfg.ByAccount {
-		perAccount = make(map[string]*counts)
+		perAccount = make([]counts, len(e.index.names))
 	}
-	st.Range(func(l data.Lease) bool {
+	for _, r := range e.index.rows {
 		var c counts
-		switch left := l.ExpiresAt.Sub(serverNow); {
-		case left <= 0:
+		switch {
+		case r.expires <= nowNS: // expired once now >= ExpiresAt
 			c.expired = 1
 		default:
 			c.held = 1
-			if left <= e.cfg.ExpiringWithin {
+			if r.expires <= soonNS {
 				c.expiring = 1
 			}
-			s.oldest = max(s.oldest, serverNow.Sub(l.AcquiredAt))
+			oldest = min(oldest, r.acquired)
 		}
 		s.total.add(c)
 		if perAccount != nil {
-			a := perAccount[l.Account]
-			if a == nil {
-				a = &counts{}
-				perAccount[l.Account] = a
-			}
-			a.add(c)
+			perAccount[r.account].add(c)
 		}
-		return true
-	})
+	}
+	s.oldest = max(time.Duration(nowNS-oldest), 0)
 	if perAccount != nil {
-		s.accounts = topAccounts(perAccount, e.cfg.MaxAccounts)
+		s.accounts = topAccounts(e.index.names, perAccount, e.cfg.MaxAccounts)
 	}
 	h := st.Health(now)
 	s.feed = feedState(h.Link)

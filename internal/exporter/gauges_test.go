@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasetop/leasetop/internal/pgtest"
@@ -115,6 +117,24 @@ func TestLeaseGaugesMatchDatabase(t *testing.T) {
 	p.waitMetrics(t, 30*time.Second, "the acquire after the start to be counted", func(m metricSet) bool {
 		return m.transitions()["acquired"] == 1 && m["leasetop_leases_held"] == 6
 	})
+	// A renewal (seen by the feed's once-a-second read) moves a lease out of
+	// the expiring window; a release removes one.
+	for _, s := range []string{
+		`SELECT lease.renew('a', 's1', (SELECT run_id FROM lease.session_lease WHERE account_id = 'a' AND session_id = 's1'), '1 hour')`,
+		`SELECT lease.release('a', 'h1', (SELECT run_id FROM lease.session_lease WHERE account_id = 'a' AND session_id = 'h1'))`,
+	} {
+		if _, err := pool.Exec(context.Background(), s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	m = p.waitMetrics(t, 30*time.Second, "the renewal and the release", func(m metricSet) bool {
+		return m["leasetop_leases_expiring"] == 1 && m["leasetop_leases_held"] == 5
+	})
+	held, expiring, expired = dbGauges(t, pool, "30 minutes")
+	if m["leasetop_leases_held"] != held || m["leasetop_leases_expiring"] != expiring || m["leasetop_leases_expired_unclaimed"] != expired {
+		t.Errorf("after a renewal and a release: held %g, expiring %g, expired %g; the database has %g, %g, %g",
+			m["leasetop_leases_held"], m["leasetop_leases_expiring"], m["leasetop_leases_expired_unclaimed"], held, expiring, expired)
+	}
 }
 
 func TestLeaseGaugesByAccount(t *testing.T) {
@@ -137,6 +157,21 @@ func TestLeaseGaugesByAccount(t *testing.T) {
 	for _, name := range []string{"leasetop_leases_held", `leasetop_leases_held{account="c"}`} {
 		if _, ok := m[name]; ok {
 			t.Errorf("%s is exported; with --by-account --max-accounts 2 only a, b and other are", name)
+		}
+	}
+	// Releasing a's first lease moves another row of the index into its
+	// place: every account's figures must stay right.
+	if _, err := pool.Exec(context.Background(), `SELECT lease.release('a', 'h1', (SELECT run_id FROM lease.session_lease WHERE account_id = 'a' AND session_id = 'h1'))`); err != nil {
+		t.Fatal(err)
+	}
+	m = p.waitMetrics(t, 30*time.Second, "the release", func(m metricSet) bool { return m.transitions()["released"] == 1 })
+	want["a"] = [3]float64{2, 1, 0}
+	for account, w := range want {
+		for i, name := range []string{"leasetop_leases_held", "leasetop_leases_expiring", "leasetop_leases_expired_unclaimed"} {
+			series := fmt.Sprintf("%s{account=%q}", name, account)
+			if got := m[series]; got != w[i] {
+				t.Errorf("after a's release: %s = %g, want %g", series, got, w[i])
+			}
 		}
 	}
 	for series := range m {
@@ -203,5 +238,39 @@ func TestHistogramsFromEvents(t *testing.T) {
 	}
 	if got := m["leasetop_event_lag_seconds_count"]; got != 6 {
 		t.Errorf("leasetop_event_lag_seconds_count = %g, want 6 (one per counted event)", got)
+	}
+}
+
+// TestExporterAsLeaseReader runs the exporter as a login that is only a
+// lease_reader: it needs nothing but SELECT.
+func TestExporterAsLeaseReader(t *testing.T) {
+	db := pgtest.New(t)
+	pool := db.Pool(t)
+	ctx := context.Background()
+	role := "reader_" + db.Name
+	if _, err := pool.Exec(ctx, `CREATE ROLE `+pgx.Identifier{role}.Sanitize()+` LOGIN PASSWORD 'pw' IN ROLE lease_reader`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if c, err := pgx.Connect(ctx, pgtest.AdminURL()); err == nil {
+			_, _ = c.Exec(ctx, `DROP ROLE IF EXISTS `+pgx.Identifier{role}.Sanitize())
+			c.Close(ctx)
+		}
+	})
+	u, err := url.Parse(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(role, "pw")
+	p := startExporter(t, u.String())
+	p.waitMetrics(t, 30*time.Second, "the first sync", func(m metricSet) bool { return m["leasetop_resyncs_total"] >= 1 })
+	if _, err := pool.Exec(ctx, `SELECT lease.acquire('acme', 'chat-1', gen_random_uuid(), '1 hour', 'app')`); err != nil {
+		t.Fatal(err)
+	}
+	m := p.waitMetrics(t, 30*time.Second, "the acquire to be counted", func(m metricSet) bool {
+		return m.transitions()["acquired"] == 1 && m["leasetop_leases_held"] == 1
+	})
+	if got := m[`leasetop_feed_state{state="live"}`]; got != 1 {
+		t.Errorf(`leasetop_feed_state{state="live"} = %g as a lease_reader, want 1; stderr: %s`, got, p.stderr.String())
 	}
 }
