@@ -45,11 +45,11 @@ func cmdExporter(ctx context.Context, env Env, args []string) error {
 	fs.Visit(func(f *flag.Flag) { maxSet = maxSet || f.Name == "max-accounts" })
 	switch {
 	case *within <= 0 || *within > maxExpiringWithin:
-		return usageErrorf("--expiring-within must be between 0 and %v, got %v", maxExpiringWithin, *within)
+		return usageErrorf("exporter: --expiring-within must be more than 0 and at most %v, got %v", maxExpiringWithin, *within)
 	case *maxAccounts < 1 || *maxAccounts > maxAccountsLimit:
-		return usageErrorf("--max-accounts must be between 1 and %d, got %d", maxAccountsLimit, *maxAccounts)
+		return usageErrorf("exporter: --max-accounts must be between 1 and %d, got %d", maxAccountsLimit, *maxAccounts)
 	case maxSet && !*byAccount:
-		return usageErrorf("--max-accounts needs --by-account")
+		return usageErrorf("exporter: --max-accounts needs --by-account")
 	}
 	if err := checkListenAddr(*listen); err != nil {
 		return err
@@ -117,7 +117,7 @@ func checkListenAddr(addr string) error {
 		}
 	}
 	if problem != "" {
-		return usageErrorf("--listen %q: %s (want host:port, e.g. 127.0.0.1:9187 or :9187)", addr, problem)
+		return usageErrorf("exporter: --listen %q: %s (want host:port, e.g. 127.0.0.1:9187 or :9187)", addr, problem)
 	}
 	return nil
 }
@@ -125,9 +125,9 @@ func checkListenAddr(addr string) error {
 // listenError is the one line for an address the exporter cannot listen on.
 func listenError(addr string, err error) error {
 	if errors.Is(err, syscall.EADDRINUSE) {
-		err = fmt.Errorf("cannot listen on %q: address already in use (another exporter? choose another --listen)", addr)
+		err = fmt.Errorf("exporter: cannot listen on %q: address already in use (another exporter? choose another --listen)", addr)
 	} else {
-		err = fmt.Errorf("cannot listen on %q: %s (check --listen)", addr, rootCause(err))
+		err = fmt.Errorf("exporter: cannot listen on %q: %s (check --listen)", addr, rootCause(err))
 	}
 	return &ExitError{Code: ExitFailure, Err: err}
 }

@@ -54,10 +54,14 @@ func TestTransitionsExactlyOnceAcrossListenerKill(t *testing.T) {
 	for i := range 2 { // a zombie: renewing a lease it does not hold
 		stmts = append(stmts, fmt.Sprintf(`SELECT lease.renew('acct', 'new-%d', gen_random_uuid(), '1 hour')`, i))
 	}
+	killed := time.Now()
 	for _, s := range stmts {
 		psql(t, bin, db.URL, s)
 	}
+	written := time.Now()
 	want := waitCounted(t, p, pool, "every transition made while the listener reconnected")
+	t.Logf("FAULT exporter-listener-killed transitions=%d written_in=%v counted_after_last=%v",
+		len(stmts), written.Sub(killed).Round(time.Millisecond), time.Since(written).Round(time.Millisecond))
 	for kind, n := range map[string]int64{"acquired": 18, "taken_over": 3, "released": 3, "force_released": 2, "renew_rejected": 2} {
 		if want[kind] != n {
 			t.Fatalf("lease.event has %d %s events, want %d (the test's own transitions)", want[kind], kind, n)

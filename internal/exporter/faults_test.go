@@ -29,19 +29,22 @@ func TestExporterBadFlags(t *testing.T) {
 	}{
 		{[]string{"--nope"}, "flag provided but not defined: -nope"},
 		{[]string{"extra"}, `exporter takes no arguments, got "extra"`},
-		{[]string{"--expiring-within", "0s"}, "--expiring-within must be between"},
+		{[]string{"--expiring-within", "0s"}, "exporter: --expiring-within must be more than 0 and at most 24h0m0s, got 0s"},
 		{[]string{"--expiring-within", "soon"}, `invalid value "soon" for flag -expiring-within`},
 		{[]string{"--by-account", "--max-accounts", "0"}, "--max-accounts must be between 1 and 1000, got 0"},
 		{[]string{"--max-accounts", "5"}, "--max-accounts needs --by-account"},
 		{[]string{"--listen", "9187"}, `--listen "9187": missing port in address`},
 		{[]string{"--listen", "127.0.0.1:99999"}, "port must be a number from 0 to 65535"},
-		{[]string{"--dsn", "postgres://x:y@[::1"}, "invalid database URL"},
+		{[]string{"--dsn", "postgres://u:hunter2@[::1/db"}, "invalid database URL"},
 	} {
 		p := launch(t, append([]string{"exporter"}, c.args...)...)
 		if code := p.wait(t, 30*time.Second); code != 2 {
 			t.Errorf("exporter %v: exit %d, want 2; stderr %q", c.args, code, p.stderr.String())
 		}
 		oneLine(t, strings.Join(c.args, " "), p.stderr.String(), c.want)
+		if strings.Contains(p.stderr.String(), "hunter2") {
+			t.Errorf("exporter %v: stderr shows the password: %q", c.args, p.stderr.String())
+		}
 	}
 }
 
@@ -96,6 +99,7 @@ func TestExporterDatabaseDown(t *testing.T) {
 		return m[`leasetop_feed_state{state="live"}`] == 1 && m["leasetop_resyncs_total"] >= 1
 	})
 
+	cut := time.Now()
 	proxy.Close() // every connection closed, and nothing listens on its port any more
 	m := p.waitMetrics(t, 60*time.Second, "the feed state to turn down", func(m metricSet) bool {
 		return m[`leasetop_feed_state{state="down"}`] == 1
@@ -105,6 +109,7 @@ func TestExporterDatabaseDown(t *testing.T) {
 			t.Errorf(`leasetop_feed_state{state=%q} = %g while down, want 0`, st, got)
 		}
 	}
+	t.Logf("FAULT exporter-database-down down_after=%v", time.Since(cut).Round(time.Millisecond))
 	age := m["leasetop_feed_sync_age_seconds"]
 	p.waitMetrics(t, 30*time.Second, "the time since the last read to grow", func(m metricSet) bool {
 		return m["leasetop_feed_sync_age_seconds"] > age+0.5
