@@ -14,9 +14,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/exporter"
 	"github.com/leasetop/leasetop/internal/termtext"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // Limits of the exporter's flags.
@@ -68,7 +68,7 @@ func cmdExporter(ctx context.Context, env Env, args []string) error {
 	defer stop()
 	exp := exporter.New(store, exporter.Config{
 		ExpiringWithin: *within, ByAccount: *byAccount, MaxAccounts: *maxAccounts,
-		OnConn: func(st data.State) { reportExporterLink(env, st) },
+		OnLink: func(h monitor.Health) { reportExporterLink(env, h) },
 	})
 	return serveExporter(ctx, env, exp, ln)
 }
@@ -132,16 +132,22 @@ func listenError(addr string, err error) error {
 	return &ExitError{Code: ExitFailure, Err: err}
 }
 
-// reportExporterLink prints one line when the feed's connection changes.
-func reportExporterLink(env Env, st data.State) {
-	switch st.Status {
-	case data.StatusLive:
+// reportExporterLink prints one line when the feed's link changes.
+func reportExporterLink(env Env, h monitor.Health) {
+	var msg string
+	switch h.Link {
+	case monitor.LinkLive:
 		fmt.Fprintln(env.Stderr, "leasetop: exporter: feed live")
-	case data.StatusReconnecting:
-		msg := "leasetop: exporter: connection lost, reconnecting"
-		if st.Err != nil {
-			msg += ": " + termtext.Clean(oneLine(st.Err.Error()), 200)
-		}
-		fmt.Fprintln(env.Stderr, msg)
+		return
+	case monitor.LinkReconnecting:
+		msg = "leasetop: exporter: connection lost, reconnecting"
+	case monitor.LinkDown:
+		msg = "leasetop: exporter: feed down, still retrying"
+	default:
+		return
 	}
+	if h.Err != nil {
+		msg += ": " + termtext.Clean(oneLine(h.Err.Error()), 200)
+	}
+	fmt.Fprintln(env.Stderr, msg)
 }

@@ -27,9 +27,10 @@ type Config struct {
 	MaxAccounts int
 	// Feed configures the monitor feed the exporter runs on.
 	Feed monitor.FeedConfig
-	// OnConn, when set, is called from Run's goroutine each time the feed's
-	// connection status changes (for a log line).
-	OnConn func(data.State)
+	// OnLink, when set, is called from Run's goroutine each time the feed's
+	// link (live, reconnecting, down, as the monitor's header shows it)
+	// changes, for a log line.
+	OnLink func(monitor.Health)
 }
 
 // Defaults of Config.
@@ -60,7 +61,7 @@ type Exporter struct {
 	index   leaseIndex // what the gauges need of state's leases
 	dropped int64      // the listener's dropped notifications, from the last batch
 
-	status data.Status // the feed's last connection status; Run's goroutine only
+	link monitor.Link // the link last reported to OnLink; Run's goroutine only
 }
 
 // New returns an exporter of store's database. Start it with Run.
@@ -74,9 +75,9 @@ func New(store *data.Store, cfg Config) *Exporter {
 		started:  time.Now(),
 		// The exporter shows no event list: one kept event is enough.
 		// De-duplication does not depend on it (State keeps every id seen).
-		state:  monitor.NewState(monitor.Config{EventLimit: 1}),
-		index:  newLeaseIndex(),
-		status: data.StatusConnecting,
+		state: monitor.NewState(monitor.Config{EventLimit: 1}),
+		index: newLeaseIndex(),
+		link:  monitor.LinkConnecting,
 	}
 	e.registry.MustRegister(
 		e.m.transitions, e.m.resyncs, e.m.gaps,
@@ -88,15 +89,9 @@ func New(store *data.Store, cfg Config) *Exporter {
 	return e
 }
 
-// Registry returns the exporter's private registry.
-func (e *Exporter) Registry() *prometheus.Registry { return e.registry }
-
 // Ready reports whether the first resync has been applied: before it the
 // gauges describe nothing.
 func (e *Exporter) Ready() bool { return e.ready.Load() }
-
-// Resync asks the feed to re-read the leases and the recent events.
-func (e *Exporter) Resync() { e.feed.Resync() }
 
 // Run runs the feed and applies what it delivers until ctx is cancelled; it
 // returns when the feed has stopped. An Exporter runs once.
@@ -108,26 +103,24 @@ func (e *Exporter) Run(ctx context.Context) error {
 		if !ok {
 			return nil
 		}
-		e.apply(b, time.Now())
-		if b.Conn.Status != e.status {
-			e.status = b.Conn.Status
-			if e.cfg.OnConn != nil {
-				e.cfg.OnConn(b.Conn)
-			}
+		now := time.Now()
+		h := e.apply(b, now)
+		if h.Link != e.link && e.cfg.OnLink != nil {
+			e.cfg.OnLink(h)
 		}
+		e.link = h.Link
 	}
 }
 
 // apply applies a batch taken from the feed at local time now, one item at
 // a time, so that each item's new events are known, and counted, with the
-// state as it was just before them.
-func (e *Exporter) apply(b monitor.Batch, now time.Time) {
+// state as it was just before them. It returns the feed's health after it.
+func (e *Exporter) apply(b monitor.Batch, now time.Time) monitor.Health {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.dropped = b.Dropped
 	if len(b.Items) == 0 {
 		e.state.Apply(b, now) // connection state and counters only
-		return
 	}
 	one := b
 	for i := range b.Items {
@@ -137,6 +130,7 @@ func (e *Exporter) apply(b monitor.Batch, now time.Time) {
 	if e.state.Synced() {
 		e.ready.Store(true)
 	}
+	return e.state.Health(now)
 }
 
 // applyItem applies a batch of one item and counts the events the state had

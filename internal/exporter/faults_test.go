@@ -119,8 +119,10 @@ func TestExporterDatabaseDown(t *testing.T) {
 			t.Errorf("GET %s with the database down = %d %q, want 200 (the process serves; the first sync was done)", path, code, body)
 		}
 	}
-	if !strings.Contains(p.stderr.String(), "connection lost, reconnecting") {
-		t.Errorf("stderr does not say the connection was lost: %q", p.stderr.String())
+	for _, line := range []string{"exporter: connection lost, reconnecting: ", "exporter: feed down, still retrying: "} {
+		if !strings.Contains(p.stderr.String(), line) {
+			t.Errorf("stderr does not say %q: %q", line, p.stderr.String())
+		}
 	}
 
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -129,4 +131,5 @@ func TestExporterDatabaseDown(t *testing.T) {
 	if code := p.wait(t, 30*time.Second); code != 0 {
 		t.Errorf("exporter after SIGTERM: exit %d, want 0; stderr %q", code, p.stderr.String())
 	}
+	t.Logf("exporter stderr:\n%s", p.stderr.String())
 }

@@ -27,7 +27,7 @@ func scaleExporter(b *testing.B, n int, cfg Config) *Exporter {
 			AcquiredAt: now, RenewedAt: now, ExpiresAt: now.Add(time.Duration(i%600) * time.Second),
 		})
 	}
-	e.apply(monitor.Batch{Items: []monitor.Item{{Sync: &sync, At: now}}, Conn: data.State{Status: data.StatusLive, Since: now}}, now)
+	e.apply(monitor.Batch{Items: []monitor.Item{{Sync: &sync, At: now}}}, now)
 	return e
 }
 
