@@ -8,6 +8,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
 	"strconv"
 	"sync"
@@ -96,7 +97,7 @@ func serveExporter(ctx context.Context, env Env, exp *exporter.Exporter, ln net.
 	_ = srv.Shutdown(sctx)
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("exporter: serve: %s", rootCause(err))}
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("exporter: serve: %s", netCause(err))}
 	}
 	return nil
 }
@@ -127,7 +128,7 @@ func listenError(addr string, err error) error {
 	if errors.Is(err, syscall.EADDRINUSE) {
 		err = fmt.Errorf("exporter: cannot listen on %q: address already in use (another exporter? choose another --listen)", addr)
 	} else {
-		err = fmt.Errorf("exporter: cannot listen on %q: %s (check --listen)", addr, rootCause(err))
+		err = fmt.Errorf("exporter: cannot listen on %q: %s (check --listen)", addr, netCause(err))
 	}
 	return &ExitError{Code: ExitFailure, Err: err}
 }
@@ -150,4 +151,18 @@ func reportExporterLink(env Env, h monitor.Health) {
 		msg += ": " + termtext.Clean(oneLine(h.Err.Error()), 200)
 	}
 	fmt.Fprintln(env.Stderr, msg)
+}
+
+// netCause is the reason of a network error without the operation and
+// address around it: "address already in use", "no such host".
+func netCause(err error) string {
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		return se.Err.Error()
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err.Error()
+	}
+	return err.Error()
 }
