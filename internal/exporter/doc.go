@@ -20,8 +20,11 @@
 //
 // The gauges (leases held, expiring, expired and unclaimed, the oldest
 // lease's age, the feed's state, the time since the last read, the server
-// clock's offset) are computed by a custom Collector when Prometheus scrapes:
-// one pass over the leases on the server clock (data.Clock), nothing per lease
+// clock's offset) are computed by a custom Collector when Prometheus scrapes,
+// on the server clock (data.Clock): one pass over a dense copy of each
+// lease's expiry, acquisition and account (20 bytes a lease, under a
+// millisecond at 100,000 leases), which is brought up to date as items are
+// applied, one map update per changed lease. Nothing is computed per lease
 // between scrapes.
 //
 // # Labels
