@@ -34,6 +34,8 @@ func comparisons() []comparison {
 		{name: "monitor resident memory, 1000 transitions/s", num: "monitor-active", stat: "rss", op: "<=", limit: 150},
 		{name: "monitor frame render p50", num: "monitor-frame", stat: "p50", op: "<=", limit: 5},
 		{name: "monitor CPU while nothing changes, % of one core", num: "monitor-idle", stat: "cpu", op: "<=", limit: 3},
+		{name: "exporter scrape p99, 100,000 leases and 1000 transitions/s", num: "exporter-scrape", stat: "p99", op: "<=", limit: 50},
+		{name: "exporter resident memory, 1000 transitions/s", num: "exporter-active", stat: "rss", op: "<=", limit: 150},
 
 		{name: "acquire without trigger p50 / plain UPSERT p50 (the function's cost)", num: "acquire-notrigger", den: "upsert", stat: "p50"},
 		{name: "acquire p50 / acquire without trigger p50 (the trigger's cost)", num: "acquire", den: "acquire-notrigger", stat: "p50"},
@@ -52,6 +54,9 @@ func comparisons() []comparison {
 		{name: "handoff p50, polling every 100ms / NOTIFY", num: "handoff-poll-100ms", den: "handoff-notify", stat: "p50"},
 		{name: "handoff p50, polling every 1s / NOTIFY", num: "handoff-poll-1s", den: "handoff-notify", stat: "p50"},
 		{name: "event propagation p99 at 100/s, to the monitor's feed", num: "propagation-100", stat: "p99"},
+		{name: "exporter CPU at 1000 transitions/s, % of one core", num: "exporter-active", stat: "cpu"},
+		{name: "exporter CPU at 1000 transitions/s / monitor CPU at the same load", num: "exporter-active", den: "monitor-active", stat: "cpu"},
+		{name: "exporter CPU while nothing changes, % of one core", num: "exporter-idle", stat: "cpu"},
 		{name: "event propagation p99 at 1000/s, monitor's feed / bare listener", num: "propagation-1000", den: "propagation-1000-listener", stat: "p99"},
 	}
 }

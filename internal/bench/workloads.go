@@ -48,6 +48,7 @@ func workloads() []workload {
 		{name: "propagation-100", run: propagationWorkload(100)},
 		{name: "propagation-1000", run: propagationWorkload(1000)},
 		{name: "monitor", run: monitorScale, optIn: true},
+		{name: "exporter", run: exporterScale, optIn: true},
 	}
 }
 

@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/leasetop/leasetop/internal/exporter"
+	"github.com/leasetop/leasetop/internal/termtext"
+	"github.com/leasetop/leasetop/monitor"
+)
+
+// Limits of the exporter's flags.
+const (
+	maxExpiringWithin = 24 * time.Hour // the longest TTL lease.acquire accepts
+	maxAccountsLimit  = 1000
+)
+
+// cmdExporter serves the monitor's picture of the database to Prometheus
+// until interrupted (exit 0).
+func cmdExporter(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "exporter",
+		"exporter [--listen 127.0.0.1:9187] [--dsn URL] [--expiring-within 5s] [--by-account [--max-accounts 50]]")
+	dsn := dsnFlag(fs)
+	listen := fs.String("listen", "127.0.0.1:9187", "host:port to serve /metrics, /healthz and /readyz on (port 0: any free port)")
+	within := fs.Duration("expiring-within", exporter.DefaultExpiringWithin, "an unexpired lease with less than this left counts in leasetop_leases_expiring")
+	byAccount := fs.Bool("by-account", false, `label the lease gauges with the account: the --max-accounts accounts with the most leases, the rest as account="other"`)
+	maxAccounts := fs.Int("max-accounts", exporter.DefaultMaxAccounts, "with --by-account: how many accounts get series of their own")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("exporter takes no arguments, got %q", fs.Arg(0))
+	}
+	maxSet := false
+	fs.Visit(func(f *flag.Flag) { maxSet = maxSet || f.Name == "max-accounts" })
+	switch {
+	case *within <= 0 || *within > maxExpiringWithin:
+		return usageErrorf("exporter: --expiring-within must be more than 0 and at most %v, got %v", maxExpiringWithin, *within)
+	case *maxAccounts < 1 || *maxAccounts > maxAccountsLimit:
+		return usageErrorf("exporter: --max-accounts must be between 1 and %d, got %d", maxAccountsLimit, *maxAccounts)
+	case maxSet && !*byAccount:
+		return usageErrorf("exporter: --max-accounts needs --by-account")
+	}
+	if err := checkListenAddr(*listen); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return listenError(*listen, err)
+	}
+	defer ln.Close()
+	store, err := openStore(ctx, resolveDSN(env, *dsn))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	exp := exporter.New(store, exporter.Config{
+		ExpiringWithin: *within, ByAccount: *byAccount, MaxAccounts: *maxAccounts,
+		OnLink: func(h monitor.Health) { reportExporterLink(env, h) },
+	})
+	return serveExporter(ctx, env, exp, ln)
+}
+
+// serveExporter serves exp's endpoints on ln and runs it until ctx ends.
+func serveExporter(ctx context.Context, env Env, exp *exporter.Exporter, ln net.Listener) error {
+	logger := log.New(env.Stderr, "leasetop: exporter: ", 0)
+	srv := &http.Server{
+		Handler:           exp.Handler(logger),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          logger,
+	}
+	fmt.Fprintf(env.Stderr, "leasetop: exporter serving http://%s/metrics\n", ln.Addr())
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			cancel(err)
+		}
+	})
+	_ = exp.Run(ctx)
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer scancel()
+	_ = srv.Shutdown(sctx)
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("exporter: serve: %s", netCause(err))}
+	}
+	return nil
+}
+
+// checkListenAddr refuses a --listen value that is not host:port.
+func checkListenAddr(addr string) error {
+	problem := ""
+	_, port, err := net.SplitHostPort(addr)
+	var ae *net.AddrError
+	switch {
+	case errors.As(err, &ae):
+		problem = ae.Err
+	case err != nil:
+		problem = err.Error()
+	default:
+		if n, perr := strconv.Atoi(port); perr != nil || n < 0 || n > 65535 {
+			problem = "port must be a number from 0 to 65535"
+		}
+	}
+	if problem != "" {
+		return usageErrorf("exporter: --listen %q: %s (want host:port, e.g. 127.0.0.1:9187 or :9187)", addr, problem)
+	}
+	return nil
+}
+
+// listenError is the one line for an address the exporter cannot listen on.
+func listenError(addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		err = fmt.Errorf("exporter: cannot listen on %q: address already in use (another exporter? choose another --listen)", addr)
+	} else {
+		err = fmt.Errorf("exporter: cannot listen on %q: %s (check --listen)", addr, netCause(err))
+	}
+	return &ExitError{Code: ExitFailure, Err: err}
+}
+
+// reportExporterLink prints one line when the feed's link changes.
+func reportExporterLink(env Env, h monitor.Health) {
+	var msg string
+	switch h.Link {
+	case monitor.LinkLive:
+		fmt.Fprintln(env.Stderr, "leasetop: exporter: feed live")
+		return
+	case monitor.LinkReconnecting:
+		msg = "leasetop: exporter: connection lost, reconnecting"
+	case monitor.LinkDown:
+		msg = "leasetop: exporter: feed down, still retrying"
+	default:
+		return
+	}
+	if h.Err != nil {
+		msg += ": " + termtext.Clean(oneLine(h.Err.Error()), 200)
+	}
+	fmt.Fprintln(env.Stderr, msg)
+}
+
+// netCause is the reason of a network error without the operation and
+// address around it: "address already in use", "no such host".
+func netCause(err error) string {
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		return se.Err.Error()
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,292 @@
+package exporter_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/leasetop/leasetop/internal/syncbuf"
+)
+
+// exporterProc is one `leasetop exporter` process.
+type exporterProc struct {
+	cmd    *exec.Cmd
+	stdout syncbuf.Buffer
+	stderr syncbuf.Buffer
+	done   chan struct{}
+	code   int
+	addr   string // host:port it serves on, once known
+}
+
+// launch starts `leasetop args...` without DATABASE_URL or PG* variables
+// (the tests pass --dsn). The process is killed when the test ends if it
+// still runs.
+func launch(t *testing.T, args ...string) *exporterProc {
+	t.Helper()
+	p := &exporterProc{cmd: exec.Command(leasetopBin, args...), done: make(chan struct{})}
+	p.cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "DATABASE_URL=") || strings.HasPrefix(kv, "PG")
+	})
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlives the test binary
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start leasetop: %v", err)
+	}
+	go func() { // owned: the cleanup below waits for done
+		defer close(p.done)
+		err := p.cmd.Wait()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+		case errors.As(err, &ee):
+			p.code = ee.ExitCode()
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				p.code = 128 + int(ws.Signal())
+			}
+		default:
+			p.code = -1
+		}
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+var servingLine = regexp.MustCompile(`exporter serving http://([^/\s]+)/metrics`)
+
+// startExporter starts `leasetop exporter --listen 127.0.0.1:0 --dsn dsn
+// args...` and waits until it serves.
+func startExporter(t *testing.T, dsn string, args ...string) *exporterProc {
+	t.Helper()
+	p := launch(t, append([]string{"exporter", "--listen", "127.0.0.1:0", "--dsn", dsn}, args...)...)
+	eventually(t, 30*time.Second, "the exporter to serve", func() bool {
+		if m := servingLine.FindStringSubmatch(p.stderr.String()); m != nil {
+			p.addr = m[1]
+			return true
+		}
+		if p.exited() {
+			t.Fatalf("exporter exited with %d before serving: %s", p.code, p.stderr.String())
+		}
+		return false
+	})
+	return p
+}
+
+func (p *exporterProc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// wait waits for the process to exit and returns its exit code.
+func (p *exporterProc) wait(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.done:
+		return p.code
+	case <-time.After(timeout):
+		t.Fatalf("leasetop %v still running after %s; stderr: %s", p.cmd.Args[1:], timeout, p.stderr.String())
+		return 0
+	}
+}
+
+// get fetches path from the exporter and returns the status and body.
+func (p *exporterProc) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	c := http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get("http://" + p.addr + path)
+	if err != nil {
+		t.Fatalf("GET %s: %v (exporter stderr: %s)", path, err, p.stderr.String())
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: read body: %v", path, err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// metricSet is one scrape: every sample by its series name, written as
+// name{label="value",...} with the labels sorted.
+type metricSet map[string]float64
+
+// metrics scrapes /metrics, failing t unless it answers 200 with valid text.
+func (p *exporterProc) metrics(t *testing.T) metricSet {
+	t.Helper()
+	code, body := p.get(t, "/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("GET /metrics = %d, want 200: %s", code, body)
+	}
+	return parseMetrics(t, body)
+}
+
+func parseMetrics(t *testing.T, body string) metricSet {
+	t.Helper()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("parse /metrics: %v\n%s", err, body)
+	}
+	out := metricSet{}
+	for name, f := range fams {
+		for _, m := range f.GetMetric() {
+			labels := labelString(m.GetLabel())
+			switch f.GetType() {
+			case dto.MetricType_COUNTER:
+				out[name+labels] = m.GetCounter().GetValue()
+			case dto.MetricType_GAUGE:
+				out[name+labels] = m.GetGauge().GetValue()
+			case dto.MetricType_HISTOGRAM:
+				out[name+"_count"+labels] = float64(m.GetHistogram().GetSampleCount())
+				out[name+"_sum"+labels] = m.GetHistogram().GetSampleSum()
+			case dto.MetricType_UNTYPED:
+				out[name+labels] = m.GetUntyped().GetValue()
+			}
+		}
+	}
+	return out
+}
+
+func labelString(ls []*dto.LabelPair) string {
+	if len(ls) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(ls))
+	for _, l := range ls {
+		parts = append(parts, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+	}
+	slices.Sort(parts)
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// waitMetrics scrapes until cond holds, and returns that scrape.
+func (p *exporterProc) waitMetrics(t *testing.T, timeout time.Duration, what string, cond func(metricSet) bool) metricSet {
+	t.Helper()
+	var m metricSet
+	deadline := time.Now().Add(timeout)
+	for {
+		m = p.metrics(t)
+		if cond(m) {
+			return m
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s; last scrape:\n%s\nexporter stderr: %s", timeout, what, m.leasetop(), p.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// leasetop returns the leasetop_ samples, one per line, for failure
+// messages.
+func (m metricSet) leasetop() string {
+	var lines []string
+	for k, v := range m {
+		if strings.HasPrefix(k, "leasetop_") {
+			lines = append(lines, fmt.Sprintf("%s %g", k, v))
+		}
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}
+
+// transitions returns leasetop_transitions_total by kind.
+func (m metricSet) transitions() map[string]int64 {
+	out := map[string]int64{}
+	for k, v := range m {
+		if kind, ok := strings.CutPrefix(k, `leasetop_transitions_total{kind="`); ok {
+			out[strings.TrimSuffix(kind, `"}`)] = int64(v)
+		}
+	}
+	return out
+}
+
+// eventually polls cond until it holds or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// dbTransitions returns SELECT kind, count(*) FROM lease.event, with every
+// kind the exporter counts present (0 when absent).
+func dbTransitions(t *testing.T, pool *pgxpool.Pool) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	for _, k := range []string{"acquired", "taken_over", "released", "force_released", "renew_rejected", "truncated"} {
+		out[k] = 0
+	}
+	rows, err := pool.Query(context.Background(), `SELECT kind, count(*) FROM lease.event GROUP BY kind`)
+	if err != nil {
+		t.Fatalf("count events: %v", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		var n int64
+		if err := rows.Scan(&k, &n); err != nil {
+			t.Fatalf("count events: %v", err)
+		}
+		out[k] = n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("count events: %v", err)
+	}
+	return out
+}
+
+// psqlPath finds psql: on PATH, else next to the server binaries.
+func psqlPath(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("psql"); err == nil {
+		return p
+	}
+	if ps, _ := filepath.Glob("/usr/lib/postgresql/*/bin/psql"); len(ps) > 0 {
+		return ps[len(ps)-1]
+	}
+	t.Fatal("psql not found: install the PostgreSQL client (apt-get install postgresql-client)")
+	return ""
+}
+
+// psql runs one SQL command in its own psql process (an independent client,
+// as a shell script would be) and returns its unaligned output.
+func psql(t *testing.T, bin, dsn, sql string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("psql -c %q: %v: %s", sql, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
