@@ -37,7 +37,7 @@ func exporterScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	if err := r.scaleLeases(ctx, n); err != nil {
 		return nil, err
 	}
-	store, err := data.Open(ctx, r.cfg.DSN)
+	store, err := r.openStore(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,12 @@ func exporterScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	r.progress("exporter: active window, 1000 transitions/s")
 	var sent atomic.Int64
 	active, activeScrapes := r.exporterWindow(ctx, es, func(ctx context.Context, phase *atomic.Int32) error {
-		return r.paceTransitions(ctx, "exporter-writer", 1000, phase, &sent)
+		wr, err := r.openWriters(ctx, "exporter-writer", 1000)
+		if err != nil {
+			return err
+		}
+		defer wr.Close()
+		return wr.run(ctx, phase, &sent, nil)
 	})
 	if ctx.Err() != nil {
 		return nil, ctx.Err()

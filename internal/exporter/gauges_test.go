@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasetop/leasetop/internal/pgtest"
@@ -76,7 +74,7 @@ func TestLeaseGaugesMatchDatabase(t *testing.T) {
 	if code, body := p.get(t, "/healthz"); code != http.StatusOK {
 		t.Fatalf("GET /healthz = %d %q, want 200", code, body)
 	}
-	eventually(t, 30*time.Second, "/readyz to answer 200", func() bool {
+	pgtest.Eventually(t, 30*time.Second, "/readyz to answer 200", func() bool {
 		code, _ := p.get(t, "/readyz")
 		return code == http.StatusOK
 	})
@@ -247,22 +245,7 @@ func TestExporterAsLeaseReader(t *testing.T) {
 	db := pgtest.New(t)
 	pool := db.Pool(t)
 	ctx := context.Background()
-	role := "reader_" + db.Name
-	if _, err := pool.Exec(ctx, `CREATE ROLE `+pgx.Identifier{role}.Sanitize()+` LOGIN PASSWORD 'pw' IN ROLE lease_reader`); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if c, err := pgx.Connect(ctx, pgtest.AdminURL()); err == nil {
-			_, _ = c.Exec(ctx, `DROP ROLE IF EXISTS `+pgx.Identifier{role}.Sanitize())
-			c.Close(ctx)
-		}
-	})
-	u, err := url.Parse(db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.UserPassword(role, "pw")
-	p := startExporter(t, u.String())
+	p := startExporter(t, db.ReaderURL(t))
 	p.waitMetrics(t, 30*time.Second, "the first sync", func(m metricSet) bool { return m["leasetop_resyncs_total"] >= 1 })
 	if _, err := pool.Exec(ctx, `SELECT lease.acquire('acme', 'chat-1', gen_random_uuid(), '1 hour', 'app')`); err != nil {
 		t.Fatal(err)

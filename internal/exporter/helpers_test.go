@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/internal/syncbuf"
 )
 
@@ -81,7 +82,7 @@ var servingLine = regexp.MustCompile(`exporter serving http://([^/\s]+)/metrics`
 func startExporter(t *testing.T, dsn string, args ...string) *exporterProc {
 	t.Helper()
 	p := launch(t, append([]string{"exporter", "--listen", "127.0.0.1:0", "--dsn", dsn}, args...)...)
-	eventually(t, 30*time.Second, "the exporter to serve", func() bool {
+	pgtest.Eventually(t, 30*time.Second, "the exporter to serve", func() bool {
 		if m := servingLine.FindStringSubmatch(p.stderr.String()); m != nil {
 			p.addr = m[1]
 			return true
@@ -223,18 +224,6 @@ func (m metricSet) transitions() map[string]int64 {
 		}
 	}
 	return out
-}
-
-// eventually polls cond until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // dbTransitions returns SELECT kind, count(*) FROM lease.event, with every

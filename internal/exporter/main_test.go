@@ -1,7 +1,6 @@
 package exporter_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/leasetop/leasetop/internal/pgtest"
@@ -14,16 +13,8 @@ var leasetopBin string
 
 func TestMain(m *testing.M) {
 	pgtest.MainWith(m, func() (func(), error) {
-		dir, err := os.MkdirTemp("", "leasetop-exporter-test-")
-		if err != nil {
-			return nil, err
-		}
-		cleanup := func() { os.RemoveAll(dir) }
-		leasetopBin, err = proctest.Build(dir)
-		if err != nil {
-			cleanup()
-			return nil, err
-		}
-		return cleanup, nil
+		bin, cleanup, err := proctest.BuildTemp("leasetop-exporter-test-")
+		leasetopBin = bin
+		return cleanup, err
 	})
 }
