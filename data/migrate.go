@@ -16,7 +16,9 @@ const migrateLock = 0x6c65617365746f70 // "leasetop"
 
 // Migrate creates or upgrades the lease schema in one transaction and records
 // its version. It is idempotent, and safe to run from several processes at
-// once. It refuses to touch a schema newer than this leasetop.
+// once. It refuses to touch a schema newer than this leasetop. Coming from an
+// older version it also runs that version's one-time steps (sql.Upgrade), in
+// the same transaction.
 func Migrate(ctx context.Context, conn *pgx.Conn) error {
 	tx, err := conn.Begin(ctx)
 	if err != nil {
@@ -33,7 +35,7 @@ func Migrate(ctx context.Context, conn *pgx.Conn) error {
 	if have > currentVersion() {
 		return &SchemaError{Have: have, Want: currentVersion()}
 	}
-	for _, f := range leasesql.Files() {
+	for _, f := range append(leasesql.Files(), leasesql.Upgrade(have)...) {
 		if _, err := tx.Exec(ctx, f.SQL); err != nil {
 			return fmt.Errorf("migrate: %s: %w", f.Name, err)
 		}

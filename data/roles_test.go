@@ -71,7 +71,7 @@ func TestRoleBoundaries(t *testing.T) {
 			"acquire":        {fmt.Sprintf(`SELECT * FROM lease.acquire('a', 'other', '%s', '1 min', '')`, run), true},
 			"renew":          {fmt.Sprintf(`SELECT lease.renew('a', 'other', '%s', '1 min')`, run), true},
 			"release":        {fmt.Sprintf(`SELECT lease.release('a', 'other', '%s')`, run), true},
-			"force_release":  {fmt.Sprintf(`SELECT lease.force_release('a', 's', '%s', 'x')`, held), true},
+			"force_release":  {fmt.Sprintf(`SELECT lease.force_release('a', 's', '%s', 'x')`, data.PublicRunID(held)), true},
 			"direct insert":  {`INSERT INTO lease.session_lease VALUES ('a','x',gen_random_uuid(),'',1,now(),now(),now())`, false},
 			"direct update":  {`UPDATE lease.session_lease SET run_id = gen_random_uuid()`, false},
 			"direct delete":  {`DELETE FROM lease.session_lease`, false},

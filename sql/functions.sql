@@ -10,9 +10,33 @@
 -- the caller's temporary schema *first* for types and relations, so a caller
 -- could shadow text or timestamptz with a domain whose CHECK runs as the
 -- function's owner (data/attack_pgtemp_test.go).
+--
+-- Run ids are capabilities. The run_id a program passes to acquire, renew,
+-- release and check_fence is its secret; what the table, the events and the
+-- notifications store is lease.public_run_id(run_id), which cannot be turned
+-- back into the secret. So everyone who may read the table sees who holds what,
+-- and only the run itself can renew, release or fence-check its lease.
+-- force_release, the operator's call, takes the public id the monitor shows.
 
--- check_key raises SQLSTATE 22023 unless both ids are 1..512 bytes without
--- control characters.
+-- public_run_id is the id everybody may see for the run whose secret id is
+-- run_id: the first 16 bytes of sha256(run_id's 16 bytes), as a version-8
+-- (custom) UUID. data.PublicRunID is its Go twin.
+CREATE OR REPLACE FUNCTION lease.public_run_id(run_id uuid)
+RETURNS uuid
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, lease, pg_temp
+AS $fn$
+DECLARE
+    h bytea := substring(sha256(uuid_send(run_id)) FROM 1 FOR 16);
+BEGIN
+    h := set_byte(h, 6, (get_byte(h, 6) & 15) | 128); -- version 8
+    h := set_byte(h, 8, (get_byte(h, 8) & 63) | 128); -- RFC 9562 variant
+    RETURN encode(h, 'hex')::uuid;
+END
+$fn$;
+
+-- check_key raises SQLSTATE 22023 unless both ids are 1..512 bytes that pass
+-- lease.safe_text (no control, bidirectional or line-separator characters).
 CREATE OR REPLACE FUNCTION lease.check_key(account_id text, session_id text)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
@@ -25,11 +49,11 @@ BEGIN
     IF session_id IS NULL OR octet_length(session_id) NOT BETWEEN 1 AND 512 THEN
         RAISE EXCEPTION 'session_id must be 1 to 512 bytes' USING ERRCODE = '22023';
     END IF;
-    IF account_id ~ '[[:cntrl:]]' THEN
-        RAISE EXCEPTION 'account_id must not contain control characters' USING ERRCODE = '22023';
+    IF NOT lease.safe_text(account_id) THEN
+        RAISE EXCEPTION 'account_id must not contain control or bidirectional formatting characters' USING ERRCODE = '22023';
     END IF;
-    IF session_id ~ '[[:cntrl:]]' THEN
-        RAISE EXCEPTION 'session_id must not contain control characters' USING ERRCODE = '22023';
+    IF NOT lease.safe_text(session_id) THEN
+        RAISE EXCEPTION 'session_id must not contain control or bidirectional formatting characters' USING ERRCODE = '22023';
     END IF;
 END
 $fn$;
@@ -49,7 +73,7 @@ END
 $fn$;
 
 -- check_label raises SQLSTATE 22023 unless a holder label or reason is at most
--- max_bytes bytes without control characters.
+-- max_bytes bytes that pass lease.safe_text.
 CREATE OR REPLACE FUNCTION lease.check_label(name text, value text, max_bytes integer)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
@@ -59,18 +83,20 @@ BEGIN
     IF octet_length(value) > max_bytes THEN
         RAISE EXCEPTION '% must be at most % bytes', name, max_bytes USING ERRCODE = '22023';
     END IF;
-    IF value ~ '[[:cntrl:]]' THEN
-        RAISE EXCEPTION '% must not contain control characters', name USING ERRCODE = '22023';
+    IF NOT lease.safe_text(value) THEN
+        RAISE EXCEPTION '% must not contain control or bidirectional formatting characters', name USING ERRCODE = '22023';
     END IF;
 END
 $fn$;
 
--- acquire grants the session to run_id for ttl, in one conditional UPSERT.
+-- acquire grants the session to run_id for ttl, in one conditional UPSERT. The
+-- row records lease.public_run_id(run_id); run_id itself stays the caller's.
 --
--- Returns one row when run_id holds the lease afterwards: a fresh grant, a
--- takeover of an expired lease (new fence), or, when run_id already holds an
--- unexpired lease, that same lease unchanged (a retried call whose reply was
--- lost). Returns zero rows when another run holds an unexpired lease.
+-- Returns one row, with the caller's own run_id, when run_id holds the lease
+-- afterwards: a fresh grant, a takeover of an expired lease (new fence), or,
+-- when run_id already holds an unexpired lease, that same lease unchanged (a
+-- retried call whose reply was lost). Returns zero rows when another run holds
+-- an unexpired lease.
 CREATE OR REPLACE FUNCTION lease.acquire(
     account_id text, session_id text, run_id uuid, ttl interval, holder text)
 RETURNS SETOF lease.grant
@@ -81,6 +107,7 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
     now_ timestamptz := clock_timestamp();
+    pub uuid;
     granted lease.grant;
 BEGIN
     PERFORM lease.check_key(acquire.account_id, acquire.session_id);
@@ -89,6 +116,7 @@ BEGIN
     IF acquire.run_id IS NULL THEN
         RAISE EXCEPTION 'run_id must not be NULL' USING ERRCODE = '22023';
     END IF;
+    pub := lease.public_run_id(acquire.run_id);
 
     -- The common refusal is a read: a lease held by another run, or this run's
     -- own unexpired lease (a retry), answers without a row lock, an advisory
@@ -98,7 +126,8 @@ BEGIN
       FROM lease.session_lease l
      WHERE l.account_id = acquire.account_id AND l.session_id = acquire.session_id;
     IF FOUND AND granted.expires_at > now_ THEN
-        IF granted.run_id = acquire.run_id THEN
+        IF granted.run_id = pub THEN
+            granted.run_id := acquire.run_id;
             RETURN NEXT granted;
         END IF;
         RETURN;
@@ -113,7 +142,7 @@ BEGIN
 
     INSERT INTO lease.session_lease AS l
         (account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at)
-    VALUES (acquire.account_id, acquire.session_id, acquire.run_id, coalesce(acquire.holder, ''),
+    VALUES (acquire.account_id, acquire.session_id, pub, coalesce(acquire.holder, ''),
             nextval('lease.fence_seq'), now_, now_, now_ + acquire.ttl)
     ON CONFLICT (account_id, session_id) DO UPDATE
         SET run_id      = EXCLUDED.run_id,
@@ -126,24 +155,26 @@ BEGIN
     RETURNING l.run_id, l.fence, l.expires_at INTO granted;
 
     IF FOUND THEN
+        granted.run_id := acquire.run_id;
         RETURN NEXT granted;
         RETURN;
     END IF;
 
     -- Contended, or a retry by the run that already holds it: the existing grant, unchanged.
     RETURN QUERY
-        SELECT l.run_id, l.fence, l.expires_at
+        SELECT acquire.run_id, l.fence, l.expires_at
           FROM lease.session_lease l
          WHERE l.account_id = acquire.account_id
            AND l.session_id = acquire.session_id
-           AND l.run_id = acquire.run_id
+           AND l.run_id = pub
            AND l.expires_at > now_;
 END
 $fn$;
 
 -- renew extends run_id's unexpired lease to now + ttl and returns the new expiry,
--- or returns NULL and records a renew_rejected event when run_id no longer holds
--- an unexpired lease. It never revives an expired or taken-over lease.
+-- or returns NULL and records a renew_rejected event (with the public run id)
+-- when run_id no longer holds an unexpired lease. It never revives an expired or
+-- taken-over lease.
 CREATE OR REPLACE FUNCTION lease.renew(account_id text, session_id text, run_id uuid, ttl interval)
 RETURNS timestamptz
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -153,6 +184,7 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
     now_ timestamptz := clock_timestamp();
+    pub uuid := lease.public_run_id(renew.run_id);
     new_expiry timestamptz;
     cur lease.session_lease;
     ev lease.event;
@@ -164,7 +196,7 @@ BEGIN
        SET renewed_at = now_, expires_at = now_ + renew.ttl
      WHERE l.account_id = renew.account_id
        AND l.session_id = renew.session_id
-       AND l.run_id = renew.run_id
+       AND l.run_id = pub
        AND l.expires_at > now_
     RETURNING l.expires_at INTO new_expiry;
 
@@ -177,11 +209,11 @@ BEGIN
      WHERE l.account_id = renew.account_id AND l.session_id = renew.session_id;
 
     INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder, reason)
-    VALUES (now_, 'renew_rejected', renew.account_id, renew.session_id, renew.run_id,
+    VALUES (now_, 'renew_rejected', renew.account_id, renew.session_id, pub,
             cur.fence, cur.expires_at, cur.holder,
             CASE
                 WHEN cur.run_id IS NULL THEN 'no lease'
-                WHEN cur.run_id = renew.run_id THEN 'lease expired'
+                WHEN cur.run_id = pub THEN 'lease expired'
                 ELSE 'held by run ' || cur.run_id::text
             END)
     RETURNING * INTO ev;
@@ -205,14 +237,15 @@ BEGIN
     DELETE FROM lease.session_lease l
      WHERE l.account_id = release.account_id
        AND l.session_id = release.session_id
-       AND l.run_id = release.run_id;
+       AND l.run_id = lease.public_run_id(release.run_id);
     RETURN FOUND;
 END
 $fn$;
 
 -- force_release is the operator's compare-and-release: it deletes the lease only
 -- if its holder is still run_id (NULL: whoever holds it) and records the login
--- role and reason in a force_released event.
+-- role and reason in a force_released event. run_id is the *public* run id, the
+-- one the table and the monitor show: an operator never knows a run's secret.
 CREATE OR REPLACE FUNCTION lease.force_release(account_id text, session_id text, run_id uuid, reason text)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -243,7 +276,8 @@ $fn$;
 -- database. Call it inside the transaction that makes the write: it returns true
 -- and locks the lease row FOR SHARE (so no takeover can commit before this
 -- transaction ends) when run_id still holds an unexpired lease with this fence;
--- otherwise it returns false and the caller must not write.
+-- otherwise it returns false, locks nothing, and the caller must not write. Only
+-- the run's secret id matches: the public id from the table locks nothing.
 CREATE OR REPLACE FUNCTION lease.check_fence(account_id text, session_id text, run_id uuid, fence bigint)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -256,7 +290,7 @@ BEGIN
        FROM lease.session_lease l
       WHERE l.account_id = check_fence.account_id
         AND l.session_id = check_fence.session_id
-        AND l.run_id = check_fence.run_id
+        AND l.run_id = lease.public_run_id(check_fence.run_id)
         AND l.fence = check_fence.fence
         AND l.expires_at > clock_timestamp()
         FOR SHARE;

@@ -36,8 +36,9 @@ func TestRunPassesExitCodeAndToken(t *testing.T) {
 	if len(evs) != 2 || evs[0].Kind != data.KindAcquired || evs[1].Kind != data.KindReleased {
 		t.Fatalf("events = %+v, want acquired then released", evs)
 	}
-	if evs[0].RunID != run || strconv.FormatInt(evs[0].Fence, 10) != fields[3] || evs[0].Holder != "job 1" {
-		t.Errorf("acquired event = %+v, want run %s fence %s holder %q", evs[0], run, fields[3], "job 1")
+	// LEASETOP_RUN_ID is the run's secret; the event shows its public id.
+	if evs[0].RunID != data.PublicRunID(run) || strconv.FormatInt(evs[0].Fence, 10) != fields[3] || evs[0].Holder != "job 1" {
+		t.Errorf("acquired event = %+v, want run %s fence %s holder %q", evs[0], data.PublicRunID(run), fields[3], "job 1")
 	}
 	if got := e.holder(t); got.RunID != uuid.Nil {
 		t.Errorf("lease still held by %v after the command exited", got.RunID)
@@ -96,7 +97,10 @@ func TestRunBusyWithoutWait(t *testing.T) {
 		t.Fatalf("exit code = %d, want 3 (busy); stderr: %s", got, p.stderr.String())
 	}
 	stderr := p.stderr.String()
-	for _, want := range []string{run.String(), `"other holder"`, "more", "--wait"} {
+	if strings.Contains(stderr, run.String()) {
+		t.Errorf("stderr = %q names the holder's secret run id", stderr)
+	}
+	for _, want := range []string{data.PublicRunID(run).String(), `"other holder"`, "more", "--wait"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr = %q, want it to name %q", stderr, want)
 		}
@@ -104,8 +108,8 @@ func TestRunBusyWithoutWait(t *testing.T) {
 	if strings.Count(stderr, "\n") != 1 || p.stdout.String() != "" {
 		t.Errorf("stderr = %q, stdout = %q; want one line and the command not run", stderr, p.stdout.String())
 	}
-	if got := e.holder(t); got.RunID != run {
-		t.Errorf("holder = %v, want %v untouched", got.RunID, run)
+	if got := e.holder(t); got.RunID != data.PublicRunID(run) {
+		t.Errorf("holder = %v, want %v untouched", got.RunID, data.PublicRunID(run))
 	}
 }
 
@@ -146,8 +150,8 @@ func TestRunInterruptedWhileWaiting(t *testing.T) {
 	if p.stdout.String() != "" {
 		t.Errorf("the command ran: %q", p.stdout.String())
 	}
-	if got := e.holder(t); got.RunID != run {
-		t.Errorf("holder = %v, want %v untouched", got.RunID, run)
+	if got := e.holder(t); got.RunID != data.PublicRunID(run) {
+		t.Errorf("holder = %v, want %v untouched", got.RunID, data.PublicRunID(run))
 	}
 }
 
