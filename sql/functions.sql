@@ -224,7 +224,9 @@ $fn$;
 
 -- release deletes run_id's lease and returns true, or returns false and deletes
 -- nothing when run_id does not hold the row (the normal, idempotent outcome of a
--- late or repeated release).
+-- late or repeated release). It clears the labels force_release sets for the
+-- DELETE trigger first: a caller may have set them itself (SET lease.op, or
+-- PGOPTIONS), and its own release must never be recorded as a forced one.
 CREATE OR REPLACE FUNCTION lease.release(account_id text, session_id text, run_id uuid)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -234,6 +236,8 @@ AS $fn$
 #variable_conflict use_column
 BEGIN
     PERFORM lease.check_key(release.account_id, release.session_id);
+    PERFORM set_config('lease.op', '', true);
+    PERFORM set_config('lease.reason', '', true);
     DELETE FROM lease.session_lease l
      WHERE l.account_id = release.account_id
        AND l.session_id = release.session_id
@@ -258,7 +262,9 @@ DECLARE
 BEGIN
     PERFORM lease.check_key(force_release.account_id, force_release.session_id);
     PERFORM lease.check_label('reason', force_release.reason, 512);
-    -- Labels the DELETE for the trigger; the actor is always session_user.
+    -- Labels the DELETE for the trigger, right before it; the actor is always
+    -- session_user. release clears the labels, and no other DELETE is open to
+    -- a caller, so only this function's DELETE is recorded as forced.
     PERFORM set_config('lease.op', 'force', true);
     PERFORM set_config('lease.reason', coalesce(force_release.reason, ''), true);
     DELETE FROM lease.session_lease l
