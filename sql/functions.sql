@@ -172,9 +172,15 @@ END
 $fn$;
 
 -- renew extends run_id's unexpired lease to now + ttl and returns the new expiry,
--- or returns NULL and records a renew_rejected event (with the public run id)
--- when run_id no longer holds an unexpired lease. It never revives an expired or
--- taken-over lease.
+-- or returns NULL when run_id no longer holds an unexpired lease. It never
+-- revives an expired or taken-over lease.
+--
+-- A rejected renewal by a run that held this key (its own expired lease, or
+-- the run in one of the key's last 1000 events) is a zombie: it is recorded as
+-- a renew_rejected event, with the public run id, and notified. Any other
+-- rejected renewal writes nothing: a caller renewing random keys or run ids
+-- cannot flood the history and the notifications, nor fake zombies on real
+-- sessions.
 CREATE OR REPLACE FUNCTION lease.renew(account_id text, session_id text, run_id uuid, ttl interval)
 RETURNS timestamptz
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -204,9 +210,19 @@ BEGIN
         RETURN new_expiry;
     END IF;
 
-    -- A zombie: this run lost the lease but is still heartbeating. Record it.
+    -- A zombie: this run lost the lease but is still heartbeating. Record it,
+    -- if it is one: its own expired lease, or its recent history on the key
+    -- (event_session_idx, newest first, bounded).
     SELECT * INTO cur FROM lease.session_lease l
      WHERE l.account_id = renew.account_id AND l.session_id = renew.session_id;
+    IF cur.run_id IS DISTINCT FROM pub AND NOT EXISTS (
+        SELECT 1
+          FROM (SELECT e.run_id, e.prev_run_id FROM lease.event e
+                 WHERE e.account_id = renew.account_id AND e.session_id = renew.session_id
+                 ORDER BY e.id DESC LIMIT 1000) h
+         WHERE h.run_id = pub OR h.prev_run_id = pub) THEN
+        RETURN NULL;
+    END IF;
 
     INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder, reason)
     VALUES (now_, 'renew_rejected', renew.account_id, renew.session_id, pub,
