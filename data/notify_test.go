@@ -70,10 +70,10 @@ func TestEveryTransitionNotifiesOnce(t *testing.T) {
 		t.Fatalf("after acquire, contended attempt and renewal: %d notifications %q, want 1", len(got), got)
 	}
 	waitServerPast(t, sender, exp)
-	mustAcquire(t, s, k, b, time.Minute)        // taken_over
-	_, _ = s.Renew(ctx, k, a, time.Minute)      // renew_rejected
-	_, _ = s.Release(ctx, k, b)                 // released
-	mustAcquire(t, s, k, a, time.Minute)        // acquired
+	mustAcquire(t, s, k, b, time.Minute)                          // taken_over
+	_, _ = s.Renew(ctx, k, a, time.Minute)                        // renew_rejected
+	_, _ = s.Release(ctx, k, b)                                   // released
+	mustAcquire(t, s, k, a, time.Minute)                          // acquired
 	_, _ = s.ForceRelease(ctx, k, data.PublicRunID(a), "op says") // force_released
 	got := drain()
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Acquire asks for key's lease for runID, for ttl, labelled holder. runID is
@@ -18,13 +19,24 @@ import (
 // unchanged (a retry whose first reply was lost). When another run holds an
 // unexpired lease it returns a *HeldError (errors.Is(err, ErrHeld)) naming
 // that run by its public id.
+//
+// lease.acquire refuses a grant whose fence another run overtook in a race
+// (SQLSTATE 40001, nothing granted); Acquire retries it, up to 3 times.
 func (s *Store) Acquire(ctx context.Context, key Key, runID uuid.UUID, ttl time.Duration, holder string) (Grant, error) {
 	if err := validateAcquire(key, runID, ttl, holder); err != nil {
 		return Grant{}, err
 	}
-	var g Grant
-	err := s.pool.QueryRow(ctx, `SELECT run_id, fence, expires_at FROM lease.acquire($1, $2, $3, $4, $5)`,
-		key.Account, key.Session, runID, ttl, holder).Scan(&g.RunID, &g.Fence, &g.ExpiresAt)
+	var (
+		g   Grant
+		err error
+	)
+	for attempt := 1; attempt <= 3; attempt++ {
+		err = s.pool.QueryRow(ctx, `SELECT run_id, fence, expires_at FROM lease.acquire($1, $2, $3, $4, $5)`,
+			key.Account, key.Session, runID, ttl, holder).Scan(&g.RunID, &g.Fence, &g.ExpiresAt)
+		if !isSerializationFailure(err) {
+			break
+		}
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Grant{}, s.held(ctx, key)
 	}
@@ -32,6 +44,13 @@ func (s *Store) Acquire(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 		return Grant{}, fmt.Errorf("acquire %s: %w", key, translate(err))
 	}
 	return g, nil
+}
+
+// isSerializationFailure reports SQLSTATE 40001: the statement granted
+// nothing and may be retried.
+func isSerializationFailure(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "40001"
 }
 
 func validateAcquire(key Key, runID uuid.UUID, ttl time.Duration, holder string) error {

@@ -1,6 +1,7 @@
 package data_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,16 +17,20 @@ import (
 	"github.com/leasetop/leasetop/internal/pgtest"
 )
 
-// loginAs creates a login role that is a member of group and returns a
-// connection URL for it on db.
+// loginAs creates a login role that is a member of group ("": of no role, so
+// it has only what PUBLIC has: CONNECT) and returns a connection URL for it on
+// db, and its name.
 func loginAs(t *testing.T, db pgtest.DB, group string) (string, string) {
 	t.Helper()
 	ctx := context.Background()
-	name := fmt.Sprintf("%s_%s", group, db.Name)
+	name := fmt.Sprintf("%s_%s", cmp.Or(group, "nobody"), db.Name)
 	admin := db.Conn(t)
 	password := uuid.NewString()
-	if _, err := admin.Exec(ctx, fmt.Sprintf("CREATE ROLE %s LOGIN PASSWORD '%s' IN ROLE %s",
-		pgx.Identifier{name}.Sanitize(), password, pgx.Identifier{group}.Sanitize())); err != nil {
+	stmt := fmt.Sprintf("CREATE ROLE %s LOGIN PASSWORD '%s'", pgx.Identifier{name}.Sanitize(), password)
+	if group != "" {
+		stmt += " IN ROLE " + pgx.Identifier{group}.Sanitize()
+	}
+	if _, err := admin.Exec(ctx, stmt); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -112,15 +117,8 @@ func TestRoleBoundaries(t *testing.T) {
 func TestPublicHasNoRights(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
-	admin := db.Conn(t)
-	name := "nobody_" + db.Name
-	if _, err := admin.Exec(ctx, "CREATE ROLE "+pgx.Identifier{name}.Sanitize()+" LOGIN PASSWORD 'pw'"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = admin.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{name}.Sanitize()) })
-	u, _ := url.Parse(db.URL)
-	u.User = url.UserPassword(name, "pw")
-	conn, err := pgx.Connect(ctx, u.String())
+	dsn, _ := loginAs(t, db, "")
+	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

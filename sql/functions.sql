@@ -92,6 +92,15 @@ $fn$;
 -- acquire grants the session to run_id for ttl, in one conditional UPSERT. The
 -- row records lease.public_run_id(run_id); run_id itself stays the caller's.
 --
+-- Fences rise strictly per key, across deletes too. A takeover draws its fence
+-- under the row lock. A fresh INSERT draws it in VALUES, before the insert, so
+-- another run could acquire and release the same key in between and leave a
+-- higher fence behind; acquire then finds that fence in the key's latest
+-- ownership events and raises SQLSTATE 40001 (serialization_failure): nothing
+-- was granted, retry. (No lock serialises acquires of a key: an advisory lock
+-- did before, and any role that may connect could take it first and block the
+-- key, issue 17.)
+--
 -- Returns one row, with the caller's own run_id, when run_id holds the lease
 -- afterwards: a fresh grant, a takeover of an expired lease (new fence), or,
 -- when run_id already holds an unexpired lease, that same lease unchanged (a
@@ -119,8 +128,7 @@ BEGIN
     pub := lease.public_run_id(acquire.run_id);
 
     -- The common refusal is a read: a lease held by another run, or this run's
-    -- own unexpired lease (a retry), answers without a row lock, an advisory
-    -- lock or any WAL. A stale read only sends the call on to the UPSERT below,
+    -- own unexpired lease (a retry), answers without a row lock or any WAL. A stale read only sends the call on to the UPSERT below,
     -- which decides under the row lock.
     SELECT l.run_id, l.fence, l.expires_at INTO granted
       FROM lease.session_lease l
@@ -132,13 +140,6 @@ BEGIN
         END IF;
         RETURN;
     END IF;
-
-    -- Serialise acquires of one key until commit, so a fresh INSERT's fence
-    -- (drawn in VALUES, before the insert) cannot be overtaken by another run
-    -- that acquires and releases the same key in between: fences rise strictly
-    -- per key across deletes, too. Two-int form, class 'leas', so it cannot
-    -- collide with an application's one-bigint advisory locks.
-    PERFORM pg_advisory_xact_lock(1818583411, hashtext(acquire.account_id || '/' || acquire.session_id));
 
     INSERT INTO lease.session_lease AS l
         (account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at)
@@ -155,6 +156,21 @@ BEGIN
     RETURNING l.run_id, l.fence, l.expires_at INTO granted;
 
     IF FOUND THEN
+        -- Whoever held the key before this grant committed its events before
+        -- the INSERT could succeed, and nobody else can take the key until this
+        -- transaction ends: the key's two latest ownership events (this grant's
+        -- and the one before it) show any higher fence. Rejected renewals are
+        -- not ownership events.
+        IF EXISTS (
+            SELECT 1
+              FROM (SELECT e.fence FROM lease.event e
+                     WHERE e.account_id = acquire.account_id AND e.session_id = acquire.session_id
+                       AND e.kind <> 'renew_rejected'
+                     ORDER BY e.id DESC LIMIT 2) h
+             WHERE h.fence > granted.fence) THEN
+            RAISE EXCEPTION 'another run acquired and released %/% while this acquire drew its fence; retry',
+                acquire.account_id, acquire.session_id USING ERRCODE = '40001';
+        END IF;
         granted.run_id := acquire.run_id;
         RETURN NEXT granted;
         RETURN;
