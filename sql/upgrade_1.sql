@@ -32,8 +32,8 @@ ALTER TABLE lease.session_lease
     DROP CONSTRAINT IF EXISTS session_lease_session_id_check,
     DROP CONSTRAINT IF EXISTS session_lease_holder_check,
     ADD CONSTRAINT session_lease_account_id_check CHECK (
-        octet_length(account_id) BETWEEN 1 AND 512 AND lease.safe_text(account_id)) NOT VALID,
+        octet_length(account_id) BETWEEN 1 AND 512 AND account_id !~ '[\u0001-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]') NOT VALID,
     ADD CONSTRAINT session_lease_session_id_check CHECK (
-        octet_length(session_id) BETWEEN 1 AND 512 AND lease.safe_text(session_id)) NOT VALID,
+        octet_length(session_id) BETWEEN 1 AND 512 AND session_id !~ '[\u0001-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]') NOT VALID,
     ADD CONSTRAINT session_lease_holder_check CHECK (
-        octet_length(holder) <= 256 AND lease.safe_text(holder)) NOT VALID;
+        octet_length(holder) <= 256 AND holder !~ '[\u0001-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]') NOT VALID;
