@@ -31,8 +31,8 @@ func TestMigrateCommand(t *testing.T) {
 		t.Fatalf("first migrate: code %d, out %q, err %q; want 0 and created", code, out, errOut)
 	}
 	out, _, code = leasetop(t, env, "migrate", "--dsn", db.URL)
-	if code != 0 || !strings.Contains(out, "is current") {
-		t.Fatalf("second migrate: code %d, out %q; want 0 and current", code, out)
+	if code != 0 || !strings.Contains(out, "is current") || !strings.Contains(out, "the lease functions run as lease_owner") {
+		t.Fatalf("second migrate: code %d, out %q; want 0, current, run as lease_owner", code, out)
 	}
 }
 

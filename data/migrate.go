@@ -11,6 +11,18 @@ import (
 
 func currentVersion() int { return leasesql.Version }
 
+// Owner returns the role that owns the lease functions, as whom the
+// SECURITY DEFINER ones run: lease_owner when migrate could create it, else
+// the role that migrated.
+func Owner(ctx context.Context, q Querier) (string, error) {
+	var owner string
+	err := q.QueryRow(ctx, `SELECT proowner::regrole::text FROM pg_proc WHERE oid = 'lease.acquire(text, text, uuid, interval, text)'::regprocedure`).Scan(&owner)
+	if err != nil {
+		return "", fmt.Errorf("read the lease functions' owner: %w", translate(err))
+	}
+	return owner, nil
+}
+
 // migrateLock is the advisory lock key that serialises concurrent migrations.
 const migrateLock = 0x6c65617365746f70 // "leasetop"
 

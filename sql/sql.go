@@ -25,7 +25,7 @@ var files embed.FS
 
 // Files returns the migration's SQL files in the order they must run.
 func Files() []File {
-	return read("schema.sql", "functions.sql", "triggers.sql", "roles.sql")
+	return read("schema.sql", "functions.sql", "triggers.sql", "roles.sql", "owner.sql")
 }
 
 // Upgrade returns the one-time steps for a database found at version from,

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/termtext"
 	leasesql "github.com/leasetop/leasetop/sql"
 )
 
@@ -41,6 +42,9 @@ func cmdMigrate(ctx context.Context, env Env, args []string) error {
 		if _, err := conn.Exec(ctx, `SELECT lease.set_notify_renewals($1)`, notify.value); err != nil {
 			return connError(err)
 		}
+	}
+	if owner, err := data.Owner(ctx, conn); err == nil {
+		defer fmt.Fprintf(env.Stdout, "the lease functions run as %s\n", termtext.Clean(owner, 0))
 	}
 	switch before {
 	case 0:
