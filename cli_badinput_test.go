@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,14 +34,18 @@ type badInput struct {
 // as "BADINPUT name: exit N: line" for docs/RELIABILITY.md.
 func checkBadInput(t *testing.T, env map[string]string, tt badInput) (stdout string) {
 	t.Helper()
-	out, errOut, code := leasetop(t, env, tt.args...)
+	out, stderr, code := leasetop(t, env, tt.args...)
 	if code != tt.wantCode {
-		t.Errorf("exit code = %d, want %d (stderr %q)", code, tt.wantCode, errOut)
+		t.Errorf("exit code = %d, want %d (stderr %q)", code, tt.wantCode, stderr)
 	}
+	errOut, warned := splitDSNWarning(stderr)
 	if strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tt.want) {
 		t.Errorf("stderr = %q, want one line containing %q", errOut, tt.want)
 	}
-	if strings.Contains(out+errOut, "hunter2") {
+	if want := slices.Contains(tt.args, "--dsn"); warned != want { // every --dsn here carries a password
+		t.Errorf("stderr = %q: the --dsn password warning shown %v, want %v", stderr, warned, want)
+	}
+	if strings.Contains(out+stderr, "hunter2") {
 		t.Errorf("the output reveals the password: %q %q", out, errOut)
 	}
 	if strings.ContainsAny(out+errOut, "\x1b\x07\x9b") || strings.Contains(errOut, "goroutine ") {
@@ -48,6 +53,16 @@ func checkBadInput(t *testing.T, env map[string]string, tt badInput) (stdout str
 	}
 	t.Logf("BADINPUT %s: exit %d: %s", tt.name, code, strings.TrimSpace(errOut))
 	return out
+}
+
+// splitDSNWarning returns stderr without the line that warns about a
+// password in --dsn, and whether that line was there (first, once).
+func splitDSNWarning(stderr string) (string, bool) {
+	first, rest, _ := strings.Cut(stderr, "\n")
+	if strings.HasPrefix(first, "leasetop: warning: --dsn carries a password") {
+		return rest, true
+	}
+	return stderr, false
 }
 
 // dbState is what a refused command must leave as it was.

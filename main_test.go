@@ -53,10 +53,11 @@ func TestBadInputGetsOneLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, errOut, code := leasetop(t, tt.env, tt.args...)
+			out, stderr, code := leasetop(t, tt.env, tt.args...)
 			if code != tt.wantCode {
-				t.Errorf("exit code = %d, want %d (stderr %q)", code, tt.wantCode, errOut)
+				t.Errorf("exit code = %d, want %d (stderr %q)", code, tt.wantCode, stderr)
 			}
+			errOut, _ := splitDSNWarning(stderr)
 			if strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tt.want) {
 				t.Errorf("stderr = %q, want one line containing %q", errOut, tt.want)
 			}
