@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
@@ -65,6 +66,18 @@ func splitDSNWarning(stderr string) (string, bool) {
 	return stderr, false
 }
 
+// hostileUserDSN is a keyword/value DSN for dbURL's server whose user name
+// is an OSC sequence (set the window title) ending in BEL.
+func hostileUserDSN(t *testing.T, dbURL string) string {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("host=%s port=%s dbname=%s sslmode=disable password=hunter2 user='\x1b]0;pwned\x07'",
+		u.Hostname(), u.Port(), strings.TrimPrefix(u.Path, "/"))
+}
+
 // dbState is what a refused command must leave as it was.
 type dbState struct{ leases, events int }
 
@@ -117,6 +130,8 @@ func TestConnectionErrorsGetOneLine(t *testing.T) {
 		{"invalid DSN", "postgres://u:hunter2@[::1/db", cli.ExitUsage, "invalid database URL"},
 		{"unreachable host", "postgres://u:hunter2@127.0.0.1:1/db?connect_timeout=2", cli.ExitFailure, "cannot connect to 127.0.0.1:1/db"},
 		{"wrong password", withPassword(t, db.URL, "hunter2"), cli.ExitFailure, "password authentication failed"},
+		// The server quotes the user name back: its escapes must not reach the terminal.
+		{"escapes in the user name", hostileUserDSN(t, db.URL), cli.ExitFailure, `password authentication failed for user "\x1b]0;pwned\x07"`},
 	}
 	commands := [][]string{
 		{"ls"},

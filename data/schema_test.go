@@ -119,6 +119,9 @@ func TestTextRulesAgree(t *testing.T) {
 			if safe == tt.refused {
 				t.Errorf("%s: lease.safe_text(%+q) = %v, want %v", name, s, safe, !tt.refused)
 			}
+			if err := data.ValidateHolder(s); (err != nil) != tt.refused {
+				t.Errorf("data.ValidateHolder(%+q) = %v, want refused %v", s, err, tt.refused)
+			}
 			for _, col := range []string{"account_id", "session_id", "holder"} {
 				vals := map[string]string{"account_id": "a", "session_id": "s", "holder": "h"}
 				vals[col] = s

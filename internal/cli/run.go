@@ -229,8 +229,8 @@ func heldMessage(h *lease.HeldError) string {
 		termtext.Clean(h.Holder, 0), h.Remaining.Round(100*time.Millisecond))
 }
 
-// warnf prints one line about the lease on stderr; untrusted text in args
-// must already be cleaned.
+// warnf prints one line about the lease on stderr, made inert
+// (termtext.Clean) as a whole.
 func warnf(w io.Writer, format string, args ...any) {
-	fmt.Fprintf(w, "leasetop: "+format+"\n", args...)
+	fmt.Fprintln(w, "leasetop: "+termtext.Clean(fmt.Sprintf(format, args...), 0))
 }
