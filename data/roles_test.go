@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,6 +85,9 @@ func TestRoleBoundaries(t *testing.T) {
 			"rewrite events": {`DELETE FROM lease.event`, false},
 			"prune events":   {`SELECT lease.prune_events('0')`, false},
 			"notify setting": {`SELECT lease.set_notify_renewals(true)`, false},
+			"fence nextval":  {`SELECT nextval('lease.fence_seq')`, false},
+			"fence setval":   {`SELECT setval('lease.fence_seq', 1)`, false},
+			"public_run_id":  {`SELECT lease.public_run_id(gen_random_uuid())`, false},
 		}
 	}
 	allow := map[string]map[string]bool{
@@ -154,5 +158,31 @@ func TestForcedReleaseRecordsLoginRole(t *testing.T) {
 	last := evs[len(evs)-1]
 	if last.Kind != data.KindForceReleased || last.Actor != login || last.Reason != "INC-7" {
 		t.Fatalf("event = %s by %q (%q), want force_released by %q (INC-7)", last.Kind, last.Actor, last.Reason, login)
+	}
+}
+
+// TestConnectOnlySeesOnlyPublicIDs: a role with nothing but CONNECT may
+// LISTEN on lease_events (PostgreSQL has no privilege for it), so it reads
+// every payload: what it learns of a run is its public id, never the secret
+// the run renews, releases and fence-checks with.
+func TestConnectOnlySeesOnlyPublicIDs(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.New(t)
+	dsn, login := loginAs(t, db, "")
+	listener, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect as %s: %v", login, err)
+	}
+	defer listener.Close(ctx)
+	drain := collect(t, listener, db.Conn(t))
+	secret := uuid.New()
+	mustAcquire(t, db.Store(t), data.Key{Account: "acme", Session: "s"}, secret, time.Minute)
+	got := drain()
+	if len(got) != 1 {
+		t.Fatalf("%s heard %d notifications, want the acquire's", login, len(got))
+	}
+	ev, err := data.DecodeEvent(got[0])
+	if err != nil || ev.RunID != data.PublicRunID(secret) || strings.Contains(got[0], secret.String()) {
+		t.Errorf("%s heard %s (%v), want the public run id %v and never the secret", login, got[0], err, data.PublicRunID(secret))
 	}
 }
