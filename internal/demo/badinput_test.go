@@ -37,10 +37,7 @@ func TestBadInputGetsOneLine(t *testing.T) {
 			t.Parallel()
 			p := startLeasetop(t, tt.args...)
 			code := p.wait(30 * time.Second)
-			errOut := p.stderr.String()
-			if first, rest, _ := strings.Cut(errOut, "\n"); strings.HasPrefix(first, "leasetop: warning: --dsn carries a password") {
-				errOut = rest // a line of its own about the password in --dsn
-			}
+			errOut := withoutDSNWarning(p.stderr.String())
 			if code != tt.wantCode {
 				t.Errorf("exit code = %d, want %d (stderr %q)", code, tt.wantCode, errOut)
 			}
