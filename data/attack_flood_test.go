@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
@@ -26,12 +25,7 @@ func TestRejectedRenewalsCannotFlood(t *testing.T) {
 	mustAcquire(t, owner, victim, uuid.New(), time.Minute)
 	before := len(events(t, owner))
 
-	dsn, login := loginAs(t, db, "lease_app")
-	app, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("connect as %s: %v", login, err)
-	}
-	defer app.Close(ctx)
+	app, login := connectAs(t, db, "lease_app")
 	drain := collect(t, db.Conn(t), app)
 	renew := func(k data.Key, run uuid.UUID) {
 		t.Helper()

@@ -21,12 +21,7 @@ import (
 func TestAdvisoryLockCannotBlockAKey(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
-	dsn, login := loginAs(t, db, "")
-	attacker, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("connect as %s: %v", login, err)
-	}
-	defer attacker.Close(ctx)
+	attacker, login := connectAs(t, db, "")
 	if _, err := attacker.Exec(ctx, `SELECT pg_advisory_lock(1818583411, hashtext('acme/victim3'))`); err != nil {
 		t.Fatalf("pg_advisory_lock as %s: %v", login, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/leasetop/leasetop/data"
@@ -28,12 +27,7 @@ func TestReadingTheTableGivesNoCapability(t *testing.T) {
 	secret := uuid.New()
 	g := mustAcquire(t, victim, k, secret, time.Minute)
 
-	dsn, login := loginAs(t, db, "lease_app")
-	app, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("connect as %s: %v", login, err)
-	}
-	defer app.Close(ctx)
+	app, login := connectAs(t, db, "lease_app")
 	var shown uuid.UUID
 	if err := app.QueryRow(ctx, `SELECT run_id FROM lease.session_lease WHERE account_id = $1 AND session_id = $2`,
 		k.Account, k.Session).Scan(&shown); err != nil {

@@ -51,6 +51,20 @@ func loginAs(t *testing.T, db pgtest.DB, group string) (string, string) {
 	return u.String(), name
 }
 
+// connectAs logs in as a new member of group (see loginAs) and returns the
+// connection, closed when the test ends, and the login's name.
+func connectAs(t *testing.T, db pgtest.DB, group string) (*pgx.Conn, string) {
+	t.Helper()
+	ctx := context.Background()
+	dsn, login := loginAs(t, db, group)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect as %s: %v", login, err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	return conn, login
+}
+
 func isDenied(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "42501"
@@ -97,12 +111,7 @@ func TestRoleBoundaries(t *testing.T) {
 	}
 	for _, role := range []string{"lease_reader", "lease_app", "lease_admin"} {
 		t.Run(role, func(t *testing.T) {
-			dsn, _ := loginAs(t, db, role)
-			conn, err := pgx.Connect(ctx, dsn)
-			if err != nil {
-				t.Fatalf("connect as %s: %v", role, err)
-			}
-			defer conn.Close(ctx)
+			conn, _ := connectAs(t, db, role)
 			for name, st := range steps(uuid.New()) {
 				_, err := conn.Exec(ctx, st.sql)
 				want := allow[role][name]
@@ -121,12 +130,7 @@ func TestRoleBoundaries(t *testing.T) {
 func TestPublicHasNoRights(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
-	dsn, _ := loginAs(t, db, "")
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn, _ := connectAs(t, db, "")
 	for _, sql := range []string{
 		`SELECT count(*) FROM lease.session_lease`,
 		`SELECT * FROM lease.acquire('a', 's', gen_random_uuid(), '1 min', '')`,
@@ -166,14 +170,8 @@ func TestForcedReleaseRecordsLoginRole(t *testing.T) {
 // every payload: what it learns of a run is its public id, never the secret
 // the run renews, releases and fence-checks with.
 func TestConnectOnlySeesOnlyPublicIDs(t *testing.T) {
-	ctx := context.Background()
 	db := pgtest.New(t)
-	dsn, login := loginAs(t, db, "")
-	listener, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("connect as %s: %v", login, err)
-	}
-	defer listener.Close(ctx)
+	listener, login := connectAs(t, db, "")
 	drain := collect(t, listener, db.Conn(t))
 	secret := uuid.New()
 	mustAcquire(t, db.Store(t), data.Key{Account: "acme", Session: "s"}, secret, time.Minute)
