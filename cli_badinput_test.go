@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,14 +35,18 @@ type badInput struct {
 // as "BADINPUT name: exit N: line" for docs/RELIABILITY.md.
 func checkBadInput(t *testing.T, env map[string]string, tt badInput) (stdout string) {
 	t.Helper()
-	out, errOut, code := leasetop(t, env, tt.args...)
+	out, stderr, code := leasetop(t, env, tt.args...)
 	if code != tt.wantCode {
-		t.Errorf("exit code = %d, want %d (stderr %q)", code, tt.wantCode, errOut)
+		t.Errorf("exit code = %d, want %d (stderr %q)", code, tt.wantCode, stderr)
 	}
+	errOut, warned := splitDSNWarning(stderr)
 	if strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tt.want) {
 		t.Errorf("stderr = %q, want one line containing %q", errOut, tt.want)
 	}
-	if strings.Contains(out+errOut, "hunter2") {
+	if want := slices.Contains(tt.args, "--dsn"); warned != want { // every --dsn here carries a password
+		t.Errorf("stderr = %q: the --dsn password warning shown %v, want %v", stderr, warned, want)
+	}
+	if strings.Contains(out+stderr, "hunter2") {
 		t.Errorf("the output reveals the password: %q %q", out, errOut)
 	}
 	if strings.ContainsAny(out+errOut, "\x1b\x07\x9b") || strings.Contains(errOut, "goroutine ") {
@@ -48,6 +54,28 @@ func checkBadInput(t *testing.T, env map[string]string, tt badInput) (stdout str
 	}
 	t.Logf("BADINPUT %s: exit %d: %s", tt.name, code, strings.TrimSpace(errOut))
 	return out
+}
+
+// splitDSNWarning returns stderr without the line that warns about a
+// password in --dsn, and whether that line was there (first, once).
+func splitDSNWarning(stderr string) (string, bool) {
+	first, rest, _ := strings.Cut(stderr, "\n")
+	if strings.HasPrefix(first, "leasetop: warning: --dsn carries a password") {
+		return rest, true
+	}
+	return stderr, false
+}
+
+// hostileUserDSN is a keyword/value DSN for dbURL's server whose user name
+// is an OSC sequence (set the window title) ending in BEL.
+func hostileUserDSN(t *testing.T, dbURL string) string {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("host=%s port=%s dbname=%s sslmode=disable password=hunter2 user='\x1b]0;pwned\x07'",
+		u.Hostname(), u.Port(), strings.TrimPrefix(u.Path, "/"))
 }
 
 // dbState is what a refused command must leave as it was.
@@ -102,6 +130,8 @@ func TestConnectionErrorsGetOneLine(t *testing.T) {
 		{"invalid DSN", "postgres://u:hunter2@[::1/db", cli.ExitUsage, "invalid database URL"},
 		{"unreachable host", "postgres://u:hunter2@127.0.0.1:1/db?connect_timeout=2", cli.ExitFailure, "cannot connect to 127.0.0.1:1/db"},
 		{"wrong password", withPassword(t, db.URL, "hunter2"), cli.ExitFailure, "password authentication failed"},
+		// The server quotes the user name back: its escapes must not reach the terminal.
+		{"escapes in the user name", hostileUserDSN(t, db.URL), cli.ExitFailure, `password authentication failed for user "\x1b]0;pwned\x07"`},
 	}
 	commands := [][]string{
 		{"ls"},

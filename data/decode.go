@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/internal/termtext"
 )
 
 // Channel is the notification channel the lease triggers publish on.
@@ -86,6 +88,9 @@ func randomSuffix() string {
 
 // MarshalJSON encodes e as lease.event_json does: the notification
 // payload's fields, with null for absent values. DecodeEvent reads it back.
+// Text is untrusted: DEL, C1 controls and bidirectional formatting
+// characters, which encoding/json leaves raw, are written as \u escapes
+// (termtext.JSON), so the JSON is inert on a terminal.
 func (e Event) MarshalJSON() ([]byte, error) {
 	id, actor := e.ID, e.Actor
 	p := payload{
@@ -95,7 +100,11 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		ExpiresAt: nonZeroTime(e.ExpiresAt), PrevExpiresAt: nonZeroTime(e.PrevExpiresAt),
 		Holder: nonZero(e.Holder), Actor: &actor, Reason: nonZero(e.Reason),
 	}
-	return json.Marshal(p)
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	return termtext.JSON(b), nil
 }
 
 func nonZero[T comparable](v T) *T {

@@ -37,6 +37,9 @@ func TestBadInputIsRefusedAndWritesNothing(t *testing.T) {
 		{"invalid UTF-8", data.Key{Account: "a\xff", Session: "s"}, time.Minute, ""},
 		{"oversized holder", ok, time.Minute, strings.Repeat("h", 257)},
 		{"control in holder", ok, time.Minute, "h\x07"},
+		{"right-to-left override in session", data.Key{Account: "a", Session: "s\u202eabc"}, time.Minute, ""},
+		{"isolate in account", data.Key{Account: "a\u2066b", Session: "s"}, time.Minute, ""},
+		{"line separator in holder", ok, time.Minute, "h\u2028"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,6 +81,10 @@ func TestSQLRefusesBadInput(t *testing.T) {
 		{"escape in id", `SELECT * FROM lease.acquire($1, 's', gen_random_uuid(), '1 min', '')`, []any{"a\x1b[2J"}},
 		{"control in holder", `SELECT * FROM lease.acquire('a', 's', gen_random_uuid(), '1 min', $1)`, []any{"x\ry"}},
 		{"control in reason", `SELECT lease.force_release('a', 's', NULL, $1)`, []any{"why\n"}},
+		{"C1 control in id", `SELECT * FROM lease.acquire($1, 's', gen_random_uuid(), '1 min', '')`, []any{"a\u009b31m"}},
+		{"bidi override in id", `SELECT * FROM lease.acquire('a', $1, gen_random_uuid(), '1 min', '')`, []any{"s\u202eabc"}},
+		{"bidi isolate in holder", `SELECT * FROM lease.acquire('a', 's', gen_random_uuid(), '1 min', $1)`, []any{"h\u2067"}},
+		{"bidi mark in reason", `SELECT lease.force_release('a', 's', NULL, $1)`, []any{"why\u200f"}},
 		{"oversized reason", `SELECT lease.force_release('a', 's', NULL, repeat('r', 513))`, nil},
 		{"prune negative", `SELECT lease.prune_events('-1 day')`, nil},
 	}

@@ -71,7 +71,10 @@ type ListenerState struct {
 //
 // The listener never blocks on its consumer: when Events is full it drops the
 // event, counts it and signals Resync. Malformed payloads are counted and
-// dropped, never fatal.
+// dropped, never fatal. Any role that may connect can NOTIFY, so a payload is
+// only a claim: a "truncated" one is delivered like any other event, and the
+// consumer reads it back before it acts on it (monitor.Feed resyncs only for
+// a truncated row that lease.event really holds).
 type Listener struct {
 	store   *Store
 	connCfg *pgx.ConnConfig
@@ -255,9 +258,6 @@ func (h eventHandler) HandleNotification(_ context.Context, n *pgconn.Notificati
 	if err != nil {
 		l.malformed.Add(1)
 		return nil // counted and dropped; an error here would read as a connection failure
-	}
-	if ev.Kind == KindTruncated {
-		signal(l.resync)
 	}
 	select {
 	case l.events <- ev:

@@ -56,7 +56,7 @@ func TestListenerDeliversAndSurvivesTermination(t *testing.T) {
 	k := data.Key{Account: "a", Session: "s"}
 	run := uuid.New()
 	g := mustAcquire(t, s, k, run, time.Minute)
-	if ev := waitEvent(t, l); ev.Kind != data.KindAcquired || ev.RunID != run || ev.Fence != g.Fence {
+	if ev := waitEvent(t, l); ev.Kind != data.KindAcquired || ev.RunID != data.PublicRunID(run) || ev.Fence != g.Fence {
 		t.Fatalf("event = %+v, want acquired by %v", ev, run)
 	}
 

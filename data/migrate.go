@@ -11,12 +11,26 @@ import (
 
 func currentVersion() int { return leasesql.Version }
 
+// Owner returns the role that owns the lease functions, as whom the
+// SECURITY DEFINER ones run: lease_owner when migrate could create it, else
+// the role that migrated.
+func Owner(ctx context.Context, q Querier) (string, error) {
+	var owner string
+	err := q.QueryRow(ctx, `SELECT proowner::regrole::text FROM pg_proc WHERE oid = 'lease.acquire(text, text, uuid, interval, text)'::regprocedure`).Scan(&owner)
+	if err != nil {
+		return "", fmt.Errorf("read the lease functions' owner: %w", translate(err))
+	}
+	return owner, nil
+}
+
 // migrateLock is the advisory lock key that serialises concurrent migrations.
 const migrateLock = 0x6c65617365746f70 // "leasetop"
 
 // Migrate creates or upgrades the lease schema in one transaction and records
 // its version. It is idempotent, and safe to run from several processes at
-// once. It refuses to touch a schema newer than this leasetop.
+// once. It refuses to touch a schema newer than this leasetop. Coming from an
+// older version it also runs that version's one-time steps (sql.Upgrade), in
+// the same transaction.
 func Migrate(ctx context.Context, conn *pgx.Conn) error {
 	tx, err := conn.Begin(ctx)
 	if err != nil {
@@ -33,7 +47,7 @@ func Migrate(ctx context.Context, conn *pgx.Conn) error {
 	if have > currentVersion() {
 		return &SchemaError{Have: have, Want: currentVersion()}
 	}
-	for _, f := range leasesql.Files() {
+	for _, f := range append(leasesql.Files(), leasesql.Upgrade(have)...) {
 		if _, err := tx.Exec(ctx, f.SQL); err != nil {
 			return fmt.Errorf("migrate: %s: %w", f.Name, translate(err))
 		}

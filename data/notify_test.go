@@ -70,11 +70,11 @@ func TestEveryTransitionNotifiesOnce(t *testing.T) {
 		t.Fatalf("after acquire, contended attempt and renewal: %d notifications %q, want 1", len(got), got)
 	}
 	pgtest.WaitServerPast(t, sender, exp)
-	mustAcquire(t, s, k, b, time.Minute)        // taken_over
-	_, _ = s.Renew(ctx, k, a, time.Minute)      // renew_rejected
-	_, _ = s.Release(ctx, k, b)                 // released
-	mustAcquire(t, s, k, a, time.Minute)        // acquired
-	_, _ = s.ForceRelease(ctx, k, a, "op says") // force_released
+	mustAcquire(t, s, k, b, time.Minute)                          // taken_over
+	_, _ = s.Renew(ctx, k, a, time.Minute)                        // renew_rejected
+	_, _ = s.Release(ctx, k, b)                                   // released
+	mustAcquire(t, s, k, a, time.Minute)                          // acquired
+	_, _ = s.ForceRelease(ctx, k, data.PublicRunID(a), "op says") // force_released
 	got := drain()
 
 	rows := events(t, s)
@@ -181,7 +181,7 @@ func TestLargestPayloadFits(t *testing.T) {
 	if _, err := s.Acquire(ctx, k, a, time.Minute, strings.Repeat(`"`, 256)); err != nil {
 		t.Fatalf("Acquire with maximal ids: %v", err)
 	}
-	if ok, err := s.ForceRelease(ctx, k, a, strings.Repeat(`"`, 512)); err != nil || !ok {
+	if ok, err := s.ForceRelease(ctx, k, data.PublicRunID(a), strings.Repeat(`"`, 512)); err != nil || !ok {
 		t.Fatalf("ForceRelease with maximal reason: %v, %v", ok, err)
 	}
 	for _, p := range drain() {

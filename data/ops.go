@@ -12,18 +12,32 @@ import (
 	"github.com/leasetop/leasetop/internal/sqlcall"
 )
 
-// Acquire asks for key's lease for runID, for ttl, labelled holder. It returns
-// the grant when runID holds the lease afterwards: a fresh grant, a takeover of
-// an expired lease, or runID's own unexpired lease unchanged (a retry whose
-// first reply was lost). When another run holds an unexpired lease it returns a
-// *HeldError (errors.Is(err, ErrHeld)) naming that run.
+// Acquire asks for key's lease for runID, for ttl, labelled holder. runID is
+// the run's own id, a secret: Renew, Release and CheckFence must be called
+// with it, and the lease row and events record PublicRunID(runID) instead. It
+// returns the grant (with runID) when runID holds the lease afterwards: a
+// fresh grant, a takeover of an expired lease, or runID's own unexpired lease
+// unchanged (a retry whose first reply was lost). When another run holds an
+// unexpired lease it returns a *HeldError (errors.Is(err, ErrHeld)) naming
+// that run by its public id.
+//
+// lease.acquire refuses a grant whose fence another run overtook in a race
+// (SQLSTATE 40001, nothing granted); Acquire retries it, up to 3 times.
 func (s *Store) Acquire(ctx context.Context, key Key, runID uuid.UUID, ttl time.Duration, holder string) (Grant, error) {
 	if err := validateAcquire(key, runID, ttl, holder); err != nil {
 		return Grant{}, err
 	}
-	var g Grant
-	err := s.pool.QueryRow(ctx, sqlcall.Acquire,
-		key.Account, key.Session, runID, ttl, holder).Scan(&g.RunID, &g.Fence, &g.ExpiresAt)
+	var (
+		g   Grant
+		err error
+	)
+	for attempt := 1; attempt <= 3; attempt++ {
+		err = s.pool.QueryRow(ctx, sqlcall.Acquire,
+			key.Account, key.Session, runID, ttl, holder).Scan(&g.RunID, &g.Fence, &g.ExpiresAt)
+		if !isSerializationFailure(err) {
+			break
+		}
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Grant{}, s.held(ctx, key)
 	}
@@ -61,7 +75,7 @@ func (s *Store) held(ctx context.Context, key Key) error {
 }
 
 // Renew extends runID's unexpired lease to now + ttl on the database clock and
-// returns the new expiry. It returns ErrNotHeld when runID no longer holds an
+// returns the new expiry. runID is the run's own (secret) id. It returns ErrNotHeld when runID no longer holds an
 // unexpired lease; the database then records a renew_rejected event.
 func (s *Store) Renew(ctx context.Context, key Key, runID uuid.UUID, ttl time.Duration) (time.Time, error) {
 	if err := ValidateKey(key); err != nil {
@@ -82,9 +96,9 @@ func (s *Store) Renew(ctx context.Context, key Key, runID uuid.UUID, ttl time.Du
 	return *exp, nil
 }
 
-// Release deletes runID's lease. It reports false, deleting nothing, when
-// runID does not hold the row: the normal outcome of a repeated or late
-// release, never an error.
+// Release deletes runID's lease; runID is the run's own (secret) id. It
+// reports false, deleting nothing, when runID does not hold the row: the
+// normal outcome of a repeated or late release, never an error.
 func (s *Store) Release(ctx context.Context, key Key, runID uuid.UUID) (bool, error) {
 	if err := ValidateKey(key); err != nil {
 		return false, err
@@ -99,7 +113,8 @@ func (s *Store) Release(ctx context.Context, key Key, runID uuid.UUID) (bool, er
 
 // ForceRelease is the operator's compare-and-release: it deletes key's lease
 // only if runID still holds it (uuid.Nil: whoever holds it), recording the
-// login role and reason. It reports whether a lease was deleted.
+// login role and reason. runID is the public run id, as Lease.RunID and the
+// events show it. It reports whether a lease was deleted.
 func (s *Store) ForceRelease(ctx context.Context, key Key, runID uuid.UUID, reason string) (bool, error) {
 	if err := ValidateKey(key); err != nil {
 		return false, err
@@ -143,7 +158,8 @@ func (s *Store) ForceReleaseAccounts(ctx context.Context, accounts []string, rea
 // database. Call it inside the transaction tx that makes the write: it returns
 // nil and locks the lease row FOR SHARE (no takeover can commit until tx ends)
 // when runID still holds an unexpired lease with this fence, and ErrNotHeld
-// otherwise, in which case the caller must not write.
+// otherwise, in which case the caller must not write. runID is the run's own
+// (secret) id; the public id matches nothing and locks nothing.
 func CheckFence(ctx context.Context, tx pgx.Tx, key Key, runID uuid.UUID, fence int64) error {
 	var ok bool
 	err := tx.QueryRow(ctx, sqlcall.CheckFence,

@@ -40,7 +40,7 @@ func TestHeldLeaseIsRefused(t *testing.T) {
 	if !errors.As(err, &held) || !errors.Is(err, data.ErrHeld) {
 		t.Fatalf("Acquire by B err = %v, want *HeldError", err)
 	}
-	if held.RunID != a || held.Fence != ga.Fence || held.Remaining <= 0 || held.Remaining > time.Minute {
+	if held.RunID != data.PublicRunID(a) || held.Fence != ga.Fence || held.Remaining <= 0 || held.Remaining > time.Minute {
 		t.Errorf("HeldError = %+v, want run %v fence %d remaining in (0, 1m]", held, a, ga.Fence)
 	}
 }
@@ -62,7 +62,7 @@ func TestExpiredLeaseIsTakenOver(t *testing.T) {
 		t.Fatalf("events = %v, want %v", got, want)
 	}
 	to := evs[1]
-	if to.RunID != b || to.PrevRunID != a || to.Fence != gb.Fence || to.PrevFence != ga.Fence ||
+	if to.RunID != data.PublicRunID(b) || to.PrevRunID != data.PublicRunID(a) || to.Fence != gb.Fence || to.PrevFence != ga.Fence ||
 		!to.PrevExpiresAt.Equal(ga.ExpiresAt) {
 		t.Errorf("taken_over event = %+v, want run %v prev %v fence %d prev fence %d", to, b, a, gb.Fence, ga.Fence)
 	}
@@ -89,7 +89,7 @@ func TestLateRenewAndReleaseAfterTakeover(t *testing.T) {
 	if ok, err := s.Release(ctx, k, a); err != nil || ok {
 		t.Fatalf("late Release by A = %v, %v; want false, nil", ok, err)
 	}
-	if run, fence, ok := leaseOf(t, conn, k); !ok || run != b || fence != gb.Fence {
+	if run, fence, ok := leaseOf(t, conn, k); !ok || run != data.PublicRunID(b) || fence != gb.Fence {
 		t.Fatalf("lease after A's late calls = %v %d %v, want B's %v %d", run, fence, ok, b, gb.Fence)
 	}
 	evs := events(t, s)
@@ -97,10 +97,10 @@ func TestLateRenewAndReleaseAfterTakeover(t *testing.T) {
 	if got := kinds(evs); !slices.Equal(got, want) {
 		t.Fatalf("events = %v, want %v", got, want)
 	}
-	if r := evs[1]; r.RunID != a || r.Reason != "lease expired" {
+	if r := evs[1]; r.RunID != data.PublicRunID(a) || r.Reason != "lease expired" {
 		t.Errorf("first renew_rejected = run %v reason %q, want run %v reason %q", r.RunID, r.Reason, a, "lease expired")
 	}
-	if r := evs[3]; r.RunID != a || r.Reason != "held by run "+b.String() {
+	if r := evs[3]; r.RunID != data.PublicRunID(a) || r.Reason != "held by run "+data.PublicRunID(b).String() {
 		t.Errorf("second renew_rejected = run %v reason %q, want run %v held by %v", r.RunID, r.Reason, a, b)
 	}
 
@@ -144,7 +144,7 @@ func TestForceRelease(t *testing.T) {
 	if _, _, ok := leaseOf(t, conn, k); !ok {
 		t.Fatal("stale ForceRelease deleted the lease")
 	}
-	if ok, err := s.ForceRelease(ctx, k, a, "stuck run"); err != nil || !ok {
+	if ok, err := s.ForceRelease(ctx, k, data.PublicRunID(a), "stuck run"); err != nil || !ok {
 		t.Fatalf("ForceRelease with the shown run = %v, %v; want true, nil", ok, err)
 	}
 	mustAcquire(t, s, k, uuid.New(), time.Minute)
@@ -156,7 +156,7 @@ func TestForceRelease(t *testing.T) {
 	if got := kinds(evs); !slices.Equal(got, want) {
 		t.Fatalf("events = %v, want %v", got, want)
 	}
-	if e := evs[1]; e.Actor != "postgres" || e.Reason != "stuck run" || e.RunID != a {
+	if e := evs[1]; e.Actor != "postgres" || e.Reason != "stuck run" || e.RunID != data.PublicRunID(a) {
 		t.Errorf("force_released event actor %q reason %q run %v, want postgres, %q, %v", e.Actor, e.Reason, e.RunID, "stuck run", a)
 	}
 	// A later plain release in the same session is not mislabelled as forced.

@@ -66,7 +66,7 @@ func TestSimultaneousAcquire(t *testing.T) {
 		if winners != 1 {
 			t.Fatalf("round %d: %d winners, want exactly 1", round, winners)
 		}
-		if got, _, _ := leaseOf(t, conn, k); got != winner {
+		if got, _, _ := leaseOf(t, conn, k); got != data.PublicRunID(winner) {
 			t.Fatalf("round %d: table holds run %v, want winner %v", round, got, winner)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,21 @@ import (
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
 )
+
+// connectAs logs in as a new member of group ("": of no role, so it has
+// only what PUBLIC has: CONNECT) and returns the connection, closed when the
+// test ends, and the login's name.
+func connectAs(t *testing.T, db pgtest.DB, group string) (*pgx.Conn, string) {
+	t.Helper()
+	ctx := context.Background()
+	dsn, login := pgtest.Login(t, db, group)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect as %s: %v", login, err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	return conn, login
+}
 
 func isDenied(err error) bool {
 	return errors.Is(data.Translate(err), data.ErrPermission)
@@ -39,7 +55,7 @@ func TestRoleBoundaries(t *testing.T) {
 			"acquire":        {fmt.Sprintf(`SELECT * FROM lease.acquire('a', 'other', '%s', '1 min', '')`, run), true},
 			"renew":          {fmt.Sprintf(`SELECT lease.renew('a', 'other', '%s', '1 min')`, run), true},
 			"release":        {fmt.Sprintf(`SELECT lease.release('a', 'other', '%s')`, run), true},
-			"force_release":  {fmt.Sprintf(`SELECT lease.force_release('a', 's', '%s', 'x')`, held), true},
+			"force_release":  {fmt.Sprintf(`SELECT lease.force_release('a', 's', '%s', 'x')`, data.PublicRunID(held)), true},
 			"direct insert":  {`INSERT INTO lease.session_lease VALUES ('a','x',gen_random_uuid(),'',1,now(),now(),now())`, false},
 			"direct update":  {`UPDATE lease.session_lease SET run_id = gen_random_uuid()`, false},
 			"direct delete":  {`DELETE FROM lease.session_lease`, false},
@@ -47,6 +63,9 @@ func TestRoleBoundaries(t *testing.T) {
 			"rewrite events": {`DELETE FROM lease.event`, false},
 			"prune events":   {`SELECT lease.prune_events('0')`, false},
 			"notify setting": {`SELECT lease.set_notify_renewals(true)`, false},
+			"fence nextval":  {`SELECT nextval('lease.fence_seq')`, false},
+			"fence setval":   {`SELECT setval('lease.fence_seq', 1)`, false},
+			"public_run_id":  {`SELECT lease.public_run_id(gen_random_uuid())`, false},
 		}
 	}
 	allow := map[string]map[string]bool{
@@ -56,12 +75,7 @@ func TestRoleBoundaries(t *testing.T) {
 	}
 	for _, role := range []string{"lease_reader", "lease_app", "lease_admin"} {
 		t.Run(role, func(t *testing.T) {
-			dsn, _ := pgtest.Login(t, db, role)
-			conn, err := pgx.Connect(ctx, dsn)
-			if err != nil {
-				t.Fatalf("connect as %s: %v", role, err)
-			}
-			defer conn.Close(ctx)
+			conn, _ := connectAs(t, db, role)
 			for name, st := range steps(uuid.New()) {
 				_, err := conn.Exec(ctx, st.sql)
 				want := allow[role][name]
@@ -80,12 +94,7 @@ func TestRoleBoundaries(t *testing.T) {
 func TestPublicHasNoRights(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
-	nobody, _ := pgtest.Login(t, db, "")
-	conn, err := pgx.Connect(ctx, nobody)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn, _ := connectAs(t, db, "")
 	for _, sql := range []string{
 		`SELECT count(*) FROM lease.session_lease`,
 		`SELECT * FROM lease.acquire('a', 's', gen_random_uuid(), '1 min', '')`,
@@ -117,5 +126,25 @@ func TestForcedReleaseRecordsLoginRole(t *testing.T) {
 	last := evs[len(evs)-1]
 	if last.Kind != data.KindForceReleased || last.Actor != login || last.Reason != "INC-7" {
 		t.Fatalf("event = %s by %q (%q), want force_released by %q (INC-7)", last.Kind, last.Actor, last.Reason, login)
+	}
+}
+
+// TestConnectOnlySeesOnlyPublicIDs: a role with nothing but CONNECT may
+// LISTEN on lease_events (PostgreSQL has no privilege for it), so it reads
+// every payload: what it learns of a run is its public id, never the secret
+// the run renews, releases and fence-checks with.
+func TestConnectOnlySeesOnlyPublicIDs(t *testing.T) {
+	db := pgtest.New(t)
+	listener, login := connectAs(t, db, "")
+	drain := collect(t, listener, db.Conn(t))
+	secret := uuid.New()
+	mustAcquire(t, db.Store(t), data.Key{Account: "acme", Session: "s"}, secret, time.Minute)
+	got := drain()
+	if len(got) != 1 {
+		t.Fatalf("%s heard %d notifications, want the acquire's", login, len(got))
+	}
+	ev, err := data.DecodeEvent(got[0])
+	if err != nil || ev.RunID != data.PublicRunID(secret) || strings.Contains(got[0], secret.String()) {
+		t.Errorf("%s heard %s (%v), want the public run id %v and never the secret", login, got[0], err, data.PublicRunID(secret))
 	}
 }

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	leasesql "github.com/leasetop/leasetop/sql"
@@ -82,3 +85,62 @@ func TestParseConfigHidesPassword(t *testing.T) {
 		}
 	}
 }
+
+// unsafeSamples are characters at the edges of the class lease.safe_text
+// refuses (and the table's CHECKs spell out), with whether each is refused.
+var unsafeSamples = []struct {
+	r       rune
+	refused bool
+}{
+	{0x01, true}, {0x1f, true}, {0x20, false}, {0x7e, false}, {0x7f, true}, {0x9b, true}, {0x9f, true},
+	{0xa0, false}, {0xe9, false}, {0x061b, false}, {0x061c, true}, {0x200d, false}, {0x200e, true},
+	{0x200f, true}, {0x2027, false}, {0x2028, true}, {0x2029, true}, {0x202a, true}, {0x202e, true},
+	{0x202f, false}, {0x2065, false}, {0x2066, true}, {0x2069, true}, {0x206a, false}, {0x1f600, false},
+}
+
+// TestTextRulesAgree: lease.safe_text (the functions' checks) and the
+// table's CHECKs, which spell the same class out, refuse the same
+// characters, in a new schema and in one upgraded from version 1.
+func TestTextRulesAgree(t *testing.T) {
+	ctx := context.Background()
+	fresh := pgtest.New(t).Conn(t)
+	upgraded := pgtest.NewEmpty(t).Conn(t)
+	createV1(t, upgraded)
+	if err := data.Migrate(ctx, upgraded); err != nil {
+		t.Fatal(err)
+	}
+	for name, conn := range map[string]*pgx.Conn{"new schema": fresh, "upgraded from version 1": upgraded} {
+		for _, tt := range unsafeSamples {
+			s := "x" + string(tt.r) + "y"
+			var safe bool
+			if err := conn.QueryRow(ctx, `SELECT lease.safe_text($1)`, s).Scan(&safe); err != nil {
+				t.Fatal(err)
+			}
+			if safe == tt.refused {
+				t.Errorf("%s: lease.safe_text(%+q) = %v, want %v", name, s, safe, !tt.refused)
+			}
+			if err := data.ValidateHolder(s); (err != nil) != tt.refused {
+				t.Errorf("data.ValidateHolder(%+q) = %v, want refused %v", s, err, tt.refused)
+			}
+			for _, col := range []string{"account_id", "session_id", "holder"} {
+				vals := map[string]string{"account_id": "a", "session_id": "s", "holder": "h"}
+				vals[col] = s
+				err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+					_, err := tx.Exec(ctx, `INSERT INTO lease.session_lease VALUES ($1, $2, gen_random_uuid(), $3, 1, now(), now(), now())`,
+						vals["account_id"], vals["session_id"], vals["holder"])
+					if err == nil {
+						err = errRollback
+					}
+					return err
+				})
+				var pgErr *pgconn.PgError
+				refused := errors.As(err, &pgErr) && pgErr.Code == "23514"
+				if refused != tt.refused {
+					t.Errorf("%s: CHECK on %s with %+q: err = %v, want refused %v", name, col, s, err, tt.refused)
+				}
+			}
+		}
+	}
+}
+
+var errRollback = errors.New("roll back")

@@ -86,7 +86,7 @@ func TestLease(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("Lease = %v, %v, want true, nil", ok, err)
 	}
-	if l.RunID != run || l.Fence != g.Fence || !l.ExpiresAt.Equal(g.ExpiresAt) || clock.IsZero() {
+	if l.RunID != data.PublicRunID(run) || l.Fence != g.Fence || !l.ExpiresAt.Equal(g.ExpiresAt) || clock.IsZero() {
 		t.Errorf("Lease = %+v, want run %v fence %d", l, run, g.Fence)
 	}
 }

@@ -205,3 +205,11 @@ func class(code string) string {
 	}
 	return code[:2]
 }
+
+// isSerializationFailure reports SQLSTATE 40001: the statement granted
+// nothing and may be retried (lease.acquire raises it when another run's
+// fence overtook its grant in a race).
+func isSerializationFailure(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "40001"
+}

@@ -18,7 +18,7 @@ func (k Key) String() string { return k.Account + "/" + k.Session }
 // Lease is one row of lease.session_lease.
 type Lease struct {
 	Key
-	RunID      uuid.UUID
+	RunID      uuid.UUID // the holder's public run id (PublicRunID), never its secret
 	Holder     string
 	Fence      int64
 	AcquiredAt time.Time
@@ -28,7 +28,7 @@ type Lease struct {
 
 // Grant is what Acquire returns: the lease a run now holds.
 type Grant struct {
-	RunID     uuid.UUID
+	RunID     uuid.UUID // the run's own (secret) id, as passed to Acquire
 	Fence     int64
 	ExpiresAt time.Time
 }
@@ -62,7 +62,8 @@ func (k Kind) Valid() bool {
 func (k Kind) Ends() bool { return k == KindReleased || k == KindForceReleased }
 
 // Event is one row of lease.event (or a "renewed" notification, ID 0).
-// Zero values stand for SQL NULL.
+// Zero values stand for SQL NULL. RunID and PrevRunID are public run ids
+// (PublicRunID).
 type Event struct {
 	ID            int64
 	At            time.Time

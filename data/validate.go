@@ -5,6 +5,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/leasetop/leasetop/internal/termtext"
 )
 
 // Bounds enforced by the schema (and checked here first, for a clear error
@@ -17,7 +19,8 @@ const (
 )
 
 // ValidateKey checks both ids: 1..512 bytes of UTF-8 without control
-// characters.
+// characters, bidirectional formatting characters or line separators (what
+// termtext escapes and lease.safe_text refuses).
 func ValidateKey(k Key) error {
 	if err := validateText("account", k.Account, 1, MaxIDBytes); err != nil {
 		return err
@@ -34,11 +37,11 @@ func ValidateTTL(ttl time.Duration) error {
 }
 
 // ValidateHolder checks a holder label: at most 256 bytes of UTF-8 without
-// control characters.
+// control or bidirectional formatting characters.
 func ValidateHolder(holder string) error { return validateText("holder", holder, 0, MaxHolderBytes) }
 
 // ValidateReason checks a forced release's reason: at most 512 bytes of UTF-8
-// without control characters.
+// without control or bidirectional formatting characters.
 func ValidateReason(reason string) error { return validateText("reason", reason, 0, MaxReasonBytes) }
 
 func validateText(field, s string, minBytes, maxBytes int) error {
@@ -51,8 +54,11 @@ func validateText(field, s string, minBytes, maxBytes int) error {
 		return &InputError{Field: field, Problem: "must be valid UTF-8"}
 	}
 	for _, r := range s {
-		if unicode.IsControl(r) {
+		switch {
+		case unicode.IsControl(r):
 			return &InputError{Field: field, Problem: "must not contain control characters"}
+		case termtext.Unsafe(r):
+			return &InputError{Field: field, Problem: "must not contain bidirectional formatting or line separator characters"}
 		}
 	}
 	return nil

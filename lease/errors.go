@@ -61,7 +61,7 @@ var ErrHeld = data.ErrHeld
 // LostError is the cause of a lost lease.
 type LostError struct {
 	Key   Key
-	RunID uuid.UUID
+	RunID uuid.UUID // the lost run's public id (Lease.RunID)
 	Fence int64
 	// Reason is ErrForceReleased, ErrTakenOver, ErrRejected or ErrExpired.
 	Reason error

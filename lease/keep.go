@@ -139,10 +139,11 @@ func (l *Lease) endingEvent() data.Event {
 	if err != nil {
 		return data.Event{}
 	}
+	run := l.RunID() // the history names runs by their public ids
 	for _, e := range evs {
 		switch {
-		case e.Kind == data.KindForceReleased && e.RunID == l.token.RunID,
-			e.Kind == data.KindTakenOver && e.PrevRunID == l.token.RunID:
+		case e.Kind == data.KindForceReleased && e.RunID == run,
+			e.Kind == data.KindTakenOver && e.PrevRunID == run:
 			return e
 		}
 	}
@@ -150,5 +151,5 @@ func (l *Lease) endingEvent() data.Event {
 }
 
 func (l *Lease) lostError(reason error, by data.Event, last error) *LostError {
-	return &LostError{Key: l.token.Key, RunID: l.token.RunID, Fence: l.token.Fence, Reason: reason, By: by, Last: last}
+	return &LostError{Key: l.token.Key, RunID: l.RunID(), Fence: l.token.Fence, Reason: reason, By: by, Last: last}
 }

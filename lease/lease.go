@@ -94,15 +94,20 @@ type Lease struct {
 // Key returns the lease's key.
 func (l *Lease) Key() Key { return l.token.Key }
 
-// RunID returns this execution's run id, fresh for every acquisition.
-func (l *Lease) RunID() uuid.UUID { return l.token.RunID }
+// RunID returns this execution's public run id: the id the lease table, the
+// events, the monitor and other runs' HeldErrors show for it (an operator
+// force-releases by it). It is not a capability: the run's own id, which
+// renews, releases and fence-checks, stays in Token and is never printed.
+// Both are fresh for every acquisition.
+func (l *Lease) RunID() uuid.UUID { return l.token.PublicRunID() }
 
 // Fence returns the fencing token: it rises with every change of owner of
 // this key and never changes while this run holds it. Pass it to anything
 // the run writes, and have the writer refuse lower tokens.
 func (l *Lease) Fence() int64 { return l.token.Fence }
 
-// Token returns the key, run id and fence: what a protected resource checks.
+// Token returns the key, the run's own (secret) id and the fence: what a
+// protected resource checks. Hand it only to code that checks the fence.
 func (l *Lease) Token() Token { return l.token }
 
 // Holder returns the holder label.

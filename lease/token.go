@@ -24,10 +24,23 @@ const (
 // Token names one ownership period of a lease: the key, the run and its
 // fence. It is the "sequencer" a protected resource checks before it accepts
 // a write.
+//
+// RunID is the run's own id, a secret: whoever has it can fence-check (and
+// renew and release) this run's lease. Log PublicRunID instead; String and
+// the errors of Check show only the public id.
 type Token struct {
 	Key   Key
 	RunID uuid.UUID
 	Fence int64
+}
+
+// PublicRunID returns the run's public id, as the lease table, the events and
+// the monitor show it (data.PublicRunID).
+func (t Token) PublicRunID() uuid.UUID { return data.PublicRunID(t.RunID) }
+
+// String describes the token by its public run id, never the secret.
+func (t Token) String() string {
+	return fmt.Sprintf("%q run %s fence %d", t.Key.String(), t.PublicRunID(), t.Fence)
 }
 
 // Check is the fence check for a write to the lease's own database. Call it
@@ -47,12 +60,14 @@ type Token struct {
 func (t Token) Check(ctx context.Context, tx pgx.Tx) error {
 	err := data.CheckFence(ctx, tx, t.Key, t.RunID, t.Fence)
 	if errors.Is(err, data.ErrNotHeld) {
-		return fmt.Errorf("%w: run %s fence %d no longer holds %q", ErrStale, t.RunID, t.Fence, t.Key.String())
+		return fmt.Errorf("%w: run %s fence %d no longer holds %q", ErrStale, t.PublicRunID(), t.Fence, t.Key.String())
 	}
 	return err
 }
 
 // Env returns the token as environment variables (NAME=value).
+// LEASETOP_RUN_ID is the run's secret id: the child needs it for
+// lease.check_fence, and must not print it.
 func (t Token) Env() []string {
 	return []string{
 		EnvAccountID + "=" + t.Key.Account,

@@ -96,7 +96,7 @@ func TestWaitTakesOverExpired(t *testing.T) {
 		t.Fatalf("EventsFor = %v, %v", evs, err)
 	}
 	e := evs[0]
-	if e.Kind != "taken_over" || e.PrevRunID != deadRun || e.RunID != l.RunID() {
+	if e.Kind != "taken_over" || e.PrevRunID != data.PublicRunID(deadRun) || e.RunID != l.RunID() {
 		t.Fatalf("last event = %+v, want taken_over from %v to %v", e, deadRun, l.RunID())
 	}
 	if e.At.Before(g.ExpiresAt) {

@@ -30,6 +30,15 @@
 // loses the pending batch and gets a resync instead, so memory stays
 // bounded.
 //
+// # Notifications are claims
+//
+// Any role that may connect can NOTIFY on lease_events. The Feed reads back
+// the event rows its notifications name (and the leases renewal
+// notifications name) and applies only what the database holds; it resyncs
+// for a truncation only when lease.event holds that truncated row, and it
+// starts at most one resync per FeedConfig.MinResyncInterval (default 1 s),
+// so flooding the channel costs the database little.
+//
 // # Ids are not commit order
 //
 // Event ids come from a sequence, and a transaction can commit after another

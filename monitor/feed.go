@@ -41,6 +41,13 @@ type FeedConfig struct {
 	MaxPending int
 	// ReadTimeout bounds each read. Default 10 s.
 	ReadTimeout time.Duration
+	// MinResyncInterval is the least time between the starts of two
+	// resyncs; one asked for sooner (a dropped notification, a truncation,
+	// Resync) waits for it, and requests meanwhile coalesce. Anyone who may
+	// connect can make the listener drop notifications by flooding the
+	// channel, so this bounds what that costs the database. A resync cut at
+	// ResyncLimit pages on at once. Default 1 s.
+	MinResyncInterval time.Duration
 }
 
 func (c FeedConfig) withDefaults() FeedConfig {
@@ -52,6 +59,7 @@ func (c FeedConfig) withDefaults() FeedConfig {
 	c.ResyncLimit = cmp.Or(c.ResyncLimit, 10000)
 	c.MaxPending = cmp.Or(c.MaxPending, 20000)
 	c.ReadTimeout = cmp.Or(c.ReadTimeout, 10*time.Second)
+	c.MinResyncInterval = cmp.Or(c.MinResyncInterval, time.Second)
 	return c
 }
 
@@ -82,6 +90,7 @@ type Feed struct {
 	floor     int64 // the next resync reads from here at the latest (math.MaxInt64: no floor)
 	pageFrom  int64 // a resync was cut at Limit: the next one continues after this id (0: none)
 	awaitSync bool  // a resync is due that covers every notification until then
+	truncated int64 // highest id of a truncated event acted on
 
 	since time.Time // server time the next delta read starts at; Run's goroutine only
 }
@@ -152,7 +161,14 @@ func (f *Feed) Run(ctx context.Context) error {
 	interval := f.cfg.DeltaInterval
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	needResync := false // the last resync failed; retry on the next tick
+	var (
+		needResync bool      // a resync is owed: the last one failed (retried on the next tick), or it waits
+		last       time.Time // when the last resync started
+		waiting    bool      // wait is set for an owed resync
+	)
+	wait := time.NewTimer(time.Hour)
+	wait.Stop()
+	defer wait.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -167,12 +183,23 @@ func (f *Feed) Run(ctx context.Context) error {
 		case <-lis.Resync():
 			f.noteDrops(lis)
 		case <-f.resyncReq:
+		case <-wait.C:
+			waiting = false
 		case <-tick.C:
 			if !needResync {
 				f.delta(ctx)
 				continue
 			}
 		}
+		if left := f.cfg.MinResyncInterval - time.Since(last); left > 0 && !f.paging() {
+			needResync = true
+			if !waiting {
+				wait.Reset(left)
+				waiting = true
+			}
+			continue
+		}
+		last = time.Now()
 		needResync = !f.resync(ctx)
 		if want := f.interval(); want != interval {
 			interval = want
@@ -215,10 +242,12 @@ func (f *Feed) receive(ctx context.Context, ev data.Event, lis *data.Listener) {
 		return
 	}
 	now := time.Now()
+	truncated := false
 	f.mu.Lock()
 	for _, it := range items {
 		it.At = now
 		f.push(it)
+		truncated = f.noteTruncated(it.Event) || truncated
 	}
 	overflow := len(f.items) > f.cfg.MaxPending
 	if overflow {
@@ -228,9 +257,29 @@ func (f *Feed) receive(ctx context.Context, ev data.Event, lis *data.Listener) {
 	}
 	f.mu.Unlock()
 	signal(f.ready)
-	if overflow && ctx.Err() == nil {
+	if (overflow || truncated) && ctx.Err() == nil {
 		f.Resync()
 	}
+}
+
+// noteTruncated reports whether ev is a truncation of the lease table that
+// the feed has not acted on yet; f.mu must be held. ev was read back from
+// lease.event, so a forged "truncated" notification never gets here, and a
+// replayed one is not new.
+func (f *Feed) noteTruncated(ev *data.Event) bool {
+	if ev == nil || ev.Kind != data.KindTruncated || ev.ID <= f.truncated {
+		return false
+	}
+	f.truncated = ev.ID
+	return true
+}
+
+// paging reports whether the last resync was cut at ResyncLimit and the next
+// one continues it.
+func (f *Feed) paging() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pageFrom > 0
 }
 
 // noteDrops lowers the next resync's starting point when the listener has
@@ -375,6 +424,9 @@ func (f *Feed) resync(ctx context.Context) bool {
 	}
 	f.readErr = nil
 	f.floor, f.pageFrom, f.awaitSync = math.MaxInt64, 0, false
+	for i := range sync.Events {
+		f.noteTruncated(&sync.Events[i]) // read here: no resync for its notification
+	}
 	more := q.Oldest && sync.Truncated && len(sync.Events) > 0
 	if more {
 		// Cut at Limit, oldest first: the next resync reads on from here, so

@@ -141,7 +141,7 @@ func TestMirrorSeesAcquireAndTakeover(t *testing.T) {
 	if _, err := conn.Exec(context.Background(), `SELECT lease.acquire($1, $2, $3, '300 ms', 'dev-a')`, k.Account, k.Session, old); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, m, "the acquired lease", func(s *State) bool { l, ok := s.Lease(k); return ok && l.RunID == old })
+	waitFor(t, m, "the acquired lease", func(s *State) bool { l, ok := s.Lease(k); return ok && l.RunID == data.PublicRunID(old) })
 
 	// Let it expire on the server clock, then take it over.
 	var exp time.Time
@@ -157,7 +157,7 @@ func TestMirrorSeesAcquireAndTakeover(t *testing.T) {
 	})
 	m.Read(func(s *State) {
 		ev := s.Events()[0]
-		if ev.RunID != nu || ev.PrevRunID != old || ev.Fence != g.Fence || ev.PrevFence >= ev.Fence {
+		if ev.RunID != data.PublicRunID(nu) || ev.PrevRunID != data.PublicRunID(old) || ev.Fence != g.Fence || ev.PrevFence >= ev.Fence {
 			t.Errorf("takeover = %+v, want run %v <- %v and a higher fence", ev, nu, old)
 		}
 		if !ev.At.After(ev.PrevExpiresAt) {

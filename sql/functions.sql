@@ -10,9 +10,33 @@
 -- the caller's temporary schema *first* for types and relations, so a caller
 -- could shadow text or timestamptz with a domain whose CHECK runs as the
 -- function's owner (data/attack_pgtemp_test.go).
+--
+-- Run ids are capabilities. The run_id a program passes to acquire, renew,
+-- release and check_fence is its secret; what the table, the events and the
+-- notifications store is lease.public_run_id(run_id), which cannot be turned
+-- back into the secret. So everyone who may read the table sees who holds what,
+-- and only the run itself can renew, release or fence-check its lease.
+-- force_release, the operator's call, takes the public id the monitor shows.
 
--- check_key raises SQLSTATE 22023 unless both ids are 1..512 bytes without
--- control characters.
+-- public_run_id is the id everybody may see for the run whose secret id is
+-- run_id: the first 16 bytes of sha256(run_id's 16 bytes), as a version-8
+-- (custom) UUID. data.PublicRunID is its Go twin.
+CREATE OR REPLACE FUNCTION lease.public_run_id(run_id uuid)
+RETURNS uuid
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, lease, pg_temp
+AS $fn$
+DECLARE
+    h bytea := substring(sha256(uuid_send(run_id)) FROM 1 FOR 16);
+BEGIN
+    h := set_byte(h, 6, (get_byte(h, 6) & 15) | 128); -- version 8
+    h := set_byte(h, 8, (get_byte(h, 8) & 63) | 128); -- RFC 9562 variant
+    RETURN encode(h, 'hex')::uuid;
+END
+$fn$;
+
+-- check_key raises SQLSTATE 22023 unless both ids are 1..512 bytes that pass
+-- lease.safe_text (no control, bidirectional or line-separator characters).
 CREATE OR REPLACE FUNCTION lease.check_key(account_id text, session_id text)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
@@ -25,11 +49,11 @@ BEGIN
     IF session_id IS NULL OR octet_length(session_id) NOT BETWEEN 1 AND 512 THEN
         RAISE EXCEPTION 'session_id must be 1 to 512 bytes' USING ERRCODE = '22023';
     END IF;
-    IF account_id ~ '[[:cntrl:]]' THEN
-        RAISE EXCEPTION 'account_id must not contain control characters' USING ERRCODE = '22023';
+    IF NOT lease.safe_text(account_id) THEN
+        RAISE EXCEPTION 'account_id must not contain control or bidirectional formatting characters' USING ERRCODE = '22023';
     END IF;
-    IF session_id ~ '[[:cntrl:]]' THEN
-        RAISE EXCEPTION 'session_id must not contain control characters' USING ERRCODE = '22023';
+    IF NOT lease.safe_text(session_id) THEN
+        RAISE EXCEPTION 'session_id must not contain control or bidirectional formatting characters' USING ERRCODE = '22023';
     END IF;
 END
 $fn$;
@@ -49,7 +73,7 @@ END
 $fn$;
 
 -- check_label raises SQLSTATE 22023 unless a holder label or reason is at most
--- max_bytes bytes without control characters.
+-- max_bytes bytes that pass lease.safe_text.
 CREATE OR REPLACE FUNCTION lease.check_label(name text, value text, max_bytes integer)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
@@ -59,18 +83,29 @@ BEGIN
     IF octet_length(value) > max_bytes THEN
         RAISE EXCEPTION '% must be at most % bytes', name, max_bytes USING ERRCODE = '22023';
     END IF;
-    IF value ~ '[[:cntrl:]]' THEN
-        RAISE EXCEPTION '% must not contain control characters', name USING ERRCODE = '22023';
+    IF NOT lease.safe_text(value) THEN
+        RAISE EXCEPTION '% must not contain control or bidirectional formatting characters', name USING ERRCODE = '22023';
     END IF;
 END
 $fn$;
 
--- acquire grants the session to run_id for ttl, in one conditional UPSERT.
+-- acquire grants the session to run_id for ttl, in one conditional UPSERT. The
+-- row records lease.public_run_id(run_id); run_id itself stays the caller's.
 --
--- Returns one row when run_id holds the lease afterwards: a fresh grant, a
--- takeover of an expired lease (new fence), or, when run_id already holds an
--- unexpired lease, that same lease unchanged (a retried call whose reply was
--- lost). Returns zero rows when another run holds an unexpired lease.
+-- Fences rise strictly per key, across deletes too. A takeover draws its fence
+-- under the row lock. A fresh INSERT draws it in VALUES, before the insert, so
+-- another run could acquire and release the same key in between and leave a
+-- higher fence behind; acquire then finds that fence in the key's latest
+-- ownership events and raises SQLSTATE 40001 (serialization_failure): nothing
+-- was granted, retry. (No lock serialises acquires of a key: an advisory lock
+-- did before, and any role that may connect could take it first and block the
+-- key, issue 17.)
+--
+-- Returns one row, with the caller's own run_id, when run_id holds the lease
+-- afterwards: a fresh grant, a takeover of an expired lease (new fence), or,
+-- when run_id already holds an unexpired lease, that same lease unchanged (a
+-- retried call whose reply was lost). Returns zero rows when another run holds
+-- an unexpired lease.
 CREATE OR REPLACE FUNCTION lease.acquire(
     account_id text, session_id text, run_id uuid, ttl interval, holder text)
 RETURNS SETOF lease.grant
@@ -81,6 +116,7 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
     now_ timestamptz := clock_timestamp();
+    pub uuid;
     granted lease.grant;
 BEGIN
     PERFORM lease.check_key(acquire.account_id, acquire.session_id);
@@ -89,31 +125,25 @@ BEGIN
     IF acquire.run_id IS NULL THEN
         RAISE EXCEPTION 'run_id must not be NULL' USING ERRCODE = '22023';
     END IF;
+    pub := lease.public_run_id(acquire.run_id);
 
     -- The common refusal is a read: a lease held by another run, or this run's
-    -- own unexpired lease (a retry), answers without a row lock, an advisory
-    -- lock or any WAL. A stale read only sends the call on to the UPSERT below,
+    -- own unexpired lease (a retry), answers without a row lock or any WAL. A stale read only sends the call on to the UPSERT below,
     -- which decides under the row lock.
     SELECT l.run_id, l.fence, l.expires_at INTO granted
       FROM lease.session_lease l
      WHERE l.account_id = acquire.account_id AND l.session_id = acquire.session_id;
     IF FOUND AND granted.expires_at > now_ THEN
-        IF granted.run_id = acquire.run_id THEN
+        IF granted.run_id = pub THEN
+            granted.run_id := acquire.run_id;
             RETURN NEXT granted;
         END IF;
         RETURN;
     END IF;
 
-    -- Serialise acquires of one key until commit, so a fresh INSERT's fence
-    -- (drawn in VALUES, before the insert) cannot be overtaken by another run
-    -- that acquires and releases the same key in between: fences rise strictly
-    -- per key across deletes, too. Two-int form, class 'leas', so it cannot
-    -- collide with an application's one-bigint advisory locks.
-    PERFORM pg_advisory_xact_lock(1818583411, hashtext(acquire.account_id || '/' || acquire.session_id));
-
     INSERT INTO lease.session_lease AS l
         (account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at)
-    VALUES (acquire.account_id, acquire.session_id, acquire.run_id, coalesce(acquire.holder, ''),
+    VALUES (acquire.account_id, acquire.session_id, pub, coalesce(acquire.holder, ''),
             nextval('lease.fence_seq'), now_, now_, now_ + acquire.ttl)
     ON CONFLICT (account_id, session_id) DO UPDATE
         SET run_id      = EXCLUDED.run_id,
@@ -126,24 +156,47 @@ BEGIN
     RETURNING l.run_id, l.fence, l.expires_at INTO granted;
 
     IF FOUND THEN
+        -- Whoever held the key before this grant committed its events before
+        -- the INSERT could succeed, and nobody else can take the key until this
+        -- transaction ends: the key's two latest ownership events (this grant's
+        -- and the one before it) show any higher fence. Rejected renewals are
+        -- not ownership events.
+        IF EXISTS (
+            SELECT 1
+              FROM (SELECT e.fence FROM lease.event e
+                     WHERE e.account_id = acquire.account_id AND e.session_id = acquire.session_id
+                       AND e.kind <> 'renew_rejected'
+                     ORDER BY e.id DESC LIMIT 2) h
+             WHERE h.fence > granted.fence) THEN
+            RAISE EXCEPTION 'another run acquired and released %/% while this acquire drew its fence; retry',
+                acquire.account_id, acquire.session_id USING ERRCODE = '40001';
+        END IF;
+        granted.run_id := acquire.run_id;
         RETURN NEXT granted;
         RETURN;
     END IF;
 
     -- Contended, or a retry by the run that already holds it: the existing grant, unchanged.
     RETURN QUERY
-        SELECT l.run_id, l.fence, l.expires_at
+        SELECT acquire.run_id, l.fence, l.expires_at
           FROM lease.session_lease l
          WHERE l.account_id = acquire.account_id
            AND l.session_id = acquire.session_id
-           AND l.run_id = acquire.run_id
+           AND l.run_id = pub
            AND l.expires_at > now_;
 END
 $fn$;
 
 -- renew extends run_id's unexpired lease to now + ttl and returns the new expiry,
--- or returns NULL and records a renew_rejected event when run_id no longer holds
--- an unexpired lease. It never revives an expired or taken-over lease.
+-- or returns NULL when run_id no longer holds an unexpired lease. It never
+-- revives an expired or taken-over lease.
+--
+-- A rejected renewal by a run that held this key (its own expired lease, or
+-- the run in one of the key's last 1000 events) is a zombie: it is recorded as
+-- a renew_rejected event, with the public run id, and notified. Any other
+-- rejected renewal writes nothing: a caller renewing random keys or run ids
+-- cannot flood the history and the notifications, nor fake zombies on real
+-- sessions.
 CREATE OR REPLACE FUNCTION lease.renew(account_id text, session_id text, run_id uuid, ttl interval)
 RETURNS timestamptz
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -153,6 +206,7 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
     now_ timestamptz := clock_timestamp();
+    pub uuid := lease.public_run_id(renew.run_id);
     new_expiry timestamptz;
     cur lease.session_lease;
     ev lease.event;
@@ -164,7 +218,7 @@ BEGIN
        SET renewed_at = now_, expires_at = now_ + renew.ttl
      WHERE l.account_id = renew.account_id
        AND l.session_id = renew.session_id
-       AND l.run_id = renew.run_id
+       AND l.run_id = pub
        AND l.expires_at > now_
     RETURNING l.expires_at INTO new_expiry;
 
@@ -172,16 +226,26 @@ BEGIN
         RETURN new_expiry;
     END IF;
 
-    -- A zombie: this run lost the lease but is still heartbeating. Record it.
+    -- A zombie: this run lost the lease but is still heartbeating. Record it,
+    -- if it is one: its own expired lease, or its recent history on the key
+    -- (event_session_idx, newest first, bounded).
     SELECT * INTO cur FROM lease.session_lease l
      WHERE l.account_id = renew.account_id AND l.session_id = renew.session_id;
+    IF cur.run_id IS DISTINCT FROM pub AND NOT EXISTS (
+        SELECT 1
+          FROM (SELECT e.run_id, e.prev_run_id FROM lease.event e
+                 WHERE e.account_id = renew.account_id AND e.session_id = renew.session_id
+                 ORDER BY e.id DESC LIMIT 1000) h
+         WHERE h.run_id = pub OR h.prev_run_id = pub) THEN
+        RETURN NULL;
+    END IF;
 
     INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder, reason)
-    VALUES (now_, 'renew_rejected', renew.account_id, renew.session_id, renew.run_id,
+    VALUES (now_, 'renew_rejected', renew.account_id, renew.session_id, pub,
             cur.fence, cur.expires_at, cur.holder,
             CASE
                 WHEN cur.run_id IS NULL THEN 'no lease'
-                WHEN cur.run_id = renew.run_id THEN 'lease expired'
+                WHEN cur.run_id = pub THEN 'lease expired'
                 ELSE 'held by run ' || cur.run_id::text
             END)
     RETURNING * INTO ev;
@@ -192,7 +256,9 @@ $fn$;
 
 -- release deletes run_id's lease and returns true, or returns false and deletes
 -- nothing when run_id does not hold the row (the normal, idempotent outcome of a
--- late or repeated release).
+-- late or repeated release). It clears the labels force_release sets for the
+-- DELETE trigger first: a caller may have set them itself (SET lease.op, or
+-- PGOPTIONS), and its own release must never be recorded as a forced one.
 CREATE OR REPLACE FUNCTION lease.release(account_id text, session_id text, run_id uuid)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -202,17 +268,20 @@ AS $fn$
 #variable_conflict use_column
 BEGIN
     PERFORM lease.check_key(release.account_id, release.session_id);
+    PERFORM set_config('lease.op', '', true);
+    PERFORM set_config('lease.reason', '', true);
     DELETE FROM lease.session_lease l
      WHERE l.account_id = release.account_id
        AND l.session_id = release.session_id
-       AND l.run_id = release.run_id;
+       AND l.run_id = lease.public_run_id(release.run_id);
     RETURN FOUND;
 END
 $fn$;
 
 -- force_release is the operator's compare-and-release: it deletes the lease only
 -- if its holder is still run_id (NULL: whoever holds it) and records the login
--- role and reason in a force_released event.
+-- role and reason in a force_released event. run_id is the *public* run id, the
+-- one the table and the monitor show: an operator never knows a run's secret.
 CREATE OR REPLACE FUNCTION lease.force_release(account_id text, session_id text, run_id uuid, reason text)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -225,7 +294,9 @@ DECLARE
 BEGIN
     PERFORM lease.check_key(force_release.account_id, force_release.session_id);
     PERFORM lease.check_label('reason', force_release.reason, 512);
-    -- Labels the DELETE for the trigger; the actor is always session_user.
+    -- Labels the DELETE for the trigger, right before it; the actor is always
+    -- session_user. release clears the labels, and no other DELETE is open to
+    -- a caller, so only this function's DELETE is recorded as forced.
     PERFORM set_config('lease.op', 'force', true);
     PERFORM set_config('lease.reason', coalesce(force_release.reason, ''), true);
     DELETE FROM lease.session_lease l
@@ -243,7 +314,8 @@ $fn$;
 -- database. Call it inside the transaction that makes the write: it returns true
 -- and locks the lease row FOR SHARE (so no takeover can commit before this
 -- transaction ends) when run_id still holds an unexpired lease with this fence;
--- otherwise it returns false and the caller must not write.
+-- otherwise it returns false, locks nothing, and the caller must not write. Only
+-- the run's secret id matches: the public id from the table locks nothing.
 CREATE OR REPLACE FUNCTION lease.check_fence(account_id text, session_id text, run_id uuid, fence bigint)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -256,7 +328,7 @@ BEGIN
        FROM lease.session_lease l
       WHERE l.account_id = check_fence.account_id
         AND l.session_id = check_fence.session_id
-        AND l.run_id = check_fence.run_id
+        AND l.run_id = lease.public_run_id(check_fence.run_id)
         AND l.fence = check_fence.fence
         AND l.expires_at > clock_timestamp()
         FOR SHARE;

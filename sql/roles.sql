@@ -32,7 +32,19 @@ GRANT USAGE ON SCHEMA lease TO lease_reader, lease_app, lease_admin;
 GRANT SELECT ON lease.session_lease, lease.event, lease.schema_version TO lease_reader;
 GRANT EXECUTE ON FUNCTION lease.notify_renewals() TO lease_reader;
 
-GRANT lease_reader TO lease_app;
+-- Memberships are granted only where missing: granting needs CREATEROLE (or
+-- ADMIN on the role), which a later migration by the objects' owner may lack.
+DO $$
+BEGIN
+    IF NOT pg_has_role('lease_app', 'lease_reader', 'MEMBER') THEN
+        GRANT lease_reader TO lease_app;
+    END IF;
+    IF NOT pg_has_role('lease_admin', 'lease_app', 'MEMBER') THEN
+        GRANT lease_app TO lease_admin;
+    END IF;
+END
+$$;
+
 GRANT EXECUTE ON FUNCTION
     lease.acquire(text, text, uuid, interval, text),
     lease.renew(text, text, uuid, interval),
@@ -40,5 +52,4 @@ GRANT EXECUTE ON FUNCTION
     lease.check_fence(text, text, uuid, bigint)
     TO lease_app;
 
-GRANT lease_app TO lease_admin;
 GRANT EXECUTE ON FUNCTION lease.force_release(text, text, uuid, text) TO lease_admin;

@@ -1,7 +1,25 @@
--- leasetop schema, version 1: tables, the fence sequence and the schema version.
+-- leasetop schema, version 2: tables, the fence sequence and the schema version.
 -- Applied by `leasetop migrate` inside one transaction; every statement is idempotent.
+-- A database at version 1 gets the one-time steps in upgrade_1.sql as well.
 
 CREATE SCHEMA IF NOT EXISTS lease;
+
+-- safe_text reports whether s can be shown on a terminal as it is: no control
+-- character (C0, DEL, C1) and none of the characters that reorder or break the
+-- rest of a line (the bidirectional marks, embeddings, overrides and isolates,
+-- and the line and paragraph separators). The same set internal/termtext
+-- escapes and data.Validate* refuse. Ids, holder labels and reasons must pass.
+-- No type or unqualified operator in its body, so it is safe without a pinned
+-- search_path, and the plpgsql functions' cached plans inline it. The table's
+-- CHECKs below spell the same class out instead: a CHECK is prepared again for
+-- every statement, and inlining a function there costs each renewal about 5 us
+-- per column (upgrade_1.sql repeats them; data/schema_test.go checks all agree).
+CREATE OR REPLACE FUNCTION lease.safe_text(s text)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+AS $fn$
+    SELECT s OPERATOR(pg_catalog.!~) '[\u0001-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]'
+$fn$;
 
 -- The version this database's lease schema is at. One row; leasetop refuses to run
 -- against a missing, older or newer version.
@@ -18,9 +36,13 @@ CREATE SEQUENCE IF NOT EXISTS lease.fence_seq AS bigint;
 -- The live leases: one row per (account_id, session_id) while somebody holds, or
 -- held and has not released, the session. Written only through lease.* functions.
 --
--- Ids and holder labels are bounded and free of control characters, so every
+-- run_id is the run's public id (lease.public_run_id of the id the run calls the
+-- functions with, which stays its secret): reading this table gives nobody the
+-- power to renew, release or fence-check another run's lease.
+--
+-- Ids and holder labels are bounded and pass lease.safe_text's test, so every
 -- notification payload stays far below PostgreSQL's 8000-byte limit and no label
--- can carry a terminal escape sequence.
+-- can carry a terminal escape sequence or reorder the text around it.
 CREATE TABLE IF NOT EXISTS lease.session_lease (
     account_id  text        NOT NULL,
     session_id  text        NOT NULL,
@@ -32,11 +54,11 @@ CREATE TABLE IF NOT EXISTS lease.session_lease (
     expires_at  timestamptz NOT NULL,
     PRIMARY KEY (account_id, session_id),
     CONSTRAINT session_lease_account_id_check CHECK (
-        octet_length(account_id) BETWEEN 1 AND 512 AND account_id !~ '[[:cntrl:]]'),
+        octet_length(account_id) BETWEEN 1 AND 512 AND account_id !~ '[\u0001-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]'),
     CONSTRAINT session_lease_session_id_check CHECK (
-        octet_length(session_id) BETWEEN 1 AND 512 AND session_id !~ '[[:cntrl:]]'),
+        octet_length(session_id) BETWEEN 1 AND 512 AND session_id !~ '[\u0001-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]'),
     CONSTRAINT session_lease_holder_check CHECK (
-        octet_length(holder) <= 256 AND holder !~ '[[:cntrl:]]')
+        octet_length(holder) <= 256 AND holder !~ '[\u0001-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]')
 );
 
 -- The append-only history: one row per ownership transition (renewals are not

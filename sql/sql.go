@@ -15,7 +15,9 @@ import "embed"
 //
 // Version 2: every function's search_path lists pg_temp last, so a caller's
 // temporary schema can no longer shadow the types the SECURITY DEFINER
-// functions use. Databases at version 1 must be migrated.
+// functions use; the table, the events and the notifications show public run
+// ids (lease.public_run_id), so the run id a program calls with is a secret
+// only it knows. Databases at version 1 must be migrated (Upgrade(1)).
 const Version = 2
 
 //go:embed *.sql
@@ -23,7 +25,21 @@ var files embed.FS
 
 // Files returns the migration's SQL files in the order they must run.
 func Files() []File {
-	names := []string{"schema.sql", "functions.sql", "triggers.sql", "roles.sql"}
+	return read("schema.sql", "functions.sql", "triggers.sql", "roles.sql", "owner.sql")
+}
+
+// Upgrade returns the one-time steps for a database found at version from,
+// to run after Files in the same transaction: they convert data that the
+// idempotent files cannot (version 1's run ids). None for a new database or
+// one already at Version.
+func Upgrade(from int) []File {
+	if from == 1 {
+		return read("upgrade_1.sql")
+	}
+	return nil
+}
+
+func read(names ...string) []File {
 	out := make([]File, len(names))
 	for i, name := range names {
 		b, err := files.ReadFile(name)

@@ -5,6 +5,11 @@
 --   UPDATE that changes run/fence   -> taken_over (prev_run_id, prev_fence, prev_expires_at)
 --   DELETE by lease.release         -> released
 --   DELETE by lease.force_release   -> force_released (actor = session_user, reason)
+--
+-- force_release labels its DELETE with the transaction-local settings lease.op
+-- and lease.reason; release clears them before its own DELETE, so a caller who
+-- sets them cannot dress up a release as forced, and the reason is checked again
+-- here (check_label) so nothing unchecked reaches the audit trail.
 --   TRUNCATE                        -> truncated (listeners must resync)
 --
 -- Renewals (an UPDATE that changes only renewed_at/expires_at) fire no trigger
@@ -23,6 +28,7 @@ SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
 DECLARE
     ev lease.event;
+    why text;
 BEGIN
     IF TG_OP = 'INSERT' THEN
         INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder)
@@ -36,10 +42,11 @@ BEGIN
                 NEW.fence, OLD.fence, NEW.expires_at, OLD.expires_at, NEW.holder)
         RETURNING * INTO ev;
     ELSIF coalesce(current_setting('lease.op', true), '') = 'force' THEN
+        why := nullif(current_setting('lease.reason', true), '');
+        PERFORM lease.check_label('reason', why, 512);
         INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder, reason)
         VALUES (clock_timestamp(), 'force_released', OLD.account_id, OLD.session_id, OLD.run_id,
-                OLD.fence, OLD.expires_at, OLD.holder,
-                nullif(current_setting('lease.reason', true), ''))
+                OLD.fence, OLD.expires_at, OLD.holder, why)
         RETURNING * INTO ev;
     ELSE
         INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder)

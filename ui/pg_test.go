@@ -15,6 +15,8 @@ import (
 	"github.com/leasetop/leasetop/monitor"
 )
 
+// sqlAcquire acquires k for a fresh run with plain SQL and returns the run's
+// public id, the one the monitor shows.
 func sqlAcquire(t *testing.T, conn *pgx.Conn, k data.Key, ttl, holder string) uuid.UUID {
 	t.Helper()
 	r := uuid.New()
@@ -24,7 +26,7 @@ func sqlAcquire(t *testing.T, conn *pgx.Conn, k data.Key, ttl, holder string) uu
 	if err != nil || got != r {
 		t.Fatalf("acquire %v: run %v err %v, want %v", k, got, err, r)
 	}
-	return r
+	return data.PublicRunID(r)
 }
 
 func TestLiveAcquireAppearsAndTakeoverShows(t *testing.T) {

@@ -49,7 +49,7 @@ func newHistory(t *testing.T) *history {
 
 	// A run that is force-released by an operator.
 	forced := h.grant("phone pid 2", time.Minute)
-	if ok, err := store.ForceRelease(ctx, h.key, forced.RunID, "test"); err != nil || !ok {
+	if ok, err := store.ForceRelease(ctx, h.key, forced.PublicRunID(), "test"); err != nil || !ok {
 		t.Fatalf("ForceRelease = %v, %v; want true", ok, err)
 	}
 	h.write(forced, false) // its late write is refused by the fence check
@@ -59,7 +59,7 @@ func newHistory(t *testing.T) *history {
 	h.first = h.grant("browser pid 3", 300*time.Millisecond)
 	h.write(h.first, true)
 	h.rec.Killed["browser pid 3"] = true
-	h.rec.Ended[h.first.RunID] = audit.EndKilled
+	h.rec.Ended[h.first.PublicRunID()] = audit.EndKilled
 	h.second = h.takeOver("desktop pid 4")
 	h.write(h.second, true)
 	h.write(h.first, false) // the zombie's stale write: refused
@@ -78,7 +78,7 @@ func (h *history) grant(holder string, ttl time.Duration) lease.Token {
 	if err != nil {
 		h.t.Fatalf("Acquire(%s) = %v", holder, err)
 	}
-	h.rec.Started[run] = audit.StartedRun{Key: h.key, Fence: g.Fence, Holder: holder}
+	h.rec.Started[data.PublicRunID(run)] = audit.StartedRun{Key: h.key, Fence: g.Fence, Holder: holder}
 	return lease.Token{Key: h.key, RunID: run, Fence: g.Fence}
 }
 
@@ -100,7 +100,7 @@ func (h *history) write(tok lease.Token, wantAccepted bool) {
 	}
 }
 
-func (h *history) ended(tok lease.Token, how string) { h.rec.Ended[tok.RunID] = how }
+func (h *history) ended(tok lease.Token, how string) { h.rec.Ended[tok.PublicRunID()] = how }
 
 // exec runs SQL on the history's database.
 func (h *history) exec(sql string, args ...any) {
@@ -202,16 +202,16 @@ func TestCheckFailsWhenAnInvariantIsBroken(t *testing.T) {
 			h.exec(`SELECT leasetop_test.reuse_fence($1, $2, $3, $4)`, h.key.Account, h.key.Session, uuid.New(), h.first.Fence)
 		}},
 		{"a stale fence is accepted after a takeover", audit.NoStaleWrite, nil, "stale fence", func(h *history) {
-			h.exec(`SELECT leasetop_test.unfenced_write($1, $2, $3, $4)`, h.key.Account, h.key.Session, h.first.RunID, h.first.Fence)
+			h.exec(`SELECT leasetop_test.unfenced_write($1, $2, $3, $4)`, h.key.Account, h.key.Session, h.first.PublicRunID(), h.first.Fence)
 		}},
 		{"a write with a fence its run never held", audit.NoStaleWrite, nil, "never held the session", func(h *history) {
 			h.exec(`SELECT leasetop_test.unfenced_write($1, $2, $3, $4)`, h.key.Account, h.key.Session, uuid.New(), h.second.Fence)
 		}},
 		{"a started run never ended", audit.RunsEnded, nil, "never ended", func(h *history) {
-			delete(h.rec.Ended, h.second.RunID)
+			delete(h.rec.Ended, h.second.PublicRunID())
 		}},
 		{"a run's process crashed", audit.RunsEnded, nil, "exited", func(h *history) {
-			h.rec.Ended[h.second.RunID] = audit.EndCrashed + ": desktop pid 4 exited (exit status 2)"
+			h.rec.Ended[h.second.PublicRunID()] = audit.EndCrashed + ": desktop pid 4 exited (exit status 2)"
 		}},
 	}
 	for _, tt := range tests {

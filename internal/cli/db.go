@@ -16,8 +16,10 @@ func dsnFlag(fs *flagSet) *string {
 }
 
 // resolveDSN picks --dsn, else DATABASE_URL, else "" (pgx then reads PG*).
+// A password in --dsn gets a warning.
 func resolveDSN(env Env, flagValue string) string {
 	if flagValue != "" {
+		warnPassword(env, flagValue)
 		return flagValue
 	}
 	return env.Getenv("DATABASE_URL")

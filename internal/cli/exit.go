@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/termtext"
 )
 
 // Exit codes, documented in the README.
@@ -36,7 +37,8 @@ func usageErrorf(format string, args ...any) error {
 }
 
 // Report prints err as one line on w ("leasetop: ...") and returns the exit
-// code for it: ExitOK for nil.
+// code for it: ExitOK for nil. The line is made inert (termtext.Clean): an
+// error may quote the server, a DSN or a name with escape sequences in it.
 func Report(w io.Writer, err error) int {
 	if err == nil {
 		return ExitOK
@@ -47,7 +49,7 @@ func Report(w io.Writer, err error) int {
 	}
 	var silent *silentError
 	if !errors.As(err, &silent) {
-		fmt.Fprintln(w, "leasetop: "+oneLine(err.Error()))
+		fmt.Fprintln(w, "leasetop: "+termtext.Clean(oneLine(err.Error()), 0))
 	}
 	return code
 }

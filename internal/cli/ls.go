@@ -74,9 +74,12 @@ func writeLeasesJSON(w io.Writer, now time.Time, leases []data.Lease) error {
 			RemainingSeconds: left.Seconds(), Expired: left <= 0,
 		})
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(termtext.JSON(b), '\n'))
+	return err
 }
 
 func writeLeasesText(w io.Writer, now time.Time, leases []data.Lease) error {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/cli"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/internal/syncbuf"
@@ -34,11 +35,13 @@ func run(ctx context.Context, dsn string, out, errOut *syncbuf.Buffer, args ...s
 		Stdin: strings.NewReader(""), Stdout: out, Stderr: errOut})
 }
 
+// acquire acquires acct/sess for a fresh run and returns its public run id,
+// the one ls, events and release show and take.
 func acquire(t *testing.T, conn *pgx.Conn, acct, sess, ttl, holder string) uuid.UUID {
 	t.Helper()
 	r := uuid.New()
 	if _, err := conn.Exec(context.Background(), `SELECT lease.acquire($1, $2, $3, $4::interval, $5)`, acct, sess, r, ttl, holder); err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return data.PublicRunID(r)
 }

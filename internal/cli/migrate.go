@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/termtext"
 	leasesql "github.com/leasetop/leasetop/sql"
 )
 
@@ -39,6 +40,9 @@ func cmdMigrate(ctx context.Context, env Env, args []string) error {
 		if err := data.SetNotifyRenewals(ctx, conn, notify.value); err != nil {
 			return connError(err)
 		}
+	}
+	if owner, err := data.Owner(ctx, conn); err == nil {
+		defer fmt.Fprintf(env.Stdout, "the lease functions run as %s\n", termtext.Clean(owner, 0))
 	}
 	switch before {
 	case 0:

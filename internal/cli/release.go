@@ -18,7 +18,7 @@ func cmdRelease(ctx context.Context, env Env, args []string) error {
 	dsn := dsnFlag(fs)
 	account := fs.String("account", "", "account id of the session (required)")
 	session := fs.String("session", "", "session id (required)")
-	runFlag := fs.String("run", "", "release only if this run id still holds the lease (default: whoever holds it)")
+	runFlag := fs.String("run", "", "release only if this run still holds the lease: its run id as ls, events and the monitor show it (default: whoever holds it)")
 	reason := fs.String("reason", "", "why, recorded in the force_released event with your login role (required)")
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -35,6 +35,9 @@ type runOptions struct {
 	holder string
 	grace  time.Duration
 	argv   []string
+	// passDBEnv passes DATABASE_URL, PGPASSWORD and PGSSLPASSWORD on to the
+	// command (default: removed).
+	passDBEnv bool
 }
 
 func cmdRun(ctx context.Context, env Env, args []string) error {
@@ -66,7 +69,7 @@ func cmdRun(ctx context.Context, env Env, args []string) error {
 }
 
 func parseRunFlags(env Env, args []string) (runOptions, error) {
-	fs := newFlags(env, "run", "run --account A --session S [--ttl 15s] [--wait] [--holder LABEL] [--grace 5s] [--dsn URL] -- CMD [ARGS...]")
+	fs := newFlags(env, "run", "run --account A --session S [--ttl 15s] [--wait] [--holder LABEL] [--grace 5s] [--pass-db-env] [--dsn URL] -- CMD [ARGS...]")
 	dsn := dsnFlag(fs)
 	account := fs.String("account", "", "account id of the session (required)")
 	session := fs.String("session", "", "session id (required)")
@@ -74,11 +77,12 @@ func parseRunFlags(env Env, args []string) (runOptions, error) {
 	wait := fs.Bool("wait", false, "wait while another run holds the lease (default: exit 3 at once)")
 	holder := fs.String("holder", "", `holder label operators see (default "CMD@HOST pid PID")`)
 	grace := fs.Duration("grace", 5*time.Second, "after losing the lease, how long CMD has between SIGTERM and SIGKILL")
+	passDBEnv := fs.Bool("pass-db-env", false, "pass DATABASE_URL, PGPASSWORD and PGSSLPASSWORD on to CMD (default: removed, so CMD does not get leasetop's database credentials)")
 	if err := parseFlags(fs, args); err != nil {
 		return runOptions{}, err
 	}
 	opts := runOptions{dsn: *dsn, key: lease.Key{Account: *account, Session: *session}, ttl: *ttl,
-		wait: *wait, holder: *holder, grace: *grace, argv: fs.Args()}
+		wait: *wait, holder: *holder, grace: *grace, argv: fs.Args(), passDBEnv: *passDBEnv}
 	switch {
 	case len(opts.argv) == 0:
 		return opts, usageErrorf("run: no command given: leasetop run --account A --session S -- CMD [ARGS...]")
@@ -225,8 +229,8 @@ func heldMessage(h *lease.HeldError) string {
 		termtext.Clean(h.Holder, 0), h.Remaining.Round(100*time.Millisecond))
 }
 
-// warnf prints one line about the lease on stderr; untrusted text in args
-// must already be cleaned.
+// warnf prints one line about the lease on stderr, made inert
+// (termtext.Clean) as a whole.
 func warnf(w io.Writer, format string, args ...any) {
-	fmt.Fprintf(w, "leasetop: "+format+"\n", args...)
+	fmt.Fprintln(w, "leasetop: "+termtext.Clean(fmt.Sprintf(format, args...), 0))
 }

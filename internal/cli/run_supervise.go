@@ -24,7 +24,7 @@ func runHolding(ctx context.Context, env Env, l *lease.Lease, opts runOptions, s
 		warnf(env.Stderr, "%s; not starting %s", termtext.Clean(err.Error(), 0), termtext.Clean(opts.argv[0], 0))
 		return exitSilently(ExitLost)
 	}
-	c, err := startChild(opts.argv, append(os.Environ(), l.Token().Env()...), env.Stdin, env.Stdout, env.Stderr)
+	c, err := startChild(opts.argv, childEnv(os.Environ(), opts.passDBEnv, l.Token().Env()), env.Stdin, env.Stdout, env.Stderr)
 	if err != nil {
 		return &ExitError{Code: startErrorCode(err), Err: fmt.Errorf("run: %s", termtext.Clean(err.Error(), 0))}
 	}

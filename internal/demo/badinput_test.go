@@ -37,7 +37,7 @@ func TestBadInputGetsOneLine(t *testing.T) {
 			t.Parallel()
 			p := startLeasetop(t, tt.args...)
 			code := p.wait(30 * time.Second)
-			errOut := p.stderr.String()
+			errOut := withoutDSNWarning(p.stderr.String())
 			if code != tt.wantCode {
 				t.Errorf("exit code = %d, want %d (stderr %q)", code, tt.wantCode, errOut)
 			}

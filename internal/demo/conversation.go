@@ -47,7 +47,7 @@ func (d *device) converse(ctx context.Context, session string, rng *rand.Rand) {
 // ctx ends, and always ends the run with Release.
 func (d *device) execute(ctx context.Context, l *lease.Lease, rng *rand.Rand) {
 	tok := l.Token()
-	d.out.report(Report{Kind: ReportStarted, Session: tok.Key.Session, Run: tok.RunID,
+	d.out.report(Report{Kind: ReportStarted, Session: tok.Key.Session, Run: tok.PublicRunID(),
 		Fence: tok.Fence, ExpiresAt: l.State().ExpiresAt})
 	chunks := max(1, int(between(rng, d.timing.runMin, d.timing.runMax)/d.timing.chunk))
 	for i := range chunks {
@@ -97,13 +97,13 @@ func (d *device) frozen(ctx context.Context, l *lease.Lease, start time.Time, ex
 		return false
 	}
 	tok := l.Token()
-	d.out.report(Report{Kind: ReportFrozen, Session: tok.Key.Session, Run: tok.RunID, Fence: tok.Fence, Frozen: stall})
+	d.out.report(Report{Kind: ReportFrozen, Session: tok.Key.Session, Run: tok.PublicRunID(), Fence: tok.Fence, Frozen: stall})
 	_, err := d.store.Renew(ctx, tok.Key, tok.RunID, d.cfg.TTL)
 	switch {
 	case err == nil:
-		d.out.report(Report{Kind: ReportLateRenewal, Session: tok.Key.Session, Run: tok.RunID, Fence: tok.Fence, Accepted: true})
+		d.out.report(Report{Kind: ReportLateRenewal, Session: tok.Key.Session, Run: tok.PublicRunID(), Fence: tok.Fence, Accepted: true})
 	case errors.Is(err, data.ErrNotHeld):
-		d.out.report(Report{Kind: ReportLateRenewal, Session: tok.Key.Session, Run: tok.RunID, Fence: tok.Fence})
+		d.out.report(Report{Kind: ReportLateRenewal, Session: tok.Key.Session, Run: tok.PublicRunID(), Fence: tok.Fence})
 	default:
 		d.fail(tok.Key.Session, err)
 	}
@@ -116,7 +116,7 @@ func (d *device) frozen(ctx context.Context, l *lease.Lease, start time.Time, ex
 func (d *device) finish(ctx context.Context, l *lease.Lease) {
 	tok := l.Token()
 	relErr := l.Release(ctx)
-	r := Report{Kind: ReportEnded, Session: tok.Key.Session, Run: tok.RunID, Fence: tok.Fence, How: EndReleased}
+	r := Report{Kind: ReportEnded, Session: tok.Key.Session, Run: tok.PublicRunID(), Fence: tok.Fence, How: EndReleased}
 	var lost *lease.LostError
 	if errors.As(l.Err(), &lost) {
 		r.How, r.Cause = EndLost, lossCause(lost)
@@ -155,5 +155,5 @@ func (d *device) write(ctx context.Context, tok lease.Token, chunk int) {
 		}
 		return
 	}
-	d.out.report(Report{Kind: ReportWrite, Session: tok.Key.Session, Run: tok.RunID, Fence: tok.Fence, Accepted: accepted})
+	d.out.report(Report{Kind: ReportWrite, Session: tok.Key.Session, Run: tok.PublicRunID(), Fence: tok.Fence, Accepted: accepted})
 }

@@ -139,3 +139,13 @@ func (p *demoProc) stdout() string {
 	defer p.mu.Unlock()
 	return strings.Join(p.lines, "\n")
 }
+
+// withoutDSNWarning returns stderr without its first line if that is
+// leasetop's warning about a password in --dsn (every test database URL
+// carries one).
+func withoutDSNWarning(stderr string) string {
+	if first, rest, _ := strings.Cut(stderr, "\n"); strings.HasPrefix(first, "leasetop: warning: --dsn carries a password") {
+		return rest
+	}
+	return stderr
+}

@@ -25,7 +25,8 @@ var errRefused = errors.New("refused by the fence check")
 // write was accepted.
 func WriteChunk(ctx context.Context, store *data.Store, tok lease.Token, device string, chunk int) (bool, error) {
 	args := func(accepted bool) []any {
-		return []any{tok.Key.Account, tok.Key.Session, tok.RunID, tok.Fence, device, chunk, accepted}
+		// The public run id, as the events name the run: the secret is for the fence check only.
+		return []any{tok.Key.Account, tok.Key.Session, tok.PublicRunID(), tok.Fence, device, chunk, accepted}
 	}
 	err := pgx.BeginFunc(ctx, store.Pool(), func(tx pgx.Tx) error {
 		if err := tok.Check(ctx, tx); err != nil {

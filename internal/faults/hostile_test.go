@@ -106,7 +106,7 @@ func TestMalformedNotifications(t *testing.T) {
 	r.exec(`SELECT lease.acquire($1, $2, $3, '1 min', 'real')`, r.keys[0].Account, r.keys[0].Session, real)
 	waitMirror(t, m, 30*time.Second, "the real lease", func(s *monitor.State) bool {
 		l, ok := s.Lease(r.keys[0])
-		return ok && l.RunID == real
+		return ok && l.RunID == data.PublicRunID(real)
 	})
 	waitMirror(t, m, 30*time.Second, "every malformed payload counted", func(s *monitor.State) bool {
 		return s.Malformed() == int64(len(payloads))

@@ -33,7 +33,7 @@ const RecorderSchema = `CREATE TABLE rec (
 	id     bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 	pid    integer NOT NULL,
 	ppid   integer NOT NULL,
-	run_id uuid NOT NULL,
+	run_id uuid NOT NULL, -- the public run id, as the lease events show it
 	fence  bigint NOT NULL,
 	kind   text NOT NULL CHECK (kind IN ('start', 'write', 'refused', 'error', 'stop')),
 	at     timestamptz NOT NULL DEFAULT clock_timestamp())`
@@ -130,7 +130,7 @@ func (r *recorder) note(ctx context.Context, kind string) error {
 		return err
 	}
 	_, err := r.conn.Exec(ctx, `INSERT INTO rec (pid, ppid, run_id, fence, kind) VALUES ($1, $2, $3, $4, $5)`,
-		os.Getpid(), os.Getppid(), r.tok.RunID, r.tok.Fence, kind)
+		os.Getpid(), os.Getppid(), r.tok.PublicRunID(), r.tok.Fence, kind)
 	return err
 }
 
@@ -146,7 +146,7 @@ func (r *recorder) attempt(ctx context.Context) {
 				return err
 			}
 			_, err := tx.Exec(ctx, `INSERT INTO rec (pid, ppid, run_id, fence, kind) VALUES ($1, $2, $3, $4, 'write')`,
-				os.Getpid(), os.Getppid(), r.tok.RunID, r.tok.Fence)
+				os.Getpid(), os.Getppid(), r.tok.PublicRunID(), r.tok.Fence)
 			return err
 		})
 	}
@@ -162,7 +162,7 @@ func (r *recorder) attempt(ctx context.Context) {
 // Record is one row the recorder wrote.
 type Record struct {
 	PID, PPID int
-	RunID     uuid.UUID
+	RunID     uuid.UUID // public
 	Fence     int64
 	Kind      string
 	At        time.Time

@@ -2,6 +2,7 @@ package proctest_test
 
 import (
 	"context"
+	"net/url"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,8 +38,9 @@ func TestRunPassesExitCodeAndToken(t *testing.T) {
 	if len(evs) != 2 || evs[0].Kind != data.KindAcquired || evs[1].Kind != data.KindReleased {
 		t.Fatalf("events = %+v, want acquired then released", evs)
 	}
-	if evs[0].RunID != run || strconv.FormatInt(evs[0].Fence, 10) != fields[3] || evs[0].Holder != "job 1" {
-		t.Errorf("acquired event = %+v, want run %s fence %s holder %q", evs[0], run, fields[3], "job 1")
+	// LEASETOP_RUN_ID is the run's secret; the event shows its public id.
+	if evs[0].RunID != data.PublicRunID(run) || strconv.FormatInt(evs[0].Fence, 10) != fields[3] || evs[0].Holder != "job 1" {
+		t.Errorf("acquired event = %+v, want run %s fence %s holder %q", evs[0], data.PublicRunID(run), fields[3], "job 1")
 	}
 	if got := e.holder(t); got.RunID != uuid.Nil {
 		t.Errorf("lease still held by %v after the command exited", got.RunID)
@@ -97,7 +99,10 @@ func TestRunBusyWithoutWait(t *testing.T) {
 		t.Fatalf("exit code = %d, want 3 (busy); stderr: %s", got, p.stderr.String())
 	}
 	stderr := p.stderr.String()
-	for _, want := range []string{run.String(), `"other holder"`, "more", "--wait"} {
+	if strings.Contains(stderr, run.String()) {
+		t.Errorf("stderr = %q names the holder's secret run id", stderr)
+	}
+	for _, want := range []string{data.PublicRunID(run).String(), `"other holder"`, "more", "--wait"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr = %q, want it to name %q", stderr, want)
 		}
@@ -105,8 +110,8 @@ func TestRunBusyWithoutWait(t *testing.T) {
 	if strings.Count(stderr, "\n") != 1 || p.stdout.String() != "" {
 		t.Errorf("stderr = %q, stdout = %q; want one line and the command not run", stderr, p.stdout.String())
 	}
-	if got := e.holder(t); got.RunID != run {
-		t.Errorf("holder = %v, want %v untouched", got.RunID, run)
+	if got := e.holder(t); got.RunID != data.PublicRunID(run) {
+		t.Errorf("holder = %v, want %v untouched", got.RunID, data.PublicRunID(run))
 	}
 }
 
@@ -147,8 +152,8 @@ func TestRunInterruptedWhileWaiting(t *testing.T) {
 	if p.stdout.String() != "" {
 		t.Errorf("the command ran: %q", p.stdout.String())
 	}
-	if got := e.holder(t); got.RunID != run {
-		t.Errorf("holder = %v, want %v untouched", got.RunID, run)
+	if got := e.holder(t); got.RunID != data.PublicRunID(run) {
+		t.Errorf("holder = %v, want %v untouched", got.RunID, data.PublicRunID(run))
 	}
 }
 
@@ -167,5 +172,56 @@ func TestRunKillsLeftovers(t *testing.T) {
 	pgtest.Eventually(t, 10*time.Second, "the background sleep to be killed", func() bool { return proctest.GroupGone(pgid) })
 	if got := e.holder(t); got.RunID != uuid.Nil {
 		t.Errorf("lease left held by %v", got.RunID)
+	}
+}
+
+// TestRunKeepsDatabaseSecretsFromTheCommand: leasetop run hands its command
+// the lease token but not its own database credentials (DATABASE_URL,
+// PGPASSWORD, PGSSLPASSWORD) unless --pass-db-env asks for them.
+func TestRunKeepsDatabaseSecretsFromTheCommand(t *testing.T) {
+	e := newEnv(t)
+	secrets := []string{"PGPASSWORD=hunter2", "PGSSLPASSWORD=keypass"}
+	script := `echo "[$DATABASE_URL|$PGPASSWORD|$PGSSLPASSWORD|$LEASETOP_SESSION_ID]"`
+	for _, tt := range []struct {
+		flags []string
+		want  string
+	}{
+		{nil, "[|||sess]"},
+		{[]string{"--pass-db-env"}, "[" + e.db.URL + "|hunter2|keypass|sess]"},
+	} {
+		args := append([]string{"run", "--account", "acct", "--session", "sess"}, tt.flags...)
+		p := e.leasetopEnv(t, secrets, append(args, "--", "sh", "-c", script)...)
+		if got := p.wait(t, 30*time.Second); got != 0 {
+			t.Fatalf("leasetop run %v: exit %d, stderr %s", tt.flags, got, p.stderr.String())
+		}
+		if got := strings.TrimSpace(p.stdout.String()); got != tt.want {
+			t.Errorf("leasetop run %v: the command saw %q, want %q", tt.flags, got, tt.want)
+		}
+	}
+}
+
+// TestRunWarnsAboutAPasswordInDSN: a password in --dsn is in every local
+// user's process list for as long as leasetop runs: one warning line says
+// so and where to put it instead, without the password.
+func TestRunWarnsAboutAPasswordInDSN(t *testing.T) {
+	e := newEnv(t)
+	p := e.leasetop(t, "run", "--dsn", e.db.URL, "--account", "acct", "--session", "sess", "--", "sh", "-c", "echo ran")
+	if got := p.wait(t, 30*time.Second); got != 0 {
+		t.Fatalf("exit %d, stderr %s", got, p.stderr.String())
+	}
+	u, err := url.Parse(e.db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, _ := u.User.Password()
+	stderr := p.stderr.String()
+	if strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--dsn carries a password") || !strings.Contains(stderr, "PGPASSFILE") {
+		t.Errorf("stderr = %q, want one line warning about the password in --dsn", stderr)
+	}
+	if strings.Contains(stderr+p.stdout.String(), pw) {
+		t.Errorf("the output shows the password: %q", stderr)
+	}
+	if p.stdout.String() != "ran\n" {
+		t.Errorf("stdout = %q, want the command's", p.stdout.String())
 	}
 }

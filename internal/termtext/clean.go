@@ -63,6 +63,35 @@ func escape(s string) string {
 	return b.String()
 }
 
+// Unsafe reports whether r must not reach a terminal as it is (Clean
+// escapes it): a control character (C0, DEL, C1), a bidirectional
+// formatting character, or a line or paragraph separator. Ids, holder labels
+// and reasons may not contain any (data.Validate*, lease.safe_text).
+func Unsafe(r rune) bool { return unsafeRune(r) }
+
+// JSON returns the JSON text b with every unsafe rune that encoding/json
+// leaves as it is (DEL, the C1 controls, the bidirectional formatting
+// characters) written as a \u escape, so JSON output that reaches a terminal
+// cannot carry them either; it decodes to the same values. b must be valid
+// JSON from encoding/json: its C0 controls are escaped already, and
+// everything outside strings is ASCII.
+func JSON(b []byte) []byte {
+	if isSafe(string(b)) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if unsafeRune(r) && r >= 0x20 {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	return out
+}
+
 // isSafe is the fast path: printable ASCII only.
 func isSafe(s string) bool {
 	for i := 0; i < len(s); i++ {
