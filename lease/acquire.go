@@ -57,6 +57,7 @@ func (c *Client) try(ctx context.Context, req Request, tr *tracker) (*Lease, err
 	g, err := c.store.Acquire(actx, req.Key, tr.runID, c.cfg.TTL, req.Holder)
 	recv := time.Now()
 	if err != nil {
+		c.cfg.Metrics.observeAcquire(recv.Sub(sent), err)
 		if definite(err) {
 			tr.unknownSince = time.Time{}
 		} else if !tr.maybeGranted() {
@@ -73,9 +74,12 @@ func (c *Client) try(ctx context.Context, req Request, tr *tracker) (*Lease, err
 		old := tr.runID
 		*tr = tracker{runID: uuid.New()}
 		c.cleanup(req.Key, old)
-		return nil, fmt.Errorf("acquire %q: %w: the grant arrived %s after the request, past its safe deadline",
+		err := fmt.Errorf("acquire %q: %w: the grant arrived %s after the request, past its safe deadline",
 			req.Key.String(), ErrExpired, recv.Sub(basis).Round(time.Millisecond))
+		c.cfg.Metrics.observeAcquire(recv.Sub(sent), err)
+		return nil, err
 	}
+	c.cfg.Metrics.observeAcquire(recv.Sub(sent), nil)
 	return c.start(ctx, req, tr.runID, g, basis), nil
 }
 

@@ -44,6 +44,10 @@ type Config struct {
 	// ReleaseTimeout bounds Release, which runs on a context detached from the
 	// caller's cancellation. Default 5 s.
 	ReleaseTimeout time.Duration
+	// Metrics, when set, receives measurements of acquisitions, renewals,
+	// losses and time at risk (see Metrics; leaseprom.Collector for
+	// Prometheus). Default none.
+	Metrics *Metrics
 }
 
 // withDefaults returns c with its zero fields filled in, or an error naming

@@ -144,12 +144,19 @@ func (l *Lease) setLocked(st Status, err error) {
 		return
 	}
 	if l.state.Status != st {
-		l.state.Since = time.Now()
+		now := time.Now()
+		if l.state.Status == AtRisk {
+			l.cfg.Metrics.observeAtRisk(now.Sub(l.state.Since))
+		}
+		l.state.Since = now
 	}
 	l.state.Status, l.state.Err = st, err
 	if st == Lost || st == Released {
 		l.watchdog.Stop()
 		l.cancel(err)
+	}
+	if lost, ok := err.(*LostError); ok && st == Lost {
+		l.cfg.Metrics.observeLost(lost)
 	}
 	signal(l.changed)
 }
