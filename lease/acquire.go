@@ -11,14 +11,15 @@ import (
 	"github.com/leasetop/leasetop/data"
 )
 
-// Acquire tries once to acquire p's lease for a fresh run id. It returns the
-// held Lease, or an error: ErrHeld (a *HeldError naming the holder and its
-// remaining TTL) when another run holds it, ErrExpired when the grant
-// arrived after its own safe deadline (it is then released and not held),
-// ErrNoPermit, ErrClosed, or the database's error.
+// Try acquires p's lease for a fresh run id with one attempt: it does not
+// wait (Wait does). It returns the held Lease, or an error: ErrHeld (a
+// *HeldError naming the holder and its remaining TTL) when another run holds
+// it, ErrExpired when the grant arrived after its own safe deadline (it is
+// then released and not held), ErrNoPermit, ErrClosed, or the database's
+// error.
 //
 // ctx bounds the attempt; the Lease's Context is not cancelled by it.
-func (c *Client) Acquire(ctx context.Context, p Permit) (*Lease, error) {
+func (c *Client) Try(ctx context.Context, p Permit) (*Lease, error) {
 	if err := c.check(p); err != nil {
 		return nil, err
 	}

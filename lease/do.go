@@ -5,18 +5,20 @@ import (
 	"errors"
 )
 
-// Mode says whether Do tries once or waits for the lease.
+// Mode says how Do acquires the lease: like Client.Try or like Client.Wait.
+// The two ways to acquire have one name each, as a method and as a mode.
 type Mode int
 
 // The modes of Do.
 const (
-	// Try acquires once; Do returns ErrHeld when another run holds the lease.
+	// Try makes one attempt (Client.Try): Do returns ErrHeld when another
+	// run holds the lease.
 	Try Mode = iota
-	// Wait waits until the lease is acquired or ctx ends (see Client.Wait).
+	// Wait waits until the lease is acquired or ctx ends (Client.Wait).
 	Wait
 )
 
-// Do owns an execution: it acquires p's lease (per mode), runs fn with a
+// Do owns an execution: it acquires p's lease (Try or Wait, per mode), runs fn with a
 // context that is cancelled when the lease is lost or ctx ends, waits for fn
 // to return, and then releases the lease.
 //
@@ -30,7 +32,7 @@ func (c *Client) Do(ctx context.Context, p Permit, mode Mode, fn func(ctx contex
 	if mode == Wait {
 		l, err = c.Wait(ctx, p)
 	} else {
-		l, err = c.Acquire(ctx, p)
+		l, err = c.Try(ctx, p)
 	}
 	if err != nil {
 		return err

@@ -8,7 +8,7 @@
 // Owning a lease is concurrency control, not access control: it decides which
 // one of several authorized executions runs, never whether the caller may
 // act on the session at all. The API makes that step explicit and
-// unskippable: Acquire, Wait and Do accept only a Permit, and only
+// unskippable: Try, Wait and Do accept only a Permit, and only
 // Client.Authorize mints one, after the Authorizer you supply allowed the
 // request.
 //

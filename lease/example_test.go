@@ -78,8 +78,8 @@ func ExampleClient_Authorize() {
 	_, err := client.Authorize(ctx, onlyAcme, lease.Key{Account: "globex", Session: "s1"}, "worker")
 	fmt.Println(errors.Is(err, lease.ErrDenied), err)
 
-	// Acquire accepts only a Permit that Authorize minted.
-	_, err = client.Acquire(ctx, lease.Permit{})
+	// Try accepts only a Permit that Authorize minted.
+	_, err = client.Try(ctx, lease.Permit{})
 	fmt.Println(err)
 	// Output:
 	// true not authorized to compete for this lease: account "globex" is not yours
@@ -99,7 +99,7 @@ func ExampleClient_Wait() {
 	key := lease.Key{Account: "acme", Session: "chat-42"}
 
 	pa, _ := client.Authorize(ctx, allow, key, "A")
-	a, _ := client.Acquire(ctx, pa)
+	a, _ := client.Try(ctx, pa)
 
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -130,7 +130,7 @@ func ExampleLease_Context() {
 	defer client.Close()
 	allow := lease.AuthorizerFunc(func(context.Context, lease.Request) error { return nil })
 	p, _ := client.Authorize(ctx, allow, lease.Key{Account: "acme", Session: "chat-42"}, "worker")
-	l, _ := client.Acquire(ctx, p)
+	l, _ := client.Try(ctx, p)
 	defer l.Release(ctx)
 
 	store.ForceRelease(ctx, l.Key(), l.RunID(), "stuck")
@@ -161,12 +161,12 @@ func ExampleToken_Check() {
 	key := lease.Key{Account: "acme", Session: "chat-42"}
 
 	pa, _ := client.Authorize(ctx, allow, key, "A")
-	a, _ := client.Acquire(ctx, pa)
+	a, _ := client.Try(ctx, pa)
 	staleToken := a.Token()
 	// A freezes; its lease ends (forced here, expiry in real life) and B takes over.
 	store.ForceRelease(ctx, key, a.RunID(), "A is frozen")
 	pb, _ := client.Authorize(ctx, allow, key, "B")
-	b, _ := client.Acquire(ctx, pb)
+	b, _ := client.Try(ctx, pb)
 	defer b.Release(ctx)
 
 	write := func(tok lease.Token, body string) error {
@@ -202,11 +202,11 @@ func Example_externalResource() {
 	blob := &fencedStore{highest: map[lease.Key]int64{}}
 
 	pa, _ := client.Authorize(ctx, allow, key, "A")
-	a, _ := client.Acquire(ctx, pa)
+	a, _ := client.Try(ctx, pa)
 	fmt.Println("A:", blob.Put(a.Token(), "draft"))
 	store.ForceRelease(ctx, key, a.RunID(), "A is frozen")
 	pb, _ := client.Authorize(ctx, allow, key, "B")
-	b, _ := client.Acquire(ctx, pb)
+	b, _ := client.Try(ctx, pb)
 	defer b.Release(ctx)
 	fmt.Println("B:", blob.Put(b.Token(), "final"))
 	fmt.Println("A:", blob.Put(a.Token(), "late draft"))

@@ -40,9 +40,9 @@ func permit(t *testing.T, c *lease.Client, key lease.Key, holder string) lease.P
 
 func acquire(t *testing.T, c *lease.Client, p lease.Permit) *lease.Lease {
 	t.Helper()
-	l, err := c.Acquire(context.Background(), p)
+	l, err := c.Try(context.Background(), p)
 	if err != nil {
-		t.Fatalf("Acquire(%v) err = %v", p.Request().Key, err)
+		t.Fatalf("Try(%v) err = %v", p.Request().Key, err)
 	}
 	t.Cleanup(func() { _ = l.Release(context.Background()) })
 	return l

@@ -65,7 +65,7 @@ type State struct {
 }
 
 // Lease is one execution's ownership of a session: a run id, a fencing
-// token and a heartbeat that keeps it. Get one from Client.Acquire,
+// token and a heartbeat that keeps it. Get one from Client.Try,
 // Client.Wait or Client.Do; stop work when Context() is done; call Release
 // when the work has returned. Its methods are safe for concurrent use.
 type Lease struct {
@@ -114,7 +114,7 @@ func (l *Lease) TTL() time.Duration { return l.cfg.TTL }
 // Context returns a context that is cancelled the moment this run might not
 // own the lease any more. context.Cause tells why: a *LostError (ErrLost
 // with ErrRejected, ErrForceReleased, ErrTakenOver or ErrExpired) or
-// ErrReleased. It carries the values of the context given to Acquire, but
+// ErrReleased. It carries the values of the context given to Try or Wait, but
 // not its cancellation: that context bounds only the acquisition.
 func (l *Lease) Context() context.Context { return l.ctx }
 

@@ -63,7 +63,7 @@ func TestMetricsHook(t *testing.T) {
 	ctx := context.Background()
 
 	l := acquire(t, cut, permit(t, cut, testKey, "cut-off"))
-	if _, err := direct.Acquire(ctx, permit(t, direct, testKey, "other")); !errors.Is(err, lease.ErrHeld) {
+	if _, err := direct.Try(ctx, permit(t, direct, testKey, "other")); !errors.Is(err, lease.ErrHeld) {
 		t.Fatalf("Try while held err = %v, want ErrHeld", err)
 	}
 	pgtest.Eventually(t, 10*time.Second, "a confirmed renewal reported", func() bool { return count(log.snapshot().renewals, nil) > 0 })
