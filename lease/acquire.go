@@ -65,7 +65,8 @@ func (c *Client) try(ctx context.Context, req Request, tr *tracker) (*Lease, err
 			tr.unknownSince = sent
 		}
 		if ctx.Err() == nil && actx.Err() != nil {
-			return nil, fmt.Errorf("acquire %q: no reply within TTL - safety margin (%s): %w", req.Key.String(), window, err)
+			// err names the key already ("acquire KEY: timeout: ...").
+			return nil, fmt.Errorf("no reply within TTL - safety margin (%s): %w", window, err)
 		}
 		return nil, err
 	}
