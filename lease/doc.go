@@ -74,9 +74,11 @@
 //
 // Wait is woken by released, force_released and taken_over notifications for
 // its key (one listener per Client, shared by all waiters), so a handoff
-// takes milliseconds. A jittered fallback poll, min(holder's remaining TTL,
-// Config.PollInterval), covers a lost notification and takes over an
-// expired lease as soon as it expires.
+// takes milliseconds. A fallback poll covers a lost notification: every
+// Config.PollInterval with jitter, or, when the holder's lease ends sooner
+// on the server clock, 1-11 ms after that end, so an expired lease (its
+// holder killed) is taken over within milliseconds of its expiry, not a
+// fraction of the TTL later.
 //
 // # Fencing
 //

@@ -76,11 +76,10 @@ func (c *Client) retryDelay(err error, failures *int) (time.Duration, bool) {
 	switch {
 	case errors.As(err, &held):
 		*failures = 0
-		d := c.cfg.PollInterval
-		if held.RunID != uuid.Nil && held.Remaining < d {
-			d = held.Remaining
+		if held.RunID != uuid.Nil && held.Remaining < c.cfg.PollInterval {
+			return afterExpiry(held.Remaining), true
 		}
-		return jitter(d) + time.Millisecond, true
+		return jitter(c.cfg.PollInterval), true
 	case errors.Is(err, ErrExpired):
 		return 0, true // a late grant: it was released; try again now
 	case permanent(err):
@@ -99,6 +98,20 @@ func (c *Client) retryDelay(err error, failures *int) (time.Duration, bool) {
 // its fenced transaction, and the next attempt may succeed.
 func permanent(err error) bool {
 	return data.Permanent(err) || errors.Is(err, ErrClosed) || errors.Is(err, context.Canceled)
+}
+
+// Waking after a holder's expiry: at least expiryDelay after the remaining
+// time the server reported, plus up to expiryJitter, so that the waiters of
+// one key do not all arrive in the same millisecond but none waits a
+// fraction of the TTL (a takeover lands within a few ms of the expiry).
+const (
+	expiryDelay  = time.Millisecond
+	expiryJitter = 10 * time.Millisecond
+)
+
+// afterExpiry is how long to sleep for a lease that ends in remaining.
+func afterExpiry(remaining time.Duration) time.Duration {
+	return max(remaining, 0) + expiryDelay + rand.N(expiryJitter)
 }
 
 // jitter returns d plus up to 20%.
