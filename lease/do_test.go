@@ -3,6 +3,8 @@ package lease_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,11 +72,55 @@ func TestDoReportsLossOnlyWhenHeld(t *testing.T) {
 			return errors.New("ctx not cancelled after the forced release")
 		}
 	})
-	if !errors.Is(err, lease.ErrLost) || !errors.Is(err, lease.ErrForceReleased) || !errors.Is(err, context.Canceled) {
-		t.Errorf("Do err = %v, want the *LostError joined with fn's context.Canceled", err)
+	var lost *lease.LostError
+	if !errors.As(err, &lost) || !errors.Is(err, lease.ErrLost) || !errors.Is(err, lease.ErrForceReleased) {
+		t.Errorf("Do err = %v, want the *LostError (ErrLost, ErrForceReleased)", err)
 	}
 	if !errors.Is(cause, lease.ErrForceReleased) {
 		t.Errorf("fn's context cause = %v, want ErrForceReleased", cause)
+	}
+}
+
+// A loss is one error on one line: fn's "context canceled" (here from a
+// query on a pgx connection, as the issue saw it) is the loss's consequence
+// and is not repeated; an error of fn's own follows the loss on the same
+// line, and both match.
+func TestDoLossIsOneLine(t *testing.T) {
+	db := pgtest.New(t)
+	store := db.Store(t)
+	pool := db.Pool(t)
+	c := newClient(t, store, lease.Config{TTL: time.Second})
+	errOwn := errors.New("the model call failed")
+	for _, tc := range []struct {
+		name    string
+		fnErr   func(ctx context.Context) error // what fn returns once its ctx is done
+		wantOwn bool
+	}{
+		{"pgx context canceled", func(ctx context.Context) error {
+			_, err := pool.Exec(ctx, `SELECT 1`)
+			return err
+		}, false},
+		{"context cause", context.Cause, false},
+		{"an error of its own", func(context.Context) error { return errOwn }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := c.Do(context.Background(), permit(t, c, testKey, "h"), lease.Try, func(ctx context.Context, l *lease.Lease) error {
+				if _, err := store.ForceRelease(context.Background(), testKey, l.RunID(), "test"); err != nil {
+					return err
+				}
+				<-ctx.Done()
+				return tc.fnErr(ctx)
+			})
+			if msg := fmt.Sprint(err); strings.Contains(msg, "\n") || strings.Contains(msg, "context canceled") {
+				t.Errorf("Do err = %q, want one line without \"context canceled\"", msg)
+			}
+			if !errors.Is(err, lease.ErrLost) || !errors.Is(err, lease.ErrForceReleased) {
+				t.Errorf("Do err = %v, want ErrLost and ErrForceReleased", err)
+			}
+			if got := errors.Is(err, errOwn); got != tc.wantOwn {
+				t.Errorf("errors.Is(Do err, fn's own error) = %v, want %v (err %v)", got, tc.wantOwn, err)
+			}
+		})
 	}
 }
 
