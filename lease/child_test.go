@@ -1,7 +1,9 @@
 package lease_test
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,7 +25,7 @@ import (
 // freeze with SIGSTOP inside its fenced transaction: a real process, with its
 // own connection and heartbeat, as in production.
 const (
-	envChild    = "LEASE_TEST_CHILD"     // the child's mode: childFenced
+	envChild    = "LEASE_TEST_CHILD"     // the child's mode: childFenced or childBounded
 	envChildDSN = "LEASE_TEST_CHILD_DSN" // its database
 	envChildTTL = "LEASE_TEST_CHILD_TTL" // its lease's TTL (a Go duration)
 )
@@ -33,6 +35,9 @@ const (
 	// childFenced holds its lease inside a transaction that called
 	// CheckFence (the row locked FOR SHARE), with no bound, until killed.
 	childFenced = "fenced"
+	// childBounded does the same inside Lease.FencedTx; after a line on
+	// stdin it tries its write, prints how FencedTx ended and exits.
+	childBounded = "bounded"
 )
 
 // childMain is the child's main; it returns the exit code. It prints
@@ -89,6 +94,19 @@ func runChild(ctx context.Context, mode string) error {
 			return err
 		}
 		_, _ = io.Copy(io.Discard, os.Stdin) // until killed
+		return nil
+	case childBounded:
+		err := l.FencedTx(ctx, store.Pool(), func(ctx context.Context, tx pgx.Tx) error {
+			if err := ready(ctx, tx); err != nil {
+				return err
+			}
+			if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO doc VALUES ('child', $1)`, l.Fence())
+			return err
+		})
+		fmt.Printf("done stale=%v lost=%v err=%v\n", errors.Is(err, lease.ErrStale), errors.Is(err, lease.ErrLost), err)
 		return nil
 	}
 	return fmt.Errorf("unknown mode %q", mode)

@@ -88,12 +88,15 @@
 // fencing token, which rises with every change of owner. The protected
 // resource must check it on every write:
 //
-//   - In the lease's own database, call Lease.CheckFence (or Token.Check)
-//     inside the transaction that writes. It locks the lease row FOR SHARE,
-//     so no takeover can commit between the check and the write; a stale run
-//     gets ErrStale and must not write. A writer paused inside that
-//     transaction holds the lock and blocks every takeover: give protected
-//     writers a short idle_in_transaction_session_timeout.
+//   - In the lease's own database, write with Lease.FencedTx. It runs the
+//     fence check (Lease.CheckFence, or Token.Check, which locks the lease
+//     row FOR SHARE, so no takeover can commit between the check and the
+//     write) in a transaction that the server bounds by the lease's
+//     remaining safe time; a stale run gets ErrStale and writes nothing.
+//     Put only the write in it: the open transaction blocks every takeover.
+//     A writer frozen inside it holds the row for that bound at most (in a
+//     transaction of your own with CheckFence and no bound, until it
+//     resumes).
 //   - In an external resource (another database, a file store, an API),
 //     keep the highest token seen per key and reject writes with a lower one,
 //     atomically with the write: for example
