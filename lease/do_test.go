@@ -10,6 +10,7 @@ import (
 
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/lease"
+	"github.com/leasetop/leasetop/lease/leasetest"
 )
 
 func TestDoReleasesAfterFunctionReturns(t *testing.T) {
@@ -105,9 +106,7 @@ func TestDoLossIsOneLine(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := c.Do(context.Background(), permit(t, c, testKey, "h"), lease.Try, func(ctx context.Context, l *lease.Lease) error {
-				if _, err := store.ForceRelease(context.Background(), testKey, l.RunID(), "test"); err != nil {
-					return err
-				}
+				leasetest.ForceLoss(t, store, l)
 				<-ctx.Done()
 				return tc.fnErr(ctx)
 			})

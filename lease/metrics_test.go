@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/lease"
+	"github.com/leasetop/leasetop/lease/leasetest"
 )
 
 // metricsLog records what a Client reports to its Metrics hook.
@@ -54,28 +55,24 @@ func (m *metricsLog) snapshot() metricsLog {
 // lost.
 func TestMetricsHook(t *testing.T) {
 	db := pgtest.New(t)
-	proxy, dsn := viaProxy(t, db)
+	store := db.Store(t)
 	var log metricsLog
 	cfg := lease.Config{TTL: 2 * time.Second, RenewInterval: 300 * time.Millisecond, SafetyMargin: 700 * time.Millisecond,
 		RenewTimeout: 200 * time.Millisecond, Metrics: log.hook()}
-	cut := newClient(t, openStore(t, dsn), cfg)
-	direct := newClient(t, db.Store(t), cfg)
+	c := newClient(t, store, cfg)
 	ctx := context.Background()
 
-	l := acquire(t, cut, permit(t, cut, testKey, "cut-off"))
-	if _, err := direct.Try(ctx, permit(t, direct, testKey, "other")); !errors.Is(err, lease.ErrHeld) {
+	l := acquire(t, c, permit(t, c, testKey, "blocked"))
+	if _, err := c.Try(ctx, permit(t, c, testKey, "other")); !errors.Is(err, lease.ErrHeld) {
 		t.Fatalf("Try while held err = %v, want ErrHeld", err)
 	}
 	pgtest.Eventually(t, 10*time.Second, "a confirmed renewal reported", func() bool { return count(log.snapshot().renewals, nil) > 0 })
-	proxy.Blackhole()
-	cause := waitDone(t, l, 20*time.Second)
-	proxy.Resume()
+	unblock := leasetest.BlockRenewals(t, store, testKey)
+	cause := leasetest.WaitLost(t, l)
+	unblock()
 
-	other := acquire(t, direct, permit(t, direct, lease.Key{Account: "acct", Session: "forced"}, "forced"))
-	if _, err := db.Store(t).ForceRelease(ctx, other.Key(), other.RunID(), "metrics test"); err != nil {
-		t.Fatal(err)
-	}
-	waitDone(t, other, 20*time.Second)
+	other := acquire(t, c, permit(t, c, lease.Key{Account: "acct", Session: "forced"}, "forced"))
+	leasetest.ForceLoss(t, store, other)
 
 	got := log.snapshot()
 	if n := count(got.acquires, nil); n != 2 {
