@@ -21,16 +21,31 @@ import (
 // Given a savepoint, the settings stay on the enclosing transaction until it
 // ends (unless the savepoint is rolled back).
 func BoundTx(ctx context.Context, tx pgx.Tx, d time.Duration) error {
-	ms := d.Milliseconds()
-	if ms < 1 {
-		return &InputError{Field: "transaction bound", Problem: "must be at least 1ms"}
-	}
-	_, err := tx.Exec(ctx, `SELECT set_config('statement_timeout', $1, true),
-		set_config('idle_in_transaction_session_timeout', $1, true)`, strconv.FormatInt(ms, 10))
+	ms, err := boundMillis(d)
 	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, boundSQL, ms); err != nil {
 		return fmt.Errorf("bound transaction: %w", translate(err))
 	}
 	return nil
+}
+
+// boundSQL sets both bounds, for this transaction only, to $1 milliseconds.
+const boundSQL = `SELECT set_config('statement_timeout', $1, true),
+	set_config('idle_in_transaction_session_timeout', $1, true)`
+
+// checkFenceSQL is lease.check_fence's call, for database/sql (CheckFence
+// has it too).
+const checkFenceSQL = `SELECT lease.check_fence($1, $2, $3, $4)`
+
+// boundMillis is d as the settings' text: whole milliseconds, at least one.
+func boundMillis(d time.Duration) (string, error) {
+	ms := d.Milliseconds()
+	if ms < 1 {
+		return "", &InputError{Field: "transaction bound", Problem: "must be at least 1ms"}
+	}
+	return strconv.FormatInt(ms, 10), nil
 }
 
 // OutlivedBound reports whether err is the server ending what BoundTx

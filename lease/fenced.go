@@ -45,7 +45,26 @@ var errOutlived = errors.New("the fenced transaction outlived the lease's safe d
 // returns fn's error (after rolling back), a database error, or, when the
 // commit fails, that error (a commit whose reply was lost may still have
 // committed, under the fence).
+//
+// FencedSQLTx is the same for database/sql.
 func (l *Lease) FencedTx(ctx context.Context, db Beginner, fn func(ctx context.Context, tx pgx.Tx) error) error {
+	return l.fenced(ctx, func(ctx context.Context) (fencedTx, error) {
+		tx, err := db.Begin(ctx)
+		return pgxFenced{tx: tx, token: l.token, fn: fn}, err
+	})
+}
+
+// fencedTx is one open fenced transaction, whatever its driver.
+type fencedTx interface {
+	bound(ctx context.Context, d time.Duration) error
+	check(ctx context.Context) error
+	work(ctx context.Context) error
+	commit(ctx context.Context) error
+	rollback(ctx context.Context)
+}
+
+// fenced runs the fenced transaction that begin starts (see FencedTx).
+func (l *Lease) fenced(ctx context.Context, begin func(ctx context.Context) (fencedTx, error)) error {
 	if err := l.Err(); err != nil {
 		return l.stale(err)
 	}
@@ -61,25 +80,25 @@ func (l *Lease) FencedTx(ctx context.Context, db Beginner, fn func(ctx context.C
 	stop := context.AfterFunc(l.ctx, func() { cancelLost(context.Cause(l.ctx)) })
 	defer stop()
 
-	tx, err := db.Begin(lctx)
+	tx, err := begin(lctx)
 	if err != nil {
 		return l.txError(ctx, lctx, err)
 	}
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.ReleaseTimeout)
 		defer cancel()
-		_ = tx.Rollback(rctx) // after a commit: a no-op
+		tx.rollback(rctx) // after a commit: a no-op
 	}()
-	if err := data.BoundTx(lctx, tx, bound); err != nil {
-		return l.txError(ctx, lctx, err)
+	for _, step := range []func(context.Context) error{
+		func(ctx context.Context) error { return tx.bound(ctx, bound) },
+		tx.check,
+		tx.work,
+	} {
+		if err := step(lctx); err != nil {
+			return l.txError(ctx, lctx, err)
+		}
 	}
-	if err := l.token.Check(lctx, tx); err != nil {
-		return l.txError(ctx, lctx, err)
-	}
-	if err := fn(lctx, tx); err != nil {
-		return l.txError(ctx, lctx, err)
-	}
-	if err := tx.Commit(lctx); err != nil {
+	if err := tx.commit(lctx); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
@@ -109,3 +128,18 @@ func (l *Lease) stale(cause error) error {
 	}
 	return fmt.Errorf("%w: %w", ErrStale, cause)
 }
+
+// pgxFenced is a fenced transaction on pgx.
+type pgxFenced struct {
+	tx    pgx.Tx
+	token Token
+	fn    func(ctx context.Context, tx pgx.Tx) error
+}
+
+func (f pgxFenced) bound(ctx context.Context, d time.Duration) error {
+	return data.BoundTx(ctx, f.tx, d)
+}
+func (f pgxFenced) check(ctx context.Context) error  { return f.token.Check(ctx, f.tx) }
+func (f pgxFenced) work(ctx context.Context) error   { return f.fn(ctx, f.tx) }
+func (f pgxFenced) commit(ctx context.Context) error { return f.tx.Commit(ctx) }
+func (f pgxFenced) rollback(ctx context.Context)     { _ = f.tx.Rollback(ctx) }
