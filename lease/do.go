@@ -27,8 +27,9 @@ const (
 // error on one line that errors.Is both ErrLost and the cause
 // (ErrForceReleased, ErrTakenOver, ErrRejected or ErrExpired; errors.As
 // gives the *LostError): the *LostError itself when fn's error was only the
-// consequence of the loss (nil, a context error such as pgx's "context
-// canceled", or the loss itself), else the *LostError followed by fn's
+// consequence of the loss (nil, or a context error such as pgx's "context
+// canceled"), fn's error when it carries the loss already (the context's
+// cause, or FencedTx's ErrStale), else the *LostError followed by fn's
 // error. A failed Release is added to fn's error on the same line. When the
 // lease is never acquired Do returns the acquisition error and never
 // reports a loss. fn must return promptly once its context is done: the
@@ -64,8 +65,11 @@ func (c *Client) Do(ctx context.Context, p Permit, mode Mode, fn func(ctx contex
 // withLoss is Do's error when the lease was lost while fn ran and fn
 // returned err.
 func withLoss(lost *LostError, err error) error {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrLost) {
+	switch {
+	case err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return lost // the work stopped because of the loss: the loss says it all
+	case errors.Is(err, ErrLost):
+		return err // it carries the loss already: the context's cause, FencedTx's ErrStale
 	}
 	return fmt.Errorf("%w; the work failed too: %w", lost, err)
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/lease"
 	"github.com/leasetop/leasetop/lease/leasetest"
@@ -93,22 +95,26 @@ func TestDoLossIsOneLine(t *testing.T) {
 	c := newClient(t, store, lease.Config{TTL: time.Second})
 	errOwn := errors.New("the model call failed")
 	for _, tc := range []struct {
-		name    string
-		fnErr   func(ctx context.Context) error // what fn returns once its ctx is done
-		wantOwn bool
+		name      string
+		fnErr     func(ctx context.Context, l *lease.Lease) error // what fn returns once its ctx is done
+		wantOwn   bool
+		wantStale bool
 	}{
-		{"pgx context canceled", func(ctx context.Context) error {
+		{"pgx context canceled", func(ctx context.Context, _ *lease.Lease) error {
 			_, err := pool.Exec(ctx, `SELECT 1`)
 			return err
-		}, false},
-		{"context cause", context.Cause, false},
-		{"an error of its own", func(context.Context) error { return errOwn }, true},
+		}, false, false},
+		{"context cause", func(ctx context.Context, _ *lease.Lease) error { return context.Cause(ctx) }, false, false},
+		{"FencedTx refused", func(ctx context.Context, l *lease.Lease) error {
+			return l.FencedTx(context.Background(), pool, func(context.Context, pgx.Tx) error { return nil })
+		}, false, true},
+		{"an error of its own", func(context.Context, *lease.Lease) error { return errOwn }, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := c.Do(context.Background(), permit(t, c, testKey, "h"), lease.Try, func(ctx context.Context, l *lease.Lease) error {
 				leasetest.ForceLoss(t, store, l)
 				<-ctx.Done()
-				return tc.fnErr(ctx)
+				return tc.fnErr(ctx, l)
 			})
 			if msg := fmt.Sprint(err); strings.Contains(msg, "\n") || strings.Contains(msg, "context canceled") {
 				t.Errorf("Do err = %q, want one line without \"context canceled\"", msg)
@@ -118,6 +124,9 @@ func TestDoLossIsOneLine(t *testing.T) {
 			}
 			if got := errors.Is(err, errOwn); got != tc.wantOwn {
 				t.Errorf("errors.Is(Do err, fn's own error) = %v, want %v (err %v)", got, tc.wantOwn, err)
+			}
+			if got := errors.Is(err, lease.ErrStale); got != tc.wantStale {
+				t.Errorf("errors.Is(Do err, ErrStale) = %v, want %v (err %v)", got, tc.wantStale, err)
 			}
 		})
 	}

@@ -12,28 +12,31 @@
 // Client.Authorize mints one, after the Authorizer you supply allowed the
 // request.
 //
-//	store, err := data.Open(ctx, os.Getenv("DATABASE_URL"))
-//	client, err := lease.New(store, lease.Config{TTL: 15 * time.Second})
-//	defer client.Close()
-//
-//	// Your authentication and authorization, for example a membership check.
 //	authz := lease.AuthorizerFunc(func(ctx context.Context, r lease.Request) error {
 //		if !user.MemberOf(r.Key.Account) {
 //			return errors.New("not a member of this account")
 //		}
 //		return nil
 //	})
-//	permit, err := client.Authorize(ctx, authz, lease.Key{Account: "acme", Session: "chat-42"}, "worker-7")
+//	permit, err := client.Authorize(ctx, authz, key, "worker-7")
 //	if err != nil {
-//		return err // errors.Is(err, lease.ErrDenied): never competed
+//		return err // errors.Is(err, lease.ErrDenied): it never competed
 //	}
+//
+//	// Wait for the lease, work while it is held, release once the function returned.
 //	err = client.Do(ctx, permit, lease.Wait, func(ctx context.Context, l *lease.Lease) error {
-//		// ctx is cancelled the moment ownership might be lost.
-//		return work(ctx, l.Token()) // pass the fencing token to every write
+//		// ctx is cancelled the moment ownership might be lost; context.Cause(ctx) says why.
+//		// ... the long part (call the model, run tools) goes here, with ctx ...
+//		return l.FencedTx(ctx, store.Pool(), func(ctx context.Context, tx pgx.Tx) error {
+//			// Only the protected write in here: while it is open, nobody can take over.
+//			_, err := tx.Exec(ctx, `INSERT INTO reply (session, body, fence) VALUES ($1, $2, $3)`,
+//				key.Session, answer, l.Fence())
+//			return err
+//		})
 //	})
-//	if errors.Is(err, lease.ErrLost) {
-//		// The lease was lost while work ran; its effects must be fenced.
-//	}
+//
+// The package's Example is this code in full, from data.Open to the
+// handling of the errors; README.md shows the same.
 //
 // # Valid before work: the local safe deadline
 //

@@ -13,52 +13,6 @@ import (
 	"github.com/leasetop/leasetop/lease"
 )
 
-// Own an execution: authorize, then acquire, work while held, release.
-func Example() {
-	dsn, drop := exampleDatabase()
-	defer drop()
-	ctx := context.Background()
-
-	store, err := data.Open(ctx, dsn)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer store.Close()
-	client, err := lease.New(store, lease.Config{TTL: 15 * time.Second})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer client.Close()
-
-	// Authentication and authorization come first, and stay yours: here, the
-	// caller may act only on its own account.
-	caller := "acme"
-	authz := lease.AuthorizerFunc(func(ctx context.Context, r lease.Request) error {
-		if r.Key.Account != caller {
-			return errors.New("not your account")
-		}
-		return nil
-	})
-	permit, err := client.Authorize(ctx, authz, lease.Key{Account: "acme", Session: "chat-42"}, "worker-7")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-
-	err = client.Do(ctx, permit, lease.Wait, func(ctx context.Context, l *lease.Lease) error {
-		// ctx is cancelled the moment ownership might be lost; pass
-		// l.Token() to every write so stale writes are refused.
-		fmt.Printf("running %s as %s\n", l.Key(), l.Holder())
-		return nil
-	})
-	fmt.Println("done, err =", err)
-	// Output:
-	// running acme/chat-42 as worker-7
-	// done, err = <nil>
-}
-
 // Authorization is unskippable: a refused request never competes.
 func ExampleClient_Authorize() {
 	dsn, drop := exampleDatabase()
