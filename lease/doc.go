@@ -88,8 +88,9 @@
 // A lease cannot give mutual exclusion on its own: a holder paused past its
 // TTL (GC, SIGSTOP, a frozen VM) resumes believing it still owns the
 // session, and may act before its heartbeat notices. Fence returns the
-// fencing token, which rises with every change of owner. The protected
-// resource must check it on every write:
+// fencing token, which rises with every change of owner (with gaps: a
+// contended takeover draws a value before it loses; compare fences, never
+// count them). The protected resource must check it on every write:
 //
 //   - In the lease's own database, write with Lease.FencedTx. It runs the
 //     fence check (Lease.CheckFence, or Token.Check, which locks the lease

@@ -99,7 +99,9 @@ func (l *Lease) RunID() uuid.UUID { return l.token.RunID }
 
 // Fence returns the fencing token: it rises with every change of owner of
 // this key and never changes while this run holds it. Pass it to anything
-// the run writes, and have the writer refuse lower tokens.
+// the run writes, and have the writer refuse lower tokens. Fences are not
+// consecutive (keys share one sequence, and an acquire attempt that loses a
+// takeover still draws a value): compare them, never count them.
 func (l *Lease) Fence() int64 { return l.token.Fence }
 
 // Token returns the key, run id and fence: what a protected resource checks.
