@@ -94,7 +94,8 @@ func takeoverRounds(ctx context.Context, store *data.Store, lw *leaseWaiters, ke
 // after the expiry.
 func takeoverRound(ctx context.Context, store *data.Store, lw *leaseWaiters, key data.Key, renewals int) (time.Duration, error) {
 	run := uuid.New()
-	if _, err := store.Acquire(ctx, key, run, takeoverTTL, "bench dying holder"); err != nil {
+	g, err := store.Acquire(ctx, key, run, takeoverTTL, "bench dying holder")
+	if err != nil {
 		return 0, fmt.Errorf("takeover %s: holder: %w", key, err)
 	}
 	w, err := lw.start(ctx, key)
@@ -118,7 +119,7 @@ func takeoverRound(ctx context.Context, store *data.Store, lw *leaseWaiters, key
 	if err != nil {
 		return 0, err
 	}
-	if len(evs) != 1 || evs[0].Kind != data.KindTakenOver || evs[0].PrevRunID != run {
+	if len(evs) != 1 || evs[0].Kind != data.KindTakenOver || evs[0].PrevFence != g.Fence {
 		return 0, fmt.Errorf("takeover %s: last event %+v, want the waiter's takeover from the dead holder", key, evs)
 	}
 	return evs[0].At.Sub(evs[0].PrevExpiresAt), w.release(ctx)
