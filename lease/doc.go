@@ -110,4 +110,13 @@
 // Programs not written in Go get the same from `leasetop run`, which runs a
 // command while holding a lease and passes the token in the environment
 // (see TokenFromEnv).
+//
+// # Measuring and testing
+//
+// Config.Metrics receives each acquire attempt, renewal, loss and period at
+// risk, without key or run labels; package leaseprom records them in
+// Prometheus collectors on the registry you choose. Package leasetest makes
+// a lease end on a real database (a forced release, an expiry now, renewals
+// that get no answer) so a test can check that the program stops and writes
+// nothing.
 package lease
