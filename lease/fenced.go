@@ -123,6 +123,7 @@ func (l *Lease) txError(ctx, fctx context.Context, err error) error {
 // stale is ErrStale because of cause, or because of the lease's own end
 // when it has ended (that says more than a deadline).
 func (l *Lease) stale(cause error) error {
+	l.onDeadline() // a deadline that passed has ended the lease, even if the watchdog has not run yet
 	if end := l.Err(); end != nil {
 		cause = end
 	}
