@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -43,51 +41,20 @@ func (r *run) runTakeover(ctx context.Context, w workload) ([]Result, error) {
 	defer lw.Close()
 	r.checkpoint(ctx)
 
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var phase atomic.Int32
-	hists := make([]Histogram, n)
-	var wg sync.WaitGroup
+	rounds := make([]roundFunc, n)
 	for i, key := range keys {
 		rng := rand.New(rand.NewPCG(uint64(i), 7))
-		wg.Go(func() {
-			if err := takeoverRounds(ctx, store, lw, key, rng, &phase, &hists[i]); err != nil && ctx.Err() == nil {
-				cancel(err)
-			}
-		})
+		rounds[i] = func(ctx context.Context) (time.Duration, error) {
+			return takeoverRound(ctx, store, lw, key, rng.IntN(3))
+		}
 	}
-	window := r.measure(ctx, &phase)
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
+	h, window, err := r.measureRounds(ctx, rounds)
+	if err != nil {
 		return nil, err
 	}
-	var h Histogram
-	for i := range hists {
-		h.Merge(&hists[i])
-	}
-	res := newResult(w.name, takeoverDesc, &h, window)
+	res := newResult(w.name, takeoverDesc, h, window)
 	res.Note = fmt.Sprintf("%d pair(s), holder TTL %s", n, takeoverTTL)
 	return []Result{res}, nil
-}
-
-// takeoverRounds runs one pair's rounds until the phase is done and at
-// least one round was recorded.
-func takeoverRounds(ctx context.Context, store *data.Store, lw *leaseWaiters, key data.Key, rng *rand.Rand,
-	phase *atomic.Int32, h *Histogram) error {
-	for ctx.Err() == nil {
-		ph := phase.Load()
-		if ph == phaseDone && h.Count() > 0 {
-			return nil
-		}
-		d, err := takeoverRound(ctx, store, lw, key, rng.IntN(3))
-		if err != nil {
-			return err
-		}
-		if ph != phaseWarmup {
-			h.Record(d)
-		}
-	}
-	return ctx.Err()
 }
 
 // takeoverRound is one death and takeover; it returns the takeover's delay
