@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
 )
@@ -16,55 +18,38 @@ import (
 func TestBoundTx(t *testing.T) {
 	db := pgtest.New(t)
 	ctx := context.Background()
-	t.Run("statement", func(t *testing.T) {
+	// bounded begins a transaction bounded by d on a connection of its own.
+	bounded := func(t *testing.T, d time.Duration) (*pgx.Conn, pgx.Tx) {
 		conn := db.Conn(t)
 		tx, err := conn.Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer tx.Rollback(ctx)
-		if err := data.BoundTx(ctx, tx, 100*time.Millisecond); err != nil {
-			t.Fatalf("BoundTx err = %v", err)
+		t.Cleanup(func() { _ = tx.Rollback(ctx) })
+		if err := data.BoundTx(ctx, tx, d); err != nil {
+			t.Fatalf("BoundTx(%v) err = %v", d, err)
 		}
-		_, err = tx.Exec(ctx, `SELECT pg_sleep(5)`)
-		if !data.OutlivedBound(err) {
+		return conn, tx
+	}
+	t.Run("statement", func(t *testing.T) {
+		_, tx := bounded(t, 100*time.Millisecond)
+		if _, err := tx.Exec(ctx, `SELECT pg_sleep(5)`); !data.OutlivedBound(err) {
 			t.Errorf("a statement longer than the bound err = %v, want OutlivedBound", err)
 		}
 	})
 	t.Run("idle", func(t *testing.T) {
-		conn := db.Conn(t)
-		tx, err := conn.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := data.BoundTx(ctx, tx, 100*time.Millisecond); err != nil {
-			t.Fatalf("BoundTx err = %v", err)
-		}
+		_, tx := bounded(t, 100*time.Millisecond)
 		var pid int
 		if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
 			t.Fatal(err)
 		}
-		pool := db.Pool(t)
-		pgtest.Eventually(t, 10*time.Second, "the server to end the idle transaction's session", func() bool {
-			var n int
-			if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE pid = $1`, pid).Scan(&n); err != nil {
-				t.Fatal(err)
-			}
-			return n == 0
-		})
-		if _, err = tx.Exec(ctx, `SELECT 1`); !data.OutlivedBound(err) {
+		pgtest.WaitBackendGone(t, db.Pool(t), pid)
+		if _, err := tx.Exec(ctx, `SELECT 1`); !data.OutlivedBound(err) {
 			t.Errorf("a statement after the idle bound err = %v, want OutlivedBound (the server ended the session)", err)
 		}
 	})
 	t.Run("only this transaction", func(t *testing.T) {
-		conn := db.Conn(t)
-		tx, err := conn.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := data.BoundTx(ctx, tx, time.Second); err != nil {
-			t.Fatal(err)
-		}
+		conn, tx := bounded(t, time.Second)
 		if err := tx.Commit(ctx); err != nil {
 			t.Fatal(err)
 		}

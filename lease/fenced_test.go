@@ -33,34 +33,9 @@ func TestFencedTxFrozenHolderIsCutOff(t *testing.T) {
 	w := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	p := permit(t, w, testKey, "waiter")
-	type result struct {
-		l   *lease.Lease
-		err error
-	}
-	got := make(chan result, 1)
-	go func() {
-		l, err := w.Wait(wctx, p)
-		got <- result{l, err}
-	}()
-	pgtest.Eventually(t, 30*time.Second, "the server to end the frozen holder's session", func() bool {
-		var n int
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE pid = $1`, frozen.backend).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n == 0
-	})
-	var r result
-	select {
-	case r = <-got:
-	case <-time.After(30 * time.Second):
-		t.Fatal("no takeover 30 s after the frozen holder's session ended")
-	}
-	if r.err != nil {
-		t.Fatalf("Wait err = %v, want the lease", r.err)
-	}
-	next := r.l
-	defer next.Release(ctx)
+	pending := startWait(wctx, w, permit(t, w, testKey, "waiter"))
+	pgtest.WaitBackendGone(t, pool, frozen.backend) // the server ended the frozen holder's session
+	next := pending.lease(t, 30*time.Second, "after the frozen holder's session ended")
 	if frozen.exited() {
 		t.Fatal("the child exited: the takeover must happen while it is frozen")
 	}

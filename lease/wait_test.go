@@ -218,38 +218,19 @@ func TestWaitOutlivesAttemptTimeouts(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	type result struct {
-		l   *lease.Lease
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		l, err := w.Wait(ctx, p)
-		done <- result{l, err}
-	}()
+	pending := startWait(ctx, w, p)
 	timedOut := count(log.snapshot().acquires, context.DeadlineExceeded)
 	pgtest.Eventually(t, 30*time.Second, "one of Wait's attempts to time out", func() bool {
 		return count(log.snapshot().acquires, context.DeadlineExceeded) > timedOut
 	})
-	select {
-	case r := <-done:
+	if r, ok := pending.returned(); ok {
 		t.Fatalf("Wait returned (%v, %v) while the holder was still frozen, want it to wait on", r.l, r.err)
-	default:
 	}
 
 	frozen.signal(t, syscall.SIGKILL) // its connection closes: the transaction ends, the row is free
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("Wait still waiting 30 s after the frozen holder was killed")
-	}
-	if r.err != nil {
-		t.Fatalf("Wait err = %v, want the lease", r.err)
-	}
-	defer r.l.Release(context.Background())
-	if r.l.Fence() <= frozen.fence {
-		t.Errorf("fence after takeover = %d, want > the frozen holder's %d", r.l.Fence(), frozen.fence)
+	l := pending.lease(t, 30*time.Second, "after the frozen holder was killed")
+	if l.Fence() <= frozen.fence {
+		t.Errorf("fence after takeover = %d, want > the frozen holder's %d", l.Fence(), frozen.fence)
 	}
 	t.Logf("%d attempts timed out while the holder was frozen", count(log.snapshot().acquires, context.DeadlineExceeded))
 }
