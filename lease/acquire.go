@@ -11,14 +11,15 @@ import (
 	"github.com/leasetop/leasetop/data"
 )
 
-// Acquire tries once to acquire p's lease for a fresh run id. It returns the
-// held Lease, or an error: ErrHeld (a *HeldError naming the holder and its
-// remaining TTL) when another run holds it, ErrExpired when the grant
-// arrived after its own safe deadline (it is then released and not held),
-// ErrNoPermit, ErrClosed, or the database's error.
+// Try acquires p's lease for a fresh run id with one attempt: it does not
+// wait (Wait does). It returns the held Lease, or an error: ErrHeld (a
+// *HeldError naming the holder and its remaining TTL) when another run holds
+// it, ErrExpired when the grant arrived after its own safe deadline (it is
+// then released and not held), ErrNoPermit, ErrClosed, or the database's
+// error.
 //
 // ctx bounds the attempt; the Lease's Context is not cancelled by it.
-func (c *Client) Acquire(ctx context.Context, p Permit) (*Lease, error) {
+func (c *Client) Try(ctx context.Context, p Permit) (*Lease, error) {
 	if err := c.check(p); err != nil {
 		return nil, err
 	}
@@ -57,13 +58,15 @@ func (c *Client) try(ctx context.Context, req Request, tr *tracker) (*Lease, err
 	g, err := c.store.Acquire(actx, req.Key, tr.runID, c.cfg.TTL, req.Holder)
 	recv := time.Now()
 	if err != nil {
+		c.cfg.Metrics.observeAcquire(recv.Sub(sent), err)
 		if definite(err) {
 			tr.unknownSince = time.Time{}
 		} else if !tr.maybeGranted() {
 			tr.unknownSince = sent
 		}
 		if ctx.Err() == nil && actx.Err() != nil {
-			return nil, fmt.Errorf("acquire %q: no reply within TTL - safety margin (%s): %w", req.Key.String(), window, err)
+			// err names the key already ("acquire KEY: timeout: ...").
+			return nil, fmt.Errorf("no reply within TTL - safety margin (%s): %w", window, err)
 		}
 		return nil, err
 	}
@@ -73,9 +76,12 @@ func (c *Client) try(ctx context.Context, req Request, tr *tracker) (*Lease, err
 		old := tr.runID
 		*tr = tracker{runID: uuid.New()}
 		c.cleanup(req.Key, old)
-		return nil, fmt.Errorf("acquire %q: %w: the grant arrived %s after the request, past its safe deadline",
+		err := fmt.Errorf("acquire %q: %w: the grant arrived %s after the request, past its safe deadline",
 			req.Key.String(), ErrExpired, recv.Sub(basis).Round(time.Millisecond))
+		c.cfg.Metrics.observeAcquire(recv.Sub(sent), err)
+		return nil, err
 	}
+	c.cfg.Metrics.observeAcquire(recv.Sub(sent), nil)
 	return c.start(ctx, req, tr.runID, g, basis), nil
 }
 

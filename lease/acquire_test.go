@@ -10,7 +10,7 @@ import (
 	"github.com/leasetop/leasetop/lease"
 )
 
-func TestAcquireTryOnce(t *testing.T) {
+func TestTryOnce(t *testing.T) {
 	db := pgtest.New(t)
 	store := db.Store(t)
 	cfg := lease.Config{TTL: 10 * time.Second}
@@ -35,10 +35,10 @@ func TestAcquireTryOnce(t *testing.T) {
 		t.Errorf("row = %+v, want run %v fence %d holder a expiry %v", row, la.RunID(), la.Fence(), st.ExpiresAt)
 	}
 
-	_, err := b.Acquire(ctx, permit(t, b, testKey, "b"))
+	_, err := b.Try(ctx, permit(t, b, testKey, "b"))
 	var held *lease.HeldError
 	if !errors.As(err, &held) || !errors.Is(err, lease.ErrHeld) {
-		t.Fatalf("Acquire while held err = %v, want *HeldError", err)
+		t.Fatalf("Try while held err = %v, want *HeldError", err)
 	}
 	if held.RunID != la.RunID() || held.Holder != "a" || held.Remaining <= 0 || held.Remaining > cfg.TTL {
 		t.Errorf("HeldError = %+v, want run %v holder a with 0 < remaining <= TTL", held, la.RunID())
@@ -56,14 +56,14 @@ func TestAcquireTryOnce(t *testing.T) {
 	}
 }
 
-func TestAcquireAfterClose(t *testing.T) {
+func TestTryAfterClose(t *testing.T) {
 	db := pgtest.New(t)
 	c := newClient(t, db.Store(t), lease.Config{})
 	p := permit(t, c, testKey, "h")
 	c.Close()
 	c.Close() // idempotent
-	if _, err := c.Acquire(context.Background(), p); !errors.Is(err, lease.ErrClosed) {
-		t.Errorf("Acquire after Close err = %v, want ErrClosed", err)
+	if _, err := c.Try(context.Background(), p); !errors.Is(err, lease.ErrClosed) {
+		t.Errorf("Try after Close err = %v, want ErrClosed", err)
 	}
 	if _, err := c.Wait(context.Background(), p); !errors.Is(err, lease.ErrClosed) {
 		t.Errorf("Wait after Close err = %v, want ErrClosed", err)
@@ -72,7 +72,7 @@ func TestAcquireAfterClose(t *testing.T) {
 
 // A grant whose reply cannot arrive before its safe deadline is never
 // returned as held: the request is held in the network past TTL - margin.
-func TestAcquireLateGrantIsNotHeld(t *testing.T) {
+func TestTryLateGrantIsNotHeld(t *testing.T) {
 	db := pgtest.New(t)
 	proxy, dsn := viaProxy(t, db)
 	slow := openStore(t, dsn)
@@ -88,16 +88,16 @@ func TestAcquireLateGrantIsNotHeld(t *testing.T) {
 	var err error
 	go func() {
 		defer close(done)
-		l, err = c.Acquire(context.Background(), p)
+		l, err = c.Try(context.Background(), p)
 	}()
 	pgtest.Eventually(t, 10*time.Second, "the acquire request to reach the proxy", func() bool { return proxy.Held() > 0 })
 	<-done
 	proxy.Resume()
 	if err == nil || l != nil {
-		t.Fatalf("Acquire with a reply later than TTL - margin = %v, %v; want no lease and an error", l, err)
+		t.Fatalf("Try with a reply later than TTL - margin = %v, %v; want no lease and an error", l, err)
 	}
 	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, lease.ErrExpired) {
-		t.Errorf("Acquire err = %v, want a deadline or ErrExpired", err)
+		t.Errorf("Try err = %v, want a deadline or ErrExpired", err)
 	}
 	// Whatever the server granted is released in the background or expires:
 	// another run gets the lease without anyone having used it.

@@ -34,7 +34,7 @@ type AuthorizerFunc func(ctx context.Context, req Request) error
 func (f AuthorizerFunc) Authorize(ctx context.Context, req Request) error { return f(ctx, req) }
 
 // Permit is the proof that an Authorizer allowed a Request. Only
-// Client.Authorize mints one, and Acquire, Wait and Do accept nothing else:
+// Client.Authorize mints one, and Try, Wait and Do accept nothing else:
 // a program cannot compete for a lease without passing its authorization
 // step. The zero Permit is refused with ErrNoPermit.
 //
@@ -49,7 +49,7 @@ type Permit struct {
 func (p Permit) Request() Request { return p.req }
 
 // Authorize validates key and holder, asks authz whether the caller may
-// compete for key's lease, and returns the Permit that Acquire, Wait and Do
+// compete for key's lease, and returns the Permit that Try, Wait and Do
 // need. A nil authz, invalid input (errors.Is(err, data.ErrInvalid)) and a
 // refusal (errors.Is(err, ErrDenied)) return an error and no Permit.
 func (c *Client) Authorize(ctx context.Context, authz Authorizer, key Key, holder string) (Permit, error) {

@@ -39,8 +39,8 @@ func TestAuthorizeGatesCompeting(t *testing.T) {
 
 	foreign := permit(t, other, testKey, "h")
 	for name, p := range map[string]lease.Permit{"zero Permit": {}, "another client's Permit": foreign} {
-		if _, err := c.Acquire(ctx, p); !errors.Is(err, lease.ErrNoPermit) {
-			t.Errorf("Acquire(%s) err = %v, want ErrNoPermit", name, err)
+		if _, err := c.Try(ctx, p); !errors.Is(err, lease.ErrNoPermit) {
+			t.Errorf("Try(%s) err = %v, want ErrNoPermit", name, err)
 		}
 		if _, err := c.Wait(ctx, p); !errors.Is(err, lease.ErrNoPermit) {
 			t.Errorf("Wait(%s) err = %v, want ErrNoPermit", name, err)

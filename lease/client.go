@@ -39,7 +39,7 @@ func (c *Client) Config() Config { return c.cfg }
 
 // Close stops the shared listener and waits for the Client's background work
 // (the listener and best-effort releases of grants whose replies were lost).
-// Acquire, Wait and Do return ErrClosed afterwards, and waiting calls return
+// Try, Wait and Do return ErrClosed afterwards, and waiting calls return
 // ErrClosed. Close is idempotent.
 func (c *Client) Close() {
 	c.mu.Lock()

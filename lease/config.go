@@ -38,12 +38,17 @@ type Config struct {
 	RenewTimeout time.Duration
 	// PollInterval is the longest a waiting acquire sleeps between attempts
 	// when no notification wakes it (a lost notification costs at most this
-	// much latency). Each sleep is min(PollInterval, the holder's remaining
-	// TTL) plus up to 20% jitter. Default 2 s.
+	// much latency): PollInterval plus up to 20% jitter, or, when the
+	// holder's lease ends sooner on the server clock, until 1-11 ms after
+	// that end. Default 2 s.
 	PollInterval time.Duration
 	// ReleaseTimeout bounds Release, which runs on a context detached from the
 	// caller's cancellation. Default 5 s.
 	ReleaseTimeout time.Duration
+	// Metrics, when set, receives measurements of acquisitions, renewals,
+	// losses and time at risk (see Metrics; leaseprom.Collector for
+	// Prometheus). Default none.
+	Metrics *Metrics
 }
 
 // withDefaults returns c with its zero fields filled in, or an error naming

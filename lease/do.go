@@ -3,34 +3,43 @@ package lease
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
-// Mode says whether Do tries once or waits for the lease.
+// Mode says how Do acquires the lease: like Client.Try or like Client.Wait.
+// The two ways to acquire have one name each, as a method and as a mode.
 type Mode int
 
 // The modes of Do.
 const (
-	// Try acquires once; Do returns ErrHeld when another run holds the lease.
+	// Try makes one attempt (Client.Try): Do returns ErrHeld when another
+	// run holds the lease.
 	Try Mode = iota
-	// Wait waits until the lease is acquired or ctx ends (see Client.Wait).
+	// Wait waits until the lease is acquired or ctx ends (Client.Wait).
 	Wait
 )
 
-// Do owns an execution: it acquires p's lease (per mode), runs fn with a
+// Do owns an execution: it acquires p's lease (Try or Wait, per mode), runs fn with a
 // context that is cancelled when the lease is lost or ctx ends, waits for fn
 // to return, and then releases the lease.
 //
-// It returns fn's error; joined with the *LostError (errors.Is(err,
-// ErrLost)) when the lease was lost before fn returned, or with Release's
-// error. When the lease is never acquired Do returns the acquisition error
-// and never reports a loss. fn must return promptly once its context is
-// done: the lease is released only after it returns.
+// It returns fn's error, or, when the lease was lost before fn returned, one
+// error on one line that errors.Is both ErrLost and the cause
+// (ErrForceReleased, ErrTakenOver, ErrRejected or ErrExpired; errors.As
+// gives the *LostError): the *LostError itself when fn's error was only the
+// consequence of the loss (nil, or a context error such as pgx's "context
+// canceled"), fn's error when it carries the loss already (the context's
+// cause, or FencedTx's ErrStale), else the *LostError followed by fn's
+// error. A failed Release is added to fn's error on the same line. When the
+// lease is never acquired Do returns the acquisition error and never
+// reports a loss. fn must return promptly once its context is done: the
+// lease is released only after it returns.
 func (c *Client) Do(ctx context.Context, p Permit, mode Mode, fn func(ctx context.Context, l *Lease) error) (err error) {
 	var l *Lease
 	if mode == Wait {
 		l, err = c.Wait(ctx, p)
 	} else {
-		l, err = c.Acquire(ctx, p)
+		l, err = c.Try(ctx, p)
 	}
 	if err != nil {
 		return err
@@ -43,12 +52,26 @@ func (c *Client) Do(ctx context.Context, p Permit, mode Mode, fn func(ctx contex
 		relErr := l.Release(ctx)
 		switch {
 		case lostBefore:
-			err = errors.Join(lost, err)
+			err = withLoss(lost, err)
+		case relErr != nil && err == nil:
+			err = relErr
 		case relErr != nil:
-			err = errors.Join(err, relErr)
+			err = fmt.Errorf("%w; %w", err, relErr)
 		}
 	}()
 	return l.run(ctx, fn)
+}
+
+// withLoss is Do's error when the lease was lost while fn ran and fn
+// returned err.
+func withLoss(lost *LostError, err error) error {
+	switch {
+	case err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return lost // the work stopped because of the loss: the loss says it all
+	case errors.Is(err, ErrLost):
+		return err // it carries the loss already: the context's cause, FencedTx's ErrStale
+	}
+	return fmt.Errorf("%w; the work failed too: %w", lost, err)
 }
 
 // run calls fn with a context cancelled by ctx or by the end of the lease,

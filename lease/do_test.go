@@ -3,11 +3,16 @@ package lease_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/lease"
+	"github.com/leasetop/leasetop/lease/leasetest"
 )
 
 func TestDoReleasesAfterFunctionReturns(t *testing.T) {
@@ -70,11 +75,60 @@ func TestDoReportsLossOnlyWhenHeld(t *testing.T) {
 			return errors.New("ctx not cancelled after the forced release")
 		}
 	})
-	if !errors.Is(err, lease.ErrLost) || !errors.Is(err, lease.ErrForceReleased) || !errors.Is(err, context.Canceled) {
-		t.Errorf("Do err = %v, want the *LostError joined with fn's context.Canceled", err)
+	var lost *lease.LostError
+	if !errors.As(err, &lost) || !errors.Is(err, lease.ErrLost) || !errors.Is(err, lease.ErrForceReleased) {
+		t.Errorf("Do err = %v, want the *LostError (ErrLost, ErrForceReleased)", err)
 	}
 	if !errors.Is(cause, lease.ErrForceReleased) {
 		t.Errorf("fn's context cause = %v, want ErrForceReleased", cause)
+	}
+}
+
+// A loss is one error on one line: fn's "context canceled" (here from a
+// query on a pgx connection, as the issue saw it) is the loss's consequence
+// and is not repeated; an error of fn's own follows the loss on the same
+// line, and both match.
+func TestDoLossIsOneLine(t *testing.T) {
+	db := pgtest.New(t)
+	store := db.Store(t)
+	pool := db.Pool(t)
+	c := newClient(t, store, lease.Config{TTL: time.Second})
+	errOwn := errors.New("the model call failed")
+	for _, tc := range []struct {
+		name      string
+		fnErr     func(ctx context.Context, l *lease.Lease) error // what fn returns once its ctx is done
+		wantOwn   bool
+		wantStale bool
+	}{
+		{"pgx context canceled", func(ctx context.Context, _ *lease.Lease) error {
+			_, err := pool.Exec(ctx, `SELECT 1`)
+			return err
+		}, false, false},
+		{"context cause", func(ctx context.Context, _ *lease.Lease) error { return context.Cause(ctx) }, false, false},
+		{"FencedTx refused", func(ctx context.Context, l *lease.Lease) error {
+			return l.FencedTx(context.Background(), pool, func(context.Context, pgx.Tx) error { return nil })
+		}, false, true},
+		{"an error of its own", func(context.Context, *lease.Lease) error { return errOwn }, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := c.Do(context.Background(), permit(t, c, testKey, "h"), lease.Try, func(ctx context.Context, l *lease.Lease) error {
+				leasetest.ForceLoss(t, store, l)
+				<-ctx.Done()
+				return tc.fnErr(ctx, l)
+			})
+			if msg := fmt.Sprint(err); strings.Contains(msg, "\n") || strings.Contains(msg, "context canceled") {
+				t.Errorf("Do err = %q, want one line without \"context canceled\"", msg)
+			}
+			if !errors.Is(err, lease.ErrLost) || !errors.Is(err, lease.ErrForceReleased) {
+				t.Errorf("Do err = %v, want ErrLost and ErrForceReleased", err)
+			}
+			if got := errors.Is(err, errOwn); got != tc.wantOwn {
+				t.Errorf("errors.Is(Do err, fn's own error) = %v, want %v (err %v)", got, tc.wantOwn, err)
+			}
+			if got := errors.Is(err, lease.ErrStale); got != tc.wantStale {
+				t.Errorf("errors.Is(Do err, ErrStale) = %v, want %v (err %v)", got, tc.wantStale, err)
+			}
+		})
 	}
 }
 

@@ -8,32 +8,35 @@
 // Owning a lease is concurrency control, not access control: it decides which
 // one of several authorized executions runs, never whether the caller may
 // act on the session at all. The API makes that step explicit and
-// unskippable: Acquire, Wait and Do accept only a Permit, and only
+// unskippable: Try, Wait and Do accept only a Permit, and only
 // Client.Authorize mints one, after the Authorizer you supply allowed the
 // request.
 //
-//	store, err := data.Open(ctx, os.Getenv("DATABASE_URL"))
-//	client, err := lease.New(store, lease.Config{TTL: 15 * time.Second})
-//	defer client.Close()
-//
-//	// Your authentication and authorization, for example a membership check.
 //	authz := lease.AuthorizerFunc(func(ctx context.Context, r lease.Request) error {
 //		if !user.MemberOf(r.Key.Account) {
 //			return errors.New("not a member of this account")
 //		}
 //		return nil
 //	})
-//	permit, err := client.Authorize(ctx, authz, lease.Key{Account: "acme", Session: "chat-42"}, "worker-7")
+//	permit, err := client.Authorize(ctx, authz, key, "worker-7")
 //	if err != nil {
-//		return err // errors.Is(err, lease.ErrDenied): never competed
+//		return err // errors.Is(err, lease.ErrDenied): it never competed
 //	}
+//
+//	// Wait for the lease, work while it is held, release once the function returned.
 //	err = client.Do(ctx, permit, lease.Wait, func(ctx context.Context, l *lease.Lease) error {
-//		// ctx is cancelled the moment ownership might be lost.
-//		return work(ctx, l.Token()) // pass the fencing token to every write
+//		// ctx is cancelled the moment ownership might be lost; context.Cause(ctx) says why.
+//		// ... the long part (call the model, run tools) goes here, with ctx ...
+//		return l.FencedTx(ctx, store.Pool(), func(ctx context.Context, tx pgx.Tx) error {
+//			// Only the protected write in here: while it is open, nobody can take over.
+//			_, err := tx.Exec(ctx, `INSERT INTO reply (session, body, fence) VALUES ($1, $2, $3)`,
+//				key.Session, answer, l.Fence())
+//			return err
+//		})
 //	})
-//	if errors.Is(err, lease.ErrLost) {
-//		// The lease was lost while work ran; its effects must be fenced.
-//	}
+//
+// The package's Example is this code in full, from data.Open to the
+// handling of the errors; README.md shows the same.
 //
 // # Valid before work: the local safe deadline
 //
@@ -74,24 +77,30 @@
 //
 // Wait is woken by released, force_released and taken_over notifications for
 // its key (one listener per Client, shared by all waiters), so a handoff
-// takes milliseconds. A jittered fallback poll, min(holder's remaining TTL,
-// Config.PollInterval), covers a lost notification and takes over an
-// expired lease as soon as it expires.
+// takes milliseconds. A fallback poll covers a lost notification: every
+// Config.PollInterval with jitter, or, when the holder's lease ends sooner
+// on the server clock, 1-11 ms after that end, so an expired lease (its
+// holder killed) is taken over within milliseconds of its expiry, not a
+// fraction of the TTL later.
 //
 // # Fencing
 //
 // A lease cannot give mutual exclusion on its own: a holder paused past its
 // TTL (GC, SIGSTOP, a frozen VM) resumes believing it still owns the
 // session, and may act before its heartbeat notices. Fence returns the
-// fencing token, which rises with every change of owner. The protected
-// resource must check it on every write:
+// fencing token, which rises with every change of owner (with gaps: a
+// contended takeover draws a value before it loses; compare fences, never
+// count them). The protected resource must check it on every write:
 //
-//   - In the lease's own database, call Lease.CheckFence (or Token.Check)
-//     inside the transaction that writes. It locks the lease row FOR SHARE,
-//     so no takeover can commit between the check and the write; a stale run
-//     gets ErrStale and must not write. A writer paused inside that
-//     transaction holds the lock and blocks every takeover: give protected
-//     writers a short idle_in_transaction_session_timeout.
+//   - In the lease's own database, write with Lease.FencedTx. It runs the
+//     fence check (Lease.CheckFence, or Token.Check, which locks the lease
+//     row FOR SHARE, so no takeover can commit between the check and the
+//     write) in a transaction that the server bounds by the lease's
+//     remaining safe time; a stale run gets ErrStale and writes nothing.
+//     Put only the write in it: the open transaction blocks every takeover.
+//     A writer frozen inside it holds the row for that bound at most (in a
+//     transaction of your own with CheckFence and no bound, until it
+//     resumes).
 //   - In an external resource (another database, a file store, an API),
 //     keep the highest token seen per key and reject writes with a lower one,
 //     atomically with the write: for example
@@ -101,4 +110,13 @@
 // Programs not written in Go get the same from `leasetop run`, which runs a
 // command while holding a lease and passes the token in the environment
 // (see TokenFromEnv).
+//
+// # Measuring and testing
+//
+// Config.Metrics receives each acquire attempt, renewal, loss and period at
+// risk, without key or run labels; package leaseprom records them in
+// Prometheus collectors on the registry you choose. Package leasetest makes
+// a lease end on a real database (a forced release, an expiry now, renewals
+// that get no answer) so a test can check that the program stops and writes
+// nothing.
 package lease

@@ -34,7 +34,7 @@ var (
 	// ErrDenied: the Authorizer refused the request; the error wraps the
 	// Authorizer's own error too.
 	ErrDenied = errors.New("not authorized to compete for this lease")
-	// ErrNoPermit: Acquire, Wait or Do got a Permit that this Client did not
+	// ErrNoPermit: Try, Wait or Do got a Permit that this Client did not
 	// mint (for example the zero Permit).
 	ErrNoPermit = errors.New("no permit: call Client.Authorize first")
 	// ErrStale: a fence check failed: the token's run no longer holds the
@@ -48,7 +48,7 @@ var (
 type (
 	// Key names a session's lease.
 	Key = data.Key
-	// HeldError is the error Acquire returns when another run holds the
+	// HeldError is the error Try returns when another run holds the
 	// lease: errors.Is(err, ErrHeld), with the holder and its remaining TTL.
 	HeldError = data.HeldError
 	// Event is one ownership transition from the lease history.

@@ -13,52 +13,6 @@ import (
 	"github.com/leasetop/leasetop/lease"
 )
 
-// Own an execution: authorize, then acquire, work while held, release.
-func Example() {
-	dsn, drop := exampleDatabase()
-	defer drop()
-	ctx := context.Background()
-
-	store, err := data.Open(ctx, dsn)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer store.Close()
-	client, err := lease.New(store, lease.Config{TTL: 15 * time.Second})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer client.Close()
-
-	// Authentication and authorization come first, and stay yours: here, the
-	// caller may act only on its own account.
-	caller := "acme"
-	authz := lease.AuthorizerFunc(func(ctx context.Context, r lease.Request) error {
-		if r.Key.Account != caller {
-			return errors.New("not your account")
-		}
-		return nil
-	})
-	permit, err := client.Authorize(ctx, authz, lease.Key{Account: "acme", Session: "chat-42"}, "worker-7")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-
-	err = client.Do(ctx, permit, lease.Wait, func(ctx context.Context, l *lease.Lease) error {
-		// ctx is cancelled the moment ownership might be lost; pass
-		// l.Token() to every write so stale writes are refused.
-		fmt.Printf("running %s as %s\n", l.Key(), l.Holder())
-		return nil
-	})
-	fmt.Println("done, err =", err)
-	// Output:
-	// running acme/chat-42 as worker-7
-	// done, err = <nil>
-}
-
 // Authorization is unskippable: a refused request never competes.
 func ExampleClient_Authorize() {
 	dsn, drop := exampleDatabase()
@@ -78,8 +32,8 @@ func ExampleClient_Authorize() {
 	_, err := client.Authorize(ctx, onlyAcme, lease.Key{Account: "globex", Session: "s1"}, "worker")
 	fmt.Println(errors.Is(err, lease.ErrDenied), err)
 
-	// Acquire accepts only a Permit that Authorize minted.
-	_, err = client.Acquire(ctx, lease.Permit{})
+	// Try accepts only a Permit that Authorize minted.
+	_, err = client.Try(ctx, lease.Permit{})
 	fmt.Println(err)
 	// Output:
 	// true not authorized to compete for this lease: account "globex" is not yours
@@ -99,7 +53,7 @@ func ExampleClient_Wait() {
 	key := lease.Key{Account: "acme", Session: "chat-42"}
 
 	pa, _ := client.Authorize(ctx, allow, key, "A")
-	a, _ := client.Acquire(ctx, pa)
+	a, _ := client.Try(ctx, pa)
 
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -130,7 +84,7 @@ func ExampleLease_Context() {
 	defer client.Close()
 	allow := lease.AuthorizerFunc(func(context.Context, lease.Request) error { return nil })
 	p, _ := client.Authorize(ctx, allow, lease.Key{Account: "acme", Session: "chat-42"}, "worker")
-	l, _ := client.Acquire(ctx, p)
+	l, _ := client.Try(ctx, p)
 	defer l.Release(ctx)
 
 	store.ForceRelease(ctx, l.Key(), l.RunID(), "stuck")
@@ -161,12 +115,12 @@ func ExampleToken_Check() {
 	key := lease.Key{Account: "acme", Session: "chat-42"}
 
 	pa, _ := client.Authorize(ctx, allow, key, "A")
-	a, _ := client.Acquire(ctx, pa)
+	a, _ := client.Try(ctx, pa)
 	staleToken := a.Token()
 	// A freezes; its lease ends (forced here, expiry in real life) and B takes over.
 	store.ForceRelease(ctx, key, a.RunID(), "A is frozen")
 	pb, _ := client.Authorize(ctx, allow, key, "B")
-	b, _ := client.Acquire(ctx, pb)
+	b, _ := client.Try(ctx, pb)
 	defer b.Release(ctx)
 
 	write := func(tok lease.Token, body string) error {
@@ -202,11 +156,11 @@ func Example_externalResource() {
 	blob := &fencedStore{highest: map[lease.Key]int64{}}
 
 	pa, _ := client.Authorize(ctx, allow, key, "A")
-	a, _ := client.Acquire(ctx, pa)
+	a, _ := client.Try(ctx, pa)
 	fmt.Println("A:", blob.Put(a.Token(), "draft"))
 	store.ForceRelease(ctx, key, a.RunID(), "A is frozen")
 	pb, _ := client.Authorize(ctx, allow, key, "B")
-	b, _ := client.Acquire(ctx, pb)
+	b, _ := client.Try(ctx, pb)
 	defer b.Release(ctx)
 	fmt.Println("B:", blob.Put(b.Token(), "final"))
 	fmt.Println("A:", blob.Put(a.Token(), "late draft"))

@@ -40,9 +40,9 @@ func permit(t *testing.T, c *lease.Client, key lease.Key, holder string) lease.P
 
 func acquire(t *testing.T, c *lease.Client, p lease.Permit) *lease.Lease {
 	t.Helper()
-	l, err := c.Acquire(context.Background(), p)
+	l, err := c.Try(context.Background(), p)
 	if err != nil {
-		t.Fatalf("Acquire(%v) err = %v", p.Request().Key, err)
+		t.Fatalf("Try(%v) err = %v", p.Request().Key, err)
 	}
 	t.Cleanup(func() { _ = l.Release(context.Background()) })
 	return l
@@ -139,4 +139,53 @@ func holderOf(t *testing.T, s *data.Store, key lease.Key) data.Lease {
 		}
 	}
 	return data.Lease{}
+}
+
+// pendingWait is a Wait running on a goroutine of its own.
+type pendingWait struct {
+	done chan waitResult
+}
+
+type waitResult struct {
+	l   *lease.Lease
+	err error
+}
+
+// startWait starts c.Wait(ctx, p).
+func startWait(ctx context.Context, c *lease.Client, p lease.Permit) *pendingWait {
+	w := &pendingWait{done: make(chan waitResult, 1)}
+	go func() {
+		l, err := c.Wait(ctx, p)
+		w.done <- waitResult{l, err}
+	}()
+	return w
+}
+
+// returned reports, without waiting, whether Wait has returned, and what.
+func (w *pendingWait) returned() (waitResult, bool) {
+	select {
+	case r := <-w.done:
+		w.done <- r
+		return r, true
+	default:
+		return waitResult{}, false
+	}
+}
+
+// lease waits until Wait returns, and fails the test unless it returned the
+// lease within timeout ("no takeover " + after, otherwise). The lease is
+// released when the test ends.
+func (w *pendingWait) lease(t *testing.T, timeout time.Duration, after string) *lease.Lease {
+	t.Helper()
+	var r waitResult
+	select {
+	case r = <-w.done:
+	case <-time.After(timeout):
+		t.Fatalf("Wait still waiting %s %s", timeout, after)
+	}
+	if r.err != nil {
+		t.Fatalf("Wait err = %v, want the lease", r.err)
+	}
+	t.Cleanup(func() { _ = r.l.Release(context.Background()) })
+	return r.l
 }

@@ -54,13 +54,16 @@ func (l *Lease) renew() (time.Duration, bool) {
 	recv := time.Now()
 	switch {
 	case err == nil:
+		l.cfg.Metrics.observeRenew(recv.Sub(sent), nil)
 		return l.confirmed(sent, recv, exp)
 	case l.keepCtx.Err() != nil:
 		return 0, false // released or lost meanwhile
 	case errors.Is(err, data.ErrNotHeld):
+		l.cfg.Metrics.observeRenew(recv.Sub(sent), ErrRejected)
 		l.rejected()
 		return 0, false
 	default:
+		l.cfg.Metrics.observeRenew(recv.Sub(sent), err)
 		return l.atRisk(err, deadline), true
 	}
 }

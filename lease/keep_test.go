@@ -56,7 +56,7 @@ func TestStateHeldAtRiskLost(t *testing.T) {
 	cause := waitDone(t, l, 20*time.Second)
 	// Right now the server still counts the lease as held: a competitor is refused.
 	other := newClient(t, direct, lease.Config{TTL: 5 * time.Second})
-	_, heldErr := other.Acquire(context.Background(), permit(t, other, testKey, "competitor"))
+	_, heldErr := other.Try(context.Background(), permit(t, other, testKey, "competitor"))
 
 	if got, want := rec.wait(t), []lease.Status{lease.Held, lease.AtRisk, lease.Lost}; !slices.Equal(got, want) {
 		t.Errorf("statuses = %v, want %v", got, want)
@@ -69,7 +69,7 @@ func TestStateHeldAtRiskLost(t *testing.T) {
 		t.Errorf("LostError = %+v, want the last renewal error, run %v, fence %d", lost, l.RunID(), l.Fence())
 	}
 	if !errors.Is(heldErr, lease.ErrHeld) {
-		t.Errorf("competitor's Acquire when the holder stopped err = %v, want ErrHeld (local deadline before server expiry)", heldErr)
+		t.Errorf("competitor's Try when the holder stopped err = %v, want ErrHeld (local deadline before server expiry)", heldErr)
 	}
 
 	// Once the server expiry passes, a waiter takes over with a higher fence.

@@ -65,7 +65,7 @@ type State struct {
 }
 
 // Lease is one execution's ownership of a session: a run id, a fencing
-// token and a heartbeat that keeps it. Get one from Client.Acquire,
+// token and a heartbeat that keeps it. Get one from Client.Try,
 // Client.Wait or Client.Do; stop work when Context() is done; call Release
 // when the work has returned. Its methods are safe for concurrent use.
 type Lease struct {
@@ -103,7 +103,9 @@ func (l *Lease) RunID() uuid.UUID { return l.token.PublicRunID() }
 
 // Fence returns the fencing token: it rises with every change of owner of
 // this key and never changes while this run holds it. Pass it to anything
-// the run writes, and have the writer refuse lower tokens.
+// the run writes, and have the writer refuse lower tokens. Fences are not
+// consecutive (keys share one sequence, and an acquire attempt that loses a
+// takeover still draws a value): compare them, never count them.
 func (l *Lease) Fence() int64 { return l.token.Fence }
 
 // Token returns the key, the run's own (secret) id and the fence: what a
@@ -119,7 +121,7 @@ func (l *Lease) TTL() time.Duration { return l.cfg.TTL }
 // Context returns a context that is cancelled the moment this run might not
 // own the lease any more. context.Cause tells why: a *LostError (ErrLost
 // with ErrRejected, ErrForceReleased, ErrTakenOver or ErrExpired) or
-// ErrReleased. It carries the values of the context given to Acquire, but
+// ErrReleased. It carries the values of the context given to Try or Wait, but
 // not its cancellation: that context bounds only the acquisition.
 func (l *Lease) Context() context.Context { return l.ctx }
 
@@ -149,12 +151,19 @@ func (l *Lease) setLocked(st Status, err error) {
 		return
 	}
 	if l.state.Status != st {
-		l.state.Since = time.Now()
+		now := time.Now()
+		if l.state.Status == AtRisk {
+			l.cfg.Metrics.observeAtRisk(now.Sub(l.state.Since))
+		}
+		l.state.Since = now
 	}
 	l.state.Status, l.state.Err = st, err
 	if st == Lost || st == Released {
 		l.watchdog.Stop()
 		l.cancel(err)
+	}
+	if lost, ok := err.(*LostError); ok && st == Lost {
+		l.cfg.Metrics.observeLost(lost)
 	}
 	signal(l.changed)
 }

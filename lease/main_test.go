@@ -1,9 +1,15 @@
 package lease_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/leasetop/leasetop/internal/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(envChild); mode != "" { // this binary, started by a test as its child
+		os.Exit(childMain(mode))
+	}
+	pgtest.Main(m)
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/lease"
+	"github.com/leasetop/leasetop/lease/leasetest"
 )
 
 func TestReleaseNil(t *testing.T) {
@@ -70,10 +71,7 @@ func TestReleaseAfterLoss(t *testing.T) {
 	store := db.Store(t)
 	c := newClient(t, store, lease.Config{TTL: time.Second})
 	l := acquire(t, c, permit(t, c, testKey, "h"))
-	if _, err := store.ForceRelease(context.Background(), testKey, l.RunID(), ""); err != nil {
-		t.Fatal(err)
-	}
-	waitDone(t, l, 20*time.Second)
+	leasetest.ForceLoss(t, store, l)
 	if err := l.Release(context.Background()); err != nil {
 		t.Errorf("Release after loss err = %v", err)
 	}

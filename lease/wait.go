@@ -16,8 +16,10 @@ import (
 // key (a notification on the Client's shared listener) wakes it at once;
 // without one it retries when the holder's TTL runs out or after
 // PollInterval, with jitter, so a lost notification costs only latency.
-// Transient database errors are retried with backoff; invalid input, a
-// missing schema and permission errors are returned.
+// Transient database errors, and attempts that time out (each is bounded by
+// TTL - SafetyMargin; a holder frozen inside its fenced transaction keeps
+// the row locked), are retried with backoff while ctx lives; invalid input,
+// a missing schema and permission errors are returned.
 //
 // When ctx ends first, Wait returns context.Cause(ctx) and holds nothing;
 // when the Client is closed, ErrClosed.
@@ -74,11 +76,10 @@ func (c *Client) retryDelay(err error, failures *int) (time.Duration, bool) {
 	switch {
 	case errors.As(err, &held):
 		*failures = 0
-		d := c.cfg.PollInterval
-		if held.RunID != uuid.Nil && held.Remaining < d {
-			d = held.Remaining
+		if held.RunID != uuid.Nil && held.Remaining < c.cfg.PollInterval {
+			return afterExpiry(held.Remaining), true
 		}
-		return jitter(d) + time.Millisecond, true
+		return jitter(c.cfg.PollInterval), true
 	case errors.Is(err, ErrExpired):
 		return 0, true // a late grant: it was released; try again now
 	case permanent(err):
@@ -91,17 +92,26 @@ func (c *Client) retryDelay(err error, failures *int) (time.Duration, bool) {
 }
 
 // permanent reports whether err will not go away by retrying.
+// context.DeadlineExceeded is not permanent: Wait has checked that its
+// caller's ctx lives, so it is an attempt's own timeout (TTL -
+// SafetyMargin), for example behind the row lock of a holder frozen inside
+// its fenced transaction, and the next attempt may succeed.
 func permanent(err error) bool {
-	switch {
-	case data.Permanent(err), errors.Is(err, ErrClosed), errors.Is(err, context.Canceled):
-		return true
-	case errors.Is(err, context.DeadlineExceeded):
-		// Also an attempt's own timeout (try's TTL - SafetyMargin), which a
-		// retry may outlive while ctx does; issue 16 makes it transient by
-		// deleting this case (Wait checks ctx before asking).
-		return true
-	}
-	return false
+	return data.Permanent(err) || errors.Is(err, ErrClosed) || errors.Is(err, context.Canceled)
+}
+
+// Waking after a holder's expiry: at least expiryDelay after the remaining
+// time the server reported, plus up to expiryJitter, so that the waiters of
+// one key do not all arrive in the same millisecond but none waits a
+// fraction of the TTL (a takeover lands within a few ms of the expiry).
+const (
+	expiryDelay  = time.Millisecond
+	expiryJitter = 10 * time.Millisecond
+)
+
+// afterExpiry is how long to sleep for a lease that ends in remaining.
+func afterExpiry(remaining time.Duration) time.Duration {
+	return max(remaining, 0) + expiryDelay + rand.N(expiryJitter)
 }
 
 // jitter returns d plus up to 20%.

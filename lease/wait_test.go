@@ -3,6 +3,8 @@ package lease_test
 import (
 	"context"
 	"errors"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -187,4 +189,48 @@ func TestWaitRetriesOnlyWhatCanChange(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A holder frozen (SIGSTOP) inside its fenced transaction keeps its expired
+// lease's row locked, so every takeover attempt waits for the lock until the
+// attempt's own timeout (TTL - safety margin). One attempt timing out is not
+// a reason to stop waiting: Wait waits on while its caller's context lives,
+// and takes over once the frozen process is gone. Try, which does not wait,
+// returns the timeout in one line that names the key once.
+func TestWaitOutlivesAttemptTimeouts(t *testing.T) {
+	db := pgtest.New(t)
+	frozen := startChild(t, db, childFenced, time.Second)
+	frozen.signal(t, syscall.SIGSTOP)
+	pgtest.WaitExpired(t, db.Pool(t), testKey)
+
+	var log metricsLog
+	cfg := lease.Config{TTL: 3 * time.Second, Metrics: log.hook()} // attempts time out after 2.7 s, before lock_timeout's 5 s
+	w := newClient(t, db.Store(t), cfg)
+	p := permit(t, w, testKey, "waiter")
+
+	_, err := w.Try(context.Background(), p)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Try on a row locked by a frozen holder err = %v, want its attempt's timeout", err)
+	}
+	if msg := err.Error(); strings.Count(msg, testKey.String()) != 1 || strings.Contains(msg, "\n") {
+		t.Errorf("Try err = %q, want one line naming %s once", msg, testKey)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pending := startWait(ctx, w, p)
+	timedOut := count(log.snapshot().acquires, context.DeadlineExceeded)
+	pgtest.Eventually(t, 30*time.Second, "one of Wait's attempts to time out", func() bool {
+		return count(log.snapshot().acquires, context.DeadlineExceeded) > timedOut
+	})
+	if r, ok := pending.returned(); ok {
+		t.Fatalf("Wait returned (%v, %v) while the holder was still frozen, want it to wait on", r.l, r.err)
+	}
+
+	frozen.signal(t, syscall.SIGKILL) // its connection closes: the transaction ends, the row is free
+	l := pending.lease(t, 30*time.Second, "after the frozen holder was killed")
+	if l.Fence() <= frozen.fence {
+		t.Errorf("fence after takeover = %d, want > the frozen holder's %d", l.Fence(), frozen.fence)
+	}
+	t.Logf("%d attempts timed out while the holder was frozen", count(log.snapshot().acquires, context.DeadlineExceeded))
 }

@@ -26,6 +26,13 @@ type (
 		events []data.Event
 		err    error
 	}
+	// lockersMsg is what holds a session's lease row locked, for the detail
+	// view.
+	lockersMsg struct {
+		key     data.Key
+		lockers []data.Locker
+		err     error
+	}
 	// releaseMsg is the outcome of a forced release.
 	releaseMsg struct {
 		req    releaseReq
@@ -73,6 +80,18 @@ func (m *Model) loadHistory(key data.Key) tea.Cmd {
 	return func() tea.Msg {
 		evs, err := history(key)
 		return historyMsg{key: key, events: evs, err: err}
+	}
+}
+
+// loadLockers reads what holds key's lease row locked, for the detail view.
+func (m *Model) loadLockers(key data.Key) tea.Cmd {
+	lockers := m.cfg.Source.LockersFunc
+	if lockers == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		lks, err := lockers(key)
+		return lockersMsg{key: key, lockers: lks, err: err}
 	}
 }
 

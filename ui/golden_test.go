@@ -61,6 +61,13 @@ func TestGolden(t *testing.T) {
 			press(m, "enter")
 			m.Update(historyMsg{key: m.detail.key})
 		}},
+		{"detail_locked", 100, 30, nil, func(t *testing.T, m *Model, c *fixedClock) {
+			apply(m, syncBatch(loadedLeases(), loadedEvents()))
+			press(m, "enter") // initech/batch-nightly: expired 12 s ago, not taken over
+			m.Update(historyMsg{key: m.detail.key})
+			m.Update(lockersMsg{key: m.detail.key, lockers: []data.Locker{{PID: 4121, User: "backend", App: "worker-7",
+				State: "idle in transaction", InTx: 14 * time.Second, InState: 13500 * time.Millisecond, Visible: true}}})
+		}},
 		{"help", 100, 40, nil, func(t *testing.T, m *Model, c *fixedClock) { press(m, "?") }},
 		{"help_read_only", 100, 40, readOnly, func(t *testing.T, m *Model, c *fixedClock) { press(m, "?") }},
 		{"help_small", 60, 20, nil, func(t *testing.T, m *Model, c *fixedClock) { press(m, "?") }},

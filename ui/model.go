@@ -24,6 +24,10 @@ type Source struct {
 	ResyncFunc func()
 	// HistoryFunc reads a session's most recent events, newest first.
 	HistoryFunc func(key data.Key) ([]data.Event, error)
+	// LockersFunc reads the transactions that hold a session's lease row
+	// locked (a fenced write in progress, or one stuck open: then no
+	// takeover of the expired lease can commit), for the detail view.
+	LockersFunc func(key data.Key) ([]data.Locker, error)
 	// ReleaseFunc force-releases key's lease if run still holds it.
 	ReleaseFunc func(key data.Key, run uuid.UUID, reason string) (ReleaseResult, error)
 }

@@ -286,3 +286,43 @@ func readerStore(t *testing.T, db pgtest.DB) *data.Store {
 	t.Cleanup(reader.Close)
 	return reader
 }
+
+// TestDetailNamesTheBlockingTransaction: an expired lease whose row a
+// fence-checked transaction keeps locked (its writer stuck or frozen) is
+// not taken over; the detail view, even as a lease_reader, names that
+// transaction's server process and how to end it.
+func TestDetailNamesTheBlockingTransaction(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.New(t)
+	conn := db.Conn(t)
+	k := data.Key{Account: "acme", Session: "stuck"}
+	run := uuid.New() // the run's secret: the fence check needs it, not the public id
+	if _, err := conn.Exec(ctx, `SELECT lease.acquire($1, $2, $3, '300 ms', 'frozen writer')`, k.Account, k.Session, run); err != nil {
+		t.Fatal(err)
+	}
+	writer := db.Conn(t)
+	tx, err := writer.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	var fence int64
+	var pid int
+	if err := conn.QueryRow(ctx, `SELECT fence FROM lease.session_lease`).Scan(&fence); err != nil {
+		t.Fatal(err)
+	}
+	if err := data.CheckFence(ctx, tx, k, run, fence); err != nil {
+		t.Fatalf("CheckFence: %v", err)
+	}
+	if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.WaitExpired(t, conn, k)
+
+	d := liveModel(t, readerStore(t, db), true, 120, 30)
+	d.waitScreen("stuck")
+	d.press("enter")
+	d.waitScreen(fmt.Sprintf("SELECT pg_terminate_backend(%d)", pid))
+	d.waitScreen("state hidden from this role")
+	d.waitScreen("a transaction holds its row")
+}

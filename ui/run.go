@@ -69,6 +69,9 @@ func storeSource(ctx context.Context, store *data.Store, feed *monitor.Feed, rea
 		HistoryFunc: func(key data.Key) ([]data.Event, error) {
 			return store.EventsFor(ctx, key, historyLimit)
 		},
+		LockersFunc: func(key data.Key) ([]data.Locker, error) {
+			return store.Lockers(ctx, key)
+		},
 	}
 	if !readOnly {
 		src.ReleaseFunc = func(key data.Key, run uuid.UUID, reason string) (ReleaseResult, error) {

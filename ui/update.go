@@ -37,6 +37,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onBatch(msg)
 	case historyMsg:
 		return m, m.onHistory(msg)
+	case lockersMsg:
+		return m, m.onLockers(msg)
 	case releaseMsg:
 		return m, m.onRelease(msg)
 	case actionMsg:
@@ -104,6 +106,14 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 	}
 	m.detail.loading = false
 	m.detail.history, m.detail.err = msg.events, msg.err
+	return nil
+}
+
+func (m *Model) onLockers(msg lockersMsg) tea.Cmd {
+	if m.detail == nil || m.detail.key != msg.key {
+		return nil
+	}
+	m.detail.lockers, m.detail.lockErr = msg.lockers, msg.err
 	return nil
 }
 

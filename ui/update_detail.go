@@ -16,6 +16,8 @@ type detailView struct {
 	err     error
 	loading bool
 	scroll  int
+	lockers []data.Locker // transactions holding the lease row locked
+	lockErr error
 }
 
 // openDetail opens the selected session's details (from the events pane:
@@ -38,7 +40,7 @@ func (m *Model) openDetail() tea.Cmd {
 	l, held := m.shown().Lease(k)
 	m.detail = &detailView{key: k, opened: l, held: held, loading: true}
 	m.mode = modeDetail
-	return m.loadHistory(k)
+	return tea.Batch(m.loadHistory(k), m.loadLockers(k))
 }
 
 // detailKey scrolls the history or closes the view.

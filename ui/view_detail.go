@@ -53,11 +53,15 @@ func (m *Model) viewDetail() []string {
 		field("renewed", m.stamp(l.RenewedAt)+s.dim.Render("  "+compact(serverNow.Sub(l.RenewedAt))+" ago"))
 		left := l.ExpiresAt.Sub(serverNow)
 		expiry := m.stamp(l.ExpiresAt) + "  " + m.fractionStyle(shown.Fraction(l, serverNow)).Render("in "+compact(left))
-		if left <= 0 {
+		switch {
+		case left <= 0 && len(d.lockers) > 0:
+			expiry = m.stamp(l.ExpiresAt) + "  " + s.bad.Render("expired "+compact(-left)+" ago, not taken over: a transaction holds its row")
+		case left <= 0:
 			expiry = m.stamp(l.ExpiresAt) + "  " + s.bad.Render("expired "+compact(-left)+" ago, not taken over: a lost holder?")
 		}
 		field("expires", expiry)
 		field("ttl", compact(l.ExpiresAt.Sub(l.RenewedAt)))
+		m.lockerLines(field, left <= 0)
 		if d.held && d.opened.RunID != l.RunID {
 			lines = append(lines, "  "+s.warn.Render(fmt.Sprintf("changed hands since this view opened (was run %s)", shortRun(d.opened.RunID))))
 		}
@@ -76,6 +80,43 @@ func (m *Model) viewDetail() []string {
 		lines = append(lines, m.historyLine(d.history[i]))
 	}
 	return lines
+}
+
+// lockerLines names the transactions holding the lease row locked. For an
+// expired lease they are why nobody has taken it over: whom to end.
+func (m *Model) lockerLines(field func(name, value string), expired bool) {
+	s, d := m.styles, m.detail
+	if d.lockErr != nil {
+		field("locked by", s.dim.Render("cannot tell: "+clean(oneLine(d.lockErr.Error()), 0)))
+		return
+	}
+	for _, lk := range d.lockers {
+		text := lockerText(lk)
+		if expired {
+			field("locked by", s.bad.Render(text))
+			field("", s.bad.Render(fmt.Sprintf("no takeover can commit until this transaction ends: SELECT pg_terminate_backend(%d)", lk.PID)))
+		} else {
+			field("locked by", text+s.dim.Render("  (a fence-checked write in progress)"))
+		}
+	}
+}
+
+// lockerText describes a transaction holding a lease row: pid, state and
+// for how long, application and user (untrusted text, cleaned).
+func lockerText(lk data.Locker) string {
+	text := fmt.Sprintf("pid %d", lk.PID)
+	if lk.Visible {
+		text += fmt.Sprintf(", %s for %s (transaction open %s)", clean(lk.State, 0), compact(lk.InState), compact(lk.InTx))
+	} else {
+		text += ", state hidden from this role"
+	}
+	if lk.App != "" {
+		text += `, app "` + clean(lk.App, 0) + `"`
+	}
+	if lk.User != "" {
+		text += ", user " + clean(lk.User, 0)
+	}
+	return text
 }
 
 // historyLine is an event in the detail view: the date too, no session.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -54,7 +52,6 @@ type pair struct {
 	key    data.Key
 	holder *pgx.Conn
 	wait   waiterFactory
-	hist   Histogram
 }
 
 // runHandoff runs one pair (pollers: Clients/4, at least 1, side by side),
@@ -98,27 +95,15 @@ func (r *run) runHandoff(ctx context.Context, w workload, m handoffMode) ([]Resu
 	}
 	r.checkpoint(ctx)
 
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var phase atomic.Int32
-	var wg sync.WaitGroup
-	for _, p := range pairs {
-		wg.Go(func() {
-			if err := p.rounds(ctx, m, &phase); err != nil && ctx.Err() == nil {
-				cancel(err)
-			}
-		})
+	rounds := make([]roundFunc, len(pairs))
+	for i, p := range pairs {
+		rounds[i] = func(ctx context.Context) (time.Duration, error) { return p.round(ctx, m) }
 	}
-	window := r.measure(ctx, &phase)
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
+	h, window, err := r.measureRounds(ctx, rounds)
+	if err != nil {
 		return nil, err
 	}
-	var h Histogram
-	for _, p := range pairs {
-		h.Merge(&p.hist)
-	}
-	res := newResult(w.name, m.desc, &h, window)
+	res := newResult(w.name, m.desc, h, window)
 	res.Note = fmt.Sprintf("%d pair(s)", n)
 	if lw != nil {
 		if extra := lw.extraAttempts(); extra > 0 {
@@ -126,25 +111,6 @@ func (r *run) runHandoff(ctx context.Context, w workload, m handoffMode) ([]Resu
 		}
 	}
 	return []Result{res}, nil
-}
-
-// rounds runs handoff rounds until the phase is done and at least one round
-// was recorded (a 1 s poller may need longer than a short window).
-func (p *pair) rounds(ctx context.Context, m handoffMode, phase *atomic.Int32) error {
-	for ctx.Err() == nil {
-		ph := phase.Load()
-		if ph == phaseDone && p.hist.Count() > 0 {
-			return nil
-		}
-		d, err := p.round(ctx, m)
-		if err != nil {
-			return err
-		}
-		if ph != phaseWarmup {
-			p.hist.Record(d)
-		}
-	}
-	return ctx.Err()
 }
 
 // round is one handoff; it returns release-start to waiter-owns.

@@ -53,23 +53,28 @@ func (r *run) startLeaseWaiters(ctx context.Context, keys []data.Key) (*leaseWai
 	}
 	lw := &leaseWaiters{store: store, client: client, tracer: tr, permits: map[data.Key]lease.Permit{}}
 	allow := lease.AuthorizerFunc(func(context.Context, lease.Request) error { return nil })
-	for _, k := range slices.Concat(keys, r.keys("handoff-idle", 1)) {
+	for _, k := range slices.Concat(keys, []data.Key{idleKey(keys)}) {
 		if lw.permits[k], err = client.Authorize(ctx, allow, k, "bench waiter"); err != nil {
 			lw.Close()
 			return nil, err
 		}
 	}
-	if err := lw.startIdle(ctx, r); err != nil {
+	if err := lw.startIdle(ctx, r, idleKey(keys)); err != nil {
 		lw.Close()
 		return nil, err
 	}
 	return lw, nil
 }
 
+// idleKey is the key of the background waiter of the workload whose keys
+// are keys: a session of its own in their account, so that each workload
+// that starts waiters (handoff-notify, takeover) has its own, held for the
+// whole run.
+func idleKey(keys []data.Key) data.Key { return data.Key{Account: keys[0].Account, Session: "idle"} }
+
 // startIdle holds the idle key and starts a waiter on it that waits until
 // Close, then waits for the Client's listener to be listening.
-func (lw *leaseWaiters) startIdle(ctx context.Context, r *run) error {
-	idle := r.keys("handoff-idle", 1)[0]
+func (lw *leaseWaiters) startIdle(ctx context.Context, r *run, idle data.Key) error {
 	if _, err := mustAcquire(ctx, r.admin, sqlcall.Acquire, idle, holdTTL); err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ type Ratio struct {
 type comparison struct {
 	name     string
 	num, den string
-	stat     string // "p50", "p99" or "ops"
+	stat     string // "p50", "p99", "max", "ops", "cpu" or "rss"
 	op       string // "<=" or ">=" when there is a target
 	limit    float64
 }
@@ -29,6 +29,8 @@ func comparisons() []comparison {
 		{name: "acquire p50 / plain UPSERT p50", num: "acquire", den: "upsert", stat: "p50", op: "<=", limit: 1.5},
 		{name: "renew ops/s / renew without trigger ops/s", num: "renew", den: "renew-notrigger", stat: "ops", op: ">=", limit: 0.9},
 		{name: "handoff p50, NOTIFY wake-up", num: "handoff-notify", stat: "p50", op: "<=", limit: 5},
+		{name: "takeover after a dead holder's expiry p50", num: "takeover", stat: "p50", op: "<=", limit: 30},
+		{name: "takeover after a dead holder's expiry max", num: "takeover", stat: "max", op: "<=", limit: 100},
 		{name: "event propagation p99 at 1000/s, to the monitor's feed", num: "propagation-1000", stat: "p99", op: "<=", limit: 10},
 		{name: "monitor snapshot load", num: "monitor-load", stat: "p50", op: "<=", limit: 1000},
 		{name: "monitor resident memory, 1000 transitions/s", num: "monitor-active", stat: "rss", op: "<=", limit: 150},
@@ -107,6 +109,8 @@ func stat(r Result, name string) float64 {
 		return r.CPUPct
 	case "rss":
 		return r.RSSMB
+	case "max":
+		return r.MaxMs
 	default:
 		return r.OpsPerSec
 	}

@@ -148,7 +148,7 @@ func acquireForRun(ctx context.Context, env Env, client *lease.Client, opts runO
 	if err != nil {
 		return nil, usageErrorf("run: %v", err)
 	}
-	l, err := client.Acquire(ctx, permit)
+	l, err := client.Try(ctx, permit)
 	var held *lease.HeldError
 	switch {
 	case err == nil:

@@ -22,7 +22,7 @@ func (d *device) converse(ctx context.Context, session string, rng *rand.Rand) {
 		return
 	}
 	for sleep(ctx, between(rng, d.timing.thinkMin, d.timing.thinkMax)) {
-		l, err := d.client.Acquire(ctx, permit)
+		l, err := d.client.Try(ctx, permit)
 		var held *lease.HeldError
 		switch {
 		case errors.As(err, &held):

@@ -40,9 +40,9 @@ func TestHolderBlackhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := client.Acquire(ctx, permit)
+	l, err := client.Try(ctx, permit)
 	if err != nil {
-		t.Fatalf("Acquire: %v", err)
+		t.Fatalf("Try: %v", err)
 	}
 	r.started(l)
 	granted := l.State().ExpiresAt

@@ -2,6 +2,7 @@ package pgtest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -49,6 +50,14 @@ func WaitExpired(t testing.TB, q Querier, k data.Key) {
 	t.Helper()
 	waitServer(t, q, "the lease on "+k.String()+" to expire", `SELECT coalesce((SELECT expires_at <= clock_timestamp()
 		FROM lease.session_lease WHERE account_id = $1 AND session_id = $2), true)`, k.Account, k.Session)
+}
+
+// WaitBackendGone polls until the server process pid has ended (for
+// example a session the server terminated).
+func WaitBackendGone(t testing.TB, q Querier, pid int) {
+	t.Helper()
+	waitServer(t, q, fmt.Sprintf("server process %d to end", pid),
+		`SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE pid = $1)`, pid)
 }
 
 // waitServer polls a query that returns one boolean until it is true.

@@ -127,4 +127,9 @@ func TestNoOverlapUnderProcessLoss(t *testing.T) {
 	for _, c := range cs {
 		t.Logf("%v", c)
 	}
+	for _, ev := range e.events(t) {
+		if ev.Kind == data.KindTakenOver {
+			t.Logf("takeover after kill -9: %s after the killed holder's expiry", ev.At.Sub(ev.PrevExpiresAt).Round(100*time.Microsecond))
+		}
+	}
 }

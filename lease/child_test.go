@@ -1,0 +1,174 @@
+package lease_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/syncbuf"
+	"github.com/leasetop/leasetop/lease"
+)
+
+// The child is this test binary started again as a holder that the test can
+// freeze with SIGSTOP inside its fenced transaction: a real process, with its
+// own connection and heartbeat, as in production.
+const (
+	envChild    = "LEASE_TEST_CHILD"     // the child's mode: childFenced or childBounded
+	envChildDSN = "LEASE_TEST_CHILD_DSN" // its database
+	envChildTTL = "LEASE_TEST_CHILD_TTL" // its lease's TTL (a Go duration)
+)
+
+// The child's modes.
+const (
+	// childFenced holds its lease inside a transaction that called
+	// CheckFence (the row locked FOR SHARE), with no bound, until killed.
+	childFenced = "fenced"
+	// childBounded does the same inside Lease.FencedTx; after a line on
+	// stdin it tries its write, prints how FencedTx ended and exits.
+	childBounded = "bounded"
+)
+
+// childMain is the child's main; it returns the exit code. It prints
+// "ready BACKEND_PID FENCE" once inside the transaction.
+func childMain(mode string) int {
+	if err := runChild(context.Background(), mode); err != nil {
+		fmt.Println("child:", err)
+		return 1
+	}
+	return 0
+}
+
+func runChild(ctx context.Context, mode string) error {
+	ttl, err := time.ParseDuration(os.Getenv(envChildTTL))
+	if err != nil {
+		return err
+	}
+	store, err := data.Open(ctx, os.Getenv(envChildDSN))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	client, err := lease.New(store, lease.Config{TTL: ttl})
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	p, err := client.Authorize(ctx, allowAll, testKey, "child")
+	if err != nil {
+		return err
+	}
+	l, err := client.Try(ctx, p)
+	if err != nil {
+		return err
+	}
+	ready := func(ctx context.Context, tx pgx.Tx) error {
+		var pid int
+		if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+			return err
+		}
+		fmt.Printf("ready %d %d\n", pid, l.Fence())
+		return nil
+	}
+	switch mode {
+	case childFenced:
+		tx, err := store.Pool().Begin(ctx)
+		if err != nil {
+			return err
+		}
+		if err := l.CheckFence(ctx, tx); err != nil {
+			return err
+		}
+		if err := ready(ctx, tx); err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, os.Stdin) // until killed
+		return nil
+	case childBounded:
+		err := l.FencedTx(ctx, store.Pool(), func(ctx context.Context, tx pgx.Tx) error {
+			if err := ready(ctx, tx); err != nil {
+				return err
+			}
+			if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO doc VALUES ('child', $1)`, l.Fence())
+			return err
+		})
+		fmt.Printf("done stale=%v lost=%v err=%v\n", errors.Is(err, lease.ErrStale), errors.Is(err, lease.ErrLost), err)
+		return nil
+	}
+	return fmt.Errorf("unknown mode %q", mode)
+}
+
+// child is a running child process.
+type child struct {
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	out     syncbuf.Buffer
+	done    chan struct{}
+	backend int   // the server process of its fenced transaction
+	fence   int64 // its lease's fence
+}
+
+// startChild starts a child in mode holding testKey's lease on db with ttl
+// and waits until it is inside its fenced transaction. It is killed when the
+// test ends.
+func startChild(t *testing.T, db pgtest.DB, mode string, ttl time.Duration) *child {
+	t.Helper()
+	c := &child{cmd: exec.Command(os.Args[0]), done: make(chan struct{})}
+	c.cmd.Env = append(os.Environ(), envChild+"="+mode, envChildDSN+"="+db.URL, envChildTTL+"="+ttl.String())
+	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.out
+	var err error
+	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.cmd.Start(); err != nil {
+		t.Fatalf("start child: %v", err)
+	}
+	go func() {
+		defer close(c.done)
+		_ = c.cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	})
+	pgtest.Eventually(t, 30*time.Second, "the child to be inside its fenced transaction", func() bool {
+		line, _, _ := strings.Cut(c.out.String(), "\n")
+		if strings.HasPrefix(line, "child:") {
+			t.Fatalf("child failed: %s", c.out.String())
+		}
+		_, err := fmt.Sscanf(line, "ready %d %d", &c.backend, &c.fence)
+		return err == nil
+	})
+	return c
+}
+
+func (c *child) signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	if err := c.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("signal %v to the child: %v", sig, err)
+	}
+}
+
+// exited reports whether the child has exited.
+func (c *child) exited() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}

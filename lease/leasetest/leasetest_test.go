@@ -1,0 +1,139 @@
+package leasetest_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/lease"
+	"github.com/leasetop/leasetop/lease/leasetest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+var (
+	key   = lease.Key{Account: "acct", Session: "sess"}
+	allow = lease.AuthorizerFunc(func(context.Context, lease.Request) error { return nil })
+)
+
+func hold(t *testing.T, store *data.Store, cfg lease.Config, holder string) (*lease.Client, *lease.Lease) {
+	t.Helper()
+	c, err := lease.New(store, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	p, err := c.Authorize(context.Background(), allow, key, holder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := c.Try(context.Background(), p)
+	if err != nil {
+		t.Fatalf("Try(%v) err = %v", key, err)
+	}
+	t.Cleanup(func() { _ = l.Release(context.Background()) })
+	return c, l
+}
+
+func TestForceLoss(t *testing.T) {
+	db := pgtest.New(t)
+	store := db.Store(t)
+	_, l := hold(t, store, lease.Config{TTL: time.Second}, "h")
+	cause := leasetest.ForceLoss(t, store, l)
+	var lost *lease.LostError
+	if !errors.As(cause, &lost) || !errors.Is(cause, lease.ErrForceReleased) || l.State().Status != lease.Lost {
+		t.Errorf("ForceLoss = %v, status %v; want a *LostError with ErrForceReleased, lost", cause, l.State().Status)
+	}
+}
+
+// After ExpireNow another run takes the lease over at once, and the
+// holder's next renewal tells it so.
+func TestExpireNow(t *testing.T) {
+	db := pgtest.New(t)
+	store := db.Store(t)
+	_, l := hold(t, store, lease.Config{TTL: time.Minute, RenewInterval: 300 * time.Millisecond}, "h")
+	leasetest.ExpireNow(t, store, key)
+	_, next := hold(t, store, lease.Config{TTL: time.Minute}, "next")
+	if next.Fence() <= l.Fence() {
+		t.Errorf("takeover fence %d, want > %d", next.Fence(), l.Fence())
+	}
+	if cause := leasetest.WaitLost(t, l); !errors.Is(cause, lease.ErrTakenOver) {
+		t.Errorf("holder's cause = %v, want ErrTakenOver", cause)
+	}
+}
+
+// While renewals are blocked the holder goes at risk, then loses the lease
+// at its local deadline, while the server still counts it as held.
+func TestBlockRenewals(t *testing.T) {
+	db := pgtest.New(t)
+	store := db.Store(t)
+	cfg := lease.Config{TTL: 2 * time.Second, RenewInterval: 300 * time.Millisecond, RenewTimeout: 200 * time.Millisecond,
+		SafetyMargin: 500 * time.Millisecond}
+	c, l := hold(t, store, cfg, "h")
+	var seen []lease.Status
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-l.Changed():
+				if st := l.State().Status; len(seen) == 0 || seen[len(seen)-1] != st {
+					seen = append(seen, st)
+				}
+			case <-l.Done():
+				return
+			}
+		}
+	}()
+	unblock := leasetest.BlockRenewals(t, store, key)
+	cause := leasetest.WaitLost(t, l)
+	<-done
+	if !errors.Is(cause, lease.ErrExpired) || !slices.Contains(seen, lease.AtRisk) {
+		t.Errorf("cause %v after statuses %v, want at risk, then ErrExpired", cause, seen)
+	}
+	unblock()
+	unblock() // idempotent
+	p, err := c.Authorize(context.Background(), allow, key, "competitor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Try(context.Background(), p); !errors.Is(err, lease.ErrHeld) {
+		t.Errorf("Try when the holder stopped err = %v, want ErrHeld (the server expiry is later)", err)
+	}
+}
+
+func TestNoLease(t *testing.T) {
+	db := pgtest.New(t)
+	store := db.Store(t)
+	for name, f := range map[string]func(t testing.TB){
+		"ExpireNow":     func(t testing.TB) { leasetest.ExpireNow(t, store, key) },
+		"BlockRenewals": func(t testing.TB) { leasetest.BlockRenewals(t, store, key) },
+	} {
+		rec := &recorder{TB: t}
+		done := make(chan struct{})
+		go func() { // Fatal ends the goroutine, as it ends a test
+			defer close(done)
+			f(rec)
+		}()
+		<-done
+		if !rec.failed {
+			t.Errorf("%s with no lease did not fail the test", name)
+		}
+	}
+}
+
+// recorder is a testing.TB whose Fatal is recorded instead of failing the
+// real test.
+type recorder struct {
+	testing.TB
+	failed bool
+}
+
+func (r *recorder) Helper() {}
+
+func (r *recorder) Fatalf(string, ...any) { r.failed = true; runtime.Goexit() }
