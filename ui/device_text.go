@@ -25,7 +25,7 @@ const (
 
 // stateText says what a device is doing, at serverNow.
 func stateText(d *Device, serverNow time.Time) (string, tone) {
-	key := keyText(d.Key, 24)
+	key := d.sessionText(d.Key)
 	switch d.State {
 	case DeviceStarting:
 		return "starting", toneDim
@@ -51,6 +51,15 @@ func stateText(d *Device, serverNow time.Time) (string, tone) {
 		return "stopped", toneDim
 	}
 	return clean(string(d.State), 16), tonePlain
+}
+
+// sessionText names a session on d's row: the session alone in d's own
+// account (the row names the account), account/session otherwise.
+func (d *Device) sessionText(k data.Key) string {
+	if k.Account == d.Account {
+		return clean(k.Session, 24)
+	}
+	return keyText(k, 24)
 }
 
 func joinWhy(s, why string) string {
@@ -92,8 +101,8 @@ type beliefView struct {
 // (lease looks one up; held are those with d's holder label). A
 // disagreement is a mismatch (✗) only when d's report cannot simply be
 // behind the server: the server's side was so before d's last report, or d
-// has been silent longer than silent (frozen, say). Otherwise it is shown as
-// not reported yet.
+// has been silent longer than silent (frozen, say). Otherwise it is shown
+// dim, marked … : not reported yet.
 func believes(d *Device, lease func(data.Key) (data.Lease, bool), held []data.Lease, serverNow time.Time, silent time.Duration) beliefView {
 	if d.State == DeviceKilled {
 		return diedHolding(d, lease, held, serverNow)
@@ -107,20 +116,20 @@ func believes(d *Device, lease func(data.Key) (data.Lease, bool), held []data.Le
 			return &beliefView{text: "✗ " + text, tone: toneBad}
 		}
 		if pending == nil {
-			pending = &beliefView{text: text + " (not reported yet)", tone: toneDim}
+			pending = &beliefView{text: "… " + text, tone: toneDim}
 		}
 		return nil
 	}
 	for _, b := range d.Believes {
 		l, ok := lease(b.Key)
-		claim := "believes it holds " + keyText(b.Key, 24) + " · server: "
+		claim := "believes it holds " + d.sessionText(b.Key) + " · server: "
 		var v *beliefView
 		switch {
 		case ok && l.RunID == b.Run && l.ExpiresAt.After(serverNow):
 			if len(agreed) == 0 {
 				firstLeft = l.ExpiresAt.Sub(serverNow)
 			}
-			agreed = append(agreed, keyText(b.Key, 24))
+			agreed = append(agreed, d.sessionText(b.Key))
 		case ok && l.RunID == b.Run:
 			v = note(claim+"expired "+compact(serverNow.Sub(l.ExpiresAt))+" ago", l.ExpiresAt)
 		case ok:
@@ -134,7 +143,7 @@ func believes(d *Device, lease func(data.Key) (data.Lease, bool), held []data.Le
 	}
 	for _, l := range held {
 		if !believed(d.Believes, l.RunID) {
-			if v := note("believes it holds nothing · server: it holds "+keyText(l.Key, 24)+", "+leftText(l.ExpiresAt.Sub(serverNow)), l.AcquiredAt); v != nil {
+			if v := note("believes it holds nothing · server: it holds "+d.sessionText(l.Key)+", "+leftText(l.ExpiresAt.Sub(serverNow)), l.AcquiredAt); v != nil {
 				return *v
 			}
 		}
@@ -154,11 +163,11 @@ func believes(d *Device, lease func(data.Key) (data.Lease, bool), held []data.Le
 func diedHolding(d *Device, lease func(data.Key) (data.Lease, bool), held []data.Lease, serverNow time.Time) beliefView {
 	for _, l := range held {
 		if !believed(d.Believes, l.RunID) {
-			return beliefView{text: "✗ dead · server: it holds " + keyText(l.Key, 24) + ", " + leftText(l.ExpiresAt.Sub(serverNow)), tone: toneBad}
+			return beliefView{text: "✗ dead · server: it holds " + d.sessionText(l.Key) + ", " + leftText(l.ExpiresAt.Sub(serverNow)), tone: toneBad}
 		}
 	}
 	for _, b := range d.Believes {
-		claim := "died holding " + keyText(b.Key, 24) + " · server: "
+		claim := "died holding " + d.sessionText(b.Key) + " · server: "
 		switch l, ok := lease(b.Key); {
 		case ok && l.RunID == b.Run:
 			return beliefView{text: "✗ " + claim + "still its lease, " + leftText(l.ExpiresAt.Sub(serverNow)), tone: toneBad}

@@ -28,29 +28,29 @@ func TestBelieves(t *testing.T) {
 		wantTone tone
 	}{
 		{"agrees", Device{State: DeviceHolding, Believes: belief, Reported: ago(time.Second)}, []data.Lease{mine},
-			"✓ holds acme/chat-1 · server: agrees, 3.0s left", toneOK},
+			"✓ holds chat-1 · server: agrees, 3.0s left", toneOK},
 		{"nothing on either side", Device{State: DeviceIdle, Reported: ago(time.Second)}, nil,
 			"holds nothing · server: nothing", toneDim},
 		{"taken over after its last report, which is recent", Device{State: DeviceHolding, Believes: belief, Reported: ago(2 * time.Second)},
-			[]data.Lease{theirs}, "believes it holds acme/chat-1 · server: phone pid 2 since 1.2s (not reported yet)", toneDim},
+			[]data.Lease{theirs}, "… believes it holds chat-1 · server: phone pid 2 since 1.2s", toneDim},
 		{"taken over before its last report", Device{State: DeviceHolding, Believes: belief, Reported: ago(time.Second)},
-			[]data.Lease{theirs}, "✗ believes it holds acme/chat-1 · server: phone pid 2 since 1.2s", toneBad},
+			[]data.Lease{theirs}, "✗ believes it holds chat-1 · server: phone pid 2 since 1.2s", toneBad},
 		{"frozen", Device{State: DeviceFrozen, Believes: belief, Reported: ago(2 * time.Second)},
-			[]data.Lease{theirs}, "✗ believes it holds acme/chat-1 · server: phone pid 2 since 1.2s", toneBad},
+			[]data.Lease{theirs}, "✗ believes it holds chat-1 · server: phone pid 2 since 1.2s", toneBad},
 		{"silent past the limit", Device{State: DeviceHolding, Believes: belief, Reported: ago(4 * time.Second)},
-			nil, "✗ believes it holds acme/chat-1 · server: nobody holds it", toneBad},
+			nil, "✗ believes it holds chat-1 · server: nobody holds it", toneBad},
 		{"released, not reported yet", Device{State: DeviceHolding, Believes: belief, Reported: ago(time.Second)},
-			nil, "believes it holds acme/chat-1 · server: nobody holds it (not reported yet)", toneDim},
+			nil, "… believes it holds chat-1 · server: nobody holds it", toneDim},
 		{"its lease expired", Device{State: DeviceHolding, Believes: belief, Reported: ago(200 * time.Millisecond)},
-			[]data.Lease{expired}, "✗ believes it holds acme/chat-1 · server: expired 1.0s ago", toneBad},
+			[]data.Lease{expired}, "✗ believes it holds chat-1 · server: expired 1.0s ago", toneBad},
 		{"granted, not reported yet", Device{State: DeviceTrying, Holder: "desktop pid 1", Reported: ago(3 * time.Second)},
-			[]data.Lease{mine}, "believes it holds nothing · server: it holds acme/chat-1, 3.0s left (not reported yet)", toneDim},
+			[]data.Lease{mine}, "… believes it holds nothing · server: it holds chat-1, 3.0s left", toneDim},
 		{"killed holding it", Device{State: DeviceKilled, Holder: "desktop pid 1", Believes: belief, Reported: ago(time.Second)},
-			[]data.Lease{mine}, "✗ died holding acme/chat-1 · server: still its lease, 3.0s left", toneBad},
+			[]data.Lease{mine}, "✗ died holding chat-1 · server: still its lease, 3.0s left", toneBad},
 		{"killed, taken over", Device{State: DeviceKilled, Holder: "desktop pid 1", Believes: belief, Reported: ago(time.Second)},
-			[]data.Lease{theirs}, "died holding acme/chat-1 · server: phone pid 2 since 1.2s", toneDim},
+			[]data.Lease{theirs}, "died holding chat-1 · server: phone pid 2 since 1.2s", toneDim},
 		{"killed before it reported its grant", Device{State: DeviceKilled, Holder: "desktop pid 1", Reported: ago(3 * time.Second)},
-			[]data.Lease{mine}, "✗ dead · server: it holds acme/chat-1, 3.0s left", toneBad},
+			[]data.Lease{mine}, "✗ dead · server: it holds chat-1, 3.0s left", toneBad},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,6 +68,7 @@ func TestBelieves(t *testing.T) {
 					held = append(held, l)
 				}
 			}
+			tt.d.Account = "acme"
 			got := believes(&tt.d, lookup, held, server, 3*time.Second)
 			if got.text != tt.want || got.tone != tt.wantTone {
 				t.Errorf("believes = %q (tone %d), want %q (tone %d)", got.text, got.tone, tt.want, tt.wantTone)
@@ -112,7 +113,7 @@ func TestDevicesPaneKeys(t *testing.T) {
 		t.Errorf("attempts read for %v, want [globex desktop]", asked)
 	}
 	out := screen(m)
-	for _, want := range []string{"Device desktop of globex", "refused globex/chat-1, 1.0s left: browser pid 4105", "granted: fence 39"} {
+	for _, want := range []string{"Device desktop of globex", "refused chat-1, 1.0s left: browser pid 4105", "granted: fence 39"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the detail view lacks %q:\n%s", want, out)
 		}

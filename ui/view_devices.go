@@ -52,23 +52,30 @@ var deviceHeader = deviceRow{device: "DEVICE", pid: "PID", state: "STATE", belie
 	runs: "RUNS", refused: "REF", writes: "WRITES"}
 
 // maxStateWidth caps the state column: a holding device's state fits
-// ("holding acme/chat-2 run 76777879 fence 47"); the belief, where a
-// mismatch shows, takes the rest.
-const maxStateWidth = 42
+// ("holding chat-2 run 76777879 fence 47", a refusal with its time left);
+// the belief, where a mismatch shows, takes the rest.
+const maxStateWidth = 44
+
+// minStateWidth is what the state column keeps when the belief needs the
+// room: the state and its session.
+const minStateWidth = 30
 
 // deviceCols are the pane's column widths (0: hidden).
 type deviceCols struct{ device, pid, state, belief, runs, refused, writes int }
 
 // deviceColumns fits the pane into width cells: device, pid and the
-// counters as wide as their widest value, the state at most maxStateWidth,
-// the belief what is left. Below 130 cells the counters go.
+// counters as wide as their widest value; then the belief (where a mismatch
+// shows) as wide as its widest value as long as the state keeps
+// minStateWidth, the state up to maxStateWidth, and what is left to the
+// belief. Below 130 cells the counters go.
 func deviceColumns(width int, rows []deviceRow) deviceCols {
 	var c deviceCols
-	stateW := 0
+	stateW, beliefW := 0, 0
 	for _, r := range append([]deviceRow{deviceHeader}, rows...) {
 		c.device = max(c.device, ansi.StringWidth(r.device))
 		c.pid = max(c.pid, len(r.pid))
 		stateW = max(stateW, ansi.StringWidth(r.state))
+		beliefW = max(beliefW, ansi.StringWidth(r.belief))
 		c.runs, c.refused, c.writes = max(c.runs, len(r.runs)), max(c.refused, len(r.refused)), max(c.writes, len(r.writes))
 	}
 	rest := width - 2 - c.device - 1 - c.pid - 1 - 1 // marker, device, pid, the gap between state and belief
@@ -77,7 +84,9 @@ func deviceColumns(width int, rows []deviceRow) deviceCols {
 	} else {
 		c.runs, c.refused, c.writes = 0, 0, 0
 	}
-	c.state = min(stateW, maxStateWidth, max(rest/2, 0))
+	stateW = min(stateW, maxStateWidth)
+	c.belief = max(min(beliefW, rest-min(stateW, minStateWidth)), 0)
+	c.state = max(min(stateW, rest-c.belief), 0)
 	c.belief = max(rest-c.state, 0)
 	return c
 }
