@@ -54,7 +54,7 @@ func Default() Map {
 		Back:   b([]string{"esc"}, "esc", "clear the filter; close a view"),
 		Sort:   b([]string{"s"}, "s", "cycle sort: TTL left, account, held for, holder"),
 		Pause:  b([]string{"space", "p"}, "space/p", "pause the screen (data keeps flowing)"),
-		Focus:  b([]string{"tab"}, "tab", "switch focus between sessions and events"),
+		Focus:  b([]string{"tab"}, "tab", "move the focus to the next pane"),
 		Detail: b([]string{"enter"}, "enter", "details and history of the session"),
 		Resync: b([]string{"r"}, "r", "resync now: re-read every lease and missed event"),
 		Help:   b([]string{"?"}, "?", "show or hide this help"),

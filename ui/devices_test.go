@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/keymap"
 )
@@ -175,5 +177,36 @@ func TestNoDevicesPane(t *testing.T) {
 	if _, err := New(Config{Devices: DeviceSource{ListFunc: func() ([]Device, error) { return nil, nil }},
 		Actions: []Action{{Binding: keyBinding("d", "delete")}}}); err == nil {
 		t.Error("New with an action on d and a devices pane: no error, want the clash")
+	}
+}
+
+// TestDevicesHostileTextRendersInert: what devices report (names, holder
+// labels, reasons, the server's answers) is untrusted like any lease field:
+// the pane and the device view show escapes visibly and send none.
+func TestDevicesHostileTextRendersInert(t *testing.T) {
+	evil := Device{Account: "acme", Name: "ph\x1b[2Jone", PID: 9, Holder: "x\x1b]0;pwned\x07", State: DeviceRefused,
+		Key: devKey("acme", "s\u202e1"), Owner: "own\x1b[31mer", Why: "w\u009b1;1H", Reported: server}
+	m, _ := newModel(t, 150, 40, func(c *Config) {
+		c.Devices = DeviceSource{
+			ListFunc:     func() ([]Device, error) { return []Device{evil}, nil },
+			AttemptsFunc: func(Device) ([]Attempt, error) { return nil, nil },
+		}
+	})
+	apply(m, syncBatch(nil, nil))
+	m.Update(devicesMsg{list: []Device{evil}})
+	views := map[string]string{"pane": m.View().Content}
+	press(m, "tab", "enter")
+	m.Update(attemptsMsg{id: idOf(evil), attempts: []Attempt{{At: server, PID: 9, Key: evil.Key, Action: "acq\x1b[Kuire", Answer: "busy: \x1b[?1049l"}}})
+	views["device"] = m.View().Content
+	for name, raw := range views {
+		rest := sgrOnly.ReplaceAllString(raw, "")
+		for _, r := range rest {
+			if r != '\n' && (r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u202e') {
+				t.Errorf("%s view contains %U outside the monitor's own colour codes", name, r)
+			}
+		}
+		if !strings.Contains(ansi.Strip(raw), `ph\x1b[2Jone`) {
+			t.Errorf("%s view does not show the escape visibly as \\x1b[2J:\n%s", name, ansi.Strip(raw))
+		}
 	}
 }
