@@ -1,10 +1,6 @@
 package ui
 
-import (
-	"testing"
-
-	"github.com/charmbracelet/x/exp/golden"
-)
+import "testing"
 
 // Golden views of the devices pane (the demo's): holding, refused, a frozen
 // zombie whose belief the server contradicts, a killed device whose lease
@@ -32,9 +28,7 @@ func TestGoldenDevices(t *testing.T) {
 			m, _ := newModel(t, tt.w, tt.h, withDevices)
 			loadDevices(m)
 			tt.setup(m)
-			out := screen(m)
-			checkFrame(t, out, tt.w, tt.h)
-			golden.RequireEqual(t, out)
+			requireGolden(t, m, tt.w, tt.h)
 		})
 	}
 }

@@ -165,16 +165,7 @@ func (m *Model) viewDevice() []string {
 	s, dd := m.styles, m.dev.detail
 	lines := []string{s.title.Render("Device") + " " + clean(dd.id.name, 24) + " of " + clean(dd.id.account, 24) +
 		s.dim.Render("   ("+m.keys.Back.Help().Key+" back)"), ""}
-	field := func(name, value string) {
-		wrapped := ansi.Wrap(value, max(m.width-14, 10), "")
-		for i, part := range splitLines(wrapped) {
-			label := ""
-			if i == 0 {
-				label = name
-			}
-			lines = append(lines, "  "+s.dim.Render(pad(label, 10))+" "+part)
-		}
-	}
+	field := m.fieldLines(&lines)
 	d, ok := m.detailDevice()
 	if !ok {
 		lines = append(lines, "  "+s.warn.Render("no report from this device now"))
@@ -196,22 +187,13 @@ func (m *Model) viewDevice() []string {
 			d.Runs, d.Refusals, d.WritesAccepted, d.WritesRefused))
 		field("reported", compact(serverNow.Sub(d.Reported))+" ago")
 	}
-	lines = append(lines, "", s.bold.Render("Attempts")+s.dim.Render(" newest first, with the server's answers"))
-	switch {
-	case m.cfg.Devices.AttemptsFunc == nil:
-		lines = append(lines, "  "+s.dim.Render("this monitor has no attempts to show"))
-	case dd.loading:
-		lines = append(lines, "  "+s.dim.Render("loading…"))
-	case dd.err != nil:
-		lines = append(lines, "  "+s.bad.Render("cannot read the attempts: "+clean(oneLine(dd.err.Error()), 0)))
-	case len(dd.attempts) == 0:
-		lines = append(lines, "  "+s.dim.Render("no attempts yet"))
+	empty := "no attempts yet"
+	if m.cfg.Devices.AttemptsFunc == nil {
+		empty = "this monitor has no attempts to show"
 	}
-	room := max(m.height-len(lines), 1)
-	for i := dd.scroll; i < len(dd.attempts) && room > 0; i, room = i+1, room-1 {
-		lines = append(lines, m.attemptLine(dd.attempts[i]))
-	}
-	return lines
+	return m.appendList(lines, listView{title: "Attempts", note: " newest first, with the server's answers",
+		loading: dd.loading, err: dd.err, what: "the attempts", empty: empty,
+		n: len(dd.attempts), scroll: dd.scroll, line: func(i int) string { return m.attemptLine(dd.attempts[i]) }})
 }
 
 // attemptLine is one attempt: when, which process, what it asked, about
