@@ -143,6 +143,9 @@ func TestDevicesPaneFollowsReads(t *testing.T) {
 	if len(m.devices()) != 4 {
 		t.Errorf("a failed read replaced the list: %d devices, want the last 4", len(m.devices()))
 	}
+	if !strings.Contains(screen(m), "stale: cannot read the devices: relation") {
+		t.Errorf("after a failed read the pane does not say its rows are stale:\n%s", screen(m))
+	}
 	press(m, "space")
 	list[2].State, list[2].Why = DeviceKilled, "during the pause"
 	m.Update(devicesMsg{list: list})

@@ -105,8 +105,12 @@ func (m *Model) viewDevices(lay layout) []string {
 	if len(list) > lay.deviceRows {
 		title += fmt.Sprintf("  %d-%d/%d", m.dev.off+1, min(m.dev.off+lay.deviceRows, len(list)), len(list))
 	}
+	title = s.paneTitle.Render(title)
+	if m.dev.err != nil && len(list) > 0 { // the rows are the last read that worked
+		title += " " + s.bad.Render("stale: cannot read the devices: "+clean(oneLine(m.dev.err.Error()), 60))
+	}
 	rule := strings.Repeat("─", max(m.width-ansi.StringWidth(title)-1, 0))
-	lines := []string{s.paneTitle.Render(title) + " " + s.dim.Render(rule)}
+	lines := []string{title + " " + s.dim.Render(rule)}
 	switch {
 	case m.dev.err != nil && len(list) == 0:
 		return append(lines, "", "  "+s.bad.Render("cannot read the devices: "+clean(oneLine(m.dev.err.Error()), 0)))
