@@ -7,7 +7,11 @@
 // screen from Groups, so the help always lists exactly the keys in force.
 package keymap
 
-import "charm.land/bubbles/v2/key"
+import (
+	"slices"
+
+	"charm.land/bubbles/v2/key"
+)
 
 // Map is every key binding of the monitor.
 type Map struct {
@@ -15,6 +19,9 @@ type Map struct {
 	Up, Down, Top, Bottom, PageUp, PageDown key.Binding
 	// View.
 	Filter, Back, Sort, Pause, Focus, Detail, Resync, Help, Quit key.Binding
+	// Devices shows or hides the devices pane, which only a monitor given
+	// devices (the demo's) has.
+	Devices key.Binding
 	// Actions that change the database; disabled by SetReadOnly.
 	Release key.Binding
 	// The (y/N) confirmation dialog.
@@ -47,11 +54,13 @@ func Default() Map {
 		Back:   b([]string{"esc"}, "esc", "clear the filter; close a view"),
 		Sort:   b([]string{"s"}, "s", "cycle sort: TTL left, account, held for, holder"),
 		Pause:  b([]string{"space", "p"}, "space/p", "pause the screen (data keeps flowing)"),
-		Focus:  b([]string{"tab"}, "tab", "switch focus between sessions and events"),
+		Focus:  b([]string{"tab"}, "tab", "move the focus to the next pane"),
 		Detail: b([]string{"enter"}, "enter", "details and history of the session"),
 		Resync: b([]string{"r"}, "r", "resync now: re-read every lease and missed event"),
 		Help:   b([]string{"?"}, "?", "show or hide this help"),
 		Quit:   b([]string{"q", "ctrl+c"}, "q", "quit"),
+
+		Devices: b([]string{"d"}, "d", "show or hide the devices pane (what each device believes)"),
 
 		Release: b([]string{"x", "ctrl+d"}, "x/ctrl+d", "force-release the selected lease (asks y/N)"),
 
@@ -94,6 +103,7 @@ func (m *Map) actions() []action {
 		{"resync", groupView, &m.Resync, false},
 		{"help", groupView, &m.Help, false},
 		{"quit", groupView, &m.Quit, false},
+		{"devices", groupView, &m.Devices, false},
 		{"release", groupActions, &m.Release, true},
 		{"confirm", groupDialog, &m.Confirm, false},
 		{"cancel", groupDialog, &m.Cancel, false},
@@ -111,10 +121,15 @@ func Names() []string {
 }
 
 // Groups returns the bindings grouped for the help screen, disabled ones
-// included (key.Binding.Enabled reports which).
-func (m *Map) Groups() []Group {
+// included (key.Binding.Enabled reports which), except those in omit
+// (pointers to m's fields): the keys of what a monitor does not have, such
+// as &m.Devices without a devices pane.
+func (m *Map) Groups(omit ...*key.Binding) []Group {
 	var groups []Group
 	for _, a := range m.actions() {
+		if slices.Contains(omit, a.binding) {
+			continue
+		}
 		if len(groups) == 0 || groups[len(groups)-1].Title != a.group {
 			groups = append(groups, Group{Title: a.group})
 		}

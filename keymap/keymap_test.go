@@ -187,3 +187,36 @@ func TestBound(t *testing.T) {
 		t.Error("Bound(K) = true, want false")
 	}
 }
+
+// TestGroupsOmit: a monitor without a devices pane leaves its key out of
+// the help; the key can be rebound like any other.
+func TestGroupsOmit(t *testing.T) {
+	m := Default()
+	listed := func(groups []Group) bool {
+		for _, g := range groups {
+			for _, b := range g.Bindings {
+				if b.Help().Desc == m.Devices.Help().Desc {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if !listed(m.Groups()) {
+		t.Error("Groups() does not list the devices key")
+	}
+	if listed(m.Groups(&m.Devices)) {
+		t.Error("Groups(&m.Devices) lists the devices key")
+	}
+	if n, want := len(m.Groups(&m.Devices)), len(m.Groups()); n != want {
+		t.Errorf("Groups(&m.Devices) has %d groups, want %d", n, want)
+	}
+	p := writeConfig(t, "[keys]\ndevices = \"D\"\n")
+	loaded, err := Load(p, false)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if got := strings.Join(loaded.Devices.Keys(), ","); got != "D" {
+		t.Errorf("devices keys = %q, want D", got)
+	}
+}

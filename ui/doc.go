@@ -10,6 +10,11 @@
 // built from the functions in Source, so the UI never blocks and tests can
 // drive the model directly.
 //
+// A program whose processes can report what they believe they hold (the
+// demo's devices) gives a DeviceSource in Config.Devices: the devices pane
+// then shows each process beside what the server's lease table says, and
+// flags where they disagree.
+//
 // Untrusted text (ids, holder labels, reasons, error messages) reaches the
 // screen only through internal/termtext.Clean.
 package ui

@@ -145,11 +145,18 @@ func TestGolden(t *testing.T) {
 			}
 			m, c := newModel(t, tt.w, tt.h, mut...)
 			tt.setup(t, m, c)
-			out := screen(m)
-			checkFrame(t, out, tt.w, tt.h)
-			golden.RequireEqual(t, out)
+			requireGolden(t, m, tt.w, tt.h)
 		})
 	}
+}
+
+// requireGolden compares the model's w x h screen, unstyled, with the
+// test's golden file, after checking its frame.
+func requireGolden(t *testing.T, m *Model, w, h int) {
+	t.Helper()
+	out := screen(m)
+	checkFrame(t, out, w, h)
+	golden.RequireEqual(t, out)
 }
 
 func readOnly(c *Config) { c.ReadOnly = true }
@@ -195,6 +202,13 @@ func TestHostileTextRendersInert(t *testing.T) {
 	views["detail"] = m.View().Content
 	press(m, "esc", "x")
 	views["dialog"] = m.View().Content
+	checkInert(t, views, `evil\x1b[2J`)
+}
+
+// checkInert: each view (raw, styled) holds no control character but the
+// monitor's own colour codes, and shows visible, the escaped text.
+func checkInert(t *testing.T, views map[string]string, visible string) {
+	t.Helper()
 	for name, raw := range views {
 		rest := sgrOnly.ReplaceAllString(raw, "")
 		for _, r := range rest {
@@ -202,8 +216,8 @@ func TestHostileTextRendersInert(t *testing.T) {
 				t.Errorf("%s view contains %U outside the monitor's own colour codes", name, r)
 			}
 		}
-		if !strings.Contains(xansi.Strip(raw), `evil\x1b[2J`) {
-			t.Errorf("%s view does not show the escape visibly as \\x1b[2J", name)
+		if !strings.Contains(xansi.Strip(raw), visible) {
+			t.Errorf("%s view does not show the escape visibly as %s:\n%s", name, visible, xansi.Strip(raw))
 		}
 	}
 }

@@ -2,11 +2,13 @@ package ui
 
 // layout is how the screen's height is shared.
 type layout struct {
-	tooSmall   bool
-	header2    bool // the counts line
-	tableRows  int  // session rows (besides the column header)
-	showEvents bool
-	eventRows  int // event lines (besides the pane's title)
+	tooSmall    bool
+	header2     bool // the counts line
+	tableRows   int  // session rows (besides the column header)
+	showDevices bool // the devices pane, between the sessions and the events
+	deviceRows  int  // device rows (besides the pane's title and column header)
+	showEvents  bool
+	eventRows   int // event lines (besides the pane's title)
 }
 
 // Minimum terminal size; below it the monitor only says so.
@@ -26,6 +28,13 @@ func (m *Model) layout() layout {
 		rest--
 	}
 	rest-- // the table's column header
+	if m.dev.on && m.hasDevices() {
+		n := min(max(len(m.devices()), 1), max(rest/2-2, 1))
+		if rest-(n+2) >= 3 { // leave the sessions at least three rows
+			l.showDevices, l.deviceRows = true, n
+			rest -= n + 2
+		}
+	}
 	if rest >= 11 {
 		l.showEvents = true
 		l.eventRows = max(rest/3, 3) - 1 // minus the pane title

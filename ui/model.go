@@ -66,6 +66,9 @@ type Config struct {
 	Database string
 	// Actions are extra keys (see Action).
 	Actions []Action
+	// Devices, if its ListFunc is set, adds the devices pane (shown at
+	// start; keymap.Map.Devices toggles it).
+	Devices DeviceSource
 	// Badge, if set, is called on every render for extra header text; it
 	// must be cheap and safe to call from the UI goroutine.
 	Badge func() string
@@ -120,6 +123,8 @@ type Model struct {
 	evSel       int64
 	evCur, evOf int
 
+	dev devicePane // the devices pane, when Config.Devices gives one
+
 	mode     mode
 	detail   *detailView
 	dialog   *dialog
@@ -141,6 +146,7 @@ const (
 	modeHelp
 	modeDetail
 	modeConfirm
+	modeDevice // a device's detail view
 )
 
 type focusArea int
@@ -148,6 +154,7 @@ type focusArea int
 const (
 	focusTable focusArea = iota
 	focusEvents
+	focusDevices
 )
 
 // New returns a model. It shows nothing until its first batch arrives. It
@@ -166,9 +173,18 @@ func New(cfg Config) (*Model, error) {
 	if cfg.Tick <= 0 {
 		cfg.Tick = 250 * time.Millisecond
 	}
+	if cfg.Devices.Every <= 0 {
+		cfg.Devices.Every = 500 * time.Millisecond
+	}
+	if cfg.Devices.Silent <= 0 {
+		cfg.Devices.Silent = 3 * time.Second
+	}
 	keys := keymap.Default()
 	if cfg.Keys != nil {
 		keys = *cfg.Keys
+	}
+	if cfg.Devices.ListFunc == nil {
+		keys.Devices.Unbind() // no pane: its key is free for an Action
 	}
 	if err := checkActionKeys(&keys, cfg.Actions); err != nil {
 		return nil, err
@@ -196,6 +212,7 @@ func New(cfg Config) (*Model, error) {
 		now:      cfg.Now(),
 		state:    monitor.NewState(cfg.State),
 		filterIn: fi,
+		dev:      devicePane{on: cfg.Devices.ListFunc != nil},
 	}
 	m.filterIn.SetStyles(textinput.DefaultStyles(true))
 	return m, nil
@@ -216,8 +233,8 @@ func checkActionKeys(keys *keymap.Map, actions []Action) error {
 // State returns the live state (for tests and the embedding program).
 func (m *Model) State() *monitor.State { return m.state }
 
-// Init starts the feed's first wait, the countdown tick and a background
-// colour query.
+// Init starts the feed's first wait, the countdown tick, a background
+// colour query and the devices pane's first read.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.waitNext(), m.tick(), tea.RequestBackgroundColor)
+	return tea.Batch(m.waitNext(), m.tick(), tea.RequestBackgroundColor, m.readDevices(0))
 }

@@ -43,6 +43,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onRelease(msg)
 	case actionMsg:
 		return m, m.onAction(msg)
+	case devicesMsg:
+		return m, m.onDevices(msg)
+	case attemptsMsg:
+		return m, m.onAttempts(msg)
 	case tea.KeyPressMsg:
 		m.now = m.cfg.Now()
 		return m, m.onKey(msg)

@@ -19,6 +19,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.helpKey(msg)
 	case m.mode == modeDetail:
 		return m.detailKey(msg)
+	case m.mode == modeDevice:
+		return m.deviceKey(msg)
 	}
 	return m.mainKey(msg)
 }
@@ -43,8 +45,11 @@ func (m *Model) mainKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Pause):
 		m.togglePause()
 	case key.Matches(msg, k.Focus):
-		m.focus = 1 - m.focus
-		m.reselectEvent()
+		m.nextFocus()
+	case key.Matches(msg, k.Devices):
+		m.toggleDevices()
+	case key.Matches(msg, k.Detail) && m.focus == focusDevices:
+		return m.openDevice()
 	case key.Matches(msg, k.Detail):
 		return m.openDetail()
 	case key.Matches(msg, k.Resync):
@@ -65,8 +70,11 @@ func (m *Model) navigate(msg tea.KeyPressMsg) bool {
 	k := &m.keys
 	page := m.layout().tableRows
 	move := m.moveTable
-	if m.focus == focusEvents {
+	switch m.focus {
+	case focusEvents:
 		page, move = m.layout().eventRows, m.moveEvents
+	case focusDevices:
+		page, move = m.layout().deviceRows, m.moveDevices
 	}
 	page = max(page, 1)
 	switch {
@@ -119,12 +127,13 @@ func containsKey(keys []string, k string) bool {
 
 func (m *Model) togglePause() {
 	if m.frozen != nil {
-		m.frozen = nil
+		m.frozen, m.dev.frozen = nil, nil
 		m.refreshRows()
+		m.reselectDevice()
 		m.setStatus(statusInfo, "resumed")
 		return
 	}
-	m.frozen, m.frozenAt = m.state.Clone(), m.now
+	m.frozen, m.frozenAt, m.dev.frozen = m.state.Clone(), m.now, m.dev.list
 	m.setStatus(statusInfo, "paused: the screen is frozen, events are still collected")
 }
 

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +69,7 @@ func TestNavigationKeys(t *testing.T) {
 			if m.off != tt.wantOff || m.cur-m.off != tt.wantLine {
 				t.Errorf("offset, line = %d, %d, want %d, %d", m.off, m.cur-m.off, tt.wantOff, tt.wantLine)
 			}
-			if !strings.Contains(screen(m), "▶ acct       "+sess(tt.want).Session) {
+			if !regexp.MustCompile(`▶ acct +` + sess(tt.want).Session + ` `).MatchString(screen(m)) {
 				t.Errorf("screen does not mark %v as selected:\n%s", sess(tt.want), screen(m))
 			}
 		})

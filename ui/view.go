@@ -29,6 +29,8 @@ func (m *Model) render() string {
 		lines = m.viewHelp()
 	case modeDetail:
 		lines = m.viewDetail()
+	case modeDevice:
+		lines = m.viewDevice()
 	default:
 		lines = m.viewMain(lay)
 	}
@@ -44,6 +46,9 @@ func (m *Model) render() string {
 func (m *Model) viewMain(lay layout) []string {
 	lines := m.viewHeader(lay)
 	lines = append(lines, m.viewTable(lay)...)
+	if lay.showDevices {
+		lines = append(lines, m.viewDevices(lay)...)
+	}
 	if lay.showEvents {
 		lines = append(lines, m.viewEvents(lay)...)
 	}
@@ -112,7 +117,7 @@ func (m *Model) renderHints() string {
 		desc string
 	}{
 		{k.Help, "help"}, {k.Filter, "filter"}, {k.Sort, "sort"}, {k.Pause, "pause"},
-		{k.Detail, "details"}, {k.Release, "release"}, {k.Quit, "quit"},
+		{k.Detail, "details"}, {k.Devices, "devices"}, {k.Release, "release"}, {k.Quit, "quit"},
 	}
 	var parts []string
 	for _, it := range items {

@@ -38,6 +38,7 @@ type headerEntry struct {
 
 type headerKey struct {
 	ok                     bool
+	cols                   colWidths
 	width, rows, off, page int
 	sortBy                 sortMode
 }
@@ -50,7 +51,8 @@ func (c *viewCache) reset() { *c = viewCache{} }
 type rowEntry struct {
 	ok        bool
 	lease     data.Lease
-	width     int // the screen's, which decides the columns
+	cols      colWidths // the columns it was drawn in
+	width     int       // the screen's (the selected row's highlight spans it)
 	selected  bool
 	highlight bool
 	clock     rowClock
@@ -60,8 +62,8 @@ type rowEntry struct {
 
 // staticFor reports whether the entry's time-independent cells are those of
 // lease l drawn with the same columns and highlight.
-func (e *rowEntry) staticFor(l *data.Lease, width int, selected, highlight bool) bool {
-	return e.ok && e.lease == *l && e.width == width && e.selected == selected && e.highlight == highlight
+func (e *rowEntry) staticFor(l *data.Lease, cols colWidths, width int, selected, highlight bool) bool {
+	return e.ok && e.lease == *l && e.cols == cols && e.width == width && e.selected == selected && e.highlight == highlight
 }
 
 // rowClock is what a row's time-dependent cells (TTL, HELD, RENEWED) show

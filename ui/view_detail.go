@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"github.com/leasetop/leasetop/data"
 )
 
@@ -24,16 +22,7 @@ func (m *Model) viewDetail() []string {
 		hint += ", " + m.keys.Release.Help().Key + " release"
 	}
 	lines := []string{s.title.Render("Session") + " " + keyText(d.key, 0) + s.dim.Render("   ("+hint+")"), ""}
-	field := func(name, value string) {
-		wrapped := ansi.Wrap(value, max(m.width-14, 10), "")
-		for i, part := range splitLines(wrapped) {
-			label := ""
-			if i == 0 {
-				label = name
-			}
-			lines = append(lines, "  "+s.dim.Render(pad(label, 10))+" "+part)
-		}
-	}
+	field := m.fieldLines(&lines)
 	field("account", clean(d.key.Account, 0))
 	field("session", clean(d.key.Session, 0))
 	if !held {
@@ -66,20 +55,9 @@ func (m *Model) viewDetail() []string {
 			lines = append(lines, "  "+s.warn.Render(fmt.Sprintf("changed hands since this view opened (was run %s)", shortRun(d.opened.RunID))))
 		}
 	}
-	lines = append(lines, "", s.bold.Render("History")+s.dim.Render(" newest first, from lease.event"))
-	switch {
-	case d.loading:
-		lines = append(lines, "  "+s.dim.Render("loading…"))
-	case d.err != nil:
-		lines = append(lines, "  "+s.bad.Render("cannot read the history: "+clean(oneLine(d.err.Error()), 0)))
-	case len(d.history) == 0:
-		lines = append(lines, "  "+s.dim.Render("no events"))
-	}
-	room := max(m.height-len(lines), 1)
-	for i := d.scroll; i < len(d.history) && room > 0; i, room = i+1, room-1 {
-		lines = append(lines, m.historyLine(d.history[i]))
-	}
-	return lines
+	return m.appendList(lines, listView{title: "History", note: " newest first, from lease.event",
+		loading: d.loading, err: d.err, what: "the history", empty: "no events",
+		n: len(d.history), scroll: d.scroll, line: func(i int) string { return m.historyLine(d.history[i]) }})
 }
 
 // lockerLines names the transactions holding the lease row locked. For an

@@ -13,7 +13,11 @@ func (m *Model) viewHelp() []string {
 	lines := []string{
 		s.title.Render(clean(m.cfg.Title, 20)+" keys") + s.dim.Render("   ("+m.keys.Help.Help().Key+" or "+m.keys.Back.Help().Key+" closes)"),
 	}
-	groups := m.keys.Groups()
+	var omit []*key.Binding
+	if !m.hasDevices() {
+		omit = append(omit, &m.keys.Devices)
+	}
+	groups := m.keys.Groups(omit...)
 	for i := range groups {
 		if groups[i].Title == "Confirmation dialog" {
 			groups[i].Bindings = append(groups[i].Bindings,

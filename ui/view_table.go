@@ -13,108 +13,10 @@ import (
 	"github.com/leasetop/leasetop/monitor"
 )
 
-type colID int
-
-const (
-	colAccount colID = iota
-	colSession
-	colHolder
-	colRun
-	colFence
-	colTTL
-	colHeld
-	colRenewed
-)
-
-// colSpec describes a column: its title, minimum and wanted widths, whether
-// it takes spare room (flex), alignment, and when it is hidden on a narrow
-// terminal (higher hide goes first; 0 never).
-type colSpec struct {
-	id        colID
-	title     string
-	min, want int
-	flex      bool
-	right     bool
-	hide      int
-}
-
-// Cap on a flexible column's width, so very wide terminals keep columns
-// readable.
-const maxFlex = 40
-
-func colSpecs() []colSpec {
-	return []colSpec{
-		{colAccount, "ACCOUNT", 7, 14, true, false, 0},
-		{colSession, "SESSION", 7, 18, true, false, 0},
-		{colHolder, "HOLDER", 6, 14, true, false, 1},
-		{colRun, "RUN", 8, 8, false, false, 5},
-		{colFence, "FENCE", 5, 6, false, true, 4},
-		{colTTL, "TTL", 7, 15, false, false, 0},
-		{colHeld, "HELD", 6, 6, false, true, 3},
-		{colRenewed, "RENEWED", 7, 7, false, true, 2},
-	}
-}
-
-// column is a laid-out column.
-type column struct {
-	colSpec
-	width int
-}
-
-// tableColumns fits the columns into width cells (after the two-cell cursor
-// marker): hide columns until the minimums fit, then grow the fixed ones to
-// their wanted width, then the flexible ones.
-func tableColumns(width int) []column {
-	avail := width - 2
-	specs := colSpecs()
-	need := func() int {
-		n := len(specs) - 1
-		for _, s := range specs {
-			n += s.min
-		}
-		return n
-	}
-	for need() > avail {
-		worst := -1
-		for i, s := range specs {
-			if s.hide > 0 && (worst < 0 || s.hide > specs[worst].hide) {
-				worst = i
-			}
-		}
-		if worst < 0 {
-			break
-		}
-		specs = append(specs[:worst], specs[worst+1:]...)
-	}
-	cols := make([]column, len(specs))
-	extra := avail - need()
-	for i, s := range specs {
-		cols[i] = column{colSpec: s, width: s.min}
-	}
-	grow := func(ok func(c column) bool, limit func(c column) int) {
-		for extra > 0 {
-			grew := false
-			for i := range cols {
-				if extra > 0 && ok(cols[i]) && cols[i].width < limit(cols[i]) {
-					cols[i].width++
-					extra--
-					grew = true
-				}
-			}
-			if !grew {
-				return
-			}
-		}
-	}
-	grow(func(c column) bool { return !c.flex }, func(c column) int { return c.want })
-	grow(func(c column) bool { return c.flex }, func(c column) int { return c.want })
-	grow(func(c column) bool { return c.flex }, func(c column) int { return maxFlex })
-	return cols
-}
-
 // viewTable is the column header and the visible rows.
 func (m *Model) viewTable(lay layout) []string {
-	cols := tableColumns(m.width)
+	end := min(m.off+lay.tableRows, len(m.rows))
+	cols := tableColumns(m.width, contentWidths(m.rows[min(m.off, end):end]))
 	lines := []string{m.tableHeader(cols)}
 	shown := m.shown()
 	if len(m.rows) == 0 {
@@ -128,7 +30,6 @@ func (m *Model) viewTable(lay layout) []string {
 		return append(lines, "  "+m.styles.dim.Render(msg))
 	}
 	serverNow := shown.ServerNow(m.shownNow())
-	end := min(m.off+lay.tableRows, len(m.rows))
 	if n := end - m.off; len(m.cache.rows) < n {
 		m.cache.rows = append(m.cache.rows, make([]rowEntry, n-len(m.cache.rows))...)
 	}
@@ -141,7 +42,7 @@ func (m *Model) viewTable(lay layout) []string {
 // tableHeader is the column titles, the sort arrow, and the rows shown
 // out of how many.
 func (m *Model) tableHeader(cols []column) string {
-	key := headerKey{ok: true, width: m.width, rows: len(m.rows), off: m.off, page: m.layout().tableRows, sortBy: m.sortBy}
+	key := headerKey{ok: true, cols: widthsOf(cols), width: m.width, rows: len(m.rows), off: m.off, page: m.layout().tableRows, sortBy: m.sortBy}
 	if m.cache.header.key != key {
 		m.cache.header = headerEntry{key: key, line: m.renderTableHeader(cols, key.page)}
 	}
@@ -181,7 +82,7 @@ func (m *Model) renderTableHeader(cols []column, page int) string {
 func (m *Model) tableRow(e *rowEntry, cols []column, l *data.Lease, selected bool, serverNow time.Time, st *monitor.State) string {
 	highlight := selected && m.focus == focusTable
 	clock := m.clockOf(l, st, serverNow, ttlWidth(cols))
-	static := e.staticFor(l, m.width, selected, highlight)
+	static := e.staticFor(l, widthsOf(cols), m.width, selected, highlight)
 	if static && e.clock == clock {
 		return e.line
 	}
@@ -205,7 +106,7 @@ func (m *Model) tableRow(e *rowEntry, cols []column, l *data.Lease, selected boo
 	if highlight {
 		line = m.styles.selected.Render(pad(line, m.width))
 	}
-	*e = rowEntry{ok: true, lease: *l, width: m.width, selected: selected, highlight: highlight,
+	*e = rowEntry{ok: true, lease: *l, cols: widthsOf(cols), width: m.width, selected: selected, highlight: highlight,
 		clock: clock, cells: e.cells, line: line}
 	return line
 }

@@ -45,21 +45,48 @@ func commands() []command {
 // monitor.
 func Run(ctx context.Context, env Env) error {
 	args := env.Args
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+	if len(args) == 0 {
 		return cmdWatch(ctx, env, args)
 	}
 	name, rest := args[0], args[1:]
 	switch name {
-	case "help", "-h", "--help":
-		usage(env.Stdout)
-		return nil
+	case "help", "-h", "-help", "--help":
+		return help(ctx, env, rest)
 	}
-	for _, c := range commands() {
-		if c.name == name {
-			return c.run(ctx, env, rest)
-		}
+	if strings.HasPrefix(name, "-") {
+		return cmdWatch(ctx, env, args)
+	}
+	if c, ok := lookup(name); ok {
+		return c.run(ctx, env, rest)
 	}
 	return usageErrorf("unknown command %q: run leasetop help", name)
+}
+
+// lookup finds a command by name, hidden ones too.
+func lookup(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// help prints the commands (leasetop help, -h, --help) or one command's
+// flags (leasetop help COMMAND, the same as leasetop COMMAND -h).
+func help(ctx context.Context, env Env, args []string) error {
+	switch len(args) {
+	case 0:
+		usage(env.Stdout)
+		return nil
+	case 1:
+		c, ok := lookup(args[0])
+		if !ok {
+			return usageErrorf("help: unknown command %q: run leasetop help", args[0])
+		}
+		return c.run(ctx, env, []string{"-h"})
+	}
+	return usageErrorf("help takes at most one command, got %q", strings.Join(args, " "))
 }
 
 func usage(w io.Writer) {
@@ -75,5 +102,5 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "The database comes from --dsn, else DATABASE_URL, else the libpq PG* variables.")
-	fmt.Fprintln(w, "Run leasetop COMMAND -h for a command's flags.")
+	fmt.Fprintln(w, "Run leasetop help COMMAND (or leasetop COMMAND -h) for a command's flags.")
 }

@@ -17,7 +17,9 @@ import (
 
 // runDemoMonitor runs the demo under the live monitor: the demo (devices,
 // chaos) in the background, the monitor on the demo's database in front,
-// with keys to kill or freeze the device that holds the selected session.
+// with the devices pane (what each device process reports through the
+// database) and keys to kill or freeze the device that holds the selected
+// session.
 // Quitting the monitor stops the demo; then the summary and the invariant
 // check are printed.
 func runDemoMonitor(ctx context.Context, env Env, db *demo.DB, cfg demo.Config, keys keymap.Map) error {
@@ -44,6 +46,7 @@ func runDemoMonitor(ctx context.Context, env Env, db *demo.DB, cfg demo.Config, 
 			Keys:    &keys,
 			Actions: demoActions(uiCtx, d),
 			Badge:   d.Badge,
+			Devices: d.DeviceSource(uiCtx),
 		},
 		Store:   db.Store(),
 		Input:   env.Stdin,

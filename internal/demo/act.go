@@ -34,19 +34,20 @@ func (r *runner) act(ctx context.Context, kind ActionKind, pick uint64, key *dat
 	a := ts[pick%uint64(len(ts))]
 	switch kind {
 	case ActKill:
-		return r.kill(a), nil
+		return r.kill(ctx, a), nil
 	case ActFreeze:
-		return r.freeze(a), nil
+		return r.freeze(ctx, a), nil
 	default:
 		return r.forceRelease(ctx, a, reason)
 	}
 }
 
-func (r *runner) kill(a *activeRun) Line {
+func (r *runner) kill(ctx context.Context, a *activeRun) Line {
 	p := a.proc
 	if err := p.signal(syscall.SIGKILL); err != nil {
 		return r.chaos("CHAOS", fmt.Sprintf("kill -9 %s failed: %s", p, clean(err.Error())), "kill -9 failed")
 	}
+	r.recordSignal(ctx, p, "killed", "kill -9", "kill -9 by the demo")
 	p.killed = true
 	r.rec.Killed[p.label] = true
 	r.rec.Kills++
@@ -54,23 +55,25 @@ func (r *runner) kill(a *activeRun) Line {
 		p, clean(a.key.String()), a.fence), "kill -9 "+p.String())
 }
 
-func (r *runner) freeze(a *activeRun) Line {
+func (r *runner) freeze(ctx context.Context, a *activeRun) Line {
 	p := a.proc
 	if err := p.signal(syscall.SIGSTOP); err != nil {
 		return r.chaos("CHAOS", fmt.Sprintf("SIGSTOP %s failed: %s", p, clean(err.Error())), "SIGSTOP failed")
 	}
 	d := FreezeFor(r.cfg.TTL)
+	r.recordSignal(ctx, p, "frozen", "SIGSTOP", fmt.Sprintf("SIGSTOP by the demo for %s", d))
 	p.frozen, p.resumeAt = true, time.Now().Add(d)
 	r.rec.Freezes++
 	return r.chaos("CHAOS SIGSTOP", fmt.Sprintf("%s for %s, longer than the %s TTL, while it holds %s with fence %d",
 		p, d, r.cfg.TTL, clean(a.key.String()), a.fence), "SIGSTOP "+p.String())
 }
 
-func (r *runner) resume(p *proc) {
+func (r *runner) resume(ctx context.Context, p *proc) {
 	p.frozen = false
 	if err := p.signal(syscall.SIGCONT); err != nil {
 		return
 	}
+	r.recordSignal(ctx, p, "resumed", "", "SIGCONT by the demo: resumed")
 	r.chaos("CHAOS SIGCONT", fmt.Sprintf("%s resumes, still believing it owns what it held", p), "SIGCONT "+p.String()+": zombie")
 }
 

@@ -22,6 +22,7 @@ func (d *device) converse(ctx context.Context, session string, rng *rand.Rand) {
 		return
 	}
 	for sleep(ctx, between(rng, d.timing.thinkMin, d.timing.thinkMax)) {
+		d.out.report(Report{Kind: ReportTrying, Session: session})
 		l, err := d.client.Try(ctx, permit)
 		var held *lease.HeldError
 		switch {
@@ -30,25 +31,59 @@ func (d *device) converse(ctx context.Context, session string, rng *rand.Rand) {
 			// owned by another device, for this much longer.
 			d.out.report(Report{Kind: ReportRefused, Session: session,
 				Holder: held.Holder, OwnerRun: held.RunID, Fence: held.Fence, Remaining: held.Remaining})
+			if rng.IntN(waitOneIn) == 0 {
+				if l, waited := d.await(ctx, permit, held.Holder); l != nil {
+					d.execute(ctx, l, rng, waited)
+				}
+			}
 		case err != nil:
 			if ctx.Err() != nil {
 				return
 			}
 			d.fail(session, err)
 		default:
-			d.execute(ctx, l, rng)
+			d.execute(ctx, l, rng, 0)
 		}
 	}
 }
 
-// execute is one granted run: a simulated model/tool execution in chunks,
-// each chunk's output written through the fence check, while the lease
-// library heartbeats. It stops when the work is done, the lease is lost or
-// ctx ends, and always ends the run with Release.
-func (d *device) execute(ctx context.Context, l *lease.Lease, rng *rand.Rand) {
+// waitOneIn: one refused user in this many waits for the conversation
+// instead of trying again later.
+const waitOneIn = 3
+
+// await is a refused user who waits for the conversation: lease.Wait, woken
+// by the holder's release (a notification), until it is granted or the
+// user's patience runs out. It returns the lease (nil if not granted) and
+// how long it waited.
+func (d *device) await(ctx context.Context, permit lease.Permit, holder string) (*lease.Lease, time.Duration) {
+	session := permit.Request().Key.Session
+	d.out.report(Report{Kind: ReportWaiting, Session: session, Holder: holder})
+	start := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, d.timing.patience)
+	defer cancel()
+	l, err := d.client.Wait(wctx, permit)
+	waited := time.Since(start)
+	switch {
+	case err == nil:
+		return l, waited
+	case ctx.Err() != nil: // the device is stopping
+	case errors.Is(err, context.DeadlineExceeded):
+		d.out.report(Report{Kind: ReportGaveUp, Session: session, Waited: waited})
+	default:
+		d.fail(session, err)
+	}
+	return nil, waited
+}
+
+// execute is one granted run (after waited, when the user waited for it):
+// a simulated model/tool execution in chunks, each chunk's output written
+// through the fence check, while the lease library heartbeats. It stops
+// when the work is done, the lease is lost or ctx ends, and always ends the
+// run with Release.
+func (d *device) execute(ctx context.Context, l *lease.Lease, rng *rand.Rand, waited time.Duration) {
 	tok := l.Token()
 	d.out.report(Report{Kind: ReportStarted, Session: tok.Key.Session, Run: tok.PublicRunID(),
-		Fence: tok.Fence, ExpiresAt: l.State().ExpiresAt})
+		Fence: tok.Fence, ExpiresAt: l.State().ExpiresAt, Waited: waited})
 	chunks := max(1, int(between(rng, d.timing.runMin, d.timing.runMax)/d.timing.chunk))
 	for i := range chunks {
 		start := time.Now()

@@ -31,7 +31,7 @@ func (e *EmbeddedError) Error() string { return "start the embedded PostgreSQL: 
 func (e *EmbeddedError) Unwrap() error { return e.Err }
 
 // OpenDB opens the database a demo with cfg runs on and creates the demo's
-// output table there (see Setup). With dsn "" it starts an embedded server
+// tables there (see Setup). With dsn "" it starts an embedded server
 // (see StartEmbedded); otherwise it gives cfg a random account Prefix, so the
 // demo touches only its own leases on a shared database. It sets cfg.DSN.
 //

@@ -52,6 +52,7 @@ type timing struct {
 	runMin, runMax     time.Duration // one execution
 	chunk              time.Duration // one chunk of output
 	freeze             time.Duration // a step this much longer than planned was a freeze
+	patience           time.Duration // how long a user waits for a busy conversation
 }
 
 func timingFor(ttl time.Duration) timing {
@@ -59,7 +60,7 @@ func timingFor(ttl time.Duration) timing {
 		thinkMin: ttl / 4, thinkMax: ttl * 5 / 4,
 		runMin: ttl / 2, runMax: ttl * 2,
 		chunk:  ttl / 5,
-		freeze: ttl / 2,
+		freeze: ttl / 2, patience: ttl * 2,
 	}
 }
 
@@ -80,8 +81,10 @@ type device struct {
 // RunDevice runs one device until ctx ends: for each of its conversations,
 // a user who presses send at random moments and a simulated execution for
 // every run the lease grants. It reports what happens as JSON lines (see
-// Report) on out, and returns after every run it started has ended
-// (released, or lost).
+// Report) on out, and keeps its status and attempts in the demo's tables
+// (leasetop_demo.device, leasetop_demo.attempt) for the monitor's devices
+// pane. It returns after every run it started has ended (released, or
+// lost) and its final status is written.
 func RunDevice(ctx context.Context, store *data.Store, cfg DeviceConfig, out io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -91,12 +94,16 @@ func RunDevice(ctx context.Context, store *data.Store, cfg DeviceConfig, out io.
 		return fmt.Errorf("device %s: %w", cfg.Name, err)
 	}
 	defer client.Close()
+	holder := HolderLabel(cfg.Name, os.Getpid())
+	status := newStatusWriter(store, cfg, os.Getpid(), holder)
+	status.start(context.WithoutCancel(ctx))
+	defer status.stop(context.WithoutCancel(ctx))
 	d := &device{
 		cfg:    cfg,
 		store:  store,
 		client: client,
-		out:    newReporter(out),
-		holder: HolderLabel(cfg.Name, os.Getpid()),
+		out:    newReporter(out, status.observe),
+		holder: holder,
 		timing: timingFor(cfg.TTL),
 	}
 	d.out.report(Report{Kind: ReportReady, PID: os.Getpid(), Holder: d.holder})

@@ -28,6 +28,21 @@
 // authority for the invariants; the devices' words only add what the
 // database cannot know (refusals, and which runs a killed process held).
 //
+// # Devices pane
+//
+// Each device also keeps what it believes in the demo's own tables:
+// leasetop_demo.device, one row per process (each open conversation's
+// state: idle, trying, holding with run and fence, refused with the owner
+// and its time left, waiting, lost and why; its counters), rewritten after
+// each happening and at least every second, and leasetop_demo.attempt, what
+// it asked the server and the answer. The demo adds only what a process
+// cannot say itself: that it started one, froze, resumed or killed it, or
+// how it exited. The monitor's devices pane (DeviceSource) reads these
+// tables like any other program's, never the pipes, and sets each device's
+// beliefs beside the lease table it mirrors; the headless summary lists
+// every process from them too. A refused user sometimes waits for the
+// conversation (lease.Client.Wait) instead of pressing send again later.
+//
 // # Chaos
 //
 // A seeded schedule (Schedule) picks, every couple of TTLs, one of: kill -9 a

@@ -49,6 +49,7 @@ func TestHeadlessDemoPassesItsInvariantCheck(t *testing.T) {
 			t.Errorf("summary: %s = 0, want > 0 in 16 s of demo with a 2 s TTL\n%s", name, out)
 		}
 	}
+	checkDeviceSummary(t, out)
 	if strings.Contains(out, db.URL) || strings.Contains(p.stderr.String(), db.URL) {
 		t.Error("the output reveals the database URL with its password")
 	}
@@ -112,5 +113,39 @@ func TestHeadlessDemoFailsOnABrokenProtocol(t *testing.T) {
 	}
 	if errOut := withoutDSNWarning(p.stderr.String()); strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "invariant violations") {
 		t.Errorf("stderr = %q, want one line about the violations", errOut)
+	}
+}
+
+// deviceLine is a line of the summary's devices block.
+var deviceLine = regexp.MustCompile(`(?m)^  (\S+ \S+)\s+(\d+)  (.*?)\s+(\d+)\s+(\d+)\s+(\d+)/(\d+)$`)
+
+// checkDeviceSummary: the summary lists every device process as it
+// reported itself through the database, and their runs add up to the runs
+// the database granted, but for what a killed process had no time to
+// report (at most one run per conversation: two).
+func checkDeviceSummary(t *testing.T, out string) {
+	t.Helper()
+	_, block, ok := strings.Cut(out, "devices (each process as it reported itself")
+	block, _, _ = strings.Cut(block, "invariants:")
+	if !ok {
+		t.Fatalf("the summary has no devices block:\n%s", out)
+	}
+	lines := deviceLine.FindAllStringSubmatch(block, -1)
+	runs, stopped := 0, 0
+	for _, l := range lines {
+		n, _ := strconv.Atoi(l[4])
+		runs += n
+		if l[3] == "stopped" {
+			stopped++
+		}
+	}
+	kills := 0
+	if m := regexp.MustCompile(`(\d+) kill -9`).FindStringSubmatch(out); m != nil {
+		kills, _ = strconv.Atoi(m[1])
+	}
+	granted := summaryCount(t, out, "runs started")
+	if len(lines) < 6 || stopped < 6 || runs > granted || runs < granted-2*kills {
+		t.Errorf("devices block: %d processes, %d stopped, %d runs; want at least 6 and 6, and runs in [%d, %d] (%d granted, %d killed):\n%s",
+			len(lines), stopped, runs, granted-2*kills, granted, granted, kills, block)
 	}
 }

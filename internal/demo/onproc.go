@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -9,7 +10,7 @@ import (
 )
 
 // onProc handles what a device process did.
-func (r *runner) onProc(m procMsg) {
+func (r *runner) onProc(ctx context.Context, m procMsg) {
 	p := r.procs[m.idx]
 	if m.gen != p.gen {
 		return // an earlier generation's last words
@@ -20,7 +21,7 @@ func (r *runner) onProc(m procMsg) {
 	case m.bad != nil:
 		r.emit("device output", p.String()+": "+clean(m.bad.Error()))
 	case m.exited:
-		r.onExit(p, exitText(m.state, m.waitErr))
+		r.onExit(ctx, p, exitText(m.state, m.waitErr))
 	default:
 		p.lastErr = m.stderr
 		r.emit("device stderr", p.String()+": "+clean(m.stderr))
@@ -75,7 +76,7 @@ func (p *proc) key(session string) data.Key { return data.Key{Account: p.account
 
 // onExit handles a device process's end: its unfinished runs ended with it,
 // and unless the demo is stopping, it is restarted.
-func (r *runner) onExit(p *proc, how string) {
+func (r *runner) onExit(ctx context.Context, p *proc, how string) {
 	p.alive, p.frozen = false, false
 	end := audit.EndKilled
 	if !p.killed {
@@ -92,6 +93,9 @@ func (r *runner) onExit(p *proc, how string) {
 	}
 	if r.stopping {
 		return
+	}
+	if !p.killed {
+		r.recordSignal(ctx, p, "exited", "exited by itself ("+how+")", "exited by itself ("+how+")")
 	}
 	delay := restartAfter
 	if !p.killed {

@@ -20,10 +20,18 @@ type ReportKind string
 const (
 	// ReportReady: the device is connected and its users start pressing send.
 	ReportReady ReportKind = "ready"
+	// ReportTrying: its user pressed send; it asks the server for Session.
+	ReportTrying ReportKind = "trying"
 	// ReportRefused: the lease is held by another run; Holder, OwnerRun and
 	// Remaining say by whom and for how long still.
 	ReportRefused ReportKind = "refused"
-	// ReportStarted: the device owns the conversation: Run, Fence, ExpiresAt.
+	// ReportWaiting: refused, its user chose to wait for the conversation
+	// (lease.Client.Wait); Holder has it.
+	ReportWaiting ReportKind = "waiting"
+	// ReportGaveUp: its user stopped waiting after Waited.
+	ReportGaveUp ReportKind = "gave_up"
+	// ReportStarted: the device owns the conversation: Run, Fence, ExpiresAt;
+	// Waited when it was granted at the end of a wait.
 	ReportStarted ReportKind = "started"
 	// ReportWrite: a chunk of output went through the fence check; Accepted
 	// says whether it was written.
@@ -60,6 +68,7 @@ type Report struct {
 	OwnerRun  uuid.UUID     `json:"owner_run,omitzero"`
 	Remaining time.Duration `json:"remaining,omitempty"`
 	Frozen    time.Duration `json:"frozen,omitempty"`
+	Waited    time.Duration `json:"waited,omitempty"`
 	Accepted  bool          `json:"accepted,omitempty"`
 	How       string        `json:"how,omitempty"`
 	Cause     string        `json:"cause,omitempty"`
@@ -83,20 +92,24 @@ func DecodeReport(line []byte) (Report, error) {
 		return r, fmt.Errorf("%w: %v", ErrBadReport, err)
 	}
 	switch r.Kind {
-	case ReportReady, ReportRefused, ReportStarted, ReportWrite, ReportFrozen,
-		ReportLateRenewal, ReportEnded, ReportError:
+	case ReportReady, ReportTrying, ReportRefused, ReportWaiting, ReportGaveUp, ReportStarted, ReportWrite,
+		ReportFrozen, ReportLateRenewal, ReportEnded, ReportError:
 		return r, nil
 	}
 	return r, fmt.Errorf("%w: unknown kind %q", ErrBadReport, truncate(string(r.Kind), 32))
 }
 
-// reporter writes reports as JSON lines; it is safe for concurrent use.
+// reporter writes reports as JSON lines and hands each to observe (the
+// device's status in the database); it is safe for concurrent use.
 type reporter struct {
-	mu  sync.Mutex
-	enc *json.Encoder
+	mu      sync.Mutex
+	enc     *json.Encoder
+	observe func(Report)
 }
 
-func newReporter(w io.Writer) *reporter { return &reporter{enc: json.NewEncoder(w)} }
+func newReporter(w io.Writer, observe func(Report)) *reporter {
+	return &reporter{enc: json.NewEncoder(w), observe: observe}
+}
 
 // report writes r; a broken pipe (the demo is gone) is not the device's
 // problem to report.
@@ -104,6 +117,9 @@ func (p *reporter) report(r Report) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_ = p.enc.Encode(r)
+	if p.observe != nil {
+		p.observe(r)
+	}
 }
 
 func truncate(s string, n int) string {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/audit"
+	"github.com/leasetop/leasetop/ui"
 )
 
 // Outcome is what a finished demo found.
@@ -22,6 +23,10 @@ type Outcome struct {
 	// Interrupted reports that the context ended the demo before its
 	// duration.
 	Interrupted bool
+	// Devices are every device process the demo ran, as each last reported
+	// itself (DevicesErr: why they could not be read).
+	Devices    []ui.Device
+	DevicesErr error
 }
 
 // Demo runs the device processes, the chaos schedule and the event stream
@@ -36,7 +41,7 @@ type Demo struct {
 	status Line
 }
 
-// New returns a demo on store (migrated, with the demo's output table; see
+// New returns a demo on store (migrated, with the demo's tables; see
 // Setup). observe receives the event stream; it may be nil.
 func New(store *data.Store, cfg Config, observe Observer) (*Demo, error) {
 	cfg, err := cfg.withDefaults()
@@ -82,12 +87,13 @@ func (d *Demo) Run(ctx context.Context) (Outcome, error) {
 		if startErr = r.spawn.start(p); startErr != nil {
 			break
 		}
+		r.recordStart(ctx, p)
 		r.emit("online", fmt.Sprintf("%s: %s, open on %s", p, p.account, strings.Join(p.sessions, ", ")))
 	}
 	if startErr == nil {
 		r.loop(ctx)
 	}
-	r.shutdown()
+	r.shutdown(bg)
 	r.wg.Wait()
 	stopLn()
 	lnWG.Wait()
@@ -101,7 +107,9 @@ func (d *Demo) Run(ctx context.Context) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	return Outcome{Result: res, Elapsed: r.elapsed(), Seed: d.cfg.Seed, Interrupted: r.interrupted}, nil
+	devices, devErr := ReadDevices(cctx, d.store, d.cfg.AccountIDs(), true)
+	return Outcome{Result: res, Elapsed: r.elapsed(), Seed: d.cfg.Seed, Interrupted: r.interrupted,
+		Devices: devices, DevicesErr: devErr}, nil
 }
 
 // command is a demo key pressed in the monitor.

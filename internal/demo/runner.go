@@ -119,7 +119,7 @@ func (r *runner) loop(ctx context.Context) {
 		case <-until:
 			return
 		case m := <-r.msgs:
-			r.onProc(m)
+			r.onProc(ctx, m)
 		case ev := <-r.ln.Events():
 			r.onEvent(ev)
 		case <-r.ln.Resync():
@@ -135,12 +135,14 @@ func (r *runner) loop(ctx context.Context) {
 // shutdown stops every device: SIGCONT for the frozen, SIGTERM for all (each
 // releases what it holds and exits), SIGKILL for any still running after
 // stopGrace. It returns when every process has exited and its output has
-// been read.
-func (r *runner) shutdown() {
+// been read. ctx bounds what it records.
+func (r *runner) shutdown(ctx context.Context) {
 	r.stopping = true
 	for _, p := range r.procs {
 		if p.frozen {
-			_ = p.signal(syscall.SIGCONT)
+			if p.signal(syscall.SIGCONT) == nil {
+				r.recordSignal(ctx, p, "resumed", "", "SIGCONT by the demo: resumed to stop")
+			}
 			p.frozen = false
 		}
 		_ = p.signal(syscall.SIGTERM)
@@ -151,7 +153,7 @@ func (r *runner) shutdown() {
 	for r.alive() > 0 {
 		select {
 		case m := <-r.msgs:
-			r.onProc(m)
+			r.onProc(ctx, m)
 		case ev := <-r.ln.Events():
 			r.onEvent(ev)
 		case <-tick.C:
@@ -184,9 +186,9 @@ func (r *runner) onTick(ctx context.Context) {
 	for _, p := range r.procs {
 		switch {
 		case p.alive && p.frozen && now.After(p.resumeAt):
-			r.resume(p)
+			r.resume(ctx, p)
 		case !p.alive && !p.restartAt.IsZero() && now.After(p.restartAt):
-			r.restart(p)
+			r.restart(ctx, p)
 		}
 	}
 	if r.cfg.NoChaos || r.elapsed() < r.next.At {
@@ -211,7 +213,7 @@ func (r *runner) onCommand(ctx context.Context, c command) Line {
 }
 
 // restart starts a dead device again.
-func (r *runner) restart(p *proc) {
+func (r *runner) restart(ctx context.Context, p *proc) {
 	old := p.String()
 	if err := r.spawn.start(p); err != nil {
 		p.failures++
@@ -219,6 +221,7 @@ func (r *runner) restart(p *proc) {
 		r.emit("restart failed", clean(err.Error()))
 		return
 	}
+	r.recordStart(ctx, p)
 	r.emit("restarted", fmt.Sprintf("%s is back as pid %d", old, p.pid))
 }
 

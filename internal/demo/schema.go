@@ -19,9 +19,9 @@ var schemaSQL string
 // the demo schema on one database.
 const setupLock = 0x6c65617365646d6f // "leasedmo"
 
-// Setup creates the demo's output table if it does not exist. It reports
-// whether it created the schema, so that Cleanup removes only what this demo
-// made.
+// Setup creates the demo's tables (output, device, attempt) if they do not
+// exist. It reports whether it created the schema, so that Cleanup removes
+// only what this demo made.
 func Setup(ctx context.Context, pool *pgxpool.Pool) (created bool, err error) {
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(setupLock)); err != nil {
@@ -36,20 +36,24 @@ func Setup(ctx context.Context, pool *pgxpool.Pool) (created bool, err error) {
 		return err
 	})
 	if err != nil {
-		return false, fmt.Errorf("create the demo's output table leasetop_demo.output: %w", data.Translate(err))
+		return false, fmt.Errorf("create the demo's tables in schema leasetop_demo: %w", data.Translate(err))
 	}
 	return created, nil
 }
 
 // Cleanup deletes what a demo on a shared database left: its accounts' leases
-// (through lease.force_release, so the history says so) and its output rows,
-// and the demo schema when this demo created it and nothing else is in it.
+// (through lease.force_release, so the history says so) and its rows (output,
+// devices, attempts), and the demo schema when this demo created it and
+// nothing else is in it.
 // Events stay: they are history.
 func Cleanup(ctx context.Context, pool *pgxpool.Pool, accounts []string, dropSchema bool) error {
 	var errs []error
 	_, err := data.New(pool).ForceReleaseAccounts(ctx, accounts, "leasetop demo cleanup")
 	errs = append(errs, err)
-	_, err = pool.Exec(ctx, `DELETE FROM leasetop_demo.output WHERE account_id = ANY($1)`, accounts)
+	_, err = pool.Exec(ctx, `
+		WITH output AS (DELETE FROM leasetop_demo.output WHERE account_id = ANY($1)),
+		     device AS (DELETE FROM leasetop_demo.device WHERE account_id = ANY($1))
+		DELETE FROM leasetop_demo.attempt WHERE account_id = ANY($1)`, accounts)
 	errs = append(errs, err)
 	if dropSchema {
 		errs = append(errs, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
@@ -57,10 +61,10 @@ func Cleanup(ctx context.Context, pool *pgxpool.Pool, accounts []string, dropSch
 				return err
 			}
 			var left bool
-			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM leasetop_demo.output)`).Scan(&left); err != nil || left {
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM leasetop_demo.output) OR EXISTS (SELECT 1 FROM leasetop_demo.device)`).Scan(&left); err != nil || left {
 				return err // another demo's rows: leave the schema
 			}
-			_, err := tx.Exec(ctx, `DROP TABLE leasetop_demo.output; DROP SCHEMA leasetop_demo`)
+			_, err := tx.Exec(ctx, `DROP TABLE leasetop_demo.output, leasetop_demo.device, leasetop_demo.attempt; DROP SCHEMA leasetop_demo`)
 			return err
 		}))
 	}

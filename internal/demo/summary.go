@@ -36,6 +36,7 @@ func WriteSummary(w io.Writer, o Outcome) {
 		fmt.Fprintf(w, "  %-44s %6d\n", r.name, r.n)
 	}
 	fmt.Fprintf(w, "  %-44s %d kill -9, %d SIGSTOP, %d force-release\n", "chaos", t.Kills, t.Freezes, t.Forced)
+	writeDevices(w, o.Devices, o.DevicesErr)
 	fmt.Fprintln(w, "invariants:")
 	for _, inv := range audit.Invariants() {
 		failed := o.Failed(inv)

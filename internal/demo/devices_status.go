@@ -1,0 +1,173 @@
+package demo
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/ui"
+)
+
+// deviceStatus is what a device process says about itself, as JSON in
+// leasetop_demo.device.status. Times are ages as of the write, so that the
+// reader places them on the server's clock (reported_at minus the age)
+// whatever the device's own clock says.
+type deviceStatus struct {
+	Holder         string          `json:"holder"`
+	Stopped        bool            `json:"stopped,omitempty"`
+	Sessions       []sessionStatus `json:"sessions"`
+	Runs           int             `json:"runs"`
+	Refusals       int             `json:"refusals"`
+	WritesAccepted int             `json:"writes_accepted"`
+	WritesRefused  int             `json:"writes_refused"`
+}
+
+// sessionStatus is one open conversation's state on the device.
+type sessionStatus struct {
+	Session string         `json:"session"`
+	State   ui.DeviceState `json:"state"`
+	// Age is how long it has been in State.
+	Age   time.Duration `json:"age"`
+	Run   uuid.UUID     `json:"run,omitzero"`
+	Fence int64         `json:"fence,omitempty"`
+	// Owner has the conversation (refused, waiting); OwnerLeft is how long
+	// its lease still had, as the refusal said, at the write.
+	Owner     string        `json:"owner,omitempty"`
+	OwnerLeft time.Duration `json:"owner_left,omitempty"`
+	Why       string        `json:"why,omitempty"`
+}
+
+// attemptRow is one line of leasetop_demo.attempt: what the device asked
+// and the server's answer; Age places it on the server's clock.
+type attemptRow struct {
+	at      time.Time // local, for Age
+	session string
+	action  string
+	run     uuid.UUID
+	fence   int64
+	answer  string
+	ok      bool
+}
+
+// sessionState is a conversation's state as the tracker keeps it: times on
+// the local monotonic clock.
+type sessionState struct {
+	state      ui.DeviceState
+	since      time.Time
+	run        uuid.UUID
+	fence      int64
+	owner      string
+	ownerUntil time.Time
+	why        string
+}
+
+// tracker folds a device's reports into its status and the attempts to
+// log. It is not safe for concurrent use (statusWriter locks it).
+type tracker struct {
+	holder   string
+	stopped  bool
+	sessions map[string]*sessionState
+	order    []string
+	counts   deviceStatus // only the counters are used
+	attempts []attemptRow
+}
+
+// maxPendingAttempts bounds the attempts kept while the database does not
+// take them.
+const maxPendingAttempts = 200
+
+func newTracker(holder string, sessions []string, now time.Time) *tracker {
+	t := &tracker{holder: holder, sessions: map[string]*sessionState{}, order: sessions}
+	for _, s := range sessions {
+		t.sessions[s] = &sessionState{state: ui.DeviceIdle, since: now}
+	}
+	return t
+}
+
+// apply folds one report in at now.
+func (t *tracker) apply(r Report, now time.Time) {
+	s := t.sessions[r.Session]
+	if s == nil && r.Session != "" {
+		s = &sessionState{}
+		t.sessions[r.Session] = s
+		t.order = append(t.order, r.Session)
+	}
+	if s == nil {
+		s = &sessionState{} // a report about no conversation changes none
+	}
+	set := func(st sessionState) { st.since = now; *s = st }
+	log := func(action string, ok bool, answer string, args ...any) {
+		t.attempts = append(t.attempts, attemptRow{at: now, session: r.Session, action: action, run: r.Run, fence: r.Fence,
+			answer: fmt.Sprintf(answer, args...), ok: ok})
+		if n := len(t.attempts); n > maxPendingAttempts {
+			t.attempts = slices.Delete(t.attempts, 0, n-maxPendingAttempts)
+		}
+	}
+	switch r.Kind {
+	case ReportTrying:
+		set(sessionState{state: ui.DeviceTrying})
+	case ReportRefused:
+		t.counts.Refusals++
+		set(sessionState{state: ui.DeviceRefused, owner: r.Holder, ownerUntil: now.Add(r.Remaining)})
+		log("acquire", false, "busy: %s has it, %s left", r.Holder, r.Remaining.Round(100*time.Millisecond))
+	case ReportWaiting:
+		set(sessionState{state: ui.DeviceWaiting, owner: r.Holder})
+	case ReportGaveUp:
+		set(sessionState{state: ui.DeviceIdle})
+		log("wait", false, "still held after %s: its user gave up", r.Waited.Round(100*time.Millisecond))
+	case ReportStarted:
+		t.counts.Runs++
+		set(sessionState{state: ui.DeviceHolding, run: r.Run, fence: r.Fence})
+		if r.Waited > 0 {
+			log("wait", true, "granted after %s: fence %d", r.Waited.Round(100*time.Millisecond), r.Fence)
+		} else {
+			log("acquire", true, "granted: fence %d", r.Fence)
+		}
+	case ReportWrite:
+		if r.Accepted {
+			t.counts.WritesAccepted++
+			log("write", true, "accepted by the fence check")
+		} else {
+			t.counts.WritesRefused++
+			log("write", false, "refused by the fence check: fence %d is stale", r.Fence)
+		}
+	case ReportFrozen:
+		log("resume", false, "was frozen %s holding fence %d; acts before checking its lease", r.Frozen.Round(100*time.Millisecond), r.Fence)
+	case ReportLateRenewal:
+		if r.Accepted {
+			log("renew", true, "accepted: the lease had not expired yet")
+		} else {
+			log("renew", false, "rejected: the lease is not its any more (a zombie's renewal)")
+		}
+	case ReportEnded:
+		if r.How == EndLost {
+			set(sessionState{state: ui.DeviceLost, run: r.Run, fence: r.Fence, why: r.Cause})
+			log("release", false, "lost before it ended: %s", r.Cause)
+		} else {
+			set(sessionState{state: ui.DeviceIdle})
+			log("release", true, "released")
+		}
+	case ReportError:
+		log("error", false, "%s", r.Err)
+	}
+}
+
+// status is the device's status at now, and the attempts not logged yet
+// (taken: the caller logs them).
+func (t *tracker) status(now time.Time) (deviceStatus, []attemptRow) {
+	st := t.counts
+	st.Holder, st.Stopped = t.holder, t.stopped
+	for _, name := range t.order {
+		s := t.sessions[name]
+		ss := sessionStatus{Session: name, State: s.state, Age: now.Sub(s.since), Run: s.run, Fence: s.fence, Owner: s.owner, Why: s.why}
+		if s.state == ui.DeviceRefused {
+			ss.OwnerLeft = s.ownerUntil.Sub(now)
+		}
+		st.Sessions = append(st.Sessions, ss)
+	}
+	attempts := t.attempts
+	t.attempts = nil
+	return st, attempts
+}

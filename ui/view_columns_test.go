@@ -1,0 +1,95 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/monitor"
+)
+
+// TestColumnsFitTheirContent: account and session are as wide as their
+// widest value shown (at least their title, at most maxFlex), and the
+// holder gets the rest; at 150 columns six-character values no longer get
+// 33 and 37 cells while holder labels are cut.
+func TestColumnsFitTheirContent(t *testing.T) {
+	widths := func(w int, account, session, holder int16) map[colID]int {
+		got := map[colID]int{}
+		for _, c := range tableColumns(w, colWidths{colAccount: account, colSession: session, colHolder: holder}) {
+			got[c.id] = c.width
+		}
+		return got
+	}
+	tests := []struct {
+		name                       string
+		width                      int
+		account, session, holder   int16
+		wantAcct, wantSess, wantHo int
+	}{
+		{"demo at 150", 150, 6, 6, 17, 7, 7, 150 - 2 - 7 - 7 - 8 - 6 - 15 - 6 - 7 - 7},
+		{"long session at 150", 150, 6, 30, 17, 7, 30, 150 - 2 - 7 - 30 - 8 - 6 - 15 - 6 - 7 - 7},
+		{"overlong values are capped", 200, 90, 90, 90, maxFlex, maxFlex, 200 - 2 - 2*maxFlex - 8 - 6 - 15 - 6 - 7 - 7},
+		{"tight: shared fairly", 80, 8, 27, 35, 8, 11, 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := widths(tt.width, tt.account, tt.session, tt.holder)
+			if got[colAccount] != tt.wantAcct || got[colSession] != tt.wantSess || got[colHolder] != tt.wantHo {
+				t.Errorf("tableColumns(%d) account, session, holder = %d, %d, %d; want %d, %d, %d",
+					tt.width, got[colAccount], got[colSession], got[colHolder], tt.wantAcct, tt.wantSess, tt.wantHo)
+			}
+		})
+	}
+}
+
+// TestColumnsFollowTheRowsShown: a long session id scrolled into view, or
+// arriving, widens its column, and the rows drawn before are drawn again in
+// the new columns (the row cache is keyed on them).
+func TestColumnsFollowTheRowsShown(t *testing.T) {
+	long := "conversation-" + strings.Repeat("x", 20)
+	col := func(line, sub string) int { return len([]rune(line[:strings.Index(line, sub)])) } // in cells
+	holderAt := func(s string) int {
+		for _, line := range strings.Split(s, "\n") {
+			if strings.Contains(line, "HOLDER") {
+				return col(line, "HOLDER")
+			}
+		}
+		return -1
+	}
+	check := func(t *testing.T, before, after string) {
+		t.Helper()
+		if !strings.Contains(after, long+" ") {
+			t.Fatalf("the long session id is cut or missing:\n%s", after)
+		}
+		if holderAt(after) != holderAt(before)+len(long)-len("SESSION") {
+			t.Errorf("HOLDER moved from column %d to %d; want the session column as wide as %q", holderAt(before), holderAt(after), long)
+		}
+		for _, line := range strings.Split(after, "\n")[2:] {
+			if strings.Contains(line, " dev ") && col(line, " dev ")+1 != holderAt(after) {
+				t.Errorf("a row drawn before keeps its old columns: %q", line)
+			}
+		}
+	}
+	t.Run("scrolled", func(t *testing.T) {
+		m, _ := newModel(t, 120, 8) // five rows shown
+		leases := manyLeases(8)
+		leases[7].Session = long // sorts last: the most time left
+		apply(m, syncBatch(leases, nil))
+		before := screen(m)
+		if strings.Contains(before, long) {
+			t.Fatalf("the last row is already on screen; the test needs it below:\n%s", before)
+		}
+		press(m, "G")
+		check(t, before, screen(m))
+	})
+	t.Run("arriving", func(t *testing.T) {
+		m, _ := newModel(t, 120, 12)
+		apply(m, syncBatch(manyLeases(3), nil))
+		before := screen(m)
+		apply(m, monitor.Batch{Items: []monitor.Item{{Event: &data.Event{ID: 1, Kind: data.KindAcquired,
+			Key: data.Key{Account: "acct", Session: long}, RunID: run(9), Fence: 9, At: server, ExpiresAt: server.Add(time.Hour)}, At: base}},
+			Conn: data.ListenerState{Status: data.ListenerLive}})
+		check(t, before, screen(m))
+	})
+}
