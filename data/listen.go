@@ -372,7 +372,7 @@ func (l *Listener) proveNew(ctx context.Context, cancel context.CancelCauseFunc)
 	case ctx.Err() != nil:
 	case errors.As(err, &deaf) && lost: // pgxlisten reconnects; the next connection is probed
 	case errors.As(err, &deaf):
-		cancel(&pollSwitch{PollReason{Cause: PollNoDelivery, Detail: deaf.Error()}})
+		cancel(&pollSwitch{PollReason{Cause: PollNoDelivery, Detail: deaf.timeout.String()}})
 	case err != nil:
 		cancel(err)
 	default:

@@ -29,8 +29,8 @@ const (
 	PollNoDelivery                    // a new listen connection did not hear its own ping
 )
 
-// PollReason is why a listener polls: a cause, and the server's message or
-// the timeout where there is one (untrusted text).
+// PollReason is why a listener polls: a cause, and the server's message
+// (untrusted text) or the ping's timeout where there is one.
 type PollReason struct {
 	Cause  PollCause
 	Detail string
@@ -44,12 +44,11 @@ func (r PollReason) String() string {
 	case PollRequested:
 		return "poll mode requested"
 	case PollStandby:
-		return "the server is a hot standby (in recovery), where LISTEN cannot run"
+		return "the server is a hot standby: LISTEN cannot run there"
 	case PollListenFailed:
 		return "LISTEN failed: " + r.Detail
 	default:
-		return r.Detail + ": LISTEN through a transaction pooler hears nothing; " +
-			"give the listener a direct connection to the primary (a listen DSN) for live events"
+		return "LISTEN heard nothing in " + r.Detail + " (a transaction pooler?): set a listen DSN"
 	}
 }
 

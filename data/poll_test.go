@@ -3,6 +3,7 @@ package data_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -84,7 +85,7 @@ func TestListenerThroughPooler(t *testing.T) {
 		waitResync(t, l)
 		st := waitPolling(t, l)
 		if st.Reason.Cause != data.PollNoDelivery || st.Poll != data.DefaultFallbackPoll ||
-			!strings.Contains(st.Reason.String(), "listen DSN") {
+			!strings.Contains(st.Reason.String(), "set a listen DSN") {
 			t.Fatalf("state = %+v (%s), want polling every %s because no ping came back, naming the listen DSN",
 				st, st.Reason, data.DefaultFallbackPoll)
 		}
@@ -158,6 +159,14 @@ func TestListenerOnStandby(t *testing.T) {
 		waitRows(t, l, &got, hasID(id))
 		if _, err := primary.Release(context.Background(), k, run); err != nil {
 			t.Fatal(err)
+		}
+	})
+
+	t.Run("writes", func(t *testing.T) {
+		s := openStore(t, db.On(t, standby), data.Options{})
+		_, err := s.Acquire(context.Background(), data.Key{Account: "standby", Session: "never held"}, uuid.New(), time.Minute, "h")
+		if !errors.Is(err, data.ErrReadOnly) || !strings.Contains(err.Error(), "writes need the primary") {
+			t.Fatalf("Acquire on a standby err = %v, want ErrReadOnly saying writes need the primary", err)
 		}
 	})
 

@@ -18,6 +18,10 @@ import (
 // (SQLSTATE 42501, insufficient_privilege). The error is a *PermissionError.
 var ErrPermission = errors.New("permission denied")
 
+// ErrReadOnly: the server runs no writes (SQLSTATE 25006): a hot standby, or
+// a read-only transaction. Writes need the primary.
+var ErrReadOnly = errors.New("the server is read-only (a hot standby?): writes need the primary")
+
 // PermissionError is the ErrPermission the server raised.
 type PermissionError struct {
 	// Message is the server's message, such as "permission denied for
@@ -180,7 +184,7 @@ func NotApplied(err error) bool {
 // (check_violation), 22021 (invalid byte sequence) and 22P02 (invalid text
 // representation) become ErrInvalid with the server's message; a missing
 // schema, function or table ErrSchema; 42501 a *PermissionError; what a
-// pooler refuses a *PoolerError (see poolerError). Other errors pass
+// pooler refuses a *PoolerError (see poolerError); 25006 ErrReadOnly. Other errors pass
 // unchanged. An error translated already is returned as it is.
 func translate(err error) error {
 	var (
@@ -208,6 +212,8 @@ func translate(err error) error {
 			return &SchemaError{Want: currentVersion()}
 		case "42501":
 			return &PermissionError{Message: pgErr.Message, err: err}
+		case "25006":
+			return fmt.Errorf("%w: %s", ErrReadOnly, pgErr.Message)
 		}
 	}
 	return err
