@@ -53,10 +53,6 @@ type ListenerConfig struct {
 	// PollLimit caps the rows one poll reads; a full page is followed by
 	// the next one at once. Default 1000.
 	PollLimit int
-	// OnPoll, when set, is called once, on Run's goroutine, when the
-	// listener enters poll mode, with its state (Poll and Reason say how
-	// often and why). It must not block.
-	OnPoll func(ListenerState)
 }
 
 // ListenerStatus is a listener's connection status.

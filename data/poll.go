@@ -104,8 +104,8 @@ func (l *Listener) poll(ctx context.Context, why PollReason) {
 	l.state.Poll, l.state.Reason = every, why
 	l.mu.Unlock()
 	l.setStatus(ListenerConnecting, nil)
-	if l.cfg.OnPoll != nil {
-		l.cfg.OnPoll(l.State())
+	if on := l.store.opt.OnPoll; on != nil {
+		on(l.State())
 	}
 	cur := pollCursor{window: l.cfg.PollWindow}
 	timer := time.NewTimer(0)

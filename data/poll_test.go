@@ -77,11 +77,9 @@ func TestListenerThroughPooler(t *testing.T) {
 	k := data.Key{Account: "pooled", Session: "s"}
 
 	t.Run("no listen DSN", func(t *testing.T) {
-		s := openStore(t, via, data.Options{})
 		var calls atomic.Int32
-		l := startListener(t, s, data.ListenerConfig{OnPoll: func(st data.ListenerState) {
-			calls.Add(1)
-		}})
+		s := openStore(t, via, data.Options{OnPoll: func(data.ListenerState) { calls.Add(1) }})
+		l := startListener(t, s, data.ListenerConfig{})
 		waitResync(t, l)
 		st := waitPolling(t, l)
 		if st.Reason.Cause != data.PollNoDelivery || st.Poll != data.DefaultFallbackPoll ||
@@ -98,7 +96,7 @@ func TestListenerThroughPooler(t *testing.T) {
 			t.Fatalf("row = %+v, want acquired with fence %d", ev, g.Fence)
 		}
 		if n := calls.Load(); n != 1 {
-			t.Fatalf("OnPoll called %d times, want once", n)
+			t.Fatalf("OnPoll called %d times by one listener, want once", n)
 		}
 		if _, err := s.Release(context.Background(), k, run); err != nil {
 			t.Fatal(err)

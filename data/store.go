@@ -30,6 +30,11 @@ type Options struct {
 	// Poll, when > 0, makes its listeners poll lease.event every Poll
 	// instead of listening (see ListenerConfig.Poll).
 	Poll time.Duration
+	// OnPoll, when set, is called once per listener of the store, on the
+	// listener's goroutine, when it enters poll mode, with its state (Poll
+	// and Reason say how often and why): a program's one line about it. It
+	// must not block.
+	OnPoll func(ListenerState)
 }
 
 // Open connects to the database named by dsn (a URL or libpq keyword/value

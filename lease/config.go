@@ -44,6 +44,13 @@ type Config struct {
 	// ReleaseTimeout bounds Release, which runs on a context detached from the
 	// caller's cancellation. Default 5 s.
 	ReleaseTimeout time.Duration
+	// Listener configures the notification listener that waiting
+	// acquisitions share: Listener.DSN gives it a connection of its own
+	// (through a transaction pooler, a direct one to the primary), and
+	// Listener.Poll makes it poll lease.event instead of listening. Without
+	// them it uses the store's Options, and switches to poll mode by itself
+	// when listening cannot work (see data.ListenerConfig).
+	Listener data.ListenerConfig
 }
 
 // withDefaults returns c with its zero fields filled in, or an error naming
