@@ -35,6 +35,7 @@ type runOptions struct {
 	holder string
 	grace  time.Duration
 	argv   []string
+	store  data.Options // --listen-dsn, --poll: how --wait hears of a release
 }
 
 func cmdRun(ctx context.Context, env Env, args []string) error {
@@ -48,7 +49,8 @@ func cmdRun(ctx context.Context, env Env, args []string) error {
 	signal.Notify(sigs, forwarded...)
 	defer signal.Stop(sigs)
 
-	store, err := openStore(ctx, resolveDSN(env, opts.dsn))
+	opts.store.OnPoll = printPoll(env.Stderr)
+	store, err := openStoreWith(ctx, resolveDSN(env, opts.dsn), opts.store)
 	if err != nil {
 		return err
 	}
@@ -66,8 +68,9 @@ func cmdRun(ctx context.Context, env Env, args []string) error {
 }
 
 func parseRunFlags(env Env, args []string) (runOptions, error) {
-	fs := newFlags(env, "run", "run --account A --session S [--ttl 15s] [--wait] [--holder LABEL] [--grace 5s] [--dsn URL] -- CMD [ARGS...]")
+	fs := newFlags(env, "run", "run --account A --session S [--ttl 15s] [--wait [--listen-dsn URL] [--poll 250ms]] [--holder LABEL] [--grace 5s] [--dsn URL] -- CMD [ARGS...]")
 	dsn := dsnFlag(fs)
+	listen := addListenFlags(fs)
 	account := fs.String("account", "", "account id of the session (required)")
 	session := fs.String("session", "", "session id (required)")
 	ttl := fs.Duration("ttl", 15*time.Second, "lease time to live on the database clock, renewed every ttl/3 (at least 500ms)")
@@ -92,6 +95,11 @@ func parseRunFlags(env Env, args []string) (runOptions, error) {
 	if err := data.ValidateKey(opts.key); err != nil {
 		return opts, usageErrorf("run: %v", err)
 	}
+	store, err := listen.options(env)
+	if err != nil {
+		return opts, err
+	}
+	opts.store = store
 	if opts.holder == "" {
 		opts.holder = defaultHolder(opts.argv[0])
 	}
