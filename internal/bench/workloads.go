@@ -47,6 +47,9 @@ func workloads() []workload {
 		{name: "handoff-poll-1s", run: handoffWorkload(handoffPoll1s)},
 		{name: "propagation-100", run: propagationWorkload(100)},
 		{name: "propagation-1000", run: propagationWorkload(1000)},
+		{name: "propagation-poll-1000", run: pollPropagationWorkload(1000, pollEvery)},
+		{name: "pooler", run: poolerCycles, optIn: true},
+		{name: "poll-cost", run: pollCost, optIn: true},
 		{name: "monitor", run: monitorScale, optIn: true},
 	}
 }
