@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -147,4 +148,49 @@ func TestListenFlagsBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPoolerAndStandbyRefusalsAreOneLine: through a real PgBouncer a
+// connection-string setting the pooler refuses, or a statement cache it
+// breaks, is one line that says what to change (exit 2); a write on a hot
+// standby says it needs the primary (exit 1). None shows the password.
+func TestPoolerAndStandbyRefusalsAreOneLine(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.New(t)
+	via := db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 1}))
+	standby := pgtest.Standby(t)
+	cached := via + "&default_query_exec_mode=cache_statement"
+	if _, errOut, code := leasetop(ctx, cached, "ls"); code != 0 { // prepares on the pooler's one server connection
+		t.Fatalf("the first ls with a statement cache: exit %d, %s", code, errOut)
+	}
+	for _, tc := range []struct {
+		name string
+		dsn  string
+		args []string
+		code int
+		want string
+	}{
+		{"startup parameter", via + "&search_path=public", []string{"ls"}, 2,
+			"unsupported startup parameter: search_path: the pooler refuses this connection-string parameter: remove it from the connection string"},
+		{"statement cache", cached, []string{"ls"}, 2,
+			"set default_query_exec_mode=cache_describe (or exec) in the connection string"},
+		{"write on a standby", db.On(t, standby), []string{"release", "--account", "a", "--session", "s", "--reason", "r"}, 1,
+			"the server is read-only (a hot standby?): writes need the primary"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := leasetop(ctx, tc.dsn, tc.args...)
+			if code != tc.code || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 || out != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d and one line with %q", code, out, errOut, tc.code, tc.want)
+			}
+			if u, _ := url.Parse(db.URL); strings.Contains(errOut, passwordOf(u)) {
+				t.Errorf("stderr %q shows the password", errOut)
+			}
+		})
+	}
+}
+
+// passwordOf returns u's password.
+func passwordOf(u *url.URL) string {
+	p, _ := u.User.Password()
+	return p
 }
