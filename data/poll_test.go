@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgserver"
@@ -78,7 +79,7 @@ func TestListenerThroughPooler(t *testing.T) {
 
 	t.Run("no listen DSN", func(t *testing.T) {
 		var calls atomic.Int32
-		s := openStore(t, via, data.Options{OnPoll: func(data.ListenerState) { calls.Add(1) }})
+		s := pgtest.OpenStore(t, via, data.Options{OnPoll: func(data.ListenerState) { calls.Add(1) }})
 		l := startListener(t, s, data.ListenerConfig{})
 		waitResync(t, l)
 		st := waitPolling(t, l)
@@ -110,7 +111,7 @@ func TestListenerThroughPooler(t *testing.T) {
 	})
 
 	t.Run("listen DSN", func(t *testing.T) {
-		s := openStore(t, via, data.Options{ListenDSN: db.URL})
+		s := pgtest.OpenStore(t, via, data.Options{ListenDSN: db.URL})
 		l := startListener(t, s, data.ListenerConfig{})
 		waitResync(t, l)
 		if st := l.State(); st.Status != data.ListenerLive {
@@ -144,7 +145,7 @@ func TestListenerOnStandby(t *testing.T) {
 	k := data.Key{Account: "standby", Session: "s"}
 
 	t.Run("store on the standby", func(t *testing.T) {
-		s := openStore(t, db.On(t, standby), data.Options{})
+		s := pgtest.OpenStore(t, db.On(t, standby), data.Options{})
 		l := startListener(t, s, data.ListenerConfig{})
 		waitResync(t, l)
 		if st := waitPolling(t, l); st.Reason.Cause != data.PollStandby {
@@ -161,7 +162,7 @@ func TestListenerOnStandby(t *testing.T) {
 	})
 
 	t.Run("writes", func(t *testing.T) {
-		s := openStore(t, db.On(t, standby), data.Options{})
+		s := pgtest.OpenStore(t, db.On(t, standby), data.Options{})
 		_, err := s.Acquire(context.Background(), data.Key{Account: "standby", Session: "never held"}, uuid.New(), time.Minute, "h")
 		if !errors.Is(err, data.ErrReadOnly) || !strings.Contains(err.Error(), "writes need the primary") {
 			t.Fatalf("Acquire on a standby err = %v, want ErrReadOnly saying writes need the primary", err)
@@ -169,7 +170,7 @@ func TestListenerOnStandby(t *testing.T) {
 	})
 
 	t.Run("listen DSN on the standby", func(t *testing.T) {
-		s := openStore(t, db.URL, data.Options{ListenDSN: db.On(t, standby)})
+		s := pgtest.OpenStore(t, db.URL, data.Options{ListenDSN: db.On(t, standby)})
 		l := startListener(t, s, data.ListenerConfig{})
 		waitResync(t, l)
 		st := waitPolling(t, l)
@@ -196,25 +197,7 @@ func TestPollDeliversEachEventOnce(t *testing.T) {
 	start := lastID(t, s)
 
 	late, rolledBack := db.Conn(t), db.Conn(t)
-	var lateID, goneID int64
-	if _, err := late.Exec(ctx, `BEGIN`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := late.Exec(ctx, `SELECT lease.acquire('late', 's', gen_random_uuid(), '1 minute', 'late')`); err != nil {
-		t.Fatal(err)
-	}
-	if err := late.QueryRow(ctx, `SELECT max(id) FROM lease.event`).Scan(&lateID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rolledBack.Exec(ctx, `BEGIN`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rolledBack.Exec(ctx, `SELECT lease.acquire('gone', 's', gen_random_uuid(), '1 minute', 'gone')`); err != nil {
-		t.Fatal(err)
-	}
-	if err := rolledBack.QueryRow(ctx, `SELECT max(id) FROM lease.event`).Scan(&goneID); err != nil {
-		t.Fatal(err)
-	}
+	lateID, goneID := uncommittedEvent(t, late, "late"), uncommittedEvent(t, rolledBack, "gone")
 	for i := range 20 { // more than one page (PollLimit 7) past both
 		mustAcquire(t, s, data.Key{Account: "after", Session: fmt.Sprint(i)}, uuid.New(), time.Minute)
 	}
@@ -246,6 +229,25 @@ func TestPollDeliversEachEventOnce(t *testing.T) {
 	if slices.Contains(gotIDs, goneID) || !slices.Contains(gotIDs, lateID) {
 		t.Fatalf("delivered %v: want the late commit %d, not the rollback %d", gotIDs, lateID, goneID)
 	}
+}
+
+// uncommittedEvent begins a transaction on conn that acquires account's
+// session "s", and returns the id its event row drew; the transaction
+// stays open.
+func uncommittedEvent(t *testing.T, conn *pgx.Conn, account string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	var id int64
+	if _, err := conn.Exec(ctx, `BEGIN`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT lease.acquire($1, 's', gen_random_uuid(), '1 minute', $1)`, account); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(ctx, `SELECT max(id) FROM lease.event`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 // TestIdlePollIsAnIndexProbe: at 100,000 events an idle poll (nothing new,

@@ -16,17 +16,6 @@ import (
 	"github.com/leasetop/leasetop/internal/pgtest"
 )
 
-// openStore opens a Store on dsn, closed when the test ends.
-func openStore(t *testing.T, dsn string, opt data.Options) *data.Store {
-	t.Helper()
-	s, err := data.OpenWith(context.Background(), dsn, opt)
-	if err != nil {
-		t.Fatalf("data.OpenWith: %v", err)
-	}
-	t.Cleanup(s.Close)
-	return s
-}
-
 // TestEveryCallThroughPooler runs every Store call, a fence-checked write
 // and the migration through a real PgBouncer in transaction mode with two
 // server connections shared by three clients, so each client's statements
@@ -42,7 +31,7 @@ func TestEveryCallThroughPooler(t *testing.T) {
 	}
 	stores := make([]*data.Store, 3)
 	for i := range stores {
-		stores[i] = openStore(t, via, data.Options{})
+		stores[i] = pgtest.OpenStore(t, via, data.Options{})
 		if !stores[i].Pooled() {
 			t.Fatalf("store %d through PgBouncer: Pooled = false, want true", i)
 		}
@@ -128,7 +117,7 @@ func TestSimultaneousAcquireThroughPooler(t *testing.T) {
 	via := db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 16}))
 	stores := make([]*data.Store, 16)
 	for i := range stores {
-		stores[i] = openStore(t, via, data.Options{})
+		stores[i] = pgtest.OpenStore(t, via, data.Options{})
 	}
 	raceOneKey(t, stores, db.Conn(t), 100)
 }
@@ -172,7 +161,7 @@ func TestPoolerErrors(t *testing.T) {
 		connect   bool // also a *ConnectError
 	}{
 		{"statement cache through a transaction pooler", func() error {
-			openStore(t, via+"&default_query_exec_mode=cache_statement", data.Options{})
+			pgtest.OpenStore(t, via+"&default_query_exec_mode=cache_statement", data.Options{})
 			_, err := data.Open(ctx, via+"&default_query_exec_mode=cache_statement")
 			return err
 		}, "set default_query_exec_mode=cache_describe", true, false},

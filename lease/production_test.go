@@ -64,42 +64,20 @@ func TestWaitThroughPooler(t *testing.T) {
 			if tc.listen {
 				opt.ListenDSN = db.URL
 			}
-			store, err := data.OpenWith(context.Background(), via, opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(store.Close)
+			store := pgtest.OpenStore(t, via, opt)
 			cfg := lease.Config{TTL: time.Minute, PollInterval: time.Minute}
 			a, b := newClient(t, store, cfg), newClient(t, store, cfg)
 			la := acquire(t, a, permit(t, a, testKey, "a"))
 
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 			defer cancel()
-			got := make(chan *lease.Lease, 1)
-			errc := make(chan error, 1)
-			go func() {
-				l, err := b.Wait(ctx, permit(t, b, testKey, "b"))
-				got <- l
-				errc <- err
-			}()
+			outcome := waitAsync(ctx, b, permit(t, b, testKey, "b"))
 			if !tc.listen {
 				pgtest.Eventually(t, 10*time.Second, "the waiter's listener to poll", func() bool { return polls.Load() > 0 })
 			} else {
 				pgtest.Eventually(t, 10*time.Second, "the waiter's listener", func() bool { return listening(t, db.Pool(t)) })
 			}
-			released := time.Now()
-			if err := la.Release(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			lb, err := <-got, <-errc
-			if err != nil {
-				t.Fatalf("Wait err = %v", err)
-			}
-			t.Logf("handoff after %s", time.Since(released).Round(time.Millisecond))
-			defer lb.Release(context.Background())
-			if lb.Fence() <= la.Fence() {
-				t.Errorf("fence %d, want > %d", lb.Fence(), la.Fence())
-			}
+			handOff(t, la, func() error { return la.Release(context.Background()) }, outcome)
 			if want := int32(map[bool]int{false: 1, true: 0}[tc.listen]); polls.Load() != want {
 				t.Errorf("the listener entered poll mode %d times, want %d", polls.Load(), want)
 			}

@@ -1,7 +1,6 @@
 package monitor
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -9,17 +8,6 @@ import (
 	"github.com/leasetop/leasetop/internal/pgserver"
 	"github.com/leasetop/leasetop/internal/pgtest"
 )
-
-// openStore opens a store on dsn with opt, closed when the test ends.
-func openStore(t *testing.T, dsn string, opt data.Options) *data.Store {
-	t.Helper()
-	s, err := data.OpenWith(context.Background(), dsn, opt)
-	if err != nil {
-		t.Fatalf("data.OpenWith: %v", err)
-	}
-	t.Cleanup(s.Close)
-	return s
-}
 
 // waitLink waits until the header's link is want, and returns the health.
 func waitLink(t *testing.T, m *Mirror, want Link) Health {
@@ -74,7 +62,7 @@ func TestMirrorThroughPooler(t *testing.T) {
 			if tc.listen {
 				opt.ListenDSN = db.URL
 			}
-			m := startMirror(t, openStore(t, via, opt), FeedConfig{DeltaInterval: 100 * time.Millisecond})
+			m := startMirror(t, pgtest.OpenStore(t, via, opt), FeedConfig{DeltaInterval: 100 * time.Millisecond})
 			h := waitLink(t, m, tc.want)
 			if tc.want == LinkPoll && (h.PollReason.Cause != data.PollNoDelivery || h.Poll != data.DefaultFallbackPoll) {
 				t.Fatalf("health = %+v, want polling every %s because LISTEN heard nothing", h, data.DefaultFallbackPoll)
@@ -82,7 +70,7 @@ func TestMirrorThroughPooler(t *testing.T) {
 			stop := neverLeaves(t, m, tc.want)
 			clients := make([]*data.Store, 4)
 			for i := range clients {
-				clients[i] = openStore(t, via, data.Options{})
+				clients[i] = pgtest.OpenStore(t, via, data.Options{})
 			}
 			churn(clients, 40)
 			assertMirrorsDB(t, m, db.Conn(t))
@@ -100,17 +88,13 @@ func TestMirrorOnStandby(t *testing.T) {
 	reader, _ := pgtest.Login(t, db, "lease_reader")
 	standby := pgtest.Standby(t)
 	readerOnStandby := pgtest.DB{URL: reader}.On(t, standby)
-	m := startMirror(t, openStore(t, readerOnStandby, data.Options{}), FeedConfig{DeltaInterval: 100 * time.Millisecond})
+	m := startMirror(t, pgtest.OpenStore(t, readerOnStandby, data.Options{}), FeedConfig{DeltaInterval: 100 * time.Millisecond})
 	h := waitLink(t, m, LinkPoll)
 	if h.PollReason.Cause != data.PollStandby || !h.Standby {
 		t.Fatalf("health = %+v, want polling because the server is a standby", h)
 	}
 	stop := neverLeaves(t, m, LinkPoll)
-	clients := make([]*data.Store, 4)
-	for i := range clients {
-		clients[i] = db.Store(t)
-	}
-	churn(clients, 40)
+	churn(directClients(t, db, 4), 40)
 	pgtest.WaitReplayed(t, standby)
 	assertMirrorsDB(t, m, db.Conn(t))
 	stop()
@@ -134,11 +118,17 @@ func TestMirrorInPollMode(t *testing.T) {
 		t.Fatalf("health = %+v, want polling every 50ms on request", h)
 	}
 	stop := neverLeaves(t, m, LinkPoll)
-	clients := make([]*data.Store, 4)
+	churn(directClients(t, db, 4), 60)
+	assertMirrorsDB(t, m, db.Conn(t))
+	stop()
+}
+
+// directClients returns n stores on db, each its own pool.
+func directClients(t *testing.T, db pgtest.DB, n int) []*data.Store {
+	t.Helper()
+	clients := make([]*data.Store, n)
 	for i := range clients {
 		clients[i] = db.Store(t)
 	}
-	churn(clients, 60)
-	assertMirrorsDB(t, m, db.Conn(t))
-	stop()
+	return clients
 }

@@ -102,8 +102,8 @@ func TestPoolerRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	polling, pollLog := r.watchVia(openStoreWith(t, via, data.Options{}), monitor.LinkPoll)
-	listening, _ := r.watchVia(openStoreWith(t, via, data.Options{ListenDSN: r.url}), monitor.LinkLive)
+	polling, pollLog := r.watchVia(pgtest.OpenStore(t, via, data.Options{}), monitor.LinkPoll)
+	listening, _ := r.watchVia(pgtest.OpenStore(t, via, data.Options{ListenDSN: r.url}), monitor.LinkLive)
 	const ttl = 2 * time.Second
 	c := r.startCrew(crewConfig{holders: 4, lease: crewTTL(ttl), leaseDSN: func(int) string { return via }})
 	r.waitRuns(t, 5)
@@ -150,7 +150,7 @@ func TestStandbyPromotion(t *testing.T) {
 	r := newRig(t, 3)
 	reader, _ := pgtest.Login(t, pgtest.DB{URL: r.url, Name: dbName(t, r.url)}, "lease_reader")
 	standby := pgtest.Standby(t)
-	m, statuses := r.watchVia(openStoreWith(t, pgtest.DB{URL: reader}.On(t, standby), data.Options{}), monitor.LinkPoll)
+	m, statuses := r.watchVia(pgtest.OpenStore(t, pgtest.DB{URL: reader}.On(t, standby), data.Options{}), monitor.LinkPoll)
 	const ttl = 2 * time.Second
 	c := r.startCrew(crewConfig{holders: 4, lease: crewTTL(ttl)})
 	r.waitRuns(t, 5)
@@ -216,17 +216,6 @@ func TestWatchReadOnlyOnStandby(t *testing.T) {
 	}
 	lags := regexp.MustCompile(`standby lag [0-9.]+[a-z]+`).FindAllString(screen, -1)
 	report(t, "watch-read-only-on-standby", "link", "◌ POLL 250ms", "shown", lags[len(lags)-1], "exit_after_q", 0)
-}
-
-// openStoreWith opens a store with options, closed when the test ends.
-func openStoreWith(t *testing.T, dsn string, opt data.Options) *data.Store {
-	t.Helper()
-	s, err := data.OpenWith(context.Background(), dsn, opt)
-	if err != nil {
-		t.Fatalf("data.OpenWith: %v", err)
-	}
-	t.Cleanup(s.Close)
-	return s
 }
 
 // dbName returns the database a URL names.

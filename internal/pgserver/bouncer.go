@@ -15,8 +15,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // ErrNoBouncer is returned by StartBouncer when no pgbouncer binary can be
@@ -186,22 +184,9 @@ func (b *Bouncer) start(ctx context.Context) error {
 // waitReady polls until a connection through PgBouncer reaches the server,
 // PgBouncer exits, or 30 s pass.
 func (b *Bouncer) waitReady(ctx context.Context, exited <-chan struct{}) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	for {
-		conn, err := pgx.Connect(ctx, b.URL("postgres"))
-		if err == nil {
-			conn.Close(ctx)
-			return nil
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("pgbouncer exited during start-up (port %d): %s", b.port, b.lastLogLine())
-		case <-ctx.Done():
-			return fmt.Errorf("pgbouncer did not pass a connection through within 30s: %w", err)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	return waitAccepting(ctx, b.URL("postgres"), "pgbouncer", exited, func() string {
+		return fmt.Sprintf("port %d: %s", b.port, b.lastLogLine())
+	})
 }
 
 // lastLogLine returns the last line of PgBouncer's log, for start-up errors.

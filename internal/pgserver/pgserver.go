@@ -213,19 +213,26 @@ func (s *Server) startServer(ctx context.Context) error {
 
 // waitReady polls until the server accepts a connection, exits, or 30 s pass.
 func (s *Server) waitReady(ctx context.Context, exited <-chan struct{}) error {
+	return waitAccepting(ctx, s.URL("postgres"), "postgres", exited, func() string { return fmt.Sprintf("port %d", s.port) })
+}
+
+// waitAccepting polls until a connection to url succeeds, the process
+// called name exits (exited closes; detail says where, for the error), or
+// 30 s pass.
+func waitAccepting(ctx context.Context, url, name string, exited <-chan struct{}, detail func() string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for {
-		conn, err := pgx.Connect(ctx, s.URL("postgres"))
+		conn, err := pgx.Connect(ctx, url)
 		if err == nil {
 			conn.Close(ctx)
 			return nil
 		}
 		select {
 		case <-exited:
-			return fmt.Errorf("postgres exited during start-up (port %d)", s.port)
+			return fmt.Errorf("%s exited during start-up (%s)", name, detail())
 		case <-ctx.Done():
-			return fmt.Errorf("postgres did not accept connections within 30s: %w", err)
+			return fmt.Errorf("%s did not accept connections within 30s: %w", name, err)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

@@ -8,8 +8,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgserver"
 )
+
+// OpenStore opens a data.Store on dsn (any server of the harness: direct,
+// through a Bouncer, on a Standby) with opt, closed when t ends.
+func OpenStore(t testing.TB, dsn string, opt data.Options) *data.Store {
+	t.Helper()
+	s, err := data.OpenWith(context.Background(), dsn, opt)
+	if err != nil {
+		t.Fatalf("data.OpenWith: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
 
 // Bouncer starts a real PgBouncer (transaction mode, the Debian package's
 // binary) in front of the harness's server for t, stopped when t ends. A
