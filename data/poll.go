@@ -145,6 +145,7 @@ func (l *Listener) pollOnce(ctx context.Context, cur *pollCursor) (full bool, er
 			return false, err
 		}
 		cur.start(ids)
+		l.setStatus(ListenerPolling, nil) // before the resync: a consumer that resyncs sees POLL
 		signal(l.resync)
 		return false, nil
 	}
