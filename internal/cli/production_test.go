@@ -194,3 +194,32 @@ func passwordOf(u *url.URL) string {
 	p, _ := u.User.Password()
 	return p
 }
+
+// TestCommandsThroughPooler: the one-shot commands through a real PgBouncer
+// in transaction mode with one server connection, so every command's
+// statements land where the previous command's were: migrate (twice, the
+// second over the first), ls, events and release all succeed.
+func TestCommandsThroughPooler(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.NewEmpty(t)
+	via := db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 1}))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"migrate"}, ""},
+		{[]string{"migrate", "--notify-renewals=false"}, ""},
+		{[]string{"ls"}, ""},
+		{[]string{"events"}, ""},
+		{[]string{"release", "--account", "acme", "--session", "pooled", "--reason", "through the pooler"}, "released acme/pooled"},
+		{[]string{"events", "--json"}, `"kind":"force_released"`},
+	} {
+		if len(tc.args) > 1 && tc.args[0] == "release" {
+			acquire(t, db.Conn(t), "acme", "pooled", "1 min", "dev")
+		}
+		out, errOut, code := leasetop(ctx, via, tc.args...)
+		if code != 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("%s through PgBouncer: exit %d, stdout %q, stderr %q; want 0 and %q", strings.Join(tc.args, " "), code, out, errOut, tc.want)
+		}
+	}
+}
