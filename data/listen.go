@@ -206,11 +206,11 @@ func (l *Listener) Dropped() int64 { return l.dropped.Load() }
 // listening cannot work. It returns nil when ctx is cancelled, and a
 // *DSNError at once when ListenerConfig.DSN does not parse.
 func (l *Listener) Run(ctx context.Context) error {
-	defer l.setStatus(ListenerStopped, nil)
 	if l.cfgErr != nil {
-		l.failed(l.cfgErr)
+		l.setStatus(ListenerStopped, l.cfgErr)
 		return l.cfgErr
 	}
+	defer l.setStatus(ListenerStopped, nil)
 	why := l.pollFromStart()
 	for why.Cause == PollNone && ctx.Err() == nil {
 		why = l.listen(ctx)
@@ -278,6 +278,10 @@ func (l *Listener) connect(ctx context.Context) (*pgx.Conn, error) {
 	l.backlogs = 0
 	l.conns++
 	l.mu.Unlock()
+	select { // a probe asked for by an earlier connection is not this one's
+	case <-l.probe:
+	default:
+	}
 	conn, err := pgx.ConnectConfig(ctx, l.connCfg)
 	return conn, translate(err)
 }

@@ -309,3 +309,21 @@ func TestIdlePollIsAnIndexProbe(t *testing.T) {
 		t.Logf("%s: %v, %.0f pages", q.name, nodes, pages)
 	}
 }
+
+// TestListenerWithBadListenDSN: a listen DSN that does not parse stops the
+// listener at once with a *DSNError in its state (the store's own Open
+// refuses one in its Options the same way), never the password.
+func TestListenerWithBadListenDSN(t *testing.T) {
+	db := pgtest.New(t)
+	const bad = "postgres://u:hunter2@host:notaport/db"
+	l := db.Store(t).NewListener(data.ListenerConfig{DSN: bad})
+	err := l.Run(context.Background())
+	var dsnErr *data.DSNError
+	if st := l.State(); !errors.As(err, &dsnErr) || st.Status != data.ListenerStopped || st.Err != err {
+		t.Fatalf("Run = %v, state %+v; want a *DSNError, STOPPED with it", err, st)
+	}
+	if _, err := data.OpenWith(context.Background(), db.URL, data.Options{ListenDSN: bad}); !errors.As(err, &dsnErr) ||
+		strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("OpenWith with a bad listen DSN: %v, want a *DSNError without the password", err)
+	}
+}
