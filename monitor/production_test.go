@@ -9,13 +9,14 @@ import (
 	"github.com/leasetop/leasetop/internal/pgtest"
 )
 
-// waitLink waits until the header's link is want, and returns the health.
+// waitLink waits until the state has its first resync and the header's
+// link is want, and returns the health.
 func waitLink(t *testing.T, m *Mirror, want Link) Health {
 	t.Helper()
 	var h Health
-	waitFor(t, m, "the link "+want.String(), func(s *State) bool {
+	waitFor(t, m, "the first resync and the link "+want.String(), func(s *State) bool {
 		h = s.Health(time.Now())
-		return h.Link == want
+		return s.Synced() && h.Link == want
 	})
 	return h
 }
