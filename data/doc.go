@@ -12,6 +12,13 @@
 // match them with errors.Is and errors.As; no other package looks at SQLSTATE
 // codes or pgx's error types.
 //
+// Through a transaction pooler nothing lives in a session: Open finds a
+// pooler and uses a query mode without long-lived prepared statements
+// (pooler.go), and what a pooler refuses is a *PoolerError. A Listener
+// LISTENs on its own connection (Options.ListenDSN) or, where that cannot
+// work (a hot standby, a pooled LISTEN that hears nothing), polls
+// lease.event by id and delivers rows (poll.go).
+//
 // Expiry is decided by the database clock. A Snapshot carries a Clock, the
 // server's time sampled in the same query with the local monotonic time around
 // it, so a program can tell the server's "now" without trusting its own wall

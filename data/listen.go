@@ -29,6 +29,30 @@ type ListenerConfig struct {
 	// PingTimeout is how long that notification may take before the listener
 	// drops its connection and reconnects. Default 3 s.
 	PingTimeout time.Duration
+
+	// DSN is the connection string to LISTEN on when it must not be the
+	// store's: through a transaction pooler, a direct (or session-mode)
+	// connection to the primary. Default: the store's Options.ListenDSN,
+	// else the store's own connection.
+	DSN string
+	// Poll, when > 0, is poll mode on request: the listener never LISTENs
+	// and reads lease.event by id every Poll instead. Default: the store's
+	// Options.Poll.
+	Poll time.Duration
+	// FallbackPoll is the poll interval when the listener switches to poll
+	// mode by itself, because listening cannot work: on a hot standby, when
+	// LISTEN fails, or when a new connection does not hear its own ping
+	// (LISTEN through a transaction pooler "succeeds" and hears nothing).
+	// Default 250 ms.
+	FallbackPoll time.Duration
+	// PollWindow is how many ids below the highest one read poll mode keeps
+	// asking for the ids it has not seen: an event id is drawn before its
+	// transaction commits, so a smaller id can commit after a larger one.
+	// Default 1000 (the monitor's resync window).
+	PollWindow int64
+	// PollLimit caps the rows one poll reads; a full page is followed by
+	// the next one at once. Default 1000.
+	PollLimit int
 }
 
 // ListenerStatus is a listener's connection status.
@@ -38,8 +62,9 @@ type ListenerStatus int
 const (
 	ListenerConnecting   ListenerStatus = iota // first connection attempt
 	ListenerLive                               // listening; every transition from now on is delivered
-	ListenerReconnecting                       // connection lost or refused; retrying
+	ListenerReconnecting                       // connection lost or refused (or, polling, a poll failed); retrying
 	ListenerStopped                            // Run returned
+	ListenerPolling                            // poll mode: reading lease.event every Poll; every transition is delivered
 )
 
 func (s ListenerStatus) String() string {
@@ -50,6 +75,8 @@ func (s ListenerStatus) String() string {
 		return "LIVE"
 	case ListenerReconnecting:
 		return "RECONNECTING"
+	case ListenerPolling:
+		return "POLL"
 	default:
 		return "STOPPED"
 	}
@@ -61,6 +88,12 @@ type ListenerState struct {
 	Attempt int       // failed attempts since the connection was last live
 	Err     error     // the last error, nil when live
 	Since   time.Time // when Status last changed
+	// Poll is the poll interval once the listener is in poll mode (it stays
+	// in it until Run returns), 0 while it listens.
+	Poll time.Duration
+	// Reason says why the listener polls; its Cause is PollNone while it
+	// listens.
+	Reason PollReason
 }
 
 // Listener delivers lease_events notifications on a dedicated connection
@@ -75,20 +108,32 @@ type ListenerState struct {
 // only a claim: a "truncated" one is delivered like any other event, and the
 // consumer reads it back before it acts on it (monitor.Feed resyncs only for
 // a truncated row that lease.event really holds).
+//
+// A new connection counts as live only once it has heard its own ping. When
+// listening cannot work (a hot standby, a LISTEN error, a connection that
+// never hears its ping) the listener switches to poll mode for good and says
+// why in State; then it delivers rows of lease.event, read by id, on Rows
+// instead of notifications on Events, every transition exactly once.
 type Listener struct {
 	store   *Store
 	connCfg *pgx.ConnConfig
+	cfgErr  error // the listen DSN did not parse
 	cfg     ListenerConfig
 
 	events  chan Event
+	rows    chan []Event
 	resync  chan struct{}
 	changed chan struct{}
 	pong    chan struct{}
+	probe   chan struct{} // a new connection LISTENs on both channels: prove it hears
 	pingCh  string
 
 	mu       sync.Mutex
 	state    ListenerState
 	lastRecv time.Time
+	backlogs int // channels LISTENed on the current connection
+	conns    int // connections made: a probe is about the one it started on
+	fails    int // failed attempts and lost connections, ever
 
 	malformed atomic.Int64
 	dropped   atomic.Int64
@@ -100,23 +145,43 @@ func (s *Store) NewListener(cfg ListenerConfig) *Listener {
 	cfg.ReconnectDelay = cmp.Or(cfg.ReconnectDelay, 250*time.Millisecond)
 	cfg.PingInterval = cmp.Or(cfg.PingInterval, 5*time.Second)
 	cfg.PingTimeout = cmp.Or(cfg.PingTimeout, 3*time.Second)
-	connCfg := s.pool.Config().ConnConfig.Copy()
-	connCfg.RuntimeParams["application_name"] = "leasetop listener"
-	return &Listener{
+	cfg.DSN = cmp.Or(cfg.DSN, s.opt.ListenDSN)
+	cfg.Poll = cmp.Or(cfg.Poll, s.opt.Poll)
+	cfg.FallbackPoll = cmp.Or(cfg.FallbackPoll, DefaultFallbackPoll)
+	cfg.PollWindow = cmp.Or(cfg.PollWindow, 1000)
+	cfg.PollLimit = cmp.Or(cfg.PollLimit, 1000)
+	l := &Listener{
 		store:   s,
-		connCfg: connCfg,
 		cfg:     cfg,
 		events:  make(chan Event, cfg.Buffer),
+		rows:    make(chan []Event, 1),
 		resync:  make(chan struct{}, 1),
 		changed: make(chan struct{}, 1),
 		pong:    make(chan struct{}, 1),
+		probe:   make(chan struct{}, 1),
 		pingCh:  "lease_ping_" + randomSuffix(),
 		state:   ListenerState{Status: ListenerConnecting, Since: time.Now()},
 	}
+	if cfg.DSN != "" {
+		l.connCfg, l.cfgErr = ParseConnConfig(cfg.DSN)
+	} else {
+		l.connCfg = s.pool.Config().ConnConfig.Copy()
+	}
+	if l.connCfg != nil {
+		l.connCfg.RuntimeParams["application_name"] = "leasetop listener"
+	}
+	return l
 }
 
-// Events delivers decoded events in commit order.
+// Events delivers decoded notifications in commit order. Anyone who may
+// connect can NOTIFY: a notification is a claim, to be read back from
+// lease.event before it is believed.
 func (l *Listener) Events() <-chan Event { return l.events }
+
+// Rows delivers, in poll mode, the rows of lease.event read since the last
+// batch, oldest id first: each event once, read from the table (no claim to
+// verify). The listener waits for its consumer to take a batch.
+func (l *Listener) Rows() <-chan []Event { return l.rows }
 
 // Resync receives a value when the consumer must re-read the snapshot and the
 // events since the last one it saw: after each (re)connection, after events
@@ -140,33 +205,88 @@ func (l *Listener) Malformed() int64 { return l.malformed.Load() }
 // behind (each followed by a Resync).
 func (l *Listener) Dropped() int64 { return l.dropped.Load() }
 
-// Run listens until ctx is cancelled, reconnecting as needed. It returns nil
-// when ctx is cancelled.
+// Run listens until ctx is cancelled, reconnecting as needed, or polls when
+// listening cannot work. It returns nil when ctx is cancelled, and a
+// *DSNError at once when ListenerConfig.DSN does not parse.
 func (l *Listener) Run(ctx context.Context) error {
+	if l.cfgErr != nil {
+		l.setStatus(ListenerStopped, l.cfgErr)
+		return l.cfgErr
+	}
 	defer l.setStatus(ListenerStopped, nil)
-	for ctx.Err() == nil {
-		connCtx, cancel := context.WithCancelCause(ctx)
-		var wg sync.WaitGroup
-		wg.Go(func() { l.watch(connCtx, cancel) })
-		pl := &pgxlisten.Listener{
-			Connect:        l.connect,
-			LogError:       l.logError,
-			ReconnectDelay: l.cfg.ReconnectDelay,
+	why := l.pollFromStart()
+	for why.Cause == PollNone && ctx.Err() == nil {
+		why = l.listen(ctx)
+	}
+	if why.Cause != PollNone && ctx.Err() == nil {
+		if why.Cause != PollRequested {
+			l.store.polls.set(l.cfg.DSN, why)
 		}
-		pl.Handle(Channel, eventHandler{l})
-		pl.Handle(l.pingCh, pongHandler{l})
-		_ = pl.Listen(connCtx)
-		cancel(nil)
-		wg.Wait()
-		if cause := context.Cause(connCtx); ctx.Err() == nil && cause != nil {
-			l.failed(cause)
-		}
+		l.poll(ctx, why)
 	}
 	return nil
 }
 
+// listen runs pgxlisten on one connection after another until ctx ends, the
+// watchdog drops the connection, or listening turns out not to work: then
+// it returns why.
+func (l *Listener) listen(ctx context.Context) PollReason {
+	connCtx, cancel := context.WithCancelCause(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { l.watch(connCtx, cancel) })
+	pl := &pgxlisten.Listener{
+		Connect: l.connect,
+		LogError: func(ctx context.Context, err error) {
+			var sw *pollSwitch
+			if errors.As(err, &sw) {
+				cancel(sw)
+				return
+			}
+			if pgErr, ok := statementError(err); ok { // LISTEN itself failed
+				cancel(&pollSwitch{PollReason{Cause: PollListenFailed, Detail: pgErr.Message}})
+				return
+			}
+			l.logError(ctx, err)
+		},
+		ReconnectDelay: l.cfg.ReconnectDelay,
+	}
+	pl.Handle(Channel, eventHandler{l})
+	pl.Handle(l.pingCh, pongHandler{l})
+	_ = pl.Listen(connCtx)
+	cancel(nil)
+	wg.Wait()
+	cause := context.Cause(connCtx)
+	var sw *pollSwitch
+	switch {
+	case errors.As(cause, &sw):
+		return sw.why
+	case ctx.Err() == nil && cause != nil:
+		l.failed(cause)
+	}
+	return PollReason{}
+}
+
+// connect opens the listener's own connection, first asking the store
+// whether its server is a hot standby: there LISTEN cannot run, and rows
+// read there reach it only when replayed, so the listener polls.
 func (l *Listener) connect(ctx context.Context) (*pgx.Conn, error) {
-	return Connect(ctx, l.connCfg)
+	var standby bool
+	if err := l.store.pool.QueryRow(ctx, `SELECT pg_is_in_recovery()`).Scan(&standby); err != nil {
+		return nil, translate(err)
+	}
+	if standby {
+		return nil, &pollSwitch{PollReason{Cause: PollStandby}}
+	}
+	l.mu.Lock()
+	l.backlogs = 0
+	l.conns++
+	l.mu.Unlock()
+	select { // a probe asked for by an earlier connection is not this one's
+	case <-l.probe:
+	default:
+	}
+	conn, err := pgx.ConnectConfig(ctx, l.connCfg)
+	return conn, translate(err)
 }
 
 func (l *Listener) logError(ctx context.Context, err error) {
@@ -180,6 +300,7 @@ func (l *Listener) logError(ctx context.Context, err error) {
 func (l *Listener) failed(err error) {
 	l.mu.Lock()
 	l.state.Attempt++
+	l.fails++
 	l.mu.Unlock()
 	l.setStatus(ListenerReconnecting, err)
 }
@@ -190,7 +311,7 @@ func (l *Listener) setStatus(st ListenerStatus, err error) {
 		l.state.Since = time.Now()
 	}
 	l.state.Status, l.state.Err = st, err
-	if st == ListenerLive {
+	if st == ListenerLive || st == ListenerPolling {
 		l.state.Attempt = 0
 	}
 	l.mu.Unlock()
@@ -203,8 +324,9 @@ func (l *Listener) touch() {
 	l.mu.Unlock()
 }
 
-// watch proves a live connection still delivers: after PingInterval of
-// silence it sends a notification to the listener's private channel through
+// watch proves a connection delivers. A new one counts as live only once
+// it has heard its own ping (see probe). A live one, after PingInterval of
+// silence, sends a notification to the listener's private channel through
 // the pool and cancels the connection when none arrives within PingTimeout.
 // A half-open connection (a blackholed network) is found this way within
 // PingInterval + PingTimeout, long before TCP keepalive would notice.
@@ -215,6 +337,9 @@ func (l *Listener) watch(ctx context.Context, cancel context.CancelCauseFunc) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-l.probe:
+			l.proveNew(ctx, cancel)
+			continue
 		case <-tick.C:
 		}
 		l.mu.Lock()
@@ -227,6 +352,36 @@ func (l *Listener) watch(ctx context.Context, cancel context.CancelCauseFunc) {
 			cancel(err)
 			return
 		}
+	}
+}
+
+// proveNew pings a connection that has just LISTENed on both channels. When
+// the ping comes back the connection is live and the consumer resyncs. When
+// it was sent (through the pool) and never came back, the connection hears
+// nothing, as a LISTEN through a transaction pooler does: the listener
+// polls instead of reconnecting to the same deaf end. A ping that could not
+// be sent is a connection problem: reconnect. So is a connection lost
+// while the ping was on its way.
+func (l *Listener) proveNew(ctx context.Context, cancel context.CancelCauseFunc) {
+	l.mu.Lock()
+	conns, fails := l.conns, l.fails
+	l.mu.Unlock()
+	err := l.ping(ctx)
+	l.mu.Lock()
+	lost := l.conns != conns || l.fails != fails
+	l.mu.Unlock()
+	var deaf *notHeardError
+	switch {
+	case ctx.Err() != nil:
+	case errors.As(err, &deaf) && lost: // pgxlisten reconnects; the next connection is probed
+	case errors.As(err, &deaf):
+		cancel(&pollSwitch{PollReason{Cause: PollNoDelivery, Detail: deaf.timeout.String()}})
+	case err != nil:
+		cancel(err)
+	default:
+		l.touch()
+		l.setStatus(ListenerLive, nil)
+		signal(l.resync)
 	}
 }
 
@@ -244,7 +399,26 @@ func (l *Listener) ping(ctx context.Context) error {
 	case <-l.pong:
 		return nil
 	case <-pctx.Done():
-		return fmt.Errorf("listener connection delivered no ping within %s", l.cfg.PingTimeout)
+		return &notHeardError{timeout: l.cfg.PingTimeout}
+	}
+}
+
+// notHeardError: a ping was sent and its notification did not arrive.
+type notHeardError struct{ timeout time.Duration }
+
+func (e *notHeardError) Error() string {
+	return fmt.Sprintf("listener connection delivered no ping within %s", e.timeout)
+}
+
+// backlog records that the current connection LISTENs on one more channel;
+// once it listens on both, the watchdog proves it hears.
+func (l *Listener) backlog() {
+	l.mu.Lock()
+	l.backlogs++
+	all := l.backlogs == 2
+	l.mu.Unlock()
+	if all {
+		signal(l.probe)
 	}
 }
 
@@ -268,14 +442,19 @@ func (h eventHandler) HandleNotification(_ context.Context, n *pgconn.Notificati
 	return nil
 }
 
+// HandleBacklog runs once LISTEN lease_events has completed.
 func (h eventHandler) HandleBacklog(context.Context, string, *pgx.Conn) error {
-	h.l.touch()
-	h.l.setStatus(ListenerLive, nil)
-	signal(h.l.resync)
+	h.l.backlog()
 	return nil
 }
 
 type pongHandler struct{ l *Listener }
+
+// HandleBacklog runs once LISTEN on the ping channel has completed.
+func (h pongHandler) HandleBacklog(context.Context, string, *pgx.Conn) error {
+	h.l.backlog()
+	return nil
+}
 
 func (h pongHandler) HandleNotification(context.Context, *pgconn.Notification, *pgx.Conn) error {
 	h.l.touch()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
@@ -18,14 +19,20 @@ import (
 // rounds: even rounds for a fresh key, odd rounds for an expired lease. Every
 // round must have exactly one winner, and it must be the run in the table.
 func TestSimultaneousAcquire(t *testing.T) {
-	const racers, rounds = 16, 200
-	ctx := context.Background()
 	db := pgtest.New(t)
-	stores := make([]*data.Store, racers)
+	stores := make([]*data.Store, 16)
 	for i := range stores {
 		stores[i] = db.Store(t) // each its own pool: independent connections
 	}
-	conn := db.Conn(t)
+	raceOneKey(t, stores, db.Conn(t), 200)
+}
+
+// raceOneKey races the stores for one key per round, even rounds for a
+// fresh key and odd ones for an expired lease; conn reads the table.
+func raceOneKey(t *testing.T, stores []*data.Store, conn *pgx.Conn, rounds int) {
+	t.Helper()
+	ctx := context.Background()
+	racers := len(stores)
 	for round := range rounds {
 		k := data.Key{Account: "race", Session: fmt.Sprintf("s%d", round)}
 		var prevFence int64

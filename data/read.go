@@ -15,6 +15,8 @@ import (
 type Snapshot struct {
 	Leases []Lease
 	Clock  Clock
+	// Recovery is the server's replication state, read in the same query.
+	Recovery Recovery
 }
 
 const leaseColumns = `l.account_id, l.session_id, l.run_id, l.holder, l.fence, l.acquired_at, l.renewed_at, l.expires_at`
@@ -30,21 +32,21 @@ func (s *Store) Snapshot(ctx context.Context) (Snapshot, error) {
 // read, which sees renewals without any NOTIFY.
 func (s *Store) Changed(ctx context.Context, since time.Time) (Snapshot, error) {
 	return readSnapshot(ctx, s.pool, `
-		SELECT n.t, `+leaseColumns+`
-		  FROM (SELECT clock_timestamp() AS t) n
+		SELECT `+serverColumns+`, `+leaseColumns+`
+		  FROM `+serverNow+` n
 		  LEFT JOIN lease.session_lease l ON l.renewed_at > $1`, since)
 }
 
 // allLeases reads every lease with the server clock.
 const allLeases = `
-	SELECT n.t, ` + leaseColumns + `
-	  FROM (SELECT clock_timestamp() AS t) n
+	SELECT ` + serverColumns + `, ` + leaseColumns + `
+	  FROM ` + serverNow + ` n
 	  LEFT JOIN lease.session_lease l ON true`
 
-// readSnapshot runs a lease query whose first column is the server clock,
-// sampled once, and whose lease columns are NULL in the one row a LEFT JOIN
-// returns when no lease matches. The clock's uncertainty is half the time to
-// the first row.
+// readSnapshot runs a lease query whose first columns are serverColumns (the
+// clock sampled once) and whose lease columns are NULL in the one row a LEFT
+// JOIN returns when no lease matches. The clock's uncertainty is half the
+// time to the first row.
 func readSnapshot(ctx context.Context, q Querier, query string, args ...any) (Snapshot, error) {
 	var snap Snapshot
 	t0 := time.Now()
@@ -57,6 +59,7 @@ func readSnapshot(ctx context.Context, q Querier, query string, args ...any) (Sn
 	for rows.Next() {
 		var (
 			server time.Time
+			rec    recoveryColumns
 			l      Lease
 			run    *uuid.UUID
 			acct   *string
@@ -67,11 +70,12 @@ func readSnapshot(ctx context.Context, q Querier, query string, args ...any) (Sn
 			ren    *time.Time
 			exp    *time.Time
 		)
-		if err := rows.Scan(&server, &acct, &sess, &run, &holder, &fence, &acq, &ren, &exp); err != nil {
+		if err := rows.Scan(&server, &rec.standby, &rec.replay, &acct, &sess, &run, &holder, &fence, &acq, &ren, &exp); err != nil {
 			return snap, fmt.Errorf("read leases: %w", translate(err))
 		}
 		if first {
 			snap.Clock = NewClock(server, t0, time.Now())
+			snap.Recovery = rec.recovery()
 			first = false
 		}
 		if acct == nil {

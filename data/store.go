@@ -15,31 +15,109 @@ import (
 // Store is the lease protocol over a connection pool. It is safe for
 // concurrent use.
 type Store struct {
-	pool *pgxpool.Pool
+	pool   *pgxpool.Pool
+	opt    Options
+	pooled bool
+	polls  pollMemory
+}
+
+// Options are a Store's settings besides its connection string.
+type Options struct {
+	// ListenDSN is the connection string its listeners LISTEN on, when that
+	// must not be the store's own: through a transaction pooler, a direct
+	// (or session-mode) connection to the primary. Default: the store's.
+	ListenDSN string
+	// Poll, when > 0, makes its listeners poll lease.event every Poll
+	// instead of listening (see ListenerConfig.Poll).
+	Poll time.Duration
+	// OnPoll, when set, is called once per listener of the store, on the
+	// listener's goroutine, when it enters poll mode, with its state (Poll
+	// and Reason say how often and why): a program's one line about it. It
+	// must not block.
+	OnPoll func(ListenerState)
 }
 
 // Open connects to the database named by dsn (a URL or libpq keyword/value
 // string; empty means the libpq PG* environment variables) and checks that its
 // lease schema is at this leasetop's version.
 func Open(ctx context.Context, dsn string) (*Store, error) {
+	return OpenWith(ctx, dsn, Options{})
+}
+
+// OpenWith is Open with Options. An Options.ListenDSN that does not parse is
+// a *DSNError.
+//
+// Unless dsn chooses a query mode (default_query_exec_mode), OpenWith finds
+// out on its first connection whether a pooler stands between it and
+// PostgreSQL, and there uses a query mode that needs no prepared statement
+// to outlive its transaction (Pooled).
+func OpenWith(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	cfg, err := ParsePoolConfig(dsn)
 	if err != nil {
 		return nil, err
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("connect: %w", translate(err))
+	if opt.ListenDSN != "" {
+		if _, err := ParseConnConfig(opt.ListenDSN); err != nil {
+			return nil, err
+		}
 	}
-	s := New(pool)
+	if opt.Poll < 0 {
+		return nil, &InputError{Field: "poll interval", Problem: "must not be negative"}
+	}
+	s := &Store{opt: opt}
+	if s.pool, s.pooled, err = openPool(ctx, cfg); err != nil {
+		return nil, err
+	}
 	if err := s.CheckSchema(ctx); err != nil {
-		pool.Close()
+		s.pool.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// New wraps an existing pool. It does not check the schema.
+// openPool opens the pool, in the pooled query mode when its first
+// connection reaches PostgreSQL through a pooler and cfg chose no mode.
+func openPool(ctx context.Context, cfg *pgxpool.Config) (*pgxpool.Pool, bool, error) {
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, false, fmt.Errorf("connect: %w", translate(err))
+	}
+	if modeChosen(cfg.ConnConfig) {
+		return pool, false, nil
+	}
+	var behind bool
+	err = pool.AcquireFunc(ctx, func(c *pgxpool.Conn) error {
+		var err error
+		behind, err = pooled(ctx, c.Conn())
+		return err
+	})
+	if err != nil || !behind {
+		if err != nil {
+			pool.Close()
+			return nil, false, fmt.Errorf("connect: %w", translate(err))
+		}
+		return pool, false, nil
+	}
+	pool.Close()
+	cfg.ConnConfig.DefaultQueryExecMode = pooledMode
+	if pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return nil, false, fmt.Errorf("connect: %w", translate(err))
+	}
+	return pool, true, nil
+}
+
+// New wraps an existing pool. It does not check the schema, and leaves the
+// pool's query mode as it is: through a transaction pooler it must not be
+// pgx's default, cache_statement (use cache_describe or exec).
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// Pooled reports whether Open found a pooler (PgBouncer, RDS Proxy, ...)
+// between the store and PostgreSQL, and so uses a query mode without
+// long-lived prepared statements.
+func (s *Store) Pooled() bool { return s.pooled }
+
+// Options returns the options the store was opened with.
+func (s *Store) Options() Options { return s.opt }
 
 // Pool returns the underlying pool, for callers that run their own
 // transactions (for example a fence-checked write).

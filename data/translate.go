@@ -1,23 +1,26 @@
 package data
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The driver's errors are translated here, once: every error this package
 // returns has been through translate, so callers match them with errors.Is
-// and errors.As (ErrPermission, *ConnectError, *DSNError, Permanent,
-// NotApplied) and never look at SQLSTATE codes or pgx's types. This file is
+// and errors.As (ErrPermission, *ConnectError, *DSNError, *PoolerError,
+// Permanent, NotApplied) and never look at SQLSTATE codes or pgx's types. This file is
 // the only place that knows them.
 
 // ErrPermission: the login role lacks a privilege the statement needs
 // (SQLSTATE 42501, insufficient_privilege). The error is a *PermissionError.
 var ErrPermission = errors.New("permission denied")
+
+// ErrReadOnly: the server runs no writes (SQLSTATE 25006): a hot standby, or
+// a read-only transaction. Writes need the primary.
+var ErrReadOnly = errors.New("the server is read-only (a hot standby?): writes need the primary")
 
 // PermissionError is the ErrPermission the server raised.
 type PermissionError struct {
@@ -68,11 +71,69 @@ type DSNError struct {
 // Error says the URL is invalid and why.
 func (e *DSNError) Error() string { return "invalid database URL: " + e.Reason }
 
-// Connect opens a single connection (not a pool's) with cfg, from
-// ParseConnConfig; its error is translated like every other of this package.
-func Connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	return conn, translate(err)
+// PoolerError: a pooler between leasetop and PostgreSQL (PgBouncer, RDS
+// Proxy, ...) refused what the connection asked of it, or the connection
+// asked for something that only works on a session of its own. Its text is
+// one line: what happened, and what to change.
+type PoolerError struct {
+	// Message is the pooler's or the server's message: untrusted text.
+	Message string
+	// Fix says what to change.
+	Fix string
+	// transient: a limit of the pooler was reached; a retry may pass.
+	transient bool
+	err       error
+}
+
+// Error is the message and the fix.
+func (e *PoolerError) Error() string { return e.Message + ": " + e.Fix }
+
+// Unwrap returns the driver's error (a *ConnectError when the pooler refused
+// the connection).
+func (e *PoolerError) Unwrap() error { return e.err }
+
+// poolerError returns the *PoolerError for a driver error that a pooler
+// causes, nil for any other: prepared statements that did not outlive their
+// transaction (42P05, 26000: a statement cache through a transaction
+// pooler), and PgBouncer's refusals of a start-up parameter, of one client
+// too many and of a query that waited too long for a server connection.
+func poolerError(err error, pce *pgconn.ConnectError) *PoolerError {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return nil
+	}
+	pe := &PoolerError{Message: pgErr.Message, err: err}
+	if pce != nil {
+		pe.err = newConnectError(pce, err)
+	}
+	switch {
+	case pgErr.Code == "42P05" || pgErr.Code == "26000":
+		pe.Fix = "the connection goes through a transaction pooler, which keeps no prepared statement past its transaction: " +
+			"set default_query_exec_mode=cache_describe (or exec) in the connection string"
+	case strings.HasPrefix(pgErr.Message, "unsupported startup parameter"):
+		pe.Fix = "the pooler refuses this connection-string parameter: remove it from the connection string " +
+			"(or add it to the pooler's ignore_startup_parameters)"
+	case strings.HasPrefix(pgErr.Message, "no more connections allowed"):
+		pe.Fix, pe.transient = "the pooler's client limit is reached: raise its max_client_conn or open fewer connections", true
+	case pgErr.Message == "query_wait_timeout":
+		pe.Fix, pe.transient = "the pooler had no free server connection in time: raise its default_pool_size (or query_wait_timeout)", true
+	default:
+		return nil
+	}
+	return pe
+}
+
+// statementError returns the server's error when err is one a statement
+// raised (severity ERROR: the session lives on), as opposed to a lost
+// connection, a refused login or a FATAL. Listen uses it to tell a LISTEN
+// that cannot work (SQLSTATE 25006 on a standby) from a connection to retry.
+func statementError(err error) (*pgconn.PgError, bool) {
+	var pgErr *pgconn.PgError
+	var pce *pgconn.ConnectError
+	if errors.As(err, &pce) || !errors.As(err, &pgErr) || pgErr.Severity != "ERROR" {
+		return nil, false
+	}
+	return pgErr, true
 }
 
 // Translate applies this package's translation to an error from a statement
@@ -84,15 +145,22 @@ func Translate(err error) error { return translate(err) }
 // Permanent reports whether err will come back the same however often the
 // call is retried: invalid input, a lease schema that is missing or at
 // another version, a missing privilege, a connection string that does not
-// parse, a login the server refuses, or a statement it cannot run (SQLSTATE
-// classes 28, 42, 3D and 3F).
+// parse, a login the server refuses, a statement it cannot run (SQLSTATE
+// classes 28, 42, 3D and 3F), or a pooler that cannot run what the
+// connection asks (a *PoolerError other than a limit reached).
 //
 // It says nothing about context errors: whether an ended deadline ends the
 // work is the caller's decision, not the database's.
 func Permanent(err error) bool {
-	var dsn *DSNError
+	var (
+		dsn    *DSNError
+		pooler *PoolerError
+	)
 	if errors.Is(err, ErrInvalid) || errors.Is(err, ErrSchema) || errors.Is(err, ErrPermission) || errors.As(err, &dsn) {
 		return true
+	}
+	if errors.As(err, &pooler) {
+		return !pooler.transient
 	}
 	switch class(sqlstate(err)) {
 	case "28", "42", "3D", "3F": // authorization, access or syntax, catalog, schema
@@ -115,18 +183,24 @@ func NotApplied(err error) bool {
 // (invalid_parameter_value, raised by the lease functions), 23514
 // (check_violation), 22021 (invalid byte sequence) and 22P02 (invalid text
 // representation) become ErrInvalid with the server's message; a missing
-// schema, function or table ErrSchema; 42501 a *PermissionError. Other errors
-// pass unchanged. An error translated already is returned as it is.
+// schema, function or table ErrSchema; 42501 a *PermissionError; what a
+// pooler refuses a *PoolerError (see poolerError); 25006 ErrReadOnly. Other errors pass
+// unchanged. An error translated already is returned as it is.
 func translate(err error) error {
 	var (
-		ce   *ConnectError
-		perm *PermissionError
+		ce     *ConnectError
+		perm   *PermissionError
+		pooler *PoolerError
 	)
-	if err == nil || errors.As(err, &ce) || errors.As(err, &perm) {
+	if err == nil || errors.As(err, &ce) || errors.As(err, &perm) || errors.As(err, &pooler) {
 		return err
 	}
 	var pce *pgconn.ConnectError
-	if errors.As(err, &pce) {
+	_ = errors.As(err, &pce)
+	if pe := poolerError(err, pce); pe != nil {
+		return pe
+	}
+	if pce != nil {
 		return newConnectError(pce, err)
 	}
 	var pgErr *pgconn.PgError
@@ -138,6 +212,8 @@ func translate(err error) error {
 			return &SchemaError{Want: currentVersion()}
 		case "42501":
 			return &PermissionError{Message: pgErr.Message, err: err}
+		case "25006":
+			return fmt.Errorf("%w: %s", ErrReadOnly, pgErr.Message)
 		}
 	}
 	return err

@@ -25,8 +25,8 @@ func (s *Store) LeasesFor(ctx context.Context, keys []Key) (Snapshot, error) {
 		accounts[i], sessions[i] = k.Account, k.Session
 	}
 	snap, err := readSnapshot(ctx, s.pool, `
-		SELECT n.t, `+leaseColumns+`
-		  FROM (SELECT clock_timestamp() AS t) n
+		SELECT `+serverColumns+`, `+leaseColumns+`
+		  FROM `+serverNow+` n
 		  LEFT JOIN lease.session_lease l
 		    ON (l.account_id, l.session_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
 		accounts, sessions)

@@ -49,6 +49,13 @@ type Config struct {
 	// losses and time at risk (see Metrics; leaseprom.Collector for
 	// Prometheus). Default none.
 	Metrics *Metrics
+	// Listener configures the notification listener that waiting
+	// acquisitions share: Listener.DSN gives it a connection of its own
+	// (through a transaction pooler, a direct one to the primary), and
+	// Listener.Poll makes it poll lease.event instead of listening. Without
+	// them it uses the store's Options, and switches to poll mode by itself
+	// when listening cannot work (see data.ListenerConfig).
+	Listener data.ListenerConfig
 }
 
 // withDefaults returns c with its zero fields filled in, or an error naming

@@ -83,6 +83,13 @@
 // holder killed) is taken over within milliseconds of its expiry, not a
 // fraction of the TTL later.
 //
+// Where LISTEN cannot work (a transaction pooler without a listen DSN, a
+// LISTEN error) the listener polls lease.event instead, every 250 ms by
+// default, and the same transitions wake the waiters from its rows: a
+// handoff then takes up to the poll interval. Config.Listener (or the
+// store's data.Options) sets the listen DSN and the interval; the store's
+// OnPoll hook hears once why.
+//
 // # Fencing
 //
 // A lease cannot give mutual exclusion on its own: a holder paused past its

@@ -48,6 +48,45 @@ func acquire(t *testing.T, c *lease.Client, p lease.Permit) *lease.Lease {
 	return l
 }
 
+// waitAsync starts c.Wait(ctx, p) and returns a function that waits for its
+// outcome (call it before the test ends).
+func waitAsync(ctx context.Context, c *lease.Client, p lease.Permit) func() (*lease.Lease, error) {
+	type outcome struct {
+		l   *lease.Lease
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		l, err := c.Wait(ctx, p)
+		done <- outcome{l, err}
+	}()
+	return func() (*lease.Lease, error) {
+		o := <-done
+		return o.l, o.err
+	}
+}
+
+// handOff releases la with release, waits for a waiter's outcome and checks
+// that it got the lease with a higher fence; the waiter's lease is released
+// when the test ends.
+func handOff(t *testing.T, la *lease.Lease, release func() error, outcome func() (*lease.Lease, error)) *lease.Lease {
+	t.Helper()
+	released := time.Now()
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	lb, err := outcome()
+	if err != nil {
+		t.Fatalf("Wait err = %v", err)
+	}
+	t.Logf("handoff after %s", time.Since(released).Round(time.Millisecond))
+	t.Cleanup(func() { _ = lb.Release(context.Background()) })
+	if lb.Fence() <= la.Fence() {
+		t.Errorf("fence %d, want > %d", lb.Fence(), la.Fence())
+	}
+	return lb
+}
+
 // waitDone waits for l's context to be cancelled and returns the cause.
 func waitDone(t *testing.T, l *lease.Lease, timeout time.Duration) error {
 	t.Helper()

@@ -58,9 +58,10 @@ func (c *Client) unsubscribe(w *waiter) {
 }
 
 // listen runs one data.Listener and fans its events out to the waiters of
-// each key until ctx is cancelled.
+// each key until ctx is cancelled: notifications, or in poll mode the rows
+// it reads from lease.event.
 func (c *Client) listen(ctx context.Context) {
-	ln := c.store.NewListener(data.ListenerConfig{})
+	ln := c.store.NewListener(c.cfg.Listener)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -74,6 +75,12 @@ func (c *Client) listen(ctx context.Context) {
 		case ev := <-ln.Events():
 			if wakes(ev.Kind) {
 				c.wake(func(k Key) bool { return k == ev.Key })
+			}
+		case rows := <-ln.Rows():
+			for _, ev := range rows {
+				if wakes(ev.Kind) {
+					c.wake(func(k Key) bool { return k == ev.Key })
+				}
 			}
 		case <-ln.Resync():
 			// (Re)connected or events were dropped: a release may have been

@@ -44,31 +44,15 @@ func TestWaitWokenByRelease(t *testing.T) {
 
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 			defer cancel()
-			got := make(chan *lease.Lease, 1)
-			errc := make(chan error, 1)
-			go func() {
-				l, err := b.Wait(ctx, permit(t, b, testKey, "b"))
-				got <- l
-				errc <- err
-			}()
+			outcome := waitAsync(ctx, b, permit(t, b, testKey, "b"))
 			pgtest.Eventually(t, 10*time.Second, "the waiter's listener", func() bool { return listening(t, pool) })
-			released := time.Now()
-			if forced {
-				if _, err := store.ForceRelease(context.Background(), testKey, la.RunID(), "handoff"); err != nil {
-					t.Fatal(err)
+			handOff(t, la, func() error {
+				if forced {
+					_, err := store.ForceRelease(context.Background(), testKey, la.RunID(), "handoff")
+					return err
 				}
-			} else if err := la.Release(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			lb, err := <-got, <-errc
-			if err != nil {
-				t.Fatalf("Wait err = %v", err)
-			}
-			t.Logf("handoff after %s", time.Since(released).Round(time.Millisecond))
-			defer lb.Release(context.Background())
-			if lb.Fence() <= la.Fence() {
-				t.Errorf("fence %d, want > %d", lb.Fence(), la.Fence())
-			}
+				return la.Release(context.Background())
+			}, outcome)
 			// With no waiter left, the listener connection is closed.
 			pgtest.Eventually(t, 10*time.Second, "the listener to stop", func() bool { return !listening(t, pool) })
 		})

@@ -59,7 +59,7 @@ func (s *State) ApplySync(sync data.Sync, at time.Time) []data.Event {
 		s.record(ev)
 		fresh = append(fresh, ev)
 	}
-	s.measured(sync.Clock, at)
+	s.measured(sync.Snapshot, at)
 	s.leasesChanged()
 	return fresh
 }
@@ -115,7 +115,7 @@ func (s *State) ApplyDelta(snap data.Snapshot, at time.Time) {
 	for _, l := range snap.Leases {
 		s.renewed(l.Key, l.RunID, l.Fence, l.RenewedAt, l.ExpiresAt)
 	}
-	s.measured(snap.Clock, at)
+	s.measured(snap, at)
 }
 
 func (s *State) renewed(key data.Key, run uuid.UUID, fence int64, renewedAt, expiresAt time.Time) {
@@ -129,10 +129,10 @@ func (s *State) renewed(key data.Key, run uuid.UUID, fence int64, renewedAt, exp
 }
 
 // measured records a successful read at local time at, with the server
-// clock it measured.
-func (s *State) measured(c data.Clock, at time.Time) {
-	if !c.IsZero() {
-		s.clock = c
+// clock it measured and the server's replication state.
+func (s *State) measured(snap data.Snapshot, at time.Time) {
+	if c := snap.Clock; !c.IsZero() {
+		s.clock, s.recovery = c, snap.Recovery
 	}
 	if at.After(s.syncedAt) {
 		s.syncedAt = at

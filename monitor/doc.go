@@ -15,6 +15,12 @@
 // one before it is in the read. The same happens after every reconnection,
 // so no ownership transition is missed across an outage.
 //
+// Where LISTEN cannot work (a hot standby, a transaction pooler without a
+// listen DSN) or when asked to (data.ListenerConfig.Poll), the listener
+// polls lease.event by id instead and the Feed takes its rows as they are
+// (poll.go); the header then says POLL (Health.Link LinkPoll, with Poll and
+// PollReason), and Health.Standby and ReplayLag describe a standby.
+//
 // Renewals send no notification by default (a NOTIFY costs every renewal
 // PostgreSQL's commit lock), so the Feed reads the leases renewed since its
 // previous read once a second (data.Store.Changed). When renewal

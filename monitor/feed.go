@@ -180,6 +180,9 @@ func (f *Feed) Run(ctx context.Context) error {
 		case ev := <-lis.Events():
 			f.receive(ctx, ev, lis)
 			continue
+		case rows := <-lis.Rows():
+			f.receiveRows(ctx, rows)
+			continue
 		case <-lis.Resync():
 			f.noteDrops(lis)
 		case <-f.resyncReq:
@@ -241,6 +244,12 @@ func (f *Feed) receive(ctx context.Context, ev data.Event, lis *data.Listener) {
 		}
 		return
 	}
+	f.queue(ctx, items)
+}
+
+// queue appends what was received to the pending batch, or, when the
+// consumer is too far behind, replaces it all with a resync.
+func (f *Feed) queue(ctx context.Context, items []Item) {
 	now := time.Now()
 	truncated := false
 	f.mu.Lock()
@@ -376,7 +385,7 @@ func (f *Feed) setReadErr(err error) {
 func (f *Feed) interval() time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.notify {
+	if f.notify && f.conn.Poll == 0 { // polling, renewal notifications are not heard
 		return f.cfg.NotifiedInterval
 	}
 	return f.cfg.DeltaInterval

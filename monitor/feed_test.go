@@ -222,13 +222,28 @@ func TestMirrorUnderChurn(t *testing.T) {
 	m := startMirror(t, s, FeedConfig{DeltaInterval: 100 * time.Millisecond})
 	waitFor(t, m, "the first resync", func(s *State) bool { return s.Synced() })
 
+	clients := make([]*data.Store, 4)
+	for i := range clients {
+		clients[i] = db.Store(t) // its own pool: independent connections
+	}
+	churn(clients, 60)
+	assertMirrorsDB(t, m, conn)
+	m.Read(func(s *State) {
+		if s.Applied() < 20 {
+			t.Errorf("applied %d events, want a real churn (>= 20)", s.Applied())
+		}
+	})
+}
+
+// churn has each client acquire, renew, release, take over and force-release
+// ops times at random on six sessions, all at once.
+func churn(clients []*data.Store, ops int) {
 	var wg sync.WaitGroup
-	for w := range 4 {
-		client := db.Store(t) // its own pool: independent connections
+	for w, client := range clients {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(w), 7))
 			held := map[data.Key]uuid.UUID{}
-			for range 60 {
+			for range ops {
 				k := data.Key{Account: "acct", Session: fmt.Sprintf("s%d", rng.IntN(6))}
 				ctx := context.Background()
 				switch op := rng.IntN(5); {
@@ -249,12 +264,6 @@ func TestMirrorUnderChurn(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	assertMirrorsDB(t, m, conn)
-	m.Read(func(s *State) {
-		if s.Applied() < 20 {
-			t.Errorf("applied %d events, want a real churn (>= 20)", s.Applied())
-		}
-	})
 }
 
 // listenerPID returns the backend pid of the monitor's listener.

@@ -15,6 +15,7 @@ const (
 	LinkLive                     // listening; the picture is complete
 	LinkReconnecting             // the connection was lost; retrying
 	LinkDown                     // retrying for a while (DownAfter) or DownAttempts times
+	LinkPoll                     // poll mode: reading lease.event every Health.Poll; the picture is complete
 )
 
 // String returns the status as the header shows it.
@@ -26,6 +27,8 @@ func (l Link) String() string {
 		return "LIVE"
 	case LinkReconnecting:
 		return "RECONNECTING"
+	case LinkPoll:
+		return "POLL"
 	default:
 		return "DOWN"
 	}
@@ -49,6 +52,19 @@ type Health struct {
 	// Stale reports that SyncedAgo exceeds StaleAfter, or that there was no
 	// read yet.
 	Stale bool
+	// Poll is the poll interval once the feed polls (Link is LinkPoll, or
+	// LinkReconnecting/LinkDown while polls fail), 0 while it listens.
+	Poll time.Duration
+	// PollReason says why it polls (a standby, a LISTEN that failed or
+	// hears nothing, or on request).
+	PollReason data.PollReason
+	// Standby reports that the last read was served by a hot standby.
+	Standby bool
+	// ReplayLag is the standby's replay lag at now (now() -
+	// pg_last_xact_replay_timestamp() on its clock), when LagKnown: a
+	// standby that has replayed a commit.
+	ReplayLag time.Duration
+	LagKnown  bool
 }
 
 // Health returns the connection's state at local time now.
@@ -61,9 +77,14 @@ func (s *State) Health(now time.Time) Health {
 		h.Link = LinkLive
 	case data.ListenerReconnecting:
 		h.Link = LinkReconnecting
+	case data.ListenerPolling:
+		h.Link = LinkPoll
 	default:
 		h.Link = LinkDown
 	}
+	h.Poll, h.PollReason = s.conn.Poll, s.conn.Reason
+	h.Standby = s.recovery.Standby
+	h.ReplayLag, h.LagKnown = s.recovery.Lag(s.ServerNow(now))
 	if h.Link == LinkConnecting || h.Link == LinkReconnecting {
 		if s.conn.Attempt >= DownAttempts || (!s.conn.Since.IsZero() && now.Sub(s.conn.Since) > DownAfter) {
 			h.Link = LinkDown

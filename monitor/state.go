@@ -39,7 +39,8 @@ type State struct {
 	synced   bool  // a resync has been applied
 
 	clock    data.Clock
-	syncedAt time.Time // local time of the last successful read
+	recovery data.Recovery // the server's replication state at the last read
+	syncedAt time.Time     // local time of the last successful read
 	conn     data.ListenerState
 	readErr  error
 

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 
+	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/monitor"
 )
 
@@ -42,7 +43,11 @@ func (m *Model) applyBatch(b monitor.Batch) {
 	for _, it := range b.Items {
 		synced = synced || it.Sync != nil
 	}
+	polled := m.state.Health(m.now).Poll > 0
 	m.state.Apply(b, m.now)
+	if h := m.state.Health(m.now); h.Poll > 0 && !polled {
+		m.pollStatus(h)
+	}
 	if m.resyncing && synced {
 		m.resyncing = false
 		m.setStatus(statusOK, fmt.Sprintf("resynced: %d leases", m.state.Len()))
@@ -55,4 +60,14 @@ func (m *Model) applyBatch(b monitor.Batch) {
 		m.syncRows()
 	}
 	m.reselectEvent()
+}
+
+// pollStatus says once, in the status line, that the feed polls and why;
+// the header says POLL from then on.
+func (m *Model) pollStatus(h monitor.Health) {
+	kind := statusWarn
+	if h.PollReason.Cause == data.PollRequested {
+		kind = statusInfo
+	}
+	m.setStatus(kind, "polling: "+clean(oneLine(h.PollReason.String()), 0))
 }

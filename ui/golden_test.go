@@ -100,6 +100,26 @@ func TestGolden(t *testing.T) {
 			apply(m, monitor.Batch{Conn: data.ListenerState{Status: data.ListenerReconnecting, Attempt: 7,
 				Err: errors.New("dial tcp 127.0.0.1:5432: connect: connection refused"), Since: c.t.Add(-8 * time.Second)}})
 		}},
+		{"poll_on_standby", 100, 30, readOnly, func(t *testing.T, m *Model, c *fixedClock) {
+			b := syncBatch(loadedLeases(), loadedEvents())
+			b.Items[0].Sync.Recovery = data.Recovery{Standby: true, LastReplay: server.Add(-400 * time.Millisecond)}
+			b.Conn = data.ListenerState{Status: data.ListenerPolling, Since: base, Poll: 250 * time.Millisecond,
+				Reason: data.PollReason{Cause: data.PollStandby}}
+			apply(m, b)
+		}},
+		{"poll_through_pooler", 80, 24, nil, func(t *testing.T, m *Model, c *fixedClock) {
+			b := syncBatch(loadedLeases(), loadedEvents())
+			b.Conn = data.ListenerState{Status: data.ListenerPolling, Since: base, Poll: 250 * time.Millisecond,
+				Reason: data.PollReason{Cause: data.PollNoDelivery, Detail: "3s"}}
+			apply(m, b)
+		}},
+		{"standby_nothing_replayed", 80, 24, readOnly, func(t *testing.T, m *Model, c *fixedClock) {
+			b := syncBatch(loadedLeases(), nil)
+			b.Items[0].Sync.Recovery = data.Recovery{Standby: true}
+			b.Conn = data.ListenerState{Status: data.ListenerPolling, Since: base, Poll: time.Second,
+				Reason: data.PollReason{Cause: data.PollStandby}}
+			apply(m, b)
+		}},
 		{"paused", 80, 24, nil, func(t *testing.T, m *Model, c *fixedClock) {
 			apply(m, syncBatch(loadedLeases(), loadedEvents()))
 			press(m, "space")

@@ -88,6 +88,9 @@ func forceRelease(ctx context.Context, store *data.Store, key data.Key, run uuid
 	if errors.Is(err, data.ErrPermission) {
 		return ReleaseResult{}, errors.New("permission denied: forced release needs role lease_admin (or watch with --read-only)")
 	}
+	if errors.Is(err, data.ErrReadOnly) {
+		return ReleaseResult{}, errors.New("the server is a hot standby: forced release needs the primary (or watch with --read-only)")
+	}
 	if err != nil || ok {
 		return ReleaseResult{Released: ok}, err
 	}

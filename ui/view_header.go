@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -61,6 +62,8 @@ func (m *Model) headerLine1() string {
 		link = s.live.Render("● LIVE")
 	case monitor.LinkConnecting:
 		link = s.warn.Render("◌ CONNECTING")
+	case monitor.LinkPoll:
+		link = s.live.Render("◌ POLL " + h.Poll.String())
 	case monitor.LinkReconnecting:
 		link = s.warn.Render(fmt.Sprintf("↻ RECONNECTING (attempt %d)", max(h.Attempt, 1)))
 	default:
@@ -82,6 +85,7 @@ func (m *Model) headerLine1() string {
 	if c := st.Clock(); !c.IsZero() {
 		clock = s.dim.Render("clock " + signedMillis(c.Offset()) + " ±" + signedMillis(c.Uncertainty)[1:])
 	}
+	standby := m.standbySegment(h)
 	var ro, paused, badge string
 	if m.cfg.ReadOnly {
 		ro = s.badge.Render("[RO]")
@@ -98,6 +102,7 @@ func (m *Model) headerLine1() string {
 		{s.dim.Render(clean(m.cfg.Database, 40)), 2},
 		{link, 0},
 		{synced, 1},
+		{standby, 2},
 		{clock, 4},
 		{badge, 3},
 		{ro, 0},
@@ -129,10 +134,34 @@ func (m *Model) headerLine2() string {
 	if n := m.state.Malformed(); n > 0 {
 		segs = append(segs, segment{s.warn.Render(fmt.Sprintf("%d malformed notifications dropped", n)), 3})
 	}
-	if h := m.state.Health(m.now); h.Err != nil {
+	h := m.state.Health(m.now)
+	if h.Poll > 0 {
+		segs = append(segs, segment{s.dim.Render("polling: " + clean(oneLine(h.PollReason.String()), 0)), 3})
+	}
+	if h.Err != nil {
 		segs = append(segs, segment{s.bad.Render("error: " + clean(oneLine(h.Err.Error()), 0)), 0})
 	}
 	return joinSegments(segs, m.width)
+}
+
+// laggingAfter is the replay lag the header shows as a warning.
+const laggingAfter = 10 * time.Second
+
+// standbySegment says that the monitor reads a hot standby, and how far its
+// replay lags (on the standby's clock; it grows while the primary commits
+// nothing).
+func (m *Model) standbySegment(h monitor.Health) string {
+	s := m.styles
+	switch {
+	case !h.Standby:
+		return ""
+	case !h.LagKnown:
+		return s.warn.Render("standby, nothing replayed yet")
+	case h.ReplayLag > laggingAfter:
+		return s.warn.Render("standby lag " + compact(h.ReplayLag))
+	default:
+		return s.dim.Render("standby lag " + compact(h.ReplayLag))
+	}
 }
 
 func sortArrow(s sortMode) string {

@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/bench"
+	"github.com/leasetop/leasetop/internal/pgserver"
 	"github.com/leasetop/leasetop/internal/pgtest"
 )
 
@@ -38,7 +40,7 @@ func TestRunAllWorkloads(t *testing.T) {
 	}
 	told := strings.Join(progress, ", ") + ", "
 	for _, name := range bench.Names() {
-		if name != "monitor" && name != "exporter" && !strings.Contains(told, name+", ") { // all but the opt-in ones
+		if !optIn[name] && !strings.Contains(told, name+", ") {
 			t.Errorf("progress never named %s: %q", name, told)
 		}
 	}
@@ -66,6 +68,47 @@ func TestRunAllWorkloads(t *testing.T) {
 	if len(snap.Leases) != 1 || snap.Leases[0].Key != theirs || snap.Leases[0].Fence != grant.Fence {
 		t.Errorf("leases after bench = %+v, want only %v with fence %d", snap.Leases, theirs, grant.Fence)
 	}
+}
+
+// optIn are the workloads that run only when named.
+var optIn = map[string]bool{"monitor": true, "exporter": true, "pooler": true, "poll-cost": true}
+
+// TestProductionWorkloads runs the opt-in pooler and poll-cost workloads
+// briefly, through a real PgBouncer, and checks the report's shape and
+// ratios, never their speed.
+func TestProductionWorkloads(t *testing.T) {
+	db := pgtest.New(t)
+	rep, err := bench.Run(context.Background(), bench.Config{
+		DSN: db.URL, PoolerDSN: db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 6})),
+		Clients: 4, Keys: 16, Duration: 300 * time.Millisecond, Warmup: 50 * time.Millisecond, MonitorLeases: 2000,
+		Only: []string{"pooler", "poll-cost"},
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var names []string
+	for _, res := range rep.Results {
+		names = append(names, res.Name)
+		if res.Name == "poll-cost-renewals" { // once a second: none may fall in a 300 ms window
+			continue
+		}
+		if res.Error != "" || res.Ops == 0 || res.P50ms <= 0 {
+			t.Errorf("%s: error %q, ops %d, p50 %v ms; want ops > 0 and a p50", res.Name, res.Error, res.Ops, res.P50ms)
+		}
+	}
+	if got, want := strings.Join(names, ","), "pooler-direct,pooler,poll-cost,poll-cost-server,poll-cost-renewals"; got != want {
+		t.Errorf("results %s, want %s", got, want)
+	}
+	var ratios []string
+	for _, r := range rep.Ratios {
+		ratios = append(ratios, r.Name)
+	}
+	for _, want := range []string{"acquire+release cycles/s through PgBouncer / direct", "idle poll at 100,000 leases, server time p50"} {
+		if !slices.Contains(ratios, want) {
+			t.Errorf("ratios %q, want %q", ratios, want)
+		}
+	}
+	assertCleanedUp(t, db.Conn(t))
 }
 
 // assertCleanedUp checks that no bench lease, event or scratch schema is left.

@@ -28,9 +28,12 @@ type Config struct {
 	// Only selects workloads by name or group (see Names); empty means all
 	// but the opt-in ones (monitor).
 	Only []string
-	// MonitorLeases is how many live leases the monitor workload writes.
-	// Default 100,000.
+	// MonitorLeases is how many live leases the monitor and poll-cost
+	// workloads write. Default 100,000.
 	MonitorLeases int
+	// PoolerDSN is the same database through a transaction pooler, for the
+	// pooler workload (opt-in); parsed by data.ParseConnConfig.
+	PoolerDSN string
 	// Server describes the database for the report header ("embedded" or
 	// "host:port/db"). Informational only.
 	Server string
@@ -74,6 +77,12 @@ func (c Config) Validate() error {
 	}
 	_, err := selectWorkloads(c.Only)
 	return err
+}
+
+// Selects reports whether the run's Only selects the workload named name.
+func (c Config) Selects(name string) bool {
+	ws, err := selectWorkloads(c.Only)
+	return err == nil && slices.ContainsFunc(ws, func(w workload) bool { return w.name == name })
 }
 
 // Names returns every workload name, in the order they run.

@@ -39,7 +39,7 @@ func TestSelectWorkloads(t *testing.T) {
 	}{
 		{[]string{"handoff"}, "handoff-notify,handoff-poll-100ms,handoff-poll-1s"},
 		{[]string{"acquire"}, "acquire"},
-		{[]string{"acquire", "select1", "propagation"}, "select1,acquire,propagation-100,propagation-1000"},
+		{[]string{"acquire", "select1", "propagation"}, "select1,acquire,propagation-100,propagation-1000,propagation-poll-1000"},
 		{[]string{" renew-notify ", ""}, "renew-notify"},
 	}
 	for _, tt := range tests {

@@ -92,12 +92,12 @@ type monitorFeed struct {
 
 // startMonitorFeed starts a Feed and returns once its first resync has been
 // taken (its listener is live).
-func (r *run) startMonitorFeed(ctx context.Context, onEvent func(data.Event, time.Time)) (*monitorFeed, error) {
+func (r *run) startMonitorFeed(ctx context.Context, cfg monitor.FeedConfig, onEvent func(data.Event, time.Time)) (*monitorFeed, error) {
 	store, err := r.openStore(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	feed := monitor.NewFeed(store, monitor.FeedConfig{})
+	feed := monitor.NewFeed(store, cfg)
 	mf := &monitorFeed{store: store, stop: feed.Start(ctx)}
 	synced := make(chan struct{})
 	mf.wg.Go(func() {

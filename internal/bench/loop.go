@@ -116,6 +116,11 @@ func (r *run) runSet(ctx context.Context, ms []*member) {
 	for _, m := range ms {
 		r.prepare(ctx, m, conns)
 	}
+	r.interleave(ctx, ms)
+}
+
+// interleave warms up and measures prepared members in turns (see runSet).
+func (r *run) interleave(ctx context.Context, ms []*member) {
 	r.checkpoint(ctx)
 	for _, m := range ms {
 		if m.err == nil {

@@ -39,7 +39,7 @@ func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	if r.cfg.Progress != nil {
 		r.cfg.Progress(fmt.Sprintf("monitor: writing %d leases through lease.acquire", n))
 	}
-	if err := r.seedLeases(ctx, n); err != nil {
+	if err := r.seedLeases(ctx, "monitor", n); err != nil {
 		return nil, err
 	}
 	store, err := r.openStore(ctx, nil)
@@ -101,9 +101,9 @@ func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	return []Result{loadRes, idle, active, frame}, nil
 }
 
-// seedLeases acquires n leases through lease.acquire (1000 accounts), in
-// transactions of 5000.
-func (r *run) seedLeases(ctx context.Context, n int) error {
+// seedLeases acquires n leases through lease.acquire (1000 accounts of the
+// workload tagged tag), in transactions of 5000.
+func (r *run) seedLeases(ctx context.Context, tag string, n int) error {
 	const chunk = 5000
 	for lo := 1; lo <= n; lo += chunk {
 		hi := min(lo+chunk-1, n)
@@ -112,7 +112,7 @@ func (r *run) seedLeases(ctx context.Context, n int) error {
 			SELECT count(*) FROM generate_series($2::int, $3::int) g,
 			       LATERAL lease.acquire($1 || '-a' || lpad((g % 1000)::text, 4, '0'), 's' || lpad(g::text, 7, '0'),
 			                             gen_random_uuid(), $4::interval, 'device-' || (g % 500)) a`,
-			r.account("monitor"), lo, hi, holdTTL).Scan(&got)
+			r.account(tag), lo, hi, holdTTL).Scan(&got)
 		if err != nil {
 			return fmt.Errorf("write %d leases: %w", n, err)
 		}

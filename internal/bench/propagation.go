@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // propagationWorkload measures commit of an ownership change -> the event in
@@ -23,7 +24,18 @@ import (
 // uncertainty is tens of microseconds). It therefore includes the commit
 // itself: an overestimate of commit -> decoded.
 func propagationWorkload(rate int) func(context.Context, *run, workload) ([]Result, error) {
-	return func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runPropagation(ctx, w, rate) }
+	return func(ctx context.Context, r *run, w workload) ([]Result, error) {
+		return r.runPropagation(ctx, w, rate, 0)
+	}
+}
+
+// pollPropagationWorkload is propagationWorkload with the monitor's feed in
+// poll mode (reading lease.event every poll instead of listening), and no
+// bare listener beside it.
+func pollPropagationWorkload(rate int, poll time.Duration) func(context.Context, *run, workload) ([]Result, error) {
+	return func(ctx context.Context, r *run, w workload) ([]Result, error) {
+		return r.runPropagation(ctx, w, rate, poll)
+	}
 }
 
 // propagationLog collects one consumer's side.
@@ -34,7 +46,9 @@ type propagationLog struct {
 	mu       sync.Mutex
 	from, to time.Time // the measured window on the server clock; zero: not yet
 	hist     Histogram
-	received int64
+	received int64          // distinct events
+	seen     map[int64]bool // their ids
+	repeated int64          // events received again
 }
 
 func (pl *propagationLog) event(ev data.Event, at time.Time) {
@@ -44,6 +58,14 @@ func (pl *propagationLog) event(ev data.Event, at time.Time) {
 	lat := pl.clock.At(at).Sub(ev.At)
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
+	if pl.seen == nil {
+		pl.seen = map[int64]bool{}
+	}
+	if pl.seen[ev.ID] {
+		pl.repeated++
+		return
+	}
+	pl.seen[ev.ID] = true
 	pl.received++
 	if !pl.from.IsZero() && !ev.At.Before(pl.from) && (pl.to.IsZero() || ev.At.Before(pl.to)) {
 		pl.hist.Record(lat)
@@ -67,23 +89,25 @@ func (pl *propagationLog) count() int64 {
 	return pl.received
 }
 
-func (r *run) runPropagation(ctx context.Context, w workload, rate int) ([]Result, error) {
+func (r *run) runPropagation(ctx context.Context, w workload, rate int, poll time.Duration) ([]Result, error) {
 	clock, err := r.serverClock(ctx)
 	if err != nil {
 		return nil, err
 	}
 	viaFeed := &propagationLog{account: r.account(w.name), clock: clock}
 	viaListener := &propagationLog{account: r.account(w.name), clock: clock}
-	mf, err := r.startMonitorFeed(ctx, viaFeed.event)
+	mf, err := r.startMonitorFeed(ctx, monitor.FeedConfig{Listener: data.ListenerConfig{Poll: poll}}, viaFeed.event)
 	if err != nil {
 		return nil, err
 	}
 	defer mf.Stop()
-	lf, err := r.startFeed(ctx, viaListener.event, nil)
-	if err != nil {
-		return nil, err
+	var lf *feed
+	if poll == 0 {
+		if lf, err = r.startFeed(ctx, viaListener.event, nil); err != nil {
+			return nil, err
+		}
+		defer lf.Stop()
 	}
-	defer lf.Stop()
 	wr, err := r.openWriters(ctx, w.name, rate)
 	if err != nil {
 		return nil, err
@@ -110,17 +134,20 @@ func (r *run) runPropagation(ctx context.Context, w workload, rate int) ([]Resul
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}
-	out := []Result{
-		propagationResult(ctx, viaFeed, w.name, sent.Load(), window,
-			fmt.Sprintf("ownership change -> in the monitor's data layer (monitor.Feed), %d transitions/s", rate)),
-		propagationResult(ctx, viaListener, w.name+"-listener", sent.Load(), window,
-			fmt.Sprintf("the same transitions -> decoded by a bare data.Listener, %d transitions/s", rate)),
+	desc := fmt.Sprintf("ownership change -> in the monitor's data layer (monitor.Feed), %d transitions/s", rate)
+	if poll > 0 {
+		desc = fmt.Sprintf("ownership change -> in the monitor's data layer (monitor.Feed) polling lease.event every %s, %d transitions/s", poll, rate)
+	}
+	out := []Result{propagationResult(ctx, viaFeed, w.name, sent.Load(), window, desc)}
+	if lf != nil {
+		out = append(out, propagationResult(ctx, viaListener, w.name+"-listener", sent.Load(), window,
+			fmt.Sprintf("the same transitions -> decoded by a bare data.Listener, %d transitions/s", rate)))
+		if d := lf.lst.Dropped(); d > 0 {
+			out[1].Note += fmt.Sprintf(", %d dropped by the listener", d)
+		}
 	}
 	out = append(out, newResult(w.name+"-write", "the writers' own acquire/release calls: the commit, queued behind other notifying commits", &writes, window))
 	out[0].Note = fmt.Sprintf("achieved %.0f/s by %d writers", out[0].OpsPerSec, len(wr.conns)) + out[0].Note
-	if d := lf.lst.Dropped(); d > 0 {
-		out[1].Note += fmt.Sprintf(", %d dropped by the listener", d)
-	}
 	return out, nil
 }
 
@@ -131,8 +158,12 @@ func propagationResult(ctx context.Context, pl *propagationLog, name string, sen
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	res := newResult(name, desc, &pl.hist, window)
+	res.Missed, res.Repeated = missing, pl.repeated
 	if missing > 0 {
 		res.Note = fmt.Sprintf(", %d events not received", missing)
+	}
+	if pl.repeated > 0 {
+		res.Note += fmt.Sprintf(", %d received twice", pl.repeated)
 	}
 	return res
 }

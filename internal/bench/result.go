@@ -15,6 +15,10 @@ type Result struct {
 	// and resident memory.
 	CPUPct float64 `json:"cpu_percent,omitempty"`
 	RSSMB  float64 `json:"rss_mb,omitempty"`
+	// Missed and Repeated are the events a propagation workload's consumer
+	// never received, or received twice.
+	Missed   int64 `json:"missed,omitempty"`
+	Repeated int64 `json:"repeated,omitempty"`
 	// Note qualifies the line (e.g. how many events were missed).
 	Note string `json:"note,omitempty"`
 	// Error is why the workload failed; its numbers are then empty.

@@ -38,6 +38,11 @@ func comparisons() []comparison {
 		{name: "monitor CPU while nothing changes, % of one core", num: "monitor-idle", stat: "cpu", op: "<=", limit: 3},
 		{name: "exporter scrape p99, 100,000 leases and 1000 transitions/s", num: "exporter-scrape", stat: "p99", op: "<=", limit: 50},
 		{name: "exporter resident memory, 1000 transitions/s", num: "exporter-active", stat: "rss", op: "<=", limit: 150},
+		{name: "event propagation p99 at 1000/s, monitor's feed polling every 250ms", num: "propagation-poll-1000", stat: "p99", op: "<=", limit: 300},
+		{name: "events missed or received twice at 1000/s, polling", num: "propagation-poll-1000", stat: "lost", op: "<=", limit: 0},
+		{name: "acquire+release cycles/s through PgBouncer / direct", num: "pooler", den: "pooler-direct", stat: "ops"},
+		{name: "acquire+release p50 through PgBouncer / direct", num: "pooler", den: "pooler-direct", stat: "p50"},
+		{name: "idle poll at 100,000 leases, server time p50", num: "poll-cost-server", stat: "p50"},
 
 		{name: "acquire without trigger p50 / plain UPSERT p50 (the function's cost)", num: "acquire-notrigger", den: "upsert", stat: "p50"},
 		{name: "acquire p50 / acquire without trigger p50 (the trigger's cost)", num: "acquire", den: "acquire-notrigger", stat: "p50"},
@@ -111,6 +116,8 @@ func stat(r Result, name string) float64 {
 		return r.RSSMB
 	case "max":
 		return r.MaxMs
+	case "lost":
+		return float64(r.Missed + r.Repeated)
 	default:
 		return r.OpsPerSec
 	}
@@ -123,6 +130,8 @@ func unitOf(stat string) string {
 		return "%"
 	case "rss":
 		return "MB"
+	case "lost":
+		return "events"
 	default:
 		return "ms"
 	}

@@ -48,6 +48,9 @@ func workloads() []workload {
 		{name: "takeover", run: func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runTakeover(ctx, w) }},
 		{name: "propagation-100", run: propagationWorkload(100)},
 		{name: "propagation-1000", run: propagationWorkload(1000)},
+		{name: "propagation-poll-1000", run: pollPropagationWorkload(1000, pollEvery)},
+		{name: "pooler", run: poolerCycles, optIn: true},
+		{name: "poll-cost", run: pollCost, optIn: true},
 		{name: "monitor", run: monitorScale, optIn: true},
 		{name: "exporter", run: exporterScale, optIn: true},
 	}

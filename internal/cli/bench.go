@@ -22,8 +22,9 @@ import (
 // PostgreSQL with fsync on, as in production.
 func cmdBench(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "bench",
-		"bench [--dsn URL] [--clients 16] [--keys 1000] [--duration 5s] [--warmup 1s] [--json] [--only NAME,...] [--monitor-leases 100000]")
+		"bench [--dsn URL [--pooler-dsn URL]] [--clients 16] [--keys 1000] [--duration 5s] [--warmup 1s] [--json] [--only NAME,...] [--monitor-leases 100000]")
 	dsn := fs.String("dsn", "", "PostgreSQL URL of a database with the lease schema (default $DATABASE_URL, else a throwaway server with fsync on)")
+	poolerDSN := fs.String("pooler-dsn", "", "the same database through a transaction pooler, for --only pooler (default with the throwaway server: a PgBouncer bench starts)")
 	clients := fs.Int("clients", 16, "concurrent clients, each with its own connection")
 	keys := fs.Int("keys", 1000, "lease keys, split between the clients")
 	duration := fs.Duration("duration", 5*time.Second, "how long each workload is measured")
@@ -48,7 +49,7 @@ func cmdBench(ctx context.Context, env Env, args []string) error {
 	case *monitorLeases < 1:
 		return usageErrorf("--monitor-leases must be at least 1, got %d", *monitorLeases)
 	}
-	cfg := bench.Config{Clients: *clients, Keys: *keys, Duration: *duration, Warmup: *warmup, MonitorLeases: *monitorLeases}
+	cfg := bench.Config{Clients: *clients, Keys: *keys, Duration: *duration, Warmup: *warmup, MonitorLeases: *monitorLeases, PoolerDSN: *poolerDSN}
 	if *only != "" {
 		cfg.Only = strings.Split(*only, ",")
 	}
@@ -66,6 +67,14 @@ func cmdBench(ctx context.Context, env Env, args []string) error {
 		}
 		defer srv.Close()
 		cfg.DSN, cfg.Server, cfg.DataDir = srv.URL(benchDB), "embedded throwaway server", srv.Dir()
+		if cfg.Selects("pooler") && cfg.PoolerDSN == "" {
+			b, err := srv.StartBouncer(ctx, pgserver.BouncerOptions{PoolSize: cfg.Clients + 4})
+			if err != nil {
+				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("start PgBouncer for the pooler workload: %w", err)}
+			}
+			defer b.Close()
+			cfg.PoolerDSN = b.URL(benchDB)
+		}
 	} else {
 		connCfg, err := data.ParseConnConfig(cfg.DSN)
 		if err != nil {

@@ -102,5 +102,7 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "The database comes from --dsn, else DATABASE_URL, else the libpq PG* variables.")
+	fmt.Fprintln(w, "Commands that follow events LISTEN on --listen-dsn, else LEASETOP_LISTEN_DSN, else the same connection,")
+	fmt.Fprintln(w, "or poll with --poll; where LISTEN cannot work (a standby, a transaction pooler) they poll by themselves.")
 	fmt.Fprintln(w, "Run leasetop help COMMAND (or leasetop COMMAND -h) for a command's flags.")
 }

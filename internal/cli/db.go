@@ -42,11 +42,14 @@ func connError(err error) error {
 		return err
 	}
 	var (
-		ce   *data.ConnectError
-		dsn  *data.DSNError
-		perm *data.PermissionError
+		ce     *data.ConnectError
+		dsn    *data.DSNError
+		perm   *data.PermissionError
+		pooler *data.PoolerError
 	)
 	switch {
+	case errors.As(err, &pooler):
+		return poolerError(pooler)
 	case errors.As(err, &ce):
 		where := ce.Host
 		if ce.Port != 0 {

@@ -21,8 +21,9 @@ import (
 // cmdEvents prints the event history, oldest first, then with --follow the
 // events as they happen, surviving reconnections without gaps or repeats.
 func cmdEvents(ctx context.Context, env Env, args []string) error {
-	fs := newFlags(env, "events", "events [--since ID] [--limit N] [--follow] [--json] [--dsn URL]")
+	fs := newFlags(env, "events", "events [--since ID] [--limit N] [--follow [--listen-dsn URL] [--poll 250ms]] [--json] [--dsn URL]")
 	dsn := dsnFlag(fs)
+	listen := addListenFlags(fs)
 	since := fs.Int64("since", -1, "print the events after this id (default: the most recent --limit)")
 	limit := fs.Int("limit", 50, "print at most this many past events (0: no limit; default 50 without --since, no limit with it)")
 	follow := fs.Bool("follow", false, "after the history, keep printing events as they happen (until interrupted)")
@@ -41,7 +42,11 @@ func cmdEvents(ctx context.Context, env Env, args []string) error {
 	if *since >= 0 && !limitSet {
 		*limit = 0
 	}
-	store, err := openStore(ctx, resolveDSN(env, *dsn))
+	opt, err := listen.options(env)
+	if err != nil {
+		return err
+	}
+	store, err := openStoreWith(ctx, resolveDSN(env, *dsn), opt)
 	if err != nil {
 		return err
 	}
@@ -138,16 +143,24 @@ func followEvents(ctx context.Context, env Env, store *data.Store, start, end in
 			}
 		}
 		if b.Conn.Status != status {
+			reportLink(env.Stderr, b.Conn, status)
 			status = b.Conn.Status
-			reportLink(env.Stderr, b.Conn)
 		}
 	}
 }
 
-func reportLink(w io.Writer, st data.ListenerState) {
+// reportLink says on w what the follower's connection is doing now that it
+// changed from was: live, polling (and, the first time, why), or lost.
+func reportLink(w io.Writer, st data.ListenerState, was data.ListenerStatus) {
 	switch st.Status {
 	case data.ListenerLive:
 		fmt.Fprintln(w, "leasetop: following events live")
+	case data.ListenerPolling:
+		if was == data.ListenerReconnecting {
+			fmt.Fprintln(w, "leasetop: polling again")
+		} else {
+			fmt.Fprintln(w, pollLine(st))
+		}
 	case data.ListenerReconnecting:
 		msg := "leasetop: connection lost, reconnecting"
 		if st.Err != nil {

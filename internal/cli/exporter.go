@@ -30,8 +30,9 @@ const (
 // until interrupted (exit 0).
 func cmdExporter(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "exporter",
-		"exporter [--listen 127.0.0.1:9187] [--dsn URL] [--expiring-within 5s] [--by-account [--max-accounts 50]]")
+		"exporter [--listen 127.0.0.1:9187] [--dsn URL] [--listen-dsn URL] [--poll 250ms] [--expiring-within 5s] [--by-account [--max-accounts 50]]")
 	dsn := dsnFlag(fs)
+	follow := addListenFlags(fs)
 	listen := fs.String("listen", "127.0.0.1:9187", "host:port to serve /metrics, /healthz and /readyz on (port 0: any free port)")
 	within := fs.Duration("expiring-within", exporter.DefaultExpiringWithin, "an unexpired lease with less than this left counts in leasetop_leases_expiring")
 	byAccount := fs.Bool("by-account", false, `label the lease gauges with the account: the --max-accounts accounts with the most leases, the rest as account="other"`)
@@ -52,6 +53,11 @@ func cmdExporter(ctx context.Context, env Env, args []string) error {
 	case maxSet && !*byAccount:
 		return usageErrorf("exporter: --max-accounts needs --by-account")
 	}
+	opt, err := follow.options(env)
+	if err != nil {
+		return err
+	}
+	opt.OnPoll = printPoll(env.Stderr)
 	if err := checkListenAddr(*listen); err != nil {
 		return err
 	}
@@ -60,7 +66,7 @@ func cmdExporter(ctx context.Context, env Env, args []string) error {
 		return listenError(*listen, err)
 	}
 	defer ln.Close()
-	store, err := openStore(ctx, resolveDSN(env, *dsn))
+	store, err := openStoreWith(ctx, resolveDSN(env, *dsn), opt)
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,7 @@ type runOptions struct {
 	// passDBEnv passes DATABASE_URL, PGPASSWORD and PGSSLPASSWORD on to the
 	// command (default: removed).
 	passDBEnv bool
+	store     data.Options // --listen-dsn, --poll: how --wait hears of a release
 }
 
 func cmdRun(ctx context.Context, env Env, args []string) error {
@@ -51,7 +52,8 @@ func cmdRun(ctx context.Context, env Env, args []string) error {
 	signal.Notify(sigs, forwarded...)
 	defer signal.Stop(sigs)
 
-	store, err := openStore(ctx, resolveDSN(env, opts.dsn))
+	opts.store.OnPoll = printPoll(env.Stderr)
+	store, err := openStoreWith(ctx, resolveDSN(env, opts.dsn), opts.store)
 	if err != nil {
 		return err
 	}
@@ -69,8 +71,9 @@ func cmdRun(ctx context.Context, env Env, args []string) error {
 }
 
 func parseRunFlags(env Env, args []string) (runOptions, error) {
-	fs := newFlags(env, "run", "run --account A --session S [--ttl 15s] [--wait] [--holder LABEL] [--grace 5s] [--pass-db-env] [--dsn URL] -- CMD [ARGS...]")
+	fs := newFlags(env, "run", "run --account A --session S [--ttl 15s] [--wait [--listen-dsn URL] [--poll 250ms]] [--holder LABEL] [--grace 5s] [--pass-db-env] [--dsn URL] -- CMD [ARGS...]")
 	dsn := dsnFlag(fs)
+	listen := addListenFlags(fs)
 	account := fs.String("account", "", "account id of the session (required)")
 	session := fs.String("session", "", "session id (required)")
 	ttl := fs.Duration("ttl", 15*time.Second, "lease time to live on the database clock, renewed every ttl/3 (at least 500ms)")
@@ -96,6 +99,11 @@ func parseRunFlags(env Env, args []string) (runOptions, error) {
 	if err := data.ValidateKey(opts.key); err != nil {
 		return opts, usageErrorf("run: %v", err)
 	}
+	store, err := listen.options(env)
+	if err != nil {
+		return opts, err
+	}
+	opts.store = store
 	if opts.holder == "" {
 		opts.holder = defaultHolder(opts.argv[0])
 	}

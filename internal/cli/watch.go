@@ -13,8 +13,9 @@ import (
 // cmdWatch opens the live monitor (also what leasetop does without a
 // command).
 func cmdWatch(ctx context.Context, env Env, args []string) error {
-	fs := newFlags(env, "watch", "[watch] [--dsn URL] [--read-only] [--config PATH]")
+	fs := newFlags(env, "watch", "[watch] [--dsn URL] [--listen-dsn URL] [--poll 250ms] [--read-only] [--config PATH]")
 	dsn := dsnFlag(fs)
+	listen := addListenFlags(fs)
 	readOnly := fs.Bool("read-only", false, "no key changes the database; needs only SELECT on schema lease (role lease_reader)")
 	config := fs.String("config", "", "key bindings file (default $XDG_CONFIG_HOME/leasetop/config.toml, if it exists)")
 	if err := parseFlags(fs, args); err != nil {
@@ -27,10 +28,14 @@ func cmdWatch(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	opt, err := listen.options(env)
+	if err != nil {
+		return err
+	}
 	if !isTerminal(env.Stdin) || !isTerminal(env.Stdout) {
 		return usageErrorf("the monitor needs a terminal: for scripts use leasetop ls or leasetop events")
 	}
-	store, err := openStore(ctx, resolveDSN(env, *dsn))
+	store, err := openStoreWith(ctx, resolveDSN(env, *dsn), opt)
 	if err != nil {
 		return err
 	}

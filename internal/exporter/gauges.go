@@ -176,6 +176,8 @@ func feedState(l monitor.Link) string {
 		return "live"
 	case monitor.LinkConnecting, monitor.LinkReconnecting:
 		return "reconnecting"
+	case monitor.LinkPoll:
+		return "poll"
 	default:
 		return "down"
 	}

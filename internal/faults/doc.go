@@ -16,8 +16,10 @@
 // restarted, a network blackhole between a holder and the database and
 // between the monitor and the database, a burst of 10,000 ownership
 // transitions, a monitor that takes nothing for a long time, holder
-// processes killed with SIGKILL or frozen with SIGSTOP, and a database
-// clock hours away from the holders' and the monitor's.
+// processes killed with SIGKILL or frozen with SIGSTOP, a database
+// clock hours away from the holders' and the monitor's, the transaction
+// pooler (PgBouncer) the holders and monitors go through restarted, and the
+// hot standby a read-only monitor watches promoted.
 //
 // The package also holds the bad-input cases that need a terminal or the
 // built binary (`leasetop watch` at 20x5 and its connection errors) and

@@ -26,11 +26,17 @@ func (r *rig) startMirror(dsn string, cfg monitor.FeedConfig) *monitor.Mirror {
 // read the database once.
 func (r *rig) runMirror(m *monitor.Mirror, what string) {
 	r.t.Helper()
+	r.runMirrorUntil(m, what, func(s *monitor.State) bool { return s.Synced() && live(s) })
+}
+
+// runMirrorUntil runs m until the test ends, and waits until ready.
+func (r *rig) runMirrorUntil(m *monitor.Mirror, what string, ready func(*monitor.State) bool) {
+	r.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = m.Run(ctx) })
 	r.t.Cleanup(func() { cancel(); wg.Wait() })
-	waitMirror(r.t, m, 30*time.Second, what, func(s *monitor.State) bool { return s.Synced() && live(s) })
+	waitMirror(r.t, m, 30*time.Second, what, ready)
 }
 
 // live reports whether the monitor's header would say LIVE.
@@ -88,6 +94,24 @@ func seenAll(s *monitor.State, ids []int64) bool {
 // ended. It returns the check's tally.
 func (r *rig) audit(m *monitor.Mirror) audit.Tally {
 	r.t.Helper()
+	r.mirrorsDB(m)
+	r.mu.Lock()
+	res, err := audit.Check(context.Background(), r.store, r.rec)
+	r.mu.Unlock()
+	if err != nil {
+		r.t.Fatalf("audit.Check: %v", err)
+	}
+	for _, v := range res.Violations {
+		r.t.Errorf("invariant %d (%s) broken: %s", v.Invariant, v.Invariant, v)
+	}
+	return res.Tally
+}
+
+// mirrorsDB checks the monitor's half of audit: its leases equal
+// lease.session_lease, it applied every lease.event row after its baseline
+// exactly once and its event log holds no id twice.
+func (r *rig) mirrorsDB(m *monitor.Mirror) {
+	r.t.Helper()
 	want := r.leases()
 	var diff string
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -114,16 +138,6 @@ func (r *rig) audit(m *monitor.Mirror) audit.Tally {
 			seen[ev.ID] = true
 		}
 	})
-	r.mu.Lock()
-	res, err := audit.Check(context.Background(), r.store, r.rec)
-	r.mu.Unlock()
-	if err != nil {
-		r.t.Fatalf("audit.Check: %v", err)
-	}
-	for _, v := range res.Violations {
-		r.t.Errorf("invariant %d (%s) broken: %s", v.Invariant, v.Invariant, v)
-	}
-	return res.Tally
 }
 
 // sameAsDB says how the monitor's leases differ from want ("" when equal).

@@ -5,6 +5,12 @@
 //
 // The test harness (internal/pgtest), `leasetop demo` and `leasetop bench` all
 // use it. Close always stops the server and removes the folder.
+//
+// The parts of a production deployment come from the same server:
+// StartStandby makes a streaming hot standby of it (pg_basebackup -R -X
+// stream), which can be stopped hard (StopImmediate), restarted and promoted
+// like a primary, and StartBouncer puts a real PgBouncer in transaction mode
+// in front of it.
 package pgserver
 
 import (
@@ -89,6 +95,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 // PATH, else the newest /usr/lib/postgresql/*/bin.
 func FindBinaries() (string, error) {
 	if p, err := exec.LookPath("initdb"); err == nil {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real // a link on PATH to the installation's folder, which has the other tools too
+		}
 		dir := filepath.Dir(p)
 		if _, err := os.Stat(filepath.Join(dir, "postgres")); err == nil {
 			return dir, nil
@@ -204,19 +213,26 @@ func (s *Server) startServer(ctx context.Context) error {
 
 // waitReady polls until the server accepts a connection, exits, or 30 s pass.
 func (s *Server) waitReady(ctx context.Context, exited <-chan struct{}) error {
+	return waitAccepting(ctx, s.URL("postgres"), "postgres", exited, func() string { return fmt.Sprintf("port %d", s.port) })
+}
+
+// waitAccepting polls until a connection to url succeeds, the process
+// called name exits (exited closes; detail says where, for the error), or
+// 30 s pass.
+func waitAccepting(ctx context.Context, url, name string, exited <-chan struct{}, detail func() string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for {
-		conn, err := pgx.Connect(ctx, s.URL("postgres"))
+		conn, err := pgx.Connect(ctx, url)
 		if err == nil {
 			conn.Close(ctx)
 			return nil
 		}
 		select {
 		case <-exited:
-			return fmt.Errorf("postgres exited during start-up (port %d)", s.port)
+			return fmt.Errorf("%s exited during start-up (%s)", name, detail())
 		case <-ctx.Done():
-			return fmt.Errorf("postgres did not accept connections within 30s: %w", err)
+			return fmt.Errorf("%s did not accept connections within 30s: %w", name, err)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -254,7 +270,16 @@ func (s *Server) PID() int {
 // Stop shuts the server down (fast shutdown: open transactions are rolled
 // back, clients disconnected) and waits for it, keeping the data directory so
 // Restart can bring it back on the same port.
-func (s *Server) Stop() {
+func (s *Server) Stop() { s.stop(syscall.SIGINT) }
+
+// StopImmediate stops the server as `pg_ctl stop -m immediate` does (SIGQUIT:
+// no checkpoint, crash recovery on the next start), the way a crashed
+// primary stops, and waits for it. Restart brings it back.
+func (s *Server) StopImmediate() { s.stop(syscall.SIGQUIT) }
+
+// stop sends sig to the postmaster and waits for it; after 10 s it sends
+// SIGQUIT (immediate shutdown), then kills it.
+func (s *Server) stop(sig syscall.Signal) {
 	s.mu.Lock()
 	cmd, done := s.cmd, s.done
 	s.cmd, s.done = nil, nil
@@ -262,7 +287,7 @@ func (s *Server) Stop() {
 	if cmd == nil {
 		return
 	}
-	_ = cmd.Process.Signal(syscall.SIGINT)
+	_ = cmd.Process.Signal(sig)
 	select {
 	case <-done:
 		return

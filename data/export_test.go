@@ -1,0 +1,7 @@
+package data
+
+// Poll mode's reads, for the EXPLAIN test.
+const (
+	PollSQL     = pollSQL
+	PollGapsSQL = pollGapsSQL
+)

@@ -1,0 +1,135 @@
+package monitor
+
+import (
+	"testing"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgserver"
+	"github.com/leasetop/leasetop/internal/pgtest"
+)
+
+// waitLink waits until the state has its first resync and the header's
+// link is want, and returns the health.
+func waitLink(t *testing.T, m *Mirror, want Link) Health {
+	t.Helper()
+	var h Health
+	waitFor(t, m, "the first resync and the link "+want.String(), func(s *State) bool {
+		h = s.Health(time.Now())
+		return s.Synced() && h.Link == want
+	})
+	return h
+}
+
+// neverLeaves fails the test if the link was ever anything but want since
+// the mirror first showed it: poll mode does not flap.
+func neverLeaves(t *testing.T, m *Mirror, want Link) (stop func()) {
+	t.Helper()
+	var left []Link
+	m.OnBatch(func(b Batch) {
+		s := NewState(Config{})
+		s.conn = b.Conn
+		if l := s.Health(time.Now()).Link; l != want {
+			left = append(left, l)
+		}
+	})
+	return func() {
+		m.OnBatch(nil)
+		m.Read(func(*State) {}) // the hook ran under the lock: left is complete
+		if len(left) > 0 {
+			t.Errorf("the link left %v for %v", want, left)
+		}
+	}
+}
+
+// TestMirrorThroughPooler: the monitor's feed through a real PgBouncer in
+// transaction mode, while clients of their own churn through it too. Without
+// a listen DSN the feed polls (its LISTEN through the pooler would hear
+// nothing) and says so; with one it is live on the direct connection. Either
+// way the state ends equal to the database, every event applied once.
+func TestMirrorThroughPooler(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		listen bool
+		want   Link
+	}{
+		{"no listen DSN", false, LinkPoll},
+		{"listen DSN", true, LinkLive},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := pgtest.New(t)
+			via := db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 4}))
+			var opt data.Options
+			if tc.listen {
+				opt.ListenDSN = db.URL
+			}
+			m := startMirror(t, pgtest.OpenStore(t, via, opt), FeedConfig{DeltaInterval: 100 * time.Millisecond})
+			h := waitLink(t, m, tc.want)
+			if tc.want == LinkPoll && (h.PollReason.Cause != data.PollNoDelivery || h.Poll != data.DefaultFallbackPoll) {
+				t.Fatalf("health = %+v, want polling every %s because LISTEN heard nothing", h, data.DefaultFallbackPoll)
+			}
+			stop := neverLeaves(t, m, tc.want)
+			clients := make([]*data.Store, 4)
+			for i := range clients {
+				clients[i] = pgtest.OpenStore(t, via, data.Options{})
+			}
+			churn(clients, 40)
+			assertMirrorsDB(t, m, db.Conn(t))
+			stop()
+		})
+	}
+}
+
+// TestMirrorOnStandby: `leasetop watch --read-only` on a hot standby. The
+// feed, as a lease_reader, polls from the start, shows the standby's replay
+// lag, and sees every transition committed on the primary exactly once
+// (compared with lease.event on the primary).
+func TestMirrorOnStandby(t *testing.T) {
+	db := pgtest.New(t)
+	reader, _ := pgtest.Login(t, db, "lease_reader")
+	standby := pgtest.Standby(t)
+	readerOnStandby := pgtest.DB{URL: reader}.On(t, standby)
+	m := startMirror(t, pgtest.OpenStore(t, readerOnStandby, data.Options{}), FeedConfig{DeltaInterval: 100 * time.Millisecond})
+	h := waitLink(t, m, LinkPoll)
+	if h.PollReason.Cause != data.PollStandby || !h.Standby {
+		t.Fatalf("health = %+v, want polling because the server is a standby", h)
+	}
+	stop := neverLeaves(t, m, LinkPoll)
+	churn(directClients(t, db, 4), 40)
+	pgtest.WaitReplayed(t, standby)
+	assertMirrorsDB(t, m, db.Conn(t))
+	stop()
+	m.Read(func(s *State) {
+		h := s.Health(time.Now())
+		if !h.Standby || !h.LagKnown || h.ReplayLag < 0 || h.ReplayLag > time.Minute {
+			t.Errorf("health = %+v, want a standby with a replay lag between 0 and a minute", h)
+		}
+	})
+}
+
+// TestMirrorInPollMode: poll mode on request (--poll) on a direct
+// connection: the header says POLL with the interval and never leaves it,
+// and the state ends equal to the database, every event applied once.
+func TestMirrorInPollMode(t *testing.T) {
+	db := pgtest.New(t)
+	m := startMirror(t, db.Store(t), FeedConfig{DeltaInterval: 100 * time.Millisecond,
+		Listener: data.ListenerConfig{Poll: 50 * time.Millisecond}})
+	h := waitLink(t, m, LinkPoll)
+	if h.PollReason.Cause != data.PollRequested || h.Poll != 50*time.Millisecond {
+		t.Fatalf("health = %+v, want polling every 50ms on request", h)
+	}
+	stop := neverLeaves(t, m, LinkPoll)
+	churn(directClients(t, db, 4), 60)
+	assertMirrorsDB(t, m, db.Conn(t))
+	stop()
+}
+
+// directClients returns n stores on db, each its own pool.
+func directClients(t *testing.T, db pgtest.DB, n int) []*data.Store {
+	t.Helper()
+	clients := make([]*data.Store, n)
+	for i := range clients {
+		clients[i] = db.Store(t)
+	}
+	return clients
+}
