@@ -119,8 +119,8 @@ func TestListenerThroughPooler(t *testing.T) {
 		}
 		run := uuid.New()
 		mustAcquire(t, s, k, run, time.Minute)
-		if ev := waitEvent(t, l); ev.Kind != data.KindAcquired || ev.RunID != run {
-			t.Fatalf("notification = %+v, want acquired by %v", ev, run)
+		if ev := waitEvent(t, l); ev.Kind != data.KindAcquired || ev.RunID != data.PublicRunID(run) {
+			t.Fatalf("notification = %+v, want acquired by %v", ev, data.PublicRunID(run))
 		}
 	})
 }

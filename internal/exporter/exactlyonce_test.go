@@ -32,7 +32,7 @@ func TestTransitionsExactlyOnceAcrossListenerKill(t *testing.T) {
 		psql(t, bin, db.URL, fmt.Sprintf(`SELECT lease.acquire('acct', 'held-%d', '00000000-0000-0000-0000-00000000000%d', '1 hour', 'psql')`, i, i+1))
 	}
 	for i := range 3 {
-		psql(t, bin, db.URL, fmt.Sprintf(`SELECT lease.acquire('acct', 'short-%d', gen_random_uuid(), '1 millisecond', 'psql')`, i))
+		psql(t, bin, db.URL, fmt.Sprintf(`SELECT lease.acquire('acct', 'short-%d', '00000000-0000-0000-0000-0000000000b%d', '1 millisecond', 'psql')`, i, i))
 	}
 	waitCounted(t, p, pool, "the transitions before the kill")
 	resyncs := p.metrics(t)["leasetop_resyncs_total"]
@@ -51,8 +51,8 @@ func TestTransitionsExactlyOnceAcrossListenerKill(t *testing.T) {
 	for i := 3; i < 5; i++ {
 		stmts = append(stmts, fmt.Sprintf(`SELECT lease.force_release('acct', 'held-%d', NULL, 'exactly-once test')`, i))
 	}
-	for i := range 2 { // a zombie: renewing a lease it does not hold
-		stmts = append(stmts, fmt.Sprintf(`SELECT lease.renew('acct', 'new-%d', gen_random_uuid(), '1 hour')`, i))
+	for i := range 2 { // a zombie: the run that was taken over above renewing its lost lease
+		stmts = append(stmts, fmt.Sprintf(`SELECT lease.renew('acct', 'short-%d', '00000000-0000-0000-0000-0000000000b%d', '1 hour')`, i, i))
 	}
 	killed := time.Now()
 	for _, s := range stmts {

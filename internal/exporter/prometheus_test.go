@@ -234,9 +234,9 @@ func TestPrometheusScrapesExporter(t *testing.T) {
 
 	for _, s := range []string{
 		`SELECT lease.acquire('acme', 'chat-1', gen_random_uuid(), '1 hour', 'prom')`,
-		`SELECT lease.acquire('acme', 'chat-2', gen_random_uuid(), '1 hour', 'prom')`,
+		`SELECT lease.acquire('acme', 'chat-2', md5('acme/chat-2')::uuid, '1 hour', 'prom')`,
 		`SELECT lease.acquire('globex', 'chat-1', gen_random_uuid(), '1 hour', 'prom')`,
-		`SELECT lease.release('acme', 'chat-2', (SELECT run_id FROM lease.session_lease WHERE session_id = 'chat-2'))`,
+		`SELECT lease.release('acme', 'chat-2', md5('acme/chat-2')::uuid)`,
 		`SELECT lease.force_release('globex', 'chat-1', NULL, 'prometheus test')`,
 	} {
 		if _, err := pool.Exec(ctx, s); err != nil {
