@@ -167,7 +167,11 @@ func TestLeaseGaugesByAccount(t *testing.T) {
 	if _, err := pool.Exec(context.Background(), `SELECT lease.release('a', 'h1', md5('a/h1')::uuid)`); err != nil {
 		t.Fatal(err)
 	}
-	m = p.waitMetrics(t, 30*time.Second, "the release", func(m metricSet) bool { return m.transitions()["released"] == 1 })
+	// The event and the row it removes can reach the exporter in separate
+	// items: wait for both, then check every account.
+	m = p.waitMetrics(t, 30*time.Second, "the release", func(m metricSet) bool {
+		return m.transitions()["released"] == 1 && m[`leasetop_leases_held{account="a"}`] == 2
+	})
 	want["a"] = [3]float64{2, 1, 0}
 	for account, w := range want {
 		for i, name := range []string{"leasetop_leases_held", "leasetop_leases_expiring", "leasetop_leases_expired_unclaimed"} {
