@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/leasetop/leasetop/data"
@@ -56,8 +53,6 @@ func cmdBench(ctx context.Context, env Env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return usageErrorf("%v", err)
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 
 	cfg.DSN = resolveDSN(env, *dsn)
 	if cfg.DSN == "" {
@@ -92,12 +87,11 @@ func cmdBench(ctx context.Context, env Env, args []string) error {
 			return perr
 		}
 	}
-	if errors.Is(err, context.Canceled) {
-		msg := "interrupted; bench removed what it had created"
-		if err.Error() != context.Canceled.Error() { // the clean-up failed too
-			msg = "interrupted: " + err.Error()
+	if in := interruption(ctx); in != nil { // Run ended ctx on SIGINT, SIGTERM or SIGHUP
+		if err != nil && err.Error() != context.Canceled.Error() { // the clean-up failed too
+			return fmt.Errorf("%w: %s", in, err.Error())
 		}
-		return &ExitError{Code: 130, Err: errors.New(msg)}
+		return fmt.Errorf("%w; bench removed what it had created", in)
 	}
 	if err != nil {
 		return connError(err)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -56,18 +55,21 @@ func Report(w io.Writer, err error) int {
 
 // ExitCode maps an error to its documented exit code.
 func ExitCode(err error) int {
-	var ee *ExitError
+	var (
+		ee *ExitError
+		in *Interrupted
+	)
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &ee):
 		return ee.Code
+	case errors.As(err, &in):
+		return in.Code()
 	case errors.Is(err, data.ErrSchema):
 		return ExitSchema
 	case errors.Is(err, data.ErrInvalid):
 		return ExitUsage
-	case errors.Is(err, context.Canceled):
-		return 130
 	default:
 		return ExitFailure
 	}
