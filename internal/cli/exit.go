@@ -19,7 +19,7 @@ const (
 	ExitBusy    = 3 // run: the lease is held by another run (without --wait)
 	ExitLost    = 4 // run: the lease was lost while the command ran; the command was stopped
 	ExitNothing = 5 // release: no lease matched, nothing was released
-	ExitSchema  = 6 // the database has no lease schema or another version: run leasetop migrate
+	ExitSchema  = 6 // the lease schema is missing or older (run leasetop migrate) or newer (upgrade leasetop)
 )
 
 // ExitError is an error with the process exit code it should produce.
