@@ -2,7 +2,6 @@ package faults_test
 
 import (
 	"net/url"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -24,12 +23,7 @@ func TestWatchOnA20x5Terminal(t *testing.T) {
 	r := newRig(t, 1)
 	r.exec(`SELECT lease.acquire($1, $2, $3, '1 min', 'dev-1')`, r.keys[0].Account, r.keys[0].Session, uuid.New())
 	p := openPTY(t, 20, 5)
-	cmd := exec.Command(leasetopBin, "watch", "--dsn", r.url)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.term, p.term, p.term
-	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "XDG_CONFIG_HOME="+t.TempDir())
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0} // the pty is its controlling terminal
-	w := startProc(t, cmd)
-	p.readOutput()
+	w := startWatch(t, p, "--dsn", r.url)
 
 	pgtest.Eventually(t, 30*time.Second, "the too-small notice", func() bool { return strings.Contains(p.screen(), "too small") })
 	small := p.screen()
@@ -62,12 +56,7 @@ func TestForcedReleaseIsAuditedOnScreen(t *testing.T) {
 	operator := r.login("ops", "lease_admin")
 
 	p := openPTY(t, 120, 30)
-	cmd := exec.Command(leasetopBin, "watch", "--dsn", r.url)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.term, p.term, p.term
-	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "XDG_CONFIG_HOME="+t.TempDir())
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	w := startProc(t, cmd)
-	p.readOutput()
+	w := startWatch(t, p, "--dsn", r.url)
 	pgtest.Eventually(t, 30*time.Second, "the monitor's table", func() bool { return strings.Contains(p.screen(), "dev-1") })
 
 	out, err := exec.Command(leasetopBin, "release", "--dsn", operator.url, "--account", r.keys[0].Account,
@@ -113,12 +102,7 @@ func TestWatchInterrupted(t *testing.T) {
 	}{{syscall.SIGINT, "SIGINT"}, {syscall.SIGTERM, "SIGTERM"}, {syscall.SIGHUP, "SIGHUP"}} {
 		t.Run(tt.name, func(t *testing.T) {
 			p := openPTY(t, 100, 30)
-			cmd := exec.Command(leasetopBin, "watch", "--dsn", r.url)
-			cmd.Stdin, cmd.Stdout, cmd.Stderr = p.term, p.term, p.term
-			cmd.Env = append(os.Environ(), "TERM=xterm-256color", "XDG_CONFIG_HOME="+t.TempDir())
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-			w := startProc(t, cmd)
-			p.readOutput()
+			w := startWatch(t, p, "--dsn", r.url)
 			pgtest.Eventually(t, 30*time.Second, "the monitor's table", func() bool {
 				s := p.screen()
 				return strings.Contains(s, "dev-1") && strings.Contains(s, "LIVE")

@@ -23,13 +23,19 @@ import (
 // terminal and is in internal/faults (TestWatchInterrupted); the demo's is
 // in internal/demo (TestEmbeddedServerIsAlwaysRemoved).
 
+// signalCase is a signal and its name as leasetop prints it.
+type signalCase struct {
+	sig  syscall.Signal
+	name string
+}
+
 // interruptions are the signals the rule is about.
-func interruptions() []syscall.Signal {
-	return []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+func interruptions() []signalCase {
+	return []signalCase{{syscall.SIGINT, "SIGINT"}, {syscall.SIGTERM, "SIGTERM"}, {syscall.SIGHUP, "SIGHUP"}}
 }
 
 // wantInterrupted checks that p, sent sig, exited by itself with 128+N and
-// said so on its last line of stderr (with want "" nothing is checked there).
+// that the last line of its stderr starts with "leasetop: "+want.
 func wantInterrupted(t *testing.T, p *proc, sig syscall.Signal, want string) {
 	t.Helper()
 	code := p.wait(t, 30*time.Second)
@@ -111,8 +117,9 @@ func TestInterruptedWhileConnecting(t *testing.T) {
 		{"exporter", []string{"exporter", "--listen", "127.0.0.1:0"}, true},
 	}
 	for _, c := range commands {
-		for _, sig := range interruptions() {
-			t.Run(c.name+"/"+signalName(sig), func(t *testing.T) {
+		for _, sc := range interruptions() {
+			sig := sc.sig
+			t.Run(c.name+"/"+sc.name, func(t *testing.T) {
 				t.Parallel()
 				dsn, accepted := silentServer(t)
 				args := append([]string{c.args[0], "--dsn", dsn}, c.args[1:]...)
@@ -131,8 +138,7 @@ func TestInterruptedWhileConnecting(t *testing.T) {
 					}
 					return
 				}
-				want := "interrupted by " + signalName(sig)
-				wantInterrupted(t, p, sig, want)
+				wantInterrupted(t, p, sig, "interrupted by "+sc.name)
 				if strings.Contains(p.stdout.String(), "ran") {
 					t.Errorf("the command ran: stdout %q", p.stdout.String())
 				}
@@ -141,18 +147,40 @@ func TestInterruptedWhileConnecting(t *testing.T) {
 	}
 }
 
-// events --follow, following live, stopped by each signal.
-func TestEventsFollowInterrupted(t *testing.T) {
+// The long-running commands, stopped by each signal while they work:
+// events --follow following live, and bench in the middle of a workload
+// (it removes what it created first).
+func TestInterruptedWhileRunning(t *testing.T) {
 	e := newEnv(t)
-	for _, sig := range interruptions() {
-		t.Run(signalName(sig), func(t *testing.T) {
-			p := e.leasetop(t, "events", "--follow")
-			pgtest.Eventually(t, 30*time.Second, "events --follow to follow live", func() bool {
-				return strings.Contains(p.stderr.String(), "following events live")
+	commands := []struct {
+		name  string
+		args  []string
+		ready string // on stderr once it works
+		said  string // after "interrupted by SIGxxx" on its last line
+	}{
+		{"events --follow", []string{"events", "--follow"}, "following events live", ""},
+		{"bench", []string{"bench", "--only", "select1", "--duration", "1m", "--warmup", "0s"}, "bench: select1", "; bench removed what it had created"},
+	}
+	for _, c := range commands {
+		for _, sc := range interruptions() {
+			t.Run(c.name+"/"+sc.name, func(t *testing.T) {
+				p := e.leasetop(t, c.args...)
+				pgtest.Eventually(t, 60*time.Second, c.name+" to print "+c.ready, func() bool {
+					return strings.Contains(p.stderr.String(), c.ready)
+				})
+				p.signal(t, sc.sig)
+				wantInterrupted(t, p, sc.sig, "interrupted by "+sc.name+c.said)
 			})
-			p.signal(t, sig)
-			wantInterrupted(t, p, sig, "interrupted by "+signalName(sig))
-		})
+		}
+	}
+	var schemas, leases int
+	if err := e.pool.QueryRow(context.Background(), `SELECT
+		(SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'lease\_bench\_%'),
+		(SELECT count(*) FROM lease.session_lease WHERE account_id LIKE 'leasetop-bench-%')`).Scan(&schemas, &leases); err != nil {
+		t.Fatal(err)
+	}
+	if schemas != 0 || leases != 0 {
+		t.Errorf("after the interrupted benches: %d scratch schemas and %d of their leases left, want none", schemas, leases)
 	}
 }
 
@@ -160,8 +188,9 @@ func TestEventsFollowInterrupted(t *testing.T) {
 // (0), SIGHUP interrupts it as it does every command (129).
 func TestExporterStopsOnSignals(t *testing.T) {
 	e := newEnv(t)
-	for _, sig := range interruptions() {
-		t.Run(signalName(sig), func(t *testing.T) {
+	for _, sc := range interruptions() {
+		sig := sc.sig
+		t.Run(sc.name, func(t *testing.T) {
 			p := e.leasetop(t, "exporter", "--listen", "127.0.0.1:0")
 			pgtest.Eventually(t, 30*time.Second, "the exporter's feed to go live", func() bool {
 				return strings.Contains(p.stderr.String(), "feed live")
@@ -181,31 +210,6 @@ func TestExporterStopsOnSignals(t *testing.T) {
 	}
 }
 
-// bench, in the middle of a workload: it removes what it created, then
-// exits 128+N.
-func TestBenchInterrupted(t *testing.T) {
-	e := newEnv(t)
-	for _, sig := range interruptions() {
-		t.Run(signalName(sig), func(t *testing.T) {
-			p := e.leasetop(t, "bench", "--only", "select1", "--duration", "1m", "--warmup", "0s")
-			pgtest.Eventually(t, 60*time.Second, "bench to start its workload", func() bool {
-				return strings.Contains(p.stderr.String(), "bench: select1")
-			})
-			p.signal(t, sig)
-			wantInterrupted(t, p, sig, "interrupted by "+signalName(sig)+"; bench removed what it had created")
-			var schemas, leases int
-			if err := e.pool.QueryRow(context.Background(), `SELECT
-				(SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'lease\_bench\_%'),
-				(SELECT count(*) FROM lease.session_lease WHERE account_id LIKE 'leasetop-bench-%')`).Scan(&schemas, &leases); err != nil {
-				t.Fatal(err)
-			}
-			if schemas != 0 || leases != 0 {
-				t.Errorf("after the interrupted bench: %d scratch schemas and %d of its leases left, want none", schemas, leases)
-			}
-		})
-	}
-}
-
 // run --wait, stopped by a signal while it waits: 128+N, the command never
 // ran, the holder keeps its lease. SIGQUIT stops the wait too.
 func TestRunInterruptedWhileWaiting(t *testing.T) {
@@ -214,12 +218,12 @@ func TestRunInterruptedWhileWaiting(t *testing.T) {
 	if _, err := e.store.Acquire(context.Background(), testKey, run, time.Hour, "other"); err != nil {
 		t.Fatal(err)
 	}
-	for _, sig := range append(interruptions(), syscall.SIGQUIT) {
-		t.Run(signalName(sig), func(t *testing.T) {
+	for _, sc := range append(interruptions(), signalCase{syscall.SIGQUIT, "SIGQUIT"}) {
+		t.Run(sc.name, func(t *testing.T) {
 			p := e.leasetop(t, "run", "--account", "acct", "--session", "sess", "--wait", "--", "sh", "-c", "echo ran")
 			pgtest.Eventually(t, 30*time.Second, "leasetop to report it is waiting", func() bool { return strings.Contains(p.stderr.String(), "waiting") })
-			p.signal(t, sig)
-			wantInterrupted(t, p, sig, "interrupted by "+signalName(sig)+" before the lease was acquired; nothing was run")
+			p.signal(t, sc.sig)
+			wantInterrupted(t, p, sc.sig, "interrupted by "+sc.name+" before the lease was acquired; nothing was run")
 			if p.stdout.String() != "" {
 				t.Errorf("the command ran: %q", p.stdout.String())
 			}
@@ -228,18 +232,4 @@ func TestRunInterruptedWhileWaiting(t *testing.T) {
 			}
 		})
 	}
-}
-
-func signalName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	case syscall.SIGQUIT:
-		return "SIGQUIT"
-	}
-	return s.String()
 }
