@@ -16,6 +16,7 @@ import (
 // (exporter, run).
 type Interrupted struct{ Signal syscall.Signal }
 
+// Error is the one line leasetop prints: "interrupted by SIGTERM".
 func (e *Interrupted) Error() string { return "interrupted by " + signalName(e.Signal) }
 
 // Code is the exit code: 128 + the signal's number.
