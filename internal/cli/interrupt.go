@@ -41,8 +41,8 @@ func withInterrupts(ctx context.Context) (context.Context, func()) {
 // stopOnSignal reads sigs until the returned stop function is called, and
 // ends the returned context with an *Interrupted cause on the first SIGINT,
 // SIGTERM, SIGHUP or SIGQUIT it reads; other signals (SIGUSR1, SIGUSR2) are
-// dropped. release runs first in stop, before the reading ends. After stop,
-// the caller may read sigs again.
+// dropped. release, when not nil, runs first in stop, before the reading
+// ends. After stop, the caller may read sigs again.
 func stopOnSignal(ctx context.Context, sigs <-chan os.Signal, release func()) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
@@ -63,7 +63,9 @@ func stopOnSignal(ctx context.Context, sigs <-chan os.Signal, release func()) (c
 	var once sync.Once
 	return ctx, func() {
 		once.Do(func() {
-			release()
+			if release != nil {
+				release()
+			}
 			close(done)
 			wg.Wait()
 			cancel(nil)

@@ -52,7 +52,7 @@ func cmdRun(ctx context.Context, env Env, args []string) error {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
 	defer signal.Stop(sigs)
-	actx, stopWaiting := stopOnSignal(ctx, sigs, func() {})
+	actx, stopWaiting := stopOnSignal(ctx, sigs, nil)
 	defer stopWaiting()
 
 	opts.store.OnPoll = printPoll(env.Stderr)
