@@ -131,7 +131,8 @@ func TestLoadErrorsNameFileAndLine(t *testing.T) {
 		{"not a string", "[keys]\nquit = 3\n", `:2: want a key or a list of keys`},
 		{"syntax", "[keys]\nquit = [\"q\"\n", `.toml:`},
 		{"unknown table", "[colors]\nbg = \"red\"\n", `:1: unknown setting "colors`},
-		{"conflict", "[keys]\npause = \"x\"\n", `key "x" is bound to both pause and release`},
+		{"conflict with a default", "[keys]\n# mine\npause = \"x\"\n", `:3: key "x" is bound to both pause and release (release has it by default`},
+		{"conflict in the file", "[keys]\nquit = [\"q\", \"z\"]\nsort = \"s\"\n\nresync = \"z\"\n", `:5: key "z" is bound to both resync and quit`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -123,14 +123,40 @@ func (m *Map) apply(path, text string) error {
 		acts[i].binding.SetHelp(strings.Join(keys, "/"), acts[i].binding.Help().Desc)
 	}
 	if err := m.conflicts(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return conflictError(path, text, cfg, err)
 	}
 	return nil
 }
 
+// conflictError names the file and the line of a conflict: the line that
+// binds the key in the file (the later one when the file binds it to both
+// actions), and says so when the other action has the key by default.
+func conflictError(path, text string, cfg config, err *conflict) error {
+	line, fromDefault := 0, ""
+	for _, name := range []string{err.first, err.second} {
+		if _, inFile := cfg.Keys[name]; !inFile {
+			fromDefault = name
+			continue
+		}
+		line = max(line, lineOf(text, toml.Key{"keys", name}))
+	}
+	msg := err.Error()
+	if fromDefault != "" {
+		msg += fmt.Sprintf(" (%s has it by default: bind %s to other keys, or unbind it with %s = [])", fromDefault, fromDefault, fromDefault)
+	}
+	return fmt.Errorf("%s:%d: %s", path, line, msg)
+}
+
+// conflict is a key bound to two actions that are live at the same time.
+type conflict struct{ key, first, second string }
+
+func (c *conflict) Error() string {
+	return fmt.Sprintf("key %q is bound to both %s and %s", c.key, c.first, c.second)
+}
+
 // conflicts reports a key bound to two actions that are live at the same
 // time (the dialog's keys are separate from the main screen's).
-func (m *Map) conflicts() error {
+func (m *Map) conflicts() *conflict {
 	seen := map[string]string{}
 	for _, a := range m.actions() {
 		for _, k := range a.binding.Keys() {
@@ -139,7 +165,7 @@ func (m *Map) conflicts() error {
 				ctx = "dialog"
 			}
 			if other, ok := seen[ctx+" "+k]; ok {
-				return fmt.Errorf("key %q is bound to both %s and %s", k, other, a.name)
+				return &conflict{key: k, first: other, second: a.name}
 			}
 			seen[ctx+" "+k] = a.name
 		}

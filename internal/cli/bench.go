@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/leasetop/leasetop/data"
@@ -29,9 +26,9 @@ func cmdBench(ctx context.Context, env Env, args []string) error {
 	keys := fs.Int("keys", 1000, "lease keys, split between the clients")
 	duration := fs.Duration("duration", 5*time.Second, "how long each workload is measured")
 	warmup := fs.Duration("warmup", time.Second, "how long each workload runs before it is measured")
-	monitorLeases := fs.Int("monitor-leases", 100_000, "live leases the monitor and exporter workloads write (--only monitor,exporter)")
+	monitorLeases := fs.Int("monitor-leases", 100_000, "live leases the monitor, exporter and poll-cost workloads write (--only monitor,exporter,poll-cost)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	only := fs.String("only", "", "comma-separated workloads or groups to run (default all but monitor and exporter): "+strings.Join(bench.Names(), ", "))
+	only := fs.String("only", "", "comma-separated workloads or groups to run (default all but the opt-in monitor, exporter, pooler and poll-cost): "+strings.Join(bench.Names(), ", "))
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -56,8 +53,6 @@ func cmdBench(ctx context.Context, env Env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return usageErrorf("%v", err)
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 
 	cfg.DSN = resolveDSN(env, *dsn)
 	if cfg.DSN == "" {
@@ -92,12 +87,11 @@ func cmdBench(ctx context.Context, env Env, args []string) error {
 			return perr
 		}
 	}
-	if errors.Is(err, context.Canceled) {
-		msg := "interrupted; bench removed what it had created"
-		if err.Error() != context.Canceled.Error() { // the clean-up failed too
-			msg = "interrupted: " + err.Error()
+	if in := interruption(ctx); in != nil { // Run ended ctx on SIGINT, SIGTERM or SIGHUP
+		if err != nil && err.Error() != context.Canceled.Error() { // the clean-up failed too
+			return fmt.Errorf("%w: %s", in, err.Error())
 		}
-		return &ExitError{Code: 130, Err: errors.New(msg)}
+		return fmt.Errorf("%w; bench removed what it had created", in)
 	}
 	if err != nil {
 		return connError(err)

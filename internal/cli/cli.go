@@ -23,21 +23,26 @@ type command struct {
 	name    string
 	summary string
 	hidden  bool
-	run     func(ctx context.Context, env Env, args []string) error
+	// ownSignals: the command handles SIGINT, SIGTERM and SIGHUP itself
+	// (run forwards them to its command; the demo's failed invariant
+	// outranks them; they are the exporter's normal stop). Otherwise Run
+	// ends its context on one and it exits as Interrupted.
+	ownSignals bool
+	run        func(ctx context.Context, env Env, args []string) error
 }
 
 func commands() []command {
 	return []command{
 		{name: "watch", summary: "open the live monitor (the default command)", run: cmdWatch},
-		{name: "demo", summary: "start a throwaway PostgreSQL and devices contending for conversations, and watch them", run: cmdDemo},
+		{name: "demo", summary: "start a throwaway PostgreSQL and devices contending for conversations, and watch them", ownSignals: true, run: cmdDemo},
 		{name: "migrate", summary: "create or upgrade the lease schema, functions, triggers and roles", run: cmdMigrate},
-		{name: "run", summary: "run a command only while holding a session's lease (like consul lock)", run: cmdRun},
+		{name: "run", summary: "run a command only while holding a session's lease (like consul lock)", ownSignals: true, run: cmdRun},
 		{name: "ls", summary: "list live leases once, with remaining TTL on the server clock", run: cmdLs},
 		{name: "events", summary: "print the event history, then follow it live", run: cmdEvents},
 		{name: "release", summary: "force-release a session's lease (compare-and-release on --run)", run: cmdRelease},
-		{name: "exporter", summary: "serve Prometheus metrics of the leases, events and feed (/metrics)", run: cmdExporter},
+		{name: "exporter", summary: "serve Prometheus metrics of the leases, events and feed (/metrics)", ownSignals: true, run: cmdExporter},
 		{name: "bench", summary: "measure the lease's cost against baselines in the same run", run: cmdBench},
-		{name: "device", summary: "one simulated device process of the demo", hidden: true, run: cmdDevice},
+		{name: "device", summary: "one simulated device process of the demo", hidden: true, ownSignals: true, run: cmdDevice},
 	}
 }
 
@@ -45,21 +50,33 @@ func commands() []command {
 // monitor.
 func Run(ctx context.Context, env Env) error {
 	args := env.Args
-	if len(args) == 0 {
-		return cmdWatch(ctx, env, args)
+	if len(args) > 0 {
+		switch args[0] {
+		case "help", "-h", "-help", "--help":
+			return help(ctx, env, args[1:])
+		}
 	}
-	name, rest := args[0], args[1:]
-	switch name {
-	case "help", "-h", "-help", "--help":
-		return help(ctx, env, rest)
+	name := "watch" // no command, or flags only: the monitor
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
 	}
-	if strings.HasPrefix(name, "-") {
-		return cmdWatch(ctx, env, args)
+	c, ok := lookup(name)
+	if !ok {
+		return usageErrorf("unknown command %q: run leasetop help", name)
 	}
-	if c, ok := lookup(name); ok {
-		return c.run(ctx, env, rest)
+	return c.start(ctx, env, args)
+}
+
+// start runs c under the rule for SIGINT, SIGTERM and SIGHUP: the first one
+// ends ctx, and once c has cleaned up and returned, it exits as Interrupted
+// (128+N). A command with ownSignals decides for itself.
+func (c command) start(ctx context.Context, env Env, args []string) error {
+	if c.ownSignals {
+		return c.run(ctx, env, args)
 	}
-	return usageErrorf("unknown command %q: run leasetop help", name)
+	ctx, stop := withInterrupts(ctx)
+	defer stop()
+	return interrupted(ctx, c.run(ctx, env, args))
 }
 
 // lookup finds a command by name, hidden ones too.

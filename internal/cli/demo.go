@@ -43,6 +43,9 @@ func newDemoFlags(env Env) (*flagSet, *demoFlags) {
 	}
 }
 
+// cmdDemo runs the demo. SIGINT, SIGTERM and SIGHUP end it through its
+// cleanup and the summary; it then exits 128+N, unless an invariant failed
+// (exit 1: the failure outranks the interruption).
 func cmdDemo(ctx context.Context, env Env, args []string) error {
 	fs, f := newDemoFlags(env)
 	if err := parseFlags(fs, args); err != nil {
@@ -64,7 +67,7 @@ func cmdDemo(ctx context.Context, env Env, args []string) error {
 			return err
 		}
 	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := withInterrupts(ctx)
 	defer stop()
 	// A closed stdout (leasetop demo --headless | head) must end the demo
 	// through its cleanup, not kill it with SIGPIPE and leave the server's
@@ -74,7 +77,7 @@ func cmdDemo(ctx context.Context, env Env, args []string) error {
 
 	db, err := openDemoDB(ctx, env, *f.dsn, &cfg)
 	if err != nil {
-		return err
+		return interrupted(ctx, err)
 	}
 	defer db.Close()
 	if *f.headless {
@@ -134,14 +137,14 @@ func openDemoDB(ctx context.Context, env Env, flagDSN string, cfg *demo.Config) 
 	return nil, connError(err)
 }
 
-// demoOutcome is the exit of a finished demo: 1 if an invariant broke, 130
-// if it was interrupted, else 0.
-func demoOutcome(out demo.Outcome, interrupted bool) error {
+// demoOutcome is the exit of a finished demo: 1 if an invariant broke,
+// 128+N if signal N interrupted it (in), else 0.
+func demoOutcome(out demo.Outcome, in *Interrupted) error {
 	switch {
 	case !out.OK():
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("demo: %d invariant violations (listed above)", len(out.Violations))}
-	case interrupted:
-		return &ExitError{Code: ExitCode(context.Canceled), Err: errors.New("demo interrupted; everything it started was stopped and removed")}
+	case in != nil:
+		return fmt.Errorf("demo %w; everything it started was stopped and removed", in)
 	}
 	return nil
 }

@@ -39,5 +39,5 @@ func runHeadless(ctx context.Context, env Env, db *demo.DB, cfg demo.Config) err
 		return exitSilently(ExitOutputClosed)
 	}
 	demo.WriteSummary(env.Stdout, out)
-	return demoOutcome(out, out.Interrupted)
+	return demoOutcome(out, interruption(ctx))
 }

@@ -61,7 +61,7 @@ func runDemoMonitor(ctx context.Context, env Env, db *demo.DB, cfg demo.Config, 
 	}
 	out.Interrupted = false // quitting the monitor is how the demo ends
 	demo.WriteSummary(env.Stdout, out)
-	return demoOutcome(out, ctx.Err() != nil)
+	return demoOutcome(out, interruption(ctx))
 }
 
 // demoActions are the monitor's demo keys: chaos on the selected session.

@@ -6,9 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -73,8 +71,6 @@ func cmdEvents(ctx context.Context, env Env, args []string) error {
 	if !*follow {
 		return nil
 	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	return followEvents(ctx, env, store, start, end, printed, emit)
 }
 

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,7 +19,7 @@ const (
 	ExitBusy    = 3 // run: the lease is held by another run (without --wait)
 	ExitLost    = 4 // run: the lease was lost while the command ran; the command was stopped
 	ExitNothing = 5 // release: no lease matched, nothing was released
-	ExitSchema  = 6 // the database has no lease schema or another version: run leasetop migrate
+	ExitSchema  = 6 // the lease schema is missing or older (run leasetop migrate) or newer (upgrade leasetop)
 )
 
 // ExitError is an error with the process exit code it should produce.
@@ -56,18 +55,21 @@ func Report(w io.Writer, err error) int {
 
 // ExitCode maps an error to its documented exit code.
 func ExitCode(err error) int {
-	var ee *ExitError
+	var (
+		ee *ExitError
+		in *Interrupted
+	)
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &ee):
 		return ee.Code
+	case errors.As(err, &in):
+		return in.Code()
 	case errors.Is(err, data.ErrSchema):
 		return ExitSchema
 	case errors.Is(err, data.ErrInvalid):
 		return ExitUsage
-	case errors.Is(err, context.Canceled):
-		return 130
 	default:
 		return ExitFailure
 	}

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"strconv"
 	"sync"
 	"syscall"
@@ -27,8 +26,24 @@ const (
 )
 
 // cmdExporter serves the monitor's picture of the database to Prometheus
-// until interrupted (exit 0).
+// until it is stopped. SIGINT and SIGTERM are a daemon's normal stop (exit
+// 0, also while it starts); SIGHUP, a closed terminal, interrupts it as it
+// does every command (129).
 func cmdExporter(ctx context.Context, env Env, args []string) error {
+	ctx, stop := withInterrupts(ctx)
+	defer stop()
+	err := exporterMain(ctx, env, args)
+	if in := interruption(ctx); in != nil {
+		if in.Signal == syscall.SIGHUP {
+			return in
+		}
+		return nil
+	}
+	return err
+}
+
+// exporterMain is cmdExporter until a signal ends ctx.
+func exporterMain(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "exporter",
 		"exporter [--listen 127.0.0.1:9187] [--dsn URL] [--listen-dsn URL] [--poll 250ms] [--expiring-within 5s] [--by-account [--max-accounts 50]]")
 	dsn := dsnFlag(fs)
@@ -71,8 +86,6 @@ func cmdExporter(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer store.Close()
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	exp := exporter.New(store, exporter.Config{
 		ExpiringWithin: *within, ByAccount: *byAccount, MaxAccounts: *maxAccounts,
 		OnLink: func(h monitor.Health) { reportExporterLink(env, h) },
@@ -89,12 +102,16 @@ func serveExporter(ctx context.Context, env Env, exp *exporter.Exporter, ln net.
 		ErrorLog:          logger,
 	}
 	fmt.Fprintf(env.Stderr, "leasetop: exporter serving http://%s/metrics\n", ln.Addr())
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var wg sync.WaitGroup
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		serveErr error // read after wg.Wait
+	)
 	wg.Go(func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			cancel(err)
+			serveErr = err
+			cancel()
 		}
 	})
 	_ = exp.Run(ctx)
@@ -102,8 +119,8 @@ func serveExporter(ctx context.Context, env Env, exp *exporter.Exporter, ln net.
 	defer scancel()
 	_ = srv.Shutdown(sctx)
 	wg.Wait()
-	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("exporter: serve: %s", netCause(err))}
+	if serveErr != nil {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("exporter: serve: %s", netCause(serveErr))}
 	}
 	return nil
 }

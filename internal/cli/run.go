@@ -46,16 +46,19 @@ func cmdRun(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	// Signals are caught from the start, so an interrupt while waiting for
-	// the lease ends the wait cleanly instead of killing leasetop mid-call.
+	// Signals are caught from the start. Until the command runs, SIGINT,
+	// SIGTERM, SIGHUP and SIGQUIT stop leasetop (exit 128+N, nothing run),
+	// also while it connects; from then on the supervisor forwards them.
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
 	defer signal.Stop(sigs)
+	actx, stopWaiting := stopOnSignal(ctx, sigs, nil)
+	defer stopWaiting()
 
 	opts.store.OnPoll = printPoll(env.Stderr)
-	store, err := openStoreWith(ctx, resolveDSN(env, opts.dsn), opts.store)
+	store, err := openStoreWith(actx, resolveDSN(env, opts.dsn), opts.store)
 	if err != nil {
-		return err
+		return notRun(actx, err)
 	}
 	defer closeWithin(store, time.Second)
 	client, err := lease.New(store, lease.Config{TTL: opts.ttl})
@@ -63,11 +66,29 @@ func cmdRun(ctx context.Context, env Env, args []string) error {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}
 	defer client.Close()
-	l, err := acquireForRun(ctx, env, client, opts, sigs)
+	l, err := acquireForRun(actx, env, client, opts)
+	stopWaiting()
+	if in := interruption(actx); in != nil {
+		if l != nil { // acquired just as the signal arrived: give it back
+			if err := l.Release(ctx); err != nil {
+				warnf(env.Stderr, "%s", termtext.Clean(err.Error(), 0))
+			}
+		}
+		return notRun(actx, in)
+	}
 	if err != nil {
 		return err
 	}
 	return runHolding(ctx, env, l, opts, sigs)
+}
+
+// notRun is err, or, when a signal ended ctx before the command started,
+// that interruption: exit 128+N, nothing was run.
+func notRun(ctx context.Context, err error) error {
+	if in := interruption(ctx); in != nil {
+		return fmt.Errorf("%w before the lease was acquired; nothing was run", in)
+	}
+	return err
 }
 
 func parseRunFlags(env Env, args []string) (runOptions, error) {
@@ -150,8 +171,8 @@ type commandLineAuthorizer struct{}
 func (commandLineAuthorizer) Authorize(context.Context, lease.Request) error { return nil }
 
 // acquireForRun authorizes and acquires the lease: once, or (with --wait)
-// until it is free or a signal asks leasetop to stop.
-func acquireForRun(ctx context.Context, env Env, client *lease.Client, opts runOptions, sigs <-chan os.Signal) (*lease.Lease, error) {
+// until it is free or ctx ends.
+func acquireForRun(ctx context.Context, env Env, client *lease.Client, opts runOptions) (*lease.Lease, error) {
 	permit, err := client.Authorize(ctx, commandLineAuthorizer{}, opts.key, opts.holder)
 	if err != nil {
 		return nil, usageErrorf("run: %v", err)
@@ -167,63 +188,11 @@ func acquireForRun(ctx context.Context, env Env, client *lease.Client, opts runO
 		return nil, &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; use --wait to wait for it", heldMessage(held))}
 	}
 	fmt.Fprintf(env.Stderr, "leasetop: waiting: %s\n", heldMessage(held))
-	wctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	type result struct {
-		l   *lease.Lease
-		err error
+	l, err = client.Wait(ctx, permit)
+	if err != nil {
+		return nil, connError(err)
 	}
-	done := make(chan result, 1)
-	go func() {
-		l, err := client.Wait(wctx, permit)
-		done <- result{l, err}
-	}()
-	var stop *signalStop
-	for {
-		select {
-		case r := <-done:
-			switch {
-			case r.err == nil && stop == nil:
-				return r.l, nil
-			case r.err == nil: // acquired just as the signal arrived: give it back
-				if err := r.l.Release(ctx); err != nil {
-					warnf(env.Stderr, "%s", termtext.Clean(err.Error(), 0))
-				}
-				return nil, &ExitError{Code: 128 + int(stop.sig), Err: stop}
-			case stop != nil:
-				return nil, &ExitError{Code: 128 + int(stop.sig), Err: stop}
-			}
-			return nil, connError(r.err)
-		case s := <-sigs:
-			if sig, ok := s.(syscall.Signal); ok && stop == nil && sig != syscall.SIGUSR1 && sig != syscall.SIGUSR2 {
-				stop = &signalStop{sig: sig}
-				cancel(stop)
-			}
-		}
-	}
-}
-
-// signalStop is the cause of a wait ended by a signal.
-type signalStop struct{ sig syscall.Signal }
-
-func (e *signalStop) Error() string {
-	return fmt.Sprintf("stopped waiting for the lease on %s", signalName(e.sig))
-}
-
-func signalName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	case syscall.SIGQUIT:
-		return "SIGQUIT"
-	case syscall.SIGKILL:
-		return "SIGKILL"
-	}
-	return s.String()
+	return l, nil
 }
 
 // heldMessage names who holds the lease and for how long, with database

@@ -24,6 +24,11 @@ func TestBadInputGetsOneLine(t *testing.T) {
 		{"monitor without a terminal", []string{"demo"}, 2, "needs a terminal"},
 		{"ttl too short", []string{"demo", "--ttl", "10ms"}, 2, "ttl must be"},
 		{"too many accounts", []string{"demo", "--accounts", "99"}, 2, "accounts must be"},
+		// A 0 is refused, not replaced by the default (the demo would go on to
+		// the database, which has no lease schema: exit 6).
+		{"no accounts", []string{"demo", "--headless", "--accounts", "0", "--dsn", empty.URL}, 2, "demo: accounts must be 1 to 20, got 0 (see leasetop demo -h)"},
+		{"no sessions", []string{"demo", "--headless", "--sessions", "0", "--dsn", empty.URL}, 2, "demo: sessions must be 1 to 10, got 0 (see leasetop demo -h)"},
+		{"no ttl", []string{"demo", "--headless", "--ttl", "0s", "--dsn", empty.URL}, 2, "demo: ttl must be 1s to 1m0s, got 0s (see leasetop demo -h)"},
 		{"no devices", []string{"demo", "--devices", " , "}, 2, "at least one device"},
 		{"device named twice", []string{"demo", "--devices", "phone,phone"}, 2, "given twice"},
 		{"bad flag", []string{"demo", "--frobnicate"}, 2, "flag provided but not defined"},

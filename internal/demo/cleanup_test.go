@@ -34,8 +34,8 @@ func TestEmbeddedServerIsAlwaysRemoved(t *testing.T) {
 	}{
 		{"normal end", []string{"--duration", "3s"}, 0, false, 0},
 		{"SIGINT", []string{"--duration", "60s"}, syscall.SIGINT, false, 130},
-		{"SIGTERM", []string{"--duration", "60s"}, syscall.SIGTERM, false, 130},
-		{"SIGHUP", []string{"--duration", "60s"}, syscall.SIGHUP, false, 130},
+		{"SIGTERM", []string{"--duration", "60s"}, syscall.SIGTERM, false, 143},
+		{"SIGHUP", []string{"--duration", "60s"}, syscall.SIGHUP, false, 129},
 		{"output closed", []string{"--duration", "60s"}, 0, true, 141},
 	}
 	for _, tt := range tests {

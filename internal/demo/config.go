@@ -62,29 +62,34 @@ func (c Config) withDefaults() (Config, error) {
 		c.Devices = DefaultDevices()
 	}
 	c.TTL = cmp.Or(c.TTL, DefaultTTL)
+	return c, c.check()
+}
+
+// check checks the ranges of c as it is.
+func (c Config) check() error {
 	switch {
 	case c.Accounts < 1 || c.Accounts > maxAccounts:
-		return c, inputErrorf("accounts", "must be 1 to %d, got %d", maxAccounts, c.Accounts)
+		return inputErrorf("accounts", "must be 1 to %d, got %d", maxAccounts, c.Accounts)
 	case c.Sessions < 1 || c.Sessions > maxSessions:
-		return c, inputErrorf("sessions", "must be 1 to %d, got %d", maxSessions, c.Sessions)
+		return inputErrorf("sessions", "must be 1 to %d, got %d", maxSessions, c.Sessions)
 	case len(c.Devices) < 1 || len(c.Devices) > maxDevices:
-		return c, inputErrorf("devices", "must name 1 to %d devices, got %d", maxDevices, len(c.Devices))
+		return inputErrorf("devices", "must name 1 to %d devices, got %d", maxDevices, len(c.Devices))
 	case c.TTL < minTTL || c.TTL > maxTTL:
-		return c, inputErrorf("ttl", "must be %s to %s, got %s", minTTL, maxTTL, c.TTL)
+		return inputErrorf("ttl", "must be %s to %s, got %s", minTTL, maxTTL, c.TTL)
 	case c.Duration < 0:
-		return c, inputErrorf("duration", "must not be negative, got %s", c.Duration)
+		return inputErrorf("duration", "must not be negative, got %s", c.Duration)
 	case c.Exe == "":
-		return c, inputErrorf("exe", "must name the leasetop binary that runs the devices")
+		return inputErrorf("exe", "must name the leasetop binary that runs the devices")
 	}
 	for i, d := range c.Devices {
 		if err := data.ValidateHolder(d); err != nil || d == "" || len(d) > 32 {
-			return c, inputErrorf("device name", "%q must be 1 to 32 bytes without control characters", d)
+			return inputErrorf("device name", "%q must be 1 to 32 bytes without control characters", d)
 		}
 		if slices.Contains(c.Devices[:i], d) {
-			return c, inputErrorf("device name", "%q is given twice", d)
+			return inputErrorf("device name", "%q is given twice", d)
 		}
 	}
-	return c, nil
+	return nil
 }
 
 // inputErrorf is an ErrInvalid naming the bad setting.
@@ -92,10 +97,11 @@ func inputErrorf(field, format string, args ...any) error {
 	return &data.InputError{Field: field, Problem: fmt.Sprintf(format, args...)}
 }
 
-// Validate checks a configuration the way New does.
+// Validate checks a configuration as a command line gives it: every range
+// as New checks it, but with no default filled in, so a zero Accounts,
+// Sessions or TTL (--accounts 0) is refused instead of taking the default.
 func Validate(c Config) error {
-	_, err := c.withDefaults()
-	return err
+	return c.check()
 }
 
 // Account returns the id of account i (from 0).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"sync"
 	"syscall"
 	"testing"
@@ -119,4 +120,18 @@ func (p *pty) close() {
 	p.term.Close()
 	p.master.Close()
 	p.wg.Wait()
+}
+
+// startWatch starts the real `leasetop watch args...` with p as its
+// controlling terminal (stdin, stdout and stderr), its own session and an
+// empty config folder, and starts reading what it draws.
+func startWatch(t *testing.T, p *pty, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(leasetopBin, append([]string{"watch"}, args...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.term, p.term, p.term
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "XDG_CONFIG_HOME="+t.TempDir())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0} // the pty is its controlling terminal
+	w := startProc(t, cmd)
+	p.readOutput()
+	return w
 }

@@ -2,7 +2,6 @@ package faults_test
 
 import (
 	"net/url"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/internal/pgtest"
@@ -23,12 +23,7 @@ func TestWatchOnA20x5Terminal(t *testing.T) {
 	r := newRig(t, 1)
 	r.exec(`SELECT lease.acquire($1, $2, $3, '1 min', 'dev-1')`, r.keys[0].Account, r.keys[0].Session, uuid.New())
 	p := openPTY(t, 20, 5)
-	cmd := exec.Command(leasetopBin, "watch", "--dsn", r.url)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.term, p.term, p.term
-	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "XDG_CONFIG_HOME="+t.TempDir())
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0} // the pty is its controlling terminal
-	w := startProc(t, cmd)
-	p.readOutput()
+	w := startWatch(t, p, "--dsn", r.url)
 
 	pgtest.Eventually(t, 30*time.Second, "the too-small notice", func() bool { return strings.Contains(p.screen(), "too small") })
 	small := p.screen()
@@ -61,12 +56,7 @@ func TestForcedReleaseIsAuditedOnScreen(t *testing.T) {
 	operator := r.login("ops", "lease_admin")
 
 	p := openPTY(t, 120, 30)
-	cmd := exec.Command(leasetopBin, "watch", "--dsn", r.url)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.term, p.term, p.term
-	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "XDG_CONFIG_HOME="+t.TempDir())
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	w := startProc(t, cmd)
-	p.readOutput()
+	w := startWatch(t, p, "--dsn", r.url)
 	pgtest.Eventually(t, 30*time.Second, "the monitor's table", func() bool { return strings.Contains(p.screen(), "dev-1") })
 
 	out, err := exec.Command(leasetopBin, "release", "--dsn", operator.url, "--account", r.keys[0].Account,
@@ -96,4 +86,42 @@ func TestForcedReleaseIsAuditedOnScreen(t *testing.T) {
 		t.Error("a password appears on the monitor's screen or in release's output")
 	}
 	report(t, "forced-release-audit", "actor", actor, "reason", strconv.Quote(reason), "monitor_shows", strconv.Quote(want))
+}
+
+// Interrupting the monitor: SIGINT, SIGTERM and SIGHUP (kill, a closed
+// terminal) end `leasetop watch` as they end every command (README, Exit
+// codes): it gives the terminal back (leaves the alternate screen) and
+// exits 128+N by itself, with one line saying so. (ctrl+c typed in the
+// monitor is a key: quit, exit 0.)
+func TestWatchInterrupted(t *testing.T) {
+	r := newRig(t, 1)
+	r.exec(`SELECT lease.acquire($1, $2, $3, '1 min', 'dev-1')`, r.keys[0].Account, r.keys[0].Session, uuid.New())
+	for _, tt := range []struct {
+		sig  syscall.Signal
+		name string
+	}{{syscall.SIGINT, "SIGINT"}, {syscall.SIGTERM, "SIGTERM"}, {syscall.SIGHUP, "SIGHUP"}} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := openPTY(t, 100, 30)
+			w := startWatch(t, p, "--dsn", r.url)
+			pgtest.Eventually(t, 30*time.Second, "the monitor's table", func() bool {
+				s := p.screen()
+				return strings.Contains(s, "dev-1") && strings.Contains(s, "LIVE")
+			})
+			w.signal(t, tt.sig)
+			code := w.wait(t)
+			if ws, ok := w.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				t.Fatalf("leasetop watch was killed by %v, want it to give the terminal back and exit %d", ws.Signal(), 128+int(tt.sig))
+			}
+			if code != 128+int(tt.sig) {
+				t.Errorf("leasetop watch exit = %d after %s, want %d", code, tt.name, 128+int(tt.sig))
+			}
+			out := p.drain()
+			if enter, leave := strings.LastIndex(out, "\x1b[?1049h"), strings.LastIndex(out, "\x1b[?1049l"); enter < 0 || leave < enter {
+				t.Errorf("the alternate screen was entered at %d and left at %d: the terminal was not given back", enter, leave)
+			}
+			if s := ansi.Strip(out); !strings.Contains(s, "leasetop: interrupted by "+tt.name) || strings.Contains(s, "goroutine ") {
+				t.Errorf("the terminal does not end with the line %q: %q", "leasetop: interrupted by "+tt.name, s[max(0, len(s)-300):])
+			}
+		})
+	}
 }

@@ -3,6 +3,7 @@ package faults_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -20,9 +21,11 @@ import (
 func TestWatchBadInput(t *testing.T) {
 	db := pgtest.New(t)
 	empty := pgtest.NewEmpty(t)
-	newer := pgtest.New(t)
-	if _, err := newer.Conn(t).Exec(context.Background(), `UPDATE lease.schema_version SET version = $1`, leasesql.Version+1); err != nil {
-		t.Fatal(err)
+	older, newer := pgtest.New(t), pgtest.New(t)
+	for db, v := range map[pgtest.DB]int{older: leasesql.Version - 1, newer: leasesql.Version + 1} {
+		if _, err := db.Conn(t).Exec(context.Background(), `UPDATE lease.schema_version SET version = $1`, v); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tests := []struct {
 		name     string
@@ -34,7 +37,8 @@ func TestWatchBadInput(t *testing.T) {
 		{"unreachable host", "postgres://u:hunter2@127.0.0.1:1/db?connect_timeout=2", cli.ExitFailure, "cannot connect to 127.0.0.1:1/db"},
 		{"wrong password", withPassword(t, db.URL, "hunter2"), cli.ExitFailure, "password authentication failed"},
 		{"database without the schema", empty.URL, cli.ExitSchema, "database has no lease schema: run leasetop migrate"},
-		{"newer schema", newer.URL, cli.ExitSchema, "upgrade leasetop"},
+		{"older schema", older.URL, cli.ExitSchema, fmt.Sprintf("lease schema is at version %d, this leasetop needs %d: run leasetop migrate", leasesql.Version-1, leasesql.Version)},
+		{"newer schema", newer.URL, cli.ExitSchema, fmt.Sprintf("lease schema is at version %d, newer than this leasetop (%d): upgrade leasetop", leasesql.Version+1, leasesql.Version)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -60,16 +60,30 @@ func TestRenewalFailureStopsBeforeExpiry(t *testing.T) {
 	b.wait(t, 30*time.Second)
 }
 
-// lease.force_release on a running holder stops its command within one
-// renew interval (the next renewal is rejected), with exit 4 and the
-// operator's reason.
+// lease.force_release on a running holder stops its command at its next
+// renewal, which the database rejects: within one renew interval of the
+// release, with exit 4 and the operator's reason. The release is made a
+// quarter of an interval after a renewal (on the database clock), so the
+// next renewal is due three quarters of an interval later and the bound
+// leaves the scheduler room; a holder that noticed only at its local
+// deadline (about two intervals later) fails it.
 func TestForcedReleaseStopsHolder(t *testing.T) {
 	e := newEnv(t)
 	e.dumpOnFailure(t)
-	const ttl = 6 * time.Second // renew interval 2 s
+	ctx := context.Background()
+	const ttl = 6 * time.Second
+	const interval = ttl / 3 // the renew interval
 	a := e.leasetopEnv(t, recorderEnv(20*time.Millisecond), runArgs("--ttl", ttl.String())...)
 	first := e.waitChildren(t, 1, 30*time.Second)[0]
-	ok, err := e.store.ForceRelease(context.Background(), testKey, first.RunID, "stuck job")
+	var renewed time.Time
+	pgtest.Eventually(t, 30*time.Second, "the holder's first renewal", func() bool {
+		var acquired time.Time
+		err := e.pool.QueryRow(ctx, `SELECT acquired_at, renewed_at FROM lease.session_lease WHERE account_id = $1 AND session_id = $2`,
+			testKey.Account, testKey.Session).Scan(&acquired, &renewed)
+		return err == nil && renewed.After(acquired)
+	})
+	pgtest.WaitServerPast(t, e.pool, renewed.Add(interval/4))
+	ok, err := e.store.ForceRelease(ctx, testKey, first.RunID, "stuck job")
 	if err != nil || !ok {
 		t.Fatalf("ForceRelease = %v, %v", ok, err)
 	}
@@ -79,18 +93,33 @@ func TestForcedReleaseStopsHolder(t *testing.T) {
 	if stderr := a.stderr.String(); !strings.Contains(stderr, "force-released") || !strings.Contains(stderr, `"stuck job"`) {
 		t.Errorf("stderr = %q, want the forced release and its reason", stderr)
 	}
-	forced, ok := findEvent(e.events(t), func(ev data.Event) bool { return ev.Kind == data.KindForceReleased })
+	evs := e.events(t)
+	forced, ok := findEvent(evs, func(ev data.Event) bool { return ev.Kind == data.KindForceReleased })
 	if !ok {
 		t.Fatal("no force_released event")
+	}
+	if last := forced.ExpiresAt.Add(-ttl); !last.Equal(renewed) {
+		t.Fatalf("the released lease was last renewed at %v, not at %v: a renewal came within a quarter interval", last, renewed)
+	}
+	var rejected []data.Event
+	for _, ev := range evs {
+		if ev.Kind == data.KindRenewRejected && ev.RunID == first.RunID {
+			rejected = append(rejected, ev)
+		}
+	}
+	if len(rejected) != 1 || !rejected[0].At.After(forced.At) {
+		t.Fatalf("rejected renewals of the run: %+v; want exactly one, after the forced release at %v", rejected, forced.At)
 	}
 	child := e.children(t)[0]
 	if !child.Stopped {
 		t.Fatalf("child did not record its stop: %v", child)
 	}
 	took := child.End.Sub(forced.At)
-	t.Logf("command stopped %s after the forced release (renew interval %s)", took.Round(time.Millisecond), ttl/3)
-	if took < 0 || took >= ttl {
-		t.Errorf("command stopped %s after the forced release, want within the renew interval %s (certainly before a TTL)", took, ttl/3)
+	t.Logf("renewal rejected %s and command stopped %s after the forced release (renew interval %s)",
+		rejected[0].At.Sub(forced.At).Round(time.Millisecond), took.Round(time.Millisecond), interval)
+	if child.End.Before(rejected[0].At) || took >= interval {
+		t.Errorf("command stopped %s after the forced release (its renewal was rejected %s after it), want after the rejection and within the renew interval %s",
+			took, rejected[0].At.Sub(forced.At), interval)
 	}
 	for _, r := range child.Records {
 		if r.Kind == "write" && r.At.After(forced.At) {

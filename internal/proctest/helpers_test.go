@@ -47,6 +47,9 @@ type proc struct {
 	stderr syncbuf.Buffer
 	done   chan struct{}
 	code   int
+	// killedBy is the signal that killed the process, 0 when it exited by
+	// itself (then code 128+N is an exit status it chose).
+	killedBy syscall.Signal
 }
 
 // leasetop starts `leasetop args...` with DATABASE_URL set to e's database;
@@ -74,7 +77,7 @@ func (e env) leasetopEnv(t *testing.T, extraEnv []string, args ...string) *proc 
 		case err == nil:
 		case errors.As(err, &ee):
 			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				p.code = 128 + int(ws.Signal())
+				p.code, p.killedBy = 128+int(ws.Signal()), ws.Signal()
 			} else {
 				p.code = ee.ExitCode()
 			}

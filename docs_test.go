@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
+	leasesql "github.com/leasetop/leasetop/sql"
+)
+
+// TestREADMEQuotesTheSchemaLines: the README quotes the line each command
+// prints for a database whose lease schema is missing, older or newer
+// (TestSchemaErrorsGetOneLine checks that every command prints it, with
+// exit 6); the quotes must be those lines, at this leasetop's version.
+func TestREADMEQuotesTheSchemaLines(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := strings.Join(strings.Fields(string(b)), " ")
+	v := leasesql.Version
+	for _, have := range []int{0, v - 1, v + 1} {
+		line := (&data.SchemaError{Have: have, Want: v}).Error()
+		if !strings.Contains(readme, "`"+line+"`") {
+			t.Errorf("README does not quote the line for a schema at version %d: `%s`", have, line)
+		}
+	}
+}
+
+// TestFunctionAttributes: the README (The SQL contract) says which lease
+// functions are SECURITY DEFINER, which set lock_timeout and which pin their
+// search_path; this is what the migrated schema has. A function added to
+// sql/ fails here until the README says what it is.
+func TestFunctionAttributes(t *testing.T) {
+	type attrs struct{ definer, lockTimeout, pinned bool }
+	caller := attrs{definer: true, lockTimeout: true, pinned: true} // the five functions programs call
+	owner := attrs{definer: true, pinned: true}                     // triggers, prune_events
+	invoker := attrs{pinned: true}                                  // the rest
+	want := map[string]attrs{
+		"acquire": caller, "renew": caller, "release": caller, "force_release": caller, "check_fence": caller,
+		"on_session_lease_change": owner, "on_session_lease_truncate": owner, "on_session_lease_renewal": owner,
+		"prune_events":    owner,
+		"notify_renewals": invoker, "set_notify_renewals": invoker,
+		"check_key": invoker, "check_ttl": invoker, "check_label": invoker, "public_run_id": invoker, "event_json": invoker,
+		"safe_text": {},
+	}
+	db := pgtest.New(t)
+	rows, err := db.Conn(t).Query(context.Background(), `
+		SELECT p.proname, p.prosecdef,
+		       coalesce('lock_timeout=5s' = ANY(p.proconfig), false),
+		       coalesce(EXISTS (SELECT 1 FROM unnest(p.proconfig) c WHERE c LIKE 'search_path=%pg_temp'), false)
+		  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		 WHERE n.nspname = 'lease'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]attrs{}
+	for rows.Next() {
+		var name string
+		var a attrs
+		if err := rows.Scan(&name, &a.definer, &a.lockTimeout, &a.pinned); err != nil {
+			t.Fatal(err)
+		}
+		got[name] = a
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, g := range got {
+		w, ok := want[name]
+		switch {
+		case !ok:
+			t.Errorf("lease.%s (definer %v, lock_timeout %v, pinned search_path %v) is not in this test: say in the README's SQL contract what it is", name, g.definer, g.lockTimeout, g.pinned)
+		case g != w:
+			t.Errorf("lease.%s: definer %v, lock_timeout %v, pinned search_path %v; the README says %v, %v, %v", name, g.definer, g.lockTimeout, g.pinned, w.definer, w.lockTimeout, w.pinned)
+		case !strings.HasPrefix(name, "on_") && !strings.Contains(string(b), name):
+			t.Errorf("the README does not name lease.%s", name)
+		}
+	}
+	for name := range want {
+		if _, ok := got[name]; !ok {
+			t.Errorf("lease.%s is gone from the schema: take it out of the README and this test", name)
+		}
+	}
+}
