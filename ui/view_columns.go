@@ -33,7 +33,8 @@ type colSpec struct {
 }
 
 // maxFlex caps a content-sized column (account, session), so one very long
-// value does not take the whole table; the holder takes what is left.
+// value does not take the whole table; the holder, whose labels are the
+// longest, is capped only by the terminal.
 const maxFlex = 40
 
 func colSpecs() []colSpec {
@@ -93,8 +94,10 @@ func cellWidth(s string) int16 {
 // tableColumns fits the columns into width cells (after the two-cell cursor
 // marker), for values content cells wide: hide columns until the minimums
 // fit, grow the fixed ones to their wanted width, grow account, session and
-// holder to their widest value shown (account and session at most maxFlex),
-// and give what is left to the holder, whose labels are the longest.
+// holder to their widest value shown (account and session at most maxFlex).
+// What is left stays blank at the right: a column wider than anything in it
+// only pushes the run, fence and countdown away from the names they belong
+// to.
 func tableColumns(width int, content colWidths) []column {
 	avail := width - 2
 	specs := colSpecs()
@@ -151,12 +154,6 @@ func tableColumns(width int, content colWidths) []column {
 			return int(content[c.id])
 		}
 		return min(int(content[c.id]), maxFlex)
-	})
-	grow(func(c column) int {
-		if c.id == colHolder {
-			return width
-		}
-		return 0
 	})
 	return cols
 }

@@ -9,10 +9,11 @@ import (
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// TestColumnsFitTheirContent: account and session are as wide as their
-// widest value shown (at least their title, at most maxFlex), and the
-// holder gets the rest; at 150 columns six-character values no longer get
-// 33 and 37 cells while holder labels are cut.
+// TestColumnsFitTheirContent: account, session and holder are as wide as
+// their widest value shown (at least their title; account and session at
+// most maxFlex, the holder at most what is left), and what no value needs
+// stays blank at the right; at 150 columns six-character values no longer
+// get 33 and 37 cells while holder labels are cut.
 func TestColumnsFitTheirContent(t *testing.T) {
 	widths := func(w int, account, session, holder int16) map[colID]int {
 		got := map[colID]int{}
@@ -27,8 +28,9 @@ func TestColumnsFitTheirContent(t *testing.T) {
 		account, session, holder   int16
 		wantAcct, wantSess, wantHo int
 	}{
-		{"demo at 150", 150, 6, 6, 17, 7, 7, 150 - 2 - 7 - 7 - 8 - 6 - 15 - 6 - 7 - 7},
-		{"long session at 150", 150, 6, 30, 17, 7, 30, 150 - 2 - 7 - 30 - 8 - 6 - 15 - 6 - 7 - 7},
+		{"demo at 150", 150, 6, 6, 17, 7, 7, 17},
+		{"long session at 150", 150, 6, 30, 17, 7, 30, 17},
+		{"a long holder label at 150", 150, 6, 6, 120, 7, 7, 150 - 2 - 7 - 7 - 8 - 6 - 15 - 6 - 7 - 7},
 		{"overlong values are capped", 200, 90, 90, 90, maxFlex, maxFlex, 200 - 2 - 2*maxFlex - 8 - 6 - 15 - 6 - 7 - 7},
 		{"tight: shared fairly", 80, 8, 27, 35, 8, 11, 10},
 	}
