@@ -46,7 +46,8 @@ type FeedConfig struct {
 	// Resync) waits for it, and requests meanwhile coalesce. Anyone who may
 	// connect can make the listener drop notifications by flooding the
 	// channel, so this bounds what that costs the database. A resync cut at
-	// ResyncLimit pages on at once. Default 1 s.
+	// ResyncLimit pages on at once; one that failed is tried again after
+	// MinResyncInterval. Default 1 s.
 	MinResyncInterval time.Duration
 }
 
@@ -162,7 +163,7 @@ func (f *Feed) Run(ctx context.Context) error {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	var (
-		needResync bool      // a resync is owed: the last one failed (retried on the next tick), or it waits
+		needResync bool      // a resync is owed: the last one failed (retried after MinResyncInterval), or it waits
 		last       time.Time // when the last resync started
 		waiting    bool      // wait is set for an owed resync
 	)
@@ -204,6 +205,14 @@ func (f *Feed) Run(ctx context.Context) error {
 		}
 		last = time.Now()
 		needResync = !f.resync(ctx)
+		if needResync && !waiting {
+			// Retry on a timer of its own: the tick may be an hour away (a
+			// follower that reads no renewals), and until a resync succeeds
+			// nothing reads the events whose notifications could not be read
+			// back.
+			wait.Reset(f.cfg.MinResyncInterval)
+			waiting = true
+		}
 		if want := f.interval(); want != interval {
 			interval = want
 			tick.Reset(interval)
