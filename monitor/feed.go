@@ -19,7 +19,8 @@ type FeedConfig struct {
 	DeltaInterval time.Duration
 	// NotifiedInterval is how often the leases are read when renewal
 	// notifications are on: only to measure the clock and prove the
-	// connection. Default 2 s (under StaleAfter, so the header stays green).
+	// connection. Default 1 s, as DeltaInterval: the header leaves LIVE
+	// when a read goes unanswered for this plus NoAnswerAfter.
 	NotifiedInterval time.Duration
 	// DeltaOverlap is how far before the previous read a delta read starts:
 	// a renewal's renewed_at is sampled before its transaction commits.
@@ -53,7 +54,7 @@ type FeedConfig struct {
 
 func (c FeedConfig) withDefaults() FeedConfig {
 	c.DeltaInterval = cmp.Or(c.DeltaInterval, time.Second)
-	c.NotifiedInterval = cmp.Or(c.NotifiedInterval, 2*time.Second)
+	c.NotifiedInterval = cmp.Or(c.NotifiedInterval, time.Second)
 	c.DeltaOverlap = cmp.Or(c.DeltaOverlap, 3*time.Second)
 	c.Tail = cmp.Or(c.Tail, 500)
 	c.Window = cmp.Or(c.Window, 1000)
@@ -141,6 +142,7 @@ func (f *Feed) take() (Batch, bool) {
 	b := Batch{
 		Items: f.items, Conn: f.conn, ReadErr: f.readErr,
 		Malformed: f.malformed, Dropped: f.dropped, NotifyRenewals: f.notify,
+		ReadInterval: f.intervalLocked(),
 	}
 	f.items, f.dirty = nil, false
 	f.delivered = f.highest
@@ -391,9 +393,15 @@ func (f *Feed) setReadErr(err error) {
 	signal(f.ready)
 }
 
+// interval is how often the feed reads the database now.
 func (f *Feed) interval() time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.intervalLocked()
+}
+
+// intervalLocked is interval with f.mu held.
+func (f *Feed) intervalLocked() time.Duration {
 	if f.notify && f.conn.Poll == 0 { // polling, renewal notifications are not heard
 		return f.cfg.NotifiedInterval
 	}
