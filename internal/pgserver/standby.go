@@ -36,7 +36,7 @@ func (s *Server) StartStandby(ctx context.Context, opts StandbyOptions) (*Server
 	}
 	st := &Server{bin: s.bin, opts: opts.Options, password: s.password, cred: s.cred}
 	var err error
-	if st.dir, err = os.MkdirTemp("", "leasetop-pg-standby-"); err != nil {
+	if st.dir, err = os.MkdirTemp("", DirPrefix+"standby-"); err != nil {
 		return nil, fmt.Errorf("create temporary folder: %w", err)
 	}
 	if st.cred != nil {
