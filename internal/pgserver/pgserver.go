@@ -8,9 +8,10 @@
 //
 // The parts of a production deployment come from the same server:
 // StartStandby makes a streaming hot standby of it (pg_basebackup -R -X
-// stream), which can be stopped hard (StopImmediate), restarted and promoted
-// like a primary, and StartBouncer puts a real PgBouncer in transaction mode
-// in front of it.
+// stream), which can be stopped hard (StopImmediate), restarted, cut off
+// from its primary (Detach: an asynchronous standby fallen behind) and
+// promoted like a primary; Synchronous makes the primary wait for it. And
+// StartBouncer puts a real PgBouncer in transaction mode in front of it.
 package pgserver
 
 import (
