@@ -21,6 +21,7 @@ type Client struct {
 	nwait   int
 	stopLn  context.CancelFunc // stops the running listener; nil when none runs
 	wg      sync.WaitGroup     // the listener and background cleanups
+	closing chan struct{}      // closed by Close: background cleanups stop retrying
 }
 
 // New returns a Client on store with cfg (zero fields take their defaults).
@@ -31,7 +32,7 @@ func New(store *data.Store, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{store: store, cfg: cfg, waiters: make(map[Key]map[*waiter]struct{})}, nil
+	return &Client{store: store, cfg: cfg, waiters: make(map[Key]map[*waiter]struct{}), closing: make(chan struct{})}, nil
 }
 
 // Config returns the configuration with its defaults filled in.
@@ -43,6 +44,9 @@ func (c *Client) Config() Config { return c.cfg }
 // ErrClosed. Close is idempotent.
 func (c *Client) Close() {
 	c.mu.Lock()
+	if !c.closed {
+		close(c.closing)
+	}
 	c.closed = true
 	if c.stopLn != nil {
 		c.stopLn()
