@@ -102,7 +102,7 @@ func definite(err error) bool {
 // statement does). So a release that finds nothing is tried again, backing
 // off, until until: the end of the attempts' window (TTL - SafetyMargin from
 // the last one sent), after which nothing they could be granted would be
-// used. Close cuts the retries short: one last release, no more waiting.
+// used. Close lets them go on for closeGrace at most.
 func (c *Client) cleanup(key Key, runID uuid.UUID, until time.Time) {
 	release := func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ReleaseTimeout)
@@ -111,6 +111,7 @@ func (c *Client) cleanup(key Key, runID uuid.UUID, until time.Time) {
 		return released
 	}
 	retry := func() {
+		closing := c.closing
 		for delay := cleanupRetry; !release(); delay = min(2*delay, time.Second) {
 			left := time.Until(until)
 			if left <= 0 {
@@ -118,10 +119,12 @@ func (c *Client) cleanup(key Key, runID uuid.UUID, until time.Time) {
 			}
 			t := time.NewTimer(min(delay, left))
 			select {
-			case <-c.closing: // one last try, without waiting
+			case <-closing: // Close: go on for closeGrace at most
 				t.Stop()
-				release()
-				return
+				if end := time.Now().Add(closeGrace); end.Before(until) {
+					until = end
+				}
+				closing = nil
 			case <-t.C:
 			}
 		}
@@ -142,8 +145,14 @@ func (c *Client) cleanup(key Key, runID uuid.UUID, until time.Time) {
 	}()
 }
 
-// cleanupRetry is the first pause between two clean-up releases.
-const cleanupRetry = 50 * time.Millisecond
+// cleanupRetry is the first pause between two clean-up releases, and
+// closeGrace how long they go on once the Client is closing: an attempt
+// given up as the program stops is usually still queued for a moment (its
+// cancel request on the way), and a program should not wait for a TTL.
+const (
+	cleanupRetry = 50 * time.Millisecond
+	closeGrace   = time.Second
+)
 
 // start makes the Lease for a grant whose request was sent at sent and
 // starts its heartbeat.

@@ -33,9 +33,13 @@ func TestWaitGivingUpWhileQueuedLeavesNoGrant(t *testing.T) {
 		// lose makes the waiter's cancel request fail; the test then lets
 		// the row go only after the clean-up's first release.
 		lose bool
+		// close closes the Client right after that release, as a program
+		// that gives up and stops: the clean-up goes on for a second.
+		close bool
 	}{
-		{"cancel request races the grant", false},
-		{"cancel request lost", true},
+		{"cancel request races the grant", false, false},
+		{"cancel request lost", true, false},
+		{"cancel request lost, client closed", true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,9 +80,16 @@ func TestWaitGivingUpWhileQueuedLeavesNoGrant(t *testing.T) {
 				// was still the holder's.
 				pgtest.Eventually(t, 10*time.Second, "the waiter's clean-up release", func() bool { return releases(t, pool) > 0 })
 			}
+			closed := make(chan struct{})
+			if tt.close {
+				go func() { w.Close(); close(closed) }() // it waits for the clean-up
+			}
 			// The holder's transaction ends: the row is free.
 			if err := tx.Commit(ctx); err != nil {
 				t.Fatal(err)
+			}
+			if tt.close {
+				<-closed
 			}
 			pgtest.Eventually(t, 10*time.Second, "the queued acquire to end on the server", func() bool {
 				return acquiresRunning(t, pool, false) == 0

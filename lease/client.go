@@ -21,7 +21,7 @@ type Client struct {
 	nwait   int
 	stopLn  context.CancelFunc // stops the running listener; nil when none runs
 	wg      sync.WaitGroup     // the listener and background cleanups
-	closing chan struct{}      // closed by Close: background cleanups stop retrying
+	closing chan struct{}      // closed by Close: background cleanups stop retrying within closeGrace
 }
 
 // New returns a Client on store with cfg (zero fields take their defaults).
@@ -39,7 +39,8 @@ func New(store *data.Store, cfg Config) (*Client, error) {
 func (c *Client) Config() Config { return c.cfg }
 
 // Close stops the shared listener and waits for the Client's background work
-// (the listener and best-effort releases of grants whose replies were lost).
+// (the listener and best-effort releases of grants whose replies were lost,
+// which go on for a second at most once Close is called).
 // Try, Wait and Do return ErrClosed afterwards, and waiting calls return
 // ErrClosed. Close is idempotent.
 func (c *Client) Close() {
