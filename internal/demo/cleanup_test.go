@@ -123,7 +123,7 @@ func atoi(t *testing.T, s string) int {
 // (TMPDIR), so other tests' and users' servers are not involved.
 func TestKilledDemosFolderIsRemovedByTheNext(t *testing.T) {
 	t.Parallel()
-	tmp, err := os.MkdirTemp("", "leasetop-demo-test-") // not t.TempDir: its parent is closed to the postgres user
+	tmp, err := os.MkdirTemp("", "leasetop-demo-tmpdir-") // not t.TempDir: its parent is closed to the postgres user
 	if err != nil {
 		t.Fatal(err)
 	}
