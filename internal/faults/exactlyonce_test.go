@@ -3,8 +3,6 @@ package faults_test
 import (
 	"context"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -78,28 +76,10 @@ func (rd *round) write(dsn string) {
 	for i := range 2 {
 		stmts = append(stmts, fmt.Sprintf(`SELECT lease.renew('%s', 'short-%d-%d', '%s', '1 hour')`, account, rd.n, i, rd.short[i]))
 	}
-	bin := psqlPath(t)
+	bin := pgtest.PSQLPath(t)
 	for _, s := range stmts {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		out, err := exec.CommandContext(ctx, bin, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", s).CombinedOutput()
-		cancel()
-		if err != nil {
-			t.Fatalf("psql -c %q: %v: %s", s, err, out)
-		}
+		pgtest.PSQL(t, bin, dsn, s)
 	}
-}
-
-// psqlPath finds psql: on PATH, else next to the server binaries.
-func psqlPath(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("psql"); err == nil {
-		return p
-	}
-	if ps, _ := filepath.Glob("/usr/lib/postgresql/*/bin/psql"); len(ps) > 0 {
-		return ps[len(ps)-1]
-	}
-	t.Fatal("psql not found: install the PostgreSQL client (apt-get install postgresql-client)")
-	return ""
 }
 
 // terminate terminates the backends of the rig's database whose
@@ -147,13 +127,7 @@ func TestConsumersAcrossServerRestart(t *testing.T) {
 	cs := r.startConsumers(consumerDSN{dsn: withApp(r.url)})
 	rd := r.prepare(0)
 	cs.caughtUp(time.Now())
-	t.Cleanup(func() {
-		if srv.PID() == 0 {
-			if err := srv.Restart(context.Background()); err != nil {
-				t.Errorf("restart the server: %v", err)
-			}
-		}
-	})
+	restartWhenDone(t, srv)
 	down := time.Now()
 	srv.Stop()
 	if err := srv.Restart(context.Background()); err != nil {
