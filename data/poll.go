@@ -189,10 +189,15 @@ func (c *pollCursor) start(ids []int64) {
 	c.mark(max(c.after-c.window, 0), ids)
 }
 
-// mark records as gaps the ids in (from, the last of ids] that ids lacks;
-// ids is ascending.
+// mark records as gaps the ids in (from, the last of ids] that ids lacks,
+// within window of the last; ids is ascending. Ids can jump far (a new
+// primary moves the event ids 2^43 on, lease.follow_timeline): the ids
+// between are not enumerated.
 func (c *pollCursor) mark(from int64, ids []int64) {
-	next := from + 1
+	if len(ids) == 0 {
+		return
+	}
+	next := max(from+1, ids[len(ids)-1]-c.window+1)
 	for _, id := range ids {
 		for ; next < id; next++ {
 			c.gaps[next] = struct{}{}

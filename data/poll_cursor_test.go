@@ -36,6 +36,16 @@ func TestPollCursor(t *testing.T) {
 	if !slices.Equal(c.gapList(), []int64{16, 17, 18, 19, 20, 21, 22, 23, 24}) {
 		t.Fatalf("gaps %v, want only those within 10 of 25", c.gapList())
 	}
+	// A new primary moves the ids 2^43 on: the ids between are not gaps to
+	// list one by one (that would never end), only those within the window.
+	const jump = 25 + 1<<43
+	evs, _ = c.advance(evIDs(24, jump-3, jump))
+	if got := ids(evs); !slices.Equal(got, []int64{24, jump - 3, jump}) {
+		t.Fatalf("advance across the jump: delivered %v", got)
+	}
+	if c.after != jump || !slices.Equal(c.gapList(), []int64{jump - 9, jump - 8, jump - 7, jump - 6, jump - 5, jump - 4, jump - 2, jump - 1}) {
+		t.Fatalf("after the jump: after %d, gaps %v; want %d and the 8 missing ids within 10 of it", c.after, c.gapList(), int64(jump))
+	}
 }
 
 func ids(evs []Event) []int64 {

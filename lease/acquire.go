@@ -29,7 +29,7 @@ func (c *Client) Try(ctx context.Context, p Permit) (*Lease, error) {
 	tr := &tracker{runID: uuid.New()}
 	l, err := c.try(ctx, p.req, tr)
 	if err != nil && tr.maybeGranted() {
-		c.cleanup(p.req.Key, tr.runID)
+		c.cleanup(p.req.Key, tr.runID, tr.lastSent.Add(c.cfg.TTL-c.cfg.SafetyMargin))
 	}
 	return l, err
 }
@@ -41,6 +41,7 @@ func (c *Client) Try(ctx context.Context, p Permit) (*Lease, error) {
 type tracker struct {
 	runID        uuid.UUID
 	unknownSince time.Time // send time of the first attempt with an unknown outcome; zero when none
+	lastSent     time.Time // send time of the latest attempt
 }
 
 func (t *tracker) maybeGranted() bool { return !t.unknownSince.IsZero() }
@@ -51,6 +52,7 @@ func (c *Client) try(ctx context.Context, req Request, tr *tracker) (*Lease, err
 	actx, cancel := context.WithTimeout(ctx, window)
 	defer cancel()
 	sent := time.Now()
+	tr.lastSent = sent
 	basis := sent
 	if tr.maybeGranted() {
 		basis = tr.unknownSince
@@ -75,7 +77,7 @@ func (c *Client) try(ctx context.Context, req Request, tr *tracker) (*Lease, err
 		// Not held: release it (best effort) and never use this run id again.
 		old := tr.runID
 		*tr = tracker{runID: uuid.New()}
-		c.cleanup(req.Key, old)
+		c.cleanup(req.Key, old, time.Time{}) // the grant is there: one release
 		err := fmt.Errorf("acquire %q: %w: the grant arrived %s after the request, past its safe deadline",
 			req.Key.String(), ErrExpired, recv.Sub(basis).Round(time.Millisecond))
 		c.cfg.Metrics.observeAcquire(recv.Sub(sent), err)
@@ -92,13 +94,40 @@ func definite(err error) bool {
 	return errors.Is(err, data.ErrHeld) || data.NotApplied(err)
 }
 
-// cleanup releases a run id whose grant may exist but will not be used, in
-// the background (owned by the Client; Close waits for it).
-func (c *Client) cleanup(key Key, runID uuid.UUID) {
-	release := func() {
+// cleanup releases runID's lease on key in the background, in case an
+// attempt with an unknown outcome was granted. Its reply may have been lost;
+// or the attempt may still be queued on the server (behind a row lock) when
+// its caller gave up, and be granted after a first release found nothing (a
+// cancel request, data's default, stops it unless it arrives before the
+// statement does). So a release that finds nothing is tried again, backing
+// off, until until: the end of the attempts' window (TTL - SafetyMargin from
+// the last one sent), after which nothing they could be granted would be
+// used. Close lets them go on for closeGrace at most.
+func (c *Client) cleanup(key Key, runID uuid.UUID, until time.Time) {
+	release := func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ReleaseTimeout)
 		defer cancel()
-		_, _ = c.store.Release(ctx, key, runID) // best effort: otherwise it expires by itself
+		released, _ := c.store.Release(ctx, key, runID) // best effort: otherwise it expires by itself
+		return released
+	}
+	retry := func() {
+		closing := c.closing
+		for delay := cleanupRetry; !release(); delay = min(2*delay, time.Second) {
+			left := time.Until(until)
+			if left <= 0 {
+				return
+			}
+			t := time.NewTimer(min(delay, left))
+			select {
+			case <-closing: // Close: go on for closeGrace at most
+				t.Stop()
+				if end := time.Now().Add(closeGrace); end.Before(until) {
+					until = end
+				}
+				closing = nil
+			case <-t.C:
+			}
+		}
 	}
 	c.mu.Lock()
 	closed := c.closed
@@ -112,9 +141,18 @@ func (c *Client) cleanup(key Key, runID uuid.UUID) {
 	}
 	go func() {
 		defer c.wg.Done()
-		release()
+		retry()
 	}()
 }
+
+// cleanupRetry is the first pause between two clean-up releases, and
+// closeGrace how long they go on once the Client is closing: an attempt
+// given up as the program stops is usually still queued for a moment (its
+// cancel request on the way), and a program should not wait for a TTL.
+const (
+	cleanupRetry = 50 * time.Millisecond
+	closeGrace   = time.Second
+)
 
 // start makes the Lease for a grant whose request was sent at sent and
 // starts its heartbeat.

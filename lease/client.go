@@ -21,6 +21,7 @@ type Client struct {
 	nwait   int
 	stopLn  context.CancelFunc // stops the running listener; nil when none runs
 	wg      sync.WaitGroup     // the listener and background cleanups
+	closing chan struct{}      // closed by Close: background cleanups stop retrying within closeGrace
 }
 
 // New returns a Client on store with cfg (zero fields take their defaults).
@@ -31,18 +32,22 @@ func New(store *data.Store, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{store: store, cfg: cfg, waiters: make(map[Key]map[*waiter]struct{})}, nil
+	return &Client{store: store, cfg: cfg, waiters: make(map[Key]map[*waiter]struct{}), closing: make(chan struct{})}, nil
 }
 
 // Config returns the configuration with its defaults filled in.
 func (c *Client) Config() Config { return c.cfg }
 
 // Close stops the shared listener and waits for the Client's background work
-// (the listener and best-effort releases of grants whose replies were lost).
+// (the listener and best-effort releases of grants whose replies were lost,
+// which go on for a second at most once Close is called).
 // Try, Wait and Do return ErrClosed afterwards, and waiting calls return
 // ErrClosed. Close is idempotent.
 func (c *Client) Close() {
 	c.mu.Lock()
+	if !c.closed {
+		close(c.closing)
+	}
 	c.closed = true
 	if c.stopLn != nil {
 		c.stopLn()

@@ -211,6 +211,20 @@ func (w *pendingWait) returned() (waitResult, bool) {
 	}
 }
 
+// result waits until Wait returns, and fails the test if it does not within
+// timeout.
+func (w *pendingWait) result(t *testing.T, timeout time.Duration) waitResult {
+	t.Helper()
+	select {
+	case r := <-w.done:
+		w.done <- r
+		return r
+	case <-time.After(timeout):
+		t.Fatalf("Wait still waiting after %s", timeout)
+		return waitResult{}
+	}
+}
+
 // lease waits until Wait returns, and fails the test unless it returned the
 // lease within timeout ("no takeover " + after, otherwise). The lease is
 // released when the test ends.

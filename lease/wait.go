@@ -39,7 +39,7 @@ func (c *Client) Wait(ctx context.Context, p Permit) (*Lease, error) {
 	failures := 0
 	giveUp := func(err error) (*Lease, error) {
 		if tr.maybeGranted() {
-			c.cleanup(p.req.Key, tr.runID)
+			c.cleanup(p.req.Key, tr.runID, tr.lastSent.Add(c.cfg.TTL-c.cfg.SafetyMargin))
 		}
 		return nil, err
 	}

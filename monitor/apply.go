@@ -27,6 +27,7 @@ func (s *State) Apply(b Batch, now time.Time) []data.Event {
 	}
 	s.conn = b.Conn
 	s.readErr = b.ReadErr
+	s.readInterval = b.ReadInterval
 	s.malformed, s.dropped = b.Malformed, b.Dropped
 	s.notifyRenewals = b.NotifyRenewals
 	return fresh

@@ -21,6 +21,10 @@ type Batch struct {
 	// NotifyRenewals reports whether the database sends renewal
 	// notifications (read at every resync).
 	NotifyRenewals bool
+	// ReadInterval is how often the feed reads the database now: a read
+	// unanswered for longer than this plus NoAnswerAfter means the feed
+	// cannot reach it (Health).
+	ReadInterval time.Duration
 }
 
 // Item is one thing that happened: exactly one of its pointers is set.

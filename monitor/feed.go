@@ -19,7 +19,8 @@ type FeedConfig struct {
 	DeltaInterval time.Duration
 	// NotifiedInterval is how often the leases are read when renewal
 	// notifications are on: only to measure the clock and prove the
-	// connection. Default 2 s (under StaleAfter, so the header stays green).
+	// connection. Default 1 s, as DeltaInterval: the header leaves LIVE
+	// when a read goes unanswered for this plus NoAnswerAfter.
 	NotifiedInterval time.Duration
 	// DeltaOverlap is how far before the previous read a delta read starts:
 	// a renewal's renewed_at is sampled before its transaction commits.
@@ -46,13 +47,14 @@ type FeedConfig struct {
 	// Resync) waits for it, and requests meanwhile coalesce. Anyone who may
 	// connect can make the listener drop notifications by flooding the
 	// channel, so this bounds what that costs the database. A resync cut at
-	// ResyncLimit pages on at once. Default 1 s.
+	// ResyncLimit pages on at once; one that failed is tried again after
+	// MinResyncInterval. Default 1 s.
 	MinResyncInterval time.Duration
 }
 
 func (c FeedConfig) withDefaults() FeedConfig {
 	c.DeltaInterval = cmp.Or(c.DeltaInterval, time.Second)
-	c.NotifiedInterval = cmp.Or(c.NotifiedInterval, 2*time.Second)
+	c.NotifiedInterval = cmp.Or(c.NotifiedInterval, time.Second)
 	c.DeltaOverlap = cmp.Or(c.DeltaOverlap, 3*time.Second)
 	c.Tail = cmp.Or(c.Tail, 500)
 	c.Window = cmp.Or(c.Window, 1000)
@@ -140,6 +142,7 @@ func (f *Feed) take() (Batch, bool) {
 	b := Batch{
 		Items: f.items, Conn: f.conn, ReadErr: f.readErr,
 		Malformed: f.malformed, Dropped: f.dropped, NotifyRenewals: f.notify,
+		ReadInterval: f.intervalLocked(),
 	}
 	f.items, f.dirty = nil, false
 	f.delivered = f.highest
@@ -162,7 +165,7 @@ func (f *Feed) Run(ctx context.Context) error {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	var (
-		needResync bool      // a resync is owed: the last one failed (retried on the next tick), or it waits
+		needResync bool      // a resync is owed: the last one failed (retried after MinResyncInterval), or it waits
 		last       time.Time // when the last resync started
 		waiting    bool      // wait is set for an owed resync
 	)
@@ -204,6 +207,14 @@ func (f *Feed) Run(ctx context.Context) error {
 		}
 		last = time.Now()
 		needResync = !f.resync(ctx)
+		if needResync && !waiting {
+			// Retry on a timer of its own: the tick may be an hour away (a
+			// follower that reads no renewals), and until a resync succeeds
+			// nothing reads the events whose notifications could not be read
+			// back.
+			wait.Reset(f.cfg.MinResyncInterval)
+			waiting = true
+		}
 		if want := f.interval(); want != interval {
 			interval = want
 			tick.Reset(interval)
@@ -382,9 +393,15 @@ func (f *Feed) setReadErr(err error) {
 	signal(f.ready)
 }
 
+// interval is how often the feed reads the database now.
 func (f *Feed) interval() time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.intervalLocked()
+}
+
+// intervalLocked is interval with f.mu held.
+func (f *Feed) intervalLocked() time.Duration {
 	if f.notify && f.conn.Poll == 0 { // polling, renewal notifications are not heard
 		return f.cfg.NotifiedInterval
 	}

@@ -39,7 +39,18 @@ const (
 	DownAfter    = 5 * time.Second // reconnecting this long is DOWN
 	DownAttempts = 3               // or failing this many attempts
 	StaleAfter   = 3 * time.Second // "synced N s ago" turns red
+	// NoAnswerAfter: a feed that reads the database every interval (one
+	// second by default) and has had no answer for the interval plus this
+	// long cannot reach it, whatever its listener says: the header leaves
+	// LIVE (or POLL) for RECONNECTING, and DownAfter later for DOWN. A
+	// listener finds a dead connection only when its ping goes unanswered
+	// (5 s of silence, then 3 s); the reads notice within 2.5 s.
+	NoAnswerAfter = 1500 * time.Millisecond
 )
+
+// defaultReadInterval is the read interval a State assumes before a batch
+// has told it the feed's (FeedConfig.DeltaInterval's default).
+const defaultReadInterval = time.Second
 
 // Health is the connection's state as the header shows it.
 type Health struct {
@@ -65,6 +76,11 @@ type Health struct {
 	// standby that has replayed a commit.
 	ReplayLag time.Duration
 	LagKnown  bool
+	// NoAnswer is how long the database has not answered the feed's
+	// periodic reads, once that is longer than the read interval plus
+	// NoAnswerAfter (0 before): the link is then RECONNECTING or DOWN
+	// although the listener has not noticed yet.
+	NoAnswer time.Duration
 }
 
 // Health returns the connection's state at local time now.
@@ -88,6 +104,18 @@ func (s *State) Health(now time.Time) Health {
 	if h.Link == LinkConnecting || h.Link == LinkReconnecting {
 		if s.conn.Attempt >= DownAttempts || (!s.conn.Since.IsZero() && now.Sub(s.conn.Since) > DownAfter) {
 			h.Link = LinkDown
+		}
+	}
+	if (h.Link == LinkLive || h.Link == LinkPoll) && !s.syncedAt.IsZero() {
+		every := s.readInterval
+		if every <= 0 {
+			every = defaultReadInterval
+		}
+		if silent := now.Sub(s.syncedAt); silent > every+NoAnswerAfter {
+			h.NoAnswer, h.Link = silent, LinkReconnecting
+			if silent > every+NoAnswerAfter+DownAfter {
+				h.Link = LinkDown
+			}
 		}
 	}
 	if h.Err == nil {

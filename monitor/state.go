@@ -43,6 +43,9 @@ type State struct {
 	syncedAt time.Time     // local time of the last successful read
 	conn     data.ListenerState
 	readErr  error
+	// readInterval is how often the feed reads the database (0: not told
+	// yet): Health's measure of an unanswered read.
+	readInterval time.Duration
 
 	malformed, dropped int64
 	notifyRenewals     bool

@@ -238,14 +238,22 @@ func TestHealth(t *testing.T) {
 		now       time.Time
 		wantLink  Link
 		wantStale bool
+		every     time.Duration // the feed's read interval (0: not told)
 	}{
-		{"connecting", data.ListenerState{Status: data.ListenerConnecting, Since: t0}, -1, t0, LinkConnecting, true},
-		{"live", data.ListenerState{Status: data.ListenerLive, Since: t0}, time.Second, t0, LinkLive, false},
-		{"live but stale", data.ListenerState{Status: data.ListenerLive, Since: t0}, 4 * time.Second, t0, LinkLive, true},
-		{"reconnecting", data.ListenerState{Status: data.ListenerReconnecting, Attempt: 1, Err: boom, Since: t0}, time.Second, t0.Add(time.Second), LinkReconnecting, false},
-		{"down after attempts", data.ListenerState{Status: data.ListenerReconnecting, Attempt: 3, Err: boom, Since: t0}, time.Second, t0.Add(time.Second), LinkDown, false},
-		{"down after time", data.ListenerState{Status: data.ListenerReconnecting, Attempt: 1, Err: boom, Since: t0}, 6 * time.Second, t0.Add(6 * time.Second), LinkDown, true},
-		{"stopped", data.ListenerState{Status: data.ListenerStopped}, time.Second, t0, LinkDown, false},
+		{"connecting", data.ListenerState{Status: data.ListenerConnecting, Since: t0}, -1, t0, LinkConnecting, true, 0},
+		{"live", data.ListenerState{Status: data.ListenerLive, Since: t0}, time.Second, t0, LinkLive, false, 0},
+		{"live, last read 2.5s ago", data.ListenerState{Status: data.ListenerLive, Since: t0}, 2500 * time.Millisecond, t0, LinkLive, false, time.Second},
+		// The listener has not noticed yet, but the reads go unanswered.
+		{"live, no answer for 2.6s", data.ListenerState{Status: data.ListenerLive, Since: t0}, 2600 * time.Millisecond, t0, LinkReconnecting, false, time.Second},
+		{"live, no answer, not told the interval", data.ListenerState{Status: data.ListenerLive, Since: t0}, 2600 * time.Millisecond, t0, LinkReconnecting, false, 0},
+		{"live, no answer for 4s", data.ListenerState{Status: data.ListenerLive, Since: t0}, 4 * time.Second, t0, LinkReconnecting, true, time.Second},
+		{"live, no answer for 8s", data.ListenerState{Status: data.ListenerLive, Since: t0}, 8 * time.Second, t0, LinkDown, true, time.Second},
+		{"poll, no answer for 3s", data.ListenerState{Status: data.ListenerPolling, Poll: time.Second, Since: t0}, 3 * time.Second, t0, LinkReconnecting, false, time.Second},
+		{"live, reading every 5s, 6s ago", data.ListenerState{Status: data.ListenerLive, Since: t0}, 6 * time.Second, t0, LinkLive, true, 5 * time.Second},
+		{"reconnecting", data.ListenerState{Status: data.ListenerReconnecting, Attempt: 1, Err: boom, Since: t0}, time.Second, t0.Add(time.Second), LinkReconnecting, false, 0},
+		{"down after attempts", data.ListenerState{Status: data.ListenerReconnecting, Attempt: 3, Err: boom, Since: t0}, time.Second, t0.Add(time.Second), LinkDown, false, 0},
+		{"down after time", data.ListenerState{Status: data.ListenerReconnecting, Attempt: 1, Err: boom, Since: t0}, 6 * time.Second, t0.Add(6 * time.Second), LinkDown, true, 0},
+		{"stopped", data.ListenerState{Status: data.ListenerStopped}, time.Second, t0, LinkDown, false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -254,10 +262,14 @@ func TestHealth(t *testing.T) {
 			if tt.syncedAgo >= 0 {
 				s.ApplySync(syncOf(0, nil), tt.now.Add(-tt.syncedAgo))
 			}
-			s.Apply(Batch{Conn: tt.conn}, at)
+			s.Apply(Batch{Conn: tt.conn, ReadInterval: tt.every}, at)
 			h := s.Health(tt.now)
 			if h.Link != tt.wantLink || h.Stale != tt.wantStale {
 				t.Errorf("Health = %v stale %v, want %v stale %v", h.Link, h.Stale, tt.wantLink, tt.wantStale)
+			}
+			if noAnswer := tt.conn.Status != data.ListenerReconnecting && tt.conn.Status != data.ListenerStopped &&
+				tt.wantLink != LinkLive && tt.wantLink != LinkConnecting; (h.NoAnswer > 0) != noAnswer {
+				t.Errorf("Health.NoAnswer = %v, want it set: %v", h.NoAnswer, noAnswer)
 			}
 			if tt.conn.Err != nil && !errors.Is(h.Err, tt.conn.Err) {
 				t.Errorf("Health.Err = %v, want %v", h.Err, tt.conn.Err)

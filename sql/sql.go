@@ -17,7 +17,10 @@ import "embed"
 // temporary schema can no longer shadow the types the SECURITY DEFINER
 // functions use; the table, the events and the notifications show public run
 // ids (lease.public_run_id), so the run id a program calls with is a secret
-// only it knows. Databases at version 1 must be migrated (Upgrade(1)).
+// only it knows. Databases at version 1 must be migrated (Upgrade(1)). A
+// promoted standby's first write moves the fence sequence and the event ids
+// past its WAL timeline's floor (lease.follow_timeline), so neither repeats
+// across a failover; the functions carry it, the tables are unchanged.
 const Version = 2
 
 //go:embed *.sql

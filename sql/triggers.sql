@@ -30,6 +30,7 @@ DECLARE
     ev lease.event;
     why text;
 BEGIN
+    IF lease.follow_timeline() THEN NULL; END IF; -- before the event: see follow_timeline
     IF TG_OP = 'INSERT' THEN
         INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder)
         VALUES (NEW.acquired_at, 'acquired', NEW.account_id, NEW.session_id, NEW.run_id,
@@ -67,6 +68,7 @@ AS $fn$
 DECLARE
     ev lease.event;
 BEGIN
+    IF lease.follow_timeline() THEN NULL; END IF; -- before the event: see follow_timeline
     INSERT INTO lease.event (at, kind) VALUES (clock_timestamp(), 'truncated') RETURNING * INTO ev;
     PERFORM pg_notify('lease_events', lease.event_json(ev));
     RETURN NULL;

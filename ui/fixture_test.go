@@ -81,6 +81,17 @@ func syncBatch(leases []data.Lease, events []data.Event) monitor.Batch {
 	}
 }
 
+// readBatch is the feed's periodic read of the leases renewed since the
+// last one (none here) at local time at: it proves the connection, as the
+// feed does every second.
+func readBatch(at time.Time) monitor.Batch {
+	srv := server.Add(at.Sub(base))
+	return monitor.Batch{
+		Items: []monitor.Item{{Delta: &data.Snapshot{Clock: data.NewClock(srv, at.Add(-time.Millisecond), at.Add(time.Millisecond))}, At: at}},
+		Conn:  data.ListenerState{Status: data.ListenerLive, Since: base.Add(-time.Minute)},
+	}
+}
+
 // newModel returns a model at size w x h on the fixed clock.
 func newModel(t *testing.T, w, h int, mutate ...func(*Config)) (*Model, *fixedClock) {
 	t.Helper()

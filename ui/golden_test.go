@@ -37,6 +37,12 @@ func TestGolden(t *testing.T) {
 		{"expiring_and_expired", 80, 24, nil, func(t *testing.T, m *Model, c *fixedClock) {
 			apply(m, syncBatch(loadedLeases(), nil))
 			c.Advance(3 * time.Second) // the countdowns move on the server clock
+			apply(m, readBatch(c.t))
+			m.Update(tickMsg(c.t))
+		}},
+		{"no_answer", 100, 8, nil, func(t *testing.T, m *Model, c *fixedClock) {
+			apply(m, syncBatch(loadedLeases()[:1], nil))
+			c.Advance(3 * time.Second) // no read answered since: the listener has not noticed yet
 			m.Update(tickMsg(c.t))
 		}},
 		{"events_takeover_and_zombie", 100, 30, nil, func(t *testing.T, m *Model, c *fixedClock) {
@@ -127,6 +133,7 @@ func TestGolden(t *testing.T) {
 			apply(m, monitor.Batch{Items: []monitor.Item{{Event: &data.Event{ID: 300, Kind: data.KindAcquired,
 				Key: data.Key{Account: "new", Session: "one"}, RunID: run(10), Fence: 60, At: server.Add(5 * time.Second),
 				ExpiresAt: server.Add(20 * time.Second)}, At: c.t}}, Conn: data.ListenerState{Status: data.ListenerLive}})
+			apply(m, readBatch(c.t))
 			m.Update(tickMsg(c.t))
 		}},
 		{"filtered", 80, 24, nil, func(t *testing.T, m *Model, c *fixedClock) {

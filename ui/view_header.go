@@ -57,19 +57,24 @@ func (m *Model) headerLine1() string {
 	st, s := m.state, m.styles
 	h := st.Health(m.now)
 	var link string
-	switch h.Link {
-	case monitor.LinkLive:
+	switch {
+	case h.Link == monitor.LinkLive:
 		link = s.live.Render("● LIVE")
-	case monitor.LinkConnecting:
+	case h.Link == monitor.LinkConnecting:
 		link = s.warn.Render("◌ CONNECTING")
-	case monitor.LinkPoll:
+	case h.Link == monitor.LinkPoll:
 		link = s.live.Render("◌ POLL " + h.Poll.String())
-	case monitor.LinkReconnecting:
+	case h.Link == monitor.LinkReconnecting && h.NoAnswer > 0:
+		link = s.warn.Render("↻ NO ANSWER") // the reads wait; the listener has not noticed yet
+	case h.Link == monitor.LinkReconnecting:
 		link = s.warn.Render(fmt.Sprintf("↻ RECONNECTING (attempt %d)", max(h.Attempt, 1)))
 	default:
 		link = s.bad.Render("✖ DOWN")
-		if h.Attempt > 0 {
+		switch {
+		case h.Attempt > 0:
 			link = s.bad.Render(fmt.Sprintf("✖ DOWN (attempt %d)", h.Attempt))
+		case h.NoAnswer > 0:
+			link = s.bad.Render("✖ DOWN (no answer)")
 		}
 	}
 	synced := s.bad.Render("not synced yet")

@@ -13,11 +13,16 @@ import (
 )
 
 // targets returns the runs a chaos action may hit, in a stable order: held
-// by a live, unfrozen device, for the conversation key when one is given.
-func (r *runner) targets(key *data.Key) []*activeRun {
+// by a live, unfrozen device, for the conversation key when one is given,
+// and still holding an unexpired lease in the database. A device reports a
+// run's end only after it happened, so a run it has just released, or a
+// zombie's run that was taken over while it was frozen and that it is about
+// to report lost, still looks active here: killing its process would lose
+// nothing, and the kill would show no takeover after process loss.
+func (r *runner) targets(ctx context.Context, key *data.Key) []*activeRun {
 	var out []*activeRun
 	for _, a := range r.active {
-		if a.proc.alive && !a.proc.frozen && (key == nil || a.key == *key) {
+		if a.proc.alive && !a.proc.frozen && (key == nil || a.key == *key) && r.holds(ctx, a) {
 			out = append(out, a)
 		}
 	}
@@ -25,9 +30,16 @@ func (r *runner) targets(key *data.Key) []*activeRun {
 	return out
 }
 
+// holds reports whether a's run holds an unexpired lease in the database,
+// on the server clock.
+func (r *runner) holds(ctx context.Context, a *activeRun) bool {
+	l, clock, ok, err := r.store.Lease(ctx, a.key)
+	return err == nil && ok && l.RunID == a.run && l.ExpiresAt.After(clock.At(time.Now()))
+}
+
 // act performs one chaos action on the pick-th target.
 func (r *runner) act(ctx context.Context, kind ActionKind, pick uint64, key *data.Key, reason string) (Line, error) {
-	ts := r.targets(key)
+	ts := r.targets(ctx, key)
 	if len(ts) == 0 {
 		return Line{}, errNoTarget
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -112,4 +113,81 @@ func atoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestKilledDemosFolderIsRemovedByTheNext kills a demo with SIGKILL, which
+// leaves its embedded server's folder behind (its server and devices stop by
+// themselves), and starts another: that one removes the dead demo's folder,
+// says so, and leaves the folder of a third demo that is still running
+// alone. The demos keep their folders in a temporary directory of the test
+// (TMPDIR), so other tests' and users' servers are not involved.
+func TestKilledDemosFolderIsRemovedByTheNext(t *testing.T) {
+	t.Parallel()
+	tmp, err := os.MkdirTemp("", "leasetop-demo-tmpdir-") // not t.TempDir: its parent is closed to the postgres user
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(tmp) })
+	if err := os.Chmod(tmp, 0o755); err != nil { // the server may run as postgres
+		t.Fatal(err)
+	}
+	env := []string{"TMPDIR=" + tmp}
+	args := []string{"demo", "--headless", "--ttl", "2s", "--accounts", "1", "--seed", "9", "--duration", "120s"}
+
+	killed := startLeasetopEnv(t, env, args...)
+	m := killed.waitFor(dataDirLine, 60*time.Second)
+	dir, serverPID := m[1], atoi(t, m[2])
+	killed.waitFor(firstGrant, 30*time.Second)
+	live := startLeasetopEnv(t, env, args...)
+	liveDir := live.waitFor(dataDirLine, 60*time.Second)[1]
+
+	kill := time.Now()
+	if err := killed.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed.wait(30 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
+	for alive(serverPID, dir) || len(processesUsing(t, dir)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed demo's server (pid %d) or processes in %s still run after 30s: %v", serverPID, dir, processesUsing(t, dir))
+		}
+		time.Sleep(20 * time.Millisecond) // polling for the processes to end, bounded by the deadline
+	}
+	stopped := time.Since(kill)
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the killed demo's folder %s is gone before the next demo (stat: %v): nothing to test", dir, err)
+	}
+
+	started := time.Now()
+	next := startLeasetopEnv(t, env, "demo", "--headless", "--ttl", "2s", "--accounts", "1", "--seed", "9", "--duration", "2s")
+	line := next.waitFor(dataDirLine, 60*time.Second)[0]
+	firstLine := time.Since(started)
+	if code := next.wait(60 * time.Second); code != 0 {
+		t.Errorf("the next demo exited %d, want 0\nstderr: %s", code, next.stderr.String())
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the killed demo's folder %s is still there after the next demo (stat: %v)", dir, err)
+	}
+	if want := "removed 1 folder(s) that killed demos left: " + dir; !strings.Contains(next.stdout(), want) {
+		t.Errorf("the next demo's first line %q does not say %q", line, want)
+	}
+	if _, err := os.Stat(filepath.Join(liveDir, "data")); err != nil {
+		t.Errorf("the running demo's folder %s was touched: %v", liveDir, err)
+	}
+	select {
+	case <-live.done:
+		t.Fatalf("the running demo stopped: %s", live.stderr.String())
+	default:
+	}
+	if err := live.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := live.wait(60 * time.Second); code != 130 {
+		t.Errorf("the running demo exited %d after SIGINT, want 130", code)
+	}
+	if _, err := os.Stat(liveDir); !os.IsNotExist(err) {
+		t.Errorf("the running demo's folder %s is still there after it ended (stat: %v)", liveDir, err)
+	}
+	t.Logf("FAULT demo-killed server_and_devices_stopped_after=%v next_demo_first_line_in=%v removed=1 live_demo_kept=true",
+		stopped.Round(time.Millisecond), firstLine.Round(time.Millisecond))
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/leasetop/leasetop/data"
@@ -41,6 +43,7 @@ func (e *EmbeddedError) Unwrap() error { return e.Err }
 func OpenDB(ctx context.Context, dsn string, cfg *Config) (*DB, error) {
 	db := &DB{}
 	if dsn == "" {
+		left := RemoveLeftovers(os.TempDir())
 		emb, err := StartEmbedded(ctx)
 		if errors.Is(err, pgserver.ErrNoBinaries) {
 			return nil, err
@@ -50,6 +53,9 @@ func OpenDB(ctx context.Context, dsn string, cfg *Config) (*DB, error) {
 		}
 		db.embedded, dsn = emb, emb.URL()
 		db.where = fmt.Sprintf("embedded PostgreSQL in %s (port %d, pid %d), removed on exit", emb.Dir(), emb.Port(), emb.PID())
+		if len(left) > 0 {
+			db.where += fmt.Sprintf("; removed %d folder(s) that killed demos left: %s", len(left), strings.Join(left, ", "))
+		}
 	} else {
 		cfg.Prefix = sharedPrefix()
 	}

@@ -20,9 +20,11 @@ type Embedded struct {
 // StartEmbedded starts a throwaway server from the installed PostgreSQL
 // binaries (as the postgres user when running as root), creates the demo
 // database and migrates it. It returns pgserver.ErrNoBinaries, whose message
-// says how to install them, when there are none.
+// says how to install them, when there are none. The server's folder holds
+// a file naming this process, so that RemoveLeftovers can remove the folder
+// if this process is killed before Close.
 func StartEmbedded(ctx context.Context) (*Embedded, error) {
-	srv, err := pgserver.Start(ctx, pgserver.Options{})
+	srv, err := pgserver.Start(ctx, pgserver.Options{Claim: claim})
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,12 @@ type demoProc struct {
 // (the demo then starts its own server unless --dsn is given).
 func startLeasetop(t *testing.T, args ...string) *demoProc {
 	t.Helper()
+	return startLeasetopEnv(t, nil, args...)
+}
+
+// startLeasetopEnv is startLeasetop with extra environment ("NAME=value").
+func startLeasetopEnv(t *testing.T, env []string, args ...string) *demoProc {
+	t.Helper()
 	p := &demoProc{t: t, changed: make(chan struct{}, 1), done: make(chan struct{})}
 	p.cmd = exec.Command(leasetopBin, args...)
 	for _, kv := range os.Environ() {
@@ -40,6 +46,7 @@ func startLeasetop(t *testing.T, args ...string) *demoProc {
 			p.cmd.Env = append(p.cmd.Env, kv)
 		}
 	}
+	p.cmd.Env = append(p.cmd.Env, env...)
 	p.cmd.Stderr = &p.stderr
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 func TestTransitionsExactlyOnceAcrossListenerKill(t *testing.T) {
 	db := pgtest.New(t)
 	pool := db.Pool(t)
-	bin := psqlPath(t)
+	bin := pgtest.PSQLPath(t)
 	p := startExporter(t, db.URL)
 	p.waitMetrics(t, 30*time.Second, "the first sync", func(m metricSet) bool {
 		return m[`leasetop_feed_state{state="live"}`] == 1 && m["leasetop_resyncs_total"] >= 1
@@ -29,10 +29,10 @@ func TestTransitionsExactlyOnceAcrossListenerKill(t *testing.T) {
 
 	// Before the kill: leases to release, force-release and take over later.
 	for i := range 5 {
-		psql(t, bin, db.URL, fmt.Sprintf(`SELECT lease.acquire('acct', 'held-%d', '00000000-0000-0000-0000-00000000000%d', '1 hour', 'psql')`, i, i+1))
+		pgtest.PSQL(t, bin, db.URL, fmt.Sprintf(`SELECT lease.acquire('acct', 'held-%d', '00000000-0000-0000-0000-00000000000%d', '1 hour', 'psql')`, i, i+1))
 	}
 	for i := range 3 {
-		psql(t, bin, db.URL, fmt.Sprintf(`SELECT lease.acquire('acct', 'short-%d', '00000000-0000-0000-0000-0000000000b%d', '1 millisecond', 'psql')`, i, i))
+		pgtest.PSQL(t, bin, db.URL, fmt.Sprintf(`SELECT lease.acquire('acct', 'short-%d', '00000000-0000-0000-0000-0000000000b%d', '1 millisecond', 'psql')`, i, i))
 	}
 	waitCounted(t, p, pool, "the transitions before the kill")
 	resyncs := p.metrics(t)["leasetop_resyncs_total"]
@@ -56,7 +56,7 @@ func TestTransitionsExactlyOnceAcrossListenerKill(t *testing.T) {
 	}
 	killed := time.Now()
 	for _, s := range stmts {
-		psql(t, bin, db.URL, s)
+		pgtest.PSQL(t, bin, db.URL, s)
 	}
 	written := time.Now()
 	want := waitCounted(t, p, pool, "every transition made while the listener reconnected")

@@ -199,7 +199,7 @@ func containsLabel(series, label string) bool {
 func TestHistogramsFromEvents(t *testing.T) {
 	db := pgtest.New(t)
 	pool := db.Pool(t)
-	bin := psqlPath(t)
+	bin := pgtest.PSQLPath(t)
 	p := startExporter(t, db.URL)
 	p.waitMetrics(t, 30*time.Second, "the first sync", func(m metricSet) bool { return m["leasetop_resyncs_total"] >= 1 })
 
@@ -211,7 +211,7 @@ func TestHistogramsFromEvents(t *testing.T) {
 		`SELECT lease.acquire('h', 'take', gen_random_uuid(), '1 millisecond', 'psql')`,
 		`SELECT lease.acquire('h', 'take', gen_random_uuid(), '1 hour', 'psql')`,
 	} {
-		psql(t, bin, db.URL, s)
+		pgtest.PSQL(t, bin, db.URL, s)
 	}
 	want := waitCounted(t, p, pool, "the six transitions")
 	if want["taken_over"] != 1 {

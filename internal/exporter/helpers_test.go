@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -251,31 +250,4 @@ func dbTransitions(t *testing.T, pool *pgxpool.Pool) map[string]int64 {
 		t.Fatalf("count events: %v", err)
 	}
 	return out
-}
-
-// psqlPath finds psql: on PATH, else next to the server binaries.
-func psqlPath(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("psql"); err == nil {
-		return p
-	}
-	if ps, _ := filepath.Glob("/usr/lib/postgresql/*/bin/psql"); len(ps) > 0 {
-		return ps[len(ps)-1]
-	}
-	t.Fatal("psql not found: install the PostgreSQL client (apt-get install postgresql-client)")
-	return ""
-}
-
-// psql runs one SQL command in its own psql process (an independent client,
-// as a shell script would be) and returns its unaligned output.
-func psql(t *testing.T, bin, dsn, sql string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("psql -c %q: %v: %s", sql, err, out)
-	}
-	return strings.TrimSpace(string(out))
 }

@@ -128,11 +128,13 @@ func TestHolderBlackhole(t *testing.T) {
 
 // Fault 4: the network between the monitor (in the terminal's
 // configuration) and the database is blackholed while holders churn. Within
-// seconds the header shows the picture as stale (no read succeeded for
-// monitor.StaleAfter), then leaves LIVE (the listener pings itself after 5 s
-// of silence and drops a connection that does not answer within 3 s), then
-// shows DOWN; after the network heals it is LIVE again and has caught up
-// with every transition it missed.
+// seconds the header leaves LIVE: the feed reads the database every second,
+// and a read unanswered for a second more plus monitor.NoAnswerAfter says
+// NO ANSWER, before the listener notices (it pings itself after 5 s of
+// silence and drops a connection that does not answer within 3 s). The
+// picture shows as stale (no read succeeded for monitor.StaleAfter), then
+// DOWN; after the network heals it is LIVE again and has caught up with
+// every transition it missed.
 func TestMonitorBlackhole(t *testing.T) {
 	r := newRig(t, 3)
 	proxy, via := r.proxied()
@@ -142,12 +144,19 @@ func TestMonitorBlackhole(t *testing.T) {
 
 	proxy.Blackhole()
 	cut := time.Now()
+	var left monitor.Health
+	waitMirror(t, m, 30*time.Second, "the header to leave LIVE", func(s *monitor.State) bool {
+		left = s.Health(time.Now())
+		return left.Link != monitor.LinkLive
+	})
+	noticed := time.Since(cut)
+	if left.NoAnswer == 0 {
+		t.Errorf("the header left LIVE for %v only when the listener noticed (%v), want it to leave on the unanswered reads first", left.Link, left.Err)
+	}
 	waitMirror(t, m, 30*time.Second, "the header to show the picture stale", func(s *monitor.State) bool {
 		return s.Health(time.Now()).Stale
 	})
 	stale := time.Since(cut)
-	waitMirror(t, m, 30*time.Second, "the header to leave LIVE", func(s *monitor.State) bool { return !live(s) })
-	noticed := time.Since(cut)
 	waitMirror(t, m, 30*time.Second, "the header to show DOWN", func(s *monitor.State) bool {
 		return s.Health(time.Now()).Link == monitor.LinkDown
 	})

@@ -42,6 +42,9 @@ type crewConfig struct {
 	// sticky is how many holders (the first ones) keep each lease they get
 	// until they lose it or the crew stops.
 	sticky int
+	// name prefixes the holders' labels (name-0, name-1, ...), for a rig with
+	// two crews. Default "holder".
+	name string
 }
 
 // startCrew starts the holders; stop them with stop (also done when the test
@@ -69,7 +72,7 @@ func (r *rig) startCrew(cfg crewConfig) *crew {
 			r.t.Fatalf("holder %d: lease.New: %v", i, err)
 		}
 		closers = append(closers, client.Close, leaseStore.Close, writes.Close)
-		h := &holder{rig: r, name: fmt.Sprintf("holder-%d", i), client: client, writes: writes,
+		h := &holder{rig: r, name: fmt.Sprintf("%s-%d", cmp.Or(cfg.name, "holder"), i), client: client, writes: writes,
 			hold: cmp.Or(cfg.hold, 500*time.Millisecond), sticky: i < cfg.sticky, rng: rand.New(rand.NewPCG(uint64(i), uint64(len(r.keys))))}
 		c.wg.Go(func() { h.loop(ctx) })
 	}
@@ -133,6 +136,7 @@ func (h *holder) loop(ctx context.Context) {
 			d = time.Hour
 		}
 		h.work(ctx, l, d)
+		h.rig.stopped(l)
 		_ = l.Release(context.Background()) // an unreachable database: it expires by itself
 		h.rig.ended(l, errors.Is(l.Err(), lease.ErrLost))
 	}

@@ -18,8 +18,12 @@
 // transitions, a monitor that takes nothing for a long time, holder
 // processes killed with SIGKILL or frozen with SIGSTOP, a database
 // clock hours away from the holders' and the monitor's, the transaction
-// pooler (PgBouncer) the holders and monitors go through restarted, and the
-// hot standby a read-only monitor watches promoted.
+// pooler (PgBouncer) the holders and monitors go through restarted, the
+// hot standby a read-only monitor watches promoted, a failover to a
+// streaming standby (synchronous and asynchronous replication) while holders
+// and the monitor work through a two-host DSN, and every consumer of the
+// feed (events --follow, the monitor's events pane, the exporter) across
+// backend kills, a server restart and a pooler restart.
 //
 // The package also holds the bad-input cases that need a terminal or the
 // built binary (`leasetop watch` at 20x5 and its connection errors) and

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/internal/audit"
+	"github.com/leasetop/leasetop/internal/pgserver"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/monitor"
 )
@@ -27,13 +28,7 @@ func TestServerRestart(t *testing.T) {
 	c := r.startCrew(crewConfig{holders: 4, lease: crewTTL(ttl), sticky: 1})
 	r.waitRuns(t, 5)
 	pgtest.Eventually(t, 30*time.Second, "the sticky holder to hold a lease", func() bool { return r.holds("holder-0") })
-	t.Cleanup(func() {
-		if srv.PID() == 0 {
-			if err := srv.Restart(context.Background()); err != nil {
-				t.Errorf("restart the server: %v", err)
-			}
-		}
-	})
+	restartWhenDone(t, srv)
 
 	down := time.Now()
 	srv.Stop()
@@ -76,4 +71,17 @@ func TestServerRestart(t *testing.T) {
 	}
 	report(t, "server-restart", append([]any{"shutdown_took", stopped, "monitor_noticed_in", noticed, "outage", outage,
 		"converged_in", converged, "first_run_after_restart_in", recovered, "leases_lost", lost}, tallyKV(tally)...)...)
+}
+
+// restartWhenDone starts srv (the server the package's tests share) again
+// when t ends, if t left it stopped.
+func restartWhenDone(t *testing.T, srv *pgserver.Server) {
+	t.Helper()
+	t.Cleanup(func() {
+		if srv.PID() == 0 {
+			if err := srv.Restart(context.Background()); err != nil {
+				t.Errorf("restart the server: %v", err)
+			}
+		}
+	})
 }

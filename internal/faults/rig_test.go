@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
@@ -35,6 +36,9 @@ type rig struct {
 
 	mu  sync.Mutex
 	rec *audit.Record
+	// when each run started, stopped working (before its release) and
+	// ended, as the holder saw it (local clock)
+	startedAt, stoppedAt, endedAt map[uuid.UUID]time.Time
 }
 
 // newRig makes a rig on a fresh database of the package's server with
@@ -47,7 +51,8 @@ func newRig(t *testing.T, sessions int) *rig {
 // newRigOn makes a rig on the migrated database at dsn.
 func newRigOn(t *testing.T, dsn string, sessions int) *rig {
 	t.Helper()
-	r := &rig{t: t, url: dsn, store: openStore(t, dsn), rec: audit.NewRecord([]string{account}, 0)}
+	r := &rig{t: t, url: dsn, store: openStore(t, dsn), rec: audit.NewRecord([]string{account}, 0),
+		startedAt: map[uuid.UUID]time.Time{}, stoppedAt: map[uuid.UUID]time.Time{}, endedAt: map[uuid.UUID]time.Time{}}
 	if _, err := demo.Setup(context.Background(), r.store.Pool()); err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +95,15 @@ func (r *rig) started(l *lease.Lease) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rec.Started[l.RunID()] = audit.StartedRun{Key: l.Key(), Fence: l.Fence(), Holder: l.Holder()}
+	r.startedAt[l.RunID()] = time.Now()
+}
+
+// stopped records that a holder stopped working under l (it releases it
+// next).
+func (r *rig) stopped(l *lease.Lease) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stoppedAt[l.RunID()] = time.Now()
 }
 
 // ended records how a holder's run ended: released, or lost.
@@ -101,6 +115,7 @@ func (r *rig) ended(l *lease.Lease, lost bool) {
 		how = audit.EndLost
 	}
 	r.rec.Ended[l.RunID()] = how
+	r.endedAt[l.RunID()] = time.Now()
 }
 
 // killed records that the process labelled holder was killed on purpose:

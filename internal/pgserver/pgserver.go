@@ -8,9 +8,10 @@
 //
 // The parts of a production deployment come from the same server:
 // StartStandby makes a streaming hot standby of it (pg_basebackup -R -X
-// stream), which can be stopped hard (StopImmediate), restarted and promoted
-// like a primary, and StartBouncer puts a real PgBouncer in transaction mode
-// in front of it.
+// stream), which can be stopped hard (StopImmediate), restarted, cut off
+// from its primary (Detach: an asynchronous standby fallen behind) and
+// promoted like a primary; Synchronous makes the primary wait for it. And
+// StartBouncer puts a real PgBouncer in transaction mode in front of it.
 package pgserver
 
 import (
@@ -50,7 +51,17 @@ type Options struct {
 	// Env is extra environment ("NAME=value") for the server's processes,
 	// for example LD_PRELOAD=libfaketime.so.1 to skew its clock in a test.
 	Env []string
+	// Claim, when set, is called with the server's temporary folder right
+	// after it is made, before anything else is written to it (the demo
+	// leaves a file there naming the process that owns the folder, so that
+	// a later demo can remove it once that process is gone). Its error
+	// stops Start.
+	Claim func(dir string) error
 }
+
+// DirPrefix begins the name of every server's temporary folder (in
+// os.TempDir()).
+const DirPrefix = "leasetop-pg-"
 
 // Server is a running throwaway PostgreSQL server.
 type Server struct {
@@ -77,8 +88,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if s.cred, err = serverCredential(); err != nil {
 		return nil, err
 	}
-	if s.dir, err = os.MkdirTemp("", "leasetop-pg-"); err != nil {
+	if s.dir, err = os.MkdirTemp("", DirPrefix); err != nil {
 		return nil, fmt.Errorf("create temporary folder: %w", err)
+	}
+	if opts.Claim != nil {
+		if err := opts.Claim(s.dir); err != nil {
+			s.removeDir()
+			return nil, err
+		}
 	}
 	if err := s.initdb(ctx); err != nil {
 		s.removeDir()

@@ -36,7 +36,7 @@ func (s *Server) StartStandby(ctx context.Context, opts StandbyOptions) (*Server
 	}
 	st := &Server{bin: s.bin, opts: opts.Options, password: s.password, cred: s.cred}
 	var err error
-	if st.dir, err = os.MkdirTemp("", "leasetop-pg-standby-"); err != nil {
+	if st.dir, err = os.MkdirTemp("", DirPrefix+"standby-"); err != nil {
 		return nil, fmt.Errorf("create temporary folder: %w", err)
 	}
 	if st.cred != nil {
@@ -148,3 +148,67 @@ func (s *Server) queryRow(ctx context.Context, sql string, dst any, args ...any)
 	defer conn.Close(ctx)
 	return conn.QueryRow(ctx, sql, args...).Scan(dst)
 }
+
+// Synchronous makes s (a primary) replicate synchronously to the standby
+// named name (StandbyOptions.Name): with synchronous_standby_names set, a
+// commit returns only once that standby has flushed it. s must have been
+// started with synchronous_commit = on (Options.Settings: the throwaway
+// server's default is off, and a start-up setting outranks ALTER SYSTEM). It
+// waits up to 30 s until the standby streams as the synchronous one.
+func (s *Server) Synchronous(ctx context.Context, name string) error {
+	var commit string
+	if err := s.queryRow(ctx, `SELECT current_setting('synchronous_commit')`, &commit); err != nil {
+		return fmt.Errorf("synchronous replication: %w", err)
+	}
+	if commit != "on" {
+		return fmt.Errorf("synchronous replication: synchronous_commit is %q: start the primary with synchronous_commit=on", commit)
+	}
+	for _, stmt := range []string{`ALTER SYSTEM SET synchronous_standby_names = ` + quoteLiteral(name), `SELECT pg_reload_conf()`} {
+		if err := s.exec(ctx, stmt); err != nil {
+			return fmt.Errorf("synchronous replication: %w", err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		var sync bool
+		err := s.queryRow(ctx, `SELECT EXISTS (SELECT FROM pg_stat_replication WHERE application_name = $1 AND sync_state = 'sync')`, &sync, name)
+		if err == nil && sync {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("standby %s did not become synchronous: %w", name, ctx.Err())
+		case <-time.After(10 * time.Millisecond): // polling a condition until ctx ends
+		}
+	}
+}
+
+// Detach stops the standby s streaming from its primary (primary_conninfo
+// emptied): whatever the primary commits from now on never reaches s, as
+// with an asynchronous standby that has fallen behind when the primary
+// dies. It waits up to 30 s until the WAL receiver has stopped.
+func (s *Server) Detach(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for _, stmt := range []string{`ALTER SYSTEM SET primary_conninfo = ''`, `SELECT pg_reload_conf()`} {
+		if err := s.exec(ctx, stmt); err != nil {
+			return fmt.Errorf("detach the standby: %w", err)
+		}
+	}
+	for {
+		var streaming bool
+		err := s.queryRow(ctx, `SELECT EXISTS (SELECT FROM pg_stat_wal_receiver)`, &streaming)
+		if err == nil && !streaming {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the standby on port %d still streams: %w", s.port, ctx.Err())
+		case <-time.After(10 * time.Millisecond): // polling a condition until ctx ends
+		}
+	}
+}
+
+// quoteLiteral quotes s as an SQL string literal.
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
