@@ -45,7 +45,7 @@ func TestFunctionAttributes(t *testing.T) {
 		"prune_events":    owner,
 		"notify_renewals": invoker, "set_notify_renewals": invoker,
 		"check_key": invoker, "check_ttl": invoker, "check_label": invoker, "public_run_id": invoker, "event_json": invoker,
-		"safe_text": {},
+		"safe_text": {}, "timeline_floor": {}, "follow_timeline": {}, "move_past_timeline": invoker,
 	}
 	db := pgtest.New(t)
 	rows, err := db.Conn(t).Query(context.Background(), `
