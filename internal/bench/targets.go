@@ -27,6 +27,7 @@ type comparison struct {
 func comparisons() []comparison {
 	return []comparison{
 		{name: "acquire p50 / plain UPSERT p50", num: "acquire", den: "upsert", stat: "p50", op: "<=", limit: 1.5},
+		{name: "acquire+release cycles/s / the seed's UPSERT+DELETE cycles/s", num: "cycle", den: "seed-cycle", stat: "ops", op: ">=", limit: 0.8},
 		{name: "renew ops/s / renew without trigger ops/s", num: "renew", den: "renew-notrigger", stat: "ops", op: ">=", limit: 0.9},
 		{name: "handoff p50, NOTIFY wake-up", num: "handoff-notify", stat: "p50", op: "<=", limit: 5},
 		{name: "takeover after a dead holder's expiry p50", num: "takeover", stat: "p50", op: "<=", limit: 30},
@@ -52,6 +53,8 @@ func comparisons() []comparison {
 		{name: "acquire ops/s / acquire without trigger ops/s", num: "acquire", den: "acquire-notrigger", stat: "ops"},
 		{name: "acquire ops/s / plain UPSERT ops/s", num: "acquire", den: "upsert", stat: "ops"},
 		{name: "acquire of a free key p50 / plain UPSERT p50", num: "acquire-fresh", den: "upsert", stat: "p50"},
+		{name: "acquire of a free key p50 / the seed's UPSERT p50", num: "acquire-fresh", den: "seed-upsert", stat: "p50"},
+		{name: "release p50 / the seed's DELETE p50", num: "release", den: "seed-delete", stat: "p50"},
 		{name: "contended acquire p50 / contended UPSERT p50", num: "acquire-contended", den: "upsert-contended", stat: "p50"},
 		{name: "renew p50 / renew without trigger p50", num: "renew", den: "renew-notrigger", stat: "p50"},
 		{name: "renew with notify_renewals ops/s / renew without trigger ops/s", num: "renew-notify", den: "renew-notrigger", stat: "ops"},
