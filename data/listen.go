@@ -184,7 +184,10 @@ func (s *Store) NewListener(cfg ListenerConfig) *Listener {
 	return l
 }
 
-// Events delivers decoded notifications in commit order. Anyone who may
+// Events delivers decoded notifications in the order they were sent: the
+// trigger's in commit order, the Go library's right after each commit (so
+// two of them on different connections may cross), and transitions whose
+// notification never came as the catch-up reads them. Anyone who may
 // connect can NOTIFY: a notification is a claim, to be read back from
 // lease.event before it is believed.
 func (l *Listener) Events() <-chan Event { return l.events }

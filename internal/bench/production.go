@@ -53,8 +53,8 @@ func poolerCycles(ctx context.Context, r *run, w workload) ([]Result, error) {
 		pooled = append(pooled, conn)
 	}
 	members := []*member{
-		{w: workload{name: w.name + "-direct"}, l: cycleAs(w.name+"-direct", "lease.acquire + lease.release on direct connections, interleaved with "+w.name)},
-		{w: workload{name: w.name}, l: cycleAs(w.name, "lease.acquire + lease.release through the transaction pooler (cache_describe)")},
+		{w: workload{name: w.name + "-direct"}, l: cycleAs(r, w.name+"-direct", "lease.acquire + lease.release on direct connections, interleaved with "+w.name)},
+		{w: workload{name: w.name}, l: cycleAs(r, w.name, "lease.acquire + lease.release through the transaction pooler (cache_describe)")},
 	}
 	r.prepare(ctx, members[0], direct)
 	r.prepare(ctx, members[1], pooled)
@@ -63,8 +63,8 @@ func poolerCycles(ctx context.Context, r *run, w workload) ([]Result, error) {
 }
 
 // cycleAs is the cycle workload's op, reported as one row named name.
-func cycleAs(name, desc string) loop {
-	l := cycle(nil)
+func cycleAs(r *run, name, desc string) loop {
+	l := cycle(r)
 	l.tag, l.rows = name, []row{{name: name, desc: desc}}
 	return l
 }

@@ -35,7 +35,7 @@ func workloads() []workload {
 		{name: "upsert", set: "acquire", loop: plainUpsert, desc: "plain PK UPSERT (acquire's statement) on a copy of the table without trigger"},
 		{name: "acquire-notrigger", set: "acquire", loop: acquireNoTrigger, desc: "lease.acquire's code on the copy without trigger (no event row, no NOTIFY)"},
 		{name: "acquire-eventonly", set: "acquire", loop: acquireEventOnly, desc: "lease.acquire's code on a copy whose trigger writes the event row but does not NOTIFY"},
-		{name: "acquire", set: "acquire", loop: acquire, desc: "lease.acquire, uncontended: takes over the client's own expired keys (event row + NOTIFY)"},
+		{name: "acquire", set: "acquire", loop: acquire, desc: "lease.acquire as the library makes it, uncontended: takes over the client's own expired keys (event row; the notification after the commit)"},
 		{name: "upsert-contended", set: "contended", loop: upsertContended, desc: "the UPSERT on one key held by another run, all clients at once"},
 		{name: "acquire-contended", set: "contended", loop: acquireContended, desc: "lease.acquire on one key held by another run, all clients at once"},
 		{name: "seed-cycle", set: "cycle", loop: seedCycle},
