@@ -74,7 +74,11 @@ var (
 
 // The library's acquire and release. QuietAcquire's call takes Acquire's
 // parameters and returns its rows; QuietRelease's takes Release's and
-// returns its boolean.
+// returns its boolean. A release's transaction also commits without waiting
+// for its WAL flush (synchronous_commit off for that transaction alone): a
+// release lost in a crash is harmless, the lease then expires by itself, and
+// the next acquire of the key, which waits for its own flush, makes the
+// release durable first (WAL is flushed in order).
 var (
 	QuietAcquire = Quiet{
 		Setup:  `SELECT ` + optOut,
@@ -82,7 +86,7 @@ var (
 		Notify: Statement{notifyOwn(`'acquired', 'taken_over'`), keyRun},
 	}
 	QuietRelease = Quiet{
-		Setup:  `SELECT ` + optOut,
+		Setup:  `SELECT ` + optOut + `, set_config('synchronous_commit', 'off', true)`,
 		Call:   Statement{Release, keyRun},
 		Notify: Statement{notifyOwn(`'released'`), keyRun},
 	}
