@@ -44,6 +44,7 @@ func comparisons() []comparison {
 		{name: "acquire+release cycles/s through PgBouncer / direct", num: "pooler", den: "pooler-direct", stat: "ops"},
 		{name: "acquire+release p50 through PgBouncer / direct", num: "pooler", den: "pooler-direct", stat: "p50"},
 		{name: "idle poll at 100,000 leases, server time p50", num: "poll-cost-server", stat: "p50"},
+		{name: "idle catch-up read of a listening feed at 100,000 leases, server time p50", num: "listen-cost-server", stat: "p50"},
 
 		{name: "acquire without trigger p50 / plain UPSERT p50 (the function's cost)", num: "acquire-notrigger", den: "upsert", stat: "p50"},
 		{name: "acquire p50 / acquire without trigger p50 (the trigger's cost)", num: "acquire", den: "acquire-notrigger", stat: "p50"},

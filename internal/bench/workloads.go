@@ -52,6 +52,7 @@ func workloads() []workload {
 		{name: "propagation-poll-1000", run: pollPropagationWorkload(1000, pollEvery)},
 		{name: "pooler", run: poolerCycles, optIn: true},
 		{name: "poll-cost", run: pollCost, optIn: true},
+		{name: "listen-cost", run: listenCost, optIn: true},
 		{name: "monitor", run: monitorScale, optIn: true},
 		{name: "exporter", run: exporterScale, optIn: true},
 	}
