@@ -53,6 +53,13 @@ type ListenerConfig struct {
 	// PollLimit caps the rows one poll reads; a full page is followed by
 	// the next one at once. Default 1000.
 	PollLimit int
+	// CatchUp is how often a listening listener reads lease.event by id for
+	// transitions whose notification never came: the Go library notifies
+	// right after its commit, and a process that dies in between leaves a
+	// committed transition unnotified (catchup.go). Such a row is delivered
+	// on Events as if notified. Default 300 ms (DefaultCatchUp); negative:
+	// never.
+	CatchUp time.Duration
 }
 
 // ListenerStatus is a listener's connection status.
@@ -135,8 +142,11 @@ type Listener struct {
 	conns    int // connections made: a probe is about the one it started on
 	fails    int // failed attempts and lost connections, ever
 
+	catch catchUp // the catch-up's cursor and what was heard (catchup.go)
+
 	malformed atomic.Int64
 	dropped   atomic.Int64
+	caughtUp  atomic.Int64
 }
 
 // NewListener returns a listener on the store's database. Start it with Run.
@@ -150,6 +160,7 @@ func (s *Store) NewListener(cfg ListenerConfig) *Listener {
 	cfg.FallbackPoll = cmp.Or(cfg.FallbackPoll, DefaultFallbackPoll)
 	cfg.PollWindow = cmp.Or(cfg.PollWindow, 1000)
 	cfg.PollLimit = cmp.Or(cfg.PollLimit, 1000)
+	cfg.CatchUp = cmp.Or(cfg.CatchUp, DefaultCatchUp)
 	l := &Listener{
 		store:   s,
 		cfg:     cfg,
@@ -173,7 +184,10 @@ func (s *Store) NewListener(cfg ListenerConfig) *Listener {
 	return l
 }
 
-// Events delivers decoded notifications in commit order. Anyone who may
+// Events delivers decoded notifications in the order they were sent: the
+// trigger's in commit order, the Go library's right after each commit (so
+// two of them on different connections may cross), and transitions whose
+// notification never came as the catch-up reads them. Anyone who may
 // connect can NOTIFY: a notification is a claim, to be read back from
 // lease.event before it is believed.
 func (l *Listener) Events() <-chan Event { return l.events }
@@ -205,6 +219,10 @@ func (l *Listener) Malformed() int64 { return l.malformed.Load() }
 // behind (each followed by a Resync).
 func (l *Listener) Dropped() int64 { return l.dropped.Load() }
 
+// CaughtUp returns how many transitions the listener delivered from
+// lease.event because their notification never came (ListenerConfig.CatchUp).
+func (l *Listener) CaughtUp() int64 { return l.caughtUp.Load() }
+
 // Run listens until ctx is cancelled, reconnecting as needed, or polls when
 // listening cannot work. It returns nil when ctx is cancelled, and a
 // *DSNError at once when ListenerConfig.DSN does not parse.
@@ -234,6 +252,7 @@ func (l *Listener) listen(ctx context.Context) PollReason {
 	connCtx, cancel := context.WithCancelCause(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { l.watch(connCtx, cancel) })
+	wg.Go(func() { l.runCatchUp(connCtx) })
 	pl := &pgxlisten.Listener{
 		Connect: l.connect,
 		LogError: func(ctx context.Context, err error) {
@@ -380,6 +399,7 @@ func (l *Listener) proveNew(ctx context.Context, cancel context.CancelCauseFunc)
 		cancel(err)
 	default:
 		l.touch()
+		l.startCatchUp(ctx)
 		l.setStatus(ListenerLive, nil)
 		signal(l.resync)
 	}
@@ -433,13 +453,20 @@ func (h eventHandler) HandleNotification(_ context.Context, n *pgconn.Notificati
 		l.malformed.Add(1)
 		return nil // counted and dropped; an error here would read as a connection failure
 	}
+	l.catch.hear(ev)
+	l.deliver(ev)
+	return nil
+}
+
+// deliver queues ev for the consumer without blocking: when Events is full
+// it drops ev, counts it and signals Resync.
+func (l *Listener) deliver(ev Event) {
 	select {
 	case l.events <- ev:
 	default:
 		l.dropped.Add(1)
 		signal(l.resync)
 	}
-	return nil
 }
 
 // HandleBacklog runs once LISTEN lease_events has completed.

@@ -1,9 +1,15 @@
 package data_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/leasetop/leasetop/internal/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(envNotifier); mode != "" { // this binary, started by a test as the notifier
+		os.Exit(notifierMain(mode))
+	}
+	pgtest.Main(m)
+}

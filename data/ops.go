@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasetop/leasetop/internal/sqlcall"
 )
@@ -23,28 +24,63 @@ import (
 //
 // lease.acquire refuses a grant whose fence another run overtook in a race
 // (SQLSTATE 40001, nothing granted); Acquire retries it, up to 3 times.
+//
+// Acquire and Release send the ownership notification themselves, right
+// after their commit and in the same round trip, instead of the trigger
+// inside it (see call).
 func (s *Store) Acquire(ctx context.Context, key Key, runID uuid.UUID, ttl time.Duration, holder string) (Grant, error) {
 	if err := validateAcquire(key, runID, ttl, holder); err != nil {
 		return Grant{}, err
 	}
 	var (
-		g   Grant
-		err error
+		g     Grant
+		found bool
+		err   error
 	)
+	scan := func(rows pgx.Rows) error {
+		for rows.Next() {
+			found = true
+			if err := rows.Scan(&g.RunID, &g.Fence, &g.ExpiresAt); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}
 	for attempt := 1; attempt <= 3; attempt++ {
-		err = s.pool.QueryRow(ctx, sqlcall.Acquire,
-			key.Account, key.Session, runID, ttl, holder).Scan(&g.RunID, &g.Fence, &g.ExpiresAt)
+		found = false
+		err = s.call(ctx, sqlcall.QuietAcquire, key, runID, []any{key.Account, key.Session, runID, ttl, holder}, scan)
 		if !isSerializationFailure(err) {
 			break
 		}
 	}
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Grant{}, s.held(ctx, key)
-	}
 	if err != nil {
 		return Grant{}, fmt.Errorf("acquire %s: %w", key, translate(err))
 	}
+	if !found {
+		return Grant{}, s.held(ctx, key)
+	}
 	return g, nil
+}
+
+// call makes one of the lease functions' calls on a connection of the
+// pool, as sqlcall.Quiet does: the call in its own transaction, opted out
+// of the trigger's NOTIFY, and the same notification sent right after the
+// commit from a transaction that writes nothing, in one round trip. A role
+// that may not send it (no EXECUTE on lease.event_json) leaves the store to
+// plain calls from then on, notified by the trigger; the transition whose
+// notification was refused is committed, and listeners read it from
+// lease.event (ListenerConfig.CatchUp).
+func (s *Store) call(ctx context.Context, q sqlcall.Quiet, key Key, runID uuid.UUID, args []any, scan func(pgx.Rows) error) error {
+	o := s.calls
+	o.Plain = o.Plain || s.plainCalls.Load()
+	o.AfterCommit = s.afterCommit
+	return s.pool.AcquireFunc(ctx, func(c *pgxpool.Conn) error {
+		notifyErr, err := q.Run(ctx, c.Conn(), o, args, []any{key.Account, key.Session, PublicRunID(runID)}, scan)
+		if errors.Is(translate(notifyErr), ErrPermission) {
+			s.plainCalls.Store(true)
+		}
+		return err
+	})
 }
 
 func validateAcquire(key Key, runID uuid.UUID, ttl time.Duration, holder string) error {
@@ -104,7 +140,14 @@ func (s *Store) Release(ctx context.Context, key Key, runID uuid.UUID) (bool, er
 		return false, err
 	}
 	var ok bool
-	err := s.pool.QueryRow(ctx, sqlcall.Release, key.Account, key.Session, runID).Scan(&ok)
+	err := s.call(ctx, sqlcall.QuietRelease, key, runID, []any{key.Account, key.Session, runID}, func(rows pgx.Rows) error {
+		for rows.Next() {
+			if err := rows.Scan(&ok); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
 	if err != nil {
 		return false, fmt.Errorf("release %s: %w", key, translate(err))
 	}

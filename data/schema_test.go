@@ -144,3 +144,32 @@ func TestTextRulesAgree(t *testing.T) {
 }
 
 var errRollback = errors.New("roll back")
+
+// TestEventKindIsChecked: lease.event takes only the kinds the protocol
+// writes (a domain since the check moved off the table), in a new schema and
+// in one upgraded from version 1, whose rows kept their kinds.
+func TestEventKindIsChecked(t *testing.T) {
+	ctx := context.Background()
+	fresh := pgtest.New(t).Conn(t)
+	upgraded := pgtest.NewEmpty(t).Conn(t)
+	createV1(t, upgraded)
+	if err := data.Migrate(ctx, upgraded); err != nil {
+		t.Fatal(err)
+	}
+	for name, conn := range map[string]*pgx.Conn{"new schema": fresh, "upgraded from version 1": upgraded} {
+		for kind, ok := range map[string]bool{"acquired": true, "truncated": true, "renewed": false, "bogus": false} {
+			err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+				_, err := tx.Exec(ctx, `INSERT INTO lease.event (at, kind) VALUES (now(), $1)`, kind)
+				if err == nil {
+					err = errRollback
+				}
+				return err
+			})
+			var pgErr *pgconn.PgError
+			refused := errors.As(err, &pgErr) && pgErr.Code == "23514"
+			if refused == ok {
+				t.Errorf("%s: INSERT of an event of kind %q: err = %v, want refused %v", name, kind, err, !ok)
+			}
+		}
+	}
+}

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/leasetop/leasetop/internal/sqlcall"
 )
 
 // Store is the lease protocol over a connection pool. It is safe for
@@ -19,6 +22,10 @@ type Store struct {
 	opt    Options
 	pooled bool
 	polls  pollMemory
+
+	calls       sqlcall.Options // how acquire and release reach the pool's connections (quiet.go)
+	plainCalls  atomic.Bool     // the role may not send its own notifications: the trigger does
+	afterCommit func()          // tests only (export_test.go): see sqlcall.Options.AfterCommit
 }
 
 // Options are a Store's settings besides its connection string.
@@ -68,6 +75,7 @@ func OpenWith(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	if s.pool, s.pooled, err = openPool(ctx, cfg); err != nil {
 		return nil, err
 	}
+	s.calls = sqlcall.OptionsFor(s.pool.Config().ConnConfig)
 	if err := s.CheckSchema(ctx); err != nil {
 		s.pool.Close()
 		return nil, err
@@ -109,7 +117,9 @@ func openPool(ctx context.Context, cfg *pgxpool.Config) (*pgxpool.Pool, bool, er
 // New wraps an existing pool. It does not check the schema, and leaves the
 // pool's query mode as it is: through a transaction pooler it must not be
 // pgx's default, cache_statement (use cache_describe or exec).
-func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+func New(pool *pgxpool.Pool) *Store {
+	return &Store{pool: pool, calls: sqlcall.OptionsFor(pool.Config().ConnConfig)}
+}
 
 // Pooled reports whether Open found a pooler (PgBouncer, RDS Proxy, ...)
 // between the store and PostgreSQL, and so uses a query mode without

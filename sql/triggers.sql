@@ -20,6 +20,24 @@
 -- The payload is lease.event_json(row): compact JSON with id, at, kind,
 -- account_id, session_id, run_id, prev_run_id, fence, prev_fence, expires_at,
 -- prev_expires_at, holder, actor and reason.
+--
+-- A caller may send the ownership notification itself, right after its commit,
+-- instead of inside it: a transaction that sent a NOTIFY holds PostgreSQL's
+-- cluster-wide notify lock through its commit's WAL flush, so notifying
+-- transactions commit one at a time. The Go library does (internal/sqlcall):
+-- in the call's own transaction it sets
+--
+--     set_config('lease.caller_notifies', extract(epoch FROM now())::text, true)
+--
+-- and after the commit it sends the same payload from a transaction that
+-- writes nothing (so it waits for no flush). The value is the transaction's own
+-- start time, so only a transaction-local setting opts out: a session-level SET
+-- (through a transaction pooler, another client's) matches no later
+-- transaction, and every caller that does not opt out is notified here as
+-- before. The setting decides only whether this trigger sends the NOTIFY: the
+-- event row is written either way, and a listener that misses a notification
+-- (the caller died between its commit and its notification) reads the row
+-- within a second (data.ListenerConfig.CatchUp).
 
 CREATE OR REPLACE FUNCTION lease.on_session_lease_change()
 RETURNS trigger
@@ -55,7 +73,9 @@ BEGIN
                 OLD.fence, OLD.expires_at, OLD.holder)
         RETURNING * INTO ev;
     END IF;
-    PERFORM pg_notify('lease_events', lease.event_json(ev));
+    IF current_setting('lease.caller_notifies', true) IS DISTINCT FROM extract(epoch FROM now())::text THEN
+        PERFORM pg_notify('lease_events', lease.event_json(ev));
+    END IF;
     RETURN NULL;
 END
 $fn$;

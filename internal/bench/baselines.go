@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/data"
 )
 
 // selectOne is the round-trip floor.
@@ -96,6 +98,64 @@ func upsertContended(r *run) loop {
 				return fmt.Errorf("contended upsert %s wrote %d rows, want 0", key, tag.RowsAffected())
 			}
 			return nil
+		},
+	}
+}
+
+// The seed's SQL: the conditional UPSERT and the DELETE the project started
+// from, on the scratch copy of the table without trigger. Its CTE samples
+// clock_timestamp() once for the whole statement, as lease.acquire does; the
+// fence comes from the scratch sequence, as lease.acquire's does.
+func seedUpsertSQL(r *run) string {
+	seq := quoteLiteral(r.table("fence_seq"))
+	return `WITH lease_clock AS (SELECT clock_timestamp() AS now_)
+	INSERT INTO ` + r.table("plain_lease") + ` AS l
+		(account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at)
+	SELECT $1, $2, $3, $5, nextval(` + seq + `), now_, now_, now_ + $4 FROM lease_clock
+	ON CONFLICT (account_id, session_id) DO UPDATE
+		SET run_id = EXCLUDED.run_id, holder = EXCLUDED.holder, fence = nextval(` + seq + `),
+		    acquired_at = EXCLUDED.acquired_at, renewed_at = EXCLUDED.renewed_at, expires_at = EXCLUDED.expires_at
+		WHERE l.expires_at <= EXCLUDED.acquired_at
+	RETURNING run_id, fence, expires_at`
+}
+
+func seedDeleteSQL(r *run) string {
+	return `DELETE FROM ` + r.table("plain_lease") + ` WHERE account_id = $1 AND session_id = $2 AND run_id = $3`
+}
+
+// seedCycle is the cycle workload in the seed's SQL: the UPSERT of a free
+// key, then the DELETE of that run's row, each a statement of its own. It is
+// the baseline of the acquire+release target: what a lease table costs with
+// no function, no event row and no notification.
+func seedCycle(r *run) loop {
+	upsert, del := seedUpsertSQL(r), seedDeleteSQL(r)
+	return loop{
+		op: func(ctx context.Context, c *client) error {
+			_, key := c.nextKey()
+			run := uuid.New()
+			err := c.time("acquire", func() error {
+				var g data.Grant
+				return c.conn.QueryRow(ctx, upsert, key.Account, key.Session, run, holdTTL, "bench").
+					Scan(&g.RunID, &g.Fence, &g.ExpiresAt)
+			})
+			if err != nil {
+				return fmt.Errorf("seed upsert %s: %w", key, err)
+			}
+			return c.time("release", func() error {
+				tag, err := c.conn.Exec(ctx, del, key.Account, key.Session, run)
+				if err == nil && tag.RowsAffected() != 1 {
+					err = fmt.Errorf("deleted %d rows, want 1", tag.RowsAffected())
+				}
+				if err != nil {
+					return fmt.Errorf("seed delete %s: %w", key, err)
+				}
+				return nil
+			})
+		},
+		rows: []row{
+			{name: "seed-cycle", desc: "the seed's UPSERT of a free key + its DELETE, on the copy of the table without trigger"},
+			{part: "acquire", name: "seed-upsert", desc: "the seed's conditional UPSERT (WITH lease_clock ... ON CONFLICT ... WHERE expired), timed inside seed-cycle"},
+			{part: "release", name: "seed-delete", desc: "the seed's DELETE ... AND run_id, timed inside seed-cycle"},
 		},
 	}
 }

@@ -57,7 +57,7 @@ func TestRunAllWorkloads(t *testing.T) {
 	for _, r := range rep.Ratios {
 		t.Logf("%s = %.2f%s %s", r.Name, r.Value, r.Unit, r.Target)
 	}
-	if got, want := len(rep.Ratios), 26; got != want {
+	if got, want := len(rep.Ratios), 29; got != want {
 		t.Errorf("%d ratios, want %d (one per comparison)", got, want)
 	}
 	assertCleanedUp(t, db.Conn(t))
@@ -71,17 +71,17 @@ func TestRunAllWorkloads(t *testing.T) {
 }
 
 // optIn are the workloads that run only when named.
-var optIn = map[string]bool{"monitor": true, "exporter": true, "pooler": true, "poll-cost": true}
+var optIn = map[string]bool{"monitor": true, "exporter": true, "pooler": true, "poll-cost": true, "listen-cost": true}
 
-// TestProductionWorkloads runs the opt-in pooler and poll-cost workloads
+// TestProductionWorkloads runs the opt-in pooler, poll-cost and listen-cost workloads
 // briefly, through a real PgBouncer, and checks the report's shape and
 // ratios, never their speed.
 func TestProductionWorkloads(t *testing.T) {
 	db := pgtest.New(t)
 	rep, err := bench.Run(context.Background(), bench.Config{
 		DSN: db.URL, PoolerDSN: db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 6})),
-		Clients: 4, Keys: 16, Duration: 300 * time.Millisecond, Warmup: 50 * time.Millisecond, MonitorLeases: 2000,
-		Only: []string{"pooler", "poll-cost"},
+		Clients: 4, Keys: 16, Duration: 700 * time.Millisecond, Warmup: 50 * time.Millisecond, MonitorLeases: 2000,
+		Only: []string{"pooler", "poll-cost", "listen-cost"},
 	})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -89,21 +89,22 @@ func TestProductionWorkloads(t *testing.T) {
 	var names []string
 	for _, res := range rep.Results {
 		names = append(names, res.Name)
-		if res.Name == "poll-cost-renewals" { // once a second: none may fall in a 300 ms window
+		if strings.HasSuffix(res.Name, "-cost-renewals") { // once a second: none may fall in a 700 ms window
 			continue
 		}
 		if res.Error != "" || res.Ops == 0 || res.P50ms <= 0 {
 			t.Errorf("%s: error %q, ops %d, p50 %v ms; want ops > 0 and a p50", res.Name, res.Error, res.Ops, res.P50ms)
 		}
 	}
-	if got, want := strings.Join(names, ","), "pooler-direct,pooler,poll-cost,poll-cost-server,poll-cost-renewals"; got != want {
+	if got, want := strings.Join(names, ","), "pooler-direct,pooler,poll-cost,poll-cost-server,poll-cost-renewals,listen-cost,listen-cost-server,listen-cost-renewals"; got != want {
 		t.Errorf("results %s, want %s", got, want)
 	}
 	var ratios []string
 	for _, r := range rep.Ratios {
 		ratios = append(ratios, r.Name)
 	}
-	for _, want := range []string{"acquire+release cycles/s through PgBouncer / direct", "idle poll at 100,000 leases, server time p50"} {
+	for _, want := range []string{"acquire+release cycles/s through PgBouncer / direct", "idle poll at 100,000 leases, server time p50",
+		"idle catch-up read of a listening feed at 100,000 leases, server time p50"} {
 		if !slices.Contains(ratios, want) {
 			t.Errorf("ratios %q, want %q", ratios, want)
 		}

@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/sqlcall"
 )
 
 // handoffMode is how a waiting acquirer learns that the lease is free.
@@ -49,6 +48,7 @@ type waiterFactory func(ctx context.Context, key data.Key) (*waiter, error)
 
 // pair is one holder contending with one waiter for one key.
 type pair struct {
+	r      *run
 	key    data.Key
 	holder *pgx.Conn
 	wait   waiterFactory
@@ -85,11 +85,11 @@ func (r *run) runHandoff(ctx context.Context, w workload, m handoffMode) ([]Resu
 	defer closeConns(conns)
 	pairs := make([]*pair, n)
 	for i := range pairs {
-		p := &pair{key: keys[i], holder: conns[i*perPair]}
+		p := &pair{r: r, key: keys[i], holder: conns[i*perPair]}
 		if lw != nil {
 			p.wait = lw.start
 		} else {
-			p.wait = pollWaiter(conns[i*perPair+1], m.poll)
+			p.wait = r.pollWaiter(conns[i*perPair+1], m.poll)
 		}
 		pairs[i] = p
 	}
@@ -115,7 +115,7 @@ func (r *run) runHandoff(ctx context.Context, w workload, m handoffMode) ([]Resu
 
 // round is one handoff; it returns release-start to waiter-owns.
 func (p *pair) round(ctx context.Context, m handoffMode) (time.Duration, error) {
-	holderRun, err := mustAcquire(ctx, p.holder, sqlcall.Acquire, p.key, holdTTL)
+	holderRun, err := mustAcquire(ctx, p.holder, p.r.libAcquire, p.key, holdTTL)
 	if err != nil {
 		return 0, err
 	}
@@ -128,7 +128,7 @@ func (p *pair) round(ctx context.Context, m handoffMode) (time.Duration, error) 
 		return 0, ctx.Err()
 	}
 	t0 := time.Now()
-	if err := release(ctx, p.holder, p.key, holderRun); err != nil {
+	if err := p.r.libRelease(ctx, p.holder, p.key, holderRun); err != nil {
 		return 0, err
 	}
 	t1, err := w.owned(ctx)
@@ -140,10 +140,10 @@ func (p *pair) round(ctx context.Context, m handoffMode) (time.Duration, error) 
 
 // pollWaiter makes waiters that retry acquire on conn every interval from
 // their first refused attempt, as lock clients without notifications do.
-func pollWaiter(conn *pgx.Conn, interval time.Duration) waiterFactory {
+func (r *run) pollWaiter(conn *pgx.Conn, interval time.Duration) waiterFactory {
 	return func(ctx context.Context, key data.Key) (*waiter, error) {
 		run := uuid.New()
-		got, err := acquireOnce(ctx, conn, sqlcall.Acquire, key, run, holdTTL)
+		got, err := r.libAcquire(ctx, conn, key, run, holdTTL)
 		if err != nil {
 			return nil, err
 		}
@@ -155,12 +155,12 @@ func pollWaiter(conn *pgx.Conn, interval time.Duration) waiterFactory {
 				if !sleepCtx(ctx, interval) {
 					return waitOutcome{err: ctx.Err()}
 				}
-				ok, err := acquireOnce(ctx, conn, sqlcall.Acquire, key, run, holdTTL)
+				ok, err := r.libAcquire(ctx, conn, key, run, holdTTL)
 				if err != nil {
 					return waitOutcome{err: err}
 				}
 				if ok {
-					return waitOutcome{at: time.Now(), release: func(ctx context.Context) error { return release(ctx, conn, key, run) }}
+					return waitOutcome{at: time.Now(), release: func(ctx context.Context) error { return r.libRelease(ctx, conn, key, run) }}
 				}
 			}
 		}), nil

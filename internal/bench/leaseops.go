@@ -27,24 +27,88 @@ func scratchAcquireSQL(r *run) string { return r.onScratch(sqlcall.Acquire, "acq
 
 func scratchRenewSQL(r *run) string { return r.onScratch(sqlcall.Renew, "renew", "renew") }
 
-// acquireOnce runs an acquire statement and reports whether run was granted.
-func acquireOnce(ctx context.Context, conn *pgx.Conn, q string, key data.Key, run uuid.UUID, ttl time.Duration) (bool, error) {
-	var g data.Grant
-	err := conn.QueryRow(ctx, q, key.Account, key.Session, run, ttl, "bench").Scan(&g.RunID, &g.Fence, &g.ExpiresAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
+// acquirer makes one acquire of key for run on conn and reports whether run
+// was granted: the library's (run.libAcquire) or one statement on the
+// scratch copies (statementAcquire).
+type acquirer func(ctx context.Context, conn *pgx.Conn, key data.Key, run uuid.UUID, ttl time.Duration) (bool, error)
+
+// statementAcquire runs the acquire statement q.
+func statementAcquire(q string) acquirer {
+	return func(ctx context.Context, conn *pgx.Conn, key data.Key, run uuid.UUID, ttl time.Duration) (bool, error) {
+		var g data.Grant
+		err := conn.QueryRow(ctx, q, key.Account, key.Session, run, ttl, "bench").Scan(&g.RunID, &g.Fence, &g.ExpiresAt)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("acquire %s: %w", key, err)
+		}
+		return g.RunID == run, nil
 	}
+}
+
+// libAcquire is data.Store.Acquire's call, as the library makes it
+// (sqlcall.QuietAcquire: the call, then its notification after the commit,
+// in one round trip) with the options the library would use on conn.
+func (r *run) libAcquire(ctx context.Context, conn *pgx.Conn, key data.Key, run uuid.UUID, ttl time.Duration) (bool, error) {
+	granted := false
+	_, err := sqlcall.QuietAcquire.Run(ctx, conn, r.callsOf(conn),
+		[]any{key.Account, key.Session, run, ttl, "bench"}, []any{key.Account, key.Session, data.PublicRunID(run)},
+		func(rows pgx.Rows) error {
+			for rows.Next() {
+				var g data.Grant
+				if err := rows.Scan(&g.RunID, &g.Fence, &g.ExpiresAt); err != nil {
+					return err
+				}
+				granted = g.RunID == run
+			}
+			return rows.Err()
+		})
 	if err != nil {
 		return false, fmt.Errorf("acquire %s: %w", key, err)
 	}
-	return g.RunID == run, nil
+	return granted, nil
 }
 
-// mustAcquire acquires key for a new run and returns the run, failing when
-// the lease is held.
-func mustAcquire(ctx context.Context, conn *pgx.Conn, q string, key data.Key, ttl time.Duration) (uuid.UUID, error) {
+// libRelease is data.Store.Release's call, as the library makes it; it
+// fails unless run held key.
+func (r *run) libRelease(ctx context.Context, conn *pgx.Conn, key data.Key, run uuid.UUID) error {
+	var ok bool
+	_, err := sqlcall.QuietRelease.Run(ctx, conn, r.callsOf(conn),
+		[]any{key.Account, key.Session, run}, []any{key.Account, key.Session, data.PublicRunID(run)},
+		func(rows pgx.Rows) error {
+			for rows.Next() {
+				if err := rows.Scan(&ok); err != nil {
+					return err
+				}
+			}
+			return rows.Err()
+		})
+	if err != nil {
+		return fmt.Errorf("release %s: %w", key, err)
+	}
+	if !ok {
+		return fmt.Errorf("release %s: not held, want released", key)
+	}
+	return nil
+}
+
+// callsOf returns the options the library uses on conn (its query mode
+// and tracer), worked out once per connection.
+func (r *run) callsOf(conn *pgx.Conn) sqlcall.Options {
+	if o, ok := r.calls.Load(conn); ok {
+		return o.(sqlcall.Options)
+	}
+	o := sqlcall.OptionsFor(conn.Config())
+	r.calls.Store(conn, o)
+	return o
+}
+
+// mustAcquire acquires key for a new run with acq and returns the run,
+// failing when the lease is held.
+func mustAcquire(ctx context.Context, conn *pgx.Conn, acq acquirer, key data.Key, ttl time.Duration) (uuid.UUID, error) {
 	run := uuid.New()
-	ok, err := acquireOnce(ctx, conn, q, key, run, ttl)
+	ok, err := acq(ctx, conn, key, run, ttl)
 	if err != nil {
 		return uuid.Nil, err
 	}
@@ -56,19 +120,19 @@ func mustAcquire(ctx context.Context, conn *pgx.Conn, q string, key data.Key, tt
 
 // uncontendedAcquire: each op takes the client's next key with a fresh run;
 // the previous lease on it has expired, so every op writes.
-func uncontendedAcquire(q string) loop {
+func uncontendedAcquire(acq acquirer) loop {
 	return loop{op: func(ctx context.Context, c *client) error {
 		_, key := c.nextKey()
-		_, err := mustAcquire(ctx, c.conn, q, key, expiredTTL)
+		_, err := mustAcquire(ctx, c.conn, acq, key, expiredTTL)
 		return err
 	}}
 }
 
-func acquire(*run) loop            { return uncontendedAcquire(sqlcall.Acquire) }
-func acquireNoTrigger(r *run) loop { return uncontendedAcquire(scratchAcquireSQL(r)) }
+func acquire(r *run) loop          { return uncontendedAcquire(r.libAcquire) }
+func acquireNoTrigger(r *run) loop { return uncontendedAcquire(statementAcquire(scratchAcquireSQL(r))) }
 
 func acquireEventOnly(r *run) loop {
-	return uncontendedAcquire(r.onScratch(sqlcall.Acquire, "acquire", "acquire_ev"))
+	return uncontendedAcquire(statementAcquire(r.onScratch(sqlcall.Acquire, "acquire", "acquire_ev")))
 }
 
 // acquireContended: every client asks for one key that a holder keeps.
@@ -79,11 +143,11 @@ func acquireContended(r *run) loop {
 			if c.id != 0 {
 				return nil
 			}
-			_, err := mustAcquire(ctx, c.conn, sqlcall.Acquire, key, holdTTL)
+			_, err := mustAcquire(ctx, c.conn, r.libAcquire, key, holdTTL)
 			return err
 		},
 		op: func(ctx context.Context, c *client) error {
-			ok, err := acquireOnce(ctx, c.conn, sqlcall.Acquire, key, uuid.New(), holdTTL)
+			ok, err := r.libAcquire(ctx, c.conn, key, uuid.New(), holdTTL)
 			if err == nil && ok {
 				err = fmt.Errorf("acquire %s: granted, want held by the holder", key)
 			}
@@ -93,41 +157,30 @@ func acquireContended(r *run) loop {
 }
 
 // cycle: acquire a free key (a fresh INSERT), then release it.
-func cycle(*run) loop {
+func cycle(r *run) loop {
 	return loop{
 		op: func(ctx context.Context, c *client) error {
 			_, key := c.nextKey()
 			var run uuid.UUID
 			err := c.time("acquire", func() (err error) {
-				run, err = mustAcquire(ctx, c.conn, sqlcall.Acquire, key, holdTTL)
+				run, err = mustAcquire(ctx, c.conn, r.libAcquire, key, holdTTL)
 				return err
 			})
 			if err != nil {
 				return err
 			}
-			return c.time("release", func() error { return release(ctx, c.conn, key, run) })
+			return c.time("release", func() error { return r.libRelease(ctx, c.conn, key, run) })
 		},
 		rows: []row{
-			{name: "cycle", desc: "lease.acquire of a free key + lease.release, back to back"},
-			{part: "acquire", name: "acquire-fresh", desc: "lease.acquire of a free key (INSERT + event row + NOTIFY), timed inside cycle"},
-			{part: "release", name: "release", desc: "lease.release of a held lease (DELETE + event row + NOTIFY), timed inside cycle"},
+			{name: "cycle", desc: "lease.acquire of a free key + lease.release, back to back, as data.Store makes them"},
+			{part: "acquire", name: "acquire-fresh", desc: "lease.acquire of a free key as the library makes it (INSERT + event row; the notification after the commit), timed inside cycle"},
+			{part: "release", name: "release", desc: "lease.release of a held lease as the library makes it (DELETE + event row; the notification after the commit), timed inside cycle"},
 		},
 	}
-}
-
-func release(ctx context.Context, conn *pgx.Conn, key data.Key, run uuid.UUID) error {
-	var ok bool
-	if err := conn.QueryRow(ctx, sqlcall.Release, key.Account, key.Session, run).Scan(&ok); err != nil {
-		return fmt.Errorf("release %s: %w", key, err)
-	}
-	if !ok {
-		return fmt.Errorf("release %s: not held, want released", key)
-	}
-	return nil
 }
 
 // renewLoop: each client holds all its keys and renews them round robin.
-func renewLoop(acq, ren string) loop {
+func renewLoop(acq acquirer, ren string) loop {
 	return loop{
 		setup: func(ctx context.Context, c *client) error {
 			for i, key := range c.keys {
@@ -153,9 +206,11 @@ func renewLoop(acq, ren string) loop {
 	}
 }
 
-func renew(*run) loop { return renewLoop(sqlcall.Acquire, sqlcall.Renew) }
+func renew(r *run) loop { return renewLoop(r.libAcquire, sqlcall.Renew) }
 
-func renewNoTrigger(r *run) loop { return renewLoop(scratchAcquireSQL(r), scratchRenewSQL(r)) }
+func renewNoTrigger(r *run) loop {
+	return renewLoop(statementAcquire(scratchAcquireSQL(r)), scratchRenewSQL(r))
+}
 
 // renewNotify is renew-notrigger with the renewal notification switched on on
 // the copy, as lease.set_notify_renewals(true) does on the real table: every
@@ -166,7 +221,7 @@ func renewNotify(ctx context.Context, r *run, w workload) ([]Result, error) {
 		return nil, fmt.Errorf("switch renewal notifications on: %w", err)
 	}
 	defer r.admin.Exec(context.WithoutCancel(ctx), off) //nolint:errcheck // the schema is dropped at the end anyway
-	l := renewLoop(scratchAcquireSQL(r), scratchRenewSQL(r))
+	l := renewNoTrigger(r)
 	l.rows = []row{{name: w.name, desc: "lease.renew's code with notify_renewals on: every renewal NOTIFYs"}}
 	return r.runLoop(ctx, w, l)
 }

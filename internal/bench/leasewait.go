@@ -75,7 +75,7 @@ func idleKey(keys []data.Key) data.Key { return data.Key{Account: keys[0].Accoun
 // startIdle holds the idle key and starts a waiter on it that waits until
 // Close, then waits for the Client's listener to be listening.
 func (lw *leaseWaiters) startIdle(ctx context.Context, r *run, idle data.Key) error {
-	if _, err := mustAcquire(ctx, r.admin, sqlcall.Acquire, idle, holdTTL); err != nil {
+	if _, err := mustAcquire(ctx, r.admin, r.libAcquire, idle, holdTTL); err != nil {
 		return err
 	}
 	ictx, cancel := context.WithCancel(context.WithoutCancel(ctx))

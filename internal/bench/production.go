@@ -53,8 +53,8 @@ func poolerCycles(ctx context.Context, r *run, w workload) ([]Result, error) {
 		pooled = append(pooled, conn)
 	}
 	members := []*member{
-		{w: workload{name: w.name + "-direct"}, l: cycleAs(w.name+"-direct", "lease.acquire + lease.release on direct connections, interleaved with "+w.name)},
-		{w: workload{name: w.name}, l: cycleAs(w.name, "lease.acquire + lease.release through the transaction pooler (cache_describe)")},
+		{w: workload{name: w.name + "-direct"}, l: cycleAs(r, w.name+"-direct", "lease.acquire + lease.release on direct connections, interleaved with "+w.name)},
+		{w: workload{name: w.name}, l: cycleAs(r, w.name, "lease.acquire + lease.release through the transaction pooler (cache_describe)")},
 	}
 	r.prepare(ctx, members[0], direct)
 	r.prepare(ctx, members[1], pooled)
@@ -63,8 +63,8 @@ func poolerCycles(ctx context.Context, r *run, w workload) ([]Result, error) {
 }
 
 // cycleAs is the cycle workload's op, reported as one row named name.
-func cycleAs(name, desc string) loop {
-	l := cycle(nil)
+func cycleAs(r *run, name, desc string) loop {
+	l := cycle(r)
 	l.tag, l.rows = name, []row{{name: name, desc: desc}}
 	return l
 }
@@ -75,6 +75,25 @@ func cycleAs(name, desc string) loop {
 // and the server's time for one idle poll, from EXPLAIN ANALYZE of the poll
 // query the tracer saw (plan and execution, no network).
 func pollCost(ctx context.Context, r *run, w workload) ([]Result, error) {
+	return r.idleFeedCost(ctx, w, data.ListenerConfig{Poll: pollEvery},
+		fmt.Sprintf("idle poll of lease.event every %s at %d leases: client-side time per poll", pollEvery, r.cfg.MonitorLeases),
+		"server time of one idle poll (EXPLAIN ANALYZE: planning + execution)")
+}
+
+// listenCost is pollCost for a monitor that listens: what its catch-up
+// costs, the read of lease.event by id every data.DefaultCatchUp that
+// delivers transitions whose notification never came.
+func listenCost(ctx context.Context, r *run, w workload) ([]Result, error) {
+	return r.idleFeedCost(ctx, w, data.ListenerConfig{},
+		fmt.Sprintf("idle listening feed at %d leases: its catch-up read of lease.event every %s, client-side time per read", r.cfg.MonitorLeases, data.DefaultCatchUp),
+		"server time of one idle catch-up read (EXPLAIN ANALYZE: planning + execution)")
+}
+
+// idleFeedCost measures an idle monitor feed with listener configuration
+// lc at MonitorLeases leases: its reads of lease.event by id (results
+// w.name, described readDesc, and w.name-server, serverDesc) and its reads
+// of renewed leases (w.name-renewals).
+func (r *run) idleFeedCost(ctx context.Context, w workload, lc data.ListenerConfig, readDesc, serverDesc string) ([]Result, error) {
 	if err := r.seedLeases(ctx, w.name, r.cfg.MonitorLeases); err != nil {
 		return nil, err
 	}
@@ -90,7 +109,7 @@ func pollCost(ctx context.Context, r *run, w workload) ([]Result, error) {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
 	defer pool.Close()
-	feed := monitor.NewFeed(data.New(pool), monitor.FeedConfig{Listener: data.ListenerConfig{Poll: pollEvery}})
+	feed := monitor.NewFeed(data.New(pool), monitor.FeedConfig{Listener: lc})
 	stop := feed.Start(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -118,8 +137,8 @@ func pollCost(ctx context.Context, r *run, w workload) ([]Result, error) {
 		return nil, err
 	}
 	res := []Result{
-		newResult(w.name, fmt.Sprintf("idle poll of lease.event every %s at %d leases: client-side time per poll", pollEvery, r.cfg.MonitorLeases), polls, window),
-		newResult(w.name+"-server", "server time of one idle poll (EXPLAIN ANALYZE: planning + execution)", server, 0),
+		newResult(w.name, readDesc, polls, window),
+		newResult(w.name+"-server", serverDesc, server, 0),
 		newResult(w.name+"-renewals", "the monitor's read of renewed leases, every DeltaInterval (1 s), at the same time", deltas, window),
 	}
 	total := float64(polls.Count()+deltas.Count()+others.Count()) / window.Seconds()
@@ -131,7 +150,7 @@ func pollCost(ctx context.Context, r *run, w workload) ([]Result, error) {
 // planning + execution times.
 func (r *run) explainTime(ctx context.Context, q tracedQuery) (*Histogram, error) {
 	if q.sql == "" {
-		return nil, errors.New("the feed made no poll to explain")
+		return nil, errors.New("the feed made no read of lease.event to explain")
 	}
 	h := &Histogram{}
 	for range 100 {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,6 +26,8 @@ type run struct {
 	prefix  string // every account id bench writes starts with this
 	schema  string // the scratch schema
 	channel string // the scratch renewal-notification channel
+
+	calls sync.Map // *pgx.Conn -> sqlcall.Options: see callsOf
 }
 
 // newRun connects the admin connection and creates the scratch schema.

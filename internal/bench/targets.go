@@ -27,6 +27,7 @@ type comparison struct {
 func comparisons() []comparison {
 	return []comparison{
 		{name: "acquire p50 / plain UPSERT p50", num: "acquire", den: "upsert", stat: "p50", op: "<=", limit: 1.5},
+		{name: "acquire+release cycles/s / the seed's UPSERT+DELETE cycles/s", num: "cycle", den: "seed-cycle", stat: "ops", op: ">=", limit: 0.8},
 		{name: "renew ops/s / renew without trigger ops/s", num: "renew", den: "renew-notrigger", stat: "ops", op: ">=", limit: 0.9},
 		{name: "handoff p50, NOTIFY wake-up", num: "handoff-notify", stat: "p50", op: "<=", limit: 5},
 		{name: "takeover after a dead holder's expiry p50", num: "takeover", stat: "p50", op: "<=", limit: 30},
@@ -43,6 +44,7 @@ func comparisons() []comparison {
 		{name: "acquire+release cycles/s through PgBouncer / direct", num: "pooler", den: "pooler-direct", stat: "ops"},
 		{name: "acquire+release p50 through PgBouncer / direct", num: "pooler", den: "pooler-direct", stat: "p50"},
 		{name: "idle poll at 100,000 leases, server time p50", num: "poll-cost-server", stat: "p50"},
+		{name: "idle catch-up read of a listening feed at 100,000 leases, server time p50", num: "listen-cost-server", stat: "p50"},
 
 		{name: "acquire without trigger p50 / plain UPSERT p50 (the function's cost)", num: "acquire-notrigger", den: "upsert", stat: "p50"},
 		{name: "acquire p50 / acquire without trigger p50 (the trigger's cost)", num: "acquire", den: "acquire-notrigger", stat: "p50"},
@@ -52,6 +54,8 @@ func comparisons() []comparison {
 		{name: "acquire ops/s / acquire without trigger ops/s", num: "acquire", den: "acquire-notrigger", stat: "ops"},
 		{name: "acquire ops/s / plain UPSERT ops/s", num: "acquire", den: "upsert", stat: "ops"},
 		{name: "acquire of a free key p50 / plain UPSERT p50", num: "acquire-fresh", den: "upsert", stat: "p50"},
+		{name: "acquire of a free key p50 / the seed's UPSERT p50", num: "acquire-fresh", den: "seed-upsert", stat: "p50"},
+		{name: "release p50 / the seed's DELETE p50", num: "release", den: "seed-delete", stat: "p50"},
 		{name: "contended acquire p50 / contended UPSERT p50", num: "acquire-contended", den: "upsert-contended", stat: "p50"},
 		{name: "renew p50 / renew without trigger p50", num: "renew", den: "renew-notrigger", stat: "p50"},
 		{name: "renew with notify_renewals ops/s / renew without trigger ops/s", num: "renew-notify", den: "renew-notrigger", stat: "ops"},

@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/sqlcall"
 )
 
 // writers make ownership transitions at a fixed rate, as a fleet of holders
@@ -18,6 +17,7 @@ import (
 // and alternately acquires and releases them. The propagation workloads and
 // the monitor's active window use them.
 type writers struct {
+	r     *run
 	conns []*pgx.Conn
 	keys  []data.Key
 	rate  int // transitions per second, all writers together
@@ -31,7 +31,7 @@ func (r *run) openWriters(ctx context.Context, tag string, rate int) (*writers, 
 	if err != nil {
 		return nil, err
 	}
-	return &writers{conns: conns, keys: r.keys(tag, max(r.cfg.Keys, n)), rate: rate}, nil
+	return &writers{r: r, conns: conns, keys: r.keys(tag, max(r.cfg.Keys, n)), rate: rate}, nil
 }
 
 // Close closes the writers' connections.
@@ -55,7 +55,7 @@ func (w *writers) run(ctx context.Context, phase *atomic.Int32, sent *atomic.Int
 			hists[i] = &Histogram{}
 		}
 		wg.Go(func() {
-			err := writeTransitions(wctx, conn, w.keys[lo:hi], start.Add(period*time.Duration(i)/time.Duration(n)), period, phase, sent, hists[i])
+			err := w.r.writeTransitions(wctx, conn, w.keys[lo:hi], start.Add(period*time.Duration(i)/time.Duration(n)), period, phase, sent, hists[i])
 			if err != nil && wctx.Err() == nil {
 				cancel(err)
 			}
@@ -74,7 +74,7 @@ func (w *writers) run(ctx context.Context, phase *atomic.Int32, sent *atomic.Int
 // schedule: op k at start + k*period. A late op goes at once (no op is
 // skipped), so the schedule catches up. When hist is not nil it records the
 // calls that start in the measured window.
-func writeTransitions(ctx context.Context, conn *pgx.Conn, keys []data.Key, start time.Time, period time.Duration,
+func (r *run) writeTransitions(ctx context.Context, conn *pgx.Conn, keys []data.Key, start time.Time, period time.Duration,
 	phase *atomic.Int32, sent *atomic.Int64, hist *Histogram) error {
 	runs := make(map[data.Key]uuid.UUID, len(keys))
 	for k := 0; phase.Load() != phaseDone; k++ {
@@ -85,12 +85,12 @@ func writeTransitions(ctx context.Context, conn *pgx.Conn, keys []data.Key, star
 		t0 := time.Now()
 		key := keys[k%len(keys)]
 		if run, held := runs[key]; held {
-			if err := release(ctx, conn, key, run); err != nil {
+			if err := r.libRelease(ctx, conn, key, run); err != nil {
 				return err
 			}
 			delete(runs, key)
 		} else {
-			run, err := mustAcquire(ctx, conn, sqlcall.Acquire, key, holdTTL)
+			run, err := mustAcquire(ctx, conn, r.libAcquire, key, holdTTL)
 			if err != nil {
 				return err
 			}

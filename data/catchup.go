@@ -1,0 +1,212 @@
+package data
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// The Go library sends an ownership notification itself, right after its
+// transaction commits, from a second transaction (internal/sqlcall): a
+// NOTIFY inside the transition's own transaction would hold PostgreSQL's
+// notify lock through its commit's WAL flush. A transition whose process, or
+// server connection, died between that commit and that notification is in
+// lease.event but was never notified. So while a listener listens it also
+// reads lease.event by id, as poll mode does, every CatchUp (a probe of the
+// primary key when nothing happened), and delivers on Events, as if notified,
+// each row whose notification has not come within catchUpGrace of the read.
+// A transition is then seen within CatchUp + catchUpGrace + one read of its
+// commit: well under a second with the defaults.
+//
+// The rows read are matched with the notifications heard by id, kind, key
+// and run. Anyone who may connect can NOTIFY, so a forged notification that
+// names a transition before it commits, exactly, would keep the catch-up
+// from delivering it, should its own notification then be lost: it takes
+// both.
+
+// DefaultCatchUp is how often a listening listener reads lease.event for
+// transitions whose notification never came.
+const DefaultCatchUp = 300 * time.Millisecond
+
+// catchUpGrace is how long a row the catch-up read waits for its
+// notification (sent right after its commit, so usually in flight) before
+// the listener delivers it itself.
+const catchUpGrace = 100 * time.Millisecond
+
+// maxHeard bounds the notifications remembered for the catch-up: past it a
+// row read may be delivered although it was notified, a repeat consumers
+// ignore, but a flood of forged notifications cannot grow memory.
+const maxHeard = 1 << 16
+
+// catchUp is the catch-up's state: read and delivered on the catch-up's
+// goroutine, told of notifications on pgxlisten's.
+type catchUp struct {
+	mu      sync.Mutex
+	gen     int // bumped by every start: a read made before one is stale
+	started bool
+	cur     pollCursor
+	heard   map[int64]heardNote
+	pending map[int64]pendingRow
+}
+
+// heardNote is what a notification said: enough to tell the row it names.
+type heardNote struct {
+	kind Kind
+	key  Key
+	run  uuid.UUID
+}
+
+func noteOf(ev Event) heardNote { return heardNote{kind: ev.Kind, key: ev.Key, run: ev.RunID} }
+
+// pendingRow is a row read whose notification has not come yet.
+type pendingRow struct {
+	ev   Event
+	read time.Time
+}
+
+// hear records a notification received on the current connection.
+func (c *catchUp) hear(ev Event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.started {
+		return
+	}
+	if p, ok := c.pending[ev.ID]; ok && noteOf(p.ev) == noteOf(ev) {
+		delete(c.pending, ev.ID)
+		return
+	}
+	if len(c.heard) < maxHeard {
+		c.heard[ev.ID] = noteOf(ev)
+	}
+}
+
+// startCatchUp places the catch-up's cursor after the newest event, once a
+// new connection listens and before the consumer is told to resync: what
+// commits before this read, the resync reads; what commits after it is
+// either notified or read by the catch-up. A failed read leaves the
+// catch-up stopped until the next connection.
+func (l *Listener) startCatchUp(ctx context.Context) {
+	if l.cfg.CatchUp <= 0 {
+		return
+	}
+	l.catch.mu.Lock()
+	l.catch.gen++
+	l.catch.started = false
+	l.catch.mu.Unlock()
+	rctx, cancel := context.WithTimeout(ctx, pollTimeout)
+	defer cancel()
+	ids, err := l.store.recentEventIDs(rctx, l.cfg.PollWindow)
+	if err != nil {
+		return
+	}
+	l.catch.mu.Lock()
+	defer l.catch.mu.Unlock()
+	l.catch.cur = pollCursor{window: l.cfg.PollWindow}
+	l.catch.cur.start(ids)
+	l.catch.heard = make(map[int64]heardNote)
+	l.catch.pending = make(map[int64]pendingRow)
+	l.catch.started = true
+}
+
+// runCatchUp reads lease.event every CatchUp while the listener is live,
+// and delivers what was not notified, until ctx ends.
+func (l *Listener) runCatchUp(ctx context.Context) {
+	if l.cfg.CatchUp <= 0 {
+		return
+	}
+	tick := time.NewTicker(l.cfg.CatchUp)
+	defer tick.Stop()
+	grace := time.NewTimer(time.Hour)
+	grace.Stop()
+	defer grace.Stop()
+	armed := false // grace runs for the oldest pending row
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if l.State().Status == ListenerLive && l.catchUpRead(ctx) && !armed {
+				grace.Reset(catchUpGrace)
+				armed = true
+			}
+		case <-grace.C:
+			armed = false
+			if next, more := l.deliverUnheard(ctx); more {
+				grace.Reset(next)
+				armed = true
+			}
+		}
+	}
+}
+
+// catchUpRead reads the rows after the cursor and the gaps below it, and
+// keeps those not notified yet. It reports whether any is pending.
+func (l *Listener) catchUpRead(ctx context.Context) bool {
+	l.catch.mu.Lock()
+	if !l.catch.started {
+		l.catch.mu.Unlock()
+		return false
+	}
+	gen, after, gaps := l.catch.gen, l.catch.cur.after, l.catch.cur.gapList()
+	l.catch.mu.Unlock()
+
+	rctx, cancel := context.WithTimeout(ctx, pollTimeout)
+	defer cancel()
+	rows, err := l.store.pollEvents(rctx, after, gaps, l.cfg.PollLimit)
+	if err != nil {
+		return false // the listener's own checks find a lost connection; read again next time
+	}
+	now := time.Now()
+	l.catch.mu.Lock()
+	defer l.catch.mu.Unlock()
+	if gen != l.catch.gen || !l.catch.started {
+		return false // a new connection started over meanwhile
+	}
+	evs, _ := l.catch.cur.advance(rows)
+	for _, ev := range evs {
+		if n, ok := l.catch.heard[ev.ID]; ok && n == noteOf(ev) {
+			delete(l.catch.heard, ev.ID)
+			continue
+		}
+		l.catch.pending[ev.ID] = pendingRow{ev: ev, read: now}
+	}
+	floor := l.catch.cur.after - l.catch.cur.window
+	for id := range l.catch.heard {
+		if id <= floor {
+			delete(l.catch.heard, id)
+		}
+	}
+	return len(l.catch.pending) > 0
+}
+
+// deliverUnheard delivers, oldest first, the rows read at least
+// catchUpGrace ago whose notification has not come. It reports whether
+// rows read since are pending, and how long until the first is due.
+func (l *Listener) deliverUnheard(ctx context.Context) (next time.Duration, more bool) {
+	now := time.Now()
+	var late []Event
+	next = catchUpGrace
+	l.catch.mu.Lock()
+	for id, p := range l.catch.pending {
+		if wait := catchUpGrace - now.Sub(p.read); wait > 0 {
+			next, more = min(next, wait), true
+			continue
+		}
+		late = append(late, p.ev)
+		delete(l.catch.pending, id)
+	}
+	l.catch.mu.Unlock()
+	slices.SortFunc(late, func(a, b Event) int { return cmp.Compare(a.ID, b.ID) })
+	for _, ev := range late {
+		if ctx.Err() != nil {
+			return 0, false
+		}
+		l.caughtUp.Add(1)
+		l.deliver(ev)
+	}
+	return next, more
+}

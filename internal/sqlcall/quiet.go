@@ -1,0 +1,299 @@
+package sqlcall
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// A transaction that sent a NOTIFY holds PostgreSQL's cluster-wide notify
+// lock from its pre-commit through its commit record's WAL flush, so every
+// notifying transaction commits alone. The Go library therefore sends the
+// ownership notification of an acquire or a release itself, right after the
+// commit, from a transaction that writes nothing (its commit waits for no
+// flush, so it holds the lock for microseconds): one round trip, two
+// transactions, in a pgconn pipeline.
+//
+//	Setup ; Call ; Sync ; Notify ; Sync
+//
+// Statements before a Sync form one implicit transaction, committed at the
+// Sync (pgconn.Pipeline's documentation; the extended query protocol). Setup
+// opts the call's transaction out of the trigger's NOTIFY (see
+// sql/triggers.sql: only a transaction-local setting whose value is the
+// transaction's start time does); Notify reads back the event row the call
+// wrote and sends its payload. When the call fails, the server skips the rest
+// of its transaction up to the first Sync and rolls it back; Notify still
+// runs, finds no event of this run, and sends nothing. pgx's Batch cannot do
+// this: it ends with one Sync, so all of its statements are one transaction.
+
+// Statement is a statement with its parameters' type OIDs, so that it can be
+// sent in a pipeline without first asking the server to describe it.
+type Statement struct {
+	SQL    string
+	Params []uint32
+}
+
+// Quiet is one of the lease functions' calls as the Go library makes it.
+type Quiet struct {
+	// Setup is the first statement of the call's transaction: the opt-out
+	// of the trigger's NOTIFY, and anything else that concerns only this
+	// transaction. No parameters.
+	Setup string
+	// Call is the lease function's call (Acquire, Release).
+	Call Statement
+	// Notify sends the notification of the event the call wrote, in a
+	// transaction of its own. Parameters: account, session, public run id.
+	Notify Statement
+}
+
+// The opt-out of the trigger's NOTIFY: the transaction's start time, as
+// sql/triggers.sql compares it.
+const optOut = `set_config('lease.caller_notifies', extract(epoch FROM now())::text, true)`
+
+// notifyOwn is the notification statement for an event of the given kinds:
+// the newest of them among the key's last four events, if it is the run's
+// (public id). An index scan of event_session_idx, newest first; a refused
+// acquire finds no event of its run and sends nothing. The payload is the
+// trigger's, lease.event_json: the row's columns as compact JSON.
+func notifyOwn(kinds string) string {
+	return `SELECT pg_notify('lease_events', row_to_json(e)::text)
+  FROM (SELECT * FROM lease.event
+         WHERE account_id = $1 AND session_id = $2
+         ORDER BY id DESC LIMIT 4) e
+ WHERE e.run_id = $3 AND e.kind IN (` + kinds + `)
+ ORDER BY e.id DESC LIMIT 1`
+}
+
+var (
+	keyRun   = []uint32{pgtype.TextOID, pgtype.TextOID, pgtype.UUIDOID}
+	acquireP = []uint32{pgtype.TextOID, pgtype.TextOID, pgtype.UUIDOID, pgtype.IntervalOID, pgtype.TextOID}
+)
+
+// The library's acquire and release. QuietAcquire's call takes Acquire's
+// parameters and returns its rows; QuietRelease's takes Release's and
+// returns its boolean. A release's transaction also commits without waiting
+// for its WAL flush (synchronous_commit off for that transaction alone): a
+// release lost in a crash is harmless, the lease then expires by itself, and
+// the next acquire of the key, which waits for its own flush, makes the
+// release durable first (WAL is flushed in order).
+var (
+	QuietAcquire = Quiet{
+		Setup:  `SELECT ` + optOut,
+		Call:   Statement{Acquire, acquireP},
+		Notify: Statement{notifyOwn(`'acquired', 'taken_over'`), keyRun},
+	}
+	QuietRelease = Quiet{
+		Setup:  `SELECT ` + optOut + `, set_config('synchronous_commit', 'off', true)`,
+		Call:   Statement{Release, keyRun},
+		Notify: Statement{notifyOwn(`'released'`), keyRun},
+	}
+)
+
+// Options are how Run talks to one connection.
+type Options struct {
+	// Prepared uses named prepared statements, prepared once per
+	// connection (pgx's default query mode); otherwise every statement is
+	// parsed on each call, as through a transaction pooler.
+	Prepared bool
+	// Plain makes the call alone, as one statement through pgx's query
+	// path, with the trigger's NOTIFY in its commit: for a connection that
+	// must use the simple protocol, or a role that may not send its own
+	// notifications.
+	Plain bool
+	// Tracer, when set, is told of the call as pgx tells a QueryTracer of
+	// a query (the pipeline does not pass through pgx's query path).
+	Tracer pgx.QueryTracer
+	// AfterCommit, when set, is called once the call's transaction has
+	// committed, before the notification is sent: the two are then sent in
+	// two writes instead of one. For tests that stop a process in that
+	// window.
+	AfterCommit func()
+}
+
+// Run makes q on conn with the call's args and the notification's
+// notifyArgs (account, session, public run id). scan reads the call's rows;
+// it is called only when the call returned a result. Run returns the call's
+// error: a *pgconn.PgError when the server refused it (nothing committed), or
+// the connection's when the outcome is unknown. The notification's own error
+// is returned apart, in notifyErr, because by then the call has committed.
+func (q Quiet) Run(ctx context.Context, conn *pgx.Conn, o Options, args, notifyArgs []any, scan func(pgx.Rows) error) (notifyErr, err error) {
+	if o.Plain {
+		rows, err := conn.Query(ctx, q.Call.SQL, args...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		if err := scan(rows); err != nil {
+			return nil, err
+		}
+		rows.Close()
+		return nil, rows.Err()
+	}
+	stmts := [3]*pgconn.StatementDescription{}
+	if o.Prepared {
+		for i, sql := range [3]string{q.Setup, q.Call.SQL, q.Notify.SQL} {
+			if stmts[i], err = conn.Prepare(ctx, sql, sql); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if o.Tracer != nil {
+		ctx = o.Tracer.TraceQueryStart(ctx, conn, pgx.TraceQueryStartData{SQL: q.Call.SQL, Args: args})
+	}
+	tag, err := q.run(ctx, conn, o, stmts, args, notifyArgs, scan, &notifyErr)
+	if o.Tracer != nil {
+		o.Tracer.TraceQueryEnd(ctx, conn, pgx.TraceQueryEndData{CommandTag: tag, Err: err})
+	}
+	return notifyErr, err
+}
+
+func (q Quiet) run(ctx context.Context, conn *pgx.Conn, o Options, stmts [3]*pgconn.StatementDescription,
+	args, notifyArgs []any, scan func(pgx.Rows) error, notifyErr *error) (pgconn.CommandTag, error) {
+	p := &pipeline{p: conn.PgConn().StartPipeline(ctx), tm: conn.TypeMap()}
+	defer p.p.Close()
+	if err := p.send(stmts[0], Statement{SQL: q.Setup}, nil); err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	if err := p.send(stmts[1], q.Call, args); err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	p.p.SendPipelineSync()
+	sendNotify := func() error {
+		if err := p.send(stmts[2], q.Notify, notifyArgs); err != nil {
+			return err
+		}
+		p.p.SendPipelineSync()
+		return p.p.Flush()
+	}
+	if o.AfterCommit == nil {
+		if err := sendNotify(); err != nil {
+			return pgconn.CommandTag{}, err
+		}
+	} else if err := p.p.Flush(); err != nil {
+		return pgconn.CommandTag{}, err
+	}
+
+	// The call's transaction: Setup's result, the call's, its Sync.
+	tag, err := p.segment(func(i int, rr *pgconn.ResultReader) (pgconn.CommandTag, error) {
+		if i != 1 {
+			return rr.Close()
+		}
+		rows := pgx.RowsFromResultReader(p.tm, rr)
+		defer rows.Close()
+		if err := scan(rows); err != nil {
+			return pgconn.CommandTag{}, err
+		}
+		rows.Close()
+		return rows.CommandTag(), rows.Err()
+	})
+	var pgErr *pgconn.PgError
+	if err != nil && !errors.As(err, &pgErr) {
+		return tag, err // the connection failed: the outcome is unknown
+	}
+	callErr := err
+	if o.AfterCommit != nil {
+		if callErr != nil {
+			return tag, callErr // nothing committed, nothing to notify
+		}
+		o.AfterCommit()
+		if err := sendNotify(); err != nil {
+			*notifyErr = err
+			return tag, callErr
+		}
+	}
+	// The notification's transaction.
+	_, *notifyErr = p.segment(func(_ int, rr *pgconn.ResultReader) (pgconn.CommandTag, error) { return rr.Close() })
+	return tag, callErr
+}
+
+// pipeline encodes statements onto a pgconn pipeline with pgx's types.
+type pipeline struct {
+	p   *pgconn.Pipeline
+	tm  *pgtype.Map
+	eqb pgx.ExtendedQueryBuilder
+}
+
+// binary asks for every result column in binary.
+var binary = []int16{pgtype.BinaryFormatCode}
+
+// send queues st with args: as the prepared statement sd, or parsed anew
+// when sd is nil.
+func (p *pipeline) send(sd *pgconn.StatementDescription, st Statement, args []any) error {
+	if sd == nil {
+		if err := p.eqb.Build(p.tm, &pgconn.StatementDescription{ParamOIDs: st.Params}, args); err != nil {
+			return err
+		}
+		p.p.SendQueryParams(st.SQL, p.eqb.ParamValues, st.Params, p.eqb.ParamFormats, binary)
+		return nil
+	}
+	if err := p.eqb.Build(p.tm, sd, args); err != nil {
+		return err
+	}
+	// SendQueryStatement keeps the result formats until the results come;
+	// the builder reuses its slice.
+	p.p.SendQueryStatement(sd, p.eqb.ParamValues, p.eqb.ParamFormats, append([]int16(nil), p.eqb.ResultFormats...))
+	return nil
+}
+
+// segment reads one transaction's results up to its Sync, handing each
+// statement's reader to read with its index. After a statement's error the
+// server skips the rest of the transaction: segment returns that error, a
+// *pgconn.PgError, after the Sync; any other error (the connection's) at
+// once. The command tag is that of the statement with index 1, if any.
+func (p *pipeline) segment(read func(i int, rr *pgconn.ResultReader) (pgconn.CommandTag, error)) (pgconn.CommandTag, error) {
+	var (
+		tag    pgconn.CommandTag
+		stmErr error
+	)
+	for i := 0; ; i++ {
+		res, err := p.p.GetResults()
+		var pgErr *pgconn.PgError
+		switch {
+		case errors.As(err, &pgErr):
+			stmErr = cmpErr(stmErr, err)
+			continue
+		case err != nil:
+			return tag, err
+		}
+		switch r := res.(type) {
+		case *pgconn.PipelineSync:
+			return tag, stmErr
+		case *pgconn.ResultReader:
+			t, err := read(i, r)
+			if i == 1 {
+				tag = t
+			}
+			if err != nil {
+				if !errors.As(err, &pgErr) {
+					return tag, err
+				}
+				stmErr = cmpErr(stmErr, err)
+			}
+		case nil:
+			return tag, errors.New("pipeline: results ended before the Sync")
+		}
+	}
+}
+
+// cmpErr keeps the first error.
+func cmpErr(first, next error) error {
+	if first != nil {
+		return first
+	}
+	return next
+}
+
+// OptionsFor returns the options for a connection made with cfg: prepared
+// statements in pgx's default query mode, Plain in simple_protocol (whoever
+// chose it needs the simple protocol; the pipeline is the extended one), and
+// cfg's query tracer.
+func OptionsFor(cfg *pgx.ConnConfig) Options {
+	return Options{
+		Prepared: cfg.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement,
+		Plain:    cfg.DefaultQueryExecMode == pgx.QueryExecModeSimpleProtocol,
+		Tracer:   cfg.Tracer,
+	}
+}
