@@ -41,6 +41,9 @@ func (f *listenFlags) options(env Env) (data.Options, error) {
 	if p := *f.poll; p != 0 && (p < minPoll || p > maxPoll) {
 		return data.Options{}, usageErrorf("--poll must be between %s and %s, got %s", minPoll, maxPoll, p)
 	}
+	if *f.dsn != "" {
+		warnPassword(env, "--listen-dsn", *f.dsn)
+	}
 	dsn := cmp.Or(*f.dsn, env.Getenv("LEASETOP_LISTEN_DSN"))
 	if dsn != "" {
 		if _, err := data.ParseConnConfig(dsn); err != nil {

@@ -19,7 +19,7 @@ func dsnFlag(fs *flagSet) *string {
 // A password in --dsn gets a warning.
 func resolveDSN(env Env, flagValue string) string {
 	if flagValue != "" {
-		warnPassword(env, flagValue)
+		warnPassword(env, "--dsn", flagValue)
 		return flagValue
 	}
 	return env.Getenv("DATABASE_URL")

@@ -7,15 +7,19 @@ import (
 	"strings"
 )
 
-// passwordWarning is the line printed when --dsn carries a password.
-const passwordWarning = "leasetop: warning: --dsn carries a password, which every user of this machine can read in the process list " +
-	"(ps, /proc/PID/cmdline); put it in PGPASSFILE (~/.pgpass), or in PGPASSWORD or DATABASE_URL in the environment"
+// passwordWarning is the line printed when a connection flag (--dsn,
+// --listen-dsn) carries a password; flag names it.
+func passwordWarning(flag string) string {
+	return "leasetop: warning: " + flag + " carries a password, which every user of this machine can read in the process list " +
+		"(ps, /proc/PID/cmdline); put it in PGPASSFILE (~/.pgpass), or in PGPASSWORD or DATABASE_URL in the environment"
+}
 
-// warnPassword prints passwordWarning on stderr when dsn, given with --dsn,
-// carries a password. The password itself is never printed.
-func warnPassword(env Env, dsn string) {
+// warnPassword prints passwordWarning on stderr when dsn, given with the
+// command-line flag named flag, carries a password. The password itself is
+// never printed.
+func warnPassword(env Env, flag, dsn string) {
 	if dsnHasPassword(dsn) {
-		fmt.Fprintln(env.Stderr, passwordWarning)
+		fmt.Fprintln(env.Stderr, passwordWarning(flag))
 	}
 }
 

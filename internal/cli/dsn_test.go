@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestDSNHasPassword(t *testing.T) {
@@ -32,12 +35,48 @@ func TestDSNHasPassword(t *testing.T) {
 }
 
 func TestChildEnvDropsDatabaseSecrets(t *testing.T) {
-	environ := []string{"PATH=/bin", "DATABASE_URL=postgres://u:p@h/d", "PGPASSWORD=p", "PGSSLPASSWORD=k", "PGHOST=h", "DATABASE_URLX=y"}
+	environ := []string{"PATH=/bin", "DATABASE_URL=postgres://u:p@h/d", "LEASETOP_LISTEN_DSN=postgres://u:p@h:5432/d", "PGPASSWORD=p", "PGSSLPASSWORD=k", "PGHOST=h", "DATABASE_URLX=y"}
 	token := []string{"LEASETOP_RUN_ID=r"}
 	if got, want := childEnv(environ, false, token), []string{"PATH=/bin", "PGHOST=h", "DATABASE_URLX=y", "LEASETOP_RUN_ID=r"}; !slices.Equal(got, want) {
 		t.Errorf("childEnv without --pass-db-env = %q, want %q", got, want)
 	}
 	if got, want := childEnv(environ, true, token), append(slices.Clone(environ), token...); !slices.Equal(got, want) {
 		t.Errorf("childEnv with --pass-db-env = %q, want %q", got, want)
+	}
+}
+
+// TestListenDSNPasswordWarns: a password in --listen-dsn is as visible in
+// the process list as one in --dsn, so it gets the same warning, naming
+// the flag; one in LEASETOP_LISTEN_DSN (the environment) gets none.
+func TestListenDSNPasswordWarns(t *testing.T) {
+	for _, tt := range []struct {
+		flag, env string
+		warn      bool
+	}{
+		{flag: "postgres://app:s3cret@db/leases", warn: true},
+		{flag: "host=db password=s3cret dbname=leases", warn: true},
+		{flag: "postgres://app@db/leases"},
+		{env: "postgres://app:s3cret@db/leases"},
+	} {
+		var stderr bytes.Buffer
+		env := Env{Stderr: &stderr, Getenv: func(k string) string {
+			if k == "LEASETOP_LISTEN_DSN" {
+				return tt.env
+			}
+			return ""
+		}}
+		var poll time.Duration
+		f := &listenFlags{dsn: &tt.flag, poll: &poll}
+		opt, err := f.options(env)
+		if err != nil {
+			t.Fatalf("options(--listen-dsn %q): %v", tt.flag, err)
+		}
+		if want := tt.flag + tt.env; opt.ListenDSN != want {
+			t.Errorf("ListenDSN = %q, want %q", opt.ListenDSN, want)
+		}
+		warned := strings.HasPrefix(stderr.String(), "leasetop: warning: --listen-dsn carries a password")
+		if warned != tt.warn || strings.Contains(stderr.String(), "s3cret") {
+			t.Errorf("--listen-dsn %q, LEASETOP_LISTEN_DSN %q: stderr %q, want the warning %v and never the password", tt.flag, tt.env, stderr.String(), tt.warn)
+		}
 	}
 }

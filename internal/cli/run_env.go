@@ -5,7 +5,7 @@ import "strings"
 // dbSecrets are the environment variables that may carry leasetop's database
 // credentials: leasetop run removes them from its command's environment
 // unless --pass-db-env asks for them.
-var dbSecrets = []string{"DATABASE_URL", "PGPASSWORD", "PGSSLPASSWORD"}
+var dbSecrets = []string{"DATABASE_URL", "LEASETOP_LISTEN_DSN", "PGPASSWORD", "PGSSLPASSWORD"}
 
 // childEnv is environ (NAME=value entries) for leasetop run's command:
 // without dbSecrets unless pass, then with the lease token.
