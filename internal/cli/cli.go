@@ -112,9 +112,15 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: leasetop [command] [flags]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
+	width := 0
 	for _, c := range commands() {
 		if !c.hidden {
-			fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+			width = max(width, len(c.name))
+		}
+	}
+	for _, c := range commands() {
+		if !c.hidden {
+			fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 		}
 	}
 	fmt.Fprintln(w)

@@ -13,7 +13,7 @@ import (
 // command's flags, as COMMAND -h does; a wrong help is one line, exit 2.
 func TestHelpListsTheCommands(t *testing.T) {
 	ctx := context.Background()
-	commands := []string{"watch", "demo", "migrate", "run", "ls", "events", "release", "bench"}
+	commands := []string{"watch", "demo", "migrate", "run", "ls", "events", "release", "bench", "exporter"}
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
 		out, errOut, code := leasetop(ctx, "postgres://127.0.0.1:1/none", args...)
 		if code != cli.ExitOK || errOut != "" {
