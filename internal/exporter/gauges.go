@@ -10,8 +10,8 @@ import (
 )
 
 // Feed states of leasetop_feed_state, one series each. "poll" is the feed
-// reading lease.event on an interval instead of listening; it is 0 until the
-// feed has such a mode.
+// reading lease.event on an interval instead of listening (--poll, or where
+// LISTEN cannot work: a standby, a transaction pooler without a listen DSN).
 var feedStates = []string{"live", "reconnecting", "down", "poll"}
 
 // gaugeDescs describe what gauges exports.
