@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/monitor"
@@ -98,18 +97,12 @@ func (r *run) idleFeedCost(ctx context.Context, w workload, lc data.ListenerConf
 		return nil, err
 	}
 	tr := &queryLog{}
-	cfg, err := data.ParsePoolConfig(r.cfg.DSN)
+	store, err := r.openStore(ctx, tr)
 	if err != nil {
 		return nil, err
 	}
-	cfg.ConnConfig.RuntimeParams["application_name"] = r.connCfg.RuntimeParams["application_name"]
-	cfg.ConnConfig.Tracer = tr
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("connect: %w", err)
-	}
-	defer pool.Close()
-	feed := monitor.NewFeed(data.New(pool), monitor.FeedConfig{Listener: lc})
+	defer store.Close()
+	feed := monitor.NewFeed(store, monitor.FeedConfig{Listener: lc})
 	stop := feed.Start(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {
