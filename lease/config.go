@@ -36,11 +36,11 @@ type Config struct {
 	// RenewTimeout bounds one renewal attempt (it is also cut at the local
 	// deadline). Default RenewInterval.
 	RenewTimeout time.Duration
-	// PollInterval is the longest a waiting acquire sleeps between attempts
-	// when no notification wakes it (a lost notification costs at most this
-	// much latency): PollInterval plus up to 20% jitter, or, when the
-	// holder's lease ends sooner on the server clock, until 1-11 ms after
-	// that end. Default 2 s.
+	// PollInterval is how long a waiting acquire sleeps between attempts
+	// when no notification wakes it: PollInterval plus up to 20% jitter (so
+	// a lost notification costs at most 1.2 times this much latency), or,
+	// when the holder's lease ends sooner on the server clock, until 1-11 ms
+	// after that end. Default 2 s.
 	PollInterval time.Duration
 	// ReleaseTimeout bounds Release, which runs on a context detached from the
 	// caller's cancellation. Default 5 s.
