@@ -96,19 +96,22 @@ func failover(t *testing.T, synchronous bool) {
 	rising := r.fencesRiseAcross(before, promoted, lost)
 	renewed, gaveUp, overlaps := r.oldHolders(stop, promoted)
 	lostRuns := r.forgetUnknownRuns()
-	lostEvents := r.sameEvents(m)
+	lostEvents, lostReleases := r.sameEvents(m)
 	r.mirrorsDBBut(m, lostEvents)
 	tally := r.checkHistory()
 	kv := []any{"replication", map[bool]string{true: "synchronous", false: "asynchronous"}[synchronous],
 		"stop_immediate_took", stopped, "no_primary_for", promoted.Sub(stop), "promotion_took", promoted.Sub(promoteAt),
 		"first_run_on_new_primary_in", firstRun, "monitor_converged_in", converged,
 		"old_holders_renewed_on_new_primary", renewed, "old_holders_stopped_before_next_owner", gaveUp,
-		"granted_again_while_old_holder_worked", overlaps, "grants_lost", lostRuns, "lost_events_the_monitor_showed", lostEvents,
+		"granted_again_while_old_holder_worked", overlaps, "grants_lost", lostRuns, "lost_events_the_monitor_showed", lostEvents, "of_them_releases", lostReleases,
 		"fences_checked_rising", rising, "run_a_exit", codeA, "run_b_exit", codeB}
 	if synchronous {
-		if lostRuns != 0 || overlaps != 0 || lostEvents != 0 {
-			t.Errorf("with synchronous replication %d acknowledged grants and %d events were lost, and %d sessions granted again while their old holder worked, want none",
-				lostRuns, lostEvents, overlaps)
+		// The library's release commits without waiting for its flush (a
+		// lost release only lets its lease expire), so one made just
+		// before the stop may be lost even here; nothing else may.
+		if lostRuns != 0 || overlaps != 0 || lostEvents != lostReleases {
+			t.Errorf("with synchronous replication %d acknowledged grants and %d events other than releases were lost, and %d sessions granted again while their old holder worked, want none",
+				lostRuns, lostEvents-lostReleases, overlaps)
 		}
 	} else {
 		if again.Fence <= lost.fence {
@@ -334,8 +337,9 @@ func (r *rig) forgetUnknownRuns() int {
 // database holds is the database's event with that id: an id the new
 // primary gave to another transition than the monitor showed would be a
 // wrong picture. It returns how many events the monitor shows that the
-// database does not hold: the old primary's lost ones.
-func (r *rig) sameEvents(m *monitor.Mirror) (lost int64) {
+// database does not hold (the old primary's lost ones), and how many of
+// those are releases.
+func (r *rig) sameEvents(m *monitor.Mirror) (lost, lostReleases int64) {
 	r.t.Helper()
 	db := map[int64]data.Event{}
 	for _, ev := range r.events() {
@@ -347,11 +351,14 @@ func (r *rig) sameEvents(m *monitor.Mirror) (lost int64) {
 			switch {
 			case !ok:
 				lost++
+				if ev.Kind == data.KindReleased {
+					lostReleases++
+				}
 			case want.Kind != ev.Kind || want.Key != ev.Key || want.RunID != ev.RunID || want.Fence != ev.Fence:
 				r.t.Errorf("the monitor shows event %d as %s %s fence %d, the database has %s %s fence %d",
 					ev.ID, ev.Kind, ev.Key, ev.Fence, want.Kind, want.Key, want.Fence)
 			}
 		}
 	})
-	return lost
+	return lost, lostReleases
 }
