@@ -159,18 +159,13 @@ func (r *rig) exec(sql string, args ...any) {
 func (r *rig) events() []data.Event {
 	r.t.Helper()
 	var out []data.Event
-	after := int64(0)
-	for {
-		page, err := r.store.EventsSince(context.Background(), after, 5000)
+	for ev, err := range r.store.Events(context.Background(), 0) {
 		if err != nil {
-			r.t.Fatalf("EventsSince: %v", err)
+			r.t.Fatalf("read the event history: %v", err)
 		}
-		out = append(out, page...)
-		if len(page) < 5000 {
-			return out
-		}
-		after = page[len(page)-1].ID
+		out = append(out, ev)
 	}
+	return out
 }
 
 // leases reads lease.session_lease.
