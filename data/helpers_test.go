@@ -9,7 +9,32 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgserver"
+	"github.com/leasetop/leasetop/internal/pgtest"
 )
+
+// eachConnection runs tc twice, each time on a fresh database db: subtest
+// "direct" with a store connected to PostgreSQL itself, and "pooler" with a
+// store through a real PgBouncer in transaction mode (started for the
+// subtest, two server connections, so consecutive calls may run on
+// different ones), as in TestEveryCallThroughPooler. The store's calls go
+// where the subtest says; what tc reads with db.Conn or db.Pool goes to the
+// server directly.
+func eachConnection(t *testing.T, tc func(t *testing.T, db pgtest.DB, s *data.Store)) {
+	t.Helper()
+	t.Run("direct", func(t *testing.T) {
+		db := pgtest.New(t)
+		tc(t, db, db.Store(t))
+	})
+	t.Run("pooler", func(t *testing.T) {
+		db := pgtest.New(t)
+		s := pgtest.OpenStore(t, db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 2})), data.Options{})
+		if !s.Pooled() {
+			t.Fatal("store through PgBouncer: Pooled = false, want true")
+		}
+		tc(t, db, s)
+	})
+}
 
 // mustAcquire acquires or fails the test.
 func mustAcquire(t *testing.T, s *data.Store, k data.Key, run uuid.UUID, ttl time.Duration) data.Grant {
