@@ -49,7 +49,6 @@ func TestHeldLeaseIsRefused(t *testing.T) {
 
 func TestExpiredLeaseIsTakenOver(t *testing.T) {
 	eachConnection(t, func(t *testing.T, db pgtest.DB, s *data.Store) {
-		ctx := context.Background()
 		conn := db.Conn(t)
 		k := data.Key{Account: "a", Session: "s"}
 		a, b := uuid.New(), uuid.New()
@@ -68,7 +67,6 @@ func TestExpiredLeaseIsTakenOver(t *testing.T) {
 			!to.PrevExpiresAt.Equal(ga.ExpiresAt) {
 			t.Errorf("taken_over event = %+v, want run %v prev %v fence %d prev fence %d", to, b, a, gb.Fence, ga.Fence)
 		}
-		_ = ctx
 	})
 }
 
