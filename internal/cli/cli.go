@@ -92,11 +92,11 @@ func lookup(name string) (command, bool) {
 // help prints the commands (leasetop help, -h, --help) or one command's
 // flags (leasetop help COMMAND, the same as leasetop COMMAND -h).
 func help(ctx context.Context, env Env, args []string) error {
-	switch len(args) {
-	case 0:
+	switch {
+	case len(args) == 0 || (len(args) == 1 && args[0] == "help"):
 		usage(env.Stdout)
 		return nil
-	case 1:
+	case len(args) == 1:
 		c, ok := lookup(args[0])
 		if !ok {
 			return usageErrorf("help: unknown command %q: run leasetop help", args[0])

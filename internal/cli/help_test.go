@@ -14,7 +14,7 @@ import (
 func TestHelpListsTheCommands(t *testing.T) {
 	ctx := context.Background()
 	commands := []string{"watch", "demo", "migrate", "run", "ls", "events", "release", "bench", "exporter"}
-	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"help", "help"}} {
 		out, errOut, code := leasetop(ctx, "postgres://127.0.0.1:1/none", args...)
 		if code != cli.ExitOK || errOut != "" {
 			t.Errorf("leasetop %v: code %d stderr %q, want 0 and nothing", args, code, errOut)
