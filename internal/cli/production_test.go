@@ -140,6 +140,15 @@ func TestListenFlagsBadInput(t *testing.T) {
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			out, errOut, code := leasetop(ctx, db.URL, tc.args...)
+			// A password in --listen-dsn is visible in the process list
+			// whatever else is wrong: its warning comes first, once.
+			const warning = "leasetop: warning: --listen-dsn carries a password"
+			if want := strings.Contains(strings.Join(tc.args, " "), "hunter2"); strings.HasPrefix(errOut, warning) != want {
+				t.Errorf("stderr %q: the --listen-dsn password warning first: %v, want %v", errOut, !want, want)
+			}
+			if strings.HasPrefix(errOut, warning) {
+				_, errOut, _ = strings.Cut(errOut, "\n")
+			}
 			if code != 2 || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 || out != "" {
 				t.Errorf("code %d, stdout %q, stderr %q; want 2 and one line with %q", code, out, errOut, tc.want)
 			}
