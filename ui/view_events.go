@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
@@ -42,15 +43,30 @@ func (m *Model) renderEvents(evs []data.Event, lay layout) []string {
 		return append(lines, "  "+s.dim.Render("no events yet"))
 	}
 	end := min(m.evOf+lay.eventRows, len(evs))
+	keyW := m.eventKeyWidth(evs[m.evOf:end])
 	for i := m.evOf; i < end; i++ {
 		selected := m.focus == focusEvents && i == m.evCur
-		lines = append(lines, m.eventLine(evs[i], selected, true, "15:04:05"))
+		lines = append(lines, m.eventLine(evs[i], selected, keyW, "15:04:05"))
 	}
 	return lines
 }
 
-// eventLine is one event: time, kind, session and what happened.
-func (m *Model) eventLine(ev data.Event, selected, withKey bool, layout string) string {
+// eventKeyWidth is the room for account/session in the events pane's lines
+// evs: as wide as the widest of their keys, at most keyWidth, so that what
+// happened stays next to the session it happened to.
+func (m *Model) eventKeyWidth(evs []data.Event) int {
+	limit, w := m.keyWidth(), 0
+	for _, ev := range evs {
+		if w = max(w, ansi.StringWidth(keyText(ev.Key, 24))); w >= limit {
+			return limit
+		}
+	}
+	return w
+}
+
+// eventLine is one event: time, kind, session in keyW cells (none when
+// keyW is 0) and what happened.
+func (m *Model) eventLine(ev data.Event, selected bool, keyW int, layout string) string {
 	marker := "  "
 	if selected {
 		marker = "▶ "
@@ -58,8 +74,8 @@ func (m *Model) eventLine(ev data.Event, selected, withKey bool, layout string) 
 	at := ev.At.In(m.cfg.Location).Format(layout)
 	label, detail, style := m.describe(ev)
 	line := at + " " + pad(label, 14)
-	if withKey {
-		line += " " + pad(keyText(ev.Key, 24), m.keyWidth())
+	if keyW > 0 {
+		line += " " + pad(keyText(ev.Key, 24), keyW)
 	}
 	line += " " + detail
 	if selected {
