@@ -118,17 +118,26 @@ func (p *exporterProc) wait(t *testing.T, timeout time.Duration) int {
 // get fetches path from the exporter and returns the status and body.
 func (p *exporterProc) get(t *testing.T, path string) (int, string) {
 	t.Helper()
-	c := http.Client{Timeout: 10 * time.Second}
-	resp, err := c.Get("http://" + p.addr + path)
+	code, body, err := httpGet("http://" + p.addr + path)
 	if err != nil {
 		t.Fatalf("GET %s: %v (exporter stderr: %s)", path, err, p.stderr.String())
+	}
+	return code, body
+}
+
+// httpGet fetches url and returns the status and body.
+func httpGet(url string) (int, string, error) {
+	c := http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return 0, "", err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("GET %s: read body: %v", path, err)
+		return 0, "", fmt.Errorf("read body: %w", err)
 	}
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, string(b), nil
 }
 
 // metricSet is one scrape: every sample by its series name, written as

@@ -2,7 +2,6 @@ package exporter_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -33,16 +32,11 @@ func TestReadyOnlyAfterTheFirstSync(t *testing.T) {
 
 	get := func(path string) (int, string) {
 		t.Helper()
-		resp, err := srv.Client().Get(srv.URL + path)
+		code, body, err := httpGet(srv.URL + path)
 		if err != nil {
 			t.Fatalf("GET %s: %v", path, err)
 		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatalf("GET %s: read body: %v", path, err)
-		}
-		return resp.StatusCode, string(b)
+		return code, body
 	}
 	if code, body := get("/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "not ready") {
 		t.Errorf("GET /readyz before Run = %d %q, want 503 not ready", code, body)
