@@ -99,7 +99,7 @@ func lockerText(lk data.Locker) string {
 
 // historyLine is an event in the detail view: the date too, no session.
 func (m *Model) historyLine(ev data.Event) string {
-	return m.eventLine(ev, false, 0, "2006-01-02 15:04:05")
+	return m.eventLine(ev, false, "", "2006-01-02 15:04:05")
 }
 
 func (m *Model) stamp(t time.Time) string { return t.In(m.cfg.Location).Format(timeFormat) }

@@ -42,31 +42,25 @@ func (m *Model) renderEvents(evs []data.Event, lay layout) []string {
 	if len(evs) == 0 {
 		return append(lines, "  "+s.dim.Render("no events yet"))
 	}
-	end := min(m.evOf+lay.eventRows, len(evs))
-	keyW := m.eventKeyWidth(evs[m.evOf:end])
-	for i := m.evOf; i < end; i++ {
-		selected := m.focus == focusEvents && i == m.evCur
-		lines = append(lines, m.eventLine(evs[i], selected, keyW, "15:04:05"))
+	// The account/session column is as wide as the widest key shown, at
+	// most keyWidth, so that what happened stays next to where it happened.
+	shown := evs[m.evOf:min(m.evOf+lay.eventRows, len(evs))]
+	keys, keyW := make([]string, len(shown)), 0
+	for i, ev := range shown {
+		keys[i] = keyText(ev.Key, 24)
+		keyW = max(keyW, ansi.StringWidth(keys[i]))
+	}
+	keyW = min(keyW, m.keyWidth())
+	for i, ev := range shown {
+		selected := m.focus == focusEvents && m.evOf+i == m.evCur
+		lines = append(lines, m.eventLine(ev, selected, pad(keys[i], keyW), "15:04:05"))
 	}
 	return lines
 }
 
-// eventKeyWidth is the room for account/session in the events pane's lines
-// evs: as wide as the widest of their keys, at most keyWidth, so that what
-// happened stays next to the session it happened to.
-func (m *Model) eventKeyWidth(evs []data.Event) int {
-	limit, w := m.keyWidth(), 0
-	for _, ev := range evs {
-		if w = max(w, ansi.StringWidth(keyText(ev.Key, 24))); w >= limit {
-			return limit
-		}
-	}
-	return w
-}
-
-// eventLine is one event: time, kind, session in keyW cells (none when
-// keyW is 0) and what happened.
-func (m *Model) eventLine(ev data.Event, selected bool, keyW int, layout string) string {
+// eventLine is one event: time, kind, the session's column key (none when
+// empty) and what happened.
+func (m *Model) eventLine(ev data.Event, selected bool, key, layout string) string {
 	marker := "  "
 	if selected {
 		marker = "▶ "
@@ -74,8 +68,8 @@ func (m *Model) eventLine(ev data.Event, selected bool, keyW int, layout string)
 	at := ev.At.In(m.cfg.Location).Format(layout)
 	label, detail, style := m.describe(ev)
 	line := at + " " + pad(label, 14)
-	if keyW > 0 {
-		line += " " + pad(keyText(ev.Key, 24), keyW)
+	if key != "" {
+		line += " " + key
 	}
 	line += " " + detail
 	if selected {
