@@ -112,16 +112,16 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: leasetop [command] [flags]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
+	var shown []command
 	width := 0
 	for _, c := range commands() {
 		if !c.hidden {
+			shown = append(shown, c)
 			width = max(width, len(c.name))
 		}
 	}
-	for _, c := range commands() {
-		if !c.hidden {
-			fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
-		}
+	for _, c := range shown {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "The database comes from --dsn, else DATABASE_URL, else the libpq PG* variables.")
