@@ -8,20 +8,9 @@
 --
 -- Roles are NOLOGIN groups; grant them to login roles (GRANT lease_app TO backend).
 -- PUBLIC has no rights on anything in schema lease.
-
-DO $$
-BEGIN
-    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'lease_reader') THEN
-        CREATE ROLE lease_reader NOLOGIN;
-    END IF;
-    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'lease_app') THEN
-        CREATE ROLE lease_app NOLOGIN;
-    END IF;
-    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'lease_admin') THEN
-        CREATE ROLE lease_admin NOLOGIN;
-    END IF;
-END
-$$;
+--
+-- prelude.sql creates the groups and members.sql nests them; this file only
+-- grants rights on the schema's objects, so it runs as their owner (lease_owner).
 
 REVOKE ALL ON SCHEMA lease FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA lease FROM PUBLIC;
@@ -31,19 +20,6 @@ REVOKE ALL ON ALL FUNCTIONS IN SCHEMA lease FROM PUBLIC;
 GRANT USAGE ON SCHEMA lease TO lease_reader, lease_app, lease_admin;
 GRANT SELECT ON lease.session_lease, lease.event, lease.schema_version TO lease_reader;
 GRANT EXECUTE ON FUNCTION lease.notify_renewals() TO lease_reader;
-
--- Memberships are granted only where missing: granting needs CREATEROLE (or
--- ADMIN on the role), which a later migration by the objects' owner may lack.
-DO $$
-BEGIN
-    IF NOT pg_has_role('lease_app', 'lease_reader', 'MEMBER') THEN
-        GRANT lease_reader TO lease_app;
-    END IF;
-    IF NOT pg_has_role('lease_admin', 'lease_app', 'MEMBER') THEN
-        GRANT lease_app TO lease_admin;
-    END IF;
-END
-$$;
 
 GRANT EXECUTE ON FUNCTION
     lease.acquire(text, text, uuid, interval, text),

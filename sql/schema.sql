@@ -2,7 +2,7 @@
 -- Applied by `leasetop migrate` inside one transaction; every statement is idempotent.
 -- A database at version 1 gets the one-time steps in upgrade_1.sql as well.
 
-CREATE SCHEMA IF NOT EXISTS lease;
+-- prelude.sql has created the schema; this file runs as its owner.
 
 -- safe_text reports whether s can be shown on a terminal as it is: no control
 -- character (C0, DEL, C1) and none of the characters that reorder or break the

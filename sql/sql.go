@@ -28,7 +28,14 @@ var files embed.FS
 
 // Files returns the migration's SQL files in the order they must run.
 func Files() []File {
-	return read("schema.sql", "functions.sql", "triggers.sql", "roles.sql", "owner.sql")
+	return []File{
+		read("prelude.sql", false),
+		read("schema.sql", true),
+		read("functions.sql", true),
+		read("triggers.sql", true),
+		read("roles.sql", true),
+		read("members.sql", false),
+	}
 }
 
 // Upgrade returns the one-time steps for a database found at version from,
@@ -37,25 +44,28 @@ func Files() []File {
 // one already at Version.
 func Upgrade(from int) []File {
 	if from == 1 {
-		return read("upgrade_1.sql")
+		return []File{read("upgrade_1.sql", true)}
 	}
 	return nil
 }
 
-func read(names ...string) []File {
-	out := make([]File, len(names))
-	for i, name := range names {
-		b, err := files.ReadFile(name)
-		if err != nil {
-			panic("sql: embedded file missing: " + name) // a build defect, not a runtime condition
-		}
-		out[i] = File{Name: name, SQL: string(b)}
+func read(name string, asOwner bool) File {
+	b, err := files.ReadFile(name)
+	if err != nil {
+		panic("sql: embedded file missing: " + name) // a build defect, not a runtime condition
 	}
-	return out
+	return File{Name: name, SQL: string(b), AsOwner: asOwner}
 }
 
 // File is one embedded SQL file.
 type File struct {
 	Name string
 	SQL  string
+	// AsOwner says the file runs as the lease objects' owner (lease_owner),
+	// not as the migrating role: it writes objects that lease_owner could
+	// have changed, so whatever it fires must not run with more rights than
+	// lease_owner's. The others (prelude.sql, members.sql) create roles and
+	// hand out ownership, which only the migrating role may do, and touch no
+	// object of the schema in a way that runs code.
+	AsOwner bool
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/termtext"
@@ -10,15 +11,19 @@ import (
 )
 
 func cmdMigrate(ctx context.Context, env Env, args []string) error {
-	fs := newFlags(env, "migrate", "migrate [--dsn URL] [--notify-renewals=true|false]")
+	fs := newFlags(env, "migrate", "migrate [--dsn URL] [--notify-renewals=true|false] [--wait 30s]")
 	dsn := dsnFlag(fs)
 	var notify optionalBool
 	fs.Var(&notify, "notify-renewals", "also NOTIFY on every renewal (costs the commit lock; default: leave as is, off on a new schema)")
+	wait := fs.Duration("wait", 30*time.Second, "give up after waiting this long for sessions that hold the lease tables' locks (live traffic waits at most 0.5s at a time)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
+	switch {
+	case fs.NArg() > 0:
 		return usageErrorf("migrate takes no arguments, got %q", fs.Arg(0))
+	case *wait <= 0:
+		return usageErrorf("--wait must be positive, got %s", *wait)
 	}
 	cfg, err := data.ParseConnConfig(resolveDSN(env, *dsn))
 	if err != nil {
@@ -29,17 +34,13 @@ func cmdMigrate(ctx context.Context, env Env, args []string) error {
 		return connError(err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	before, err := data.SchemaVersion(ctx, conn)
+	opts := data.MigrateOptions{Wait: *wait}
+	if notify.set {
+		opts.NotifyRenewals = &notify.value
+	}
+	before, err := data.MigrateWith(ctx, conn, opts)
 	if err != nil {
 		return connError(err)
-	}
-	if err := data.Migrate(ctx, conn); err != nil {
-		return connError(err)
-	}
-	if notify.set {
-		if err := data.SetNotifyRenewals(ctx, conn, notify.value); err != nil {
-			return connError(err)
-		}
 	}
 	if owner, err := data.Owner(ctx, conn); err == nil {
 		defer fmt.Fprintf(env.Stdout, "the lease functions run as %s\n", termtext.Clean(owner, 0))
