@@ -122,7 +122,7 @@ func (s *Store) Renew(ctx context.Context, key Key, runID uuid.UUID, ttl time.Du
 	}
 	var exp *time.Time
 	err := s.pool.QueryRow(ctx, sqlcall.Renew,
-		key.Account, key.Session, runID, ttl).Scan(&exp)
+		sqlcall.Secret(s.calls.Mode, key.Account, key.Session, runID, ttl)...).Scan(&exp)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("renew %s: %w", key, translate(err))
 	}
@@ -206,7 +206,7 @@ func (s *Store) ForceReleaseAccounts(ctx context.Context, accounts []string, rea
 func CheckFence(ctx context.Context, tx pgx.Tx, key Key, runID uuid.UUID, fence int64) error {
 	var ok bool
 	err := tx.QueryRow(ctx, sqlcall.CheckFence,
-		key.Account, key.Session, runID, fence).Scan(&ok)
+		sqlcall.Secret(tx.Conn().Config().DefaultQueryExecMode, key.Account, key.Session, runID, fence)...).Scan(&ok)
 	if err != nil {
 		return fmt.Errorf("check fence %s: %w", key, translate(err))
 	}

@@ -181,16 +181,64 @@ func TestRefusedCallKeepsTheConnection(t *testing.T) {
 	}
 }
 
-// TestSimpleProtocolCallsPlainly: a connection string that asks for the
-// simple protocol gets it: the call alone, notified by the trigger.
-func TestSimpleProtocolCallsPlainly(t *testing.T) {
+// TestSimpleProtocolKeepsTheSecretOutOfQueryText: a connection string that
+// asks for the simple protocol, which writes arguments into the query text,
+// still sends every call that carries the run's secret id (acquire, renew,
+// the fence check, release) as bind parameters: another program logged in
+// as the same role reads pg_stat_activity.query after each call, and never
+// finds the secret there. Before, the renewal showed it, and that program
+// released the lease with it. The acquire is still notified.
+func TestSimpleProtocolKeepsTheSecretOutOfQueryText(t *testing.T) {
+	ctx := context.Background()
 	db := pgtest.New(t)
-	s := pgtest.OpenStore(t, withParam(db.URL, "default_query_exec_mode=simple_protocol"), data.Options{})
+	dsn, _ := pgtest.Login(t, db, "lease_app")
+	s := pgtest.OpenStore(t, withParam(dsn, "default_query_exec_mode=simple_protocol"), data.Options{})
+	spy, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer spy.Close(ctx)
 	drain := collect(t, db.Conn(t), db.Conn(t))
-	data.SetAfterCommit(s, func() { t.Error("simple protocol: the pipeline ran") })
-	k := data.Key{Account: "a", Session: "s"}
-	mustAcquire(t, s, k, uuid.New(), time.Minute)
+	k, run := data.Key{Account: "a", Session: "s"}, uuid.New()
+	look := func(after string) {
+		t.Helper()
+		rows, err := spy.Query(ctx, `SELECT query FROM pg_stat_activity WHERE usename = current_user AND pid <> pg_backend_pid()`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(texts) == 0 {
+			t.Fatalf("after %s: the spy sees no session of its login", after)
+		}
+		for _, q := range texts {
+			if strings.Contains(q, run.String()) {
+				t.Errorf("after %s, pg_stat_activity.query shows the secret run id: %q", after, q)
+			}
+		}
+	}
+	g := mustAcquire(t, s, k, run, time.Minute)
+	look("acquire")
 	checkOneNotification(t, db.Conn(t), drain(), data.KindAcquired)
+	if _, err := s.Renew(ctx, k, run, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	look("renew")
+	if err := pgx.BeginFunc(ctx, s.Pool(), func(tx pgx.Tx) error {
+		if err := data.CheckFence(ctx, tx, k, run, g.Fence); err != nil {
+			return err
+		}
+		look("check_fence") // before COMMIT becomes the session's last query
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.Release(ctx, k, run); err != nil || !ok {
+		t.Fatalf("Release = %v, %v", ok, err)
+	}
+	look("release")
 }
 
 // withParam adds a query parameter to a URL connection string.

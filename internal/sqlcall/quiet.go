@@ -99,10 +99,12 @@ type Options struct {
 	// parsed on each call, as through a transaction pooler.
 	Prepared bool
 	// Plain makes the call alone, as one statement through pgx's query
-	// path, with the trigger's NOTIFY in its commit: for a connection that
-	// must use the simple protocol, or a role that may not send its own
+	// path (never the simple protocol: see Secret), with the trigger's
+	// NOTIFY in its commit: for a role that may not send its own
 	// notifications.
 	Plain bool
+	// Mode is the connection's default query mode (see Secret).
+	Mode pgx.QueryExecMode
 	// Tracer, when set, is told of the call as pgx tells a QueryTracer of
 	// a query (the pipeline does not pass through pgx's query path).
 	Tracer pgx.QueryTracer
@@ -121,7 +123,7 @@ type Options struct {
 // is returned apart, in notifyErr, because by then the call has committed.
 func (q Quiet) Run(ctx context.Context, conn *pgx.Conn, o Options, args, notifyArgs []any, scan func(pgx.Rows) error) (notifyErr, err error) {
 	if o.Plain {
-		rows, err := conn.Query(ctx, q.Call.SQL, args...)
+		rows, err := conn.Query(ctx, q.Call.SQL, Secret(o.Mode, args...)...)
 		if err != nil {
 			return nil, err
 		}
@@ -287,13 +289,14 @@ func cmpErr(first, next error) error {
 }
 
 // OptionsFor returns the options for a connection made with cfg: prepared
-// statements in pgx's default query mode, Plain in simple_protocol (whoever
-// chose it needs the simple protocol; the pipeline is the extended one), and
+// statements in pgx's default query mode, unnamed ones in any other (a
+// connection string that asks for the simple protocol gets the extended one
+// here all the same: the call carries a run's secret id, see Secret), and
 // cfg's query tracer.
 func OptionsFor(cfg *pgx.ConnConfig) Options {
 	return Options{
 		Prepared: cfg.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement,
-		Plain:    cfg.DefaultQueryExecMode == pgx.QueryExecModeSimpleProtocol,
+		Mode:     cfg.DefaultQueryExecMode,
 		Tracer:   cfg.Tracer,
 	}
 }
