@@ -119,7 +119,8 @@ type ListenerState struct {
 // a truncated row that lease.event really holds).
 //
 // A new connection counts as live only once it has heard its own ping. When
-// listening cannot work (a hot standby, a LISTEN error, a connection that
+// listening cannot work (a hot standby, the store's own connection through
+// a pooler, found before any LISTEN, a LISTEN error, a connection that
 // never hears its ping) the listener switches to poll mode for good and says
 // why in State; then it delivers rows of lease.event, read by id, on Rows
 // instead of notifications on Events, every transition exactly once.
