@@ -86,7 +86,7 @@ func transitions(t *testing.T, s *data.Store, acct string, n int) {
 func watchFeed(t *testing.T, via string) {
 	t.Helper()
 	polled := make(chan data.ListenerState, 1)
-	s := pgtest.OpenStore(t, via, data.Options{OnPoll: func(st data.ListenerState) { polled <- st }})
+	s := pgtest.OpenStore(t, via, data.Options{OnPoll: func(st data.ListenerState) { notePoll(polled, st) }})
 	f := monitor.NewFeed(s, monitor.FeedConfig{})
 	stop := f.Start(context.Background())
 	drained := make(chan struct{})
@@ -118,7 +118,7 @@ func clientWait(t *testing.T, direct *data.Store, via string) {
 	t.Helper()
 	ctx := context.Background()
 	polled := make(chan data.ListenerState, 1)
-	s := pgtest.OpenStore(t, via, data.Options{OnPoll: func(st data.ListenerState) { polled <- st }})
+	s := pgtest.OpenStore(t, via, data.Options{OnPoll: func(st data.ListenerState) { notePoll(polled, st) }})
 	c, err := lease.New(s, lease.Config{TTL: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -176,6 +176,14 @@ func runUntilPolling(t *testing.T, via string, args ...string) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("%s still running 30 s after its context ended", args[0])
+	}
+}
+
+// notePoll is an OnPoll hook's body: it must not block.
+func notePoll(ch chan data.ListenerState, st data.ListenerState) {
+	select {
+	case ch <- st:
+	default:
 	}
 }
 
