@@ -16,7 +16,8 @@
 // pooler and uses a query mode without long-lived prepared statements
 // (pooler.go), and what a pooler refuses is a *PoolerError. A Listener
 // LISTENs on its own connection (Options.ListenDSN) or, where that cannot
-// work (a hot standby, a pooled LISTEN that hears nothing), polls
+// work (a hot standby, a pooler without a listen DSN, a pooled LISTEN that
+// hears nothing), polls
 // lease.event by id and delivers rows (poll.go).
 //
 // Expiry is decided by the database clock. A Snapshot carries a Clock, the

@@ -40,9 +40,11 @@ type ListenerConfig struct {
 	// Options.Poll.
 	Poll time.Duration
 	// FallbackPoll is the poll interval when the listener switches to poll
-	// mode by itself, because listening cannot work: on a hot standby, when
-	// LISTEN fails, or when a new connection does not hear its own ping
-	// (LISTEN through a transaction pooler "succeeds" and hears nothing).
+	// mode by itself, because listening cannot work: on a hot standby,
+	// through a pooler without a listen DSN (found before any LISTEN is
+	// sent), when LISTEN fails, or when a new connection does not hear its
+	// own ping (LISTEN through a transaction pooler "succeeds" and hears
+	// nothing).
 	// Default 250 ms.
 	FallbackPoll time.Duration
 	// PollWindow is how many ids below the highest one read poll mode keeps
@@ -117,7 +119,8 @@ type ListenerState struct {
 // a truncated row that lease.event really holds).
 //
 // A new connection counts as live only once it has heard its own ping. When
-// listening cannot work (a hot standby, a LISTEN error, a connection that
+// listening cannot work (a hot standby, the store's own connection through
+// a pooler, found before any LISTEN, a LISTEN error, a connection that
 // never hears its ping) the listener switches to poll mode for good and says
 // why in State; then it delivers rows of lease.event, read by id, on Rows
 // instead of notifications on Events, every transition exactly once.
@@ -287,7 +290,9 @@ func (l *Listener) listen(ctx context.Context) PollReason {
 
 // connect opens the listener's own connection, first asking the store
 // whether its server is a hot standby: there LISTEN cannot run, and rows
-// read there reach it only when replayed, so the listener polls.
+// read there reach it only when replayed, so the listener polls. So it does
+// when the connection is the store's own (no listen DSN) and goes through a
+// pooler (see samePooler).
 func (l *Listener) connect(ctx context.Context) (*pgx.Conn, error) {
 	var standby bool
 	if err := l.store.pool.QueryRow(ctx, `SELECT pg_is_in_recovery()`).Scan(&standby); err != nil {
@@ -305,7 +310,39 @@ func (l *Listener) connect(ctx context.Context) (*pgx.Conn, error) {
 	default:
 	}
 	conn, err := pgx.ConnectConfig(ctx, l.connCfg)
-	return conn, translate(err)
+	if err != nil {
+		return nil, translate(err)
+	}
+	if l.cfg.DSN == "" {
+		if err := samePooler(ctx, conn); err != nil {
+			conn.Close(ctx)
+			return nil, err
+		}
+	}
+	return conn, nil
+}
+
+// samePooler returns a *pollSwitch when conn, the store's own connection
+// string, reaches PostgreSQL through a pooler (its backend pid is not the
+// one announced at start-up), before any LISTEN is sent. Through a
+// transaction pooler LISTEN runs on whichever server connection the pooler
+// lends for that one statement and stays there when it goes back to the
+// pool: the listener hears nothing, and that server connection goes on
+// receiving notifications that no client reads (PgBouncer: "got packet 'A'
+// from server when not linked"), lent to one client after another, after
+// the listener has gone. A listen DSN (ListenerConfig.DSN) is taken as
+// direct or session-mode, as documented, and is not checked: a session
+// pooler keeps one server connection per client and resets it when the
+// client leaves.
+func samePooler(ctx context.Context, conn *pgx.Conn) error {
+	behind, err := pooled(ctx, conn)
+	switch {
+	case err != nil:
+		return translate(err)
+	case behind:
+		return &pollSwitch{PollReason{Cause: PollPooler}}
+	}
+	return nil
 }
 
 func (l *Listener) logError(ctx context.Context, err error) {

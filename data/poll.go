@@ -27,6 +27,7 @@ const (
 	PollStandby                       // the server is a hot standby: no LISTEN, no NOTIFY there
 	PollListenFailed                  // the server refused LISTEN
 	PollNoDelivery                    // a new listen connection did not hear its own ping
+	PollPooler                        // the store's own connection goes through a pooler, and no listen DSN was given
 )
 
 // PollReason is why a listener polls: a cause, and the server's message
@@ -47,6 +48,8 @@ func (r PollReason) String() string {
 		return "the server is a hot standby: LISTEN cannot run there"
 	case PollListenFailed:
 		return "LISTEN failed: " + r.Detail
+	case PollPooler:
+		return "the connection goes through a pooler, where a LISTEN would stay behind on a shared server connection: set a listen DSN"
 	default:
 		return "LISTEN heard nothing in " + r.Detail + " (a transaction pooler?): set a listen DSN"
 	}

@@ -68,10 +68,13 @@ func hasID(id int64) func([]data.Event) bool {
 }
 
 // TestListenerThroughPooler: through PgBouncer the listener's LISTEN
-// "succeeds" and hears nothing. Without a listen DSN it finds that out on
-// its first connection (its own ping never comes back), says so once, and
-// polls, delivering transitions as rows; a later listener of the same store
-// polls from the start. With a listen DSN to the server it is live.
+// "succeeds" and hears nothing. Without a listen DSN it finds the pooler on
+// its first connection, before any LISTEN (the backend pid is not the one
+// announced), says so once, and polls, delivering transitions as rows; a
+// later listener of the same store polls from the start. A listen DSN
+// through the pooler is taken at its word: its LISTEN hears nothing (its
+// own ping never comes back), and it polls. With a listen DSN to the server
+// it is live.
 func TestListenerThroughPooler(t *testing.T) {
 	db := pgtest.New(t)
 	via := db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 2}))
@@ -83,9 +86,9 @@ func TestListenerThroughPooler(t *testing.T) {
 		l := startListener(t, s, data.ListenerConfig{})
 		waitResync(t, l)
 		st := waitPolling(t, l)
-		if st.Reason.Cause != data.PollNoDelivery || st.Poll != data.DefaultFallbackPoll ||
+		if st.Reason.Cause != data.PollPooler || st.Poll != data.DefaultFallbackPoll ||
 			!strings.Contains(st.Reason.String(), "set a listen DSN") {
-			t.Fatalf("state = %+v (%s), want polling every %s because no ping came back, naming the listen DSN",
+			t.Fatalf("state = %+v (%s), want polling every %s because of the pooler, naming the listen DSN",
 				st, st.Reason, data.DefaultFallbackPoll)
 		}
 		run := uuid.New()
@@ -105,8 +108,17 @@ func TestListenerThroughPooler(t *testing.T) {
 
 		again := startListener(t, s, data.ListenerConfig{})
 		waitResync(t, again)
-		if st := again.State(); st.Status != data.ListenerPolling || st.Reason.Cause != data.PollNoDelivery {
+		if st := again.State(); st.Status != data.ListenerPolling || st.Reason.Cause != data.PollPooler {
 			t.Fatalf("the store's next listener: state %+v right after its first read, want polling already", st)
+		}
+	})
+
+	t.Run("listen DSN through the pooler", func(t *testing.T) {
+		s := pgtest.OpenStore(t, via, data.Options{ListenDSN: via})
+		l := startListener(t, s, data.ListenerConfig{PingTimeout: time.Second})
+		waitResync(t, l)
+		if st := waitPolling(t, l); st.Reason.Cause != data.PollNoDelivery || !strings.Contains(st.Reason.String(), "set a listen DSN") {
+			t.Fatalf("state = %+v (%s), want polling because no ping came back, naming the listen DSN", st, st.Reason)
 		}
 	})
 

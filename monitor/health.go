@@ -66,8 +66,8 @@ type Health struct {
 	// Poll is the poll interval once the feed polls (Link is LinkPoll, or
 	// LinkReconnecting/LinkDown while polls fail), 0 while it listens.
 	Poll time.Duration
-	// PollReason says why it polls (a standby, a LISTEN that failed or
-	// hears nothing, or on request).
+	// PollReason says why it polls (a standby, a pooler without a listen
+	// DSN, a LISTEN that failed or hears nothing, or on request).
 	PollReason data.PollReason
 	// Standby reports that the last read was served by a hot standby.
 	Standby bool

@@ -44,8 +44,8 @@ func neverLeaves(t *testing.T, m *Mirror, want Link) (stop func()) {
 
 // TestMirrorThroughPooler: the monitor's feed through a real PgBouncer in
 // transaction mode, while clients of their own churn through it too. Without
-// a listen DSN the feed polls (its LISTEN through the pooler would hear
-// nothing) and says so; with one it is live on the direct connection. Either
+// a listen DSN the feed polls (its listener finds the pooler before any
+// LISTEN) and says so; with one it is live on the direct connection. Either
 // way the state ends equal to the database, every event applied once.
 func TestMirrorThroughPooler(t *testing.T) {
 	for _, tc := range []struct {
@@ -65,8 +65,8 @@ func TestMirrorThroughPooler(t *testing.T) {
 			}
 			m := startMirror(t, pgtest.OpenStore(t, via, opt), FeedConfig{DeltaInterval: 100 * time.Millisecond})
 			h := waitLink(t, m, tc.want)
-			if tc.want == LinkPoll && (h.PollReason.Cause != data.PollNoDelivery || h.Poll != data.DefaultFallbackPoll) {
-				t.Fatalf("health = %+v, want polling every %s because LISTEN heard nothing", h, data.DefaultFallbackPoll)
+			if tc.want == LinkPoll && (h.PollReason.Cause != data.PollPooler || h.Poll != data.DefaultFallbackPoll) {
+				t.Fatalf("health = %+v, want polling every %s because of the pooler", h, data.DefaultFallbackPoll)
 			}
 			stop := neverLeaves(t, m, tc.want)
 			clients := make([]*data.Store, 4)

@@ -65,7 +65,7 @@ func openStoreWith(ctx context.Context, dsn string, opt data.Options) (*data.Sto
 // pollLine is the one line that says a follower polls, and why.
 func pollLine(st data.ListenerState) string {
 	why := termtext.Clean(oneLine(st.Reason.String()), 200)
-	if st.Reason.Cause == data.PollNoDelivery {
+	if st.Reason.Cause == data.PollNoDelivery || st.Reason.Cause == data.PollPooler {
 		why += " (--listen-dsn or LEASETOP_LISTEN_DSN)"
 	}
 	return fmt.Sprintf("leasetop: polling lease.event every %s: %s", st.Poll, why)

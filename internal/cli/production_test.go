@@ -91,7 +91,7 @@ func TestEventsFollowWhereListenCannotWork(t *testing.T) {
 		saying string
 	}{
 		{"pooler", map[string]string{"DATABASE_URL": via}, nil,
-			"polling lease.event every 250ms: LISTEN heard nothing in 3s (a transaction pooler?): set a listen DSN (--listen-dsn or LEASETOP_LISTEN_DSN)"},
+			"polling lease.event every 250ms: the connection goes through a pooler, where a LISTEN would stay behind on a shared server connection: set a listen DSN (--listen-dsn or LEASETOP_LISTEN_DSN)"},
 		{"pooler with a listen DSN", map[string]string{"DATABASE_URL": via, "LEASETOP_LISTEN_DSN": db.URL}, nil,
 			"following events live"},
 		{"standby", map[string]string{"DATABASE_URL": db.On(t, standby)}, nil,

@@ -122,6 +122,8 @@ func (r *runner) loop(ctx context.Context) {
 			r.onProc(ctx, m)
 		case ev := <-r.ln.Events():
 			r.onEvent(ev)
+		case rows := <-r.ln.Rows(): // poll mode (a pooler, a standby): the listener waits for these
+			r.onRows(rows)
 		case <-r.ln.Resync():
 			r.resync(ctx)
 		case c := <-r.d.cmds:
@@ -156,6 +158,8 @@ func (r *runner) shutdown(ctx context.Context) {
 			r.onProc(ctx, m)
 		case ev := <-r.ln.Events():
 			r.onEvent(ev)
+		case rows := <-r.ln.Rows():
+			r.onRows(rows)
 		case <-tick.C:
 			if time.Now().After(deadline) {
 				for _, p := range r.procs {

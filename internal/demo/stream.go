@@ -19,6 +19,13 @@ func (r *runner) onEvent(ev data.Event) {
 	r.emit(tag, text)
 }
 
+// onRows shows the events a polling listener read from lease.event.
+func (r *runner) onRows(rows []data.Event) {
+	for _, ev := range rows {
+		r.onEvent(ev)
+	}
+}
+
 // describe turns a lease event into a line of the stream.
 func describe(ev data.Event) (tag, text string) {
 	key, holder := clean(ev.Key.String()), clean(ev.Holder)

@@ -29,7 +29,8 @@ type Config struct {
 	Feed monitor.FeedConfig
 	// OnLink, when set, is called from Run's goroutine each time the feed's
 	// link (live, reconnecting, down, as the monitor's header shows it)
-	// changes, for a log line.
+	// changes, for a log line; not for the stop that cancelling Run's
+	// context makes.
 	OnLink func(monitor.Health)
 }
 
@@ -83,6 +84,7 @@ func New(store *data.Store, cfg Config) *Exporter {
 		e.m.transitions, e.m.resyncs, e.m.gaps,
 		e.m.takeoverDelay, e.m.holdTime, e.m.lag,
 		&gauges{e: e, d: newGaugeDescs(cfg.ByAccount)},
+		newPollReasonGauge(e),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -105,7 +107,9 @@ func (e *Exporter) Run(ctx context.Context) error {
 		}
 		now := time.Now()
 		h := e.apply(b, now)
-		if h.Link != e.link && e.cfg.OnLink != nil {
+		// Once ctx ends the feed reports itself stopped, which reads as
+		// down: that is this stop, not a link to report.
+		if h.Link != e.link && e.cfg.OnLink != nil && ctx.Err() == nil {
 			e.cfg.OnLink(h)
 		}
 		e.link = h.Link

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -28,8 +29,8 @@ type prometheus struct {
 }
 
 // startPrometheus starts Prometheus with a temporary data folder, scraping
-// target every 250 ms and evaluating docs/alerts.yml every second.
-func startPrometheus(t *testing.T, target string) *prometheus {
+// the targets every 250 ms and evaluating docs/alerts.yml every second.
+func startPrometheus(t *testing.T, targets ...string) *prometheus {
 	t.Helper()
 	bin := promBinary(t, "prometheus")
 	dir := t.TempDir()
@@ -45,8 +46,8 @@ rule_files: [%q]
 scrape_configs:
   - job_name: leasetop
     static_configs:
-      - targets: [%q]
-`, rules, target)
+      - targets: %s
+`, rules, quotedList(targets))
 	cfgFile := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgFile, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
@@ -72,6 +73,15 @@ scrape_configs:
 	}
 	t.Fatalf("prometheus did not start: %s", last)
 	return nil
+}
+
+// quotedList is a YAML flow list of strings.
+func quotedList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }
 
 func freePort(t *testing.T) int {

@@ -45,7 +45,7 @@ func TestRunThroughPooler(t *testing.T) {
 			})
 			if !tc.listen {
 				pgtest.Eventually(t, 15*time.Second, "the poll line", func() bool {
-					return strings.Contains(p.stderr.String(), "polling lease.event every 250ms: LISTEN heard nothing")
+					return strings.Contains(p.stderr.String(), "polling lease.event every 250ms: the connection goes through a pooler")
 				})
 			}
 			if _, err := e.store.Release(ctx, testKey, holder); err != nil {
