@@ -48,7 +48,7 @@ func Default() Map {
 		Top:      b([]string{"g", "home"}, "g/home", "go to the first row"),
 		Bottom:   b([]string{"G", "end"}, "G/end", "go to the last row"),
 		PageUp:   b([]string{"pgup"}, "pgup", "page up"),
-		PageDown: b([]string{"pgdown"}, "pgdn", "page down"),
+		PageDown: b([]string{"pgdown"}, "pgdown", "page down"),
 
 		Filter: b([]string{"/"}, "/", "filter by account, session, holder or run"),
 		Back:   b([]string{"esc"}, "esc", "clear the filter; close a view"),
