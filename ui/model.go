@@ -126,6 +126,7 @@ type Model struct {
 	dev devicePane // the devices pane, when Config.Devices gives one
 
 	mode     mode
+	helpOff  int // the first line of the help's body shown, when it scrolls
 	detail   *detailView
 	dialog   *dialog
 	inflight *releaseReq // a confirmed release waiting for its outcome

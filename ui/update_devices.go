@@ -234,7 +234,8 @@ func (m *Model) deviceKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Top):
 		d.scroll = 0
 	case key.Matches(msg, k.Help):
-		m.mode, m.dev.detail = modeHelp, nil
+		m.dev.detail = nil
+		m.openHelp()
 	default:
 		return m.otherKey(msg)
 	}
