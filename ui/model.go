@@ -122,6 +122,7 @@ type Model struct {
 	focus       focusArea
 	evSel       int64
 	evCur, evOf int
+	evFiltered  filteredEvents // the events the filter keeps
 
 	dev devicePane // the devices pane, when Config.Devices gives one
 
