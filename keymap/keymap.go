@@ -50,7 +50,7 @@ func Default() Map {
 		PageUp:   b([]string{"pgup"}, "pgup", "page up"),
 		PageDown: b([]string{"pgdown"}, "pgdown", "page down"),
 
-		Filter: b([]string{"/"}, "/", "filter by account, session, holder or run"),
+		Filter: b([]string{"/"}, "/", "filter every pane by account, session, holder or run"),
 		Back:   b([]string{"esc"}, "esc", "clear the filter; close a view"),
 		Sort:   b([]string{"s"}, "s", "cycle sort: TTL left, account, held for, holder"),
 		Pause:  b([]string{"space", "p"}, "space/p", "pause the screen (data keeps flowing)"),
