@@ -95,7 +95,7 @@ func (m *Model) describe(ev data.Event) (string, string, *lipgloss.Style) {
 	run := "run " + shortRun(ev.RunID)
 	holder := ""
 	if ev.Holder != "" {
-		holder = " · " + clean(ev.Holder, 24)
+		holder = " · " + idText(ev.Holder, 24)
 	}
 	switch ev.Kind {
 	case data.KindAcquired:
