@@ -74,8 +74,8 @@ CREATE TABLE IF NOT EXISTS lease.session_lease (
 -- every update of an older row, but the rows already there are not, because a
 -- live lease whose ids or label hold a character refused now must not make the
 -- migration fail. Such a lease cannot be renewed or released any more (the
--- functions refuse its key as they would a new one): it expires, and lease_owner
--- can delete its row. When no row breaks them they are validated at once. A
+-- functions refuse its key as they would a new one): it expires, and a superuser
+-- (or lease_owner) can delete its row. When no row breaks them they are validated at once. A
 -- table at version 1 is left to upgrade_1.sql, whose UPDATE of every row must
 -- run under the CHECKs those rows were written under.
 DO $$
