@@ -1,6 +1,7 @@
 package data
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 	"unicode"
@@ -19,8 +20,10 @@ const (
 )
 
 // ValidateKey checks both ids: 1..512 bytes of UTF-8 without control
-// characters, bidirectional formatting characters or line separators (what
-// termtext escapes and lease.safe_text refuses).
+// characters, bidirectional formatting characters, line separators or
+// invisible characters such as zero-width spaces (what termtext escapes and
+// lease.safe_text refuses), so no two ids that differ look the same for want
+// of a character that shows.
 func ValidateKey(k Key) error {
 	if err := validateText("account", k.Account, 1, MaxIDBytes); err != nil {
 		return err
@@ -37,11 +40,11 @@ func ValidateTTL(ttl time.Duration) error {
 }
 
 // ValidateHolder checks a holder label: at most 256 bytes of UTF-8 without
-// control or bidirectional formatting characters.
+// control, bidirectional formatting or invisible characters.
 func ValidateHolder(holder string) error { return validateText("holder", holder, 0, MaxHolderBytes) }
 
 // ValidateReason checks a forced release's reason: at most 512 bytes of UTF-8
-// without control or bidirectional formatting characters.
+// without control, bidirectional formatting or invisible characters.
 func ValidateReason(reason string) error { return validateText("reason", reason, 0, MaxReasonBytes) }
 
 func validateText(field, s string, minBytes, maxBytes int) error {
@@ -58,7 +61,7 @@ func validateText(field, s string, minBytes, maxBytes int) error {
 		case unicode.IsControl(r):
 			return &InputError{Field: field, Problem: "must not contain control characters"}
 		case termtext.Unsafe(r):
-			return &InputError{Field: field, Problem: "must not contain bidirectional formatting or line separator characters"}
+			return &InputError{Field: field, Problem: fmt.Sprintf("must not contain %U (bidirectional formatting, line separator and invisible characters are refused)", r)}
 		}
 	}
 	return nil

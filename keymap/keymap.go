@@ -48,9 +48,9 @@ func Default() Map {
 		Top:      b([]string{"g", "home"}, "g/home", "go to the first row"),
 		Bottom:   b([]string{"G", "end"}, "G/end", "go to the last row"),
 		PageUp:   b([]string{"pgup"}, "pgup", "page up"),
-		PageDown: b([]string{"pgdown"}, "pgdn", "page down"),
+		PageDown: b([]string{"pgdown"}, "pgdown", "page down"),
 
-		Filter: b([]string{"/"}, "/", "filter by account, session, holder or run"),
+		Filter: b([]string{"/"}, "/", "filter every pane by account, session, holder or run"),
 		Back:   b([]string{"esc"}, "esc", "clear the filter; close a view"),
 		Sort:   b([]string{"s"}, "s", "cycle sort: TTL left, account, held for, holder"),
 		Pause:  b([]string{"space", "p"}, "space/p", "pause the screen (data keeps flowing)"),

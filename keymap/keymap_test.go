@@ -3,6 +3,7 @@ package keymap
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -219,5 +220,57 @@ func TestGroupsOmit(t *testing.T) {
 	}
 	if got := strings.Join(loaded.Devices.Keys(), ","); got != "D" {
 		t.Errorf("devices keys = %q, want D", got)
+	}
+}
+
+// TestDefaultHelpNamesTheBoundKeys: the help screen names each key the way
+// the bindings file takes it, so what a user copies from help into the file
+// works (an arrow glyph stands for its key name).
+func TestDefaultHelpNamesTheBoundKeys(t *testing.T) {
+	glyphs := map[string]string{"↑": "up", "↓": "down"}
+	m := Default()
+	for _, a := range m.actions() {
+		names := strings.Split(a.binding.Help().Key, "/")
+		if slices.Contains(a.binding.Keys(), a.binding.Help().Key) { // "/" itself
+			names = []string{a.binding.Help().Key}
+		}
+		for _, name := range names {
+			if g, ok := glyphs[name]; ok {
+				name = g
+			}
+			if !slices.Contains(a.binding.Keys(), name) {
+				t.Errorf("%s: help names %q, want one of its keys %v", a.name, name, a.binding.Keys())
+			}
+			if err := CheckKey(name); err != nil {
+				t.Errorf("%s: help names %q, which the bindings file refuses: %v", a.name, name, err)
+			}
+		}
+	}
+}
+
+// TestLoadAcceptsPgdn: the file takes "pgdn" as well as "pgdown" (the name
+// other tools' help uses), and either binds the key Bubble Tea sends.
+func TestLoadAcceptsPgdn(t *testing.T) {
+	pgdown := tea.KeyPressMsg{Code: tea.KeyPgDown}
+	shiftPgdown := tea.KeyPressMsg{Code: tea.KeyPgDown, Mod: tea.ModShift}
+	for _, text := range []string{
+		"[keys]\npage_down = [\"pgdn\", \"shift+pgdn\"]\n",
+		"[keys]\npage_down = [\"pgdown\", \"shift+pgdown\"]\n",
+	} {
+		m, err := Load(writeConfig(t, text), false)
+		if err != nil {
+			t.Fatalf("Load(%q): %v", text, err)
+		}
+		if !key.Matches(pgdown, m.PageDown) || !key.Matches(shiftPgdown, m.PageDown) {
+			t.Errorf("Load(%q): page_down keys %v do not match %q and %q", text, m.PageDown.Keys(), pgdown.String(), shiftPgdown.String())
+		}
+		if got, want := m.PageDown.Help().Key, "pgdown/shift+pgdown"; got != want {
+			t.Errorf("Load(%q): help key = %q, want %q", text, got, want)
+		}
+	}
+	// The alias is the same key: binding it elsewhere conflicts with page_down.
+	_, err := Load(writeConfig(t, "[keys]\nsort = \"pgdn\"\n"), false)
+	if err == nil || !strings.Contains(err.Error(), `key "pgdown" is bound to both page_down and sort`) {
+		t.Errorf("Load(sort = pgdn) = %v, want a conflict with page_down", err)
 	}
 }

@@ -21,9 +21,29 @@ func isNamedKey(s string) bool {
 	return false
 }
 
+// keyAliases maps the other spellings a user may write to the name Bubble
+// Tea prints for the key: help screens and READMEs of other tools say "pgdn",
+// Bubble Tea says "pgdown", and a binding matches only the latter.
+func keyAliases() map[string]string { return map[string]string{"pgdn": "pgdown"} }
+
+// Canonical returns s with its base key written the way Bubble Tea prints it
+// ("pgdn" and "shift+pgdn" become "pgdown" and "shift+pgdown"); any other
+// name is returned unchanged.
+func Canonical(s string) string {
+	i := strings.LastIndex(s, "+")
+	if i == len(s)-1 { // "+" or "ctrl++": the base is the plus key
+		return s
+	}
+	if name, ok := keyAliases()[s[i+1:]]; ok {
+		return s[:i+1] + name
+	}
+	return s
+}
+
 // CheckKey reports whether s names a key the way Bubble Tea prints it
-// ("x", "G", "?", "ctrl+d", "shift+tab", "pgdown", "f5"), and returns an
-// error that says what is wrong otherwise.
+// ("x", "G", "?", "ctrl+d", "shift+tab", "pgdown", "f5") or an alias
+// Canonical rewrites ("pgdn"), and returns an error that says what is wrong
+// otherwise.
 func CheckKey(s string) error {
 	if s == "" {
 		return fmt.Errorf("empty key name")
@@ -51,7 +71,7 @@ func CheckKey(s string) error {
 		next = i + 1
 	}
 	switch {
-	case isNamedKey(base):
+	case isNamedKey(base), keyAliases()[base] != "":
 		return nil
 	case isFunctionKey(base):
 		return nil
@@ -62,7 +82,7 @@ func CheckKey(s string) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("unknown key %q (want a character, or one of enter, tab, esc, space, backspace, up, down, left, right, home, end, pgup, pgdown, insert, delete, f1..f63, with optional ctrl+, alt+, shift+)", s)
+	return fmt.Errorf("unknown key %q (want a character, or one of enter, tab, esc, space, backspace, up, down, left, right, home, end, pgup, pgdown (or pgdn), insert, delete, f1..f63, with optional ctrl+, alt+, shift+)", s)
 }
 
 func isFunctionKey(s string) bool {

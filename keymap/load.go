@@ -57,7 +57,9 @@ type config struct {
 }
 
 // keyList is one action's keys: a string or an array of strings, each
-// checked by CheckKey while decoding (so errors carry the line).
+// checked by CheckKey while decoding (so errors carry the line) and written
+// the way Bubble Tea prints it (Canonical), so "pgdn" binds the key whose
+// keystroke is "pgdown".
 type keyList []string
 
 // UnmarshalTOML implements toml.Unmarshaler.
@@ -78,10 +80,11 @@ func (k *keyList) UnmarshalTOML(v any) error {
 	default:
 		return fmt.Errorf("want a key or a list of keys, got %v", v)
 	}
-	for _, s := range keys {
+	for i, s := range keys {
 		if err := CheckKey(s); err != nil {
 			return err
 		}
+		keys[i] = Canonical(s)
 	}
 	*k = keys
 	return nil

@@ -5,10 +5,16 @@
 -- prelude.sql has created the schema; this file runs as its owner.
 
 -- safe_text reports whether s can be shown on a terminal as it is: no control
--- character (C0, DEL, C1) and none of the characters that reorder or break the
+-- character (C0, DEL, C1), none of the characters that reorder or break the
 -- rest of a line (the bidirectional marks, embeddings, overrides and isolates,
--- and the line and paragraph separators). The same set internal/termtext
--- escapes and data.Validate* refuse. Ids, holder labels and reasons must pass.
+-- and the line and paragraph separators), and none of the invisible ones, by
+-- which two ids that differ would look the same (the zero-width spaces and
+-- joiners, the soft hyphen, the combining grapheme joiner, the byte order mark,
+-- U+2060..U+206F, the Hangul fillers, the Khmer inherent vowels, the Mongolian
+-- vowel separator, the shorthand and musical format controls, the tag
+-- characters: Unicode's default-ignorable characters but the variation
+-- selectors, which emoji need). The same set internal/termtext escapes and
+-- data.Validate* refuse. Ids, holder labels and reasons must pass.
 -- No type or unqualified operator in its body, so it is safe without a pinned
 -- search_path, and the plpgsql functions' cached plans inline it. The table's
 -- CHECKs below spell the same class out instead: a CHECK is prepared again for
@@ -18,7 +24,7 @@ CREATE OR REPLACE FUNCTION lease.safe_text(s text)
 RETURNS boolean
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 AS $fn$
-    SELECT s OPERATOR(pg_catalog.!~) '[\u0001-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]'
+    SELECT s OPERATOR(pg_catalog.!~) '[\u0001-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f]'
 $fn$;
 
 -- The version this database's lease schema is at. One row; leasetop refuses to run
@@ -54,12 +60,60 @@ CREATE TABLE IF NOT EXISTS lease.session_lease (
     expires_at  timestamptz NOT NULL,
     PRIMARY KEY (account_id, session_id),
     CONSTRAINT session_lease_account_id_check CHECK (
-        octet_length(account_id) BETWEEN 1 AND 512 AND account_id !~ '[\u0001-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]'),
+        octet_length(account_id) BETWEEN 1 AND 512 AND account_id !~ '[\u0001-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f]'),
     CONSTRAINT session_lease_session_id_check CHECK (
-        octet_length(session_id) BETWEEN 1 AND 512 AND session_id !~ '[\u0001-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]'),
+        octet_length(session_id) BETWEEN 1 AND 512 AND session_id !~ '[\u0001-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f]'),
     CONSTRAINT session_lease_holder_check CHECK (
-        octet_length(holder) <= 256 AND holder !~ '[\u0001-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]')
+        octet_length(holder) <= 256 AND holder !~ '[\u0001-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f]')
 );
+
+-- CREATE TABLE IF NOT EXISTS leaves an existing table's CHECKs as they were,
+-- so a table made before the invisible characters were refused gets the CHECKs
+-- above here (the test: their text holds the current character class). They
+-- are added NOT VALID: every row written from now on is checked, and so is
+-- every update of an older row, but the rows already there are not, because a
+-- live lease whose ids or label hold a character refused now must not make the
+-- migration fail. Such a lease cannot be renewed or released any more (the
+-- functions refuse its key as they would a new one): it expires, and a superuser
+-- (or lease_owner) can delete its row. When no row breaks them they are validated at once. A
+-- table at version 1 is left to upgrade_1.sql, whose UPDATE of every row must
+-- run under the CHECKs those rows were written under.
+DO $$
+DECLARE
+    refused constant text := '[\u0001-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f]';
+    names constant pg_catalog.name[] := ARRAY['session_lease_account_id_check', 'session_lease_session_id_check', 'session_lease_holder_check'];
+BEGIN
+    IF (SELECT pg_catalog.count(*) FROM pg_catalog.pg_constraint
+         WHERE conrelid OPERATOR(pg_catalog.=) 'lease.session_lease'::pg_catalog.regclass
+           AND conname OPERATOR(pg_catalog.=) ANY (names)
+           AND pg_catalog.strpos(pg_catalog.pg_get_constraintdef(oid), refused) OPERATOR(pg_catalog.>) 0)
+       OPERATOR(pg_catalog.=) 3 THEN
+        RETURN;
+    END IF;
+    IF (SELECT version FROM lease.schema_version) OPERATOR(pg_catalog.=) 1 THEN
+        RETURN; -- upgrade_1.sql replaces them after it has rewritten the rows
+    END IF;
+    EXECUTE pg_catalog.format($sql$
+        ALTER TABLE lease.session_lease
+            DROP CONSTRAINT IF EXISTS session_lease_account_id_check,
+            DROP CONSTRAINT IF EXISTS session_lease_session_id_check,
+            DROP CONSTRAINT IF EXISTS session_lease_holder_check,
+            ADD CONSTRAINT session_lease_account_id_check CHECK (
+                octet_length(account_id) BETWEEN 1 AND 512 AND account_id !~ %1$L) NOT VALID,
+            ADD CONSTRAINT session_lease_session_id_check CHECK (
+                octet_length(session_id) BETWEEN 1 AND 512 AND session_id !~ %1$L) NOT VALID,
+            ADD CONSTRAINT session_lease_holder_check CHECK (
+                octet_length(holder) <= 256 AND holder !~ %1$L) NOT VALID$sql$, refused);
+    BEGIN
+        ALTER TABLE lease.session_lease
+            VALIDATE CONSTRAINT session_lease_account_id_check,
+            VALIDATE CONSTRAINT session_lease_session_id_check,
+            VALIDATE CONSTRAINT session_lease_holder_check;
+    EXCEPTION WHEN check_violation THEN
+        RAISE WARNING 'lease.session_lease holds leases whose ids or holder label contain characters refused now: their CHECKs stay NOT VALID; those leases can no longer be renewed or released and will expire';
+    END;
+END
+$$;
 
 -- What an event row may say happened. A domain, not a CHECK on the column: a
 -- table's CHECK is read and prepared again for every statement that inserts,

@@ -122,10 +122,12 @@ type Model struct {
 	focus       focusArea
 	evSel       int64
 	evCur, evOf int
+	evFiltered  filteredEvents // the events the filter keeps
 
 	dev devicePane // the devices pane, when Config.Devices gives one
 
 	mode     mode
+	helpOff  int // the first line of the help's body shown, when it scrolls
 	detail   *detailView
 	dialog   *dialog
 	inflight *releaseReq // a confirmed release waiting for its outcome

@@ -60,7 +60,7 @@ func (m *Model) selected() (data.Lease, bool) {
 // reselectEvent keeps the events pane's cursor on the same event, except
 // when it is on the newest: then it follows new events, like tail -f.
 func (m *Model) reselectEvent() {
-	evs := m.shown().Events()
+	evs := m.events()
 	if len(evs) == 0 {
 		m.evCur, m.evOf, m.evSel = 0, 0, 0
 		return
@@ -83,7 +83,7 @@ func (m *Model) reselectEvent() {
 }
 
 func (m *Model) moveEvents(delta int) {
-	evs := m.shown().Events()
+	evs := m.events()
 	if len(evs) == 0 {
 		return
 	}
@@ -100,12 +100,12 @@ func (m *Model) clampEvents() {
 	if m.evCur >= m.evOf+page {
 		m.evOf = m.evCur - page + 1
 	}
-	m.evOf = min(max(m.evOf, 0), max(len(m.shown().Events())-page, 0))
+	m.evOf = min(max(m.evOf, 0), max(len(m.events())-page, 0))
 }
 
 // selectedEvent returns the event under the events pane's cursor.
 func (m *Model) selectedEvent() (data.Event, bool) {
-	evs := m.shown().Events()
+	evs := m.events()
 	if m.evCur < len(evs) {
 		return evs[m.evCur], true
 	}

@@ -123,7 +123,7 @@ func (m *Model) onLockers(msg lockersMsg) tea.Cmd {
 
 func (m *Model) onRelease(msg releaseMsg) tea.Cmd {
 	m.inflight = nil
-	who := fmt.Sprintf("%s/%s", clean(msg.req.key.Account, 24), clean(msg.req.key.Session, 24))
+	who := keyText(msg.req.key, 24)
 	switch {
 	case msg.err != nil:
 		m.setStatus(statusError, "force release of "+who+" failed: "+clean(oneLine(msg.err.Error()), 0))
@@ -170,10 +170,11 @@ func holderText(holder string, width int) string {
 	if holder == "" {
 		return "no holder label"
 	}
-	return "holder " + clean(holder, width)
+	return "holder " + idText(holder, width)
 }
 
-// keyText is account/session, each cleaned and shortened to width.
+// keyText is account/session, each cleaned and shortened to width, with
+// their runes outside ASCII marked (idText).
 func keyText(k data.Key, width int) string {
-	return clean(k.Account, width) + "/" + clean(k.Session, width)
+	return idText(k.Account, width) + "/" + idText(k.Session, width)
 }

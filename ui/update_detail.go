@@ -63,7 +63,8 @@ func (m *Model) detailKey(msg tea.KeyPressMsg) tea.Cmd {
 			return m.openDialogFor(l)
 		}
 	case key.Matches(msg, k.Help):
-		m.mode, m.detail = modeHelp, nil
+		m.detail = nil
+		m.openHelp()
 	default:
 		return m.otherKey(msg)
 	}

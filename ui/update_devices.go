@@ -51,12 +51,28 @@ type (
 // hasDevices reports whether the embedding program gave a devices pane.
 func (m *Model) hasDevices() bool { return m.cfg.Devices.ListFunc != nil }
 
-// devices is the list on screen: the paused copy while paused.
-func (m *Model) devices() []Device {
+// allDevices is the latest read, or the paused copy while paused.
+func (m *Model) allDevices() []Device {
 	if m.frozen != nil {
 		return m.dev.frozen
 	}
 	return m.dev.list
+}
+
+// devices is the list on screen: the paused copy while paused, with the
+// devices the filter keeps.
+func (m *Model) devices() []Device {
+	list := m.allDevices()
+	if m.filter == "" {
+		return list
+	}
+	var out []Device
+	for _, d := range list {
+		if deviceMatches(d, m.filter) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // readDevices reads the devices after wait (none: at once).
@@ -234,7 +250,8 @@ func (m *Model) deviceKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Top):
 		d.scroll = 0
 	case key.Matches(msg, k.Help):
-		m.mode, m.dev.detail = modeHelp, nil
+		m.dev.detail = nil
+		m.openHelp()
 	default:
 		return m.otherKey(msg)
 	}

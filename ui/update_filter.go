@@ -32,8 +32,7 @@ func (m *Model) filterKey(msg tea.KeyPressMsg) tea.Cmd {
 	var cmd tea.Cmd
 	m.filterIn, cmd = m.filterIn.Update(msg)
 	if f := strings.TrimSpace(m.filterIn.Value()); f != m.filter {
-		m.filter = f
-		m.refreshRows()
+		m.setFilter(f)
 	}
 	return cmd
 }
@@ -43,7 +42,6 @@ func (m *Model) clearFilter() {
 	m.filterIn.Blur()
 	m.filterIn.SetValue("")
 	if m.filter != "" {
-		m.filter = ""
-		m.refreshRows()
+		m.setFilter("")
 	}
 }

@@ -32,7 +32,7 @@ func (m *Model) mainKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Quit):
 		return tea.Quit
 	case key.Matches(msg, k.Help):
-		m.mode = modeHelp
+		m.openHelp()
 	case key.Matches(msg, k.Filter):
 		return m.startFilter()
 	case key.Matches(msg, k.Back):
@@ -144,17 +144,6 @@ func (m *Model) requestResync() tea.Cmd {
 	m.cfg.Source.ResyncFunc()
 	m.resyncing = true
 	m.setStatus(statusInfo, "resyncing…")
-	return nil
-}
-
-// helpKey closes help; quit still quits.
-func (m *Model) helpKey(msg tea.KeyPressMsg) tea.Cmd {
-	switch {
-	case key.Matches(msg, m.keys.Quit):
-		return tea.Quit
-	case key.Matches(msg, m.keys.Help, m.keys.Back):
-		m.mode = modeMain
-	}
 	return nil
 }
 

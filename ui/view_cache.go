@@ -104,6 +104,7 @@ type eventsEntry struct {
 	ok       bool
 	of       *monitor.State
 	version  uint64
+	filter   string
 	focus    focusArea
 	cur, off int
 	rows     int
@@ -112,6 +113,6 @@ type eventsEntry struct {
 }
 
 func (e *eventsEntry) matches(want eventsEntry) bool {
-	return e.ok && e.of == want.of && e.version == want.version && e.focus == want.focus &&
+	return e.ok && e.of == want.of && e.version == want.version && e.filter == want.filter && e.focus == want.focus &&
 		e.cur == want.cur && e.off == want.off && e.rows == want.rows && e.width == want.width
 }

@@ -23,15 +23,15 @@ func (m *Model) viewDetail() []string {
 	}
 	lines := []string{s.title.Render("Session") + " " + keyText(d.key, 0) + s.dim.Render("   ("+hint+")"), ""}
 	field := m.fieldLines(&lines)
-	field("account", clean(d.key.Account, 0))
-	field("session", clean(d.key.Session, 0))
+	field("account", m.exactText(d.key.Account))
+	field("session", m.exactText(d.key.Session))
 	if !held {
 		lines = append(lines, "  "+s.warn.Render("not held now"))
 		if d.held {
 			lines = append(lines, "  "+s.dim.Render(fmt.Sprintf("(was held by run %s when this view opened)", d.opened.RunID)))
 		}
 	} else {
-		holder := clean(l.Holder, 0)
+		holder := m.exactText(l.Holder)
 		if holder == "" {
 			holder = s.dim.Render("(no label)")
 		}

@@ -116,6 +116,8 @@ func (m *Model) viewDevices(lay layout) []string {
 		return append(lines, "", "  "+s.bad.Render("cannot read the devices: "+clean(oneLine(m.dev.err.Error()), 0)))
 	case len(list) == 0 && !m.dev.read:
 		return append(lines, "", "  "+s.dim.Render("reading the devices…"))
+	case len(list) == 0 && m.filter != "" && len(m.allDevices()) > 0:
+		return append(lines, "", "  "+s.dim.Render(fmt.Sprintf("no device matches %q (%s clears the filter)", clean(m.filter, 20), m.keys.Back.Help().Key)))
 	case len(list) == 0:
 		return append(lines, "", "  "+s.dim.Render("no device has reported"))
 	}

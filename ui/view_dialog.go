@@ -17,7 +17,7 @@ func (m *Model) viewDialog() string {
 	row := func(name, value string) string {
 		return s.dim.Render(pad(name, 9)) + " " + fit(value, w-10)
 	}
-	holder := clean(l.Holder, w-10)
+	holder := idText(l.Holder, w-10)
 	if holder == "" {
 		holder = s.dim.Render("(no label)")
 	}
@@ -33,8 +33,8 @@ func (m *Model) viewDialog() string {
 	lines := []string{
 		s.bad.Render("Force release this lease?"),
 		"",
-		row("account", clean(l.Account, w-10)),
-		row("session", clean(l.Session, w-10)),
+		row("account", idText(l.Account, w-10)),
+		row("session", idText(l.Session, w-10)),
 		row("holder", holder),
 		row("run", l.RunID.String()),
 		row("fence", fmt.Sprint(l.Fence)),

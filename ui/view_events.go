@@ -15,11 +15,11 @@ import (
 // is rendered again only when the events, its cursor or the size changed.
 func (m *Model) viewEvents(lay layout) []string {
 	shown := m.shown()
-	key := eventsEntry{of: shown, version: shown.Version(), focus: m.focus, cur: m.evCur, off: m.evOf,
+	key := eventsEntry{of: shown, version: shown.Version(), filter: m.filter, focus: m.focus, cur: m.evCur, off: m.evOf,
 		rows: lay.eventRows, width: m.width}
 	if !m.cache.events.matches(key) {
 		m.cache.eventRenders++
-		key.ok, key.lines = true, m.renderEvents(shown.Events(), lay)
+		key.ok, key.lines = true, m.renderEvents(m.events(), lay)
 		m.cache.events = key
 	}
 	return m.cache.events.lines
@@ -39,7 +39,10 @@ func (m *Model) renderEvents(evs []data.Event, lay layout) []string {
 	}
 	rule := strings.Repeat("─", max(m.width-len([]rune(title))-1, 0))
 	lines := []string{s.paneTitle.Render(title) + " " + s.dim.Render(rule)}
-	if len(evs) == 0 {
+	switch {
+	case len(evs) == 0 && m.filter != "" && len(m.shown().Events()) > 0:
+		return append(lines, "  "+s.dim.Render(fmt.Sprintf("no event matches %q (%s clears the filter)", clean(m.filter, 20), m.keys.Back.Help().Key)))
+	case len(evs) == 0:
 		return append(lines, "  "+s.dim.Render("no events yet"))
 	}
 	// The account/session column is as wide as the widest key shown, at
@@ -92,7 +95,7 @@ func (m *Model) describe(ev data.Event) (string, string, *lipgloss.Style) {
 	run := "run " + shortRun(ev.RunID)
 	holder := ""
 	if ev.Holder != "" {
-		holder = " · " + clean(ev.Holder, 24)
+		holder = " · " + idText(ev.Holder, 24)
 	}
 	switch ev.Kind {
 	case data.KindAcquired:

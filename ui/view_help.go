@@ -1,18 +1,51 @@
 package ui
 
 import (
+	"fmt"
+	"strings"
+
 	"charm.land/bubbles/v2/key"
 
 	"github.com/leasetop/leasetop/keymap"
 )
 
 // viewHelp lists every key, generated from the key map: disabled keys are
-// listed as unavailable, with the reason.
+// listed as unavailable, with the reason. Help that does not fit the screen
+// goes into two columns when the terminal is wide enough, and otherwise
+// scrolls under its title.
 func (m *Model) viewHelp() []string {
-	s := m.styles
-	lines := []string{
-		s.title.Render(clean(m.cfg.Title, 20)+" keys") + s.dim.Render("   ("+m.keys.Help.Help().Key+" or "+m.keys.Back.Help().Key+" closes)"),
+	title, body := m.helpLines()
+	if 1+len(body) <= m.height {
+		return append([]string{title}, body...)
 	}
+	if cols, ok := m.twoColumns(append([]string{title}, body...)); ok {
+		return cols
+	}
+	page := m.helpPage()
+	off := min(m.helpOff, len(body)-page)
+	k := &m.keys
+	var scroll []string
+	for _, b := range []key.Binding{k.Down, k.Up, k.PageDown, k.PageUp} {
+		if b.Enabled() {
+			scroll = append(scroll, b.Help().Key)
+		}
+	}
+	more := m.styles.warn.Render(fmt.Sprintf("lines %d-%d of %d", off+1, off+page, len(body)))
+	if len(scroll) > 0 {
+		more += m.styles.dim.Render(" · " + strings.Join(scroll, " ") + " scroll")
+	}
+	return append(append([]string{title}, body[off:off+page]...), more)
+}
+
+// helpPage is how many lines of the help's body a scrolling help shows: the
+// screen less the title and the line that says where it is.
+func (m *Model) helpPage() int { return max(m.height-2, 1) }
+
+// helpLines returns the help's title and its body, one key a line.
+func (m *Model) helpLines() (string, []string) {
+	s := m.styles
+	title := s.title.Render(clean(m.cfg.Title, 20)+" keys") + s.dim.Render("   ("+m.keys.Help.Help().Key+" or "+m.keys.Back.Help().Key+" closes)")
+	var lines []string
 	var omit []*key.Binding
 	if !m.hasDevices() {
 		omit = append(omit, &m.keys.Devices)
@@ -44,22 +77,19 @@ func (m *Model) viewHelp() []string {
 			switch {
 			case !b.Enabled() && len(b.Keys()) > 0:
 				lines = append(lines, "  "+s.dim.Render(k+desc)+"  "+s.warn.Render("unavailable: read-only"))
-			case !b.Enabled():
-				lines = append(lines, "  "+s.dim.Render(k+desc+"  (unbound)"))
+			case !b.Enabled(): // unbound: its key column says so (keymap.Load)
+				lines = append(lines, "  "+s.dim.Render(k+desc))
 			default:
 				lines = append(lines, "  "+s.key.Render(k)+desc)
 			}
 		}
 	}
-	return m.twoColumns(lines)
+	return title, lines
 }
 
-// twoColumns splits lines that do not fit the height into two columns when
-// the terminal is wide enough, and otherwise cuts them with a note.
-func (m *Model) twoColumns(lines []string) []string {
-	if len(lines) <= m.height {
-		return lines
-	}
+// twoColumns splits lines that do not fit the height into two columns, and
+// reports false when the terminal is too narrow or too low for that.
+func (m *Model) twoColumns(lines []string) ([]string, bool) {
 	colW := 0
 	for _, l := range lines {
 		colW = max(colW, len([]rune(l)))
@@ -74,8 +104,7 @@ func (m *Model) twoColumns(lines []string) []string {
 				out[i] += lines[half+i]
 			}
 		}
-		return out
+		return out, true
 	}
-	out := append([]string(nil), lines[:m.height-1]...)
-	return append(out, m.styles.warn.Render("… enlarge the terminal to see every key"))
+	return nil, false
 }

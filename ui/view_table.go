@@ -119,11 +119,11 @@ func (m *Model) tableCell(c column, l *data.Lease, frac float64, highlight bool,
 	var style *lipgloss.Style
 	switch c.id {
 	case colAccount:
-		text = clean(l.Account, c.width)
+		text = idText(l.Account, c.width)
 	case colSession:
-		text = clean(l.Session, c.width)
+		text = idText(l.Session, c.width)
 	case colHolder:
-		text = clean(l.Holder, c.width)
+		text = idText(l.Holder, c.width)
 	case colRun:
 		text, style = shortRun(l.RunID), &m.styles.dim
 	case colFence:

@@ -77,7 +77,7 @@ func demoActions(ctx context.Context, d *demo.Demo) []ui.Action {
 			if err != nil {
 				return "", fmt.Errorf("demo: %w", err)
 			}
-			return l.Text, nil
+			return l.Sentence(), nil
 		}
 	}
 	return []ui.Action{

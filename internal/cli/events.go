@@ -169,10 +169,15 @@ func reportLink(w io.Writer, st data.ListenerState, was data.ListenerStatus) {
 // textEvent prints one event as a logfmt-style line, every value cleaned.
 func textEvent(w io.Writer, ev data.Event) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d %s %-14s %s", ev.ID, ev.At.UTC().Format("2006-01-02T15:04:05.000Z"), ev.Kind, logValue(ev.Key.String()))
+	fmt.Fprintf(&b, "%d %s %-14s %s", ev.ID, ev.At.UTC().Format("2006-01-02T15:04:05.000Z"), ev.Kind, quoteValue(termtext.Mark(ev.Key.String(), 0)))
 	field := func(name, value string) {
 		if value != "" {
 			b.WriteString(" " + name + "=" + logValue(value))
+		}
+	}
+	id := func(name, value string) { // an id or label: marked where it may look like another
+		if value != "" {
+			b.WriteString(" " + name + "=" + quoteValue(termtext.Mark(value, 0)))
 		}
 	}
 	runText := func(u uuid.UUID) string {
@@ -189,7 +194,7 @@ func textEvent(w io.Writer, ev data.Event) error {
 	if ev.PrevFence != 0 {
 		field("prev_fence", fmt.Sprint(ev.PrevFence))
 	}
-	field("holder", ev.Holder)
+	id("holder", ev.Holder)
 	field("actor", ev.Actor)
 	field("reason", ev.Reason)
 	_, err := fmt.Fprintln(w, b.String())
@@ -197,8 +202,10 @@ func textEvent(w io.Writer, ev data.Event) error {
 }
 
 // logValue cleans v and quotes it when it has spaces, quotes or '='.
-func logValue(v string) string {
-	c := termtext.Clean(v, 0)
+func logValue(v string) string { return quoteValue(termtext.Clean(v, 0)) }
+
+// quoteValue quotes c, a cleaned value, when it has spaces, quotes or '='.
+func quoteValue(c string) string {
 	if c == "" || strings.ContainsAny(c, " \"=") {
 		return `"` + strings.ReplaceAll(c, `"`, `\"`) + `"`
 	}

@@ -95,7 +95,7 @@ func writeLeasesText(w io.Writer, now time.Time, leases []data.Lease) error {
 			ttl = "expired " + (-left).Round(time.Second).String() + " ago"
 		}
 		rows = append(rows, []string{
-			termtext.Clean(l.Account, 0), termtext.Clean(l.Session, 0), termtext.Clean(l.Holder, 0),
+			termtext.Mark(l.Account, 0), termtext.Mark(l.Session, 0), termtext.Mark(l.Holder, 0),
 			l.RunID.String(), fmt.Sprint(l.Fence), ttl, now.Sub(l.AcquiredAt).Round(time.Second).String(),
 		})
 	}

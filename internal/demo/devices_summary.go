@@ -9,9 +9,16 @@ import (
 	"github.com/leasetop/leasetop/ui"
 )
 
+// summaryWidth is the width the devices block keeps to: an 80-column
+// terminal, where the headless demo's summary is read.
+const summaryWidth = 80
+
 // writeDevices prints, after the counts, every device process the demo ran
-// as it last reported itself (what the monitor's devices pane showed): how
-// it ended, what it still believed it held, and its counters.
+// as it last reported itself (what the monitor's devices pane showed): its
+// counters, how it ended, and on a line of its own each run it still
+// believed it held then, so any number of them fits in 80 columns. The
+// free-length text (how it ended) is the last column, where it cannot push
+// the others out of line.
 func writeDevices(w io.Writer, devices []ui.Device, readErr error) {
 	fmt.Fprintln(w, "devices (each process as it reported itself in leasetop_demo.device):")
 	if readErr != nil {
@@ -20,34 +27,38 @@ func writeDevices(w io.Writer, devices []ui.Device, readErr error) {
 	}
 	nameW := len("DEVICE")
 	for _, d := range devices {
-		nameW = max(nameW, len(termtext.Clean(d.Account+" "+d.Name, 40)))
+		nameW = max(nameW, len(termtext.Clean(d.Account+" "+d.Name, 20)))
 	}
-	fmt.Fprintf(w, "  %-*s %7s  %-50s %4s %8s %17s\n", nameW, "DEVICE", "PID", "ENDED", "RUNS", "REFUSALS", "WRITES ok/refused")
+	row := func(name, pid, runs, refusals, writes, ended string) string {
+		return fmt.Sprintf("  %-*s %7s %5s %8s %13s  %s", nameW, name, pid, runs, refusals, writes, ended)
+	}
+	fmt.Fprintln(w, row("DEVICE", "PID", "RUNS", "REFUSALS", "WRITES ok/ref", "ENDED"))
+	endedAt := len(row("", "", "", "", "", ""))
 	for _, d := range devices {
-		fmt.Fprintf(w, "  %-*s %7d  %-50s %4d %8d %17s\n", nameW, termtext.Clean(d.Account+" "+d.Name, 40), d.PID,
-			endedAs(d), d.Runs, d.Refusals, fmt.Sprintf("%d/%d", d.WritesAccepted, d.WritesRefused))
+		fmt.Fprintln(w, row(termtext.Clean(d.Account+" "+d.Name, 20), fmt.Sprint(d.PID), fmt.Sprint(d.Runs), fmt.Sprint(d.Refusals),
+			fmt.Sprintf("%d/%d", d.WritesAccepted, d.WritesRefused), termtext.Clean(endedAs(d), max(summaryWidth-endedAt, 20))))
+		for _, b := range d.Believes {
+			fmt.Fprintf(w, "      %s\n", termtext.Clean(fmt.Sprintf("still believed it held %s (fence %d)", b.Key, b.Fence), summaryWidth-6))
+		}
 	}
 }
 
-// endedAs says how a device process ended, and what it still believed it
-// held then.
+// endedAs says how a device process ended.
 func endedAs(d ui.Device) string {
-	var s string
 	switch d.State {
 	case ui.DeviceStopped:
-		s = "stopped"
+		return "stopped"
 	case ui.DeviceKilled:
-		s = d.Why // exited by itself (...)
-		if !strings.HasPrefix(s, "exited") {
-			s = "killed (" + d.Why + ")"
+		if how, ok := strings.CutPrefix(d.Why, "exited by itself "); ok {
+			return "exited " + how
 		}
+		if strings.HasPrefix(d.Why, "exited") {
+			return d.Why
+		}
+		return "killed (" + d.Why + ")"
 	case ui.DeviceStarting, ui.DeviceRestarting:
-		s = "never reported"
+		return "never reported"
 	default:
-		s = "last said: " + string(d.State)
+		return "last said: " + string(d.State)
 	}
-	for _, b := range d.Believes {
-		s += fmt.Sprintf(" holding %s (fence %d)", b.Key, b.Fence)
-	}
-	return termtext.Clean(s, 60)
 }

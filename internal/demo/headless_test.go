@@ -126,7 +126,7 @@ func TestHeadlessDemoFailsOnABrokenProtocol(t *testing.T) {
 }
 
 // deviceLine is a line of the summary's devices block.
-var deviceLine = regexp.MustCompile(`(?m)^  (\S+ \S+)\s+(\d+)  (.*?)\s+(\d+)\s+(\d+)\s+(\d+)/(\d+)$`)
+var deviceLine = regexp.MustCompile(`(?m)^  (\S+ \S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)/(\d+)  (.*)$`)
 
 // checkDeviceSummary: the summary lists every device process as it
 // reported itself through the database, and their runs add up to the runs
@@ -142,9 +142,9 @@ func checkDeviceSummary(t *testing.T, out string) {
 	lines := deviceLine.FindAllStringSubmatch(block, -1)
 	runs, stopped := 0, 0
 	for _, l := range lines {
-		n, _ := strconv.Atoi(l[4])
+		n, _ := strconv.Atoi(l[3])
 		runs += n
-		if l[3] == "stopped" {
+		if l[7] == "stopped" {
 			stopped++
 		}
 	}

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -30,6 +31,18 @@ type Line struct {
 // String formats the line for the headless event stream.
 func (l Line) String() string {
 	return fmt.Sprintf("%7.2fs  %-16s %s", l.At.Seconds(), l.Tag, l.Text)
+}
+
+// Sentence says the line as one sentence for a status bar, the action
+// first: a chaos line's tag names the action ("CHAOS kill -9") and its text
+// goes on from there ("phone pid 16663, which holds …"), so the text alone
+// would not say what was done.
+func (l Line) Sentence() string {
+	action := strings.TrimSpace(strings.TrimPrefix(l.Tag, "CHAOS"))
+	if action == "" {
+		return l.Text
+	}
+	return action + " " + l.Text
 }
 
 // Observer receives the event stream. It is called from the demo's loop

@@ -25,6 +25,12 @@ type tmuxTerm struct {
 // killed, and its server with it, when the test ends.
 func startTmux(t *testing.T, command string) *tmuxTerm {
 	t.Helper()
+	return startTmuxSized(t, 150, 40, command)
+}
+
+// startTmuxSized is startTmux in a terminal of width x height.
+func startTmuxSized(t *testing.T, width, height int, command string) *tmuxTerm {
+	t.Helper()
 	bin, err := exec.LookPath("tmux")
 	if err != nil {
 		t.Fatalf("tmux is needed to drive the demo in a terminal: install it (apt-get install tmux): %v", err)
@@ -35,7 +41,7 @@ func startTmux(t *testing.T, command string) *tmuxTerm {
 			tm.env = append(tm.env, kv) // the demo starts its own server
 		}
 	}
-	tm.run("new-session", "-d", "-s", "demo", "-x", "150", "-y", "40", command)
+	tm.run("new-session", "-d", "-s", "demo", "-x", fmt.Sprint(width), "-y", fmt.Sprint(height), command)
 	t.Cleanup(func() {
 		_ = tm.cmd("kill-session", "-t", "demo").Run()
 		_ = tm.cmd("kill-server").Run()
@@ -135,5 +141,44 @@ func TestDemoInTmux(t *testing.T) {
 	s = tm.waitFor("the demo's end", 60*time.Second, func(s string) bool { return strings.Contains(s, "leasetop exited") })
 	if !strings.Contains(s, "leasetop exited 0") || !strings.Contains(s, "ok    4. every started run ended") {
 		t.Errorf("after q, want the summary with every invariant ok and exit 0:\n%s", s)
+	}
+}
+
+// lastLine is the screen's bottom line: the status line.
+func lastLine(screen string) string {
+	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+// TestDemoKeysSayWhatTheyDidAt80x24: K and Z on the selected session say
+// in the status line, first, what they did ("kill -9 phone pid 16663, which
+// holds …", "SIGSTOP …"); the line used to start at the device, the action
+// left out. A key that finds no live holder (the session expired, its
+// holder already killed or frozen) says so, and is pressed again until one
+// holds it.
+func TestDemoKeysSayWhatTheyDidAt80x24(t *testing.T) {
+	t.Parallel()
+	tm := startTmuxSized(t, 80, 24, fmt.Sprintf("'%s' demo --seed 42 --no-chaos --ttl 2s; echo \"leasetop exited $?\"; sleep 600", leasetopBin))
+	tm.waitFor("a held session", 90*time.Second, func(s string) bool { return regexp.MustCompile(`pid \d+ [0-9a-f]{8} `).MatchString(s) })
+	for _, k := range []struct{ key, action string }{{"K", "kill -9 "}, {"Z", "SIGSTOP "}} {
+		tm.keys(k.key)
+		s := tm.waitFor(k.key+" saying "+k.action, 60*time.Second, func(s string) bool {
+			status := lastLine(s)
+			if strings.HasPrefix(status, k.action) {
+				return true
+			}
+			if strings.Contains(status, "no device holds") {
+				tm.keys(k.key) // nobody alive holds the selected session now: try again
+			}
+			return false
+		})
+		if status := lastLine(s); !regexp.MustCompile(`pid \d+`).MatchString(status) {
+			t.Errorf("after %s the status line is %q, want the action and the device it hit", k.key, status)
+		}
+	}
+	tm.keys("q")
+	s := tm.waitFor("the demo's end", 60*time.Second, func(s string) bool { return strings.Contains(s, "leasetop exited") })
+	if !strings.Contains(s, "leasetop exited 0") {
+		t.Errorf("after q, want exit 0:\n%s", s)
 	}
 }

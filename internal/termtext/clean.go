@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
@@ -50,10 +51,13 @@ func escape(s string) string {
 		case r == utf8.RuneError && size <= 1:
 			b.WriteRune(utf8.RuneError)
 		case unsafeRune(r):
-			if r < 0x100 {
+			switch {
+			case r < 0x100:
 				fmt.Fprintf(&b, `\x%02x`, r)
-			} else {
+			case r <= 0xffff:
 				fmt.Fprintf(&b, `\u%04x`, r)
+			default: // a tag character
+				fmt.Fprintf(&b, `\U%08x`, r)
 			}
 		default:
 			b.WriteString(s[i : i+size])
@@ -65,13 +69,16 @@ func escape(s string) string {
 
 // Unsafe reports whether r must not reach a terminal as it is (Clean
 // escapes it): a control character (C0, DEL, C1), a bidirectional
-// formatting character, or a line or paragraph separator. Ids, holder labels
-// and reasons may not contain any (data.Validate*, lease.safe_text).
+// formatting character, a line or paragraph separator, or an invisible
+// character (a zero-width space or joiner, a soft hyphen, a tag character…).
+// Ids, holder labels and reasons may not contain any (data.Validate*,
+// lease.safe_text).
 func Unsafe(r rune) bool { return unsafeRune(r) }
 
 // JSON returns the JSON text b with every unsafe rune that encoding/json
-// leaves as it is (DEL, the C1 controls, the bidirectional formatting
-// characters) written as a \u escape, so JSON output that reaches a terminal
+// leaves as it is (DEL, the C1 controls, the bidirectional formatting and
+// the invisible characters) written as a \u escape (a surrogate pair beyond
+// U+FFFF), so JSON output that reaches a terminal
 // cannot carry them either; it decodes to the same values. b must be valid
 // JSON from encoding/json: its C0 controls are escaped already, and
 // everything outside strings is ASCII.
@@ -83,7 +90,11 @@ func JSON(b []byte) []byte {
 	for i := 0; i < len(b); {
 		r, size := utf8.DecodeRune(b[i:])
 		if unsafeRune(r) && r >= 0x20 {
-			out = fmt.Appendf(out, `\u%04x`, r)
+			if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError { // beyond U+FFFF: a surrogate pair
+				out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+			} else {
+				out = fmt.Appendf(out, `\u%04x`, r)
+			}
 		} else {
 			out = append(out, b[i:i+size]...)
 		}
@@ -104,8 +115,9 @@ func isSafe(s string) bool {
 
 // unsafeRune reports whether r must not reach a terminal as it is: C0 and C1
 // controls and DEL (unicode.IsControl), the bidirectional formatting
-// characters that reorder what follows them, and the line and paragraph
-// separators some terminals treat as line breaks.
+// characters that reorder what follows them, the line and paragraph
+// separators some terminals treat as line breaks, and the invisible
+// characters (invisible).
 func unsafeRune(r rune) bool {
 	switch {
 	case unicode.IsControl(r):
@@ -117,6 +129,31 @@ func unsafeRune(r rune) bool {
 	case r >= 0x2066 && r <= 0x2069: // LRI, RLI, FSI, PDI
 		return true
 	case r == 0x2028, r == 0x2029:
+		return true
+	}
+	return invisible(r)
+}
+
+// invisible reports whether r is a character that shows as nothing, or as
+// blank space, in the middle of text, so that two strings that differ only
+// by it look the same ("chat-1" and "chat\u200b-1"): the zero-width spaces,
+// joiners and word joiner, the soft hyphen, the combining grapheme joiner, the
+// byte order mark, the invisible mathematical operators and deprecated format
+// characters (U+2060..U+206F), the Hangul fillers, the Khmer inherent vowels,
+// the Mongolian vowel separator, the shorthand and musical format controls
+// and the tag characters (which can spell hidden ASCII). That is Unicode's
+// Default_Ignorable_Code_Point set without the variation selectors (U+FE00..
+// U+FE0F, U+E0100.., U+180B..U+180D, U+180F), which emoji and CJK text need
+// and which the non-ASCII marks of ids (Mark) show.
+func invisible(r rune) bool {
+	switch {
+	case r == 0x00ad, r == 0x034f, r == 0x115f, r == 0x1160, r == 0x17b4, r == 0x17b5, r == 0x180e:
+		return true
+	case r >= 0x200b && r <= 0x200d, r >= 0x2060 && r <= 0x206f:
+		return true
+	case r == 0x3164, r == 0xfeff, r == 0xffa0:
+		return true
+	case r >= 0x1bca0 && r <= 0x1bca3, r >= 0x1d173 && r <= 0x1d17a, r >= 0xe0000 && r <= 0xe007f:
 		return true
 	}
 	return false

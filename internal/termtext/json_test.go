@@ -10,7 +10,8 @@ func TestJSONEscapesWhatEncodingJSONLeaves(t *testing.T) {
 	values := []string{
 		"plain", "a\x7fb", "csi \u009b31m", "all C1 \u0080\u0085\u009f", "rlo \u202eabc",
 		"isolates \u2066\u2069", "marks \u200e\u200f\u061c", "separators \u2028\u2029",
-		"C0 \x1b[2J\x07\n", "kept: café 日本 😀 \u200d", "invalid \xff",
+		"C0 \x1b[2J\x07\n", "kept: café 日本 😀 \ufe0f", "invalid \xff",
+		"invisible ch\u200bat\u00ad-1\ufeff\u034f", "tags \U000e0041\U000e007f", "emoji 👩\u200d👧",
 	}
 	for _, v := range values {
 		raw, err := json.Marshal(map[string]string{"v": v})
