@@ -41,7 +41,7 @@ func cmdRelease(ctx context.Context, env Env, args []string) error {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}
 	var run runArg // zero: no --run, whoever holds the lease
-	if given(fs.FlagSet, "run") {
+	if flagGiven(fs.FlagSet, "run") {
 		var err error
 		if run, err = parseRunArg(*runFlag); err != nil {
 			return err
@@ -78,9 +78,9 @@ func cmdRelease(ctx context.Context, env Env, args []string) error {
 	return &ExitError{Code: ExitNothing, Err: nothingReleased(ctx, store, key, name, nil)}
 }
 
-// given reports whether the flag name was set on the command line, even to
+// flagGiven reports whether the flag name was set on the command line, even to
 // the empty string: a value is never mistaken for its absence.
-func given(fs *flag.FlagSet, name string) bool {
+func flagGiven(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
