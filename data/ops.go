@@ -155,19 +155,31 @@ func (s *Store) Release(ctx context.Context, key Key, runID uuid.UUID) (bool, er
 }
 
 // ForceRelease is the operator's compare-and-release: it deletes key's lease
-// only if runID still holds it (uuid.Nil: whoever holds it), recording the
-// login role and reason. runID is the public run id, as Lease.RunID and the
-// events show it. It reports whether a lease was deleted.
-func (s *Store) ForceRelease(ctx context.Context, key Key, runID uuid.UUID, reason string) (bool, error) {
+// only if run still holds it, recording the login role and reason, and
+// reports whether a lease was deleted. run is the public run id, as
+// Lease.RunID and the events show it, and it is always compared as the
+// value it is: uuid.Nil, which no run holds, releases nothing. To release
+// whoever holds the lease, say so: ForceReleaseAny.
+func (s *Store) ForceRelease(ctx context.Context, key Key, run uuid.UUID, reason string) (bool, error) {
+	return s.forceRelease(ctx, key, run, reason)
+}
+
+// ForceReleaseAny is the unconditional forced release: it deletes key's
+// lease whoever holds it, recording the login role and reason, and reports
+// whether a lease was deleted. Prefer ForceRelease with the run that was
+// seen: a takeover in between is then left alone.
+func (s *Store) ForceReleaseAny(ctx context.Context, key Key, reason string) (bool, error) {
+	return s.forceRelease(ctx, key, nil, reason)
+}
+
+// forceRelease calls lease.force_release with run: a uuid.UUID, compared, or
+// nil (SQL NULL), whoever holds the lease.
+func (s *Store) forceRelease(ctx context.Context, key Key, run any, reason string) (bool, error) {
 	if err := ValidateKey(key); err != nil {
 		return false, err
 	}
 	if err := ValidateReason(reason); err != nil {
 		return false, err
-	}
-	var run *uuid.UUID
-	if runID != uuid.Nil {
-		run = &runID
 	}
 	var ok bool
 	err := s.pool.QueryRow(ctx, sqlcall.ForceRelease,

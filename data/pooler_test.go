@@ -103,7 +103,7 @@ func everyCall(ctx context.Context, s *data.Store, k data.Key) error {
 	if _, err := s.Acquire(ctx, k, run, time.Minute, "pooled"); err != nil {
 		return fmt.Errorf("acquire again: %w", err)
 	}
-	if ok, err := s.ForceRelease(ctx, k, uuid.Nil, "through the pooler"); err != nil || !ok {
+	if ok, err := s.ForceReleaseAny(ctx, k, "through the pooler"); err != nil || !ok {
 		return fmt.Errorf("force release = %v, %w", ok, err)
 	}
 	return nil

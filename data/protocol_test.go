@@ -151,8 +151,15 @@ func TestForceRelease(t *testing.T) {
 			t.Fatalf("ForceRelease with the shown run = %v, %v; want true, nil", ok, err)
 		}
 		mustAcquire(t, s, k, uuid.New(), time.Minute)
-		if ok, err := s.ForceRelease(ctx, k, uuid.Nil, ""); err != nil || !ok {
-			t.Fatalf("ForceRelease of whoever holds it = %v, %v; want true, nil", ok, err)
+		// The nil run id is a value like any other: no run holds it.
+		if ok, err := s.ForceRelease(ctx, k, uuid.Nil, "nil"); err != nil || ok {
+			t.Fatalf("ForceRelease with the nil run id = %v, %v; want false, nil", ok, err)
+		}
+		if _, _, ok := leaseOf(t, conn, k); !ok {
+			t.Fatal("ForceRelease with the nil run id deleted the lease")
+		}
+		if ok, err := s.ForceReleaseAny(ctx, k, ""); err != nil || !ok {
+			t.Fatalf("ForceReleaseAny = %v, %v; want true, nil", ok, err)
 		}
 		evs := events(t, s)
 		want := []data.Kind{data.KindAcquired, data.KindForceReleased, data.KindAcquired, data.KindForceReleased}

@@ -119,7 +119,7 @@ func TestForcedReleaseRecordsLoginRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close()
-	if ok, err := admin.ForceRelease(ctx, k, uuid.Nil, "INC-7"); err != nil || !ok {
+	if ok, err := admin.ForceReleaseAny(ctx, k, "INC-7"); err != nil || !ok {
 		t.Fatalf("ForceRelease as %s = %v, %v", login, ok, err)
 	}
 	evs := events(t, owner)

@@ -86,7 +86,7 @@ func TestTranslate(t *testing.T) {
 			_, err := reader.Acquire(ctx, key, uuid.New(), time.Minute, "h")
 			return err
 		}, data.ErrPermission, true, true, denied("permission denied for function acquire")},
-		{"force release as lease_app", func() error { _, err := app.ForceRelease(ctx, key, uuid.Nil, "r"); return err },
+		{"force release as lease_app", func() error { _, err := app.ForceReleaseAny(ctx, key, "r"); return err },
 			data.ErrPermission, true, true, denied("permission denied for function force_release")},
 		{"notify setting as lease_app", func() error { return app.SetNotifyRenewals(ctx, true) },
 			data.ErrPermission, true, true, denied("permission denied for function set_notify_renewals")},

@@ -38,6 +38,14 @@ const (
 	// childBounded does the same inside Lease.FencedTx; after a line on
 	// stdin it tries its write, prints how FencedTx ended and exits.
 	childBounded = "bounded"
+	// childDoWrite is childBounded inside Client.Do, with Do's context (the
+	// lease's: cancelled when the lease is lost) given to FencedTx, as the
+	// README's example does.
+	childDoWrite = "do-write"
+	// childDoCommit is childDoWrite with the write made before the ready
+	// line: after the line on stdin fn returns at once, and FencedTx goes
+	// straight on to the commit.
+	childDoCommit = "do-commit"
 )
 
 // childMain is the child's main; it returns the exit code. It prints
@@ -69,17 +77,12 @@ func runChild(ctx context.Context, mode string) error {
 	if err != nil {
 		return err
 	}
+	if mode == childDoWrite || mode == childDoCommit {
+		return doChild(ctx, mode, store, client, p)
+	}
 	l, err := client.Try(ctx, p)
 	if err != nil {
 		return err
-	}
-	ready := func(ctx context.Context, tx pgx.Tx) error {
-		var pid int
-		if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
-			return err
-		}
-		fmt.Printf("ready %d %d\n", pid, l.Fence())
-		return nil
 	}
 	switch mode {
 	case childFenced:
@@ -90,14 +93,14 @@ func runChild(ctx context.Context, mode string) error {
 		if err := l.CheckFence(ctx, tx); err != nil {
 			return err
 		}
-		if err := ready(ctx, tx); err != nil {
+		if err := ready(ctx, tx, l.Fence()); err != nil {
 			return err
 		}
 		_, _ = io.Copy(io.Discard, os.Stdin) // until killed
 		return nil
 	case childBounded:
 		err := l.FencedTx(ctx, store.Pool(), func(ctx context.Context, tx pgx.Tx) error {
-			if err := ready(ctx, tx); err != nil {
+			if err := ready(ctx, tx, l.Fence()); err != nil {
 				return err
 			}
 			if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
@@ -112,6 +115,49 @@ func runChild(ctx context.Context, mode string) error {
 	return fmt.Errorf("unknown mode %q", mode)
 }
 
+// ready prints the child's ready line from inside its transaction tx.
+func ready(ctx context.Context, tx pgx.Tx, fence int64) error {
+	var pid int
+	if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		return err
+	}
+	fmt.Printf("ready %d %d\n", pid, fence)
+	return nil
+}
+
+// doChild runs the childDoWrite and childDoCommit modes: FencedTx inside
+// Client.Do, given Do's context. It prints how FencedTx ended, then what Do
+// returned.
+func doChild(ctx context.Context, mode string, store *data.Store, client *lease.Client, p lease.Permit) error {
+	err := client.Do(ctx, p, lease.Try, func(ctx context.Context, l *lease.Lease) error {
+		write := func(ctx context.Context, tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, `INSERT INTO doc VALUES ('child', $1)`, l.Fence())
+			return err
+		}
+		err := l.FencedTx(ctx, store.Pool(), func(ctx context.Context, tx pgx.Tx) error {
+			if mode == childDoCommit {
+				if err := write(ctx, tx); err != nil {
+					return err
+				}
+			}
+			if err := ready(ctx, tx, l.Fence()); err != nil {
+				return err
+			}
+			if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+				return err
+			}
+			if mode == childDoCommit {
+				return nil // straight on to the commit
+			}
+			return write(ctx, tx)
+		})
+		fmt.Printf("done stale=%v lost=%v err=%v\n", errors.Is(err, lease.ErrStale), errors.Is(err, lease.ErrLost), err)
+		return err
+	})
+	fmt.Printf("do: %v\n", err)
+	return nil
+}
+
 // child is a running child process.
 type child struct {
 	cmd     *exec.Cmd
@@ -122,13 +168,13 @@ type child struct {
 	fence   int64 // its lease's fence
 }
 
-// startChild starts a child in mode holding testKey's lease on db with ttl
-// and waits until it is inside its fenced transaction. It is killed when the
-// test ends.
-func startChild(t *testing.T, db pgtest.DB, mode string, ttl time.Duration) *child {
+// startChild starts a child in mode holding testKey's lease on the
+// database at dsn (db.URL, or db through a pooler) with ttl and waits until
+// it is inside its fenced transaction. It is killed when the test ends.
+func startChild(t *testing.T, dsn, mode string, ttl time.Duration) *child {
 	t.Helper()
 	c := &child{cmd: exec.Command(os.Args[0]), done: make(chan struct{})}
-	c.cmd.Env = append(os.Environ(), envChild+"="+mode, envChildDSN+"="+db.URL, envChildTTL+"="+ttl.String())
+	c.cmd.Env = append(os.Environ(), envChild+"="+mode, envChildDSN+"="+dsn, envChildTTL+"="+ttl.String())
 	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.out
 	var err error
 	if c.stdin, err = c.cmd.StdinPipe(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/leasetop/leasetop/data"
 )
@@ -40,11 +41,16 @@ var errOutlived = errors.New("the fenced transaction outlived the lease's safe d
 // It returns ErrStale, with the cause on the same line, when this run may
 // not write: the lease was lost or released before or during the
 // transaction (errors.Is(err, ErrLost) and its reason, or ErrReleased), the
-// fence check failed, or the transaction outlived its bound. The
-// transaction is then rolled back: nothing was written. Otherwise it
-// returns fn's error (after rolling back), a database error, or, when the
-// commit fails, that error (a commit whose reply was lost may still have
-// committed, under the fence).
+// fence check failed, or the transaction outlived its bound. That holds
+// however the end reached the transaction: a statement cut off by the
+// loss (also when ctx is the lease's own context, or Do's, which the loss
+// cancels too), the server ending a frozen holder's session (directly or
+// through a pooler), or a holder that resumes after its deadline between fn
+// and the commit, which then commits nothing. The transaction is then
+// rolled back: nothing was written. Otherwise it returns fn's error (after
+// rolling back), ctx's error when ctx ended while the lease held, a
+// database error, or, when the commit fails, that error (a commit whose
+// reply was lost may still have committed, under the fence).
 //
 // FencedSQLTx is the same for database/sql.
 func (l *Lease) FencedTx(ctx context.Context, db Beginner, fn func(ctx context.Context, tx pgx.Tx) error) error {
@@ -60,6 +66,9 @@ type fencedTx interface {
 	check(ctx context.Context) error
 	work(ctx context.Context) error
 	commit(ctx context.Context) error
+	// rolledBack reports whether commit's error means nothing was
+	// committed.
+	rolledBack(err error) bool
 	rollback(ctx context.Context)
 }
 
@@ -82,7 +91,7 @@ func (l *Lease) fenced(ctx context.Context, begin func(ctx context.Context) (fen
 
 	tx, err := begin(lctx)
 	if err != nil {
-		return l.txError(ctx, lctx, err)
+		return l.txError(ctx, lctx, deadline, err)
 	}
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.ReleaseTimeout)
@@ -95,27 +104,58 @@ func (l *Lease) fenced(ctx context.Context, begin func(ctx context.Context) (fen
 		tx.work,
 	} {
 		if err := step(lctx); err != nil {
-			return l.txError(ctx, lctx, err)
+			return l.txError(ctx, lctx, deadline, err)
 		}
 	}
+	// A holder frozen after fn returned resumes here: it commits nothing
+	// once the lease has ended or its deadline has passed, even if no
+	// timer has said so yet.
+	if err := l.ended(deadline); err != nil {
+		return l.stale(err)
+	}
 	if err := tx.commit(lctx); err != nil {
+		if tx.rolledBack(err) {
+			if stale := l.txError(ctx, lctx, deadline, err); errors.Is(stale, ErrStale) {
+				return stale
+			}
+		}
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
 }
 
-// txError says why a fenced transaction failed before its commit: ErrStale
-// with its cause when the lease ended it (fctx, whose parent is ctx, ended
-// first, or the server cut the transaction at its bound, or the fence check
-// failed), else err unchanged.
-func (l *Lease) txError(ctx, fctx context.Context, err error) error {
+// ended returns why the run may no longer write: the lease's end, or
+// errOutlived once the local deadline, as it was when the fenced
+// transaction began, has passed; nil while the lease holds.
+func (l *Lease) ended(deadline time.Time) error {
+	if err := l.Err(); err != nil {
+		return err
+	}
+	if !time.Now().Before(deadline) {
+		return errOutlived
+	}
+	return nil
+}
+
+// txError says why a fenced transaction failed before its commit (or why
+// a commit that committed nothing failed): ErrStale with its cause when the
+// lease ended it, else err unchanged (a failed fence check's err is ErrStale
+// already). The lease ended it when the lease has ended (lost or released)
+// or its deadline has passed, whatever err says: a statement cut off by the
+// loss fails with a context error, a frozen holder whose session the
+// server ended with a connection or pooler error. It ended it too when lctx
+// (the transaction's context, whose parent is ctx) ended while ctx did not,
+// or when the server cut the transaction at its bound. ctx's own error is
+// returned only when ctx ended while the lease held: the caller gave up.
+func (l *Lease) txError(ctx, lctx context.Context, deadline time.Time, err error) error {
+	if end := l.ended(deadline); end != nil {
+		return l.stale(end)
+	}
 	switch {
-	case fctx.Err() != nil && ctx.Err() == nil:
-		return l.stale(context.Cause(fctx))
+	case lctx.Err() != nil && ctx.Err() == nil:
+		return l.stale(context.Cause(lctx))
 	case data.OutlivedBound(err):
 		return l.stale(errOutlived)
-	case errors.Is(err, ErrStale) && l.Err() != nil:
-		return l.stale(l.Err())
 	}
 	return err
 }
@@ -144,3 +184,12 @@ func (f pgxFenced) check(ctx context.Context) error  { return f.token.Check(ctx,
 func (f pgxFenced) work(ctx context.Context) error   { return f.fn(ctx, f.tx) }
 func (f pgxFenced) commit(ctx context.Context) error { return f.tx.Commit(ctx) }
 func (f pgxFenced) rollback(ctx context.Context)     { _ = f.tx.Rollback(ctx) }
+
+// rolledBack reports whether a failed commit certainly committed nothing:
+// it was never sent (pgconn.SafeToRetry: the context was done first, say),
+// or the server answered it with an error. A commit cut off in flight may
+// have committed.
+func (f pgxFenced) rolledBack(err error) bool {
+	var pgErr *pgconn.PgError
+	return pgconn.SafeToRetry(err) || errors.As(err, &pgErr) || errors.Is(err, pgx.ErrTxCommitRollback)
+}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/leasetop/leasetop/data"
 )
 
@@ -53,3 +55,13 @@ func (f sqlFenced) check(ctx context.Context) error { return f.token.CheckSQL(ct
 func (f sqlFenced) work(ctx context.Context) error  { return f.fn(ctx, f.tx) }
 func (f sqlFenced) commit(context.Context) error    { return f.tx.Commit() }
 func (f sqlFenced) rollback(context.Context)        { _ = f.tx.Rollback() }
+
+// rolledBack reports whether a failed commit certainly committed nothing:
+// database/sql refused it (the transaction was done, or its context ended
+// and database/sql rolled it back), or the server answered it with an
+// error. A commit cut off in flight may have committed.
+func (f sqlFenced) rolledBack(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.Is(err, sql.ErrTxDone) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.As(err, &pgErr)
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgserver"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/lease"
 )
@@ -21,13 +22,49 @@ import (
 // expires, while the holder is still frozen. Resumed, the holder's write is
 // refused with ErrStale and the cause, and nothing it wrote is kept.
 func TestFencedTxFrozenHolderIsCutOff(t *testing.T) {
+	freezeInFencedTx(t, childBounded, false)
+}
+
+// TestFencedTxFrozenHolderGetsErrStale: however the bound ends a frozen
+// holder's fenced transaction, FencedTx returns ErrStale with the loss as
+// its cause, and nothing is written: frozen inside fn with Do's context
+// (cancelled by the loss, as in the README's example) and then writing;
+// frozen after fn's write, fn then returning at once so that FencedTx goes
+// on to the commit; each directly and through a real PgBouncer in
+// transaction mode, where the server ending the session reaches the holder
+// as the pooler's error.
+func TestFencedTxFrozenHolderGetsErrStale(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mode   string
+		pooled bool
+	}{
+		{"inside fn with Do's context", childDoWrite, false},
+		{"inside fn with Do's context through PgBouncer", childDoWrite, true},
+		{"inside fn through PgBouncer", childBounded, true},
+		{"before commit", childDoCommit, false},
+		{"before commit through PgBouncer", childDoCommit, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) { freezeInFencedTx(t, tc.mode, tc.pooled) })
+	}
+}
+
+// freezeInFencedTx freezes a child in mode inside its fenced transaction
+// (through PgBouncer when pooled), lets a waiter take the lease over while
+// the child is frozen, resumes it, and checks that its FencedTx returned
+// ErrStale with the loss as cause and wrote nothing.
+func freezeInFencedTx(t *testing.T, mode string, pooled bool) {
 	db := pgtest.New(t)
 	pool := db.Pool(t)
 	ctx := context.Background()
 	if _, err := pool.Exec(ctx, `CREATE TABLE doc (who text, fence bigint)`); err != nil {
 		t.Fatal(err)
 	}
-	frozen := startChild(t, db, childBounded, 2*time.Second)
+	dsn := db.URL
+	if pooled {
+		dsn = db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 4}))
+	}
+	frozen := startChild(t, dsn, mode, 2*time.Second)
 	frozen.signal(t, syscall.SIGSTOP)
 
 	w := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
@@ -53,10 +90,16 @@ func TestFencedTxFrozenHolderIsCutOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-frozen.done
-	out := strings.TrimSpace(frozen.out.String())
-	last := out[strings.LastIndexByte(out, '\n')+1:]
-	if !strings.HasPrefix(last, "done stale=true lost=true err=stale fencing token: ") {
-		t.Errorf("the resumed holder's FencedTx: %q, want ErrStale with the lost lease as its cause, on one line", last)
+	out := frozen.out.String()
+	var done string
+	for line := range strings.Lines(out) {
+		if strings.HasPrefix(line, "done ") {
+			done = strings.TrimSuffix(line, "\n")
+		}
+	}
+	t.Logf("resumed: %s", done)
+	if !strings.HasPrefix(done, "done stale=true lost=true err=stale fencing token: ") {
+		t.Errorf("the resumed holder's FencedTx: %q, want ErrStale with the lost lease as its cause, on one line; the child wrote:\n%s", done, out)
 	}
 	var n int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM doc`).Scan(&n); err != nil || n != 0 {

@@ -183,7 +183,7 @@ func TestWaitRetriesOnlyWhatCanChange(t *testing.T) {
 // returns the timeout in one line that names the key once.
 func TestWaitOutlivesAttemptTimeouts(t *testing.T) {
 	db := pgtest.New(t)
-	frozen := startChild(t, db, childFenced, time.Second)
+	frozen := startChild(t, db.URL, childFenced, time.Second)
 	frozen.signal(t, syscall.SIGSTOP)
 	pgtest.WaitExpired(t, db.Pool(t), testKey)
 

@@ -258,7 +258,7 @@ func churn(clients []*data.Store, ops int) {
 					_, _ = client.Release(ctx, k, held[k])
 					delete(held, k)
 				case op == 4:
-					_, _ = client.ForceRelease(ctx, k, uuid.Nil, "churn")
+					_, _ = client.ForceReleaseAny(ctx, k, "churn")
 				}
 			}
 		})

@@ -203,14 +203,16 @@ BEGIN
                     AND octet_length(acquire.session_id) BETWEEN 1 AND 512
                     AND acquire.ttl > interval '0' AND acquire.ttl <= interval '24 hours'
                     AND coalesce(octet_length(acquire.holder), 0) <= 256
-                    AND acquire.run_id IS NOT NULL
+                    AND acquire.run_id <> '00000000-0000-0000-0000-000000000000'
                     AND lease.safe_text(acquire.account_id || acquire.session_id || coalesce(acquire.holder, '')),
                     false) THEN
         PERFORM lease.check_key(acquire.account_id, acquire.session_id);
         PERFORM lease.check_ttl(acquire.ttl);
         PERFORM lease.check_label('holder', acquire.holder, 256);
-        IF acquire.run_id IS NULL THEN
-            RAISE EXCEPTION 'run_id must not be NULL' USING ERRCODE = '22023';
+        -- The nil UUID is no secret: its public id would let anyone renew,
+        -- release and fence-check the lease (data.Acquire refuses it too).
+        IF acquire.run_id IS NULL OR acquire.run_id = '00000000-0000-0000-0000-000000000000' THEN
+            RAISE EXCEPTION 'run_id must not be NULL or the nil UUID' USING ERRCODE = '22023';
         END IF;
     END IF;
     pub := lease.public_run_id(acquire.run_id);
@@ -305,6 +307,9 @@ DECLARE
 BEGIN
     PERFORM lease.check_key(renew.account_id, renew.session_id);
     PERFORM lease.check_ttl(renew.ttl);
+    IF renew.run_id IS NULL THEN
+        RETURN NULL; -- no run: nothing to renew, and no zombie to record (NULL matches no history)
+    END IF;
 
     UPDATE lease.session_lease l
        SET renewed_at = now_, expires_at = now_ + renew.ttl

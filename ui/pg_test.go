@@ -326,3 +326,22 @@ func TestDetailNamesTheBlockingTransaction(t *testing.T) {
 	d.waitScreen("state hidden from this role")
 	d.waitScreen("a transaction holds its row")
 }
+
+// TestReleaseOfTheNilRunReleasesNothing: the monitor's forced release
+// compares the run it was given, whatever it is; the all-zero run id, which
+// no run holds, never stands for "whoever holds it".
+func TestReleaseOfTheNilRunReleasesNothing(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.New(t)
+	conn := db.Conn(t)
+	k := data.Key{Account: "acme", Session: "held"}
+	run := sqlAcquire(t, conn, k, "1 min", "device-1")
+	res, err := forceRelease(ctx, db.Store(t), k, uuid.Nil, "nil run")
+	if err != nil || res.Released || !res.Held || res.Now.RunID != run {
+		t.Errorf("forceRelease(nil run) = %+v, %v; want nothing released and the lease still held by %v", res, err, run)
+	}
+	var held uuid.UUID
+	if err := conn.QueryRow(ctx, `SELECT run_id FROM lease.session_lease`).Scan(&held); err != nil || held != run {
+		t.Errorf("lease now run %v (%v), want %v untouched", held, err, run)
+	}
+}

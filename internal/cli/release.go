@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -11,14 +12,15 @@ import (
 )
 
 // cmdRelease force-releases a session's lease: with --run only if that run
-// still holds it (compare-and-release). Exit 0 released, 5 nothing to
+// still holds it (compare-and-release, whatever the value: only the absence
+// of --run releases whoever holds it). Exit 0 released, 5 nothing to
 // release, 1 error, 2 usage.
 func cmdRelease(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "release", "release --account A --session S [--run RUN] --reason TEXT [--dsn URL]")
 	dsn := dsnFlag(fs)
 	account := fs.String("account", "", "account id of the session (required)")
 	session := fs.String("session", "", "session id (required)")
-	runFlag := fs.String("run", "", "release only if this run still holds the lease: its run id as ls, events and the monitor show it (default: whoever holds it)")
+	runFlag := fs.String("run", "", "release only if this run still holds the lease: its run id, or its first 8 or more hex digits as the monitor shows them (then compared with the holder's full id). Without --run: whoever holds it")
 	reason := fs.String("reason", "", "why, recorded in the force_released event with your login role (required)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -38,11 +40,11 @@ func cmdRelease(ctx context.Context, env Env, args []string) error {
 	if err := data.ValidateReason(*reason); err != nil {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}
-	run := uuid.Nil
-	if *runFlag != "" {
+	var run runArg // zero: no --run, whoever holds the lease
+	if flagGiven(fs.FlagSet, "run") {
 		var err error
-		if run, err = uuid.Parse(*runFlag); err != nil {
-			return usageErrorf("--run %q is not a run id (a UUID)", termtext.Clean(*runFlag, 40))
+		if run, err = parseRunArg(*runFlag); err != nil {
+			return err
 		}
 	}
 	store, err := openStore(ctx, resolveDSN(env, *dsn))
@@ -50,31 +52,50 @@ func cmdRelease(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer store.Close()
-	ok, err := store.ForceRelease(ctx, key, run, *reason)
-	if err != nil {
+	name := termtext.Clean(key.String(), 0)
+	var ok bool
+	if run.given {
+		id, err := run.resolve(ctx, store, key, name)
+		if err != nil {
+			return err
+		}
+		if ok, err = store.ForceRelease(ctx, key, id, *reason); err != nil {
+			return connError(err)
+		}
+		if ok {
+			fmt.Fprintf(env.Stdout, "released %s (run %s)\n", name, id)
+			return nil
+		}
+		return &ExitError{Code: ExitNothing, Err: nothingReleased(ctx, store, key, name, &id)}
+	}
+	if ok, err = store.ForceReleaseAny(ctx, key, *reason); err != nil {
 		return connError(err)
 	}
-	name := termtext.Clean(key.String(), 0)
 	if ok {
-		if run != uuid.Nil {
-			fmt.Fprintf(env.Stdout, "released %s (run %s)\n", name, run)
-		} else {
-			fmt.Fprintf(env.Stdout, "released %s\n", name)
-		}
+		fmt.Fprintf(env.Stdout, "released %s\n", name)
 		return nil
 	}
-	return &ExitError{Code: ExitNothing, Err: nothingReleased(ctx, store, key, name, run)}
+	return &ExitError{Code: ExitNothing, Err: nothingReleased(ctx, store, key, name, nil)}
 }
 
-// nothingReleased says why: not held, or held by another run.
-func nothingReleased(ctx context.Context, store *data.Store, key data.Key, name string, run uuid.UUID) error {
+// flagGiven reports whether the flag name was set on the command line, even to
+// the empty string: a value is never mistaken for its absence.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// nothingReleased says why: not held, or held by another run than run (nil:
+// no --run).
+func nothingReleased(ctx context.Context, store *data.Store, key data.Key, name string, run *uuid.UUID) error {
 	l, _, held, err := store.Lease(ctx, key)
 	switch {
 	case err != nil || !held:
 		return fmt.Errorf("nothing to release: %s is not held", name)
-	case run != uuid.Nil && l.RunID != run:
+	case run != nil && l.RunID != *run:
 		return fmt.Errorf("nothing to release: %s is held by run %s (holder %q), not run %s",
-			name, l.RunID, termtext.Clean(l.Holder, 64), run)
+			name, l.RunID, termtext.Clean(l.Holder, 64), *run)
 	default: // released and re-acquired between the two reads
 		return fmt.Errorf("nothing to release: %s changed hands (now run %s)", name, l.RunID)
 	}

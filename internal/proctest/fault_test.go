@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/internal/proctest"
@@ -141,7 +139,7 @@ func TestLossKillsCommandAfterGrace(t *testing.T) {
 		pid = n
 		return err == nil && n > 0
 	})
-	if _, err := e.store.ForceRelease(context.Background(), testKey, uuid.Nil, "stop it"); err != nil {
+	if _, err := e.store.ForceReleaseAny(context.Background(), testKey, "stop it"); err != nil {
 		t.Fatal(err)
 	}
 	if got := a.wait(t, 30*time.Second); got != 4 {
