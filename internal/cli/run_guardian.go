@@ -121,11 +121,17 @@ func guard(ctl *os.File) int {
 	_ = out.Encode(guardianMsg{Pid: pid})
 	releaseStdio()
 
+	// group is the command's process group while its id is surely still
+	// the command's (the command not yet reaped, or just now); 0 after:
+	// the id may then be reused, and the scans of descendants find what is
+	// left of the group.
 	var killing atomic.Bool
+	var group atomic.Int64
+	group.Store(int64(pid))
 	go func() { // leasetop's end closes only when leasetop is done or dead
 		_, _ = io.Copy(io.Discard, in)
 		killing.Store(true)
-		killTree(pid)
+		killTree(int(group.Load()))
 	}()
 	for {
 		var ws syscall.WaitStatus
@@ -136,13 +142,16 @@ func guard(ctl *os.File) int {
 		case err != nil: // ECHILD: no process of the tree is left
 			_ = out.Encode(guardianMsg{Gone: true})
 			return 0
-		case got == pid && (ws.Exited() || ws.Signaled()):
+		case got == pid:
 			status := uint32(ws)
 			_ = out.Encode(guardianMsg{Status: &status})
 			killing.Store(true)
+			killTree(pid)
+			group.Store(0)
+			continue
 		}
 		if killing.Load() {
-			killTree(pid)
+			killTree(int(group.Load()))
 		}
 	}
 }

@@ -7,13 +7,15 @@ import (
 	"syscall"
 )
 
-// killTree sends SIGKILL to process group pgid and to every descendant of
-// this process (the guardian, a child subreaper: orphans of the tree are
-// its children). A process forked while the tree is read is caught by the
-// next call: its parent dies, it becomes the guardian's child, and the
-// guardian calls killTree again after each child it reaps.
+// killTree sends SIGKILL to process group pgid (none if 0) and to every
+// descendant of this process (the guardian, a child subreaper: orphans of
+// the tree are its children). A process forked while the tree is read is
+// caught by the next call: its parent dies, it becomes the guardian's
+// child, and the guardian calls killTree again after each child it reaps.
 func killTree(pgid int) {
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	if pgid > 0 {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
 	for _, pid := range descendants(os.Getpid()) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
