@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -17,6 +18,10 @@ import (
 type child struct {
 	pid  int // also its process group id
 	done chan childExit
+	// exited is set when the guardian reports the command's exit: its
+	// group id may then be freed and reused, so signal sends nothing more
+	// (the guardian kills what is left).
+	exited atomic.Bool
 }
 
 // childExit is how the command ended, reported once no process of its tree
@@ -85,6 +90,7 @@ func startChild(argv, env []string, stdin io.Reader, stdout, stderr io.Writer) (
 				break
 			}
 			if m.Status != nil {
+				c.exited.Store(true)
 				ex = childExit{status: syscall.WaitStatus(*m.Status), ok: true}
 			}
 		}
@@ -106,9 +112,12 @@ func startGuardian(w io.Writer, msgs *json.Decoder, argv, env []string) (guardia
 	return m, nil
 }
 
-// signal sends sig to the command's whole process group. A group that is
-// gone already is not an error.
+// signal sends sig to the command's whole process group, until the command
+// exited. A group that is gone already is not an error.
 func (c *child) signal(sig syscall.Signal) {
+	if c.exited.Load() {
+		return
+	}
 	if err := syscall.Kill(-c.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		_ = syscall.Kill(c.pid, sig) // at least the command itself
 	}
