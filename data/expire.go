@@ -2,12 +2,14 @@ package data
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
 
-// The two functions below write or lock the lease table directly, outside
+// The functions below write or lock the lease table directly, outside
 // the protocol's functions, for tests (package lease/leasetest): they need
 // UPDATE on lease.session_lease, which only its owner has.
 
@@ -16,10 +18,43 @@ import (
 // No event is recorded (an expiry never is). It reports whether there was a
 // lease to expire.
 func ExpireNow(ctx context.Context, q Querier, key Key) (bool, error) {
-	tag, err := q.Exec(ctx, `UPDATE lease.session_lease SET expires_at = least(expires_at, clock_timestamp())
-		WHERE account_id = $1 AND session_id = $2`, key.Account, key.Session)
+	_, ok, err := ExpireRun(ctx, q, key)
+	return ok, err
+}
+
+// ExpireRun is ExpireNow that also says which run it expired: the lease's
+// public run id and fence, for DeleteExpired.
+func ExpireRun(ctx context.Context, q Querier, key Key) (Expired, bool, error) {
+	var e Expired
+	err := q.QueryRow(ctx, `UPDATE lease.session_lease SET expires_at = least(expires_at, clock_timestamp())
+		WHERE account_id = $1 AND session_id = $2 RETURNING run_id, fence`, key.Account, key.Session).Scan(&e.RunID, &e.Fence)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return Expired{}, false, nil
+	case err != nil:
+		return Expired{}, false, fmt.Errorf("expire %s: %w", key, translate(err))
+	}
+	e.Key = key
+	return e, true, nil
+}
+
+// Expired names a lease ExpireRun expired.
+type Expired struct {
+	Key
+	RunID uuid.UUID // public run id
+	Fence int64
+}
+
+// DeleteExpired removes the lease e if it is still there and expired: the
+// same run and fence (nobody took it over, released it or acquired it
+// again) and its expires_at passed. The trigger records a released event.
+// It reports whether it removed the row.
+func DeleteExpired(ctx context.Context, q Querier, e Expired) (bool, error) {
+	tag, err := q.Exec(ctx, `DELETE FROM lease.session_lease
+		WHERE account_id = $1 AND session_id = $2 AND run_id = $3 AND fence = $4 AND expires_at <= clock_timestamp()`,
+		e.Account, e.Session, e.RunID, e.Fence)
 	if err != nil {
-		return false, fmt.Errorf("expire %s: %w", key, translate(err))
+		return false, fmt.Errorf("delete expired %s: %w", e.Key, translate(err))
 	}
 	return tag.RowsAffected() == 1, nil
 }

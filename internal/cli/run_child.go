@@ -1,67 +1,123 @@
 package cli
 
 import (
+	"cmp"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
-	"runtime"
+	"sync/atomic"
 	"syscall"
 )
 
-// child is the command leasetop run supervises, in its own process group.
+// child is the command leasetop run supervises, in its own process group,
+// started and watched by the guardian (run_guardian.go).
 type child struct {
 	pid  int // also its process group id
 	done chan childExit
+	// exited is set when the guardian reports the command's exit: its
+	// group id may then be freed and reused, so signal sends nothing more
+	// (the guardian kills what is left).
+	exited atomic.Bool
 }
 
-// childExit is how the command ended.
+// childExit is how the command ended, reported once no process of its tree
+// is left.
 type childExit struct {
-	state *os.ProcessState
-	err   error
+	status syscall.WaitStatus
+	ok     bool // false: the guardian ended without reporting it
 }
 
-// startChild starts argv in a new process group with env, and returns once
-// it runs. The command must not outlive leasetop, even a kill -9 of
-// leasetop: the kernel sends it SIGKILL when its parent dies (Pdeathsig).
-//
-// Go caveat: Pdeathsig fires when the OS *thread* that forked the child
-// exits, not when the process does (prctl(2), PR_SET_PDEATHSIG), and the Go
-// runtime may retire idle threads. So the child is started and waited for on
-// a goroutine locked to its thread, which it never unlocks: the thread lives
-// exactly as long as the wait, and when the goroutine returns (the child has
-// exited) the runtime ends the thread with it.
-//
-// Pdeathsig reaches only the command itself; processes it forks should exit
-// with it (in shell scripts, exec the long-running program).
+// startError is a command that could not start: the shell's exit code for
+// it (startErrorCode) and the reason.
+type startError struct {
+	code int
+	msg  string
+}
+
+func (e *startError) Error() string { return e.msg }
+
+// startChild starts argv with env in a new process group under a guardian,
+// and returns once it runs. The guardian is leasetop started again as its
+// hidden command run-guardian; it gets stdin, stdout and stderr (which it
+// hands to the command and then drops), leasetop's environment without the
+// database secrets, and one end of a socket whose other end only leasetop
+// holds. When leasetop dies, by any signal, the socket reads EOF and the
+// guardian kills the command's whole tree. When the command exits, the
+// guardian kills what it left, and done receives its exit once the whole
+// tree is gone. The guardian has no parent-death signal: it must outlive
+// leasetop.
 func startChild(argv, env []string, stdin io.Reader, stdout, stderr io.Writer) (*child, error) {
-	c := &child{done: make(chan childExit, 1)}
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: see above
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Env = env
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("socketpair: %w", err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "guardian"), os.NewFile(uintptr(fds[1]), "leasetop run")
+	g := exec.Command("/proc/self/exe", guardianCommand) // this binary, even if replaced on disk meanwhile
+	g.Args[0] = "leasetop"
+	g.Env = append(guardianEnv(os.Environ()), guardianMarker+"="+guardianMarkerValue)
+	g.Stdin, g.Stdout, g.Stderr = stdin, stdout, stderr
+	g.ExtraFiles = []*os.File{theirs} // fd 3
+	// Its own process group: a terminal's ctrl+c reaches leasetop, which
+	// forwards it to the command's group, not to the guardian.
+	g.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = g.Start()
+	theirs.Close()
+	if err != nil {
+		ours.Close()
+		return nil, fmt.Errorf("start the command's guardian: %w", err)
+	}
+	msgs := json.NewDecoder(ours)
+	first, err := startGuardian(ours, msgs, argv, env)
+	if err != nil || first.Pid == 0 {
+		ours.Close()
+		_ = g.Wait()
+		if err == nil {
+			err = &startError{code: cmp.Or(first.Code, ExitFailure), msg: cmp.Or(first.Error, "the command's guardian did not start it")}
 		}
-		c.pid = cmd.Process.Pid
-		started <- nil
-		err := cmd.Wait()
-		c.done <- childExit{state: cmd.ProcessState, err: err}
-	}()
-	if err := <-started; err != nil {
 		return nil, err
 	}
+	c := &child{pid: first.Pid, done: make(chan childExit, 1)}
+	go func() {
+		defer ours.Close()
+		var ex childExit
+		for {
+			var m guardianMsg
+			if msgs.Decode(&m) != nil || m.Gone {
+				break
+			}
+			if m.Status != nil {
+				c.exited.Store(true)
+				ex = childExit{status: syscall.WaitStatus(*m.Status), ok: true}
+			}
+		}
+		_ = g.Wait()
+		c.done <- ex
+	}()
 	return c, nil
 }
 
-// signal sends sig to the command's whole process group. A group that is
-// gone already is not an error.
+// startGuardian sends the guardian the command and reads its first report.
+func startGuardian(w io.Writer, msgs *json.Decoder, argv, env []string) (guardianMsg, error) {
+	var m guardianMsg
+	if err := json.NewEncoder(w).Encode(guardianSpec{Argv: argv, Env: env}); err != nil {
+		return m, fmt.Errorf("send the command to its guardian: %w", err)
+	}
+	if err := msgs.Decode(&m); err != nil {
+		return m, fmt.Errorf("the command's guardian ended before starting it: %w", err)
+	}
+	return m, nil
+}
+
+// signal sends sig to the command's whole process group, until the command
+// exited. A group that is gone already is not an error.
 func (c *child) signal(sig syscall.Signal) {
+	if c.exited.Load() {
+		return
+	}
 	if err := syscall.Kill(-c.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		_ = syscall.Kill(c.pid, sig) // at least the command itself
 	}
@@ -70,19 +126,22 @@ func (c *child) signal(sig syscall.Signal) {
 // code is the exit code leasetop run passes on: the command's own, or
 // 128+N when signal N killed it.
 func (e childExit) code() int {
-	if e.state == nil {
+	switch {
+	case !e.ok:
 		return ExitFailure
+	case e.status.Signaled():
+		return 128 + int(e.status.Signal())
 	}
-	if ws, ok := e.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return e.state.ExitCode()
+	return e.status.ExitStatus()
 }
 
 // startErrorCode is the shell's convention for a command that cannot run:
 // 127 not found, 126 not executable.
 func startErrorCode(err error) int {
+	var se *startError
 	switch {
+	case errors.As(err, &se):
+		return se.code
 	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
 		return 127
 	case errors.Is(err, fs.ErrPermission):

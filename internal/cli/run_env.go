@@ -13,7 +13,7 @@ func childEnv(environ []string, pass bool, token []string) []string {
 	out := make([]string, 0, len(environ)+len(token))
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if !pass && isDBSecret(name) {
+		if (!pass && isDBSecret(name)) || name == guardianMarker {
 			continue
 		}
 		out = append(out, kv)
@@ -29,3 +29,8 @@ func isDBSecret(name string) bool {
 	}
 	return false
 }
+
+// guardianEnv is environ for the guardian of leasetop run's command: without
+// dbSecrets, whatever --pass-db-env says (the command's own environment goes
+// to the guardian over its socket, not through its environment).
+func guardianEnv(environ []string) []string { return childEnv(environ, false, nil) }

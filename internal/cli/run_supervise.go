@@ -48,8 +48,10 @@ type supervisor struct {
 func (s *supervisor) run() error {
 	for {
 		select {
-		case ex := <-s.c.done:
-			s.c.signal(syscall.SIGKILL) // what it left in its group must not run unowned
+		case ex := <-s.c.done: // the guardian killed what it left: nothing runs unowned
+			if !ex.ok {
+				warnf(s.env.Stderr, "the guardian of %s ended without reporting how it exited", s.name)
+			}
 			if code := ex.code(); code != ExitOK {
 				return exitSilently(code)
 			}
@@ -74,8 +76,7 @@ func (s *supervisor) stop() error {
 	defer kill.Stop()
 	for {
 		select {
-		case <-s.c.done:
-			s.c.signal(syscall.SIGKILL)
+		case <-s.c.done: // with what it left
 			return exitSilently(ExitLost)
 		case <-kill.C:
 			warnf(s.env.Stderr, "%s did not exit within %s; sending SIGKILL", s.name, s.grace)

@@ -11,9 +11,9 @@ import (
 	"github.com/leasetop/leasetop/internal/proctest"
 )
 
-// kill -9 of a holder: its child dies with it (Pdeathsig), and the waiting
-// run takes over when the lease expires on the server, not before, with a
-// higher fence.
+// kill -9 of a holder: its child dies with it (its guardian kills it), and
+// the waiting run takes over when the lease expires on the server, not
+// before, with a higher fence.
 func TestProcessLossKill9(t *testing.T) {
 	e := newEnv(t)
 	e.dumpOnFailure(t)
@@ -83,14 +83,15 @@ func TestNoOverlapUnderProcessLoss(t *testing.T) {
 			l := e.holder(t)
 			return l.RunID == c.RunID && l.RenewedAt.After(l.AcquiredAt) && len(c.Records) >= 4
 		})
-		holder := procs[c.PPID]
+		guardian, _ := proctest.ReadProc(c.PPID) // the child's parent is its run's guardian
+		holder := procs[guardian.PPID]
 		if holder == nil {
-			t.Fatalf("child %v has parent %d, not one of the runs", c, c.PPID)
+			t.Fatalf("child %v has parent %d whose parent %d is not one of the runs", c, c.PPID, guardian.PPID)
 		}
 		holder.signal(t, syscall.SIGKILL)
 		holder.wait(t, 30*time.Second)
 		waitGone(t, c.PID, 10*time.Second, "the killed holder's child")
-		delete(procs, c.PPID)
+		delete(procs, guardian.PPID)
 	}
 	e.waitChildren(t, kills+1, 30*time.Second)
 	for _, p := range procs {

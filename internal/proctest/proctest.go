@@ -48,8 +48,8 @@ func BuildTemp(pattern string) (bin string, cleanup func(), err error) {
 // ProcessGone reports whether pid has exited: it no longer exists or is a
 // zombie waiting to be reaped (dead, but not yet collected by its parent).
 func ProcessGone(pid int) bool {
-	state, _, ok := procStat(pid)
-	return !ok || state == 'Z' || state == 'X'
+	p, ok := ReadProc(pid)
+	return !ok || p.dead()
 }
 
 // GroupGone reports whether no live process (zombies aside) is left in
@@ -64,34 +64,61 @@ func GroupGone(pgid int) bool {
 		if err != nil {
 			continue
 		}
-		state, pgrp, ok := procStat(pid)
-		if ok && pgrp == pgid && state != 'Z' && state != 'X' {
+		if p, ok := ReadProc(pid); ok && p.PGRP == pgid && !p.dead() {
 			return false
 		}
 	}
 	return true
 }
 
-// procStat reads a process's state and process group from /proc.
-func procStat(pid int) (state byte, pgrp int, ok bool) {
+// Proc is what /proc/PID/stat says of a process.
+type Proc struct {
+	PID   int
+	State byte // R, S, D, Z (zombie), ...
+	PPID  int
+	PGRP  int
+	// Start is when it started, in clock ticks after boot: with the pid, it
+	// names one process even after the pid is reused.
+	Start uint64
+}
+
+func (p Proc) dead() bool { return p.State == 'Z' || p.State == 'X' }
+
+// Alive reports whether the process p names still runs: the same pid and
+// start time, not a zombie.
+func (p Proc) Alive() bool {
+	now, ok := ReadProc(p.PID)
+	return ok && now.Start == p.Start && !now.dead()
+}
+
+// ReadProc reads a process's /proc/PID/stat.
+func ReadProc(pid int) (Proc, bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, 0, false
+		return Proc{}, false
 	}
 	// The fields after the parenthesised command name (which may hold
-	// spaces): state ppid pgrp ...
+	// spaces): state ppid pgrp session tty_nr tpgid flags minflt cminflt
+	// majflt cmajflt utime stime cutime cstime priority nice num_threads
+	// itrealvalue starttime ...
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return 0, 0, false
+		return Proc{}, false
 	}
 	f := strings.Fields(s[i+1:])
-	if len(f) < 3 {
-		return 0, 0, false
+	if len(f) < 20 || len(f[0]) != 1 {
+		return Proc{}, false
 	}
-	pgrp, err = strconv.Atoi(f[2])
-	if err != nil || len(f[0]) != 1 {
-		return 0, 0, false
+	p := Proc{PID: pid, State: f[0][0]}
+	var errs [3]error
+	p.PPID, errs[0] = strconv.Atoi(f[1])
+	p.PGRP, errs[1] = strconv.Atoi(f[2])
+	p.Start, errs[2] = strconv.ParseUint(f[19], 10, 64)
+	for _, err := range errs {
+		if err != nil {
+			return Proc{}, false
+		}
 	}
-	return f[0][0], pgrp, true
+	return p, true
 }

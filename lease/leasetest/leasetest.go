@@ -3,7 +3,8 @@
 //
 //   - ForceLoss: an operator force-releases the lease (lease.ErrForceReleased);
 //   - ExpireNow: the lease runs out on the server now, so another run can
-//     take it over (the holder's next renewal is rejected);
+//     take it over (the holder's next renewal is rejected); an expired
+//     lease nobody took over is removed when the test ends;
 //   - BlockRenewals: renewals stop getting answers, as when the database is
 //     unreachable (lease.AtRisk, then lease.ErrExpired at the local deadline).
 //
@@ -49,15 +50,26 @@ func ForceLoss(t testing.TB, admin *data.Store, l *lease.Lease) error {
 // (lease.ErrRejected, or lease.ErrTakenOver once it was taken over). A
 // waiting lease.Client.Wait notices at its next attempt, which it makes by
 // the old expiry. It fails the test when nobody holds key.
+//
+// When the test ends, the expired lease is deleted if it is still there
+// (nobody took it over, released it or acquired it again; the holder's
+// own Release after the loss does nothing), with a released event, so that
+// it does not stay behind as an expired lease that counts toward
+// leasetop_leases_expired_unclaimed and its alert.
 func ExpireNow(t testing.TB, admin *data.Store, key lease.Key) {
 	t.Helper()
-	ok, err := data.ExpireNow(context.Background(), admin.Pool(), key)
+	expired, ok, err := data.ExpireRun(context.Background(), admin.Pool(), key)
 	switch {
 	case err != nil:
 		t.Fatalf("leasetest.ExpireNow: %v", err)
 	case !ok:
 		t.Fatalf("leasetest.ExpireNow: no lease on %s", key)
 	}
+	t.Cleanup(func() {
+		if _, err := data.DeleteExpired(context.Background(), admin.Pool(), expired); err != nil {
+			t.Errorf("leasetest.ExpireNow: cleanup: %v", err)
+		}
+	})
 }
 
 // BlockRenewals holds key's lease row locked, in a transaction on one of

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/lease"
@@ -65,6 +67,51 @@ func TestExpireNow(t *testing.T) {
 	if cause := leasetest.WaitLost(t, l); !errors.Is(cause, lease.ErrTakenOver) {
 		t.Errorf("holder's cause = %v, want ErrTakenOver", cause)
 	}
+}
+
+// An expired lease nobody claimed does not outlive the test that expired
+// it (it would count toward leasetop_leases_expired_unclaimed), and a lease
+// another run took over after ExpireNow is left alone.
+func TestExpireNowCleansUp(t *testing.T) {
+	db := pgtest.New(t)
+	store := db.Store(t)
+	cfg := lease.Config{TTL: time.Minute, RenewInterval: 300 * time.Millisecond}
+	t.Run("unclaimed", func(t *testing.T) {
+		_, l := hold(t, store, cfg, "h")
+		leasetest.ExpireNow(t, store, key)
+		leasetest.WaitLost(t, l) // its Release then deletes nothing
+	})
+	if got, ok := leaseOn(t, store, key); ok {
+		t.Errorf("after the test: lease %v (expires %v) left behind, want none", got.RunID, got.ExpiresAt)
+	}
+
+	next := uuid.New()
+	t.Run("taken over", func(t *testing.T) {
+		_, l := hold(t, store, cfg, "h")
+		leasetest.ExpireNow(t, store, key)
+		if _, err := store.Acquire(context.Background(), key, next, time.Minute, "next"); err != nil {
+			t.Fatalf("Acquire after ExpireNow: %v", err)
+		}
+		leasetest.WaitLost(t, l)
+	})
+	if got, ok := leaseOn(t, store, key); !ok || got.RunID != data.PublicRunID(next) {
+		t.Errorf("after the test: lease %v (found %v), want the run that took over, %v", got.RunID, ok, data.PublicRunID(next))
+	}
+}
+
+// leaseOn is key's lease row, if there is one.
+func leaseOn(t *testing.T, store *data.Store, key lease.Key) (data.Lease, bool) {
+	t.Helper()
+	snap, err := store.Snapshot(context.Background())
+	if err != nil {
+		t.Fatalf("Snapshot: %v", err)
+	}
+	for _, l := range snap.Leases {
+		if l.Key == key {
+			return l, true
+		}
+	}
+	return data.Lease{}, false
 }
 
 // While renewals are blocked the holder goes at risk, then loses the lease
