@@ -316,11 +316,12 @@ DECLARE
     ev lease.event;
 BEGIN
     PERFORM lease.check_key(renew.account_id, renew.session_id);
-    PERFORM lease.check_ttl(renew.ttl);
     IF NOT coalesce(now_ + renew.ttl > now_ AND now_ + renew.ttl <= now_ + interval '24 hours', false) THEN
+        PERFORM lease.check_ttl(renew.ttl); -- the precise error for NULL, <= 0 or > 24 hours
         RAISE EXCEPTION 'ttl must span more than 0 and at most 24 hours on the database clock, got %', renew.ttl
             USING ERRCODE = '22023';
     END IF;
+    PERFORM lease.check_ttl(renew.ttl);
 
     UPDATE lease.session_lease l
        SET renewed_at = now_, expires_at = now_ + renew.ttl
