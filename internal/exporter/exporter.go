@@ -83,6 +83,7 @@ func New(store *data.Store, cfg Config) *Exporter {
 		e.m.transitions, e.m.resyncs, e.m.gaps,
 		e.m.takeoverDelay, e.m.holdTime, e.m.lag,
 		&gauges{e: e, d: newGaugeDescs(cfg.ByAccount)},
+		newQueueUsage(store),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
