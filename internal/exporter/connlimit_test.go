@@ -128,9 +128,13 @@ func TestScrapesWaitTheirTurn(t *testing.T) {
 	p := startExporter(t, db.ReaderURL(t))
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	// One keep-alive connection per client, as a loop would keep: no new
+	// connection (and no port in TIME_WAIT) per request.
+	tr := &http.Transport{MaxIdleConnsPerHost: 32}
+	defer tr.CloseIdleConnections()
 	for range 32 {
 		wg.Go(func() {
-			c := http.Client{Timeout: time.Minute}
+			c := http.Client{Timeout: time.Minute, Transport: tr}
 			for {
 				select {
 				case <-stop:
