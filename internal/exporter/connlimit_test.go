@@ -28,6 +28,8 @@ func keepAlive(t *testing.T, addr string) net.Conn {
 		t.Fatalf("dial the exporter: %v", err)
 	}
 	t.Cleanup(func() { c.Close() })
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second)) // as httpGet's
+	defer c.SetDeadline(time.Time{})
 	if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: exporter\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -79,13 +81,8 @@ func TestExporterConnectionCapKeepsDatabaseReachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("/bin/sh", "-c", `ulimit -n 200 && exec "$@"`, "sh",
-		leasetopBin, "exporter", "--listen", "127.0.0.1:0", "--dsn", dsn)
-	p := waitServing(t, launchCmd(t, cmd))
+	p := startLimited(t, dsn)
 	p.waitMetrics(t, 30*time.Second, "the feed live", func(m metricSet) bool { return m[`leasetop_feed_state{state="live"}`] == 1 })
-	if want := fmt.Sprintf("(at most %d connections)", exporter.ConnCap(200)); !strings.Contains(p.stderr.String(), want) {
-		t.Errorf("stderr does not say %q: %s", want, p.stderr.String())
-	}
 
 	lives := strings.Count(p.stderr.String(), "exporter: feed live")
 	var conns []net.Conn
@@ -116,6 +113,47 @@ func TestExporterConnectionCapKeepsDatabaseReachable(t *testing.T) {
 	m := p.metrics(t)
 	if got := m[`leasetop_feed_state{state="live"}`]; got != 1 {
 		t.Errorf(`after the clients left, leasetop_feed_state{state="live"} = %g, want 1; stderr: %s`, got, p.stderr.String())
+	}
+}
+
+// startLimited starts the exporter with 200 file descriptors: it serves at
+// most 100 connections at once.
+func startLimited(t *testing.T, dsn string) *exporterProc {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", `ulimit -n 200 && exec "$@"`, "sh",
+		leasetopBin, "exporter", "--listen", "127.0.0.1:0", "--dsn", dsn)
+	p := waitServing(t, launchCmd(t, cmd))
+	if want := fmt.Sprintf("(at most %d connections)", exporter.ConnCap(200)); !strings.Contains(p.stderr.String(), want) {
+		t.Errorf("stderr does not say %q: %s", want, p.stderr.String())
+	}
+	return p
+}
+
+// TestIdleConnectionsCannotKeepAScraperOut: a local user fills the
+// exporter's connection cap (100 here) with idle keep-alive connections,
+// and opens 50 more. Each new one is served at once: the exporter closes
+// the connection idle the longest to make room, so the user's first 50 are
+// closed, the last 100 still open, and a scrape succeeds. Without that, the
+// 101st connection waited for the idle timeout (30 s).
+func TestIdleConnectionsCannotKeepAScraperOut(t *testing.T) {
+	db := pgtest.New(t)
+	p := startLimited(t, db.ReaderURL(t))
+	conns := make([]net.Conn, 150)
+	for i := range conns {
+		conns[i] = keepAlive(t, p.addr)
+	}
+	p.metrics(t)
+	closed := 0
+	for _, c := range conns[:50] {
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); errors.Is(err, io.EOF) {
+			closed++
+		}
+	}
+	// The exporter orders connections by when it saw them become idle,
+	// which can trail the answer a client reads: allow a swap at the edge.
+	if closed < 48 {
+		t.Errorf("%d of the 50 connections idle the longest were closed to make room, want (nearly) all 50", closed)
 	}
 }
 

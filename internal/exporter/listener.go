@@ -6,12 +6,14 @@ import (
 )
 
 // LimitListener returns a listener that has at most n of ln's connections
-// open at once: Accept waits, leaving the next connection in the kernel's
-// backlog, until one of them is closed. The exporter's file descriptors
-// beyond n stay free for its database connections, however many clients
-// connect. Closing it unblocks a waiting Accept.
-func LimitListener(ln net.Listener, n int) net.Listener {
-	return &limitListener{Listener: ln, slots: make(chan struct{}, max(n, 1)), closed: make(chan struct{})}
+// open at once. When all n are open, Accept first asks evict (if not nil)
+// to close one that is doing nothing, and otherwise waits, leaving the next
+// connection in the kernel's backlog, until one of them is closed. The
+// exporter's file descriptors beyond n stay free for its database
+// connections, however many clients connect. Closing it unblocks a waiting
+// Accept.
+func LimitListener(ln net.Listener, n int, evict func() bool) net.Listener {
+	return &limitListener{Listener: ln, slots: make(chan struct{}, max(n, 1)), closed: make(chan struct{}), evict: evict}
 }
 
 type limitListener struct {
@@ -19,6 +21,7 @@ type limitListener struct {
 	slots     chan struct{} // one element per open connection
 	closed    chan struct{} // closed by Close
 	closeOnce sync.Once
+	evict     func() bool // closes an idle connection, if there is one
 }
 
 // Accept waits for a free slot, then accepts a connection that frees it
@@ -26,8 +29,15 @@ type limitListener struct {
 func (l *limitListener) Accept() (net.Conn, error) {
 	select {
 	case l.slots <- struct{}{}:
-	case <-l.closed:
-		return nil, net.ErrClosed
+	default:
+		if l.evict != nil {
+			l.evict() // its Close frees a slot
+		}
+		select {
+		case l.slots <- struct{}{}:
+		case <-l.closed:
+			return nil, net.ErrClosed
+		}
 	}
 	c, err := l.Listener.Accept()
 	if err != nil {

@@ -37,11 +37,13 @@ func ConnCap(nofile uint64) int {
 
 // NewServer returns the server for h on ln, with the timeouts above, and the
 // listener to serve it on: ln with at most ConnCap(RLIMIT_NOFILE)
-// connections open. Without them a client could keep thousands of idle
-// keep-alive connections open for ever, and many clients could take every
-// file descriptor, so that scrapes and the database's reconnects failed.
+// connections open, of which the one idle longest is closed when another
+// comes. Without them a client could keep thousands of idle keep-alive
+// connections open for ever, and many clients could take every file
+// descriptor, so that scrapes and the database's reconnects failed.
 func NewServer(ln net.Listener, h http.Handler, errLog *log.Logger) (*http.Server, net.Listener, int) {
 	n := ConnCap(fileLimit())
+	idle := newIdleConns()
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: ReadHeaderTimeout,
@@ -49,6 +51,7 @@ func NewServer(ln net.Listener, h http.Handler, errLog *log.Logger) (*http.Serve
 		WriteTimeout:      WriteTimeout,
 		IdleTimeout:       IdleTimeout,
 		ErrorLog:          errLog,
+		ConnState:         idle.track,
 	}
-	return srv, LimitListener(ln, n), n
+	return srv, LimitListener(ln, n, idle.evictOldest), n
 }
