@@ -71,11 +71,17 @@ func (s *Store) Acquire(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 // notification was refused is committed, and listeners read it from
 // lease.event (ListenerConfig.CatchUp).
 func (s *Store) call(ctx context.Context, q sqlcall.Quiet, key Key, runID uuid.UUID, args []any, scan func(pgx.Rows) error) error {
+	return s.callNotify(ctx, q, args, []any{key.Account, key.Session, PublicRunID(runID)}, scan)
+}
+
+// callNotify is call with the notification's parameters given as they are
+// (account, session, public run id).
+func (s *Store) callNotify(ctx context.Context, q sqlcall.Quiet, args, notifyArgs []any, scan func(pgx.Rows) error) error {
 	o := s.calls
 	o.Plain = o.Plain || s.plainCalls.Load()
 	o.AfterCommit = s.afterCommit
 	return s.pool.AcquireFunc(ctx, func(c *pgxpool.Conn) error {
-		notifyErr, err := q.Run(ctx, c.Conn(), o, args, []any{key.Account, key.Session, PublicRunID(runID)}, scan)
+		notifyErr, err := q.Run(ctx, c.Conn(), o, args, notifyArgs, scan)
 		if errors.Is(translate(notifyErr), ErrPermission) {
 			s.plainCalls.Store(true)
 		}
@@ -181,9 +187,7 @@ func (s *Store) forceRelease(ctx context.Context, key Key, run any, reason strin
 	if err := ValidateReason(reason); err != nil {
 		return false, err
 	}
-	var ok bool
-	err := s.pool.QueryRow(ctx, sqlcall.ForceRelease,
-		key.Account, key.Session, run, reason).Scan(&ok)
+	ok, err := s.forceReleaseCall(ctx, key, run, reason)
 	if err != nil {
 		return false, fmt.Errorf("force release %s: %w", key, translate(err))
 	}

@@ -58,7 +58,14 @@ BEGIN
 END
 $fn$;
 
--- check_ttl raises SQLSTATE 22023 unless 0 < ttl <= 24 hours.
+-- check_ttl raises SQLSTATE 22023 unless 0 < ttl <= 24 hours, comparing the
+-- interval as PostgreSQL does (a month as 30 days, a day as 24 hours). That is
+-- not the span the interval adds to a timestamp: month and day parts that
+-- cancel in the comparison do not cancel on the calendar ('3000000 months
+-- -90000000 days 23 hours' compares as 23 hours and adds some 3,600 years), and
+-- a day in a time zone with daylight saving time is 23 or 25 hours. So acquire
+-- and renew also check the span of the expiry they store, on the database
+-- clock: now_ < now_ + ttl <= now_ + 24 hours.
 CREATE OR REPLACE FUNCTION lease.check_ttl(ttl interval)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
@@ -202,12 +209,17 @@ BEGIN
     IF NOT coalesce(octet_length(acquire.account_id) BETWEEN 1 AND 512
                     AND octet_length(acquire.session_id) BETWEEN 1 AND 512
                     AND acquire.ttl > interval '0' AND acquire.ttl <= interval '24 hours'
+                    AND now_ + acquire.ttl > now_ AND now_ + acquire.ttl <= now_ + interval '24 hours'
                     AND coalesce(octet_length(acquire.holder), 0) <= 256
                     AND acquire.run_id <> '00000000-0000-0000-0000-000000000000'
                     AND lease.safe_text(acquire.account_id || acquire.session_id || coalesce(acquire.holder, '')),
                     false) THEN
         PERFORM lease.check_key(acquire.account_id, acquire.session_id);
         PERFORM lease.check_ttl(acquire.ttl);
+        IF NOT coalesce(now_ + acquire.ttl > now_ AND now_ + acquire.ttl <= now_ + interval '24 hours', false) THEN
+            RAISE EXCEPTION 'ttl must span more than 0 and at most 24 hours on the database clock, got %', acquire.ttl
+                USING ERRCODE = '22023';
+        END IF;
         PERFORM lease.check_label('holder', acquire.holder, 256);
         -- The nil UUID is no secret: its public id would let anyone renew,
         -- release and fence-check the lease (data.Acquire refuses it too).
@@ -306,6 +318,11 @@ DECLARE
     ev lease.event;
 BEGIN
     PERFORM lease.check_key(renew.account_id, renew.session_id);
+    IF NOT coalesce(now_ + renew.ttl > now_ AND now_ + renew.ttl <= now_ + interval '24 hours', false) THEN
+        PERFORM lease.check_ttl(renew.ttl); -- the precise error for NULL, <= 0 or > 24 hours
+        RAISE EXCEPTION 'ttl must span more than 0 and at most 24 hours on the database clock, got %', renew.ttl
+            USING ERRCODE = '22023';
+    END IF;
     PERFORM lease.check_ttl(renew.ttl);
     IF renew.run_id IS NULL THEN
         RETURN NULL; -- no run: nothing to renew, and no zombie to record (NULL matches no history)

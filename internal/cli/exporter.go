@@ -96,12 +96,8 @@ func exporterMain(ctx context.Context, env Env, args []string) error {
 // serveExporter serves exp's endpoints on ln and runs it until ctx ends.
 func serveExporter(ctx context.Context, env Env, exp *exporter.Exporter, ln net.Listener) error {
 	logger := log.New(env.Stderr, "leasetop: exporter: ", 0)
-	srv := &http.Server{
-		Handler:           exp.Handler(logger),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          logger,
-	}
-	fmt.Fprintf(env.Stderr, "leasetop: exporter serving http://%s/metrics\n", ln.Addr())
+	srv, ln, conns := exporter.NewServer(ln, exp.Handler(logger), logger)
+	fmt.Fprintf(env.Stderr, "leasetop: exporter serving http://%s/metrics (at most %d connections)\n", ln.Addr(), conns)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (

@@ -85,6 +85,7 @@ func New(store *data.Store, cfg Config) *Exporter {
 		e.m.takeoverDelay, e.m.holdTime, e.m.lag,
 		&gauges{e: e, d: newGaugeDescs(cfg.ByAccount)},
 		newPollReasonGauge(e),
+		newQueueUsage(store),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

@@ -39,7 +39,14 @@ type exporterProc struct {
 // still runs.
 func launch(t *testing.T, args ...string) *exporterProc {
 	t.Helper()
-	p := &exporterProc{cmd: exec.Command(leasetopBin, args...), done: make(chan struct{})}
+	return launchCmd(t, exec.Command(leasetopBin, args...))
+}
+
+// launchCmd is launch for a command of the test's own (leasetop started
+// through a shell, say).
+func launchCmd(t *testing.T, cmd *exec.Cmd) *exporterProc {
+	t.Helper()
+	p := &exporterProc{cmd: cmd, done: make(chan struct{})}
 	p.cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, "DATABASE_URL=") || strings.HasPrefix(kv, "PG")
 	})
@@ -80,7 +87,12 @@ var servingLine = regexp.MustCompile(`exporter serving http://([^/\s]+)/metrics`
 // args...` and waits until it serves.
 func startExporter(t *testing.T, dsn string, args ...string) *exporterProc {
 	t.Helper()
-	p := launch(t, append([]string{"exporter", "--listen", "127.0.0.1:0", "--dsn", dsn}, args...)...)
+	return waitServing(t, launch(t, append([]string{"exporter", "--listen", "127.0.0.1:0", "--dsn", dsn}, args...)...))
+}
+
+// waitServing waits until p serves and records its address.
+func waitServing(t *testing.T, p *exporterProc) *exporterProc {
+	t.Helper()
 	pgtest.Eventually(t, 30*time.Second, "the exporter to serve", func() bool {
 		if m := servingLine.FindStringSubmatch(p.stderr.String()); m != nil {
 			p.addr = m[1]

@@ -1,0 +1,33 @@
+package sqlcall
+
+import "github.com/jackc/pgx/v5/pgtype"
+
+// QuietForceRelease is the operator's forced release as the Go library makes
+// it, like QuietAcquire and QuietRelease: the call's transaction opts out of
+// the trigger's NOTIFY, and the notification follows its commit. A
+// transaction that notifies fails at its commit when PostgreSQL's NOTIFY
+// queue is full (SQLSTATE 54000), and any role that may connect can fill it:
+// a listener that keeps a transaction open holds every later notification
+// in the queue (8 GB in PostgreSQL 15, about a minute of pg_notify calls).
+// The forced release, an operator's way out when something is stuck, then
+// commits anyway; only its notification fails, and listeners read the event
+// from lease.event (data.ListenerConfig.CatchUp).
+//
+// The call takes ForceRelease's parameters and returns its boolean. The
+// notification's parameters are account, session and the public run id the
+// call compared (NULL: whoever held it); it sends the newest force_released
+// event of the key's last four that this login recorded for that run. When
+// the call released nothing it may repeat an earlier one of those, which
+// consumers drop by its event id, as they drop every repeated id.
+var QuietForceRelease = Quiet{
+	Setup: `SELECT ` + optOut,
+	Call: Statement{ForceRelease, []uint32{
+		pgtype.TextOID, pgtype.TextOID, pgtype.UUIDOID, pgtype.TextOID}},
+	Notify: Statement{`SELECT pg_notify('lease_events', row_to_json(e)::text)
+  FROM (SELECT * FROM lease.event
+         WHERE account_id = $1 AND session_id = $2
+         ORDER BY id DESC LIMIT 4) e
+ WHERE e.kind = 'force_released' AND e.actor = session_user
+   AND ($3::uuid IS NULL OR e.run_id = $3)
+ ORDER BY e.id DESC LIMIT 1`, keyRun},
+}
