@@ -50,7 +50,7 @@ func modeChosen(cfg *pgx.ConnConfig) bool {
 // process id the server reports differs from the one announced at start-up.
 func pooled(ctx context.Context, conn *pgx.Conn) (bool, error) {
 	var pid uint32
-	err := conn.QueryRow(ctx, `SELECT pg_backend_pid()`, pgx.QueryExecModeSimpleProtocol).Scan(&pid)
+	err := conn.QueryRow(ctx, `SELECT pg_catalog.pg_backend_pid()`, pgx.QueryExecModeSimpleProtocol).Scan(&pid)
 	if err != nil {
 		return false, err
 	}

@@ -42,6 +42,17 @@ type Options struct {
 	// and Reason say how often and why): a program's one line about it. It
 	// must not block.
 	OnPoll func(ListenerState)
+	// PinSearchPath makes the store's connections resolve unqualified names
+	// in pg_catalog only (search_path "pg_catalog, pg_temp", sent at
+	// start-up), whatever the database's or the role's settings say: their
+	// owners could otherwise put a schema before pg_catalog and have the
+	// store's queries call their functions and operators as its role, which
+	// matters when that role is privileged (leasetop's own tools set it).
+	// Through a pooler, which refuses that start-up parameter, the store
+	// instead refuses to open (*SearchPathError) if the session's
+	// search_path puts any schema before pg_catalog. Leave it off if your
+	// own SQL on Pool relies on the search_path.
+	PinSearchPath bool
 }
 
 // Open connects to the database named by dsn (a URL or libpq keyword/value
@@ -72,7 +83,7 @@ func OpenWith(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		return nil, &InputError{Field: "poll interval", Problem: "must not be negative"}
 	}
 	s := &Store{opt: opt}
-	if s.pool, s.pooled, err = openPool(ctx, cfg); err != nil {
+	if s.pool, s.pooled, err = openPinned(ctx, cfg, opt.PinSearchPath); err != nil {
 		return nil, err
 	}
 	s.calls = sqlcall.OptionsFor(s.pool.Config().ConnConfig)

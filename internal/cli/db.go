@@ -28,11 +28,7 @@ func resolveDSN(env Env, flagValue string) string {
 // openStore connects and checks the schema, with one-line errors that never
 // contain a password.
 func openStore(ctx context.Context, dsn string) (*data.Store, error) {
-	s, err := data.Open(ctx, dsn)
-	if err != nil {
-		return nil, connError(err)
-	}
-	return s, nil
+	return openStoreWith(ctx, dsn, data.Options{})
 }
 
 // connError turns a connection failure into one line: where, and what went

@@ -60,7 +60,7 @@ func OpenDB(ctx context.Context, dsn string, cfg *Config) (*DB, error) {
 		cfg.Prefix = sharedPrefix()
 	}
 	cfg.DSN = dsn
-	store, err := data.Open(ctx, dsn)
+	store, err := data.OpenWith(ctx, dsn, data.Options{PinSearchPath: true}) // --dsn may name a shared database
 	if err != nil {
 		db.Close()
 		return nil, err
