@@ -34,10 +34,11 @@ func openPinned(ctx context.Context, cfg *pgxpool.Config, pin bool) (*pgxpool.Po
 	if !pin {
 		return openPool(ctx, cfg)
 	}
+	_, asked := cfg.ConnConfig.RuntimeParams["search_path"] // a pooler's refusal of the DSN's own is the DSN's error
 	cfg.ConnConfig.RuntimeParams["search_path"] = pinnedSearchPath
 	pool, pooled, err := openChecked(ctx, cfg)
 	var pe *PoolerError
-	if err == nil || !errors.As(err, &pe) || !strings.Contains(pe.Message, "search_path") {
+	if err == nil || asked || !errors.As(err, &pe) || !strings.Contains(pe.Message, "search_path") {
 		return pool, pooled, err
 	}
 	delete(cfg.ConnConfig.RuntimeParams, "search_path")

@@ -50,8 +50,9 @@ type Options struct {
 	// matters when that role is privileged (leasetop's own tools set it).
 	// Through a pooler, which refuses that start-up parameter, the store
 	// instead refuses to open (*SearchPathError) if the session's
-	// search_path puts any schema before pg_catalog. Leave it off if your
-	// own SQL on Pool relies on the search_path.
+	// search_path puts any schema before pg_catalog (a search_path that dsn
+	// sets itself replaces nothing: the pooler's refusal of it stands).
+	// Leave it off if your own SQL on Pool relies on the search_path.
 	PinSearchPath bool
 }
 
