@@ -52,6 +52,16 @@
 // the highest one delivered and State ignores ids it has already seen, so a
 // late-committing event is neither skipped nor shown twice.
 //
+// # Devices
+//
+// A program whose processes can say what they believe they hold (the demo's
+// device processes, through its database) gives a DeviceSource: each
+// process as a Device in a DeviceState, with the runs it believes it holds
+// and the attempts it made. CompareBeliefs sets those beliefs against the
+// server's leases in a State and judges each disagreement: a mismatch, or a
+// report the device has not made yet. The ui package draws the verdict; the
+// demo writes and reads the devices with no terminal code linked.
+//
 // # Headless use
 //
 // State has no terminal and no goroutines; Mirror runs a Feed into a State

@@ -8,6 +8,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/keymap"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // TestBelieves: what a device believes beside what the server says. A
@@ -19,37 +20,37 @@ func TestBelieves(t *testing.T) {
 	mine := mkLease("acme", "chat-1", "desktop pid 1", run(1), 5, 2*time.Second, time.Second, 4*time.Second)
 	expired := mkLease("acme", "chat-1", "desktop pid 1", run(1), 5, 9*time.Second, 5*time.Second, 4*time.Second)
 	theirs := mkLease("acme", "chat-1", "phone pid 2", run(2), 6, 1200*time.Millisecond, 0, 4*time.Second)
-	belief := []Belief{{Key: k, Run: run(1), Fence: 5, Since: ago(2 * time.Second)}}
+	belief := []monitor.Belief{{Key: k, Run: run(1), Fence: 5, Since: ago(2 * time.Second)}}
 	tests := []struct {
 		name     string
-		d        Device
+		d        monitor.Device
 		leases   []data.Lease
 		want     string
 		wantTone tone
 	}{
-		{"agrees", Device{State: DeviceHolding, Believes: belief, Reported: ago(time.Second)}, []data.Lease{mine},
+		{"agrees", monitor.Device{State: monitor.DeviceHolding, Believes: belief, Reported: ago(time.Second)}, []data.Lease{mine},
 			"✓ holds chat-1 · server: agrees, 3.0s left", toneOK},
-		{"nothing on either side", Device{State: DeviceIdle, Reported: ago(time.Second)}, nil,
+		{"nothing on either side", monitor.Device{State: monitor.DeviceIdle, Reported: ago(time.Second)}, nil,
 			"holds nothing · server: nothing", toneDim},
-		{"taken over after its last report, which is recent", Device{State: DeviceHolding, Believes: belief, Reported: ago(2 * time.Second)},
+		{"taken over after its last report, which is recent", monitor.Device{State: monitor.DeviceHolding, Believes: belief, Reported: ago(2 * time.Second)},
 			[]data.Lease{theirs}, "… believes it holds chat-1 · server: phone pid 2 since 1.2s", toneDim},
-		{"taken over before its last report", Device{State: DeviceHolding, Believes: belief, Reported: ago(time.Second)},
+		{"taken over before its last report", monitor.Device{State: monitor.DeviceHolding, Believes: belief, Reported: ago(time.Second)},
 			[]data.Lease{theirs}, "✗ believes it holds chat-1 · server: phone pid 2 since 1.2s", toneBad},
-		{"frozen", Device{State: DeviceFrozen, Believes: belief, Reported: ago(2 * time.Second)},
+		{"frozen", monitor.Device{State: monitor.DeviceFrozen, Believes: belief, Reported: ago(2 * time.Second)},
 			[]data.Lease{theirs}, "✗ believes it holds chat-1 · server: phone pid 2 since 1.2s", toneBad},
-		{"silent past the limit", Device{State: DeviceHolding, Believes: belief, Reported: ago(4 * time.Second)},
+		{"silent past the limit", monitor.Device{State: monitor.DeviceHolding, Believes: belief, Reported: ago(4 * time.Second)},
 			nil, "✗ believes it holds chat-1 · server: nobody holds it", toneBad},
-		{"released, not reported yet", Device{State: DeviceHolding, Believes: belief, Reported: ago(time.Second)},
+		{"released, not reported yet", monitor.Device{State: monitor.DeviceHolding, Believes: belief, Reported: ago(time.Second)},
 			nil, "… believes it holds chat-1 · server: nobody holds it", toneDim},
-		{"its lease expired", Device{State: DeviceHolding, Believes: belief, Reported: ago(200 * time.Millisecond)},
+		{"its lease expired", monitor.Device{State: monitor.DeviceHolding, Believes: belief, Reported: ago(200 * time.Millisecond)},
 			[]data.Lease{expired}, "✗ believes it holds chat-1 · server: expired 1.0s ago", toneBad},
-		{"granted, not reported yet", Device{State: DeviceTrying, Holder: "desktop pid 1", Reported: ago(3 * time.Second)},
+		{"granted, not reported yet", monitor.Device{State: monitor.DeviceTrying, Holder: "desktop pid 1", Reported: ago(3 * time.Second)},
 			[]data.Lease{mine}, "… believes it holds nothing · server: it holds chat-1, 3.0s left", toneDim},
-		{"killed holding it", Device{State: DeviceKilled, Holder: "desktop pid 1", Believes: belief, Reported: ago(time.Second)},
+		{"killed holding it", monitor.Device{State: monitor.DeviceKilled, Holder: "desktop pid 1", Believes: belief, Reported: ago(time.Second)},
 			[]data.Lease{mine}, "✗ died holding chat-1 · server: still its lease, 3.0s left", toneBad},
-		{"killed, taken over", Device{State: DeviceKilled, Holder: "desktop pid 1", Believes: belief, Reported: ago(time.Second)},
+		{"killed, taken over", monitor.Device{State: monitor.DeviceKilled, Holder: "desktop pid 1", Believes: belief, Reported: ago(time.Second)},
 			[]data.Lease{theirs}, "died holding chat-1 · server: phone pid 2 since 1.2s", toneDim},
-		{"killed before it reported its grant", Device{State: DeviceKilled, Holder: "desktop pid 1", Reported: ago(3 * time.Second)},
+		{"killed before it reported its grant", monitor.Device{State: monitor.DeviceKilled, Holder: "desktop pid 1", Reported: ago(3 * time.Second)},
 			[]data.Lease{mine}, "✗ dead · server: it holds chat-1, 3.0s left", toneBad},
 	}
 	for _, tt := range tests {
@@ -83,7 +84,7 @@ func TestBelieves(t *testing.T) {
 func TestDevicesPaneKeys(t *testing.T) {
 	var asked []string
 	m, _ := newModel(t, 150, 40, withDevices, func(c *Config) {
-		c.Devices.AttemptsFunc = func(d Device) ([]Attempt, error) {
+		c.Devices.AttemptsFunc = func(d monitor.Device) ([]monitor.Attempt, error) {
 			asked = append(asked, d.Account+" "+d.Name)
 			return fixtureAttempts(), nil
 		}
@@ -147,7 +148,7 @@ func TestDevicesPaneFollowsReads(t *testing.T) {
 		t.Errorf("after a failed read the pane does not say its rows are stale:\n%s", screen(m))
 	}
 	press(m, "space")
-	list[2].State, list[2].Why = DeviceKilled, "during the pause"
+	list[2].State, list[2].Why = monitor.DeviceKilled, "during the pause"
 	m.Update(devicesMsg{list: list})
 	if strings.Contains(screen(m), "during the pause") {
 		t.Errorf("paused, the pane shows a read that came after the pause:\n%s", screen(m))
@@ -175,7 +176,7 @@ func TestNoDevicesPane(t *testing.T) {
 	if _, err := New(Config{Actions: []Action{{Binding: keyBinding("d", "delete")}}}); err != nil {
 		t.Errorf("New with an action on d and no devices pane: %v", err)
 	}
-	if _, err := New(Config{Devices: DeviceSource{ListFunc: func() ([]Device, error) { return nil, nil }},
+	if _, err := New(Config{Devices: monitor.DeviceSource{ListFunc: func() ([]monitor.Device, error) { return nil, nil }},
 		Actions: []Action{{Binding: keyBinding("d", "delete")}}}); err == nil {
 		t.Error("New with an action on d and a devices pane: no error, want the clash")
 	}
@@ -185,19 +186,19 @@ func TestNoDevicesPane(t *testing.T) {
 // labels, reasons, the server's answers) is untrusted like any lease field:
 // the pane and the device view show escapes visibly and send none.
 func TestDevicesHostileTextRendersInert(t *testing.T) {
-	evil := Device{Account: "acme", Name: "ph\x1b[2Jone", PID: 9, Holder: "x\x1b]0;pwned\x07", State: DeviceRefused,
+	evil := monitor.Device{Account: "acme", Name: "ph\x1b[2Jone", PID: 9, Holder: "x\x1b]0;pwned\x07", State: monitor.DeviceRefused,
 		Key: devKey("acme", "s\u202e1"), Owner: "own\x1b[31mer", Why: "w\u009b1;1H", Reported: server}
 	m, _ := newModel(t, 150, 40, func(c *Config) {
-		c.Devices = DeviceSource{
-			ListFunc:     func() ([]Device, error) { return []Device{evil}, nil },
-			AttemptsFunc: func(Device) ([]Attempt, error) { return nil, nil },
+		c.Devices = monitor.DeviceSource{
+			ListFunc:     func() ([]monitor.Device, error) { return []monitor.Device{evil}, nil },
+			AttemptsFunc: func(monitor.Device) ([]monitor.Attempt, error) { return nil, nil },
 		}
 	})
 	apply(m, syncBatch(nil, nil))
-	m.Update(devicesMsg{list: []Device{evil}})
+	m.Update(devicesMsg{list: []monitor.Device{evil}})
 	views := map[string]string{"pane": m.View().Content}
 	press(m, "tab", "enter")
-	m.Update(attemptsMsg{id: idOf(evil), attempts: []Attempt{{At: server, PID: 9, Key: evil.Key, Action: "acq\x1b[Kuire", Answer: "busy: \x1b[?1049l"}}})
+	m.Update(attemptsMsg{id: idOf(evil), attempts: []monitor.Attempt{{At: server, PID: 9, Key: evil.Key, Action: "acq\x1b[Kuire", Answer: "busy: \x1b[?1049l"}}})
 	views["device"] = m.View().Content
 	checkInert(t, views, `ph\x1b[2Jone`)
 }

@@ -11,9 +11,10 @@
 // drive the model directly.
 //
 // A program whose processes can report what they believe they hold (the
-// demo's devices) gives a DeviceSource in Config.Devices: the devices pane
-// then shows each process beside what the server's lease table says, and
-// flags where they disagree.
+// demo's devices) gives a monitor.DeviceSource in Config.Devices: the
+// devices pane then shows each process beside what the server's lease table
+// says, and flags where they disagree (monitor.CompareBeliefs judges; the
+// pane words and colours the verdict).
 //
 // Untrusted text (ids, holder labels, reasons, error messages) reaches the
 // screen only through internal/termtext.Clean.

@@ -46,7 +46,7 @@ func eventMatches(ev data.Event, filter string) bool {
 // deviceMatches reports whether d passes the filter: a case-insensitive
 // substring of its account, its name, its holder label, or the session or
 // run of its state or of what it believes it holds.
-func deviceMatches(d Device, filter string) bool {
+func deviceMatches(d monitor.Device, filter string) bool {
 	if filter == "" {
 		return true
 	}

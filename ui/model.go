@@ -68,7 +68,7 @@ type Config struct {
 	Actions []Action
 	// Devices, if its ListFunc is set, adds the devices pane (shown at
 	// start; keymap.Map.Devices toggles it).
-	Devices DeviceSource
+	Devices monitor.DeviceSource
 	// Badge, if set, is called on every render for extra header text; it
 	// must be cheap and safe to call from the UI goroutine.
 	Badge func() string

@@ -6,16 +6,18 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/leasetop/leasetop/monitor"
 )
 
-// devicePane is the devices pane's state (see DeviceSource).
+// devicePane is the devices pane's state (see monitor.DeviceSource).
 type devicePane struct {
-	on     bool     // shown
-	list   []Device // the latest read, in the source's order
-	frozen []Device // the list on screen while paused
-	read   bool     // a read has come back
-	err    error    // the latest read's error
-	sel    deviceID // the selected device
+	on     bool             // shown
+	list   []monitor.Device // the latest read, in the source's order
+	frozen []monitor.Device // the list on screen while paused
+	read   bool             // a read has come back
+	err    error            // the latest read's error
+	sel    deviceID         // the selected device
 	cur    int
 	off    int
 	detail *deviceDetail
@@ -24,12 +26,12 @@ type devicePane struct {
 // deviceID names a device across its processes.
 type deviceID struct{ account, name string }
 
-func idOf(d Device) deviceID { return deviceID{d.Account, d.Name} }
+func idOf(d monitor.Device) deviceID { return deviceID{d.Account, d.Name} }
 
 // deviceDetail is the open detail view of one device.
 type deviceDetail struct {
 	id       deviceID
-	attempts []Attempt
+	attempts []monitor.Attempt
 	err      error
 	loading  bool
 	scroll   int
@@ -38,12 +40,12 @@ type deviceDetail struct {
 // Messages of the devices pane.
 type (
 	devicesMsg struct {
-		list []Device
+		list []monitor.Device
 		err  error
 	}
 	attemptsMsg struct {
 		id       deviceID
-		attempts []Attempt
+		attempts []monitor.Attempt
 		err      error
 	}
 )
@@ -52,7 +54,7 @@ type (
 func (m *Model) hasDevices() bool { return m.cfg.Devices.ListFunc != nil }
 
 // allDevices is the latest read, or the paused copy while paused.
-func (m *Model) allDevices() []Device {
+func (m *Model) allDevices() []monitor.Device {
 	if m.frozen != nil {
 		return m.dev.frozen
 	}
@@ -61,12 +63,12 @@ func (m *Model) allDevices() []Device {
 
 // devices is the list on screen: the paused copy while paused, with the
 // devices the filter keeps.
-func (m *Model) devices() []Device {
+func (m *Model) devices() []monitor.Device {
 	list := m.allDevices()
 	if m.filter == "" {
 		return list
 	}
-	var out []Device
+	var out []monitor.Device
 	for _, d := range list {
 		if deviceMatches(d, m.filter) {
 			out = append(out, d)
@@ -92,7 +94,7 @@ func (m *Model) readDevices(wait time.Duration) tea.Cmd {
 }
 
 // loadAttempts reads d's attempts for its detail view.
-func (m *Model) loadAttempts(d Device) tea.Cmd {
+func (m *Model) loadAttempts(d monitor.Device) tea.Cmd {
 	attempts := m.cfg.Devices.AttemptsFunc
 	if attempts == nil {
 		return nil
@@ -172,7 +174,7 @@ func (m *Model) reselectDevice() {
 		m.dev.cur, m.dev.off = 0, 0
 		return
 	}
-	if i := slices.IndexFunc(list, func(d Device) bool { return idOf(d) == m.dev.sel }); i >= 0 {
+	if i := slices.IndexFunc(list, func(d monitor.Device) bool { return idOf(d) == m.dev.sel }); i >= 0 {
 		m.dev.cur = i
 	}
 	m.dev.cur = min(max(m.dev.cur, 0), len(list)-1)
@@ -202,25 +204,25 @@ func (m *Model) clampDevices() {
 }
 
 // selectedDevice returns the device under the pane's cursor.
-func (m *Model) selectedDevice() (Device, bool) {
+func (m *Model) selectedDevice() (monitor.Device, bool) {
 	list := m.devices()
 	if m.dev.cur < len(list) {
 		return list[m.dev.cur], true
 	}
-	return Device{}, false
+	return monitor.Device{}, false
 }
 
 // detailDevice returns the device the detail view shows, as last read.
-func (m *Model) detailDevice() (Device, bool) {
+func (m *Model) detailDevice() (monitor.Device, bool) {
 	if m.dev.detail == nil {
-		return Device{}, false
+		return monitor.Device{}, false
 	}
 	for _, d := range m.devices() {
 		if idOf(d) == m.dev.detail.id {
 			return d, true
 		}
 	}
-	return Device{}, false
+	return monitor.Device{}, false
 }
 
 // openDevice opens the selected device's detail view and loads its

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // deviceRow is one device's cells, before they are fitted to columns.
@@ -20,7 +21,7 @@ type deviceRow struct {
 
 // deviceCells renders the text of every device at serverNow, beside the
 // server's leases.
-func (m *Model) deviceCells(list []Device, serverNow time.Time) []deviceRow {
+func (m *Model) deviceCells(list []monitor.Device, serverNow time.Time) []deviceRow {
 	shown := m.shown()
 	byHolder := map[string][]data.Lease{}
 	for _, d := range list {
@@ -177,11 +178,11 @@ func (m *Model) viewDevice() []string {
 		lines = append(lines, "  "+s.warn.Render("no report from this device now"))
 	} else {
 		serverNow := m.shown().ServerNow(m.shownNow())
-		r := m.deviceCells([]Device{d}, serverNow)[0]
+		r := m.deviceCells([]monitor.Device{d}, serverNow)[0]
 		field("process", r.device+" pid "+r.pid)
 		field("holder", clean(d.Holder, 0))
 		since := ""
-		if d.State != DeviceFrozen && d.State != DeviceKilled && d.State != DeviceWaiting { // they say for how long
+		if d.State != monitor.DeviceFrozen && d.State != monitor.DeviceKilled && d.State != monitor.DeviceWaiting { // they say for how long
 			since = s.dim.Render("  for " + compact(serverNow.Sub(d.Since)))
 		}
 		field("state", m.toneStyle(r.stateTone, r.state)+since)
@@ -204,7 +205,7 @@ func (m *Model) viewDevice() []string {
 
 // attemptLine is one attempt: when, which process, what it asked, about
 // which session and run, and the answer.
-func (m *Model) attemptLine(a Attempt) string {
+func (m *Model) attemptLine(a monitor.Attempt) string {
 	session := ""
 	if a.Key != (data.Key{}) {
 		session = keyText(a.Key, 24)

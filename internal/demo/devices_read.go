@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/ui"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // DeviceSource is the monitor's devices pane for this demo: what each device
@@ -18,15 +18,15 @@ import (
 // did to it), and its attempts from leasetop_demo.attempt. The monitor reads
 // them from the database, as it would any multi-process system's; ctx
 // bounds every read.
-func (d *Demo) DeviceSource(ctx context.Context) ui.DeviceSource {
+func (d *Demo) DeviceSource(ctx context.Context) monitor.DeviceSource {
 	accounts := d.cfg.AccountIDs()
-	return ui.DeviceSource{
-		ListFunc: func() ([]ui.Device, error) {
+	return monitor.DeviceSource{
+		ListFunc: func() ([]monitor.Device, error) {
 			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
 			return ReadDevices(rctx, d.store, accounts, false)
 		},
-		AttemptsFunc: func(dev ui.Device) ([]ui.Attempt, error) {
+		AttemptsFunc: func(dev monitor.Device) ([]monitor.Attempt, error) {
 			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
 			return ReadAttempts(rctx, d.store, dev.Account, dev.Name, 100)
@@ -44,12 +44,12 @@ const selectDevices = `
 
 // ReadDevices reads the devices of accounts as the devices pane shows them:
 // each device's latest process, or with all every process it has had.
-func ReadDevices(ctx context.Context, store *data.Store, accounts []string, all bool) ([]ui.Device, error) {
+func ReadDevices(ctx context.Context, store *data.Store, accounts []string, all bool) ([]monitor.Device, error) {
 	rows, err := store.Pool().Query(ctx, selectDevices, accounts)
 	if err != nil {
 		return nil, fmt.Errorf("read the devices: %w", data.Translate(err))
 	}
-	var out []ui.Device
+	var out []monitor.Device
 	var p processRow
 	_, err = pgx.ForEachRow(rows, []any{&p.account, &p.name, &p.pid, &p.generation, &p.startedAt, &p.status,
 		&p.reportedAt, &p.signal, &p.signalWhy, &p.signalAt}, func() error {
@@ -82,11 +82,11 @@ type processRow struct {
 }
 
 // device turns a process's row into what the pane shows.
-func (p processRow) device() (ui.Device, error) {
-	d := ui.Device{Account: p.account, Name: p.name, PID: p.pid, Holder: HolderLabel(p.name, p.pid),
-		State: ui.DeviceStarting, Since: p.startedAt, Reported: p.startedAt}
+func (p processRow) device() (monitor.Device, error) {
+	d := monitor.Device{Account: p.account, Name: p.name, PID: p.pid, Holder: HolderLabel(p.name, p.pid),
+		State: monitor.DeviceStarting, Since: p.startedAt, Reported: p.startedAt}
 	if p.generation > 1 {
-		d.State = ui.DeviceRestarting
+		d.State = monitor.DeviceRestarting
 		d.Why = fmt.Sprintf("process %d of this device", p.generation)
 	}
 	if p.status != nil && p.reportedAt != nil {
@@ -97,13 +97,13 @@ func (p processRow) device() (ui.Device, error) {
 		d.Reported = *p.reportedAt
 		d.Holder = st.Holder
 		d.Runs, d.Refusals, d.WritesAccepted, d.WritesRefused = st.Runs, st.Refusals, st.WritesAccepted, st.WritesRefused
-		d.State, d.Why = ui.DeviceIdle, ""
+		d.State, d.Why = monitor.DeviceIdle, ""
 		d.Since = d.Reported
 		primary := -1
 		for i, s := range st.Sessions {
 			key := data.Key{Account: p.account, Session: s.Session}
-			if s.State == ui.DeviceHolding {
-				d.Believes = append(d.Believes, ui.Belief{Key: key, Run: s.Run, Fence: s.Fence, Since: d.Reported.Add(-s.Age)})
+			if s.State == monitor.DeviceHolding {
+				d.Believes = append(d.Believes, monitor.Belief{Key: key, Run: s.Run, Fence: s.Fence, Since: d.Reported.Add(-s.Age)})
 			}
 			if primary < 0 || outranks(s, st.Sessions[primary]) {
 				primary = i
@@ -113,12 +113,12 @@ func (p processRow) device() (ui.Device, error) {
 			s := st.Sessions[primary]
 			d.State, d.Since, d.Key = s.State, d.Reported.Add(-s.Age), data.Key{Account: p.account, Session: s.Session}
 			d.Run, d.Fence, d.Owner, d.Why = s.Run, s.Fence, s.Owner, s.Why
-			if s.State == ui.DeviceRefused {
+			if s.State == monitor.DeviceRefused {
 				d.OwnerExpires = d.Reported.Add(s.OwnerLeft)
 			}
 		}
 		if st.Stopped {
-			d.State, d.Since, d.Why = ui.DeviceStopped, d.Reported, ""
+			d.State, d.Since, d.Why = monitor.DeviceStopped, d.Reported, ""
 		}
 	}
 	if p.signal != nil && p.signalAt != nil {
@@ -128,9 +128,9 @@ func (p processRow) device() (ui.Device, error) {
 		}
 		switch *p.signal {
 		case "frozen": // until the demo records that it resumed it
-			d.State, d.Since, d.Why = ui.DeviceFrozen, *p.signalAt, why
+			d.State, d.Since, d.Why = monitor.DeviceFrozen, *p.signalAt, why
 		case "killed", "exited":
-			d.State, d.Since, d.Why = ui.DeviceKilled, *p.signalAt, why
+			d.State, d.Since, d.Why = monitor.DeviceKilled, *p.signalAt, why
 		}
 	}
 	return d, nil
@@ -139,8 +139,8 @@ func (p processRow) device() (ui.Device, error) {
 // rank orders a conversation's states for the one a device's row shows:
 // what it holds first, then what it waits for or tries, then what it lost
 // or was refused.
-var rank = map[ui.DeviceState]int{
-	ui.DeviceHolding: 5, ui.DeviceWaiting: 4, ui.DeviceTrying: 3, ui.DeviceLost: 2, ui.DeviceRefused: 1,
+var rank = map[monitor.DeviceState]int{
+	monitor.DeviceHolding: 5, monitor.DeviceWaiting: 4, monitor.DeviceTrying: 3, monitor.DeviceLost: 2, monitor.DeviceRefused: 1,
 }
 
 // outranks reports whether conversation state a is the one to show rather
@@ -154,7 +154,7 @@ func outranks(a, b sessionStatus) bool {
 
 // ReadAttempts reads a device's last n attempts (all its processes'),
 // newest first.
-func ReadAttempts(ctx context.Context, store *data.Store, account, name string, n int) ([]ui.Attempt, error) {
+func ReadAttempts(ctx context.Context, store *data.Store, account, name string, n int) ([]monitor.Attempt, error) {
 	rows, err := store.Pool().Query(ctx, `
 		SELECT at, pid, coalesce(session_id, ''), action, run_id, coalesce(fence, 0), answer, ok
 		  FROM leasetop_demo.attempt WHERE account_id = $1 AND device = $2
@@ -162,8 +162,8 @@ func ReadAttempts(ctx context.Context, store *data.Store, account, name string, 
 	if err != nil {
 		return nil, fmt.Errorf("read the attempts: %w", data.Translate(err))
 	}
-	var out []ui.Attempt
-	var a ui.Attempt
+	var out []monitor.Attempt
+	var a monitor.Attempt
 	var session string
 	var run *uuid.UUID
 	_, err = pgx.ForEachRow(rows, []any{&a.At, &a.PID, &session, &a.Action, &run, &a.Fence, &a.Answer, &a.OK}, func() error {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/ui"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // deviceStatus is what a device process says about itself, as JSON in
@@ -26,8 +26,8 @@ type deviceStatus struct {
 
 // sessionStatus is one open conversation's state on the device.
 type sessionStatus struct {
-	Session string         `json:"session"`
-	State   ui.DeviceState `json:"state"`
+	Session string              `json:"session"`
+	State   monitor.DeviceState `json:"state"`
 	// Age is how long it has been in State.
 	Age   time.Duration `json:"age"`
 	Run   uuid.UUID     `json:"run,omitzero"`
@@ -54,7 +54,7 @@ type attemptRow struct {
 // sessionState is a conversation's state as the tracker keeps it: times on
 // the local monotonic clock.
 type sessionState struct {
-	state      ui.DeviceState
+	state      monitor.DeviceState
 	since      time.Time
 	run        uuid.UUID
 	fence      int64
@@ -81,7 +81,7 @@ const maxPendingAttempts = 200
 func newTracker(holder string, sessions []string, now time.Time) *tracker {
 	t := &tracker{holder: holder, sessions: map[string]*sessionState{}, order: sessions}
 	for _, s := range sessions {
-		t.sessions[s] = &sessionState{state: ui.DeviceIdle, since: now}
+		t.sessions[s] = &sessionState{state: monitor.DeviceIdle, since: now}
 	}
 	return t
 }
@@ -107,19 +107,19 @@ func (t *tracker) apply(r Report, now time.Time) {
 	}
 	switch r.Kind {
 	case ReportTrying:
-		set(sessionState{state: ui.DeviceTrying})
+		set(sessionState{state: monitor.DeviceTrying})
 	case ReportRefused:
 		t.counts.Refusals++
-		set(sessionState{state: ui.DeviceRefused, owner: r.Holder, ownerUntil: now.Add(r.Remaining)})
+		set(sessionState{state: monitor.DeviceRefused, owner: r.Holder, ownerUntil: now.Add(r.Remaining)})
 		log("acquire", false, "busy: %s has it, %s left", r.Holder, r.Remaining.Round(100*time.Millisecond))
 	case ReportWaiting:
-		set(sessionState{state: ui.DeviceWaiting, owner: r.Holder})
+		set(sessionState{state: monitor.DeviceWaiting, owner: r.Holder})
 	case ReportGaveUp:
-		set(sessionState{state: ui.DeviceIdle})
+		set(sessionState{state: monitor.DeviceIdle})
 		log("wait", false, "still held after %s: its user gave up", r.Waited.Round(100*time.Millisecond))
 	case ReportStarted:
 		t.counts.Runs++
-		set(sessionState{state: ui.DeviceHolding, run: r.Run, fence: r.Fence})
+		set(sessionState{state: monitor.DeviceHolding, run: r.Run, fence: r.Fence})
 		if r.Waited > 0 {
 			log("wait", true, "granted after %s: fence %d", r.Waited.Round(100*time.Millisecond), r.Fence)
 		} else {
@@ -143,10 +143,10 @@ func (t *tracker) apply(r Report, now time.Time) {
 		}
 	case ReportEnded:
 		if r.How == EndLost {
-			set(sessionState{state: ui.DeviceLost, run: r.Run, fence: r.Fence, why: r.Cause})
+			set(sessionState{state: monitor.DeviceLost, run: r.Run, fence: r.Fence, why: r.Cause})
 			log("release", false, "lost before it ended: %s", r.Cause)
 		} else {
-			set(sessionState{state: ui.DeviceIdle})
+			set(sessionState{state: monitor.DeviceIdle})
 			log("release", true, "released")
 		}
 	case ReportError:
@@ -162,7 +162,7 @@ func (t *tracker) status(now time.Time) (deviceStatus, []attemptRow) {
 	for _, name := range t.order {
 		s := t.sessions[name]
 		ss := sessionStatus{Session: name, State: s.state, Age: now.Sub(s.since), Run: s.run, Fence: s.fence, Owner: s.owner, Why: s.why}
-		if s.state == ui.DeviceRefused {
+		if s.state == monitor.DeviceRefused {
 			ss.OwnerLeft = s.ownerUntil.Sub(now)
 		}
 		st.Sessions = append(st.Sessions, ss)

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/ui"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // TestDeviceStatusRoundTrip: a device's reports, folded into the status it
@@ -56,9 +56,9 @@ func TestDeviceStatusRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ui.Device{Account: "acme", Name: "phone", PID: 7, Holder: "phone pid 7", State: ui.DeviceHolding,
+	want := monitor.Device{Account: "acme", Name: "phone", PID: 7, Holder: "phone pid 7", State: monitor.DeviceHolding,
 		Since: reported.Add(-690 * time.Millisecond), Key: data.Key{Account: "acme", Session: "chat-2"}, Run: run, Fence: 12,
-		Believes: []ui.Belief{{Key: data.Key{Account: "acme", Session: "chat-2"}, Run: run, Fence: 12, Since: reported.Add(-690 * time.Millisecond)}},
+		Believes: []monitor.Belief{{Key: data.Key{Account: "acme", Session: "chat-2"}, Run: run, Fence: 12, Since: reported.Add(-690 * time.Millisecond)}},
 		Runs:     1, Refusals: 1, WritesAccepted: 1, WritesRefused: 1, Reported: reported}
 	if !equalDevices(d, want) {
 		t.Errorf("read back as\n%+v\nwant\n%+v", d, want)
@@ -68,22 +68,22 @@ func TestDeviceStatusRoundTrip(t *testing.T) {
 	st, _ = tr.status(t0.Add(1200 * time.Millisecond))
 	doc, _ = json.Marshal(st)
 	d, _ = processRow{account: "acme", name: "phone", pid: 7, generation: 1, startedAt: t0, status: doc, reportedAt: &reported}.device()
-	if d.State != ui.DeviceLost || d.Why != "taken over" || len(d.Believes) != 0 {
+	if d.State != monitor.DeviceLost || d.Why != "taken over" || len(d.Believes) != 0 {
 		t.Errorf("after the loss: state %s why %q believes %v; want lost, taken over, nothing", d.State, d.Why, d.Believes)
 	}
 	frozen, at := "frozen", reported.Add(time.Second)
 	d, _ = processRow{account: "acme", name: "phone", pid: 7, generation: 2, startedAt: t0, status: doc, reportedAt: &reported,
 		signal: &frozen, signalAt: &at}.device()
-	if d.State != ui.DeviceFrozen || !d.Since.Equal(at) {
+	if d.State != monitor.DeviceFrozen || !d.Since.Equal(at) {
 		t.Errorf("with the demo's frozen signal: state %s since %v; want frozen since %v", d.State, d.Since, at)
 	}
 	d, _ = processRow{account: "acme", name: "phone", pid: 8, generation: 2, startedAt: t0}.device()
-	if d.State != ui.DeviceRestarting {
+	if d.State != monitor.DeviceRestarting {
 		t.Errorf("a second process that has not reported: state %s, want restarting", d.State)
 	}
 }
 
-func equalDevices(a, b ui.Device) bool {
+func equalDevices(a, b monitor.Device) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/leasetop/leasetop/internal/termtext"
-	"github.com/leasetop/leasetop/ui"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // summaryWidth is the width the devices block keeps to: an 80-column
@@ -19,7 +19,7 @@ const summaryWidth = 80
 // believed it held then, so any number of them fits in 80 columns. The
 // free-length text (how it ended) is the last column, where it cannot push
 // the others out of line.
-func writeDevices(w io.Writer, devices []ui.Device, readErr error) {
+func writeDevices(w io.Writer, devices []monitor.Device, readErr error) {
 	fmt.Fprintln(w, "devices (each process as it reported itself in leasetop_demo.device):")
 	if readErr != nil {
 		fmt.Fprintf(w, "  cannot read them: %s\n", termtext.Clean(readErr.Error(), 0))
@@ -44,11 +44,11 @@ func writeDevices(w io.Writer, devices []ui.Device, readErr error) {
 }
 
 // endedAs says how a device process ended.
-func endedAs(d ui.Device) string {
+func endedAs(d monitor.Device) string {
 	switch d.State {
-	case ui.DeviceStopped:
+	case monitor.DeviceStopped:
 		return "stopped"
-	case ui.DeviceKilled:
+	case monitor.DeviceKilled:
 		if how, ok := strings.CutPrefix(d.Why, "exited by itself "); ok {
 			return "exited " + how
 		}
@@ -56,7 +56,7 @@ func endedAs(d ui.Device) string {
 			return d.Why
 		}
 		return "killed (" + d.Why + ")"
-	case ui.DeviceStarting, ui.DeviceRestarting:
+	case monitor.DeviceStarting, monitor.DeviceRestarting:
 		return "never reported"
 	default:
 		return "last said: " + string(d.State)

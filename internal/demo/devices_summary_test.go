@@ -8,7 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/ui"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // TestDeviceSummaryFitsIn80Columns: a killed device that still believed it
@@ -16,14 +16,14 @@ import (
 // of the block is wider than 80 columns (the row ran past its column and was
 // cut: "killed (kill -9) holding globex/chat-1 (fence 86) holding g…").
 func TestDeviceSummaryFitsIn80Columns(t *testing.T) {
-	devices := []ui.Device{
-		{Account: "globex", Name: "desktop", PID: 16663, State: ui.DeviceStopped, Runs: 12, Refusals: 30, WritesAccepted: 140},
-		{Account: "globex", Name: "browser", PID: 16664, State: ui.DeviceKilled, Why: "kill -9", Runs: 7, Refusals: 4, WritesAccepted: 61, WritesRefused: 2,
-			Believes: []ui.Belief{
+	devices := []monitor.Device{
+		{Account: "globex", Name: "desktop", PID: 16663, State: monitor.DeviceStopped, Runs: 12, Refusals: 30, WritesAccepted: 140},
+		{Account: "globex", Name: "browser", PID: 16664, State: monitor.DeviceKilled, Why: "kill -9", Runs: 7, Refusals: 4, WritesAccepted: 61, WritesRefused: 2,
+			Believes: []monitor.Belief{
 				{Key: data.Key{Account: "globex", Session: "chat-1"}, Fence: 86},
 				{Key: data.Key{Account: "globex", Session: "chat-2"}, Fence: 87},
 			}},
-		{Account: "globex", Name: "phone", PID: 16665, State: ui.DeviceKilled, Why: "exited by itself (exit status 1)", Runs: 1},
+		{Account: "globex", Name: "phone", PID: 16665, State: monitor.DeviceKilled, Why: "exited by itself (exit status 1)", Runs: 1},
 	}
 	var b bytes.Buffer
 	writeDevices(&b, devices, nil)

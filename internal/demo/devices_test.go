@@ -12,7 +12,7 @@ import (
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/demo"
 	"github.com/leasetop/leasetop/internal/pgtest"
-	"github.com/leasetop/leasetop/ui"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // TestDeviceReportsThroughTheDatabase: a real device process keeps what it
@@ -37,7 +37,7 @@ func TestDeviceReportsThroughTheDatabase(t *testing.T) {
 	p := startLeasetop(t, "device", "--name", "phone", "--account", "acme", "--sessions", "chat-1", "--ttl", "1s", "--seed", "7", "--dsn", db.URL)
 	pid := p.cmd.Process.Pid
 
-	var dev ui.Device
+	var dev monitor.Device
 	read := func() bool {
 		devs, err := demo.ReadDevices(ctx, store, []string{"acme"}, false)
 		if err != nil {
@@ -50,7 +50,7 @@ func TestDeviceReportsThroughTheDatabase(t *testing.T) {
 		return true
 	}
 	pgtest.Eventually(t, 20*time.Second, "the device reports that the test holds chat-1", func() bool {
-		return read() && dev.State == ui.DeviceRefused
+		return read() && dev.State == monitor.DeviceRefused
 	})
 	if dev.PID != pid || dev.Name != "phone" || dev.Owner != "the test" || dev.Refusals < 1 || len(dev.Believes) != 0 {
 		t.Errorf("refused device = %+v; want pid %d, owner %q, a refusal, no beliefs", dev, pid, "the test")
@@ -63,7 +63,7 @@ func TestDeviceReportsThroughTheDatabase(t *testing.T) {
 		t.Fatalf("Release = %v, %v", ok, err)
 	}
 	pgtest.Eventually(t, 20*time.Second, "the device reports that it holds chat-1", func() bool {
-		return read() && dev.State == ui.DeviceHolding
+		return read() && dev.State == monitor.DeviceHolding
 	})
 	l, _, held, err := store.Lease(ctx, key)
 	if err != nil {
@@ -92,7 +92,7 @@ func TestDeviceReportsThroughTheDatabase(t *testing.T) {
 		t.Fatalf("device exited %d after SIGTERM, want 0; stderr %s", code, p.stderr.String())
 	}
 	read()
-	if dev.State != ui.DeviceStopped || len(dev.Believes) != 0 {
+	if dev.State != monitor.DeviceStopped || len(dev.Believes) != 0 {
 		t.Errorf("after SIGTERM the device reads as %s believing %v; want stopped, believing nothing", dev.State, dev.Believes)
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/audit"
-	"github.com/leasetop/leasetop/ui"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // Outcome is what a finished demo found.
@@ -25,7 +25,7 @@ type Outcome struct {
 	Interrupted bool
 	// Devices are every device process the demo ran, as each last reported
 	// itself (DevicesErr: why they could not be read).
-	Devices    []ui.Device
+	Devices    []monitor.Device
 	DevicesErr error
 }
 

@@ -1,0 +1,55 @@
+package monitor
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// Device is one process of a system that holds leases, as it last reported
+// itself (or, when it cannot speak, as the program that runs it says): the
+// other half of the comparison CompareBeliefs makes with the server's
+// leases. Times are on the server's clock. Text fields are untrusted: a
+// view cleans them.
+type Device struct {
+	// Account is the account its user is signed in to; Name says which
+	// device it is (desktop, browser, phone); PID is its process.
+	Account string
+	Name    string
+	PID     int
+	// Holder is the holder label its leases carry: the server's leases it
+	// holds are found by it.
+	Holder string
+	State  DeviceState
+	// Since is when it entered State.
+	Since time.Time
+	// Key is the session State is about (trying, holding, refused,
+	// waiting, lost), with Run and Fence when it had a run.
+	Key   data.Key
+	Run   uuid.UUID
+	Fence int64
+	// Owner is the holder label of the run that has Key (refused,
+	// waiting); OwnerExpires is when that lease expires, as the refusal
+	// said.
+	Owner        string
+	OwnerExpires time.Time
+	// Why says why it lost Key, or how it died.
+	Why string
+	// Believes are the runs it believes it holds.
+	Believes []Belief
+	// Counters since the process started.
+	Runs, Refusals, WritesAccepted, WritesRefused int
+	// Reported is when it last reported.
+	Reported time.Time
+}
+
+// Belief is a run a device believes it holds.
+type Belief struct {
+	Key   data.Key
+	Run   uuid.UUID
+	Fence int64
+	// Since is when the run was granted.
+	Since time.Time
+}

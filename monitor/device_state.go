@@ -1,0 +1,36 @@
+package monitor
+
+// DeviceState is what a device is doing: as it says itself, or, for
+// starting, restarting, frozen and killed, as the program that runs it
+// says (a frozen or dead process cannot speak). Its values are also the
+// words a device writes about itself (the demo's devices, as JSON in the
+// database), so they do not change.
+type DeviceState string
+
+// The states of a device.
+const (
+	// DeviceStarting: started, not reporting yet.
+	DeviceStarting DeviceState = "starting"
+	// DeviceRestarting: started again after its previous process died.
+	DeviceRestarting DeviceState = "restarting"
+	// DeviceIdle: connected, holding nothing, trying nothing.
+	DeviceIdle DeviceState = "idle"
+	// DeviceTrying: asking the server for Key.
+	DeviceTrying DeviceState = "trying"
+	// DeviceHolding: it holds Key with Run and Fence.
+	DeviceHolding DeviceState = "holding"
+	// DeviceRefused: the server refused Key: Owner holds it until
+	// OwnerExpires.
+	DeviceRefused DeviceState = "refused"
+	// DeviceWaiting: it waits for Key, which Owner holds.
+	DeviceWaiting DeviceState = "waiting"
+	// DeviceFrozen: the process is stopped (SIGSTOP); it still believes
+	// what it believed.
+	DeviceFrozen DeviceState = "frozen"
+	// DeviceLost: it lost Key's run; Why says how.
+	DeviceLost DeviceState = "lost"
+	// DeviceKilled: the process died; Why says how.
+	DeviceKilled DeviceState = "killed"
+	// DeviceStopped: it released what it held and exited.
+	DeviceStopped DeviceState = "stopped"
+)
