@@ -21,8 +21,10 @@ const (
 )
 
 // colSpec describes a column: its title, minimum and wanted widths, whether
-// it is sized to its content (flex), alignment, and when it is hidden on a
-// narrow terminal (higher hide goes first; 0 never).
+// it is sized to its content (flex), alignment, when it is hidden on a
+// narrow terminal (higher hide goes first; 0 never), and whether its cells
+// change with the time as well as with the lease (timed: the row cache
+// draws those again when the countdowns read otherwise).
 type colSpec struct {
 	id        colID
 	title     string
@@ -30,6 +32,7 @@ type colSpec struct {
 	flex      bool
 	right     bool
 	hide      int
+	timed     bool
 }
 
 // maxFlex caps a content-sized column (account, session), so one very long
@@ -39,14 +42,14 @@ const maxFlex = 40
 
 func colSpecs() []colSpec {
 	return []colSpec{
-		{colAccount, "ACCOUNT", 7, 0, true, false, 0},
-		{colSession, "SESSION", 7, 0, true, false, 0},
-		{colHolder, "HOLDER", 6, 0, true, false, 1},
-		{colRun, "RUN", 8, 8, false, false, 5},
-		{colFence, "FENCE", 5, 6, false, true, 4},
-		{colTTL, "TTL", 7, 15, false, false, 0},
-		{colHeld, "HELD", 6, 6, false, true, 3},
-		{colRenewed, "RENEWED", 7, 7, false, true, 2},
+		{colAccount, "ACCOUNT", 7, 0, true, false, 0, false},
+		{colSession, "SESSION", 7, 0, true, false, 0, false},
+		{colHolder, "HOLDER", 6, 0, true, false, 1, false},
+		{colRun, "RUN", 8, 8, false, false, 5, false},
+		{colFence, "FENCE", 5, 6, false, true, 4, false},
+		{colTTL, "TTL", 7, 15, false, false, 0, true},
+		{colHeld, "HELD", 6, 6, false, true, 3, true},
+		{colRenewed, "RENEWED", 7, 7, false, true, 2, true},
 	}
 }
 

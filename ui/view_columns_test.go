@@ -95,3 +95,24 @@ func TestColumnsFollowTheRowsShown(t *testing.T) {
 		check(t, before, screen(m))
 	})
 }
+
+// TestTimedColumnsAreMarked: a column whose cell reads otherwise when only
+// the time moves must be timed, or the row cache would keep showing its
+// old text; this holds whatever order the columns are declared in.
+func TestTimedColumnsAreMarked(t *testing.T) {
+	m, _ := newModel(t, 120, 40)
+	l := cacheLeases(1)[0]
+	now := l.RenewedAt
+	for _, spec := range colSpecs() {
+		c := column{colSpec: spec, width: max(spec.want, spec.min, 12)}
+		moved := false
+		for _, later := range []time.Duration{time.Second, time.Minute, time.Hour} {
+			if m.tableCell(c, &l, 0.5, false, now) != m.tableCell(c, &l, 0.5, false, now.Add(later)) {
+				moved = true
+			}
+		}
+		if moved != spec.timed {
+			t.Errorf("column %s: its cell changes with the time: %v, but timed is %v", spec.title, moved, spec.timed)
+		}
+	}
+}

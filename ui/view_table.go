@@ -93,7 +93,7 @@ func (m *Model) tableRow(e *rowEntry, cols []column, l *data.Lease, selected boo
 	m.cache.rowRenders++
 	frac := st.Fraction(*l, serverNow)
 	for i, c := range cols {
-		if c.id < colTTL && static {
+		if !c.timed && static {
 			continue
 		}
 		e.cells[i] = m.tableCell(c, l, frac, highlight, serverNow)
@@ -111,9 +111,8 @@ func (m *Model) tableRow(e *rowEntry, cols []column, l *data.Lease, selected boo
 	return line
 }
 
-// tableCell renders one cell of lease l, padded to its column. The cells
-// of the columns before colTTL depend on the lease alone; the others on
-// the time too.
+// tableCell renders one cell of lease l, padded to its column. A timed
+// column's cell depends on the time too; the others' on the lease alone.
 func (m *Model) tableCell(c column, l *data.Lease, frac float64, highlight bool, serverNow time.Time) string {
 	var text string
 	var style *lipgloss.Style
