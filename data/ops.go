@@ -48,7 +48,7 @@ func (s *Store) Acquire(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 	}
 	for attempt := 1; attempt <= 3; attempt++ {
 		found = false
-		err = s.call(ctx, sqlcall.QuietAcquire, key, runID, []any{key.Account, key.Session, runID, ttl, holder}, scan)
+		err = s.call(ctx, sqlcall.AcquireThenNotify, key, runID, []any{key.Account, key.Session, runID, ttl, holder}, scan)
 		if !isSerializationFailure(err) {
 			break
 		}
@@ -63,20 +63,20 @@ func (s *Store) Acquire(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 }
 
 // call makes one of the lease functions' calls on a connection of the
-// pool, as sqlcall.Quiet does: the call in its own transaction, opted out
+// pool, as sqlcall.CommitThenNotify does: the call in its own transaction, opted out
 // of the trigger's NOTIFY, and the same notification sent right after the
 // commit from a transaction that writes nothing, in one round trip. A role
 // that may not send it (no EXECUTE on lease.event_json) leaves the store to
 // plain calls from then on, notified by the trigger; the transition whose
 // notification was refused is committed, and listeners read it from
 // lease.event (ListenerConfig.CatchUp).
-func (s *Store) call(ctx context.Context, q sqlcall.Quiet, key Key, runID uuid.UUID, args []any, scan func(pgx.Rows) error) error {
+func (s *Store) call(ctx context.Context, q sqlcall.CommitThenNotify, key Key, runID uuid.UUID, args []any, scan func(pgx.Rows) error) error {
 	return s.callNotify(ctx, q, args, []any{key.Account, key.Session, PublicRunID(runID)}, scan)
 }
 
 // callNotify is call with the notification's parameters given as they are
 // (account, session, public run id).
-func (s *Store) callNotify(ctx context.Context, q sqlcall.Quiet, args, notifyArgs []any, scan func(pgx.Rows) error) error {
+func (s *Store) callNotify(ctx context.Context, q sqlcall.CommitThenNotify, args, notifyArgs []any, scan func(pgx.Rows) error) error {
 	o := s.calls
 	o.Plain = o.Plain || s.plainCalls.Load()
 	o.AfterCommit = s.afterCommit
@@ -146,7 +146,7 @@ func (s *Store) Release(ctx context.Context, key Key, runID uuid.UUID) (bool, er
 		return false, err
 	}
 	var ok bool
-	err := s.call(ctx, sqlcall.QuietRelease, key, runID, []any{key.Account, key.Session, runID}, func(rows pgx.Rows) error {
+	err := s.call(ctx, sqlcall.ReleaseThenNotify, key, runID, []any{key.Account, key.Session, runID}, func(rows pgx.Rows) error {
 		for rows.Next() {
 			if err := rows.Scan(&ok); err != nil {
 				return err

@@ -23,7 +23,7 @@ type Store struct {
 	pooled bool
 	polls  pollMemory
 
-	calls       sqlcall.Options // how acquire and release reach the pool's connections (quiet.go)
+	calls       sqlcall.Options // how acquire and release reach the pool's connections (sqlcall.CommitThenNotify)
 	plainCalls  atomic.Bool     // the role may not send its own notifications: the trigger does
 	afterCommit func()          // tests only (export_test.go): see sqlcall.Options.AfterCommit
 }

@@ -2,8 +2,8 @@ package sqlcall
 
 import "github.com/jackc/pgx/v5/pgtype"
 
-// QuietForceRelease is the operator's forced release as the Go library makes
-// it, like QuietAcquire and QuietRelease: the call's transaction opts out of
+// ForceReleaseThenNotify is the operator's forced release as the Go library makes
+// it, like AcquireThenNotify and ReleaseThenNotify: the call's transaction opts out of
 // the trigger's NOTIFY, and the notification follows its commit. A
 // transaction that notifies fails at its commit when PostgreSQL's NOTIFY
 // queue is full (SQLSTATE 54000), and any role that may connect can fill it:
@@ -19,7 +19,7 @@ import "github.com/jackc/pgx/v5/pgtype"
 // event of the key's last four that this login recorded for that run. When
 // the call released nothing it may repeat an earlier one of those, which
 // consumers drop by its event id, as they drop every repeated id.
-var QuietForceRelease = Quiet{
+var ForceReleaseThenNotify = CommitThenNotify{
 	Setup: `SELECT ` + optOut,
 	Call: Statement{ForceRelease, []uint32{
 		pgtype.TextOID, pgtype.TextOID, pgtype.UUIDOID, pgtype.TextOID}},

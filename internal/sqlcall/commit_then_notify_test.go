@@ -13,11 +13,11 @@ func TestOnlyReleaseCommitsAsynchronously(t *testing.T) {
 	const async = `set_config('synchronous_commit', 'off', true)`
 	tests := []struct {
 		name  string
-		q     Quiet
+		q     CommitThenNotify
 		async bool
 	}{
-		{"acquire", QuietAcquire, false},
-		{"release", QuietRelease, true},
+		{"acquire", AcquireThenNotify, false},
+		{"release", ReleaseThenNotify, true},
 	}
 	for _, tt := range tests {
 		if got := strings.Contains(tt.q.Setup, async); got != tt.async {

@@ -36,8 +36,11 @@ type Statement struct {
 	Params []uint32
 }
 
-// Quiet is one of the lease functions' calls as the Go library makes it.
-type Quiet struct {
+// CommitThenNotify is one of the lease functions' calls as the Go library
+// makes it: the call commits in a transaction of its own that opts out of
+// the trigger's NOTIFY, and its notification is sent after the commit, from
+// a transaction that writes nothing.
+type CommitThenNotify struct {
 	// Setup is the first statement of the call's transaction: the opt-out
 	// of the trigger's NOTIFY, and anything else that concerns only this
 	// transaction. No parameters.
@@ -72,20 +75,20 @@ var (
 	acquireP = []uint32{pgtype.TextOID, pgtype.TextOID, pgtype.UUIDOID, pgtype.IntervalOID, pgtype.TextOID}
 )
 
-// The library's acquire and release. QuietAcquire's call takes Acquire's
-// parameters and returns its rows; QuietRelease's takes Release's and
+// The library's acquire and release. AcquireThenNotify's call takes Acquire's
+// parameters and returns its rows; ReleaseThenNotify's takes Release's and
 // returns its boolean. A release's transaction also commits without waiting
 // for its WAL flush (synchronous_commit off for that transaction alone): a
 // release lost in a crash is harmless, the lease then expires by itself, and
 // the next acquire of the key, which waits for its own flush, makes the
 // release durable first (WAL is flushed in order).
 var (
-	QuietAcquire = Quiet{
+	AcquireThenNotify = CommitThenNotify{
 		Setup:  `SELECT ` + optOut,
 		Call:   Statement{Acquire, acquireP},
 		Notify: Statement{notifyOwn(`'acquired', 'taken_over'`), keyRun},
 	}
-	QuietRelease = Quiet{
+	ReleaseThenNotify = CommitThenNotify{
 		Setup:  `SELECT ` + optOut + `, set_config('synchronous_commit', 'off', true)`,
 		Call:   Statement{Release, keyRun},
 		Notify: Statement{notifyOwn(`'released'`), keyRun},
@@ -121,7 +124,7 @@ type Options struct {
 // error: a *pgconn.PgError when the server refused it (nothing committed), or
 // the connection's when the outcome is unknown. The notification's own error
 // is returned apart, in notifyErr, because by then the call has committed.
-func (q Quiet) Run(ctx context.Context, conn *pgx.Conn, o Options, args, notifyArgs []any, scan func(pgx.Rows) error) (notifyErr, err error) {
+func (q CommitThenNotify) Run(ctx context.Context, conn *pgx.Conn, o Options, args, notifyArgs []any, scan func(pgx.Rows) error) (notifyErr, err error) {
 	if o.Plain {
 		rows, err := conn.Query(ctx, q.Call.SQL, Secret(o.Mode, args...)...)
 		if err != nil {
@@ -152,7 +155,7 @@ func (q Quiet) Run(ctx context.Context, conn *pgx.Conn, o Options, args, notifyA
 	return notifyErr, err
 }
 
-func (q Quiet) run(ctx context.Context, conn *pgx.Conn, o Options, stmts [3]*pgconn.StatementDescription,
+func (q CommitThenNotify) run(ctx context.Context, conn *pgx.Conn, o Options, stmts [3]*pgconn.StatementDescription,
 	args, notifyArgs []any, scan func(pgx.Rows) error, notifyErr *error) (pgconn.CommandTag, error) {
 	p := &pipeline{p: conn.PgConn().StartPipeline(ctx), tm: conn.TypeMap()}
 	defer p.p.Close()
