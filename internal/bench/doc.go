@@ -7,8 +7,9 @@
 // data.Listener). `leasetop bench` prints its Report.
 //
 // Absolute times on a shared machine are noise; ratios between workloads of
-// one run are the point, so every Report carries both, with the issue's
-// targets marked met or not.
+// one run are the point, so every Report carries both, with the project's
+// targets (targets.go: what the lease may cost against its baselines)
+// marked met or not.
 //
 // # Isolation
 //

@@ -22,7 +22,8 @@ type comparison struct {
 	limit    float64
 }
 
-// comparisons are the targets first, then the ratios that explain
+// comparisons are the targets first (the costs the lease must stay within,
+// against baselines measured in the same run), then the ratios that explain
 // them.
 func comparisons() []comparison {
 	return []comparison{
