@@ -47,15 +47,3 @@ func boundMillis(d time.Duration) (string, error) {
 	}
 	return strconv.FormatInt(ms, 10), nil
 }
-
-// OutlivedBound reports whether err is the server ending what BoundTx
-// bounded: a statement cancelled by statement_timeout (SQLSTATE 57014, also
-// raised by pg_cancel_backend) or a session ended by
-// idle_in_transaction_session_timeout (25P03).
-func OutlivedBound(err error) bool {
-	switch sqlstate(err) {
-	case "57014", "25P03":
-		return true
-	}
-	return false
-}

@@ -264,6 +264,18 @@ func parseError(err error) *DSNError {
 	return &DSNError{Reason: "cannot parse"}
 }
 
+// OutlivedBound reports whether err is the server ending what BoundTx
+// bounded: a statement cancelled by statement_timeout (SQLSTATE 57014, also
+// raised by pg_cancel_backend) or a session ended by
+// idle_in_transaction_session_timeout (25P03).
+func OutlivedBound(err error) bool {
+	switch sqlstate(err) {
+	case "57014", "25P03":
+		return true
+	}
+	return false
+}
+
 // sqlstate returns the SQLSTATE of the server error in err's chain, "" when
 // the server raised none.
 func sqlstate(err error) string {
