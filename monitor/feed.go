@@ -241,10 +241,17 @@ func (f *Feed) receive(ctx context.Context, ev data.Event, lis *data.Listener) {
 	f.malformed, f.dropped = lis.Malformed(), lis.Dropped()
 	f.mu.Unlock()
 	if awaiting {
-		return // the coming resync reads these events; nothing to read back
+		// The coming resync reads these events, if they have committed by
+		// then: a notification may come before its row does.
+		lis.Missing(transitionIDs(notes))
+		return
 	}
-	items, err := f.verify(ctx, notes)
+	items, missing, err := f.verify(ctx, notes)
+	if len(missing) > 0 {
+		lis.Missing(missing) // the listener delivers them when they commit
+	}
 	if err != nil {
+		lis.Missing(transitionIDs(notes))
 		if ctx.Err() == nil {
 			f.setReadErr(err)
 			f.mu.Lock()
@@ -318,13 +325,27 @@ func (f *Feed) noteDrops(lis *data.Listener) {
 	}
 }
 
+// transitionIDs returns the event ids that notes name (renewals name none).
+func transitionIDs(notes []data.Event) []int64 {
+	var ids []int64
+	for _, n := range notes {
+		if n.Kind != data.KindRenewed {
+			ids = append(ids, n.ID)
+		}
+	}
+	return ids
+}
+
 // verify turns notifications into what the database says. Anyone who can
 // connect may NOTIFY on lease_events, so a payload is only a claim: a
 // transition names the event id to read from lease.event (a forged id with
 // no row is dropped, and a forged payload never shadows the real row that
 // later takes its id), and a renewal names the session whose lease to read.
-// Rows keep the notifications' order, which is commit order.
-func (f *Feed) verify(ctx context.Context, notes []data.Event) ([]Item, error) {
+// Rows keep the notifications' order, which is commit order. It returns the
+// ids it found no row for: a notification may come before its row commits
+// (a role that writes events can send one for its own transition), so the
+// id is not seen yet, and the listener must deliver it when it commits.
+func (f *Feed) verify(ctx context.Context, notes []data.Event) ([]Item, []int64, error) {
 	var (
 		ids  []int64
 		keys []data.Key
@@ -341,11 +362,14 @@ func (f *Feed) verify(ctx context.Context, notes []data.Event) ([]Item, error) {
 	}
 	rctx, cancel := context.WithTimeout(ctx, f.cfg.ReadTimeout)
 	defer cancel()
-	var items []Item
+	var (
+		items   []Item
+		missing []int64
+	)
 	if len(ids) > 0 {
 		rows, err := f.store.EventsByID(rctx, ids)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		byID := make(map[int64]*data.Event, len(rows))
 		for i := range rows {
@@ -354,17 +378,19 @@ func (f *Feed) verify(ctx context.Context, notes []data.Event) ([]Item, error) {
 		for _, id := range ids {
 			if ev, ok := byID[id]; ok {
 				items = append(items, Item{Event: ev})
+			} else {
+				missing = append(missing, id)
 			}
 		}
 	}
 	if len(keys) > 0 {
 		snap, err := f.store.LeasesFor(rctx, keys)
 		if err != nil {
-			return nil, err
+			return nil, missing, err
 		}
 		items = append(items, Item{Delta: &snap})
 	}
-	return items, nil
+	return items, missing, nil
 }
 
 // push appends an item; f.mu must be held.
