@@ -355,12 +355,21 @@ const (
 		  LEFT JOIN LATERAL (` + pollEventsPart + `) e ON true`
 )
 
+// pollQuery is the statement a read sends: pollReadSQL around pollSQL, or
+// around pollGapsSQL when there are gaps.
+func pollQuery(gaps bool) string {
+	if gaps {
+		return strings.Replace(pollReadSQL, pollEventsPart, pollGapsSQL, 1)
+	}
+	return strings.Replace(pollReadSQL, pollEventsPart, pollSQL, 1)
+}
+
 // pollEvents reads the events with id > after (up to limit, oldest first)
 // and those whose id is in gaps, ascending, and the read's snapshot.
 func (s *Store) pollEvents(ctx context.Context, after int64, gaps []int64, limit int) ([]Event, pollSnapshot, error) {
-	query, args := strings.Replace(pollReadSQL, pollEventsPart, pollSQL, 1), []any{after, limit}
+	query, args := pollQuery(false), []any{after, limit}
 	if len(gaps) > 0 {
-		query, args = strings.Replace(pollReadSQL, pollEventsPart, pollGapsSQL, 1), append(args, gaps)
+		query, args = pollQuery(true), append(args, gaps)
 	}
 	var snap pollSnapshot
 	rows, err := s.pool.Query(ctx, query, args...)
