@@ -139,10 +139,12 @@ func (l *Listener) Missing(ids []int64) {
 // startCatchUp places the catch-up's cursor after the newest event, once a
 // new connection listens and before the consumer is told to resync: what
 // commits before this read, the resync reads; what commits after it is
-// either notified or read by the catch-up. The gaps of the last
-// connection's cursor are kept: a transaction that drew one may still
-// commit. A failed read leaves the catch-up stopped until the next
-// connection.
+// either notified or read by the catch-up. After a reconnection it goes on
+// from the last connection's cursor instead, with its gaps, and lists as
+// gaps the ids missing since (a transaction that drew one may still commit,
+// and the resync reads only what has): up to maxResume ids; past that it
+// starts after the newest again, keeping the old gaps. A failed read
+// leaves the catch-up stopped until the next connection.
 func (l *Listener) startCatchUp(ctx context.Context) {
 	if l.cfg.CatchUp <= 0 {
 		return
@@ -150,24 +152,41 @@ func (l *Listener) startCatchUp(ctx context.Context) {
 	l.catch.mu.Lock()
 	l.catch.gen++
 	l.catch.started = false
+	old := l.catch.cur // no read advances it once started is false
 	l.catch.mu.Unlock()
 	rctx, cancel := context.WithTimeout(ctx, pollTimeout)
 	defer cancel()
-	ids, err := l.store.recentEventIDs(rctx, l.cfg.PollWindow)
-	if err != nil {
-		return
+	var cur pollCursor
+	if old.started {
+		ids, err := l.store.eventIDsAfter(rctx, old.after, maxResume)
+		if err != nil {
+			return
+		}
+		if len(ids) < maxResume {
+			cur = old.resume(ids)
+		}
+	}
+	if !cur.started {
+		ids, err := l.store.recentEventIDs(rctx, l.cfg.PollWindow)
+		if err != nil {
+			return
+		}
+		cur = pollCursor{window: l.cfg.PollWindow}
+		cur.start(ids)
+		cur.keep(old)
 	}
 	l.catch.mu.Lock()
 	defer l.catch.mu.Unlock()
-	old := l.catch.cur
-	l.catch.cur = pollCursor{window: l.cfg.PollWindow}
-	l.catch.cur.start(ids)
-	l.catch.cur.keep(old)
+	l.catch.cur = cur
 	l.catch.heard = make(map[int64]heardNote)
 	l.catch.pending = make(map[int64]pendingRow)
 	l.catch.skipped = make(map[int64]Event)
 	l.catch.started = true
 }
+
+// maxResume is how many ids committed while the listener was away the
+// catch-up reads to go on from where it was.
+const maxResume = 100_000
 
 // runCatchUp reads lease.event every CatchUp while the listener is live,
 // and delivers what was not notified, until ctx ends.

@@ -245,6 +245,20 @@ func (c *pollCursor) keep(old pollCursor) {
 	}
 }
 
+// resume returns a copy of the cursor moved past ids, every id after it
+// (ascending), with the ids they lack as gaps.
+func (c *pollCursor) resume(ids []int64) pollCursor {
+	r := pollCursor{window: c.window, started: true, after: c.after, gaps: maps.Clone(c.gaps)}
+	if r.gaps == nil {
+		r.gaps = make(map[int64]uint64)
+	}
+	if len(ids) > 0 {
+		r.mark(c.after, ids)
+		r.after = ids[len(ids)-1]
+	}
+	return r
+}
+
 // mark records as gaps the ids in (from, the last of ids] that ids lacks;
 // ids is ascending. A new timeline moves the event ids 2^43 on
 // (lease.follow_timeline): the ids between are not gaps.
@@ -310,8 +324,18 @@ func (c *pollCursor) advance(rows []Event, snap pollSnapshot) (evs []Event, newe
 // recentEventIDs returns the ids of the events within window of the newest
 // one, ascending: where poll mode starts. An index-only scan.
 func (s *Store) recentEventIDs(ctx context.Context, window int64) ([]int64, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id FROM lease.event
+	return s.eventIDs(ctx, `SELECT id FROM lease.event
 		WHERE id > (SELECT coalesce(max(id), 0) FROM lease.event) - $1 ORDER BY id`, window)
+}
+
+// eventIDsAfter returns the ids of up to limit events after the id after,
+// ascending. An index-only scan.
+func (s *Store) eventIDsAfter(ctx context.Context, after int64, limit int) ([]int64, error) {
+	return s.eventIDs(ctx, `SELECT id FROM lease.event WHERE id > $1 ORDER BY id LIMIT $2`, after, limit)
+}
+
+func (s *Store) eventIDs(ctx context.Context, query string, args ...any) ([]int64, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("poll events: %w", translate(err))
 	}

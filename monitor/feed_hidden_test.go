@@ -280,3 +280,47 @@ func TestHiddenTakeoverBoth(t *testing.T) {
 		})
 	}
 }
+
+// TestHiddenTakeoverAcrossListenerOutage: the takeover's transaction is
+// open while the listener's connection is lost and cannot come back (its
+// login refused) and 1100 other events commit; then the listener
+// reconnects and the takeover commits. Before, the catch-up started over
+// after the newest event on its new connection, 1100 past the held id.
+func TestHiddenTakeoverAcrossListenerOutage(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.New(t)
+	s, admin := db.Store(t), db.Conn(t)
+	dsn, role := pgtest.Login(t, db, "lease_reader")
+	a := startApplied(t, s, FeedConfig{Listener: data.ListenerConfig{DSN: dsn}})
+	a.wait(t, "the first marker", committedEvent(t, s, "marker-0"))
+
+	h := openHiddenTakeover(t, db, s, data.Key{Account: "acme", Session: "hidden"})
+	login := func(can bool) {
+		t.Helper()
+		stmt := "ALTER ROLE " + pgx.Identifier{role}.Sanitize() + " NOLOGIN"
+		if can {
+			stmt = "ALTER ROLE " + pgx.Identifier{role}.Sanitize() + " LOGIN"
+		}
+		if _, err := admin.Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	login(false)
+	pgtest.Eventually(t, 15*time.Second, "the listener's backend gone", func() bool {
+		var n int
+		if err := admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = $1`,
+			role).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 0 // none was left to terminate
+	})
+	bulkEvents(t, db, 1100)
+	login(true)
+	a.wait(t, "the silent marker after the reconnection", silentEvent(t, db, "marker-1"))
+	h.commit(t)
+	a.wait(t, "the hidden takeover", h.id)
+	a.wait(t, "the marker after the commit", committedEvent(t, s, "marker-2"))
+	if n := a.count(h.id); n != 1 {
+		t.Errorf("the takeover %d was applied %d times, want once", h.id, n)
+	}
+}
