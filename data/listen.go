@@ -194,7 +194,9 @@ func (s *Store) NewListener(cfg ListenerConfig) *Listener {
 // two of them on different connections may cross), and transitions whose
 // notification never came as the catch-up reads them. Anyone who may
 // connect can NOTIFY: a notification is a claim, to be read back from
-// lease.event before it is believed.
+// lease.event before it is believed. A consumer that reads them back reports
+// the ids it found no row for with Missing, or a transition notified before
+// it committed may never reach it.
 func (l *Listener) Events() <-chan Event { return l.events }
 
 // Rows delivers, in poll mode, the rows of lease.event read since the last
