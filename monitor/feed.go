@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -241,10 +242,18 @@ func (f *Feed) receive(ctx context.Context, ev data.Event, lis *data.Listener) {
 	f.malformed, f.dropped = lis.Malformed(), lis.Dropped()
 	f.mu.Unlock()
 	if awaiting {
-		// The coming resync reads these events, if they have committed by
-		// then: a notification may come before its row does.
+		// The coming resync reads the events above where it starts, if they
+		// have committed by then (a notification may come before its row
+		// does: the listener delivers those later). An event below it (one
+		// that committed long after its id was drawn) only this read-back
+		// delivers.
+		var below []data.Event
+		notes = slices.DeleteFunc(notes, func(n data.Event) bool { return n.Kind == data.KindRenewed })
+		below, notes = splitBelow(notes, f.resyncFrom())
 		lis.Missing(transitionIDs(notes))
-		return
+		if notes = below; len(notes) == 0 {
+			return
+		}
 	}
 	items, missing, err := f.verify(ctx, notes)
 	if len(missing) > 0 {
@@ -323,6 +332,28 @@ func (f *Feed) noteDrops(lis *data.Listener) {
 		f.drops = d
 		f.floor = min(f.floor, max(f.highest-f.cfg.Window, 0))
 	}
+}
+
+// resyncFrom is the id after which the coming resync reads every event
+// (math.MaxInt64 when it reads only the newest, the first time).
+func (f *Feed) resyncFrom() int64 {
+	if q := f.query(); q.Oldest || q.After >= 0 {
+		return q.After
+	}
+	return math.MaxInt64
+}
+
+// splitBelow splits evs into those with an id at or below from and the
+// rest, each in its order.
+func splitBelow(evs []data.Event, from int64) (below, above []data.Event) {
+	for _, ev := range evs {
+		if ev.ID <= from {
+			below = append(below, ev)
+		} else {
+			above = append(above, ev)
+		}
+	}
+	return below, above
 }
 
 // transitionIDs returns the event ids that notes name (renewals name none).

@@ -324,3 +324,33 @@ func TestHiddenTakeoverAcrossListenerOutage(t *testing.T) {
 		t.Errorf("the takeover %d was applied %d times, want once", h.id, n)
 	}
 }
+
+// TestAwaitingFeedKeepsLateEvents: while a resync is due (the consumer fell
+// too far behind, or a read-back failed) the feed drops what the listener
+// delivers, since the resync reads it. But the resync starts a window below
+// the newest event delivered, and an event that committed long after its
+// id was drawn (a transaction held open) is below it: the feed must queue
+// it. Before, it dropped it, and nothing read it again.
+func TestAwaitingFeedKeepsLateEvents(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	late := committedEvent(t, s, "late")
+	f := NewFeed(s, FeedConfig{})
+	f.synced, f.delivered, f.highest, f.awaitSync = true, 5000, 5000, true // the resync reads after 4000
+
+	f.receiveRows(ctx, []data.Event{{ID: late, Kind: data.KindAcquired}, {ID: 4500, Kind: data.KindAcquired}})
+	if len(f.items) != 1 || f.items[0].Event == nil || f.items[0].Event.ID != late {
+		t.Fatalf("polled rows queued while awaiting a resync: %+v, want only the late event %d", f.items, late)
+	}
+	f.items = nil
+
+	// A notification of it, read back: queued; one above the resync's start
+	// is left to the resync.
+	lis := s.NewListener(data.ListenerConfig{})
+	f.receive(ctx, data.Event{ID: late, Kind: data.KindAcquired}, lis)
+	f.receive(ctx, data.Event{ID: 4500, Kind: data.KindAcquired}, lis)
+	if len(f.items) != 1 || f.items[0].Event == nil || f.items[0].Event.ID != late {
+		t.Fatalf("notifications queued while awaiting a resync: %+v, want only the late event %d, read back", f.items, late)
+	}
+}
