@@ -288,8 +288,13 @@ func (f *Feed) queue(ctx context.Context, items []Item) {
 	overflow := len(f.items) > f.cfg.MaxPending
 	if overflow {
 		// The consumer is far behind: drop what it has not taken, and give it
-		// one resync instead, before anything else.
-		f.items, f.highest, f.awaitSync = nil, f.delivered, true
+		// one resync instead, before anything else. The resync starts a
+		// window below the newest event delivered (and never below the
+		// first resync): an event below that (its transaction was held
+		// open) is kept.
+		f.highest, f.awaitSync = f.delivered, true
+		from := f.resyncFromLocked()
+		f.items = slices.DeleteFunc(f.items, func(it Item) bool { return it.Event == nil || it.Event.ID > from })
 	}
 	f.mu.Unlock()
 	signal(f.ready)
@@ -337,7 +342,14 @@ func (f *Feed) noteDrops(lis *data.Listener) {
 // resyncFrom is the id after which the coming resync reads every event
 // (math.MaxInt64 when it reads only the newest, the first time).
 func (f *Feed) resyncFrom() int64 {
-	if q := f.query(); q.Oldest || q.After >= 0 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.resyncFromLocked()
+}
+
+// resyncFromLocked is resyncFrom with f.mu held.
+func (f *Feed) resyncFromLocked() int64 {
+	if q := f.queryLocked(); q.Oldest || q.After >= 0 {
 		return q.After
 	}
 	return math.MaxInt64
@@ -470,6 +482,11 @@ func (f *Feed) intervalLocked() time.Duration {
 func (f *Feed) query() data.SyncQuery {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.queryLocked()
+}
+
+// queryLocked is query with f.mu held.
+func (f *Feed) queryLocked() data.SyncQuery {
 	q := data.SyncQuery{Limit: f.cfg.ResyncLimit}
 	switch {
 	case f.synced && f.pageFrom > 0:

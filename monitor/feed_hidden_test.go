@@ -354,3 +354,22 @@ func TestAwaitingFeedKeepsLateEvents(t *testing.T) {
 		t.Fatalf("notifications queued while awaiting a resync: %+v, want only the late event %d, read back", f.items, late)
 	}
 }
+
+// TestOverflowKeepsLateEvents: when the consumer falls too far behind, the
+// feed drops what it holds and owes it a resync from a window below the
+// newest event delivered. An event below that window (its transaction was
+// held open) must be kept: the resync would not read it.
+func TestOverflowKeepsLateEvents(t *testing.T) {
+	db := pgtest.New(t)
+	f := NewFeed(db.Store(t), FeedConfig{MaxPending: 2})
+	f.synced, f.delivered, f.highest = true, 5000, 5000 // the resync reads after 4000
+	f.queue(context.Background(), []Item{
+		{Event: &data.Event{ID: 5001}}, {Event: &data.Event{ID: 42}}, {Event: &data.Event{ID: 5002}},
+	})
+	if !f.awaitSync {
+		t.Fatal("no resync owed after the overflow")
+	}
+	if len(f.items) != 1 || f.items[0].Event.ID != 42 {
+		t.Fatalf("kept %+v after the overflow, want only the late event 42", f.items)
+	}
+}
