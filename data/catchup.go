@@ -131,8 +131,7 @@ func (l *Listener) Missing(ids []int64) {
 	l.catch.mu.Unlock()
 	slices.SortFunc(late, func(a, b Event) int { return cmp.Compare(a.ID, b.ID) })
 	for _, ev := range late {
-		l.caughtUp.Add(1)
-		l.deliver(ev)
+		l.catchUpDeliver(ev)
 	}
 }
 
@@ -287,8 +286,28 @@ func (l *Listener) deliverUnheard(ctx context.Context) (next time.Duration, more
 		if ctx.Err() != nil {
 			return 0, false
 		}
-		l.caughtUp.Add(1)
-		l.deliver(ev)
+		if l.catchUpDeliver(ev) {
+			continue
+		}
+		more = true // kept: due again after catchUpGrace
 	}
 	return next, more
+}
+
+// catchUpDeliver delivers a row the catch-up read, and reports whether it
+// did. A row the listener drops (its consumer is behind) is kept pending
+// and tried again: the resync that a drop causes re-reads only a window
+// below the newest event, and the row may lie far below it (its
+// transaction was held open).
+func (l *Listener) catchUpDeliver(ev Event) bool {
+	if l.deliver(ev) {
+		l.caughtUp.Add(1)
+		return true
+	}
+	l.catch.mu.Lock()
+	defer l.catch.mu.Unlock()
+	if l.catch.started {
+		l.catch.pending[ev.ID] = pendingRow{ev: ev, read: time.Now()}
+	}
+	return false
 }
