@@ -23,10 +23,18 @@ import (
 // commit: well under a second with the defaults.
 //
 // The rows read are matched with the notifications heard by id, kind, key
-// and run. Anyone who may connect can NOTIFY, so a forged notification that
-// names a transition before it commits, exactly, would keep the catch-up
-// from delivering it, should its own notification then be lost: it takes
-// both.
+// and run. A notification is only a hint: anyone who may connect can NOTIFY,
+// and a transaction may opt out of the trigger's NOTIFY (what the library
+// does, then notifies after its commit), so a role that may write events
+// can name its own transition in a forged notification before it commits.
+// The consumer reads the notified id back, finds no row and drops it; were
+// the notification then counted as heard, the catch-up would skip the row
+// once it commits and nothing would deliver it. So the consumer tells the
+// listener which notified ids it found no row for (Listener.Missing): the
+// listener forgets them as heard, and delivers at once those the catch-up
+// has already read and skipped (kept for that, within PollWindow of the
+// newest). A notification the listener drops (its consumer is behind) is
+// not counted as heard either.
 
 // DefaultCatchUp is how often a listening listener reads lease.event for
 // transitions whose notification never came.
@@ -51,6 +59,7 @@ type catchUp struct {
 	cur     pollCursor
 	heard   map[int64]heardNote
 	pending map[int64]pendingRow
+	skipped map[int64]Event // rows read and not delivered because they were notified
 }
 
 // heardNote is what a notification said: enough to tell the row it names.
@@ -77,6 +86,7 @@ func (c *catchUp) hear(ev Event) {
 	}
 	if p, ok := c.pending[ev.ID]; ok && noteOf(p.ev) == noteOf(ev) {
 		delete(c.pending, ev.ID)
+		c.skip(p.ev)
 		return
 	}
 	if len(c.heard) < maxHeard {
@@ -84,11 +94,56 @@ func (c *catchUp) hear(ev Event) {
 	}
 }
 
+// unhear forgets a notification that was not delivered after all.
+func (c *catchUp) unhear(id int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.heard, id)
+}
+
+// skip keeps a row the catch-up read and did not deliver because its
+// notification was heard, in case the consumer reports it missing; c.mu
+// must be held.
+func (c *catchUp) skip(ev Event) {
+	if len(c.skipped) < maxHeard {
+		c.skipped[ev.ID] = ev
+	}
+}
+
+// Missing tells a listening listener that its consumer read back these
+// notified event ids and found no committed row (a forged notification, or
+// one sent before its transaction committed). The listener stops counting
+// them as heard, so the catch-up delivers each row on Events once it reads
+// it committed, and delivers at once (on Events, counted in CaughtUp) those
+// it has read already and skipped as notified. A consumer that reads
+// notifications back must call it for every id it could not read, or a
+// row may never reach it: see catchup.go.
+func (l *Listener) Missing(ids []int64) {
+	var late []Event
+	l.catch.mu.Lock()
+	for _, id := range ids {
+		delete(l.catch.heard, id)
+		if ev, ok := l.catch.skipped[id]; ok {
+			delete(l.catch.skipped, id)
+			late = append(late, ev)
+		}
+	}
+	l.catch.mu.Unlock()
+	slices.SortFunc(late, func(a, b Event) int { return cmp.Compare(a.ID, b.ID) })
+	for _, ev := range late {
+		l.catchUpDeliver(ev)
+	}
+}
+
 // startCatchUp places the catch-up's cursor after the newest event, once a
 // new connection listens and before the consumer is told to resync: what
 // commits before this read, the resync reads; what commits after it is
-// either notified or read by the catch-up. A failed read leaves the
-// catch-up stopped until the next connection.
+// either notified or read by the catch-up. After a reconnection it goes on
+// from the last connection's cursor instead, with its gaps, and lists as
+// gaps the ids missing since (a transaction that drew one may still commit,
+// and the resync reads only what has): up to maxResume ids; past that it
+// starts after the newest again, keeping the old gaps. A failed read
+// leaves the catch-up stopped until the next connection.
 func (l *Listener) startCatchUp(ctx context.Context) {
 	if l.cfg.CatchUp <= 0 {
 		return
@@ -96,21 +151,41 @@ func (l *Listener) startCatchUp(ctx context.Context) {
 	l.catch.mu.Lock()
 	l.catch.gen++
 	l.catch.started = false
+	old := l.catch.cur // no read advances it once started is false
 	l.catch.mu.Unlock()
 	rctx, cancel := context.WithTimeout(ctx, pollTimeout)
 	defer cancel()
-	ids, err := l.store.recentEventIDs(rctx, l.cfg.PollWindow)
-	if err != nil {
-		return
+	var cur pollCursor
+	if old.started {
+		ids, err := l.store.eventIDsAfter(rctx, old.after, maxResume)
+		if err != nil {
+			return
+		}
+		if len(ids) < maxResume {
+			cur = old.resume(ids)
+		}
+	}
+	if !cur.started {
+		ids, err := l.store.recentEventIDs(rctx, l.cfg.PollWindow)
+		if err != nil {
+			return
+		}
+		cur = pollCursor{window: l.cfg.PollWindow}
+		cur.start(ids)
+		cur.keep(old)
 	}
 	l.catch.mu.Lock()
 	defer l.catch.mu.Unlock()
-	l.catch.cur = pollCursor{window: l.cfg.PollWindow}
-	l.catch.cur.start(ids)
+	l.catch.cur = cur
 	l.catch.heard = make(map[int64]heardNote)
 	l.catch.pending = make(map[int64]pendingRow)
+	l.catch.skipped = make(map[int64]Event)
 	l.catch.started = true
 }
+
+// maxResume is how many ids committed while the listener was away the
+// catch-up reads to go on from where it was.
+const maxResume = 100_000
 
 // runCatchUp reads lease.event every CatchUp while the listener is live,
 // and delivers what was not notified, until ctx ends.
@@ -156,7 +231,7 @@ func (l *Listener) catchUpRead(ctx context.Context) bool {
 
 	rctx, cancel := context.WithTimeout(ctx, pollTimeout)
 	defer cancel()
-	rows, err := l.store.pollEvents(rctx, after, gaps, l.cfg.PollLimit)
+	rows, snap, err := l.store.pollEvents(rctx, after, gaps, l.cfg.PollLimit)
 	if err != nil {
 		return false // the listener's own checks find a lost connection; read again next time
 	}
@@ -166,10 +241,11 @@ func (l *Listener) catchUpRead(ctx context.Context) bool {
 	if gen != l.catch.gen || !l.catch.started {
 		return false // a new connection started over meanwhile
 	}
-	evs, _ := l.catch.cur.advance(rows)
+	evs, _ := l.catch.cur.advance(rows, snap)
 	for _, ev := range evs {
 		if n, ok := l.catch.heard[ev.ID]; ok && n == noteOf(ev) {
 			delete(l.catch.heard, ev.ID)
+			l.catch.skip(ev)
 			continue
 		}
 		l.catch.pending[ev.ID] = pendingRow{ev: ev, read: now}
@@ -178,6 +254,11 @@ func (l *Listener) catchUpRead(ctx context.Context) bool {
 	for id := range l.catch.heard {
 		if id <= floor {
 			delete(l.catch.heard, id)
+		}
+	}
+	for id := range l.catch.skipped {
+		if id <= floor {
+			delete(l.catch.skipped, id)
 		}
 	}
 	return len(l.catch.pending) > 0
@@ -205,8 +286,28 @@ func (l *Listener) deliverUnheard(ctx context.Context) (next time.Duration, more
 		if ctx.Err() != nil {
 			return 0, false
 		}
-		l.caughtUp.Add(1)
-		l.deliver(ev)
+		if l.catchUpDeliver(ev) {
+			continue
+		}
+		more = true // kept: due again after catchUpGrace
 	}
 	return next, more
+}
+
+// catchUpDeliver delivers a row the catch-up read, and reports whether it
+// did. A row the listener drops (its consumer is behind) is kept pending
+// and tried again: the resync that a drop causes re-reads only a window
+// below the newest event, and the row may lie far below it (its
+// transaction was held open).
+func (l *Listener) catchUpDeliver(ev Event) bool {
+	if l.deliver(ev) {
+		l.caughtUp.Add(1)
+		return true
+	}
+	l.catch.mu.Lock()
+	defer l.catch.mu.Unlock()
+	if l.catch.started {
+		l.catch.pending[ev.ID] = pendingRow{ev: ev, read: time.Now()}
+	}
+	return false
 }

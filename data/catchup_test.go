@@ -2,6 +2,7 @@ package data_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -99,5 +100,76 @@ func TestCatchUpRepeatsNothingNotified(t *testing.T) {
 	}
 	if n := l.CaughtUp(); n != 1 {
 		t.Errorf("CaughtUp() = %d, want 1 (the marker only)", n)
+	}
+}
+
+// TestCatchUpRetriesARowItDropped: a row the catch-up reads while the
+// consumer is behind (Events full) is dropped like a notification, but the
+// resync that a drop causes re-reads only a window below the newest event,
+// and the row may lie far below it (its transaction was held open). The
+// catch-up keeps it and delivers it once there is room. Before, it was lost.
+func TestCatchUpRetriesARowItDropped(t *testing.T) {
+	db := pgtest.New(t)
+	s, conn := db.Store(t), db.Conn(t)
+	l := startListener(t, s, data.ListenerConfig{Buffer: 1, CatchUp: 10 * time.Millisecond})
+	waitResync(t, l)
+
+	first := silentAcquire(t, conn, data.Key{Account: "a", Session: "first"}, uuid.New())
+	pgtest.Eventually(t, 15*time.Second, "the first row queued", func() bool { return len(l.Events()) == 1 })
+	second := silentAcquire(t, conn, data.Key{Account: "a", Session: "second"}, uuid.New())
+	pgtest.Eventually(t, 15*time.Second, "the second row dropped", func() bool { return l.Dropped() >= 1 })
+	if ev := waitEvent(t, l); ev.ID != first {
+		t.Fatalf("first event %d, want %d", ev.ID, first)
+	}
+	if ev := waitEvent(t, l); ev.ID != second {
+		t.Fatalf("second event %d, want the dropped row %d, tried again", ev.ID, second)
+	}
+}
+
+// TestMissingLetsTheCatchUpDeliver: a notification naming a transition
+// before it commits (anyone may NOTIFY; the transition's own transaction
+// opted out of the trigger's) is delivered, and its consumer finds no row.
+// Once the consumer reports the id Missing, the catch-up delivers the row
+// when it commits; before Missing existed, the catch-up skipped it as
+// heard.
+func TestMissingLetsTheCatchUpDeliver(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.New(t)
+	s, conn, other := db.Store(t), db.Conn(t), db.Conn(t)
+	l := startListener(t, s, data.ListenerConfig{CatchUp: 10 * time.Millisecond})
+	waitResync(t, l)
+
+	k, run := data.Key{Account: "a", Session: "early"}, uuid.New()
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `SELECT set_config('lease.caller_notifies', extract(epoch FROM now())::text, true)`); err != nil {
+		t.Fatal(err)
+	}
+	var id int64
+	if _, err := tx.Exec(ctx, `SELECT * FROM lease.acquire($1, $2, $3, '1 minute', 'early')`, k.Account, k.Session, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.QueryRow(ctx, `SELECT max(id) FROM lease.event`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	payload := fmt.Sprintf(`{"id":%d,"kind":"acquired","account_id":"a","session_id":"early","run_id":"%s"}`, id, data.PublicRunID(run))
+	if _, err := other.Exec(ctx, `SELECT pg_notify('lease_events', $1)`, payload); err != nil {
+		t.Fatal(err)
+	}
+	if ev := waitEvent(t, l); ev.ID != id {
+		t.Fatalf("event %d, want the early notification of %d", ev.ID, id)
+	}
+	if rows, err := s.EventsByID(ctx, []int64{id}); err != nil || len(rows) != 0 {
+		t.Fatalf("read back %v (%v), want no row before the commit", rows, err)
+	}
+	l.Missing([]int64{id})
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ev := waitEvent(t, l); ev.ID != id || ev.Key != k {
+		t.Fatalf("event %+v, want the committed row %d", ev, id)
 	}
 }

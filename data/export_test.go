@@ -1,9 +1,9 @@
 package data
 
 // Poll mode's reads, for the EXPLAIN test.
-const (
-	PollSQL     = pollSQL
-	PollGapsSQL = pollGapsSQL
+var (
+	PollSQL     = pollQuery(false)
+	PollGapsSQL = pollQuery(true)
 )
 
 // SetAfterCommit makes s call f once an acquire's or a release's

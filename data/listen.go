@@ -47,10 +47,12 @@ type ListenerConfig struct {
 	// nothing).
 	// Default 250 ms.
 	FallbackPoll time.Duration
-	// PollWindow is how many ids below the highest one read poll mode keeps
-	// asking for the ids it has not seen: an event id is drawn before its
-	// transaction commits, so a smaller id can commit after a larger one.
-	// Default 1000 (the monitor's resync window).
+	// PollWindow is how many ids below the newest one poll mode (and the
+	// catch-up) looks for missing ids when it starts: an event id is drawn
+	// before its transaction commits, so a smaller id can commit after a
+	// larger one. Ids found missing later are asked for until no
+	// transaction that could commit them is in progress, however far
+	// behind they fall. Default 1000 (the monitor's resync window).
 	PollWindow int64
 	// PollLimit caps the rows one poll reads; a full page is followed by
 	// the next one at once. Default 1000.
@@ -192,7 +194,9 @@ func (s *Store) NewListener(cfg ListenerConfig) *Listener {
 // two of them on different connections may cross), and transitions whose
 // notification never came as the catch-up reads them. Anyone who may
 // connect can NOTIFY: a notification is a claim, to be read back from
-// lease.event before it is believed.
+// lease.event before it is believed. A consumer that reads them back reports
+// the ids it found no row for with Missing, or a transition notified before
+// it committed may never reach it.
 func (l *Listener) Events() <-chan Event { return l.events }
 
 // Rows delivers, in poll mode, the rows of lease.event read since the last
@@ -490,19 +494,23 @@ func (h eventHandler) HandleNotification(_ context.Context, n *pgconn.Notificati
 		l.malformed.Add(1)
 		return nil // counted and dropped; an error here would read as a connection failure
 	}
-	l.catch.hear(ev)
-	l.deliver(ev)
+	l.catch.hear(ev) // before the consumer can report it Missing
+	if !l.deliver(ev) {
+		l.catch.unhear(ev.ID) // the consumer never gets to read it back
+	}
 	return nil
 }
 
 // deliver queues ev for the consumer without blocking: when Events is full
-// it drops ev, counts it and signals Resync.
-func (l *Listener) deliver(ev Event) {
+// it drops ev, counts it, signals Resync and reports false.
+func (l *Listener) deliver(ev Event) bool {
 	select {
 	case l.events <- ev:
+		return true
 	default:
 		l.dropped.Add(1)
 		signal(l.resync)
+		return false
 	}
 }
 

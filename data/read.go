@@ -160,7 +160,11 @@ func (s *Store) events(ctx context.Context, query string, args ...any) ([]Event,
 	return evs, nil
 }
 
-func scanEvent(row pgx.CollectableRow) (Event, error) {
+func scanEvent(row pgx.CollectableRow) (Event, error) { return scanEventAfter(row) }
+
+// scanEventAfter scans a row whose event columns follow the columns that
+// pre receives.
+func scanEventAfter(row pgx.CollectableRow, pre ...any) (Event, error) {
 	var (
 		e                Event
 		run, prevRun     *uuid.UUID
@@ -168,8 +172,8 @@ func scanEvent(row pgx.CollectableRow) (Event, error) {
 		exp, prevExp     *time.Time
 		holder, reason   *string
 	)
-	err := row.Scan(&e.ID, &e.At, &e.Kind, &e.Key.Account, &e.Key.Session, &run, &prevRun,
-		&fence, &prevFence, &exp, &prevExp, &holder, &e.Actor, &reason)
+	err := row.Scan(append(pre, &e.ID, &e.At, &e.Kind, &e.Key.Account, &e.Key.Session, &run, &prevRun,
+		&fence, &prevFence, &exp, &prevExp, &holder, &e.Actor, &reason)...)
 	e.RunID, e.PrevRunID = deref(run), deref(prevRun)
 	e.Fence, e.PrevFence = deref(fence), deref(prevFence)
 	e.ExpiresAt, e.PrevExpiresAt = deref(exp), deref(prevExp)

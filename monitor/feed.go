@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -241,10 +242,25 @@ func (f *Feed) receive(ctx context.Context, ev data.Event, lis *data.Listener) {
 	f.malformed, f.dropped = lis.Malformed(), lis.Dropped()
 	f.mu.Unlock()
 	if awaiting {
-		return // the coming resync reads these events; nothing to read back
+		// The coming resync reads the events above where it starts, if they
+		// have committed by then (a notification may come before its row
+		// does: the listener delivers those later). An event below it (one
+		// that committed long after its id was drawn) only this read-back
+		// delivers.
+		var below []data.Event
+		notes = slices.DeleteFunc(notes, func(n data.Event) bool { return n.Kind == data.KindRenewed })
+		below, notes = splitBelow(notes, f.resyncFrom())
+		lis.Missing(transitionIDs(notes))
+		if notes = below; len(notes) == 0 {
+			return
+		}
 	}
-	items, err := f.verify(ctx, notes)
+	items, missing, err := f.verify(ctx, notes)
+	if len(missing) > 0 {
+		lis.Missing(missing) // the listener delivers them when they commit
+	}
 	if err != nil {
+		lis.Missing(transitionIDs(notes))
 		if ctx.Err() == nil {
 			f.setReadErr(err)
 			f.mu.Lock()
@@ -272,8 +288,13 @@ func (f *Feed) queue(ctx context.Context, items []Item) {
 	overflow := len(f.items) > f.cfg.MaxPending
 	if overflow {
 		// The consumer is far behind: drop what it has not taken, and give it
-		// one resync instead, before anything else.
-		f.items, f.highest, f.awaitSync = nil, f.delivered, true
+		// one resync instead, before anything else. The resync starts a
+		// window below the newest event delivered (and never below the
+		// first resync): an event below that (its transaction was held
+		// open) is kept.
+		f.highest, f.awaitSync = f.delivered, true
+		from := f.resyncFromLocked()
+		f.items = slices.DeleteFunc(f.items, func(it Item) bool { return it.Event == nil || it.Event.ID > from })
 	}
 	f.mu.Unlock()
 	signal(f.ready)
@@ -318,13 +339,56 @@ func (f *Feed) noteDrops(lis *data.Listener) {
 	}
 }
 
+// resyncFrom is the id after which the coming resync reads every event
+// (math.MaxInt64 when it reads only the newest, the first time).
+func (f *Feed) resyncFrom() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.resyncFromLocked()
+}
+
+// resyncFromLocked is resyncFrom with f.mu held.
+func (f *Feed) resyncFromLocked() int64 {
+	if q := f.queryLocked(); q.Oldest || q.After >= 0 {
+		return q.After
+	}
+	return math.MaxInt64
+}
+
+// splitBelow splits evs into those with an id at or below from and the
+// rest, each in its order.
+func splitBelow(evs []data.Event, from int64) (below, above []data.Event) {
+	for _, ev := range evs {
+		if ev.ID <= from {
+			below = append(below, ev)
+		} else {
+			above = append(above, ev)
+		}
+	}
+	return below, above
+}
+
+// transitionIDs returns the event ids that notes name (renewals name none).
+func transitionIDs(notes []data.Event) []int64 {
+	var ids []int64
+	for _, n := range notes {
+		if n.Kind != data.KindRenewed {
+			ids = append(ids, n.ID)
+		}
+	}
+	return ids
+}
+
 // verify turns notifications into what the database says. Anyone who can
 // connect may NOTIFY on lease_events, so a payload is only a claim: a
 // transition names the event id to read from lease.event (a forged id with
 // no row is dropped, and a forged payload never shadows the real row that
 // later takes its id), and a renewal names the session whose lease to read.
-// Rows keep the notifications' order, which is commit order.
-func (f *Feed) verify(ctx context.Context, notes []data.Event) ([]Item, error) {
+// Rows keep the notifications' order, which is commit order. It returns the
+// ids it found no row for: a notification may come before its row commits
+// (a role that writes events can send one for its own transition), so the
+// id is not seen yet, and the listener must deliver it when it commits.
+func (f *Feed) verify(ctx context.Context, notes []data.Event) ([]Item, []int64, error) {
 	var (
 		ids  []int64
 		keys []data.Key
@@ -341,11 +405,14 @@ func (f *Feed) verify(ctx context.Context, notes []data.Event) ([]Item, error) {
 	}
 	rctx, cancel := context.WithTimeout(ctx, f.cfg.ReadTimeout)
 	defer cancel()
-	var items []Item
+	var (
+		items   []Item
+		missing []int64
+	)
 	if len(ids) > 0 {
 		rows, err := f.store.EventsByID(rctx, ids)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		byID := make(map[int64]*data.Event, len(rows))
 		for i := range rows {
@@ -354,17 +421,19 @@ func (f *Feed) verify(ctx context.Context, notes []data.Event) ([]Item, error) {
 		for _, id := range ids {
 			if ev, ok := byID[id]; ok {
 				items = append(items, Item{Event: ev})
+			} else {
+				missing = append(missing, id)
 			}
 		}
 	}
 	if len(keys) > 0 {
 		snap, err := f.store.LeasesFor(rctx, keys)
 		if err != nil {
-			return nil, err
+			return nil, missing, err
 		}
 		items = append(items, Item{Delta: &snap})
 	}
-	return items, nil
+	return items, missing, nil
 }
 
 // push appends an item; f.mu must be held.
@@ -413,6 +482,11 @@ func (f *Feed) intervalLocked() time.Duration {
 func (f *Feed) query() data.SyncQuery {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.queryLocked()
+}
+
+// queryLocked is query with f.mu held.
+func (f *Feed) queryLocked() data.SyncQuery {
 	q := data.SyncQuery{Limit: f.cfg.ResyncLimit}
 	switch {
 	case f.synced && f.pageFrom > 0:

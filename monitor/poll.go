@@ -23,7 +23,12 @@ func (f *Feed) receiveRows(ctx context.Context, rows []data.Event) {
 	awaiting := f.awaitSync
 	f.mu.Unlock()
 	if awaiting {
-		return // the coming resync reads these events
+		// The coming resync reads the events above where it starts; one
+		// below it (it committed long after its id was drawn) only this
+		// batch delivers.
+		if rows, _ = splitBelow(rows, f.resyncFrom()); len(rows) == 0 {
+			return
+		}
 	}
 	items := make([]Item, len(rows))
 	for i := range rows {

@@ -1,0 +1,375 @@
+package monitor
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
+)
+
+// A lease_app login may opt its own transaction out of the trigger's NOTIFY
+// (lease.caller_notifies, what the library does before notifying after its
+// commit). Issue 23 hid a takeover from every live consumer that way: (a)
+// a forged notification naming the uncommitted event made the catch-up
+// count it as heard while the feed's read-back found no row; (b) holding
+// the transaction open while more than 1000 other events committed made
+// the listener give its id up. The tests below make each attack as a real
+// lease_app login, in listen and in poll mode, and require the takeover to
+// reach the consumer (a Feed applied to a State, as the monitor, the
+// exporter and events --follow do) exactly once after the commit.
+
+// applied consumes a Feed the way its consumers do (State.Apply) and counts
+// how many times each event id was applied as new.
+type applied struct {
+	mu     sync.Mutex
+	times  map[int64]int
+	change chan struct{}
+}
+
+func startApplied(t *testing.T, s *data.Store, cfg FeedConfig) *applied {
+	t.Helper()
+	f := NewFeed(s, cfg)
+	a := &applied{times: map[int64]int{}, change: make(chan struct{}, 1)}
+	st := NewState(Config{})
+	stop := f.Start(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			b, ok := f.Next()
+			if !ok {
+				return
+			}
+			evs := st.Apply(b, time.Now())
+			a.mu.Lock()
+			for _, ev := range evs {
+				a.times[ev.ID]++
+			}
+			a.mu.Unlock()
+			signal(a.change)
+		}
+	})
+	t.Cleanup(func() { stop(); wg.Wait() })
+	return a
+}
+
+func (a *applied) count(id int64) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.times[id]
+}
+
+// wait waits up to 30 s for id to be applied.
+func (a *applied) wait(t *testing.T, what string, id int64) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for a.count(id) == 0 {
+		select {
+		case <-a.change:
+		case <-deadline:
+			t.Fatalf("waiting for %s (event %d): never applied", what, id)
+		}
+	}
+}
+
+// hiddenTakeover is a lease_app login's takeover of an expired lease in a
+// transaction that opts out of the trigger's NOTIFY and is still open.
+type hiddenTakeover struct {
+	tx   pgx.Tx
+	id   int64 // its event id, drawn and not committed
+	key  data.Key
+	run  uuid.UUID
+	conn *pgx.Conn // a second session of the same login
+}
+
+// openHiddenTakeover lets a victim's lease on k expire, then takes it over
+// as a new lease_app login, without committing.
+func openHiddenTakeover(t *testing.T, db pgtest.DB, s *data.Store, k data.Key) *hiddenTakeover {
+	t.Helper()
+	ctx := context.Background()
+	mustAcquire(t, s, k, uuid.New(), time.Millisecond)
+	pgtest.WaitExpired(t, s.Pool(), k)
+	dsn, _ := pgtest.Login(t, db, "lease_app")
+	connect := func() *pgx.Conn {
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(ctx) })
+		return c
+	}
+	h := &hiddenTakeover{key: k, run: uuid.New(), conn: connect()}
+	tx, err := connect().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(ctx) })
+	h.tx = tx
+	if _, err := tx.Exec(ctx, `SELECT set_config('lease.caller_notifies', extract(epoch FROM now())::text, true)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT * FROM lease.acquire($1, $2, $3, '1 hour', 'attacker')`, k.Account, k.Session, h.run); err != nil {
+		t.Fatalf("takeover as lease_app: %v", err)
+	}
+	// The superuser reads the id the takeover drew (nothing else draws now).
+	if err := db.Conn(t).QueryRow(ctx, `SELECT last_value FROM lease.event_id_seq`).Scan(&h.id); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// forge sends, from the login's other session (delivered at once), the
+// notification the takeover's commit would have sent.
+func (h *hiddenTakeover) forge(t *testing.T) {
+	t.Helper()
+	payload, err := json.Marshal(map[string]any{
+		"id": h.id, "at": time.Now(), "kind": data.KindTakenOver, "account_id": h.key.Account,
+		"session_id": h.key.Session, "run_id": data.PublicRunID(h.run), "holder": "attacker",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.conn.Exec(context.Background(), `SELECT pg_notify('lease_events', $1)`, string(payload)); err != nil {
+		t.Fatalf("forged notification as lease_app: %v", err)
+	}
+}
+
+func (h *hiddenTakeover) commit(t *testing.T) {
+	t.Helper()
+	if err := h.tx.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// committedEvent makes a transition on a fresh key as the owner and returns
+// its event id: a marker that a consumer has read everything before it.
+func committedEvent(t *testing.T, s *data.Store, session string) int64 {
+	t.Helper()
+	mustAcquire(t, s, data.Key{Account: "acme", Session: session}, uuid.New(), time.Hour)
+	var id int64
+	if err := s.Pool().QueryRow(context.Background(), `SELECT max(id) FROM lease.event WHERE session_id = $1`, session).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// silentEvent makes a transition on a fresh key as the owner in a
+// transaction that opts out of the trigger's NOTIFY and sends none: a
+// listening listener delivers it only once its catch-up has read every row
+// before it. It returns the event id.
+func silentEvent(t *testing.T, db pgtest.DB, session string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	var id int64
+	err := pgx.BeginFunc(ctx, db.Conn(t), func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT set_config('lease.caller_notifies', extract(epoch FROM now())::text, true)`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SELECT lease.acquire('acme', $1, gen_random_uuid(), '1 hour', 'marker')`, session); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `SELECT max(id) FROM lease.event WHERE session_id = $1`, session).Scan(&id)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// bulkEvents commits n acquisitions in one statement as the owner: n events
+// after the held one, more than the old window of 1000.
+func bulkEvents(t *testing.T, db pgtest.DB, n int) {
+	t.Helper()
+	if _, err := db.Conn(t).Exec(context.Background(), `SELECT lease.acquire('bulk', 's' || g, gen_random_uuid(), '1 hour', 'bulk')
+		FROM generate_series(1, $1) g`, n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var hiddenModes = []struct {
+	name string
+	cfg  FeedConfig
+}{
+	{"listen", FeedConfig{}},
+	{"poll", FeedConfig{Listener: data.ListenerConfig{Poll: 50 * time.Millisecond}}},
+}
+
+// TestHiddenTakeoverForgedNotification is attack (a): the takeover's id is
+// notified before it commits. Before, in listen mode, the catch-up counted
+// it as heard, the feed's read-back found no row, and after the commit
+// nothing delivered it.
+func TestHiddenTakeoverForgedNotification(t *testing.T) {
+	for _, mode := range hiddenModes {
+		t.Run(mode.name, func(t *testing.T) {
+			db := pgtest.New(t)
+			s := db.Store(t)
+			a := startApplied(t, s, mode.cfg)
+			a.wait(t, "the first marker", committedEvent(t, s, "marker-0"))
+
+			h := openHiddenTakeover(t, db, s, data.Key{Account: "acme", Session: "hidden"})
+			h.forge(t)
+			// Notifications arrive in commit order: once the consumer has this
+			// marker, the feed has read the forged one back and found nothing.
+			a.wait(t, "the marker after the forged notification", committedEvent(t, s, "marker-1"))
+			if n := a.count(h.id); n != 0 {
+				t.Fatalf("the uncommitted takeover %d was applied %d times before its commit", h.id, n)
+			}
+			h.commit(t)
+			a.wait(t, "the hidden takeover", h.id)
+			a.wait(t, "the marker after the commit", committedEvent(t, s, "marker-2"))
+			if n := a.count(h.id); n != 1 {
+				t.Errorf("the takeover %d was applied %d times, want once", h.id, n)
+			}
+		})
+	}
+}
+
+// TestHiddenTakeoverHeldOpen is attack (b): the takeover's transaction
+// stays open while 1100 other events commit. Before, its id fell out of the
+// listener's window and was given up (in both modes).
+func TestHiddenTakeoverHeldOpen(t *testing.T) {
+	for _, mode := range hiddenModes {
+		t.Run(mode.name, func(t *testing.T) {
+			db := pgtest.New(t)
+			s := db.Store(t)
+			a := startApplied(t, s, mode.cfg)
+			a.wait(t, "the first marker", committedEvent(t, s, "marker-0"))
+
+			h := openHiddenTakeover(t, db, s, data.Key{Account: "acme", Session: "hidden"})
+			bulkEvents(t, db, 1100)
+			// Delivered only once the catch-up (or the poller) has read the
+			// bulk: the held id is then 1100 behind.
+			a.wait(t, "the silent marker after the bulk", silentEvent(t, db, "marker-1"))
+			h.commit(t)
+			a.wait(t, "the hidden takeover", h.id)
+			a.wait(t, "the marker after the commit", committedEvent(t, s, "marker-2"))
+			if n := a.count(h.id); n != 1 {
+				t.Errorf("the takeover %d was applied %d times, want once", h.id, n)
+			}
+		})
+	}
+}
+
+// TestHiddenTakeoverBoth: both at once, the forged notification sent after
+// the window has gone by.
+func TestHiddenTakeoverBoth(t *testing.T) {
+	for _, mode := range hiddenModes {
+		t.Run(mode.name, func(t *testing.T) {
+			db := pgtest.New(t)
+			s := db.Store(t)
+			a := startApplied(t, s, mode.cfg)
+			a.wait(t, "the first marker", committedEvent(t, s, "marker-0"))
+
+			h := openHiddenTakeover(t, db, s, data.Key{Account: "acme", Session: "hidden"})
+			bulkEvents(t, db, 1100)
+			a.wait(t, "the silent marker after the bulk", silentEvent(t, db, "silent"))
+			h.forge(t)
+			a.wait(t, "the marker after the forged notification", committedEvent(t, s, "marker-1"))
+			h.commit(t)
+			a.wait(t, "the hidden takeover", h.id)
+			a.wait(t, "the marker after the commit", committedEvent(t, s, "marker-2"))
+			if n := a.count(h.id); n != 1 {
+				t.Errorf("the takeover %d was applied %d times, want once", h.id, n)
+			}
+		})
+	}
+}
+
+// TestHiddenTakeoverAcrossListenerOutage: the takeover's transaction is
+// open while the listener's connection is lost and cannot come back (its
+// login refused) and 1100 other events commit; then the listener
+// reconnects and the takeover commits. Before, the catch-up started over
+// after the newest event on its new connection, 1100 past the held id.
+func TestHiddenTakeoverAcrossListenerOutage(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.New(t)
+	s, admin := db.Store(t), db.Conn(t)
+	dsn, role := pgtest.Login(t, db, "lease_reader")
+	a := startApplied(t, s, FeedConfig{Listener: data.ListenerConfig{DSN: dsn}})
+	a.wait(t, "the first marker", committedEvent(t, s, "marker-0"))
+
+	h := openHiddenTakeover(t, db, s, data.Key{Account: "acme", Session: "hidden"})
+	login := func(can bool) {
+		t.Helper()
+		stmt := "ALTER ROLE " + pgx.Identifier{role}.Sanitize() + " NOLOGIN"
+		if can {
+			stmt = "ALTER ROLE " + pgx.Identifier{role}.Sanitize() + " LOGIN"
+		}
+		if _, err := admin.Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	login(false)
+	pgtest.Eventually(t, 15*time.Second, "the listener's backend gone", func() bool {
+		var n int
+		if err := admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = $1`,
+			role).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 0 // none was left to terminate
+	})
+	bulkEvents(t, db, 1100)
+	login(true)
+	a.wait(t, "the silent marker after the reconnection", silentEvent(t, db, "marker-1"))
+	h.commit(t)
+	a.wait(t, "the hidden takeover", h.id)
+	a.wait(t, "the marker after the commit", committedEvent(t, s, "marker-2"))
+	if n := a.count(h.id); n != 1 {
+		t.Errorf("the takeover %d was applied %d times, want once", h.id, n)
+	}
+}
+
+// TestAwaitingFeedKeepsLateEvents: while a resync is due (the consumer fell
+// too far behind, or a read-back failed) the feed drops what the listener
+// delivers, since the resync reads it. But the resync starts a window below
+// the newest event delivered, and an event that committed long after its
+// id was drawn (a transaction held open) is below it: the feed must queue
+// it. Before, it dropped it, and nothing read it again.
+func TestAwaitingFeedKeepsLateEvents(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	late := committedEvent(t, s, "late")
+	f := NewFeed(s, FeedConfig{})
+	f.synced, f.delivered, f.highest, f.awaitSync = true, 5000, 5000, true // the resync reads after 4000
+
+	f.receiveRows(ctx, []data.Event{{ID: late, Kind: data.KindAcquired}, {ID: 4500, Kind: data.KindAcquired}})
+	if len(f.items) != 1 || f.items[0].Event == nil || f.items[0].Event.ID != late {
+		t.Fatalf("polled rows queued while awaiting a resync: %+v, want only the late event %d", f.items, late)
+	}
+	f.items = nil
+
+	// A notification of it, read back: queued; one above the resync's start
+	// is left to the resync.
+	lis := s.NewListener(data.ListenerConfig{})
+	f.receive(ctx, data.Event{ID: late, Kind: data.KindAcquired}, lis)
+	f.receive(ctx, data.Event{ID: 4500, Kind: data.KindAcquired}, lis)
+	if len(f.items) != 1 || f.items[0].Event == nil || f.items[0].Event.ID != late {
+		t.Fatalf("notifications queued while awaiting a resync: %+v, want only the late event %d, read back", f.items, late)
+	}
+}
+
+// TestOverflowKeepsLateEvents: when the consumer falls too far behind, the
+// feed drops what it holds and owes it a resync from a window below the
+// newest event delivered. An event below that window (its transaction was
+// held open) must be kept: the resync would not read it.
+func TestOverflowKeepsLateEvents(t *testing.T) {
+	db := pgtest.New(t)
+	f := NewFeed(db.Store(t), FeedConfig{MaxPending: 2})
+	f.synced, f.delivered, f.highest = true, 5000, 5000 // the resync reads after 4000
+	f.queue(context.Background(), []Item{
+		{Event: &data.Event{ID: 5001}}, {Event: &data.Event{ID: 42}}, {Event: &data.Event{ID: 5002}},
+	})
+	if !f.awaitSync {
+		t.Fatal("no resync owed after the overflow")
+	}
+	if len(f.items) != 1 || f.items[0].Event.ID != 42 {
+		t.Fatalf("kept %+v after the overflow, want only the late event 42", f.items)
+	}
+}
