@@ -75,7 +75,7 @@ func TestFencedTxLeaseEndsWhileFnRuns(t *testing.T) {
 				}
 				store := db.Store(t)
 				if via == "PgBouncer" {
-					store = openStore(t, db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 4})))
+					store = pgtest.OpenStore(t, db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 4})), data.Options{})
 				}
 				c := newClient(t, store, lease.Config{TTL: 2 * time.Second})
 				var fenced error

@@ -263,6 +263,6 @@ func TestExporterAsLeaseReader(t *testing.T) {
 		return m.transitions()["acquired"] == 1 && m["leasetop_leases_held"] == 1
 	})
 	if got := m[`leasetop_feed_state{state="live"}`]; got != 1 {
-		t.Errorf(`leasetop_feed_state{state="live"} = %g as a lease_reader, want 1; stderr: %s`, got, p.stderr.String())
+		t.Errorf(`leasetop_feed_state{state="live"} = %g as a lease_reader, want 1; stderr: %s`, got, p.Stderr.String())
 	}
 }
