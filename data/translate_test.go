@@ -22,6 +22,7 @@ import (
 // this package (or data.Translate, for a statement run on a connection of
 // its own), so the test also proves that each path translates.
 func TestTranslate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	nobodyURL, _ := pgtest.Login(t, db, "")
@@ -167,6 +168,7 @@ func TestTranslate(t *testing.T) {
 // TestListenerReportsConnectError: the listener's state carries the same
 // translated error as a Store call.
 func TestListenerReportsConnectError(t *testing.T) {
+	t.Parallel()
 	store := pgtest.LazyStore(t, fmt.Sprintf("postgres://u:hunter2@127.0.0.1:%d/db", closedPort(t)))
 	lis := store.NewListener(data.ListenerConfig{ReconnectDelay: 10 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -12,6 +12,7 @@ import (
 )
 
 func TestTryOnce(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	store := db.Store(t)
 	cfg := lease.Config{TTL: 10 * time.Second}
@@ -58,6 +59,7 @@ func TestTryOnce(t *testing.T) {
 }
 
 func TestTryAfterClose(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	c := newClient(t, db.Store(t), lease.Config{})
 	p := permit(t, c, testKey, "h")

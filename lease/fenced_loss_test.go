@@ -129,6 +129,7 @@ func TestFencedTxLeaseEndsWhileFnRuns(t *testing.T) {
 // context ends), and again, before beginning anything, afterwards. Nothing
 // fn wrote is kept.
 func TestFencedSQLTxLeaseEndsWhileFnRuns(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	if _, err := db.Pool(t).Exec(ctx, `CREATE TABLE doc (who text, fence bigint)`); err != nil {

@@ -110,6 +110,7 @@ func freezeInFencedTx(t *testing.T, mode string, pooled bool) {
 // FencedTx commits fn's write while the lease is held, and refuses it, with
 // the cause, once the lease is lost: nothing of fn's is kept.
 func TestFencedTxWritesOnlyWhileHeld(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	store, pool := db.Store(t), db.Pool(t)
 	ctx := context.Background()

@@ -94,6 +94,7 @@ func TestWaitTakesOverExpired(t *testing.T) {
 }
 
 func TestWaitGivesUpWithContext(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	store := db.Store(t)
 	cfg := lease.Config{TTL: 30 * time.Second}

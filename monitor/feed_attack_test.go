@@ -100,6 +100,7 @@ func (p *feedProbe) resyncs() int {
 // (issue 17: 197 extra scans for 200). The feed reads them back first: none
 // may cause a resync. A real TRUNCATE still does.
 func TestForgedTruncationsCauseNoResync(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	s, owner := db.Store(t), db.Conn(t)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestRelease(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)
@@ -66,6 +67,7 @@ func TestRelease(t *testing.T) {
 }
 
 func TestReleaseAsReaderIsRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)
@@ -94,6 +96,7 @@ func TestReleaseAsReaderIsRefused(t *testing.T) {
 // holds it: nothing to release, exit 5), and an empty --run is not "no
 // --run" but a malformed run id (exit 2). The holder keeps its lease.
 func TestReleaseRunIsAlwaysCompared(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)
@@ -134,6 +137,7 @@ func TestReleaseRunIsAlwaysCompared(t *testing.T) {
 // another run of the key's history also starts with, or one shorter than 8
 // hex digits is one line and releases nothing.
 func TestReleaseByRunPrefix(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)
