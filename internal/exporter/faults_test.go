@@ -37,6 +37,7 @@ func oneLine(t *testing.T, what, out, want string) {
 }
 
 func TestExporterBadFlags(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -67,6 +68,7 @@ func TestExporterBadFlags(t *testing.T) {
 }
 
 func TestExporterPortInUse(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -101,6 +103,7 @@ func TestExporterDatabaseUnreachableAtStart(t *testing.T) {
 // /metrics keeps answering 200, the feed state turns down and the time since
 // the last read grows; SIGTERM then stops the exporter with exit 0.
 func TestExporterDatabaseDown(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	proxy, dsn := pgtest.Proxied(t, db.URL)
 	p := startExporter(t, dsn)

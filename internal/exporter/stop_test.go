@@ -13,6 +13,7 @@ import (
 // down, still retrying" for the feed it stopped itself. Listening and
 // polling alike.
 func TestExporterCleanStop(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	for _, tc := range []struct {
 		name  string
