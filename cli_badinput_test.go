@@ -30,9 +30,10 @@ type badInput struct {
 	want     string // in the one line on stderr
 }
 
-// checkBadInput runs tt and checks the one-line contract; it logs the line
-// as "BADINPUT name: exit N: line" for docs/RELIABILITY.md.
-func checkBadInput(t *testing.T, env map[string]string, tt badInput) (stdout string) {
+// checkBadInput runs tt and checks the one-line contract (the output shows
+// neither hunter2 nor any of secrets, the passwords the command is given);
+// it logs the line as "BADINPUT name: exit N: line" for docs/RELIABILITY.md.
+func checkBadInput(t *testing.T, env map[string]string, tt badInput, secrets ...string) (stdout string) {
 	t.Helper()
 	out, stderr, code := leasetop(t, env, tt.args...)
 	if code != tt.wantCode {
@@ -50,8 +51,10 @@ func checkBadInput(t *testing.T, env map[string]string, tt badInput) (stdout str
 	if want := slices.Contains(tt.args, "--dsn"); warned != want { // every --dsn here carries a password
 		t.Errorf("stderr = %q: the --dsn password warning shown %v, want %v", stderr, warned, want)
 	}
-	if strings.Contains(out+stderr, "hunter2") {
-		t.Errorf("the output reveals the password: %q %q", out, errOut)
+	for _, secret := range append([]string{"hunter2"}, secrets...) {
+		if secret != "" && strings.Contains(out+stderr, secret) {
+			t.Errorf("the output reveals the password: %q %q", out, errOut)
+		}
 	}
 	if strings.ContainsAny(out+errOut, "\x1b\x07\x9b") || strings.Contains(errOut, "goroutine ") {
 		t.Errorf("the output carries a control character or a stack trace: %q %q", out, errOut)
@@ -93,34 +96,6 @@ func readState(t *testing.T, conn *pgx.Conn) dbState {
 		t.Fatal(err)
 	}
 	return s
-}
-
-// loginAs creates a login role with password hunter2 that is a member of
-// group ("" for none), dropped when the test ends, and returns db's URL as
-// that role.
-func loginAs(t *testing.T, db pgtest.DB, conn *pgx.Conn, group string) string {
-	t.Helper()
-	ctx := context.Background()
-	role := "login_" + strings.TrimPrefix(group, "lease_") + "_" + db.Name
-	stmt := `CREATE ROLE ` + pgx.Identifier{role}.Sanitize() + ` LOGIN PASSWORD 'hunter2'`
-	if group != "" {
-		stmt += ` IN ROLE ` + pgx.Identifier{group}.Sanitize()
-	}
-	if _, err := conn.Exec(ctx, stmt); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if c, err := pgx.Connect(ctx, pgtest.AdminURL()); err == nil {
-			_, _ = c.Exec(ctx, `DROP ROLE IF EXISTS `+pgx.Identifier{role}.Sanitize())
-			c.Close(ctx)
-		}
-	})
-	u, err := url.Parse(db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.UserPassword(role, "hunter2")
-	return u.String()
 }
 
 func TestConnectionErrorsGetOneLine(t *testing.T) {
@@ -213,7 +188,9 @@ func TestMissingPrivilegesGetOneLine(t *testing.T) {
 	if _, err := conn.Exec(ctx, `SELECT lease.acquire('acme', 'held', $1, '10 min', 'dev')`, held); err != nil {
 		t.Fatal(err)
 	}
-	reader, app, nobody := loginAs(t, db, conn, "lease_reader"), loginAs(t, db, conn, "lease_app"), loginAs(t, db, conn, "")
+	reader, _ := pgtest.Login(t, db, "lease_reader")
+	app, _ := pgtest.Login(t, db, "lease_app")
+	nobody, _ := pgtest.Login(t, db, "")
 	tests := []struct {
 		name string
 		dsn  string
@@ -231,7 +208,12 @@ func TestMissingPrivilegesGetOneLine(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			before := readState(t, conn)
 			env := map[string]string{"DATABASE_URL": tt.dsn}
-			if out := checkBadInput(t, env, badInput{name: tt.name, args: tt.args, wantCode: cli.ExitFailure, want: tt.want}); out != "" {
+			u, err := url.Parse(tt.dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			password, _ := u.User.Password()
+			if out := checkBadInput(t, env, badInput{name: tt.name, args: tt.args, wantCode: cli.ExitFailure, want: tt.want}, password); out != "" {
 				t.Errorf("stdout = %q, want nothing (the command must not run)", out)
 			}
 			if after := readState(t, conn); after != before {

@@ -20,6 +20,7 @@ import (
 // release by the login, with no reason: only force_release (lease_admin)
 // records a forced one, and only with a checked reason.
 func TestReleaseCannotForgeAForcedRelease(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	owner := db.Store(t)
@@ -91,6 +92,7 @@ func TestReleaseCannotForgeAForcedRelease(t *testing.T) {
 // labelled as forced without force_release's checks (a superuser's direct
 // DELETE) cannot put an unchecked reason in the audit trail.
 func TestForcedReleaseReasonIsChecked(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	s, conn := db.Store(t), db.Conn(t)

@@ -18,6 +18,7 @@ import (
 // random run ids (fake zombies). Nothing may be written or notified. A real
 // zombie, a run that held the key and lost it, is still recorded.
 func TestRejectedRenewalsCannotFlood(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	owner := db.Store(t)

@@ -19,6 +19,7 @@ import (
 // took for the key, then keeps it: acquire must not wait on anything such a
 // role can hold. Before, it waited for lock_timeout (5 s) and failed.
 func TestAdvisoryLockCannotBlockAKey(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	attacker, login := connectAs(t, db, "")
@@ -39,6 +40,7 @@ func TestAdvisoryLockCannotBlockAKey(t *testing.T) {
 // free key with the lower fence. It must not be granted so: lease.acquire
 // refuses with 40001, and Store.Acquire retries and gets a higher fence.
 func TestFencesRiseAcrossARacingAcquireAndRelease(t *testing.T) {
+	t.Parallel()
 	for _, viaStore := range []bool{false, true} {
 		name := map[bool]string{false: "lease.acquire", true: "Store.Acquire"}[viaStore]
 		t.Run(name, func(t *testing.T) {

@@ -35,6 +35,7 @@ var invisibleIDs = []string{
 // A Cyrillic letter is a character that shows: it is taken, and the display
 // marks it (termtext.Mark).
 func TestLookAlikeIDsAreRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	app, login := connectAs(t, db, "lease_app")
@@ -131,6 +132,7 @@ func textChecks(t *testing.T, conn *pgx.Conn) map[string]textCheck {
 // later write is checked); on a table without one they are validated. A
 // second migrate leaves them alone.
 func TestMigrateReplacesOldTextChecks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, withOldRow := range []bool{true, false} {
 		db := pgtest.New(t)
@@ -172,6 +174,7 @@ func TestMigrateReplacesOldTextChecks(t *testing.T) {
 // UPDATE of every row runs under the CHECKs the rows were written under),
 // and the table ends with the current CHECKs, NOT VALID.
 func TestMigrateFromVersion1WithInvisibleRows(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	conn := pgtest.NewEmpty(t).Conn(t)
 	createV1(t, conn)

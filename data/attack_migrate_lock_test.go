@@ -24,6 +24,7 @@ import (
 // its Wait naming the session in its way; once that session is gone it
 // migrates.
 func TestMigrateCannotBeStalled(t *testing.T) {
+	t.Parallel()
 	const advisoryKey = 0x6c65617365746f70 // data.migrateLock: "leasetop"
 	for _, tt := range []struct {
 		name  string

@@ -102,6 +102,7 @@ func resetAttacker(t *testing.T, admin *pgx.Conn, attacker string) {
 // anything. Before, roles.sql's pg_has_role('lease_app', 'lease_reader',
 // 'MEMBER') ran public.pg_has_role(text, text, text) as the migrating role.
 func TestMigrateResolvesNothingALowerRoleWrites(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name     string
 		migrated bool
@@ -235,6 +236,7 @@ func reconnect(t *testing.T, conn *pgx.Conn) *pgx.Conn {
 // all, as lease_owner, and nobody gains anything. Before, the trigger ran as
 // the migrating superuser.
 func TestMigrateRunsNothingLeaseOwnerPlanted(t *testing.T) {
+	t.Parallel()
 	for _, attrs := range []string{"", "CREATEROLE"} {
 		t.Run(cmp.Or(attrs, "superuser"), func(t *testing.T) {
 			ctx := context.Background()

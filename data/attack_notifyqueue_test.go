@@ -25,6 +25,7 @@ import (
 // one notification arrives after that. In version 2 the trigger notified
 // inside the forced release's transaction.
 func TestForcedReleaseNotifiesAfterItsCommit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	owner := db.Store(t)

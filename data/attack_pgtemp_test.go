@@ -17,6 +17,7 @@ import (
 // without it the domain's CHECK runs as the functions' owner: the attacker
 // becomes superuser, or rewinds the fence sequence.
 func TestTempSchemaShadowingCannotEscalate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	dsn, login := pgtest.Login(t, db, "lease_app")

@@ -20,6 +20,7 @@ import (
 // the victim's and unlocked, and the victim must keep renewing. In version 1
 // the table held the run's own id, so all three worked.
 func TestReadingTheTableGivesNoCapability(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	victim := db.Store(t)

@@ -30,6 +30,7 @@ var cancellingTTLs = []string{
 // its longest TTL, 24 hours, still spans exactly 24 hours for acquire and
 // renew.
 func TestTTLCapHoldsOnTheClock(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	owner := db.Store(t)

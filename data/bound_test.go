@@ -16,6 +16,7 @@ import (
 // server, only for that transaction, and OutlivedBound recognises both
 // ends. A bound under a millisecond is refused.
 func TestBoundTx(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	ctx := context.Background()
 	// bounded begins a transaction bounded by d on a connection of its own.

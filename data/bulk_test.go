@@ -17,6 +17,7 @@ import (
 // TestForceReleaseAccounts releases every lease of the named accounts and
 // no other, each recorded as a forced release with the reason.
 func TestForceReleaseAccounts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := pgtest.New(t).Store(t)
 	mine := []data.Key{{"demo-1", "s1"}, {"demo-1", "s2"}, {"demo-2", "s1"}}
@@ -64,6 +65,7 @@ func TestForceReleaseAccounts(t *testing.T) {
 // TestSetNotifyRenewalsOnConn switches renewal notifications on a plain
 // connection, as migrate does.
 func TestSetNotifyRenewalsOnConn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	s, conn := db.Store(t), db.Conn(t)

@@ -43,6 +43,7 @@ func FuzzDecodeEvent(f *testing.F) {
 // TestEventJSONRoundTrip: MarshalJSON writes what DecodeEvent reads, as the
 // notification payload does.
 func TestEventJSONRoundTrip(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
 	want := data.Event{ID: 7, At: at, Kind: data.KindTakenOver, Key: data.Key{Account: "a", Session: `s"\`},
 		RunID: uuid.New(), PrevRunID: uuid.New(), Fence: 9, PrevFence: 3, ExpiresAt: at.Add(time.Minute),

@@ -13,6 +13,7 @@ import (
 // event after the starting id, once, in id order, across page boundaries,
 // including a history that ends exactly on one.
 func TestEventsPages(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		events int   // acquired events written, ids 1..events
 		after  int64 // where Events starts
@@ -58,6 +59,7 @@ func TestEventsPages(t *testing.T) {
 // TestEventsStops checks that breaking out of the loop stops the reading
 // and that a failed read is yielded, once, and ends the iteration.
 func TestEventsStops(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	s := db.Store(t)
 	ctx := context.Background()

@@ -18,6 +18,7 @@ import (
 // lock is gone), and its value is never used; the next owner's fence is
 // higher than the first's, but not the next number.
 func TestFenceGapsFromALosingTakeover(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	ctx := context.Background()
 	s := db.Store(t)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestBadInputIsRefusedAndWritesNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := pgtest.New(t).Store(t)
 	ok := data.Key{Account: "a", Session: "s"}
@@ -64,6 +65,7 @@ func TestBadInputIsRefusedAndWritesNothing(t *testing.T) {
 // TestSQLRefusesBadInput calls the functions directly, as a program in another
 // language would: the server enforces the same bounds with SQLSTATE 22023.
 func TestSQLRefusesBadInput(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	conn := pgtest.New(t).Conn(t)
 	tests := []struct {

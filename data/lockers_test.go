@@ -16,6 +16,7 @@ import (
 // by pid alone for the monitor's lease_reader. A lease nobody locks has no
 // locker.
 func TestLockers(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	ctx := context.Background()
 	s := db.Store(t)

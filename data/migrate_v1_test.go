@@ -40,6 +40,7 @@ func createV1(t *testing.T, conn *pgx.Conn) {
 // knows only its own id, keeps renewing and releasing, and the history names
 // the same public ids. Migrating again changes nothing.
 func TestMigrateFromVersion1(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.NewEmpty(t)
 	conn := db.Conn(t)

@@ -49,6 +49,7 @@ func collect(t *testing.T, listen, send *pgx.Conn) func() []string {
 }
 
 func TestEveryTransitionNotifiesOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	s, sender := db.Store(t), db.Conn(t)
@@ -110,6 +111,7 @@ func TestEveryTransitionNotifiesOnce(t *testing.T) {
 }
 
 func TestRenewalNotificationsAreOptIn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	s, sender := db.Store(t), db.Conn(t)
@@ -152,6 +154,7 @@ func TestRenewalNotificationsAreOptIn(t *testing.T) {
 }
 
 func TestTruncateTellsListenersToResync(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	s, sender := db.Store(t), db.Conn(t)
 	drain := collect(t, db.Conn(t), sender)
@@ -172,6 +175,7 @@ func TestTruncateTellsListenersToResync(t *testing.T) {
 // text at its maximum length, made of the characters JSON escapes: each
 // NOTIFY must stay under PostgreSQL's 8000-byte limit.
 func TestLargestPayloadFits(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	s, sender := db.Store(t), db.Conn(t)

@@ -60,6 +60,7 @@ func wantOwnedBy(t *testing.T, conn *pgx.Conn, owner string) {
 // migrating superuser. Also after an upgrade from version 1, whose objects
 // the superuser owned.
 func TestDefinerFunctionsDoNotRunAsSuperuser(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	conn := pgtest.New(t).Conn(t)
 	var super, login, createrole, createdb, bypass bool
@@ -109,6 +110,7 @@ func migrator(t *testing.T, db pgtest.DB, attrs string) (*pgx.Conn, string) {
 // a member so it can migrate again) and one without (it keeps owning what it
 // created). Either way the protocol works for a lease_app afterwards.
 func TestMigrateAsNonSuperuser(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		attrs      string
 		wantLeases string // "" means the migrating role

@@ -23,6 +23,7 @@ import (
 // query mode the second client already fails (42P05); Open finds the pooler
 // and uses one that keeps no statement past its transaction.
 func TestEveryCallThroughPooler(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	via := db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 2}))
@@ -113,6 +114,7 @@ func everyCall(ctx context.Context, s *data.Store, k data.Key) error {
 // PgBouncer: 16 independent clients race for one key, and every round has
 // exactly one winner.
 func TestSimultaneousAcquireThroughPooler(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	via := db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 16}))
 	stores := make([]*data.Store, 16)
@@ -126,6 +128,7 @@ func TestSimultaneousAcquireThroughPooler(t *testing.T) {
 // what to change, and the retry predicates know a configuration problem
 // from a limit reached.
 func TestPoolerErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	via := db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 1}))

@@ -14,6 +14,7 @@ import (
 )
 
 func TestUnrelatedKeysDoNotInterfere(t *testing.T) {
+	t.Parallel()
 	eachConnection(t, func(t *testing.T, _ pgtest.DB, s *data.Store) {
 		ctx := context.Background()
 		keys := []data.Key{{"acct1", "s1"}, {"acct1", "s2"}, {"acct2", "s1"}}
@@ -31,6 +32,7 @@ func TestUnrelatedKeysDoNotInterfere(t *testing.T) {
 }
 
 func TestHeldLeaseIsRefused(t *testing.T) {
+	t.Parallel()
 	eachConnection(t, func(t *testing.T, _ pgtest.DB, s *data.Store) {
 		ctx := context.Background()
 		k := data.Key{Account: "a", Session: "s"}
@@ -48,6 +50,7 @@ func TestHeldLeaseIsRefused(t *testing.T) {
 }
 
 func TestExpiredLeaseIsTakenOver(t *testing.T) {
+	t.Parallel()
 	eachConnection(t, func(t *testing.T, db pgtest.DB, s *data.Store) {
 		conn := db.Conn(t)
 		k := data.Key{Account: "a", Session: "s"}
@@ -71,6 +74,7 @@ func TestExpiredLeaseIsTakenOver(t *testing.T) {
 }
 
 func TestLateRenewAndReleaseAfterTakeover(t *testing.T) {
+	t.Parallel()
 	eachConnection(t, func(t *testing.T, db pgtest.DB, s *data.Store) {
 		ctx := context.Background()
 		conn := db.Conn(t)
@@ -115,6 +119,7 @@ func TestLateRenewAndReleaseAfterTakeover(t *testing.T) {
 }
 
 func TestAcquireRetryIsIdempotent(t *testing.T) {
+	t.Parallel()
 	eachConnection(t, func(t *testing.T, _ pgtest.DB, s *data.Store) {
 		ctx := context.Background()
 		k := data.Key{Account: "a", Session: "s"}
@@ -134,6 +139,7 @@ func TestAcquireRetryIsIdempotent(t *testing.T) {
 }
 
 func TestForceRelease(t *testing.T) {
+	t.Parallel()
 	eachConnection(t, func(t *testing.T, db pgtest.DB, s *data.Store) {
 		ctx := context.Background()
 		conn := db.Conn(t)
@@ -182,6 +188,7 @@ func TestForceRelease(t *testing.T) {
 }
 
 func TestFenceRisesAcrossDeletes(t *testing.T) {
+	t.Parallel()
 	eachConnection(t, func(t *testing.T, _ pgtest.DB, s *data.Store) {
 		k := data.Key{Account: "a", Session: "s"}
 		var last int64
@@ -206,6 +213,7 @@ func TestFenceRisesAcrossDeletes(t *testing.T) {
 }
 
 func TestPruneEvents(t *testing.T) {
+	t.Parallel()
 	eachConnection(t, func(t *testing.T, _ pgtest.DB, s *data.Store) {
 		ctx := context.Background()
 		mustAcquire(t, s, data.Key{Account: "a", Session: "s"}, uuid.New(), time.Minute)

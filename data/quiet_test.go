@@ -20,6 +20,7 @@ import (
 // at connect) and any other value leave it notifying; the event row is
 // written either way.
 func TestCallerOptOutIsTransactionLocal(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)
@@ -77,6 +78,7 @@ func TestCallerOptOutIsTransactionLocal(t *testing.T) {
 // committed and nobody has been notified. Then it sends exactly one
 // notification, the trigger's payload for that row, byte for byte.
 func TestLibraryNotifiesAfterItsCommit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	s, other := db.Store(t), db.Conn(t)
@@ -133,6 +135,7 @@ func checkOneNotification(t *testing.T, conn *pgx.Conn, got []string, want data.
 // first transition goes unnotified (a listener's catch-up delivers it);
 // from then on its store calls plainly and the trigger notifies.
 func TestNotificationRefusedFallsBackToTheTrigger(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	dsn, role := pgtest.Login(t, db, "")
@@ -166,6 +169,7 @@ func TestNotificationRefusedFallsBackToTheTrigger(t *testing.T) {
 // TestRefusedCallKeepsTheConnection: a call the server refuses ends its
 // pipeline cleanly; the same pooled connection serves the next call.
 func TestRefusedCallKeepsTheConnection(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	dsn, _ := pgtest.Login(t, db, "lease_reader")
@@ -189,6 +193,7 @@ func TestRefusedCallKeepsTheConnection(t *testing.T) {
 // finds the secret there. Before, the renewal showed it, and that program
 // released the lease with it. The acquire is still notified.
 func TestSimpleProtocolKeepsTheSecretOutOfQueryText(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	dsn, _ := pgtest.Login(t, db, "lease_app")

@@ -19,6 +19,7 @@ import (
 // rounds: even rounds for a fresh key, odd rounds for an expired lease. Every
 // round must have exactly one winner, and it must be the run in the table.
 func TestSimultaneousAcquire(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	stores := make([]*data.Store, 16)
 	for i := range stores {

@@ -10,6 +10,7 @@ import (
 // TestReplayLag: a replay lag exists only on a standby that has replayed a
 // commit (pg_last_xact_replay_timestamp() is NULL before, and on a primary).
 func TestReplayLag(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name string

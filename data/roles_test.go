@@ -37,6 +37,7 @@ func isDenied(err error) bool {
 // TestRoleBoundaries logs in as each role and proves what it may and may not
 // do.
 func TestRoleBoundaries(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	owner := db.Store(t)
@@ -92,6 +93,7 @@ func TestRoleBoundaries(t *testing.T) {
 
 // TestPublicHasNoRights: a login role in no lease group can do nothing.
 func TestPublicHasNoRights(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn, _ := connectAs(t, db, "")
@@ -108,6 +110,7 @@ func TestPublicHasNoRights(t *testing.T) {
 // TestForcedReleaseRecordsLoginRole: the actor is the login role, not the
 // function's owner.
 func TestForcedReleaseRecordsLoginRole(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	owner := db.Store(t)
@@ -134,6 +137,7 @@ func TestForcedReleaseRecordsLoginRole(t *testing.T) {
 // every payload: what it learns of a run is its public id, never the secret
 // the run renews, releases and fence-checks with.
 func TestConnectOnlySeesOnlyPublicIDs(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	listener, login := connectAs(t, db, "")
 	drain := collect(t, listener, db.Conn(t))

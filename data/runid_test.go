@@ -13,6 +13,7 @@ import (
 // TestPublicRunIDMatchesSQL: data.PublicRunID and lease.public_run_id agree,
 // so the library can name its own run the way the table and the events do.
 func TestPublicRunIDMatchesSQL(t *testing.T) {
+	t.Parallel()
 	conn := pgtest.New(t).Conn(t)
 	ids := []uuid.UUID{uuid.Nil, uuid.Max, uuid.MustParse("0d6f1c4e-1111-4222-8333-444455556666")}
 	for range 200 {

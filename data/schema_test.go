@@ -15,6 +15,7 @@ import (
 )
 
 func TestMigrateIsIdempotent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.NewEmpty(t)
 	conn := db.Conn(t)
@@ -32,6 +33,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 }
 
 func TestOpenRefusesWrongSchema(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("missing", func(t *testing.T) {
 		_, err := data.Open(ctx, pgtest.NewEmpty(t).URL)
@@ -71,6 +73,7 @@ func TestOpenRefusesWrongSchema(t *testing.T) {
 }
 
 func TestParseConfigHidesPassword(t *testing.T) {
+	t.Parallel()
 	for _, dsn := range []string{
 		"postgres://u:s3cretpw@host:notaport/db",
 		"host=h password=s3cretpw port=notaport",
@@ -113,6 +116,7 @@ var unsafeSamples = []struct {
 // table's CHECKs, which spell the same class out, refuse the same
 // characters, in a new schema and in one upgraded from version 1.
 func TestTextRulesAgree(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	fresh := pgtest.New(t).Conn(t)
 	upgraded := pgtest.NewEmpty(t).Conn(t)
@@ -160,6 +164,7 @@ var errRollback = errors.New("roll back")
 // writes (a domain since the check moved off the table), in a new schema and
 // in one upgraded from version 1, whose rows kept their kinds.
 func TestEventKindIsChecked(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	fresh := pgtest.New(t).Conn(t)
 	upgraded := pgtest.NewEmpty(t).Conn(t)

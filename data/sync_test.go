@@ -12,6 +12,7 @@ import (
 )
 
 func TestReadSync(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	s := db.Store(t)
@@ -63,6 +64,7 @@ func TestReadSync(t *testing.T) {
 }
 
 func TestReadSyncEmptyDatabase(t *testing.T) {
+	t.Parallel()
 	s := pgtest.New(t).Store(t)
 	got, err := s.ReadSync(context.Background(), data.SyncQuery{After: -1, Tail: 500})
 	if err != nil {
@@ -74,6 +76,7 @@ func TestReadSyncEmptyDatabase(t *testing.T) {
 }
 
 func TestLease(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := pgtest.New(t).Store(t)
 	k := data.Key{Account: "a", Session: "s"}

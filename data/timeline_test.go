@@ -35,6 +35,7 @@ func onTimeline2(t *testing.T, db pgtest.DB) {
 // ids past anything an earlier timeline handed out, whichever write it is
 // (here a release), and only once: later fences and ids go on from there.
 func TestNewTimelineMovesFencesAndEventIDs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	s := db.Store(t)
@@ -72,6 +73,7 @@ func TestNewTimelineMovesFencesAndEventIDs(t *testing.T) {
 // fails with 40001, nothing changed; once the first has committed, writes
 // go on.
 func TestNewTimelineFirstWritersDoNotWait(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	s := db.Store(t)
@@ -106,6 +108,7 @@ func TestNewTimelineFirstWritersDoNotWait(t *testing.T) {
 // id or a fence before the sequences moved past the old primary's. (Merging
 // SQL that adds such a write must add the call too.)
 func TestEveryEventAndFenceWriterFollowsTheTimeline(t *testing.T) {
+	t.Parallel()
 	const check = "IF lease.follow_timeline() THEN NULL; END IF;"
 	fn := regexp.MustCompile(`(?s)CREATE OR REPLACE FUNCTION (lease\.\w+)\(.*?\n\$fn\$;`)
 	writes := regexp.MustCompile(`INSERT INTO lease\.event\b|nextval\('lease\.fence_seq'\)`)

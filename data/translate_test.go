@@ -20,7 +20,9 @@ import (
 // checks what callers outside the package see: the sentinel or type they
 // match with errors.Is/As, and the retry predicates. Every call goes through
 // this package (or data.Translate, for a statement run on a connection of
-// its own), so the test also proves that each path translates.
+// its own), so the test also proves that each path translates. It runs
+// alone: it dials a port it has just closed, which a parallel test's
+// listener could take.
 func TestTranslate(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
@@ -165,7 +167,7 @@ func TestTranslate(t *testing.T) {
 }
 
 // TestListenerReportsConnectError: the listener's state carries the same
-// translated error as a Store call.
+// translated error as a Store call. It runs alone, as TestTranslate does.
 func TestListenerReportsConnectError(t *testing.T) {
 	store := pgtest.LazyStore(t, fmt.Sprintf("postgres://u:hunter2@127.0.0.1:%d/db", closedPort(t)))
 	lis := store.NewListener(data.ListenerConfig{ReconnectDelay: 10 * time.Millisecond})

@@ -12,6 +12,7 @@ import (
 )
 
 func TestReadBack(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := pgtest.New(t).Store(t)
 	k1, k2 := data.Key{Account: "a", Session: "1"}, data.Key{Account: "a", Session: "2"}

@@ -21,6 +21,7 @@ import (
 // any key). acquire refuses the nil UUID as a run id, as data.Acquire does:
 // its public id would name a secret everyone knows.
 func TestNullAndZeroRunsOwnNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)

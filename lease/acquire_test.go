@@ -6,11 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/lease"
 )
 
 func TestTryOnce(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	store := db.Store(t)
 	cfg := lease.Config{TTL: 10 * time.Second}
@@ -57,6 +59,7 @@ func TestTryOnce(t *testing.T) {
 }
 
 func TestTryAfterClose(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	c := newClient(t, db.Store(t), lease.Config{})
 	p := permit(t, c, testKey, "h")
@@ -74,8 +77,8 @@ func TestTryAfterClose(t *testing.T) {
 // returned as held: the request is held in the network past TTL - margin.
 func TestTryLateGrantIsNotHeld(t *testing.T) {
 	db := pgtest.New(t)
-	proxy, dsn := viaProxy(t, db)
-	slow := openStore(t, dsn)
+	proxy, dsn := pgtest.Proxied(t, db.URL)
+	slow := pgtest.OpenStore(t, dsn, data.Options{})
 	cfg := lease.Config{TTL: time.Second, SafetyMargin: 300 * time.Millisecond, RenewInterval: 200 * time.Millisecond}
 	c := newClient(t, slow, cfg)
 	p := permit(t, c, testKey, "slow")

@@ -11,6 +11,7 @@ import (
 )
 
 func TestAuthorizeGatesCompeting(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	store := db.Store(t)
 	c := newClient(t, store, lease.Config{})

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/proctest"
 	"github.com/leasetop/leasetop/internal/syncbuf"
 	"github.com/leasetop/leasetop/lease"
 )
@@ -160,12 +160,11 @@ func doChild(ctx context.Context, mode string, store *data.Store, client *lease.
 
 // child is a running child process.
 type child struct {
-	cmd     *exec.Cmd
+	*proctest.Process
 	stdin   io.WriteCloser
-	out     syncbuf.Buffer
-	done    chan struct{}
-	backend int   // the server process of its fenced transaction
-	fence   int64 // its lease's fence
+	out     syncbuf.Buffer // its stdout and stderr
+	backend int            // the server process of its fenced transaction
+	fence   int64          // its lease's fence
 }
 
 // startChild starts a child in mode holding testKey's lease on the
@@ -173,24 +172,15 @@ type child struct {
 // it is inside its fenced transaction. It is killed when the test ends.
 func startChild(t *testing.T, dsn, mode string, ttl time.Duration) *child {
 	t.Helper()
-	c := &child{cmd: exec.Command(os.Args[0]), done: make(chan struct{})}
-	c.cmd.Env = append(os.Environ(), envChild+"="+mode, envChildDSN+"="+dsn, envChildTTL+"="+ttl.String())
-	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.out
+	c := &child{}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), envChild+"="+mode, envChildDSN+"="+dsn, envChildTTL+"="+ttl.String())
+	cmd.Stdout, cmd.Stderr = &c.out, &c.out
 	var err error
-	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
+	if c.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.cmd.Start(); err != nil {
-		t.Fatalf("start child: %v", err)
-	}
-	go func() {
-		defer close(c.done)
-		_ = c.cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = c.cmd.Process.Kill()
-		<-c.done
-	})
+	c.Process = proctest.Start(t, cmd)
 	pgtest.Eventually(t, 30*time.Second, "the child to be inside its fenced transaction", func() bool {
 		line, _, _ := strings.Cut(c.out.String(), "\n")
 		if strings.HasPrefix(line, "child:") {
@@ -200,21 +190,4 @@ func startChild(t *testing.T, dsn, mode string, ttl time.Duration) *child {
 		return err == nil
 	})
 	return c
-}
-
-func (c *child) signal(t *testing.T, sig syscall.Signal) {
-	t.Helper()
-	if err := c.cmd.Process.Signal(sig); err != nil {
-		t.Fatalf("signal %v to the child: %v", sig, err)
-	}
-}
-
-// exited reports whether the child has exited.
-func (c *child) exited() bool {
-	select {
-	case <-c.done:
-		return true
-	default:
-		return false
-	}
 }

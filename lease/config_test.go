@@ -10,6 +10,7 @@ import (
 )
 
 func TestConfigDefaults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   Config
@@ -41,6 +42,7 @@ func TestConfigDefaults(t *testing.T) {
 }
 
 func TestConfigInvalid(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   Config

@@ -16,6 +16,7 @@ import (
 )
 
 func TestDoReleasesAfterFunctionReturns(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	store := db.Store(t)
 	c := newClient(t, store, lease.Config{TTL: 10 * time.Second})
@@ -89,6 +90,7 @@ func TestDoReportsLossOnlyWhenHeld(t *testing.T) {
 // and is not repeated; an error of fn's own follows the loss on the same
 // line, and both match.
 func TestDoLossIsOneLine(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	store := db.Store(t)
 	pool := db.Pool(t)
@@ -135,6 +137,7 @@ func TestDoLossIsOneLine(t *testing.T) {
 // The caller's cancellation reaches fn, and the lease is still released after
 // fn returns.
 func TestDoCallerCancel(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	store := db.Store(t)
 	c := newClient(t, store, lease.Config{TTL: 10 * time.Second})

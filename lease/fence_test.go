@@ -14,6 +14,7 @@ import (
 )
 
 func TestTokenCheckRefusesStaleRun(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	store := db.Store(t)
 	pool := db.Pool(t)

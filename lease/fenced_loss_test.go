@@ -75,7 +75,7 @@ func TestFencedTxLeaseEndsWhileFnRuns(t *testing.T) {
 				}
 				store := db.Store(t)
 				if via == "PgBouncer" {
-					store = openStore(t, db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 4})))
+					store = pgtest.OpenStore(t, db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 4})), data.Options{})
 				}
 				c := newClient(t, store, lease.Config{TTL: 2 * time.Second})
 				var fenced error
@@ -129,6 +129,7 @@ func TestFencedTxLeaseEndsWhileFnRuns(t *testing.T) {
 // context ends), and again, before beginning anything, afterwards. Nothing
 // fn wrote is kept.
 func TestFencedSQLTxLeaseEndsWhileFnRuns(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	if _, err := db.Pool(t).Exec(ctx, `CREATE TABLE doc (who text, fence bigint)`); err != nil {

@@ -18,6 +18,7 @@ import (
 // the same bound as FencedTx, and refuses after the loss; CheckSQL refuses a
 // stale token in a transaction of the caller's own.
 func TestFencedSQLTx(t *testing.T) {
+	t.Parallel()
 	pdb := pgtest.New(t)
 	store := pdb.Store(t)
 	ctx := context.Background()

@@ -65,7 +65,7 @@ func freezeInFencedTx(t *testing.T, mode string, pooled bool) {
 		dsn = db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 4}))
 	}
 	frozen := startChild(t, dsn, mode, 2*time.Second)
-	frozen.signal(t, syscall.SIGSTOP)
+	frozen.Signal(t, syscall.SIGSTOP)
 
 	w := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -73,7 +73,7 @@ func freezeInFencedTx(t *testing.T, mode string, pooled bool) {
 	pending := startWait(wctx, w, permit(t, w, testKey, "waiter"))
 	pgtest.WaitBackendGone(t, pool, frozen.backend) // the server ended the frozen holder's session
 	next := pending.lease(t, 30*time.Second, "after the frozen holder's session ended")
-	if frozen.exited() {
+	if frozen.Exited() {
 		t.Fatal("the child exited: the takeover must happen while it is frozen")
 	}
 	over := lastEvent(t, db.Store(t))
@@ -85,11 +85,11 @@ func freezeInFencedTx(t *testing.T, mode string, pooled bool) {
 	}
 	t.Logf("taken over %s after the frozen holder's expiry", over.At.Sub(over.PrevExpiresAt).Round(time.Millisecond))
 
-	frozen.signal(t, syscall.SIGCONT)
+	frozen.Signal(t, syscall.SIGCONT)
 	if _, err := frozen.stdin.Write([]byte("write\n")); err != nil {
 		t.Fatal(err)
 	}
-	<-frozen.done
+	<-frozen.Done()
 	out := frozen.out.String()
 	var done string
 	for line := range strings.Lines(out) {
@@ -110,6 +110,7 @@ func freezeInFencedTx(t *testing.T, mode string, pooled bool) {
 // FencedTx commits fn's write while the lease is held, and refuses it, with
 // the cause, once the lease is lost: nothing of fn's is kept.
 func TestFencedTxWritesOnlyWhileHeld(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	store, pool := db.Store(t), db.Pool(t)
 	ctx := context.Background()

@@ -2,15 +2,11 @@ package lease_test
 
 import (
 	"context"
-	"net/url"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
-	"github.com/leasetop/leasetop/internal/tcpproxy"
 	"github.com/leasetop/leasetop/lease"
 )
 
@@ -136,33 +132,6 @@ func (s *statuses) wait(t *testing.T) []lease.Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]lease.Status(nil), s.seen...)
-}
-
-// viaProxy returns a TCP proxy in front of db's server and a URL to db
-// through it.
-func viaProxy(t *testing.T, db pgtest.DB) (*tcpproxy.Proxy, string) {
-	t.Helper()
-	u, err := url.Parse(db.URL)
-	if err != nil {
-		t.Fatalf("parse test URL: %v", err)
-	}
-	p, err := tcpproxy.Start(u.Host)
-	if err != nil {
-		t.Fatalf("start proxy: %v", err)
-	}
-	t.Cleanup(p.Close)
-	u.Host = "127.0.0.1:" + strconv.Itoa(p.Port())
-	return p, u.String()
-}
-
-func openStore(t *testing.T, dsn string) *data.Store {
-	t.Helper()
-	s, err := data.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatalf("data.Open: %v", err)
-	}
-	t.Cleanup(s.Close)
-	return s
 }
 
 // holderOf returns the run id holding key, or the zero UUID.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/lease"
 )
@@ -41,8 +42,8 @@ func TestHeartbeatKeepsLease(t *testing.T) {
 // lets anyone else in.
 func TestStateHeldAtRiskLost(t *testing.T) {
 	db := pgtest.New(t)
-	proxy, dsn := viaProxy(t, db)
-	cut := openStore(t, dsn)
+	proxy, dsn := pgtest.Proxied(t, db.URL)
+	cut := pgtest.OpenStore(t, dsn, data.Options{})
 	direct := db.Store(t)
 	cfg := lease.Config{TTL: 4 * time.Second, RenewInterval: 400 * time.Millisecond, SafetyMargin: 1500 * time.Millisecond,
 		RenewTimeout: 300 * time.Millisecond}

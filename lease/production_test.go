@@ -23,7 +23,7 @@ func TestClientThroughPooler(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	via := db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 2}))
-	store, other := openStore(t, via), openStore(t, via)
+	store, other := pgtest.OpenStore(t, via, data.Options{}), pgtest.OpenStore(t, via, data.Options{})
 	c := newClient(t, store, lease.Config{TTL: 900 * time.Millisecond})
 	busy := newClient(t, other, lease.Config{TTL: 900 * time.Millisecond})
 	l := acquire(t, c, permit(t, c, testKey, "pooled"))

@@ -12,6 +12,7 @@ import (
 // run with its Output checked): this keeps them identical, so the shown
 // code cannot rot.
 func TestReadmeExample(t *testing.T) {
+	t.Parallel()
 	file := readFile(t, "example_readme_test.go")
 	start := strings.Index(file, "// reply writes the answer")
 	if start < 0 {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestReleaseNil(t *testing.T) {
+	t.Parallel()
 	var l *lease.Lease
 	if err := l.Release(context.Background()); err != nil {
 		t.Errorf("(*Lease)(nil).Release err = %v, want nil", err)
@@ -21,6 +22,7 @@ func TestReleaseNil(t *testing.T) {
 // Released before the heartbeat ever ran; then released again after another
 // run took the session: the second Release touches nothing.
 func TestReleaseBeforeFirstRenewalAndTwice(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	store := db.Store(t)
 	c := newClient(t, store, lease.Config{TTL: 30 * time.Second})
@@ -67,6 +69,7 @@ func TestReleaseBeforeFirstRenewalAndTwice(t *testing.T) {
 
 // Release after a loss keeps the loss as the cause and never revives it.
 func TestReleaseAfterLoss(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	store := db.Store(t)
 	c := newClient(t, store, lease.Config{TTL: time.Second})

@@ -12,6 +12,7 @@ import (
 )
 
 func TestTokenEnvRoundTrip(t *testing.T) {
+	t.Parallel()
 	want := lease.Token{Key: lease.Key{Account: "acme", Session: "chat 42"}, RunID: uuid.New(), Fence: 17}
 	env := map[string]string{}
 	for _, kv := range want.Env() {
@@ -25,6 +26,7 @@ func TestTokenEnvRoundTrip(t *testing.T) {
 }
 
 func TestTokenFromEnvInvalid(t *testing.T) {
+	t.Parallel()
 	good := map[string]string{
 		lease.EnvAccountID: "a", lease.EnvSessionID: "s",
 		lease.EnvRunID: uuid.New().String(), lease.EnvFence: "3",
@@ -57,6 +59,7 @@ func TestTokenFromEnvInvalid(t *testing.T) {
 // A LostError carries text from the database; its message quotes it, so no
 // control character reaches a terminal.
 func TestLostErrorQuotesDatabaseText(t *testing.T) {
+	t.Parallel()
 	e := &lease.LostError{
 		Key: lease.Key{Account: "a\x1b]0;owned\x07", Session: "s"}, Fence: 9, Reason: lease.ErrForceReleased,
 		By: lease.Event{Kind: data.KindForceReleased, Actor: "ops\x1b[2J", Reason: "bye\r\n"},

@@ -14,6 +14,7 @@ import (
 // a few milliseconds after that end, never a fraction of the TTL later; one
 // whose holder has longer to go polls at PollInterval with jitter.
 func TestRetryDelayAfterExpiry(t *testing.T) {
+	t.Parallel()
 	c := &Client{cfg: Config{PollInterval: 2 * time.Second}}
 	run := uuid.New()
 	for _, tc := range []struct {

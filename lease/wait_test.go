@@ -94,6 +94,7 @@ func TestWaitTakesOverExpired(t *testing.T) {
 }
 
 func TestWaitGivesUpWithContext(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	store := db.Store(t)
 	cfg := lease.Config{TTL: 30 * time.Second}
@@ -153,7 +154,7 @@ func TestWaitRetriesOnlyWhatCanChange(t *testing.T) {
 		fuse  time.Duration // when the caller gives up
 		want  error
 	}{
-		{"permission denied", func(t *testing.T) *data.Store { return openStore(t, readerURL) },
+		{"permission denied", func(t *testing.T) *data.Store { return pgtest.OpenStore(t, readerURL, data.Options{}) },
 			10 * time.Second, data.ErrPermission},
 		{"no lease schema", func(t *testing.T) *data.Store { return data.New(pgtest.NewEmpty(t).Pool(t)) },
 			10 * time.Second, data.ErrSchema},
@@ -184,7 +185,7 @@ func TestWaitRetriesOnlyWhatCanChange(t *testing.T) {
 func TestWaitOutlivesAttemptTimeouts(t *testing.T) {
 	db := pgtest.New(t)
 	frozen := startChild(t, db.URL, childFenced, time.Second)
-	frozen.signal(t, syscall.SIGSTOP)
+	frozen.Signal(t, syscall.SIGSTOP)
 	pgtest.WaitExpired(t, db.Pool(t), testKey)
 
 	var log metricsLog
@@ -211,7 +212,7 @@ func TestWaitOutlivesAttemptTimeouts(t *testing.T) {
 		t.Fatalf("Wait returned (%v, %v) while the holder was still frozen, want it to wait on", r.l, r.err)
 	}
 
-	frozen.signal(t, syscall.SIGKILL) // its connection closes: the transaction ends, the row is free
+	frozen.Signal(t, syscall.SIGKILL) // its connection closes: the transaction ends, the row is free
 	l := pending.lease(t, 30*time.Second, "after the frozen holder was killed")
 	if l.Fence() <= frozen.fence {
 		t.Errorf("fence after takeover = %d, want > the frozen holder's %d", l.Fence(), frozen.fence)

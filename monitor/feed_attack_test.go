@@ -3,7 +3,6 @@ package monitor
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -20,22 +19,8 @@ import (
 func connectNobody(t *testing.T, db pgtest.DB) *pgx.Conn {
 	t.Helper()
 	ctx := context.Background()
-	name := "nobody_" + db.Name
-	if _, err := db.Conn(t).Exec(ctx, "CREATE ROLE "+pgx.Identifier{name}.Sanitize()+" LOGIN PASSWORD 'pw'"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if c, err := pgx.Connect(ctx, pgtest.AdminURL()); err == nil {
-			_, _ = c.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{name}.Sanitize())
-			c.Close(ctx)
-		}
-	})
-	u, err := url.Parse(db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.UserPassword(name, "pw")
-	conn, err := pgx.Connect(ctx, u.String())
+	dsn, name := pgtest.Login(t, db, "")
+	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatalf("connect as %s: %v", name, err)
 	}
@@ -115,6 +100,7 @@ func (p *feedProbe) resyncs() int {
 // (issue 17: 197 extra scans for 200). The feed reads them back first: none
 // may cause a resync. A real TRUNCATE still does.
 func TestForgedTruncationsCauseNoResync(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	s, owner := db.Store(t), db.Conn(t)

@@ -21,6 +21,7 @@ import (
 // a window below the highest delivered one, which later events push past the
 // dropped ids) and page on when cut, so the mirror still sees every event.
 func TestMirrorMissesNothingWhenTheListenerDrops(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	s := db.Store(t)
 	conn := db.Conn(t)

@@ -129,6 +129,7 @@ func mustAcquire(t *testing.T, s *data.Store, k data.Key, run uuid.UUID, ttl tim
 }
 
 func TestMirrorSeesAcquireAndTakeover(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	s := db.Store(t)
 	conn := db.Conn(t)
@@ -168,6 +169,7 @@ func TestMirrorSeesAcquireAndTakeover(t *testing.T) {
 }
 
 func TestMirrorSeesRenewalsWithoutNotify(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	s := db.Store(t)
 	conn := db.Conn(t)
@@ -193,6 +195,7 @@ func TestMirrorSeesRenewalsWithoutNotify(t *testing.T) {
 }
 
 func TestMirrorUsesRenewalNotifications(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	s := db.Store(t)
 	if err := s.SetNotifyRenewals(context.Background(), true); err != nil {
@@ -216,6 +219,7 @@ func TestMirrorUsesRenewalNotifications(t *testing.T) {
 // renew, release, take over and force-release concurrently; afterwards the
 // mirror equals the database and has applied every event exactly once.
 func TestMirrorUnderChurn(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	s := db.Store(t)
 	conn := db.Conn(t)
@@ -289,6 +293,7 @@ func listenerPID(t *testing.T, conn *pgx.Conn, dbName string) int {
 // (one of them a late commit of a lower event id), and after the database
 // accepts connections again the mirror is LIVE and equal to it.
 func TestMirrorRecoversFromLostListener(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	s := db.Store(t)
@@ -363,6 +368,7 @@ func mustAcquireSQL(t *testing.T, conn *pgx.Conn, k data.Key) {
 // TestMirrorNeedsOnlySelect runs the mirror as a login role that is only a
 // lease_reader.
 func TestMirrorNeedsOnlySelect(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)

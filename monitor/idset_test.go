@@ -6,6 +6,7 @@ import (
 )
 
 func TestIDSet(t *testing.T) {
+	t.Parallel()
 	var s idSet
 	model := map[int64]bool{}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -29,6 +30,7 @@ func TestIDSet(t *testing.T) {
 }
 
 func TestIDSetConsecutiveIsOneRange(t *testing.T) {
+	t.Parallel()
 	var s idSet
 	for id := int64(1); id <= 100000; id++ {
 		s.Add(id)

@@ -18,6 +18,7 @@ import (
 // Resume it catches up, and its OnBatch hook has seen every event it
 // applied.
 func TestMirrorPauseHoldsBatchesForOnBatch(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	s, conn, writer := db.Store(t), db.Conn(t), db.Store(t)
 	// No periodic reads: only the transitions below make batches.
@@ -85,6 +86,7 @@ func TestMirrorPauseHoldsBatchesForOnBatch(t *testing.T) {
 // TestMirrorRunEndsWhilePaused: cancelling the context ends Run even while
 // the mirror is paused.
 func TestMirrorRunEndsWhilePaused(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	s := db.Store(t)
 	m := NewMirror(s, FeedConfig{}, Config{})

@@ -48,6 +48,7 @@ func neverLeaves(t *testing.T, m *Mirror, want Link) (stop func()) {
 // LISTEN) and says so; with one it is live on the direct connection. Either
 // way the state ends equal to the database, every event applied once.
 func TestMirrorThroughPooler(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		listen bool
@@ -111,6 +112,7 @@ func TestMirrorOnStandby(t *testing.T) {
 // connection: the header says POLL with the interval and never leaves it,
 // and the state ends equal to the database, every event applied once.
 func TestMirrorInPollMode(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	m := startMirror(t, db.Store(t), FeedConfig{DeltaInterval: 100 * time.Millisecond,
 		Listener: data.ListenerConfig{Poll: 50 * time.Millisecond}})

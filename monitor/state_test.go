@@ -56,6 +56,7 @@ func equalIDs(a, b []int64) bool {
 }
 
 func TestApplyEventTransitions(t *testing.T) {
+	t.Parallel()
 	s := NewState(Config{})
 	s.ApplySync(syncOf(0, nil), t0)
 	steps := []struct {
@@ -96,6 +97,7 @@ func TestApplyEventTransitions(t *testing.T) {
 }
 
 func TestSyncThenRepeatedNotificationsAreIgnored(t *testing.T) {
+	t.Parallel()
 	s := NewState(Config{})
 	// The resync already shows run 1 holding keyA after events 7 and 8.
 	l := lease(keyA, runs[1], 12, t0, 15*time.Second)
@@ -120,6 +122,7 @@ func TestSyncThenRepeatedNotificationsAreIgnored(t *testing.T) {
 }
 
 func TestLateCommittedEventIsRecordedInOrder(t *testing.T) {
+	t.Parallel()
 	s := NewState(Config{})
 	s.ApplySync(syncOf(0, nil, acquired(1, keyA, runs[0], 1, t0), acquired(3, keyB, runs[1], 3, t0)), t0)
 	// Event 2 committed after 3: the next resync's window returns it.
@@ -137,6 +140,7 @@ func TestLateCommittedEventIsRecordedInOrder(t *testing.T) {
 }
 
 func TestEventsAreBounded(t *testing.T) {
+	t.Parallel()
 	s := NewState(Config{EventLimit: 3})
 	for id := int64(1); id <= 10; id++ {
 		s.ApplyEvent(data.Event{ID: id, Kind: data.KindRenewRejected, Key: keyA, RunID: runs[0]}, t0)
@@ -149,6 +153,7 @@ func TestEventsAreBounded(t *testing.T) {
 }
 
 func TestRenewalsExtendOnlyTheSameRun(t *testing.T) {
+	t.Parallel()
 	l := lease(keyA, runs[0], 5, t0, 15*time.Second)
 	tests := []struct {
 		name       string
@@ -192,6 +197,7 @@ func TestRenewalsExtendOnlyTheSameRun(t *testing.T) {
 }
 
 func TestCounts(t *testing.T) {
+	t.Parallel()
 	s := NewState(Config{})
 	s.ApplySync(syncOf(0, []data.Lease{
 		lease(keyA, runs[0], 1, t0, 20*time.Second),                                                   // 20 s left: held
@@ -208,6 +214,7 @@ func TestCounts(t *testing.T) {
 // they were then, whatever the State does after (the UI counts with the
 // index of the rows it shows).
 func TestCountIndexKeepsItsLeases(t *testing.T) {
+	t.Parallel()
 	s := NewState(Config{})
 	s.ApplySync(syncOf(0, []data.Lease{
 		lease(keyA, runs[0], 1, t0, 20*time.Second),
@@ -230,6 +237,7 @@ func TestCountIndexKeepsItsLeases(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("connection refused")
 	tests := []struct {
 		name      string
@@ -279,6 +287,7 @@ func TestHealth(t *testing.T) {
 }
 
 func TestEventsPerSecond(t *testing.T) {
+	t.Parallel()
 	s := NewState(Config{})
 	for i := range 20 {
 		s.ApplyEvent(data.Event{ID: int64(i + 1), Kind: data.KindRenewRejected, Key: keyA, RunID: runs[0]}, t0.Add(time.Duration(i)*250*time.Millisecond))
@@ -292,6 +301,7 @@ func TestEventsPerSecond(t *testing.T) {
 }
 
 func TestCloneIsIndependent(t *testing.T) {
+	t.Parallel()
 	s := NewState(Config{})
 	s.ApplySync(syncOf(0, []data.Lease{lease(keyA, runs[0], 1, t0, time.Minute)}), t0)
 	c := s.Clone()
@@ -304,6 +314,7 @@ func TestCloneIsIndependent(t *testing.T) {
 // TestCountsMatchesTheDefinition compares the indexed Counts with a direct
 // reading of its definition over random leases and instants.
 func TestCountsMatchesTheDefinition(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	s := NewState(Config{})
 	var leases []data.Lease

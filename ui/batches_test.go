@@ -28,6 +28,7 @@ func eventBatch(ev data.Event) monitor.Batch {
 // with the next tick, not at once (a resync still is); a small table shows
 // each batch at once.
 func TestBigFleetBatchesWaitForTheTick(t *testing.T) {
+	t.Parallel()
 	newcomer := data.Event{ID: 900, Kind: data.KindAcquired, At: server, Key: data.Key{Account: "zz-new", Session: "newcomer"},
 		RunID: run(99), Fence: 1, ExpiresAt: server.Add(time.Minute), Holder: "late-device"}
 	tests := []struct {
@@ -69,6 +70,7 @@ func TestBigFleetBatchesWaitForTheTick(t *testing.T) {
 // TestBigFleetResyncIsNotHeld: a resync is applied at once, after the
 // batches held before it, in order.
 func TestBigFleetResyncIsNotHeld(t *testing.T) {
+	t.Parallel()
 	m, _ := newModel(t, 120, 40, func(cfg *Config) { cfg.Source.ResyncFunc = func() {} })
 	apply(m, syncBatch(fleet(bigTable+10), nil))
 	gone := fleet(1)[0]

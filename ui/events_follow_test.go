@@ -12,6 +12,7 @@ import (
 // pane has filled; a cursor the user moved down stays on its event (see
 // TestFocusAndEventsPane).
 func TestEventsPaneFollowsNewest(t *testing.T) {
+	t.Parallel()
 	m, _ := newModel(t, 100, 30)
 	apply(m, syncBatch(loadedLeases(), loadedEvents()))
 	for id := int64(107); id < 160; id++ {

@@ -23,6 +23,7 @@ func deviceEvents() []data.Event {
 // well as the sessions (as in k9s); they kept showing the other accounts.
 // A filter that hides everything a pane has says so in the pane.
 func TestFilterAppliesToEveryPane(t *testing.T) {
+	t.Parallel()
 	for _, size := range [][2]int{{80, 24}, {150, 40}} {
 		m, _ := newModel(t, size[0], size[1], withDevices)
 		apply(m, syncBatch(deviceLeases(), deviceEvents()))
@@ -62,6 +63,7 @@ func TestFilterAppliesToEveryPane(t *testing.T) {
 // TestFilterMatchesRunsAndSessions: a device is kept by the session or run
 // of its state or belief, an event by either of its runs.
 func TestFilterMatchesRunsAndSessions(t *testing.T) {
+	t.Parallel()
 	devs := fixtureDevices()
 	frozen := devs[1] // acme browser, frozen, believes acme/chat-1 run 20
 	for _, tt := range []struct {

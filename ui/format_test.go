@@ -6,6 +6,7 @@ import (
 )
 
 func TestCompactStepReadsAlike(t *testing.T) {
+	t.Parallel()
 	// Every two durations with the same step read the same, through each
 	// precision's boundaries.
 	for _, f := range []struct {

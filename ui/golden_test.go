@@ -18,6 +18,7 @@ import (
 // Regenerate with go test ./ui -run TestGolden -update, after reading the
 // diff.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		w, h  int
@@ -221,6 +222,7 @@ func hostileEvents() []data.Event {
 var sgrOnly = regexp.MustCompile(`\x1b\[[0-9;:]*m`)
 
 func TestHostileTextRendersInert(t *testing.T) {
+	t.Parallel()
 	m, _ := newModel(t, 100, 30)
 	apply(m, syncBatch(hostileLeases(), hostileEvents()))
 	views := map[string]string{"main": m.View().Content}

@@ -30,6 +30,7 @@ func lookAlikes() ([]data.Lease, []data.Event) {
 // events pane, and the detail view spells them out, so "chat-1" and
 // "chаt-1" do not look the same; an ASCII id is not marked.
 func TestLookAlikeIDsAreMarked(t *testing.T) {
+	t.Parallel()
 	m, _ := newModel(t, 120, 30)
 	leases, events := lookAlikes()
 	apply(m, syncBatch(leases, events))
@@ -72,6 +73,7 @@ func TestLookAlikeIDsAreMarked(t *testing.T) {
 }
 
 func TestIDTextCutsOutsideTheMark(t *testing.T) {
+	t.Parallel()
 	got := idText("ch\u0430t-1-with-a-long-tail", 6)
 	if want := "ch" + markOn + "\u0430" + markOff + "t-…"; got != want {
 		t.Errorf("idText(.., 6) = %q, want %q (the ellipsis unmarked)", got, want)

@@ -30,6 +30,7 @@ func sqlAcquire(t *testing.T, conn *pgx.Conn, k data.Key, ttl, holder string) uu
 }
 
 func TestLiveAcquireAppearsAndTakeoverShows(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	conn := db.Conn(t)
 	d := liveModel(t, db.Store(t), false, 120, 30)
@@ -54,6 +55,7 @@ func TestLiveAcquireAppearsAndTakeoverShows(t *testing.T) {
 }
 
 func TestForcedReleaseThroughKeys(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)
@@ -95,6 +97,7 @@ func TestForcedReleaseThroughKeys(t *testing.T) {
 // dialog is open; confirming names the run that was shown, so nothing is
 // released and the user is told who holds it now.
 func TestStaleRunConfirmReleasesNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)
@@ -129,6 +132,7 @@ func TestStaleRunConfirmReleasesNothing(t *testing.T) {
 // connections are allowed again it is LIVE and equal to the database,
 // including what changed during the outage.
 func TestListenerTerminatedThenLive(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)
@@ -209,6 +213,7 @@ func sameRows(s *monitor.State, want map[data.Key]uuid.UUID) bool {
 // TestHostileRowFromTheDatabase: a row written past the constraints (a
 // foreign table, a superuser's mistake) reaches the screen inert.
 func TestHostileRowFromTheDatabase(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)
@@ -235,6 +240,7 @@ func TestHostileRowFromTheDatabase(t *testing.T) {
 // TestReadOnlyMonitorAsReader: a lease_reader login sees everything and
 // cannot release.
 func TestReadOnlyMonitorAsReader(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	conn := db.Conn(t)
 	reader := readerStore(t, db)
@@ -257,6 +263,7 @@ func TestReadOnlyMonitorAsReader(t *testing.T) {
 // TestReleaseWithoutPrivilegeSaysWhy: a lease_reader that is not in
 // read-only mode gets one clear line, and nothing is released.
 func TestReleaseWithoutPrivilegeSaysWhy(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)
@@ -292,6 +299,7 @@ func readerStore(t *testing.T, db pgtest.DB) *data.Store {
 // not taken over; the detail view, even as a lease_reader, names that
 // transaction's server process and how to end it.
 func TestDetailNamesTheBlockingTransaction(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)
@@ -331,6 +339,7 @@ func TestDetailNamesTheBlockingTransaction(t *testing.T) {
 // compares the run it was given, whatever it is; the all-zero run id, which
 // no run holds, never stands for "whoever holds it".
 func TestReleaseOfTheNilRunReleasesNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)

@@ -43,6 +43,7 @@ func (w *watchModel) View() tea.View {
 // model: the feed reaches the model through the wrapper, and cancelling ctx
 // ends Run with nil once the feed has stopped.
 func TestProgramRunsAWrappedModel(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	k := data.Key{Account: "acme", Session: "chat-1"}
 	sqlAcquire(t, db.Conn(t), k, "1 min", "device-a")
@@ -83,6 +84,7 @@ func TestProgramRunsAWrappedModel(t *testing.T) {
 }
 
 func TestNewProgramWithoutStore(t *testing.T) {
+	t.Parallel()
 	if _, err := NewProgram(context.Background(), Options{}); err == nil {
 		t.Error("NewProgram without a store: err = nil, want an error")
 	}

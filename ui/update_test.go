@@ -34,6 +34,7 @@ func selectedKey(t *testing.T, m *Model) data.Key {
 func sess(i int) data.Key { return data.Key{Account: "acct", Session: fmt.Sprintf("s%02d", i)} }
 
 func TestNavigationKeys(t *testing.T) {
+	t.Parallel()
 	// 80x24: 14 table rows visible.
 	tests := []struct {
 		keys     []string
@@ -77,6 +78,7 @@ func TestNavigationKeys(t *testing.T) {
 }
 
 func TestSelectionKeptAcrossResortAndInserts(t *testing.T) {
+	t.Parallel()
 	m, c := newModel(t, 80, 24)
 	apply(m, syncBatch(manyLeases(20), nil))
 	press(m, "j", "j", "j", "j", "j") // s05, line 5
@@ -121,6 +123,7 @@ func TestSelectionKeptAcrossResortAndInserts(t *testing.T) {
 }
 
 func TestFilterKeys(t *testing.T) {
+	t.Parallel()
 	m, _ := newModel(t, 80, 24)
 	apply(m, syncBatch(loadedLeases(), loadedEvents()))
 	press(m, "/", "A", "C", "M")
@@ -168,6 +171,7 @@ func isQuit(cmd tea.Cmd) bool {
 }
 
 func TestSortKeyCyclesWithIndicator(t *testing.T) {
+	t.Parallel()
 	m, _ := newModel(t, 100, 30)
 	apply(m, syncBatch(loadedLeases(), nil))
 	tests := []struct {
@@ -192,6 +196,7 @@ func TestSortKeyCyclesWithIndicator(t *testing.T) {
 }
 
 func TestPauseFreezesScreenButNotData(t *testing.T) {
+	t.Parallel()
 	for _, k := range []string{"space", "p"} {
 		t.Run(k, func(t *testing.T) {
 			m, c := newModel(t, 80, 24)
@@ -233,6 +238,7 @@ func tableOf(s string) string {
 }
 
 func TestFocusAndEventsPane(t *testing.T) {
+	t.Parallel()
 	m, _ := newModel(t, 100, 30)
 	apply(m, syncBatch(loadedLeases(), loadedEvents()))
 	press(m, "tab")
@@ -261,6 +267,7 @@ func TestFocusAndEventsPane(t *testing.T) {
 }
 
 func TestDetailAndHelpKeys(t *testing.T) {
+	t.Parallel()
 	m, _ := newModel(t, 100, 30, func(c *Config) {
 		c.Source.HistoryFunc = func(data.Key) ([]data.Event, error) { return nil, nil }
 	})
@@ -290,6 +297,7 @@ func TestDetailAndHelpKeys(t *testing.T) {
 }
 
 func TestQuitKeys(t *testing.T) {
+	t.Parallel()
 	for _, k := range []string{"q", "ctrl+c"} {
 		for _, mode := range []string{"main", "help", "detail"} {
 			m, _ := newModel(t, 80, 24)
@@ -308,6 +316,7 @@ func TestQuitKeys(t *testing.T) {
 }
 
 func TestResyncKey(t *testing.T) {
+	t.Parallel()
 	asked := 0
 	m, c := newModel(t, 80, 24, func(cfg *Config) { cfg.Source.ResyncFunc = func() { asked++ } })
 	apply(m, syncBatch(loadedLeases(), nil))
@@ -323,6 +332,7 @@ func TestResyncKey(t *testing.T) {
 }
 
 func TestConfirmDialogKeys(t *testing.T) {
+	t.Parallel()
 	target := loadedLeases()[2] // globex, second row in TTL order
 	tests := []struct {
 		name        string
@@ -380,6 +390,7 @@ func TestConfirmDialogKeys(t *testing.T) {
 // TestConfirmUsesTheShownRun: a takeover while the dialog is open changes
 // nothing about which run the release names.
 func TestConfirmUsesTheShownRun(t *testing.T) {
+	t.Parallel()
 	m, _ := newModel(t, 80, 24)
 	apply(m, syncBatch(loadedLeases(), loadedEvents()))
 	press(m, "x") // initech, expired, run 4
@@ -403,6 +414,7 @@ func TestConfirmUsesTheShownRun(t *testing.T) {
 }
 
 func TestReleaseOutcomeStatus(t *testing.T) {
+	t.Parallel()
 	req := releaseReq{key: data.Key{Account: "a", Session: "s"}, run: run(1), holder: "dev"}
 	tests := []struct {
 		msg  releaseMsg
@@ -422,6 +434,7 @@ func TestReleaseOutcomeStatus(t *testing.T) {
 }
 
 func TestReadOnlyRefusesRelease(t *testing.T) {
+	t.Parallel()
 	for _, k := range []string{"x", "ctrl+d"} {
 		m, _ := newModel(t, 80, 24, readOnly)
 		apply(m, syncBatch(loadedLeases(), loadedEvents()))
@@ -444,6 +457,7 @@ func TestReadOnlyRefusesRelease(t *testing.T) {
 }
 
 func TestExtraActions(t *testing.T) {
+	t.Parallel()
 	var got []data.Key
 	act := Action{
 		Binding: keyBinding("K", "kill the device"),
@@ -473,6 +487,7 @@ func TestExtraActions(t *testing.T) {
 // TestActionKeyClash: New refuses an action whose key the key map already
 // binds, so a program that embeds the model meets the clash where Run would.
 func TestActionKeyClash(t *testing.T) {
+	t.Parallel()
 	act := Action{Binding: keyBinding("x", "kill the device")}
 	_, err := New(Config{Actions: []Action{act}})
 	if err == nil || !strings.Contains(err.Error(), `"x"`) || !strings.Contains(err.Error(), "release") {
@@ -484,6 +499,7 @@ func TestActionKeyClash(t *testing.T) {
 }
 
 func TestCountdownTicks(t *testing.T) {
+	t.Parallel()
 	m, c := newModel(t, 80, 24)
 	apply(m, syncBatch(loadedLeases()[:1], nil)) // 14.2 s left
 	if !strings.Contains(screen(m), "14s") {
@@ -504,6 +520,7 @@ func TestCountdownTicks(t *testing.T) {
 }
 
 func TestResizeKeepsSelectionVisible(t *testing.T) {
+	t.Parallel()
 	m, _ := newModel(t, 100, 40)
 	apply(m, syncBatch(manyLeases(40), nil))
 	press(m, "G")
@@ -518,6 +535,7 @@ func TestResizeKeepsSelectionVisible(t *testing.T) {
 // order for sortHold, so renewals do not shuffle them under the cursor;
 // then they sort again, and the selection stays on its session.
 func TestNavigationHoldsTheOrder(t *testing.T) {
+	t.Parallel()
 	m, c := newModel(t, 80, 24)
 	apply(m, syncBatch(manyLeases(5), nil)) // TTL order s00..s04
 	press(m, "j")                           // s01, holds the order
@@ -538,6 +556,7 @@ func TestNavigationHoldsTheOrder(t *testing.T) {
 // are shown on the next tick, so a busy fleet sorts the table at most once
 // per tick; small tables show them at once.
 func TestBigTablesCoalesceRebuilds(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{10, bigTable + 1} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			m, c := newModel(t, 80, 24)

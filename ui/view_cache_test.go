@@ -38,6 +38,7 @@ func cacheLeases(n int) []data.Lease {
 // caches, then again from nothing, and wants the same bytes, styling
 // included (the golden tests compare stripped text only).
 func TestViewCacheIsInvisible(t *testing.T) {
+	t.Parallel()
 	m, clock := newModel(t, 120, 40)
 	tick := func(d time.Duration) func() {
 		return func() {
@@ -103,6 +104,7 @@ func TestViewCacheIsInvisible(t *testing.T) {
 // TestViewCacheIsInvisibleAcrossCountdowns: the same over ticks in which a
 // countdown's bar or colour changes while its text does not.
 func TestViewCacheIsInvisibleAcrossCountdowns(t *testing.T) {
+	t.Parallel()
 	m, clock := newModel(t, 120, 40)
 	const ttl = 41 * time.Second // a 15-cell TTL column: an 8-cell bar
 	leases := []data.Lease{
@@ -163,6 +165,7 @@ func firstDiff(a, b string) string {
 // renders no row and no event line again; one that does renders those rows
 // only.
 func TestTickRendersOnlyChangedRows(t *testing.T) {
+	t.Parallel()
 	m, clock := newModel(t, 120, 40)
 	// Countdowns shown to the second: held for minutes and renewed 30 s ago
 	// (their texts change at whole seconds from now), 570.5 s left (its text

@@ -15,6 +15,7 @@ import (
 // stays blank at the right; at 150 columns six-character values no longer
 // get 33 and 37 cells while holder labels are cut.
 func TestColumnsFitTheirContent(t *testing.T) {
+	t.Parallel()
 	widths := func(w int, account, session, holder int16) map[colID]int {
 		got := map[colID]int{}
 		for _, c := range tableColumns(w, colWidths{colAccount: account, colSession: session, colHolder: holder}) {
@@ -49,6 +50,7 @@ func TestColumnsFitTheirContent(t *testing.T) {
 // arriving, widens its column, and the rows drawn before are drawn again in
 // the new columns (the row cache is keyed on them).
 func TestColumnsFollowTheRowsShown(t *testing.T) {
+	t.Parallel()
 	long := "conversation-" + strings.Repeat("x", 20)
 	col := func(line, sub string) int { return len([]rune(line[:strings.Index(line, sub)])) } // in cells
 	holderAt := func(s string) int {

@@ -36,6 +36,7 @@ func demoHelpConfig(t *testing.T) func(*Config) {
 // reached (it was cut with "enlarge the terminal", the demo's own keys out
 // of reach); an unbound action says "(unbound)" once, not twice.
 func TestHelpScrollsAt80x24(t *testing.T) {
+	t.Parallel()
 	m, _ := newModel(t, 80, 24, demoHelpConfig(t))
 	loadDevices(m)
 	press(m, "?")

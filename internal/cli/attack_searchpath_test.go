@@ -22,6 +22,7 @@ import (
 // pooler, which refuses that parameter, they refuse the session in one line.
 // Before, ls alone made the attacker a superuser.
 func TestToolsResolveNothingALowerRoleWrites(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	admin := db.Conn(t)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestDSNHasPassword(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		dsn  string
 		want bool
@@ -35,6 +36,7 @@ func TestDSNHasPassword(t *testing.T) {
 }
 
 func TestChildEnvDropsDatabaseSecrets(t *testing.T) {
+	t.Parallel()
 	environ := []string{"PATH=/bin", "DATABASE_URL=postgres://u:p@h/d", "LEASETOP_LISTEN_DSN=postgres://u:p@h:5432/d", "PGPASSWORD=p", "PGSSLPASSWORD=k", "PGHOST=h", "DATABASE_URLX=y"}
 	token := []string{"LEASETOP_RUN_ID=r"}
 	if got, want := childEnv(environ, false, token), []string{"PATH=/bin", "PGHOST=h", "DATABASE_URLX=y", "LEASETOP_RUN_ID=r"}; !slices.Equal(got, want) {
@@ -49,6 +51,7 @@ func TestChildEnvDropsDatabaseSecrets(t *testing.T) {
 // the process list as one in --dsn, so it gets the same warning, naming
 // the flag; one in LEASETOP_LISTEN_DSN (the environment) gets none.
 func TestListenDSNPasswordWarns(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		flag, env string
 		warn      bool

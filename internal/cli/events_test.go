@@ -15,6 +15,7 @@ import (
 )
 
 func TestEventsHistory(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)
@@ -72,6 +73,7 @@ func TestEventsHistory(t *testing.T) {
 }
 
 func TestEventsFollow(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	conn := db.Conn(t)
 	acquire(t, conn, "acme", "before", "1 min", "dev")

@@ -12,6 +12,7 @@ import (
 // command (not only the monitor's flags); help COMMAND prints that
 // command's flags, as COMMAND -h does; a wrong help is one line, exit 2.
 func TestHelpListsTheCommands(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	commands := []string{"watch", "demo", "migrate", "run", "ls", "events", "release", "bench", "exporter"}
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"help", "help"}} {

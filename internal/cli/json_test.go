@@ -15,6 +15,7 @@ import (
 // right-to-left override; put there past the CHECKs, as only the owner can)
 // print it as \u escapes, and decode to the same text.
 func TestJSONOutputIsInert(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)

@@ -14,6 +14,7 @@ import (
 // ο in one holder label) print apart in ls and events, their non-ASCII
 // runes as \u{…}; --json keeps the exact text.
 func TestLookAlikeIDsPrintApart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)

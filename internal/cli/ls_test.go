@@ -15,6 +15,7 @@ import (
 )
 
 func TestLs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)

@@ -33,6 +33,7 @@ const leftPoolSize = 4
 // packet 'A' from server when not linked" (a notification reaching a server
 // connection no client holds).
 func TestNoListenLeftInPooler(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	direct := pgtest.OpenStore(t, db.URL, data.Options{})
 	tools := []struct {

@@ -126,6 +126,7 @@ func TestEventsFollowWhereListenCannotWork(t *testing.T) {
 // TestListenFlagsBadInput: a bad --poll or --listen-dsn is one line, exit 2,
 // and never shows the listen DSN's password.
 func TestListenFlagsBadInput(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	for _, tc := range []struct {
@@ -209,6 +210,7 @@ func passwordOf(u *url.URL) string {
 // statements land where the previous command's were: migrate (twice, the
 // second over the first), ls, events and release all succeed.
 func TestCommandsThroughPooler(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.NewEmpty(t)
 	via := db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 1}))

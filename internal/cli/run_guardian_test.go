@@ -13,6 +13,7 @@ import (
 // work): run by hand it refuses in one line, exit 2, and help does not list
 // it.
 func TestRunGuardianRefusesToRunByHand(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, args := range [][]string{{"run-guardian"}, {"run-guardian", "-h"}, {"help", "run-guardian"}} {
 		out, errOut, code := leasetop(ctx, "postgres://127.0.0.1:1/none", args...)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestWatchRefusals(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	bad := filepath.Join(t.TempDir(), "config.toml")
 	if err := os.WriteFile(bad, []byte("[keys]\nrelease = \"x\"\nexplode = \"e\"\n"), 0o600); err != nil {

@@ -2,7 +2,6 @@ package demo_test
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -12,21 +11,24 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/leasetop/leasetop/internal/proctest"
+	"github.com/leasetop/leasetop/internal/syncbuf"
 )
 
 // demoProc is a real `leasetop` process whose output the test reads as it
 // comes.
 type demoProc struct {
+	*proctest.Process
 	t      *testing.T
 	cmd    *exec.Cmd
-	out    io.Closer // the read end of its stdout
-	stderr bytes.Buffer
+	out    io.Closer       // the read end of its stdout
+	stderr *syncbuf.Buffer // what it wrote to stderr
 
 	mu      sync.Mutex
 	lines   []string
 	changed chan struct{} // signalled after each stdout line
-	done    chan struct{} // closed when the process has exited
-	waitErr error
+	done    chan struct{} // closed when its stdout is read to the end and it has exited
 }
 
 // startLeasetop starts the leasetop binary with args and no DATABASE_URL
@@ -40,23 +42,31 @@ func startLeasetop(t *testing.T, args ...string) *demoProc {
 func startLeasetopEnv(t *testing.T, env []string, args ...string) *demoProc {
 	t.Helper()
 	p := &demoProc{t: t, changed: make(chan struct{}, 1), done: make(chan struct{})}
-	p.cmd = exec.Command(leasetopBin, args...)
+	cmd := exec.Command(leasetopBin, args...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "DATABASE_URL=") {
-			p.cmd.Env = append(p.cmd.Env, kv)
+			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	p.cmd.Env = append(p.cmd.Env, env...)
-	p.cmd.Stderr = &p.stderr
-	stdout, err := p.cmd.StdoutPipe()
+	cmd.Env = append(cmd.Env, env...)
+	stdout, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start leasetop: %v", err)
-	}
-	p.out = stdout
-	go func() { // owned by p: done closes after it ends, and Cleanup waits for done
+	cmd.Stdout = w
+	started := false
+	t.Cleanup(func() { // runs after the process is killed (cleanups run last first)
+		if started {
+			<-p.done
+		}
+		_ = w.Close()
+		_ = stdout.Close()
+	})
+	p.Process = proctest.Start(t, cmd)
+	started = true
+	_ = w.Close() // the child has its copy: the read end sees EOF when the child's side closes
+	p.cmd, p.out, p.stderr = cmd, stdout, &p.Stderr
+	go func() { // owned by p: done closes after it ends, and the cleanup above waits for done
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
@@ -68,20 +78,9 @@ func startLeasetopEnv(t *testing.T, env []string, args ...string) *demoProc {
 			default:
 			}
 		}
-		err := p.cmd.Wait()
-		p.mu.Lock()
-		p.waitErr = err
-		p.mu.Unlock()
+		<-p.Done()
 		close(p.done)
 	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
 	return p
 }
 
@@ -127,16 +126,14 @@ func (p *demoProc) wait(timeout time.Duration) int {
 	case <-time.After(timeout):
 		p.t.Fatalf("leasetop did not exit within %s\nstdout:\n%s", timeout, p.stdout())
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	var exitErr *exec.ExitError
-	switch {
-	case p.waitErr == nil:
+	switch err := p.Err(); {
+	case err == nil:
 		return 0
-	case errors.As(p.waitErr, &exitErr):
-		return exitErr.ExitCode()
+	case errors.As(err, &exitErr):
+		return exitErr.ExitCode() // -1 when a signal killed it: the demo must exit by itself
 	default:
-		p.t.Fatalf("wait: %v", p.waitErr)
+		p.t.Fatalf("wait: %v", err)
 		return -1
 	}
 }

@@ -84,7 +84,7 @@ func TestExporterConnectionCapKeepsDatabaseReachable(t *testing.T) {
 	p := startLimited(t, dsn)
 	p.waitMetrics(t, 30*time.Second, "the feed live", func(m metricSet) bool { return m[`leasetop_feed_state{state="live"}`] == 1 })
 
-	lives := strings.Count(p.stderr.String(), "exporter: feed live")
+	lives := strings.Count(p.Stderr.String(), "exporter: feed live")
 	var conns []net.Conn
 	for range 300 {
 		c, err := net.Dial("tcp", p.addr)
@@ -102,17 +102,17 @@ func TestExporterConnectionCapKeepsDatabaseReachable(t *testing.T) {
 		t.Fatalf("terminate the exporter's backends: %d, %v", killed, err)
 	}
 	pgtest.Eventually(t, time.Minute, "the exporter to reconnect to the database while 300 clients are connected", func() bool {
-		return strings.Count(p.stderr.String(), "exporter: feed live") > lives
+		return strings.Count(p.Stderr.String(), "exporter: feed live") > lives
 	})
-	if strings.Contains(p.stderr.String(), "too many open files") {
-		t.Errorf("the exporter ran out of file descriptors: %s", p.stderr.String())
+	if strings.Contains(p.Stderr.String(), "too many open files") {
+		t.Errorf("the exporter ran out of file descriptors: %s", p.Stderr.String())
 	}
 	for _, c := range conns {
 		c.Close()
 	}
 	m := p.metrics(t)
 	if got := m[`leasetop_feed_state{state="live"}`]; got != 1 {
-		t.Errorf(`after the clients left, leasetop_feed_state{state="live"} = %g, want 1; stderr: %s`, got, p.stderr.String())
+		t.Errorf(`after the clients left, leasetop_feed_state{state="live"} = %g, want 1; stderr: %s`, got, p.Stderr.String())
 	}
 }
 
@@ -123,8 +123,8 @@ func startLimited(t *testing.T, dsn string) *exporterProc {
 	cmd := exec.Command("/bin/sh", "-c", `ulimit -n 200 && exec "$@"`, "sh",
 		leasetopBin, "exporter", "--listen", "127.0.0.1:0", "--dsn", dsn)
 	p := waitServing(t, launchCmd(t, cmd))
-	if want := fmt.Sprintf("(at most %d connections)", exporter.ConnCap(200)); !strings.Contains(p.stderr.String(), want) {
-		t.Errorf("stderr does not say %q: %s", want, p.stderr.String())
+	if want := fmt.Sprintf("(at most %d connections)", exporter.ConnCap(200)); !strings.Contains(p.Stderr.String(), want) {
+		t.Errorf("stderr does not say %q: %s", want, p.Stderr.String())
 	}
 	return p
 }

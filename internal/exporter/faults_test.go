@@ -3,7 +3,6 @@ package exporter_test
 import (
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"syscall"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/internal/pgtest"
-	"github.com/leasetop/leasetop/internal/tcpproxy"
 )
 
 // passwordWarning is the line every command prints first when --dsn carries a
@@ -39,6 +37,7 @@ func oneLine(t *testing.T, what, out, want string) {
 }
 
 func TestExporterBadFlags(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -54,21 +53,22 @@ func TestExporterBadFlags(t *testing.T) {
 		{[]string{"--dsn", "postgres://u:hunter2@[::1/db"}, "invalid database URL"},
 	} {
 		p := launch(t, append([]string{"exporter"}, c.args...)...)
-		if code := p.wait(t, 30*time.Second); code != 2 {
-			t.Errorf("exporter %v: exit %d, want 2; stderr %q", c.args, code, p.stderr.String())
+		if code := p.Wait(t, 30*time.Second); code != 2 {
+			t.Errorf("exporter %v: exit %d, want 2; stderr %q", c.args, code, p.Stderr.String())
 		}
-		out := p.stderr.String()
+		out := p.Stderr.String()
 		if strings.Contains(strings.Join(c.args, " "), "hunter2") {
 			out = withoutPasswordWarning(t, strings.Join(c.args, " "), out)
 		}
 		oneLine(t, strings.Join(c.args, " "), out, c.want)
-		if strings.Contains(p.stderr.String(), "hunter2") {
-			t.Errorf("exporter %v: stderr shows the password: %q", c.args, p.stderr.String())
+		if strings.Contains(p.Stderr.String(), "hunter2") {
+			t.Errorf("exporter %v: stderr shows the password: %q", c.args, p.Stderr.String())
 		}
 	}
 }
 
 func TestExporterPortInUse(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -76,10 +76,10 @@ func TestExporterPortInUse(t *testing.T) {
 	}
 	defer ln.Close()
 	p := launch(t, "exporter", "--listen", ln.Addr().String(), "--dsn", db.URL)
-	if code := p.wait(t, 30*time.Second); code != 1 {
-		t.Errorf("exporter on a port in use: exit %d, want 1; stderr %q", code, p.stderr.String())
+	if code := p.Wait(t, 30*time.Second); code != 1 {
+		t.Errorf("exporter on a port in use: exit %d, want 1; stderr %q", code, p.Stderr.String())
 	}
-	oneLine(t, "port in use", p.stderr.String(), "address already in use")
+	oneLine(t, "port in use", p.Stderr.String(), "address already in use")
 }
 
 func TestExporterDatabaseUnreachableAtStart(t *testing.T) {
@@ -90,12 +90,12 @@ func TestExporterDatabaseUnreachableAtStart(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close() // nothing listens there now
 	p := launch(t, "exporter", "--listen", "127.0.0.1:0", "--dsn", "postgres://u:secret@127.0.0.1:"+strconv.Itoa(port)+"/db")
-	if code := p.wait(t, 30*time.Second); code != 1 {
-		t.Errorf("exporter with no database: exit %d, want 1; stderr %q", code, p.stderr.String())
+	if code := p.Wait(t, 30*time.Second); code != 1 {
+		t.Errorf("exporter with no database: exit %d, want 1; stderr %q", code, p.Stderr.String())
 	}
-	oneLine(t, "database unreachable", withoutPasswordWarning(t, "database unreachable", p.stderr.String()), "cannot connect to 127.0.0.1:"+strconv.Itoa(port))
-	if strings.Contains(p.stderr.String(), "secret") {
-		t.Errorf("stderr shows the password: %q", p.stderr.String())
+	oneLine(t, "database unreachable", withoutPasswordWarning(t, "database unreachable", p.Stderr.String()), "cannot connect to 127.0.0.1:"+strconv.Itoa(port))
+	if strings.Contains(p.Stderr.String(), "secret") {
+		t.Errorf("stderr shows the password: %q", p.Stderr.String())
 	}
 }
 
@@ -103,18 +103,10 @@ func TestExporterDatabaseUnreachableAtStart(t *testing.T) {
 // /metrics keeps answering 200, the feed state turns down and the time since
 // the last read grows; SIGTERM then stops the exporter with exit 0.
 func TestExporterDatabaseDown(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
-	u, err := url.Parse(db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy, err := tcpproxy.Start(u.Host)
-	if err != nil {
-		t.Fatalf("start proxy: %v", err)
-	}
-	defer proxy.Close()
-	u.Host = proxy.Addr()
-	p := startExporter(t, u.String())
+	proxy, dsn := pgtest.Proxied(t, db.URL)
+	p := startExporter(t, dsn)
 	p.waitMetrics(t, 30*time.Second, "the feed to be live", func(m metricSet) bool {
 		return m[`leasetop_feed_state{state="live"}`] == 1 && m["leasetop_resyncs_total"] >= 1
 	})
@@ -140,16 +132,16 @@ func TestExporterDatabaseDown(t *testing.T) {
 		}
 	}
 	for _, line := range []string{"exporter: connection lost, reconnecting: ", "exporter: feed down, still retrying: "} {
-		if !strings.Contains(p.stderr.String(), line) {
-			t.Errorf("stderr does not say %q: %q", line, p.stderr.String())
+		if !strings.Contains(p.Stderr.String(), line) {
+			t.Errorf("stderr does not say %q: %q", line, p.Stderr.String())
 		}
 	}
 
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if code := p.wait(t, 30*time.Second); code != 0 {
-		t.Errorf("exporter after SIGTERM: exit %d, want 0; stderr %q", code, p.stderr.String())
+	if code := p.Wait(t, 30*time.Second); code != 0 {
+		t.Errorf("exporter after SIGTERM: exit %d, want 0; stderr %q", code, p.Stderr.String())
 	}
-	t.Logf("exporter stderr:\n%s", p.stderr.String())
+	t.Logf("exporter stderr:\n%s", p.Stderr.String())
 }

@@ -72,6 +72,7 @@ func oldestAge(t *testing.T, pool *pgxpool.Pool) float64 {
 }
 
 func TestLeaseGaugesMatchDatabase(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	pool := db.Pool(t)
 	seedGaugeLeases(t, pool)
@@ -141,6 +142,7 @@ func TestLeaseGaugesMatchDatabase(t *testing.T) {
 }
 
 func TestLeaseGaugesByAccount(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	pool := db.Pool(t)
 	seedGaugeLeases(t, pool)
@@ -197,6 +199,7 @@ func containsLabel(series, label string) bool {
 // TestHistogramsFromEvents checks the hold time at release and the takeover
 // delay against the event rows they come from.
 func TestHistogramsFromEvents(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	pool := db.Pool(t)
 	bin := pgtest.PSQLPath(t)
@@ -251,6 +254,7 @@ func TestHistogramsFromEvents(t *testing.T) {
 // TestExporterAsLeaseReader runs the exporter as a login that is only a
 // lease_reader: it needs nothing but SELECT.
 func TestExporterAsLeaseReader(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	pool := db.Pool(t)
 	ctx := context.Background()
@@ -263,6 +267,6 @@ func TestExporterAsLeaseReader(t *testing.T) {
 		return m.transitions()["acquired"] == 1 && m["leasetop_leases_held"] == 1
 	})
 	if got := m[`leasetop_feed_state{state="live"}`]; got != 1 {
-		t.Errorf(`leasetop_feed_state{state="live"} = %g as a lease_reader, want 1; stderr: %s`, got, p.stderr.String())
+		t.Errorf(`leasetop_feed_state{state="live"} = %g as a lease_reader, want 1; stderr: %s`, got, p.Stderr.String())
 	}
 }

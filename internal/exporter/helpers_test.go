@@ -2,7 +2,6 @@ package exporter_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,17 +20,13 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/leasetop/leasetop/internal/pgtest"
-	"github.com/leasetop/leasetop/internal/syncbuf"
+	"github.com/leasetop/leasetop/internal/proctest"
 )
 
 // exporterProc is one `leasetop exporter` process.
 type exporterProc struct {
-	cmd    *exec.Cmd
-	stdout syncbuf.Buffer
-	stderr syncbuf.Buffer
-	done   chan struct{}
-	code   int
-	addr   string // host:port it serves on, once known
+	*proctest.Process
+	addr string // host:port it serves on, once known
 }
 
 // launch starts `leasetop args...` without DATABASE_URL or PG* variables
@@ -46,39 +41,11 @@ func launch(t *testing.T, args ...string) *exporterProc {
 // through a shell, say).
 func launchCmd(t *testing.T, cmd *exec.Cmd) *exporterProc {
 	t.Helper()
-	p := &exporterProc{cmd: cmd, done: make(chan struct{})}
-	p.cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, "DATABASE_URL=") || strings.HasPrefix(kv, "PG")
 	})
-	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlives the test binary
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start leasetop: %v", err)
-	}
-	go func() { // owned: the cleanup below waits for done
-		defer close(p.done)
-		err := p.cmd.Wait()
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-		case errors.As(err, &ee):
-			p.code = ee.ExitCode()
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				p.code = 128 + int(ws.Signal())
-			}
-		default:
-			p.code = -1
-		}
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	return p
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlives the test binary
+	return &exporterProc{Process: proctest.Start(t, cmd)}
 }
 
 var servingLine = regexp.MustCompile(`exporter serving http://([^/\s]+)/metrics`)
@@ -94,37 +61,16 @@ func startExporter(t *testing.T, dsn string, args ...string) *exporterProc {
 func waitServing(t *testing.T, p *exporterProc) *exporterProc {
 	t.Helper()
 	pgtest.Eventually(t, 30*time.Second, "the exporter to serve", func() bool {
-		if m := servingLine.FindStringSubmatch(p.stderr.String()); m != nil {
+		if m := servingLine.FindStringSubmatch(p.Stderr.String()); m != nil {
 			p.addr = m[1]
 			return true
 		}
-		if p.exited() {
-			t.Fatalf("exporter exited with %d before serving: %s", p.code, p.stderr.String())
+		if p.Exited() {
+			t.Fatalf("exporter exited with %d before serving: %s", p.Code(), p.Stderr.String())
 		}
 		return false
 	})
 	return p
-}
-
-func (p *exporterProc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// wait waits for the process to exit and returns its exit code.
-func (p *exporterProc) wait(t *testing.T, timeout time.Duration) int {
-	t.Helper()
-	select {
-	case <-p.done:
-		return p.code
-	case <-time.After(timeout):
-		t.Fatalf("leasetop %v still running after %s; stderr: %s", p.cmd.Args[1:], timeout, p.stderr.String())
-		return 0
-	}
 }
 
 // get fetches path from the exporter and returns the status and body.
@@ -132,7 +78,7 @@ func (p *exporterProc) get(t *testing.T, path string) (int, string) {
 	t.Helper()
 	code, body, err := httpGet("http://" + p.addr + path)
 	if err != nil {
-		t.Fatalf("GET %s: %v (exporter stderr: %s)", path, err, p.stderr.String())
+		t.Fatalf("GET %s: %v (exporter stderr: %s)", path, err, p.Stderr.String())
 	}
 	return code, body
 }
@@ -216,7 +162,7 @@ func (p *exporterProc) waitMetrics(t *testing.T, timeout time.Duration, what str
 			return m
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s; last scrape:\n%s\nexporter stderr: %s", timeout, what, m.leasetop(), p.stderr.String())
+			t.Fatalf("timed out after %s waiting for %s; last scrape:\n%s\nexporter stderr: %s", timeout, what, m.leasetop(), p.Stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -17,6 +17,7 @@ import (
 // it shows the queue growing (the alert LeasetopNotifyQueueFilling fires on
 // it well before the queue is full).
 func TestNotifyQueueUsageExported(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	p := startExporter(t, db.ReaderURL(t))

@@ -44,7 +44,7 @@ func TestFeedDownOnlyWhenPollForced(t *testing.T) {
 			want := map[bool]float64{true: 1}[r == e.reason]
 			if got, ok := m[`leasetop_feed_poll_reason{reason="`+r+`"}`]; !ok || got != want {
 				t.Errorf("exporter polling for %s: leasetop_feed_poll_reason{reason=%q} = %g (present: %v), want %g; stderr %q",
-					e.reason, r, got, ok, want, e.p.stderr.String())
+					e.reason, r, got, ok, want, e.p.Stderr.String())
 			}
 		}
 		targets[i] = e.p.addr

@@ -17,15 +17,15 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/proctest"
 	"github.com/leasetop/leasetop/internal/syncbuf"
 )
 
 // prometheus is a real Prometheus server started by a test on loopback.
 type prometheus struct {
 	addr string
-	cmd  *exec.Cmd
+	proc *proctest.Process
 	log  syncbuf.Buffer
-	done chan struct{}
 }
 
 // startPrometheus starts Prometheus with a temporary data folder, scraping
@@ -55,15 +55,12 @@ scrape_configs:
 	var last string
 	for range 5 { // a free port can be taken between picking and binding it
 		port := freePort(t)
-		p := &prometheus{addr: "127.0.0.1:" + strconv.Itoa(port), done: make(chan struct{})}
-		p.cmd = exec.Command(bin, "--config.file="+cfgFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		p := &prometheus{addr: "127.0.0.1:" + strconv.Itoa(port)}
+		cmd := exec.Command(bin, "--config.file="+cfgFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 			"--web.listen-address="+p.addr, "--log.level=warn")
-		p.cmd.Stdout, p.cmd.Stderr = &p.log, &p.log
-		p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := p.cmd.Start(); err != nil {
-			t.Fatalf("start prometheus: %v", err)
-		}
-		go func() { _ = p.cmd.Wait(); close(p.done) }() // owned: stop waits for done
+		cmd.Stdout, cmd.Stderr = &p.log, &p.log
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		p.proc = proctest.Start(t, cmd)
 		if p.waitReady(t) {
 			t.Cleanup(p.stop)
 			return p
@@ -100,7 +97,7 @@ func (p *prometheus) waitReady(t *testing.T) bool {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
-		case <-p.done:
+		case <-p.proc.Done():
 			return false
 		default:
 		}
@@ -118,17 +115,15 @@ func (p *prometheus) waitReady(t *testing.T) bool {
 }
 
 func (p *prometheus) stop() {
-	select {
-	case <-p.done:
+	if p.proc.Exited() {
 		return
-	default:
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.proc.Cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-p.done:
+	case <-p.proc.Done():
 	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
+		_ = p.proc.Cmd.Process.Kill()
+		<-p.proc.Done()
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 // yet) while /healthz and /metrics answer 200; once Run has synced, /readyz
 // answers 200.
 func TestReadyOnlyAfterTheFirstSync(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -29,6 +29,7 @@ func promBinary(t *testing.T, name string) string {
 // tests (docs/alerts_test.yml: every alert fires where it should and stays
 // silent where it should not).
 func TestAlertRules(t *testing.T) {
+	t.Parallel()
 	promtool := promBinary(t, "promtool")
 	for _, args := range [][]string{
 		{"check", "rules", alertsFile},

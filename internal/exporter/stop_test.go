@@ -13,6 +13,7 @@ import (
 // down, still retrying" for the feed it stopped itself. Listening and
 // polling alike.
 func TestExporterCleanStop(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	for _, tc := range []struct {
 		name  string
@@ -27,14 +28,14 @@ func TestExporterCleanStop(t *testing.T) {
 			p.waitMetrics(t, 30*time.Second, "the feed to be "+tc.state, func(m metricSet) bool {
 				return m[`leasetop_feed_state{state="`+tc.state+`"}`] == 1 && m["leasetop_resyncs_total"] >= 1
 			})
-			before := p.stderr.String()
-			if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			before := p.Stderr.String()
+			if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}
-			if code := p.wait(t, 30*time.Second); code != 0 {
-				t.Errorf("exporter after SIGTERM: exit %d, want 0; stderr %q", code, p.stderr.String())
+			if code := p.Wait(t, 30*time.Second); code != 0 {
+				t.Errorf("exporter after SIGTERM: exit %d, want 0; stderr %q", code, p.Stderr.String())
 			}
-			if after := p.stderr.String()[len(before):]; after != "" {
+			if after := p.Stderr.String()[len(before):]; after != "" {
 				t.Errorf("stderr after SIGTERM = %q, want nothing (before it: %q)", after, before)
 			}
 		})

@@ -27,15 +27,15 @@ func TestHolderBlackhole(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, 1)
 	key := r.keys[0]
-	proxy, via := r.proxied()
+	proxy, via := pgtest.Proxied(r.t, r.url)
 	m := r.startMirror(r.url, mirrorCfg())
 	const ttl = 3 * time.Second
-	client, err := lease.New(openStore(t, via), crewTTL(ttl))
+	client, err := lease.New(pgtest.OpenStore(t, via, data.Options{}), crewTTL(ttl))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	h := &holder{rig: r, name: "cut-off", client: client, writes: openStore(t, r.url), rng: rand.New(rand.NewPCG(1, 2))}
+	h := &holder{rig: r, name: "cut-off", client: client, writes: pgtest.OpenStore(t, r.url, data.Options{}), rng: rand.New(rand.NewPCG(1, 2))}
 	permit, err := client.Authorize(ctx, lease.AuthorizerFunc(allow), key, h.name)
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +137,7 @@ func TestHolderBlackhole(t *testing.T) {
 // every transition it missed.
 func TestMonitorBlackhole(t *testing.T) {
 	r := newRig(t, 3)
-	proxy, via := r.proxied()
+	proxy, via := pgtest.Proxied(r.t, r.url)
 	m := r.startMirror(via, monitor.FeedConfig{}) // the terminal's configuration
 	c := r.startCrew(crewConfig{holders: 4, lease: crewTTL(2 * time.Second)})
 	r.waitRuns(t, 5)

@@ -12,6 +12,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/monitor"
 )
 
@@ -87,7 +89,7 @@ func heapInUse() float64 {
 // pending cap), and misses nothing.
 func TestBurstOfTransitions(t *testing.T) {
 	r := newRig(t, 0)
-	p := r.startProbe(openStore(t, r.url), mirrorCfg())
+	p := r.startProbe(pgtest.OpenStore(t, r.url, data.Options{}), mirrorCfg())
 	n := scale(10_000, 50_000)
 	heapBefore := heapInUse()
 	var before int64
@@ -159,7 +161,7 @@ func TestPausedMonitorKeepsReading(t *testing.T) {
 	cfg := mirrorCfg()
 	cfg.MaxPending = 1000   // what a consumer that takes nothing may leave pending
 	cfg.ResyncLimit = 4 * n // one resync returns everything a paused consumer missed
-	p := r.startProbe(openStore(t, r.url), cfg)
+	p := r.startProbe(pgtest.OpenStore(t, r.url, data.Options{}), cfg)
 
 	p.Pause()
 	var pausedMax float64

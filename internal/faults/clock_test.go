@@ -101,7 +101,7 @@ func clockSkew(t *testing.T, offset string, want time.Duration) {
 		t.Fatalf("the database clock is %s away from this machine's, want %s: libfaketime had no effect", skew, want)
 	}
 	m := r.startMirror(dsn, mirrorCfg())
-	proxy, via := r.proxied()
+	proxy, via := pgtest.Proxied(r.t, r.url)
 	const ttl = 3 * time.Second
 	a := r.leasetopRun(via, "proc-a", "--ttl", ttl.String())
 	first := r.holding(m, "proc-a")
@@ -131,13 +131,13 @@ func clockSkew(t *testing.T, offset string, want time.Duration) {
 	}
 
 	b := r.leasetopRun(dsn, "proc-b", "--ttl", ttl.String(), "--wait")
-	pgtest.Eventually(t, 30*time.Second, "proc-b to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
+	pgtest.Eventually(t, 30*time.Second, "proc-b to wait", func() bool { return strings.Contains(b.Stderr.String(), "waiting") })
 	proxy.Blackhole()
 	if got := a.wait(t); got != 4 {
-		t.Errorf("cut-off holder exit = %d, want 4 (lost by its local deadline); stderr: %s", got, a.stderr.String())
+		t.Errorf("cut-off holder exit = %d, want 4 (lost by its local deadline); stderr: %s", got, a.Stderr.String())
 	}
-	if !strings.Contains(a.stderr.String(), "local deadline passed") {
-		t.Errorf("cut-off holder stderr = %q, want it lost by its local deadline", a.stderr.String())
+	if !strings.Contains(a.Stderr.String(), "local deadline passed") {
+		t.Errorf("cut-off holder stderr = %q, want it lost by its local deadline", a.Stderr.String())
 	}
 	r.holding(m, "proc-b")
 	over := r.takeover(first)
@@ -154,9 +154,9 @@ func clockSkew(t *testing.T, offset string, want time.Duration) {
 		t.Errorf("the cut-off holder's command wrote at %v, after its lease expired on the server at %v", lastWrite, over.PrevExpiresAt)
 	}
 	r.writing("proc-b")
-	b.signal(t, syscall.SIGTERM)
+	b.Signal(t, syscall.SIGTERM)
 	if got := b.wait(t); got != 0 {
-		t.Errorf("proc-b exit after SIGTERM = %d, want 0; stderr: %s", got, b.stderr.String())
+		t.Errorf("proc-b exit after SIGTERM = %d, want 0; stderr: %s", got, b.Stderr.String())
 	}
 	tally := r.audit(m)
 	report(t, "clock-skew", append([]any{"database_clock_offset", skew.Round(time.Second), "renewed_for", kept.RenewedAt.Sub(kept.AcquiredAt),

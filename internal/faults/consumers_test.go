@@ -20,7 +20,6 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
-	"github.com/leasetop/leasetop/internal/syncbuf"
 	"github.com/leasetop/leasetop/monitor"
 	"github.com/leasetop/leasetop/ui"
 )
@@ -113,8 +112,8 @@ func (cs *consumers) caughtUp(since time.Time) (follower, screen, exporter time.
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("after 60s, of the %d events: events --follow printed %v (stderr %q); the events pane showed all: %v; "+
-				"the exporter counted %v of %v (stderr %q)", len(ids), cs.follower.ids(), cs.follower.stderr.String(),
-				screen != 0, cs.exporter.transitions(t), kinds, cs.exporter.stderr.String())
+				"the exporter counted %v of %v (stderr %q)", len(ids), cs.follower.ids(), cs.follower.Stderr.String(),
+				screen != 0, cs.exporter.transitions(t), kinds, cs.exporter.Stderr.String())
 		}
 		time.Sleep(10 * time.Millisecond) // polling the consumers until the deadline
 	}
@@ -161,25 +160,19 @@ func (r *rig) eventKinds() map[string]int64 {
 }
 
 // follower is a `leasetop events --follow --json` process.
-type follower struct {
-	*proc
-	stdout syncbuf.Buffer
-}
+type follower struct{ *proc }
 
 // startFollower starts `leasetop events --follow --json --since 0`.
 func (r *rig) startFollower(c consumerDSN) *follower {
 	r.t.Helper()
-	f := &follower{}
 	cmd := exec.Command(leasetopBin, append([]string{"events", "--follow", "--json", "--since", "0"}, c.args()...)...)
-	cmd.Stdout = &f.stdout
-	f.proc = startProc(r.t, cmd)
-	return f
+	return &follower{startProc(r.t, cmd)}
 }
 
 // linked reports whether the follower's last word on stderr says it
 // follows live (or polls, in poll mode).
 func (f *follower) linked(c consumerDSN) bool {
-	lines := strings.Split(strings.TrimSpace(f.stderr.String()), "\n")
+	lines := strings.Split(strings.TrimSpace(f.Stderr.String()), "\n")
 	last := lines[len(lines)-1]
 	if c.poll {
 		return strings.HasPrefix(last, "leasetop: polling")
@@ -190,7 +183,7 @@ func (f *follower) linked(c consumerDSN) bool {
 // ids returns the ids it printed, in order.
 func (f *follower) ids() []int64 {
 	var out []int64
-	sc := bufio.NewScanner(strings.NewReader(f.stdout.String()))
+	sc := bufio.NewScanner(strings.NewReader(f.Stdout.String()))
 	for sc.Scan() {
 		var ev struct {
 			ID int64 `json:"id"`
@@ -335,7 +328,7 @@ func (r *rig) startExporter(c consumerDSN) *exporterProc {
 	e := &exporterProc{proc: startProc(r.t, exec.Command(leasetopBin,
 		append([]string{"exporter", "--listen", "127.0.0.1:0"}, c.args()...)...))}
 	pgtest.Eventually(r.t, 30*time.Second, "the exporter to serve", func() bool {
-		if m := servingLine.FindStringSubmatch(e.stderr.String()); m != nil {
+		if m := servingLine.FindStringSubmatch(e.Stderr.String()); m != nil {
 			e.addr = m[1]
 			return true
 		}
@@ -352,7 +345,7 @@ func (e *exporterProc) metrics(t *testing.T) map[string]float64 {
 	c := http.Client{Timeout: 10 * time.Second}
 	resp, err := c.Get("http://" + e.addr + "/metrics")
 	if err != nil {
-		t.Fatalf("GET /metrics: %v (exporter stderr: %s)", err, e.stderr.String())
+		t.Fatalf("GET /metrics: %v (exporter stderr: %s)", err, e.Stderr.String())
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)

@@ -13,6 +13,7 @@ import (
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/audit"
 	"github.com/leasetop/leasetop/internal/pgserver"
+	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/monitor"
 )
 
@@ -78,7 +79,7 @@ func failover(t *testing.T, synchronous bool) {
 		t.Fatal(err)
 	}
 	promoted := time.Now()
-	r.store = openStore(t, dsn) // the old pool's connections went with the old primary
+	r.store = pgtest.OpenStore(t, dsn, data.Options{}) // the old pool's connections went with the old primary
 	r.waitRuns(t, 1)
 	firstRun := time.Since(promoted)
 	converged := r.converge(m, promoted)
@@ -210,14 +211,12 @@ func (r *rig) grantAgain(g lostGrant) data.Grant {
 // failure (1, or a command that failed) is an error.
 func (r *rig) stopRun(p *proc) int {
 	r.t.Helper()
-	select {
-	case <-p.done:
-	default:
-		p.signal(r.t, syscall.SIGTERM)
+	if !p.Exited() {
+		p.Signal(r.t, syscall.SIGTERM)
 	}
 	code := p.wait(r.t)
 	if code != 0 && code != 4 && code != 130 && code != 143 {
-		r.t.Errorf("leasetop run exited %d, want 0 (its command stopped on SIGTERM), 4 (lease lost) or interrupted; stderr: %s", code, p.stderr.String())
+		r.t.Errorf("leasetop run exited %d, want 0 (its command stopped on SIGTERM), 4 (lease lost) or interrupted; stderr: %s", code, p.Stderr.String())
 	}
 	return code
 }

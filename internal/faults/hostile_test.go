@@ -18,36 +18,23 @@ import (
 
 // login is a login role made for a test, and the rig's database URL as it.
 type login struct {
-	role, url string
+	role, url, password string
 }
 
-// login creates a login role (password hunter2) named prefix_<database>,
-// a member of group unless group is "", dropped when the test ends.
+// login creates a login role (pgtest.LoginNamed) named prefix_<database>,
+// short enough for the monitor's actor column, that is a member of group
+// unless group is "", dropped when the test ends.
 func (r *rig) login(prefix, group string) login {
 	r.t.Helper()
-	ctx := context.Background()
-	var db string
-	if err := r.store.Pool().QueryRow(ctx, `SELECT current_database()`).Scan(&db); err != nil {
-		r.t.Fatal(err)
-	}
-	role := prefix + "_" + db
-	stmt := `CREATE ROLE ` + pgx.Identifier{role}.Sanitize() + ` LOGIN PASSWORD 'hunter2'`
-	if group != "" {
-		stmt += ` IN ROLE ` + pgx.Identifier{group}.Sanitize()
-	}
-	r.exec(stmt)
-	r.t.Cleanup(func() {
-		if c, err := pgx.Connect(ctx, pgtest.AdminURL()); err == nil {
-			_, _ = c.Exec(ctx, `DROP ROLE IF EXISTS `+pgx.Identifier{role}.Sanitize())
-			c.Close(ctx)
-		}
-	})
-	u, err := url.Parse(r.url)
+	db := r.db()
+	role := prefix + "_" + db.Name
+	dsn := pgtest.LoginNamed(r.t, db, role, group)
+	u, err := url.Parse(dsn)
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	u.User = url.UserPassword(role, "hunter2")
-	return login{role: role, url: u.String()}
+	password, _ := u.User.Password()
+	return login{role: role, url: dsn, password: password}
 }
 
 // stranger returns a connection to the rig's database as a fresh login role

@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/audit"
+	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/monitor"
 )
 
@@ -17,7 +18,7 @@ import (
 // it is LIVE and has read the database once.
 func (r *rig) startMirror(dsn string, cfg monitor.FeedConfig) *monitor.Mirror {
 	r.t.Helper()
-	m := monitor.NewMirror(openStore(r.t, dsn), cfg, monitor.Config{})
+	m := monitor.NewMirror(pgtest.OpenStore(r.t, dsn, data.Options{}), cfg, monitor.Config{})
 	r.runMirror(m, "the monitor to be LIVE")
 	return m
 }

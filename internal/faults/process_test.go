@@ -2,7 +2,6 @@ package faults_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -12,17 +11,12 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
-	"github.com/leasetop/leasetop/internal/syncbuf"
+	"github.com/leasetop/leasetop/internal/proctest"
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// proc is one leasetop process.
-type proc struct {
-	cmd    *exec.Cmd
-	stderr syncbuf.Buffer
-	done   chan struct{}
-	code   int // exit code, 128+N for signal N; set when done is closed
-}
+// proc is one process a fault test started (proctest.Start).
+type proc struct{ *proctest.Process }
 
 // leasetopRun starts `leasetop run` on the rig's first session through the
 // database URL dsn, labelled holder, with this test binary as its command:
@@ -37,67 +31,19 @@ func (r *rig) leasetopRun(dsn, holder string, flags ...string) *proc {
 	return startProc(r.t, cmd)
 }
 
-// startProc starts cmd (its stderr captured unless set) and waits for it in
-// the background. The process is killed when the test ends if it still
-// runs.
+// startProc starts cmd, its output captured where it sets none, and waits
+// for it in the background. The process is killed when the test ends if it
+// still runs.
 func startProc(t *testing.T, cmd *exec.Cmd) *proc {
 	t.Helper()
-	p := &proc{cmd: cmd, done: make(chan struct{})}
-	if p.cmd.Stderr == nil {
-		p.cmd.Stderr = &p.stderr
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", cmd.Path, err)
-	}
-	go func() { // owned by p: done is closed when it returns
-		defer close(p.done)
-		p.code = exitCode(p.cmd.Wait())
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = p.cmd.Process.Signal(syscall.SIGCONT)
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	return p
+	return &proc{proctest.Start(t, cmd)}
 }
 
-// exitCode is a process's exit code, 128+N when signal N ended it.
-func exitCode(err error) int {
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
-		}
-		return ee.ExitCode()
-	default:
-		return -1
-	}
-}
-
-func (p *proc) signal(t *testing.T, sig syscall.Signal) {
-	t.Helper()
-	if err := p.cmd.Process.Signal(sig); err != nil {
-		t.Fatalf("signal %v to pid %d: %v", sig, p.cmd.Process.Pid, err)
-	}
-}
-
-// wait waits for the process to exit and returns its exit code.
+// wait waits for the process to exit and returns its exit code (128+N for
+// signal N).
 func (p *proc) wait(t *testing.T) int {
 	t.Helper()
-	select {
-	case <-p.done:
-		return p.code
-	case <-time.After(30 * time.Second):
-		t.Fatalf("leasetop pid %d still runs after 30 s; stderr: %s", p.cmd.Process.Pid, p.stderr.String())
-		return 0
-	}
+	return p.Wait(t, 30*time.Second)
 }
 
 // holding waits until the monitor shows holder holding the rig's first
@@ -155,9 +101,9 @@ func TestHolderProcessKilled(t *testing.T) {
 	first := r.holding(m, "proc-a")
 	r.writing("proc-a")
 	b := r.leasetopRun(r.url, "proc-b", "--ttl", "1s", "--wait")
-	pgtest.Eventually(t, 30*time.Second, "proc-b to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
+	pgtest.Eventually(t, 30*time.Second, "proc-b to wait", func() bool { return strings.Contains(b.Stderr.String(), "waiting") })
 
-	a.signal(t, syscall.SIGKILL)
+	a.Signal(t, syscall.SIGKILL)
 	killed := time.Now()
 	r.killed("proc-a")
 	if got := a.wait(t); got != 128+9 {
@@ -170,9 +116,9 @@ func TestHolderProcessKilled(t *testing.T) {
 		t.Errorf("takeover %+v: want proc-b's run %v, after the expiry, with a fence above %d", over, second.RunID, first.Fence)
 	}
 	r.writing("proc-b")
-	b.signal(t, syscall.SIGTERM)
+	b.Signal(t, syscall.SIGTERM)
 	if got := b.wait(t); got != 0 {
-		t.Errorf("proc-b exit after SIGTERM = %d, want 0 (its writer exits 0); stderr: %s", got, b.stderr.String())
+		t.Errorf("proc-b exit after SIGTERM = %d, want 0 (its writer exits 0); stderr: %s", got, b.Stderr.String())
 	}
 	tally := r.audit(m)
 	report(t, "holder-kill9", append([]any{"ttl", time.Second, "taken_over_after_expiry_by", over.At.Sub(over.PrevExpiresAt),
@@ -192,25 +138,25 @@ func TestHolderProcessFrozen(t *testing.T) {
 	first := r.holding(m, "proc-a")
 	r.writing("proc-a")
 	b := r.leasetopRun(r.url, "proc-b", "--ttl", "1s", "--wait")
-	pgtest.Eventually(t, 30*time.Second, "proc-b to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
+	pgtest.Eventually(t, 30*time.Second, "proc-b to wait", func() bool { return strings.Contains(b.Stderr.String(), "waiting") })
 
-	a.signal(t, syscall.SIGSTOP)
+	a.Signal(t, syscall.SIGSTOP)
 	frozen := time.Now()
 	second := r.holding(m, "proc-b")
 	shown := time.Since(frozen)
 	pgtest.Eventually(t, 30*time.Second, "the frozen holder's command to be refused", func() bool { return r.writes("proc-a", false) > 0 })
-	a.signal(t, syscall.SIGCONT)
+	a.Signal(t, syscall.SIGCONT)
 	if got := a.wait(t); got != 4 {
-		t.Errorf("frozen holder exit after SIGCONT = %d, want 4 (lost); stderr: %s", got, a.stderr.String())
+		t.Errorf("frozen holder exit after SIGCONT = %d, want 4 (lost); stderr: %s", got, a.Stderr.String())
 	}
 	over := r.takeover(first)
 	if over.RunID != second.RunID || over.At.Before(over.PrevExpiresAt) || second.Fence <= first.Fence {
 		t.Errorf("takeover %+v: want proc-b's run %v, after the expiry, with a fence above %d", over, second.RunID, first.Fence)
 	}
 	r.writing("proc-b")
-	b.signal(t, syscall.SIGTERM)
+	b.Signal(t, syscall.SIGTERM)
 	if got := b.wait(t); got != 0 {
-		t.Errorf("proc-b exit after SIGTERM = %d, want 0; stderr: %s", got, b.stderr.String())
+		t.Errorf("proc-b exit after SIGTERM = %d, want 0; stderr: %s", got, b.Stderr.String())
 	}
 	tally := r.audit(m)
 	if tally.StaleWritesRefused == 0 {

@@ -148,7 +148,7 @@ func TestPoolerRestart(t *testing.T) {
 // expected).
 func TestStandbyPromotion(t *testing.T) {
 	r := newRig(t, 3)
-	reader, _ := pgtest.Login(t, pgtest.DB{URL: r.url, Name: dbName(t, r.url)}, "lease_reader")
+	reader, _ := pgtest.Login(t, r.db(), "lease_reader")
 	standby := pgtest.Standby(t)
 	m, statuses := r.watchVia(pgtest.OpenStore(t, pgtest.DB{URL: reader}.On(t, standby), data.Options{}), monitor.LinkPoll)
 	const ttl = 2 * time.Second
@@ -194,7 +194,7 @@ func TestStandbyPromotion(t *testing.T) {
 // the replay lag, [RO], the lease the primary granted; q exits 0.
 func TestWatchReadOnlyOnStandby(t *testing.T) {
 	r := newRig(t, 1)
-	reader, _ := pgtest.Login(t, pgtest.DB{URL: r.url, Name: dbName(t, r.url)}, "lease_reader")
+	reader, _ := pgtest.Login(t, r.db(), "lease_reader")
 	standby := pgtest.Standby(t)
 	r.exec(`SELECT lease.acquire($1, $2, $3, '1 min', 'dev-on-primary')`, r.keys[0].Account, r.keys[0].Session, uuid.New())
 	p := openPTY(t, 120, 30)
@@ -218,14 +218,14 @@ func TestWatchReadOnlyOnStandby(t *testing.T) {
 	report(t, "watch-read-only-on-standby", "link", "◌ POLL 250ms", "shown", lags[len(lags)-1], "exit_after_q", 0)
 }
 
-// dbName returns the database a URL names.
-func dbName(t *testing.T, dsn string) string {
-	t.Helper()
-	u, err := url.Parse(dsn)
+// db is the rig's database as pgtest knows it.
+func (r *rig) db() pgtest.DB {
+	r.t.Helper()
+	u, err := url.Parse(r.url)
 	if err != nil {
-		t.Fatal(err)
+		r.t.Fatal(err)
 	}
-	return strings.TrimPrefix(u.Path, "/")
+	return pgtest.DB{URL: r.url, Name: strings.TrimPrefix(u.Path, "/")}
 }
 
 // runCount returns how many runs the holders have started.

@@ -3,8 +3,6 @@ package faults_test
 import (
 	"context"
 	"fmt"
-	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +15,6 @@ import (
 	"github.com/leasetop/leasetop/internal/audit"
 	"github.com/leasetop/leasetop/internal/demo"
 	"github.com/leasetop/leasetop/internal/pgtest"
-	"github.com/leasetop/leasetop/internal/tcpproxy"
 	"github.com/leasetop/leasetop/lease"
 	"github.com/leasetop/leasetop/monitor"
 )
@@ -51,7 +48,7 @@ func newRig(t *testing.T, sessions int) *rig {
 // newRigOn makes a rig on the migrated database at dsn.
 func newRigOn(t *testing.T, dsn string, sessions int) *rig {
 	t.Helper()
-	r := &rig{t: t, url: dsn, store: openStore(t, dsn), rec: audit.NewRecord([]string{account}, 0),
+	r := &rig{t: t, url: dsn, store: pgtest.OpenStore(t, dsn, data.Options{}), rec: audit.NewRecord([]string{account}, 0),
 		startedAt: map[uuid.UUID]time.Time{}, stoppedAt: map[uuid.UUID]time.Time{}, endedAt: map[uuid.UUID]time.Time{}}
 	if _, err := demo.Setup(context.Background(), r.store.Pool()); err != nil {
 		t.Fatal(err)
@@ -60,34 +57,6 @@ func newRigOn(t *testing.T, dsn string, sessions int) *rig {
 		r.keys = append(r.keys, data.Key{Account: account, Session: fmt.Sprintf("s%d", i)})
 	}
 	return r
-}
-
-// openStore opens a store (its own pool) on dsn, closed when the test ends.
-func openStore(t *testing.T, dsn string) *data.Store {
-	t.Helper()
-	s, err := data.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatalf("data.Open: %v", err)
-	}
-	t.Cleanup(s.Close)
-	return s
-}
-
-// proxied returns a TCP proxy to the rig's server and the rig's database URL
-// through it.
-func (r *rig) proxied() (*tcpproxy.Proxy, string) {
-	r.t.Helper()
-	u, err := url.Parse(r.url)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	p, err := tcpproxy.Start(u.Host)
-	if err != nil {
-		r.t.Fatalf("start proxy: %v", err)
-	}
-	r.t.Cleanup(p.Close)
-	u.Host = "127.0.0.1:" + strconv.Itoa(p.Port())
-	return p, u.String()
 }
 
 // started records that a holder believes it holds l.

@@ -82,7 +82,7 @@ func TestForcedReleaseIsAuditedOnScreen(t *testing.T) {
 		t.Fatal(err)
 	}
 	watchPassword, _ := u.User.Password()
-	if screen := p.raw(); strings.Contains(screen+string(out), "hunter2") || strings.Contains(screen, watchPassword) {
+	if screen := p.raw(); strings.Contains(screen+string(out), operator.password) || strings.Contains(screen, watchPassword) {
 		t.Error("a password appears on the monitor's screen or in release's output")
 	}
 	report(t, "forced-release-audit", "actor", actor, "reason", strconv.Quote(reason), "monitor_shows", strconv.Quote(want))
@@ -107,9 +107,9 @@ func TestWatchInterrupted(t *testing.T) {
 				s := p.screen()
 				return strings.Contains(s, "dev-1") && strings.Contains(s, "LIVE")
 			})
-			w.signal(t, tt.sig)
+			w.Signal(t, tt.sig)
 			code := w.wait(t)
-			if ws, ok := w.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			if ws, ok := w.Cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 				t.Fatalf("leasetop watch was killed by %v, want it to give the terminal back and exit %d", ws.Signal(), 128+int(tt.sig))
 			}
 			if code != 128+int(tt.sig) {

@@ -16,8 +16,16 @@ import (
 // returns a URL that connects to db as that role, and the role's name.
 func Login(t testing.TB, db DB, group string) (dsn, role string) {
 	t.Helper()
-	ctx := context.Background()
 	role = fmt.Sprintf("%s_%s_%d", cmp.Or(group, "nobody"), db.Name, h.counter.Add(1))
+	return LoginNamed(t, db, role, group), role
+}
+
+// LoginNamed is Login for a role named role, for a test that shows the name
+// where its length matters (a screen's column). The name must be unique on
+// the server: make it from db.Name.
+func LoginNamed(t testing.TB, db DB, role, group string) (dsn string) {
+	t.Helper()
+	ctx := context.Background()
 	password := uuid.NewString()
 	stmt := "CREATE ROLE " + pgx.Identifier{role}.Sanitize() + " LOGIN PASSWORD '" + password + "'"
 	if group != "" {
@@ -40,5 +48,5 @@ func Login(t testing.TB, db DB, group string) (dsn, role string) {
 		t.Fatalf("parse test URL: %v", err)
 	}
 	u.User = url.UserPassword(role, password)
-	return u.String(), role
+	return u.String()
 }

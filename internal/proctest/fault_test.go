@@ -20,18 +20,18 @@ import (
 func TestRenewalFailureStopsBeforeExpiry(t *testing.T) {
 	e := newEnv(t)
 	e.dumpOnFailure(t)
-	proxy, viaProxy := e.proxied(t)
+	proxy, viaProxy := pgtest.Proxied(t, e.db.URL)
 	env := recorderEnv(20 * time.Millisecond)
 	a := e.leasetopEnv(t, env, runArgs("--dsn", viaProxy, "--ttl", "5s")...)
 	first := e.waitChildren(t, 1, 30*time.Second)[0]
 	b := e.leasetopEnv(t, env, runArgs("--ttl", "5s", "--wait")...)
-	pgtest.Eventually(t, 30*time.Second, "the second run to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
+	pgtest.Eventually(t, 30*time.Second, "the second run to wait", func() bool { return strings.Contains(b.Stderr.String(), "waiting") })
 
 	proxy.Blackhole()
-	if got := a.wait(t, 30*time.Second); got != 4 {
-		t.Fatalf("cut-off holder exit = %d, want 4; stderr: %s", got, a.stderr.String())
+	if got := a.Wait(t, 30*time.Second); got != 4 {
+		t.Fatalf("cut-off holder exit = %d, want 4; stderr: %s", got, a.Stderr.String())
 	}
-	stderr := a.stderr.String()
+	stderr := a.Stderr.String()
 	atRisk, lost := strings.Index(stderr, "at risk"), strings.Index(stderr, "lost")
 	if atRisk < 0 || lost < atRisk || !strings.Contains(stderr, "local deadline passed") {
 		t.Errorf("cut-off holder stderr = %q, want \"at risk\", then lost by its local deadline", stderr)
@@ -54,8 +54,8 @@ func TestRenewalFailureStopsBeforeExpiry(t *testing.T) {
 			over.At, over.PrevExpiresAt, second.Start, stopped.End)
 	}
 	t.Logf("the command stopped %s before the server-side expiry", over.PrevExpiresAt.Sub(stopped.End).Round(time.Millisecond))
-	b.signal(t, syscall.SIGTERM)
-	b.wait(t, 30*time.Second)
+	b.Signal(t, syscall.SIGTERM)
+	b.Wait(t, 30*time.Second)
 }
 
 // lease.force_release on a running holder stops its command at its next
@@ -85,10 +85,10 @@ func TestForcedReleaseStopsHolder(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("ForceRelease = %v, %v", ok, err)
 	}
-	if got := a.wait(t, 30*time.Second); got != 4 {
-		t.Fatalf("exit = %d, want 4; stderr: %s", got, a.stderr.String())
+	if got := a.Wait(t, 30*time.Second); got != 4 {
+		t.Fatalf("exit = %d, want 4; stderr: %s", got, a.Stderr.String())
 	}
-	if stderr := a.stderr.String(); !strings.Contains(stderr, "force-released") || !strings.Contains(stderr, `"stuck job"`) {
+	if stderr := a.Stderr.String(); !strings.Contains(stderr, "force-released") || !strings.Contains(stderr, `"stuck job"`) {
 		t.Errorf("stderr = %q, want the forced release and its reason", stderr)
 	}
 	evs := e.events(t)
@@ -135,17 +135,17 @@ func TestLossKillsCommandAfterGrace(t *testing.T) {
 		"--ttl", "1s", "--grace", "300ms", "--", "sh", "-c", script)
 	var pid int
 	pgtest.Eventually(t, 30*time.Second, "the command to print its pid", func() bool {
-		n, err := strconv.Atoi(strings.TrimSpace(a.stdout.String()))
+		n, err := strconv.Atoi(strings.TrimSpace(a.Stdout.String()))
 		pid = n
 		return err == nil && n > 0
 	})
 	if _, err := e.store.ForceReleaseAny(context.Background(), testKey, "stop it"); err != nil {
 		t.Fatal(err)
 	}
-	if got := a.wait(t, 30*time.Second); got != 4 {
-		t.Fatalf("exit = %d, want 4; stderr: %s", got, a.stderr.String())
+	if got := a.Wait(t, 30*time.Second); got != 4 {
+		t.Fatalf("exit = %d, want 4; stderr: %s", got, a.Stderr.String())
 	}
-	if stderr := a.stderr.String(); !strings.Contains(stderr, "sending SIGKILL") {
+	if stderr := a.Stderr.String(); !strings.Contains(stderr, "sending SIGKILL") {
 		t.Errorf("stderr = %q, want it to say the command got SIGKILL after the grace period", stderr)
 	}
 	waitGone(t, pid, 10*time.Second, "the command that ignored SIGTERM")

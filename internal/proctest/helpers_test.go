@@ -2,12 +2,9 @@ package proctest_test
 
 import (
 	"context"
-	"errors"
-	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,8 +13,6 @@ import (
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/internal/proctest"
-	"github.com/leasetop/leasetop/internal/syncbuf"
-	"github.com/leasetop/leasetop/internal/tcpproxy"
 	"github.com/leasetop/leasetop/lease"
 )
 
@@ -40,61 +35,20 @@ func newEnv(t *testing.T) env {
 	return e
 }
 
-// proc is one leasetop process.
-type proc struct {
-	cmd    *exec.Cmd
-	stdout syncbuf.Buffer
-	stderr syncbuf.Buffer
-	done   chan struct{}
-	code   int
-	// killedBy is the signal that killed the process, 0 when it exited by
-	// itself (then code 128+N is an exit status it chose).
-	killedBy syscall.Signal
-}
-
 // leasetop starts `leasetop args...` with DATABASE_URL set to e's database;
 // its recorder children write there directly. The process is killed when
 // the test ends if it is still running.
-func (e env) leasetop(t *testing.T, args ...string) *proc {
+func (e env) leasetop(t *testing.T, args ...string) *proctest.Process {
 	t.Helper()
 	return e.leasetopEnv(t, nil, args...)
 }
 
-func (e env) leasetopEnv(t *testing.T, extraEnv []string, args ...string) *proc {
+func (e env) leasetopEnv(t *testing.T, extraEnv []string, args ...string) *proctest.Process {
 	t.Helper()
-	p := &proc{cmd: exec.Command(leasetopBin, args...), done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), "DATABASE_URL="+e.db.URL, proctest.EnvRecorderDSN+"="+e.db.URL)
-	p.cmd.Env = append(p.cmd.Env, extraEnv...)
-	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start leasetop: %v", err)
-	}
-	go func() {
-		defer close(p.done)
-		err := p.cmd.Wait()
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-		case errors.As(err, &ee):
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				p.code, p.killedBy = 128+int(ws.Signal()), ws.Signal()
-			} else {
-				p.code = ee.ExitCode()
-			}
-		default:
-			p.code = -1
-		}
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = p.cmd.Process.Signal(syscall.SIGCONT)
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	return p
+	cmd := exec.Command(leasetopBin, args...)
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+e.db.URL, proctest.EnvRecorderDSN+"="+e.db.URL)
+	cmd.Env = append(cmd.Env, extraEnv...)
+	return proctest.Start(t, cmd)
 }
 
 // recorderArgs is the child command for leasetop run: this test binary as
@@ -104,37 +58,6 @@ func recorderArgs() []string { return []string{os.Args[0]} }
 // recorderEnv makes the recorder child write every `every`.
 func recorderEnv(every time.Duration) []string {
 	return []string{proctest.EnvRecorder + "=1", proctest.EnvRecorderEvery + "=" + every.String()}
-}
-
-func (p *proc) pid() int { return p.cmd.Process.Pid }
-
-// wait waits for the process to exit and returns its exit code (128+N for
-// signal N).
-func (p *proc) wait(t *testing.T, timeout time.Duration) int {
-	t.Helper()
-	select {
-	case <-p.done:
-		return p.code
-	case <-time.After(timeout):
-		t.Fatalf("leasetop pid %d still running after %s; stderr: %s", p.pid(), timeout, p.stderr.String())
-		return 0
-	}
-}
-
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (p *proc) signal(t *testing.T, sig syscall.Signal) {
-	t.Helper()
-	if err := syscall.Kill(p.pid(), sig); err != nil {
-		t.Fatalf("kill(%d, %v): %v", p.pid(), sig, err)
-	}
 }
 
 // children reads the recorder's records grouped by child.
@@ -193,23 +116,6 @@ func (e env) serverNow(t *testing.T) time.Time {
 		t.Fatalf("clock_timestamp: %v", err)
 	}
 	return now
-}
-
-// proxied returns a TCP proxy to e's server and a URL to e's database
-// through it.
-func (e env) proxied(t *testing.T) (*tcpproxy.Proxy, string) {
-	t.Helper()
-	u, err := url.Parse(e.db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := tcpproxy.Start(u.Host)
-	if err != nil {
-		t.Fatalf("start proxy: %v", err)
-	}
-	t.Cleanup(p.Close)
-	u.Host = "127.0.0.1:" + strconv.Itoa(p.Port())
-	return p, u.String()
 }
 
 // runArgs is `run --account acct --session sess extra... -- recorder`.

@@ -21,10 +21,10 @@ func TestProcessLossKill9(t *testing.T) {
 	a := e.leasetopEnv(t, env, runArgs("--ttl", "1s")...)
 	first := e.waitChildren(t, 1, 30*time.Second)[0]
 	b := e.leasetopEnv(t, env, runArgs("--ttl", "1s", "--wait")...)
-	pgtest.Eventually(t, 30*time.Second, "the second run to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
+	pgtest.Eventually(t, 30*time.Second, "the second run to wait", func() bool { return strings.Contains(b.Stderr.String(), "waiting") })
 
-	a.signal(t, syscall.SIGKILL)
-	if got := a.wait(t, 30*time.Second); got != 128+9 {
+	a.Signal(t, syscall.SIGKILL)
+	if got := a.Wait(t, 30*time.Second); got != 128+9 {
 		t.Fatalf("killed holder exit = %d, want 137", got)
 	}
 	waitGone(t, first.PID, 10*time.Second, "the killed holder's child")
@@ -50,9 +50,9 @@ func TestProcessLossKill9(t *testing.T) {
 	}
 	t.Logf("handoff after kill -9: taken over %s after the expiry", over.At.Sub(over.PrevExpiresAt).Round(time.Millisecond))
 
-	b.signal(t, syscall.SIGTERM)
-	if got := b.wait(t, 30*time.Second); got != 0 {
-		t.Errorf("second run exit = %d after SIGTERM (the recorder exits 0), want 0; stderr: %s", got, b.stderr.String())
+	b.Signal(t, syscall.SIGTERM)
+	if got := b.Wait(t, 30*time.Second); got != 0 {
+		t.Errorf("second run exit = %d after SIGTERM (the recorder exits 0), want 0; stderr: %s", got, b.Stderr.String())
 	}
 	if got := e.holder(t); got.RunID != [16]byte{} {
 		t.Errorf("lease still held by %v after the second run ended", got.RunID)
@@ -66,10 +66,10 @@ func TestNoOverlapUnderProcessLoss(t *testing.T) {
 	const runs, kills = 4, 3
 	e := newEnv(t)
 	env := recorderEnv(15 * time.Millisecond)
-	procs := map[int]*proc{}
+	procs := map[int]*proctest.Process{}
 	for range runs {
 		p := e.leasetopEnv(t, env, runArgs("--ttl", "1s", "--wait")...)
-		procs[p.pid()] = p
+		procs[p.PID()] = p
 	}
 	e.dumpOnFailure(t)
 	for i := range kills {
@@ -88,17 +88,17 @@ func TestNoOverlapUnderProcessLoss(t *testing.T) {
 		if holder == nil {
 			t.Fatalf("child %v has parent %d whose parent %d is not one of the runs", c, c.PPID, guardian.PPID)
 		}
-		holder.signal(t, syscall.SIGKILL)
-		holder.wait(t, 30*time.Second)
+		holder.Signal(t, syscall.SIGKILL)
+		holder.Wait(t, 30*time.Second)
 		waitGone(t, c.PID, 10*time.Second, "the killed holder's child")
 		delete(procs, guardian.PPID)
 	}
 	e.waitChildren(t, kills+1, 30*time.Second)
 	for _, p := range procs {
-		p.signal(t, syscall.SIGTERM)
+		p.Signal(t, syscall.SIGTERM)
 	}
 	for _, p := range procs {
-		p.wait(t, 30*time.Second)
+		p.Wait(t, 30*time.Second)
 	}
 
 	cs := e.children(t)

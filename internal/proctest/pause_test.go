@@ -19,13 +19,13 @@ import (
 // passed while frozen), terminates its child and exits 4; nothing is revived.
 func TestPausedOwnerZombie(t *testing.T) {
 	e := newEnv(t)
-	proxy, viaProxy := e.proxied(t)
+	proxy, viaProxy := pgtest.Proxied(t, e.db.URL)
 	e.dumpOnFailure(t)
 	env := recorderEnv(20 * time.Millisecond)
 	a := e.leasetopEnv(t, env, runArgs("--dsn", viaProxy, "--ttl", "1500ms")...)
 	first := e.waitChildren(t, 1, 30*time.Second)[0]
 	b := e.leasetopEnv(t, env, runArgs("--ttl", "1500ms", "--wait")...)
-	pgtest.Eventually(t, 30*time.Second, "the second run to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
+	pgtest.Eventually(t, 30*time.Second, "the second run to wait", func() bool { return strings.Contains(b.Stderr.String(), "waiting") })
 
 	// Catch a renewal in flight, then freeze the holder. The first renewal on
 	// a connection prepares the statement (a round trip of its own); wait for
@@ -36,7 +36,7 @@ func TestPausedOwnerZombie(t *testing.T) {
 	})
 	proxy.HoldRequests()
 	pgtest.Eventually(t, 10*time.Second, "a renewal on its way", func() bool { return proxy.Held() > 0 })
-	a.signal(t, syscall.SIGSTOP)
+	a.Signal(t, syscall.SIGSTOP)
 
 	cs := e.waitChildren(t, 2, 30*time.Second)
 	second := cs[1]
@@ -63,11 +63,11 @@ func TestPausedOwnerZombie(t *testing.T) {
 		t.Errorf("renew_rejected reason = %q, want it to name the new holder %v", rejected.Reason, second.RunID)
 	}
 
-	a.signal(t, syscall.SIGCONT)
-	if got := a.wait(t, 30*time.Second); got != 4 {
-		t.Fatalf("zombie holder exit = %d, want 4 (lost); stderr: %s", got, a.stderr.String())
+	a.Signal(t, syscall.SIGCONT)
+	if got := a.Wait(t, 30*time.Second); got != 4 {
+		t.Fatalf("zombie holder exit = %d, want 4 (lost); stderr: %s", got, a.Stderr.String())
 	}
-	if stderr := a.stderr.String(); !strings.Contains(stderr, "lost") {
+	if stderr := a.Stderr.String(); !strings.Contains(stderr, "lost") {
 		t.Errorf("zombie holder stderr = %q, want it to say the lease was lost", stderr)
 	}
 	waitGone(t, first.PID, 10*time.Second, "the zombie's child")
@@ -95,7 +95,7 @@ func TestPausedOwnerZombie(t *testing.T) {
 	if second.Fence <= first.Fence {
 		t.Errorf("fence %d after takeover, want > %d", second.Fence, first.Fence)
 	}
-	t.Logf("zombie: %d stale writes refused; cause: %s", refused, strings.TrimSpace(a.stderr.String()))
+	t.Logf("zombie: %d stale writes refused; cause: %s", refused, strings.TrimSpace(a.Stderr.String()))
 }
 
 // Pauses are what fences are for: the holder and its child are frozen
@@ -108,9 +108,9 @@ func TestPausedHolderAndChildFenced(t *testing.T) {
 	a := e.leasetopEnv(t, env, runArgs("--ttl", "1s")...)
 	first := e.waitChildren(t, 1, 30*time.Second)[0]
 	b := e.leasetopEnv(t, env, runArgs("--ttl", "1s", "--wait")...)
-	pgtest.Eventually(t, 30*time.Second, "the second run to wait", func() bool { return strings.Contains(b.stderr.String(), "waiting") })
+	pgtest.Eventually(t, 30*time.Second, "the second run to wait", func() bool { return strings.Contains(b.Stderr.String(), "waiting") })
 
-	a.signal(t, syscall.SIGSTOP)
+	a.Signal(t, syscall.SIGSTOP)
 	if err := syscall.Kill(-first.PID, syscall.SIGSTOP); err != nil { // the child's own process group
 		t.Fatalf("SIGSTOP child group: %v", err)
 	}
@@ -120,9 +120,9 @@ func TestPausedHolderAndChildFenced(t *testing.T) {
 	if err := syscall.Kill(-first.PID, syscall.SIGCONT); err != nil {
 		t.Fatalf("SIGCONT child group: %v", err)
 	}
-	a.signal(t, syscall.SIGCONT)
-	if got := a.wait(t, 30*time.Second); got != 4 {
-		t.Fatalf("paused holder exit = %d, want 4; stderr: %s", got, a.stderr.String())
+	a.Signal(t, syscall.SIGCONT)
+	if got := a.Wait(t, 30*time.Second); got != 4 {
+		t.Fatalf("paused holder exit = %d, want 4; stderr: %s", got, a.Stderr.String())
 	}
 	waitGone(t, first.PID, 10*time.Second, "the paused holder's child")
 

@@ -41,20 +41,20 @@ func TestRunThroughPooler(t *testing.T) {
 			p := e.leasetopEnv(t, extra, "run", "--account", testKey.Account, "--session", testKey.Session,
 				"--wait", "--ttl", "1s", "--holder", "pooled", "--", "sh", "-c", `sleep 2.5; echo "fence $LEASETOP_FENCE"`)
 			pgtest.Eventually(t, 15*time.Second, "leasetop run to wait", func() bool {
-				return strings.Contains(p.stderr.String(), "waiting")
+				return strings.Contains(p.Stderr.String(), "waiting")
 			})
 			if !tc.listen {
 				pgtest.Eventually(t, 15*time.Second, "the poll line", func() bool {
-					return strings.Contains(p.stderr.String(), "polling lease.event every 250ms: the connection goes through a pooler")
+					return strings.Contains(p.Stderr.String(), "polling lease.event every 250ms: the connection goes through a pooler")
 				})
 			}
 			if _, err := e.store.Release(ctx, testKey, holder); err != nil {
 				t.Fatal(err)
 			}
-			if code := p.wait(t, 30*time.Second); code != 0 {
-				t.Fatalf("exit code %d, want 0; stderr:\n%s", code, p.stderr.String())
+			if code := p.Wait(t, 30*time.Second); code != 0 {
+				t.Fatalf("exit code %d, want 0; stderr:\n%s", code, p.Stderr.String())
 			}
-			stderr := p.stderr.String()
+			stderr := p.Stderr.String()
 			if polled := strings.Contains(stderr, "polling lease.event"); polled == tc.listen ||
 				(polled && !strings.Contains(stderr, "--listen-dsn")) {
 				t.Errorf("stderr %q: want one poll line naming --listen-dsn only without a listen DSN", stderr)
@@ -65,7 +65,7 @@ func TestRunThroughPooler(t *testing.T) {
 			if !ok || last.Kind != data.KindReleased || last.RunID != got.RunID {
 				t.Fatalf("events %+v: want the run's acquisition, then its release last (no loss, no zombie)", evs)
 			}
-			if out := strings.TrimSpace(p.stdout.String()); out != "fence "+strconv.FormatInt(got.Fence, 10) {
+			if out := strings.TrimSpace(p.Stdout.String()); out != "fence "+strconv.FormatInt(got.Fence, 10) {
 				t.Errorf("command printed %q, want its fence %d", out, got.Fence)
 			}
 		})

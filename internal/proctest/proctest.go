@@ -1,7 +1,9 @@
 // Package proctest is the harness for tests that drive real leasetop
-// processes: it builds the binary, and it provides the recorder, a child
-// program for `leasetop run` that records on the database clock when it
-// starts, every write it attempts through the fence check, and when it stops.
+// processes: it builds the binary, starts child processes for a test
+// (Start: output captured, exit code as a shell reports it, killed when the
+// test ends), and provides the recorder, a child program for `leasetop run`
+// that records on the database clock when it starts, every write it
+// attempts through the fence check, and when it stops.
 package proctest
 
 import (

@@ -52,8 +52,8 @@ func TestPsqlFencedWriteExample(t *testing.T) {
 	psqlArgs := []string{psql, "-X", "-q", "-d", e.db.URL, "-f", script}
 
 	p := e.leasetop(t, append([]string{"run", "--account", testKey.Account, "--session", testKey.Session, "--"}, psqlArgs...)...)
-	if code := p.wait(t, 30*time.Second); code != 0 {
-		t.Fatalf("leasetop run -- psql -f fenced-write.sql: exit %d, want 0; stderr: %s", code, p.stderr.String())
+	if code := p.Wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("leasetop run -- psql -f fenced-write.sql: exit %d, want 0; stderr: %s", code, p.Stderr.String())
 	}
 	acquired, ok := findEvent(e.events(t), func(ev data.Event) bool { return ev.Kind == data.KindAcquired })
 	if !ok {

@@ -20,15 +20,15 @@ func TestRunPassesExitCodeAndToken(t *testing.T) {
 	e := newEnv(t)
 	script := `echo "$LEASETOP_ACCOUNT_ID|$LEASETOP_SESSION_ID|$LEASETOP_RUN_ID|$LEASETOP_FENCE"; exit 7`
 	p := e.leasetop(t, "run", "--account", "acct", "--session", "sess", "--holder", "job 1", "--", "sh", "-c", script)
-	if got := p.wait(t, 30*time.Second); got != 7 {
-		t.Fatalf("exit code = %d, want the command's 7; stderr: %s", got, p.stderr.String())
+	if got := p.Wait(t, 30*time.Second); got != 7 {
+		t.Fatalf("exit code = %d, want the command's 7; stderr: %s", got, p.Stderr.String())
 	}
-	if p.stderr.String() != "" {
-		t.Errorf("stderr = %q, want nothing", p.stderr.String())
+	if p.Stderr.String() != "" {
+		t.Errorf("stderr = %q, want nothing", p.Stderr.String())
 	}
-	fields := strings.Split(strings.TrimSpace(p.stdout.String()), "|")
+	fields := strings.Split(strings.TrimSpace(p.Stdout.String()), "|")
 	if len(fields) != 4 || fields[0] != "acct" || fields[1] != "sess" {
-		t.Fatalf("child saw %q, want acct|sess|RUN|FENCE", p.stdout.String())
+		t.Fatalf("child saw %q, want acct|sess|RUN|FENCE", p.Stdout.String())
 	}
 	run, err := uuid.Parse(fields[2])
 	if err != nil {
@@ -68,10 +68,10 @@ func TestRunExitCodes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append([]string{"run", "--account", "acct", "--session", "sess"}, tt.args...)
 			p := e.leasetop(t, args...)
-			if got := p.wait(t, 30*time.Second); got != tt.want {
-				t.Errorf("exit code = %d, want %d; stderr: %s", got, tt.want, p.stderr.String())
+			if got := p.Wait(t, 30*time.Second); got != tt.want {
+				t.Errorf("exit code = %d, want %d; stderr: %s", got, tt.want, p.Stderr.String())
 			}
-			stderr := p.stderr.String()
+			stderr := p.Stderr.String()
 			if tt.wantErr != "" && !strings.Contains(strings.ToLower(stderr), tt.wantErr) {
 				t.Errorf("stderr = %q, want it to mention %q", stderr, tt.wantErr)
 			}
@@ -95,10 +95,10 @@ func TestRunBusyWithoutWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := e.leasetop(t, "run", "--account", "acct", "--session", "sess", "--", "sh", "-c", "echo ran")
-	if got := p.wait(t, 30*time.Second); got != 3 {
-		t.Fatalf("exit code = %d, want 3 (busy); stderr: %s", got, p.stderr.String())
+	if got := p.Wait(t, 30*time.Second); got != 3 {
+		t.Fatalf("exit code = %d, want 3 (busy); stderr: %s", got, p.Stderr.String())
 	}
-	stderr := p.stderr.String()
+	stderr := p.Stderr.String()
 	if strings.Contains(stderr, run.String()) {
 		t.Errorf("stderr = %q names the holder's secret run id", stderr)
 	}
@@ -107,8 +107,8 @@ func TestRunBusyWithoutWait(t *testing.T) {
 			t.Errorf("stderr = %q, want it to name %q", stderr, want)
 		}
 	}
-	if strings.Count(stderr, "\n") != 1 || p.stdout.String() != "" {
-		t.Errorf("stderr = %q, stdout = %q; want one line and the command not run", stderr, p.stdout.String())
+	if strings.Count(stderr, "\n") != 1 || p.Stdout.String() != "" {
+		t.Errorf("stderr = %q, stdout = %q; want one line and the command not run", stderr, p.Stdout.String())
 	}
 	if got := e.holder(t); got.RunID != data.PublicRunID(run) {
 		t.Errorf("holder = %v, want %v untouched", got.RunID, data.PublicRunID(run))
@@ -125,10 +125,10 @@ func TestRunForwardsSignals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			script := `trap "exit ` + strconv.Itoa(tt.code) + `" ` + tt.name + `; echo ready; while :; do sleep 0.02; done`
 			p := e.leasetop(t, "run", "--account", "acct", "--session", "sess", "--", "sh", "-c", script)
-			pgtest.Eventually(t, 30*time.Second, "the command to start", func() bool { return strings.Contains(p.stdout.String(), "ready") })
-			p.signal(t, tt.sig)
-			if got := p.wait(t, 30*time.Second); got != tt.code {
-				t.Errorf("exit code after SIG%s = %d, want the command's %d; stderr: %s", tt.name, got, tt.code, p.stderr.String())
+			pgtest.Eventually(t, 30*time.Second, "the command to start", func() bool { return strings.Contains(p.Stdout.String(), "ready") })
+			p.Signal(t, tt.sig)
+			if got := p.Wait(t, 30*time.Second); got != tt.code {
+				t.Errorf("exit code after SIG%s = %d, want the command's %d; stderr: %s", tt.name, got, tt.code, p.Stderr.String())
 			}
 			if got := e.holder(t); got.RunID != uuid.Nil {
 				t.Errorf("lease left held by %v", got.RunID)
@@ -142,12 +142,12 @@ func TestRunForwardsSignals(t *testing.T) {
 func TestRunKillsLeftovers(t *testing.T) {
 	e := newEnv(t)
 	p := e.leasetop(t, "run", "--account", "acct", "--session", "sess", "--", "sh", "-c", "sleep 60 & echo $$")
-	if got := p.wait(t, 30*time.Second); got != 0 {
-		t.Fatalf("exit = %d, want 0; stderr: %s", got, p.stderr.String())
+	if got := p.Wait(t, 30*time.Second); got != 0 {
+		t.Fatalf("exit = %d, want 0; stderr: %s", got, p.Stderr.String())
 	}
-	pgid, err := strconv.Atoi(strings.TrimSpace(p.stdout.String()))
+	pgid, err := strconv.Atoi(strings.TrimSpace(p.Stdout.String()))
 	if err != nil {
-		t.Fatalf("command printed %q, want its pid", p.stdout.String())
+		t.Fatalf("command printed %q, want its pid", p.Stdout.String())
 	}
 	pgtest.Eventually(t, 10*time.Second, "the background sleep to be killed", func() bool { return proctest.GroupGone(pgid) })
 	if got := e.holder(t); got.RunID != uuid.Nil {
@@ -171,10 +171,10 @@ func TestRunKeepsDatabaseSecretsFromTheCommand(t *testing.T) {
 	} {
 		args := append([]string{"run", "--account", "acct", "--session", "sess"}, tt.flags...)
 		p := e.leasetopEnv(t, secrets, append(args, "--", "sh", "-c", script)...)
-		if got := p.wait(t, 30*time.Second); got != 0 {
-			t.Fatalf("leasetop run %v: exit %d, stderr %s", tt.flags, got, p.stderr.String())
+		if got := p.Wait(t, 30*time.Second); got != 0 {
+			t.Fatalf("leasetop run %v: exit %d, stderr %s", tt.flags, got, p.Stderr.String())
 		}
-		if got := strings.TrimSpace(p.stdout.String()); got != tt.want {
+		if got := strings.TrimSpace(p.Stdout.String()); got != tt.want {
 			t.Errorf("leasetop run %v: the command saw %q, want %q", tt.flags, got, tt.want)
 		}
 	}
@@ -186,22 +186,22 @@ func TestRunKeepsDatabaseSecretsFromTheCommand(t *testing.T) {
 func TestRunWarnsAboutAPasswordInDSN(t *testing.T) {
 	e := newEnv(t)
 	p := e.leasetop(t, "run", "--dsn", e.db.URL, "--account", "acct", "--session", "sess", "--", "sh", "-c", "echo ran")
-	if got := p.wait(t, 30*time.Second); got != 0 {
-		t.Fatalf("exit %d, stderr %s", got, p.stderr.String())
+	if got := p.Wait(t, 30*time.Second); got != 0 {
+		t.Fatalf("exit %d, stderr %s", got, p.Stderr.String())
 	}
 	u, err := url.Parse(e.db.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pw, _ := u.User.Password()
-	stderr := p.stderr.String()
+	stderr := p.Stderr.String()
 	if strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--dsn carries a password") || !strings.Contains(stderr, "PGPASSFILE") {
 		t.Errorf("stderr = %q, want one line warning about the password in --dsn", stderr)
 	}
-	if strings.Contains(stderr+p.stdout.String(), pw) {
+	if strings.Contains(stderr+p.Stdout.String(), pw) {
 		t.Errorf("the output shows the password: %q", stderr)
 	}
-	if p.stdout.String() != "ran\n" {
-		t.Errorf("stdout = %q, want the command's", p.stdout.String())
+	if p.Stdout.String() != "ran\n" {
+		t.Errorf("stdout = %q, want the command's", p.Stdout.String())
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/proctest"
 )
 
 // The rule for signals (README, Exit codes): SIGINT, SIGTERM or SIGHUP stops
@@ -36,12 +37,12 @@ func interruptions() []signalCase {
 
 // wantInterrupted checks that p, sent sig, exited by itself with 128+N and
 // that the last line of its stderr starts with "leasetop: "+want.
-func wantInterrupted(t *testing.T, p *proc, sig syscall.Signal, want string) {
+func wantInterrupted(t *testing.T, p *proctest.Process, sig syscall.Signal, want string) {
 	t.Helper()
-	code := p.wait(t, 30*time.Second)
-	stderr := p.stderr.String()
-	if p.killedBy != 0 {
-		t.Fatalf("killed by %v, want it to catch %v, clean up and exit %d; stderr: %q", p.killedBy, sig, 128+int(sig), stderr)
+	code := p.Wait(t, 30*time.Second)
+	stderr := p.Stderr.String()
+	if p.KilledBy() != 0 {
+		t.Fatalf("killed by %v, want it to catch %v, clean up and exit %d; stderr: %q", p.KilledBy(), sig, 128+int(sig), stderr)
 	}
 	if code != 128+int(sig) {
 		t.Errorf("exit code after %v = %d, want %d; stderr: %q", sig, code, 128+int(sig), stderr)
@@ -126,21 +127,21 @@ func TestInterruptedWhileConnecting(t *testing.T) {
 				p := e.leasetop(t, args...)
 				select {
 				case <-accepted:
-				case <-p.done:
-					t.Fatalf("exited %d before it connected; stderr: %q", p.code, p.stderr.String())
+				case <-p.Done():
+					t.Fatalf("exited %d before it connected; stderr: %q", p.Code(), p.Stderr.String())
 				case <-time.After(30 * time.Second):
-					t.Fatalf("no connection after 30s; stderr: %q", p.stderr.String())
+					t.Fatalf("no connection after 30s; stderr: %q", p.Stderr.String())
 				}
-				p.signal(t, sig)
+				p.Signal(t, sig)
 				if c.daemonStop && sig != syscall.SIGHUP {
-					if code := p.wait(t, 30*time.Second); code != 0 || p.killedBy != 0 {
-						t.Errorf("exit code after %v = %d (killed by %v), want 0: its normal stop; stderr: %q", sig, code, p.killedBy, p.stderr.String())
+					if code := p.Wait(t, 30*time.Second); code != 0 || p.KilledBy() != 0 {
+						t.Errorf("exit code after %v = %d (killed by %v), want 0: its normal stop; stderr: %q", sig, code, p.KilledBy(), p.Stderr.String())
 					}
 					return
 				}
 				wantInterrupted(t, p, sig, "interrupted by "+sc.name)
-				if strings.Contains(p.stdout.String(), "ran") {
-					t.Errorf("the command ran: stdout %q", p.stdout.String())
+				if strings.Contains(p.Stdout.String(), "ran") {
+					t.Errorf("the command ran: stdout %q", p.Stdout.String())
 				}
 			})
 		}
@@ -166,9 +167,9 @@ func TestInterruptedWhileRunning(t *testing.T) {
 			t.Run(c.name+"/"+sc.name, func(t *testing.T) {
 				p := e.leasetop(t, c.args...)
 				pgtest.Eventually(t, 60*time.Second, c.name+" to print "+c.ready, func() bool {
-					return strings.Contains(p.stderr.String(), c.ready)
+					return strings.Contains(p.Stderr.String(), c.ready)
 				})
-				p.signal(t, sc.sig)
+				p.Signal(t, sc.sig)
 				wantInterrupted(t, p, sc.sig, "interrupted by "+sc.name+c.said)
 			})
 		}
@@ -193,18 +194,18 @@ func TestExporterStopsOnSignals(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			p := e.leasetop(t, "exporter", "--listen", "127.0.0.1:0")
 			pgtest.Eventually(t, 30*time.Second, "the exporter's feed to go live", func() bool {
-				return strings.Contains(p.stderr.String(), "feed live")
+				return strings.Contains(p.Stderr.String(), "feed live")
 			})
-			p.signal(t, sig)
+			p.Signal(t, sig)
 			if sig == syscall.SIGHUP {
 				wantInterrupted(t, p, sig, "interrupted by SIGHUP")
 				return
 			}
-			if code := p.wait(t, 30*time.Second); code != 0 || p.killedBy != 0 {
-				t.Errorf("exit code after %v = %d (killed by %v), want 0; stderr: %q", sig, code, p.killedBy, p.stderr.String())
+			if code := p.Wait(t, 30*time.Second); code != 0 || p.KilledBy() != 0 {
+				t.Errorf("exit code after %v = %d (killed by %v), want 0; stderr: %q", sig, code, p.KilledBy(), p.Stderr.String())
 			}
-			if strings.Contains(p.stderr.String(), "interrupted") {
-				t.Errorf("stderr = %q, want no interruption line for its normal stop", p.stderr.String())
+			if strings.Contains(p.Stderr.String(), "interrupted") {
+				t.Errorf("stderr = %q, want no interruption line for its normal stop", p.Stderr.String())
 			}
 		})
 	}
@@ -221,11 +222,11 @@ func TestRunInterruptedWhileWaiting(t *testing.T) {
 	for _, sc := range append(interruptions(), signalCase{syscall.SIGQUIT, "SIGQUIT"}) {
 		t.Run(sc.name, func(t *testing.T) {
 			p := e.leasetop(t, "run", "--account", "acct", "--session", "sess", "--wait", "--", "sh", "-c", "echo ran")
-			pgtest.Eventually(t, 30*time.Second, "leasetop to report it is waiting", func() bool { return strings.Contains(p.stderr.String(), "waiting") })
-			p.signal(t, sc.sig)
+			pgtest.Eventually(t, 30*time.Second, "leasetop to report it is waiting", func() bool { return strings.Contains(p.Stderr.String(), "waiting") })
+			p.Signal(t, sc.sig)
 			wantInterrupted(t, p, sc.sig, "interrupted by "+sc.name+" before the lease was acquired; nothing was run")
-			if p.stdout.String() != "" {
-				t.Errorf("the command ran: %q", p.stdout.String())
+			if p.Stdout.String() != "" {
+				t.Errorf("the command ran: %q", p.Stdout.String())
 			}
 			if got := e.holder(t); got.RunID != data.PublicRunID(run) {
 				t.Errorf("holder = %v, want %v untouched", got.RunID, data.PublicRunID(run))

@@ -36,12 +36,12 @@ var treeNames = []string{"command", "group", "orphan", "escaped"}
 
 // readTree waits until spawnTree wrote every pid into dir and returns the
 // processes, each named by pid and start time.
-func readTree(t *testing.T, dir string, p *proc) []proctest.Proc {
+func readTree(t *testing.T, dir string, p *proctest.Process) []proctest.Proc {
 	t.Helper()
 	var tree []proctest.Proc
 	pgtest.Eventually(t, 30*time.Second, "the command to write its tree's pids", func() bool {
-		if p.exited() {
-			t.Fatalf("leasetop exited %d before the command's tree ran; stderr: %s", p.code, p.stderr.String())
+		if p.Exited() {
+			t.Fatalf("leasetop exited %d before the command's tree ran; stderr: %s", p.Code(), p.Stderr.String())
 		}
 		tree = tree[:0]
 		for _, name := range treeNames {
@@ -117,18 +117,18 @@ func TestKill9StopsTheCommandsTree(t *testing.T) {
 	}
 	second := e.leasetopEnv(t, env, "run", "--account", testKey.Account, "--session", testKey.Session, "--ttl", "2s", "--wait",
 		"--", "sh", "-c", treeCheck)
-	pgtest.Eventually(t, 30*time.Second, "the second run to wait", func() bool { return strings.Contains(second.stderr.String(), "waiting") })
+	pgtest.Eventually(t, 30*time.Second, "the second run to wait", func() bool { return strings.Contains(second.Stderr.String(), "waiting") })
 
-	first.signal(t, syscall.SIGKILL)
+	first.Signal(t, syscall.SIGKILL)
 	killed := time.Now()
-	if got := first.wait(t, 30*time.Second); got != 128+9 {
+	if got := first.Wait(t, 30*time.Second); got != 128+9 {
 		t.Fatalf("killed run's exit = %d, want 137", got)
 	}
 	pgtest.Eventually(t, 30*time.Second, "the killed run's tree to be gone", func() bool { return len(alive(tree)) == 0 })
 	t.Logf("the tree was gone %s after kill -9", time.Since(killed).Round(time.Millisecond))
 
-	if got := second.wait(t, 60*time.Second); got != 0 {
-		t.Fatalf("second run exit = %d, want 0; stderr: %s", got, second.stderr.String())
+	if got := second.Wait(t, 60*time.Second); got != 0 {
+		t.Fatalf("second run exit = %d, want 0; stderr: %s", got, second.Stderr.String())
 	}
 	check, err := os.ReadFile(filepath.Join(dir, "check"))
 	if err != nil {
@@ -178,12 +178,12 @@ while [ ! -e "$D/exit" ]; do sleep 0.02; done`
 				return true
 			})
 			if tt.sig != 0 {
-				p.signal(t, tt.sig)
+				p.Signal(t, tt.sig)
 			} else if err := os.WriteFile(filepath.Join(dir, "exit"), nil, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if got := p.wait(t, 30*time.Second); got != tt.want {
-				t.Fatalf("exit = %d, want %d; stderr: %s", got, tt.want, p.stderr.String())
+			if got := p.Wait(t, 30*time.Second); got != tt.want {
+				t.Fatalf("exit = %d, want %d; stderr: %s", got, tt.want, p.Stderr.String())
 			}
 			if left := alive(tree); len(left) != 0 {
 				t.Errorf("after leasetop exited: %s still running", strings.Join(left, ", "))
@@ -214,8 +214,8 @@ echo "$PGPASSWORD" > "$D/command-pgpassword"
 echo $g > "$D/guardian"`
 	p := e.leasetopEnv(t, []string{"D=" + dir, "PGPASSWORD=hunter2"}, "run", "--pass-db-env",
 		"--account", testKey.Account, "--session", testKey.Session, "--", "sh", "-c", script)
-	if got := p.wait(t, 60*time.Second); got != 0 {
-		t.Fatalf("exit = %d; stderr: %s", got, p.stderr.String())
+	if got := p.Wait(t, 60*time.Second); got != 0 {
+		t.Fatalf("exit = %d; stderr: %s", got, p.Stderr.String())
 	}
 	read := func(name string) string {
 		b, err := os.ReadFile(filepath.Join(dir, name))
