@@ -121,6 +121,10 @@ func (r *renewer) gather() {
 	batch := r.pending
 	r.pending, r.gathering = nil, false
 	r.mu.Unlock()
+	for len(batch) > data.MaxRenewMany { // more than one call takes: the others at the same time
+		go r.send(batch[:data.MaxRenewMany])
+		batch = batch[data.MaxRenewMany:]
+	}
 	r.send(batch)
 }
 
