@@ -267,6 +267,7 @@ func TestRenewManyPlanIsAnIndexNestedLoop(t *testing.T) {
 	}
 	for _, n := range []int{10, 100, 1000} {
 		plan := renewManyPlan(t, db, n)
+		t.Logf("renew_many of %d keys among 5000 leases:\n%s", n, plan)
 		if !strings.Contains(plan, "Nested Loop") || !strings.Contains(plan, "session_lease_pkey") {
 			t.Errorf("renew_many of %d keys: no index nested loop on the primary key in its plan:\n%s", n, plan)
 		}
