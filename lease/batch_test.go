@@ -247,3 +247,96 @@ func TestClientRenewsOneByOneWithoutRenewMany(t *testing.T) {
 		}
 	}
 }
+
+// A lease released while its batch is in flight (here: blocked behind a
+// table lock) lets the batch answer before its release reaches the server:
+// the renewal finds the row still there, and no renew_rejected zombie is
+// recorded for a run that released cleanly. The others keep their leases.
+// (Without the wait, the release queues behind the same lock at once.)
+func TestReleaseWaitsForItsBatchInFlight(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.New(t)
+	store := db.Store(t)
+	cfg := lease.Config{TTL: 20 * time.Second, RenewInterval: 300 * time.Millisecond, SafetyMargin: 2 * time.Second,
+		RenewTimeout: 10 * time.Second}
+	c := newClient(t, store, cfg)
+	b := watchBatches(c)
+	ls := holdMany(t, c, "s", 3)
+	pgtest.Eventually(t, 30*time.Second, "one batch renewing all the leases", func() bool {
+		_, _, largest := b.calls()
+		return largest == len(ls)
+	})
+
+	owner := db.Conn(t)
+	tx, err := owner.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // committed below
+	if _, err := tx.Exec(ctx, `LOCK TABLE lease.session_lease IN SHARE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	watch := db.Conn(t)
+	pgtest.Eventually(t, 30*time.Second, "a batch blocked behind the table lock", func() bool {
+		var n int
+		if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE query LIKE '%lease.renew_many%' AND wait_event_type = 'Lock'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	})
+	released := make(chan error, 1)
+	go func() { released <- ls[0].Release(ctx) }()
+	// For a second (the batch's lock_timeout is 5 s), the release must not
+	// reach the server: it would queue behind the same lock and could then
+	// delete the row before the renewal runs.
+	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		var n int
+		if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE query LIKE '%lease.release%' AND query NOT LIKE '%pg_stat_activity%'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			t.Errorf("the release reached the server while its lease's renewal was in flight")
+			break
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-released; err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	if _, _, ok := holdsRow(t, store, ls[0].Key()); ok {
+		t.Errorf("%s's row is still there after Release", ls[0].Key())
+	}
+	evs, err := store.EventsFor(ctx, ls[0].Key(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		if e.Kind == data.KindRenewRejected {
+			t.Errorf("a renew_rejected event (%s) for a lease released cleanly", e.Reason)
+		}
+	}
+	for _, l := range ls[1:] {
+		if st := l.State(); st.Status == lease.Lost || st.Status == lease.Released {
+			t.Errorf("%s: %v, want kept", l.Key(), st.Status)
+		}
+	}
+}
+
+// holdsRow reads key's row: its public run id and fence, and whether there is one.
+func holdsRow(t *testing.T, s *data.Store, key lease.Key) (uuid.UUID, int64, bool) {
+	t.Helper()
+	snap, err := s.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range snap.Leases {
+		if l.Key == key {
+			return l.RunID, l.Fence, true
+		}
+	}
+	return uuid.Nil, 0, false
+}

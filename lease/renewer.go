@@ -20,8 +20,11 @@ import (
 //
 // Leases also align: when a batch is being gathered, every lease whose next
 // renewal is due within the coming quarter interval is asked to renew now,
-// in it. Renewing early only moves a deadline forward; after one such round
-// the leases share their send times, so they fall due together from then on.
+// in it. Renewing early only moves a deadline forward, and the leases of one
+// batch share its send time, so they fall due together from then on: the
+// groups' due times end up at least a quarter interval apart, and a Client
+// sends about five calls per renew interval at most, however many leases it
+// holds (with one lease, or leases due alone, the call is lease.renew).
 type renewer struct {
 	store  *data.Store
 	ttl    time.Duration
@@ -96,12 +99,32 @@ func (r *renewer) renew(ctx context.Context, l *Lease) (sent, exp time.Time, err
 				return rep.sent, rep.exp, rep.err
 			}
 		case <-ctx.Done():
+			if l.keepCtx.Err() != nil {
+				r.settle(ctx, req)
+			}
 			return time.Time{}, time.Time{}, fmt.Errorf("renew %s: no reply from its batch: %w", l.token.Key, context.Cause(ctx))
 		}
 	}
 	sent = time.Now()
 	exp, err = r.store.Renew(ctx, l.token.Key, l.token.RunID, r.ttl)
 	return sent, exp, err
+}
+
+// settle waits for the batch that carries req to answer, until req's own
+// deadline at most: the lease is being released (or is lost), and its
+// Release must not reach the server before a renewal still in flight, which
+// would then find the row gone and be recorded as a renew_rejected zombie.
+func (r *renewer) settle(ctx context.Context, req *renewReq) {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return
+	}
+	t := time.NewTimer(time.Until(d))
+	defer t.Stop()
+	select {
+	case <-req.reply:
+	case <-t.C:
+	}
 }
 
 // gather pulls in the leases due soon, waits the window for the renewals
@@ -134,8 +157,9 @@ func (r *renewer) send(batch []*renewReq) {
 	live := batch[:0]
 	var until time.Time
 	for _, req := range batch {
-		if req.ctx.Err() != nil {
-			continue // gave up already
+		if err := req.ctx.Err(); err != nil {
+			req.reply <- renewReply{err: err} // gave up already: not sent
+			continue
 		}
 		live = append(live, req)
 		if d, ok := req.ctx.Deadline(); ok && d.After(until) {
