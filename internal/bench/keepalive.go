@@ -55,7 +55,7 @@ func keepAlive(ctx context.Context, r *run, w workload) ([]Result, error) {
 	}
 	r.checkpoint(ctx)
 	for _, m := range members {
-		if _, err := m.slice(ctx, r.cfg.Warmup, false); err != nil {
+		if _, err := m.slice(ctx, r, r.cfg.Warmup, false); err != nil {
 			return nil, fmt.Errorf("%s: %w", m.name, err)
 		}
 	}
@@ -66,7 +66,7 @@ func keepAlive(ctx context.Context, r *run, w workload) ([]Result, error) {
 			if m.window >= r.cfg.Duration {
 				continue
 			}
-			d, err := m.slice(ctx, min(slice, r.cfg.Duration-m.window), true)
+			d, err := m.slice(ctx, r, min(slice, r.cfg.Duration-m.window), true)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", m.name, err)
 			}
@@ -81,9 +81,17 @@ func keepAlive(ctx context.Context, r *run, w workload) ([]Result, error) {
 	for _, m := range members {
 		res := newResult(m.name, m.desc, &m.hist, m.window)
 		res.Ops, res.OpsPerSec = m.renewals, float64(m.renewals)/m.window.Seconds()
+		var notes []string
 		if m.cpuOK && m.renewals > 0 {
 			res.ServerCPUus = float64(m.cpu.Microseconds()) / float64(m.renewals)
-			res.Note = fmt.Sprintf("server CPU %.1f us per renewal", res.ServerCPUus)
+			notes = append(notes, fmt.Sprintf("server CPU %.1f us", res.ServerCPUus))
+		}
+		if m.walOK && m.renewals > 0 {
+			res.WALBytes = float64(m.wal) / float64(m.renewals)
+			notes = append(notes, fmt.Sprintf("WAL %.0f bytes", res.WALBytes))
+		}
+		if len(notes) > 0 {
+			res.Note = strings.Join(notes, ", ") + " per renewal"
 		}
 		out = append(out, res)
 	}
@@ -108,6 +116,8 @@ type kaMember struct {
 	renewals uint64
 	cpu      time.Duration
 	cpuOK    bool
+	wal      int64 // WAL bytes written during the recorded slices
+	walOK    bool
 }
 
 // setup connects and acquires the member's leases.
@@ -210,9 +220,11 @@ func (m *kaMember) renewMany(r *run) func(ctx context.Context) error {
 }
 
 // slice runs the member's calls back to back for d and returns how long it
-// took; when record is set it counts them, their renewals and the server's
-// CPU.
-func (m *kaMember) slice(ctx context.Context, d time.Duration, record bool) (time.Duration, error) {
+// took; when record is set it counts them, their renewals, the server's CPU
+// and the WAL written (the members take turns, so the WAL written during a
+// slice is the member's, and the server's background work).
+func (m *kaMember) slice(ctx context.Context, r *run, d time.Duration, record bool) (time.Duration, error) {
+	wal0, walErr0 := walLSN(ctx, r.admin)
 	cpu0, err0 := backendCPU(m.pid)
 	start := time.Now()
 	end := start.Add(d)
@@ -231,11 +243,21 @@ func (m *kaMember) slice(ctx context.Context, d time.Duration, record bool) (tim
 	}
 	elapsed := time.Since(start)
 	cpu1, err1 := backendCPU(m.pid)
+	wal1, walErr1 := walLSN(ctx, r.admin)
 	if record {
 		m.cpuOK = err0 == nil && err1 == nil && (m.cpuOK || m.window == 0)
 		m.cpu += cpu1 - cpu0
+		m.walOK = walErr0 == nil && walErr1 == nil && (m.walOK || m.window == 0)
+		m.wal += wal1 - wal0
 	}
 	return elapsed, nil
+}
+
+// walLSN returns the server's current WAL insert position, in bytes.
+func walLSN(ctx context.Context, conn *pgx.Conn) (int64, error) {
+	var b int64
+	err := conn.QueryRow(ctx, `SELECT (pg_current_wal_insert_lsn() - '0/0')::bigint`).Scan(&b)
+	return b, err
 }
 
 // backendCPU returns the CPU time of the server process pid, read from

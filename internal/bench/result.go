@@ -18,6 +18,9 @@ type Result struct {
 	// ServerCPUus is the server's CPU time per operation, in microseconds
 	// (the keepalive workloads: per renewal of one lease).
 	ServerCPUus float64 `json:"server_cpu_us_per_op,omitempty"`
+	// WALBytes is the WAL the server wrote per operation (the keepalive
+	// workloads: per renewal of one lease).
+	WALBytes float64 `json:"wal_bytes_per_op,omitempty"`
 	// Missed and Repeated are the events a propagation workload's consumer
 	// never received, or received twice.
 	Missed   int64 `json:"missed,omitempty"`
