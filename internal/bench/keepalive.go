@@ -34,13 +34,33 @@ import (
 // client's backend's user+system time from /proc (when the server runs on
 // this machine) over the renewals it made.
 func keepAlive(ctx context.Context, r *run, w workload) ([]Result, error) {
-	members := []*kaMember{
+	return runKeepAlive(ctx, r, []*kaMember{
 		{name: "keepalive-seed", n: 1, keys: 1000, desc: "the seed's per-key UPDATE ... WHERE key AND run_id AND unexpired on plain_lease, one client, 1000 held keys round robin"},
 		{name: "keepalive-renew", n: 1, keys: 1000, desc: "lease.renew one lease at a time as data.Store.Renew sends it, one client, 1000 held keys round robin"},
 		{name: "keepalive-1", n: 1, keys: 1, batch: true, desc: "lease.renew_many of the client's 1 lease per call, as data.Store.RenewMany sends it"},
 		{name: "keepalive-100", n: 100, keys: 100, batch: true, desc: "lease.renew_many of the client's 100 leases in one call, as data.Store.RenewMany sends it; per lease"},
 		{name: "keepalive-1000", n: 1000, keys: 1000, batch: true, desc: "lease.renew_many of the client's 1000 leases in one call, as data.Store.RenewMany sends it; per lease"},
+	})
+}
+
+// keepAliveScale is how the cost of keeping leases alive grows with the
+// leases held (opt-in): one client holding 1,000, 10,000 and 100,000 leases
+// renews them 1000 a call (lease.renew_many), round robin, interleaved as
+// keepAlive's rows are.
+func keepAliveScale(ctx context.Context, r *run, w workload) ([]Result, error) {
+	var ms []*kaMember
+	for _, held := range []int{1000, 10_000, 100_000} {
+		ms = append(ms, &kaMember{
+			name: fmt.Sprintf("keepalive-scale-%d", held), n: 1000, keys: held, batch: true,
+			desc: fmt.Sprintf("%d leases held by one client, renewed 1000 a call with lease.renew_many, round robin; per lease", held),
+		})
 	}
+	return runKeepAlive(ctx, r, ms)
+}
+
+// runKeepAlive sets the members up, then measures them in turns of a
+// second at most until each has had Duration, and reports one Result each.
+func runKeepAlive(ctx context.Context, r *run, members []*kaMember) ([]Result, error) {
 	defer func() {
 		for _, m := range members {
 			if m.conn != nil {
@@ -101,7 +121,7 @@ func keepAlive(ctx context.Context, r *run, w workload) ([]Result, error) {
 // kaMember is one way of keeping leases alive, on a connection of its own.
 type kaMember struct {
 	name, desc string
-	n          int  // leases per call
+	n          int  // leases per call (keys is a multiple of it)
 	keys       int  // leases held
 	batch      bool // lease.renew_many; else one key per call
 
@@ -146,12 +166,15 @@ func (m *kaMember) setup(ctx context.Context, r *run) error {
 			RETURNING 1)
 			SELECT count(*) FROM ins`
 	}
-	var granted int
-	if err := conn.QueryRow(ctx, q, accounts, sessions, m.runs, holdTTL).Scan(&granted); err != nil {
-		return fmt.Errorf("acquire %d leases: %w", m.keys, err)
-	}
-	if granted != m.keys {
-		return fmt.Errorf("acquired %d of %d leases", granted, m.keys)
+	for lo := 0; lo < m.keys; lo += 10_000 {
+		hi := min(lo+10_000, m.keys)
+		var granted int
+		if err := conn.QueryRow(ctx, q, accounts[lo:hi], sessions[lo:hi], m.runs[lo:hi], holdTTL).Scan(&granted); err != nil {
+			return fmt.Errorf("acquire %d leases: %w", m.keys, err)
+		}
+		if granted != hi-lo {
+			return fmt.Errorf("acquired %d of %d leases", granted, hi-lo)
+		}
 	}
 	switch {
 	case m.batch:
@@ -192,8 +215,11 @@ func (m *kaMember) renewMany(r *run) func(ctx context.Context) error {
 		accounts[k], sessions[k] = key.Account, key.Session
 	}
 	return func(ctx context.Context) error {
+		lo := m.next
+		hi := lo + m.n
+		m.next = hi % len(m.items)
 		rows, err := m.conn.Query(ctx, sqlcall.RenewMany,
-			sqlcall.Secret(r.callsOf(m.conn).Mode, accounts, sessions, m.runs, holdTTL)...)
+			sqlcall.Secret(r.callsOf(m.conn).Mode, accounts[lo:hi], sessions[lo:hi], m.runs[lo:hi], holdTTL)...)
 		if err != nil {
 			return fmt.Errorf("renew_many: %w", err)
 		}
@@ -212,8 +238,8 @@ func (m *kaMember) renewMany(r *run) func(ctx context.Context) error {
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("renew_many: %w", err)
 		}
-		if renewed != len(m.items) {
-			return fmt.Errorf("renew_many renewed %d of %d leases", renewed, len(m.items))
+		if renewed != hi-lo {
+			return fmt.Errorf("renew_many renewed %d of %d leases", renewed, hi-lo)
 		}
 		return nil
 	}

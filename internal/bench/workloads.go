@@ -56,6 +56,7 @@ func workloads() []workload {
 		{name: "listen-cost", run: listenCost, optIn: true},
 		{name: "monitor", run: monitorScale, optIn: true},
 		{name: "exporter", run: exporterScale, optIn: true},
+		{name: "keepalive-scale", run: keepAliveScale, optIn: true},
 	}
 }
 
