@@ -31,8 +31,9 @@ import (
 //
 // Every row's ops are renewals of one lease (a renew_many call counts N),
 // and its latencies are the calls'. The server's CPU per renewal is the
-// client's backend's user+system time from /proc (when the server runs on
-// this machine) over the renewals it made.
+// client's backend's CPU time from /proc (when the server runs on this
+// machine) over the renewals it made; the WAL per renewal is the server's
+// WAL written during the row's slices over them.
 func keepAlive(ctx context.Context, r *run, w workload) ([]Result, error) {
 	return runKeepAlive(ctx, r, []*kaMember{
 		{name: "keepalive-seed", n: 1, keys: 1000, desc: "the seed's per-key UPDATE ... WHERE key AND run_id AND unexpired on plain_lease, one client, 1000 held keys round robin"},
