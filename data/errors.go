@@ -15,6 +15,10 @@ var (
 	ErrHeld = errors.New("lease held by another run")
 	// ErrNotHeld: the run does not hold an unexpired lease (Renew, fence checks).
 	ErrNotHeld = errors.New("lease not held by this run")
+	// ErrLocked: RenewMany skipped a renewal because another transaction
+	// holds the lease's row (a fenced write's check_fence); nothing was
+	// decided for it: renew it alone (Renew waits for the lock).
+	ErrLocked = errors.New("lease row locked by another transaction; renew it alone")
 	// ErrInvalid: an argument is out of its documented range. The error is an
 	// *InputError or carries the server's message.
 	ErrInvalid = errors.New("invalid input")

@@ -75,6 +75,10 @@ func everyCall(ctx context.Context, s *data.Store, k data.Key) error {
 	if _, err := s.Renew(ctx, k, run, time.Minute); err != nil {
 		return fmt.Errorf("renew: %w", err)
 	}
+	if got, err := s.RenewMany(ctx, time.Minute, []data.RenewItem{{Key: k, RunID: run}, {Key: k, RunID: uuid.New()}}); err != nil ||
+		got[0].Err != nil || !errors.Is(got[1].Err, data.ErrNotHeld) {
+		return fmt.Errorf("renew many = %+v, %w; want the run's renewed and the stranger's ErrNotHeld", got, err)
+	}
 	if err := pgx.BeginFunc(ctx, s.Pool(), func(tx pgx.Tx) error {
 		return data.CheckFence(ctx, tx, k, run, g.Fence)
 	}); err != nil {

@@ -172,6 +172,7 @@ func (c *Client) start(ctx context.Context, req Request, runID uuid.UUID, g data
 		state:    State{Status: Held, Since: time.Now(), Deadline: deadline, ExpiresAt: g.ExpiresAt},
 		changed:  make(chan struct{}, 1),
 		done:     make(chan struct{}),
+		early:    make(chan struct{}, 1),
 	}
 	l.mu.Lock()
 	l.watchdog = time.AfterFunc(time.Until(deadline), l.onDeadline)

@@ -12,8 +12,9 @@ import (
 // stops the notification listener that waiting acquisitions share. It does
 // not release leases; release each one after its work has returned.
 type Client struct {
-	store *data.Store
-	cfg   Config
+	store   *data.Store
+	cfg     Config
+	renewer *renewer // batches the leases' renewals
 
 	mu      sync.Mutex
 	closed  bool
@@ -32,7 +33,7 @@ func New(store *data.Store, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{store: store, cfg: cfg, waiters: make(map[Key]map[*waiter]struct{}), closing: make(chan struct{})}, nil
+	return &Client{store: store, cfg: cfg, renewer: newRenewer(store, cfg), waiters: make(map[Key]map[*waiter]struct{}), closing: make(chan struct{})}, nil
 }
 
 // Config returns the configuration with its defaults filled in.

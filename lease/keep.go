@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -12,20 +13,36 @@ import (
 // keep is the heartbeat: it renews at RenewInterval from the send time of the
 // last confirmed renewal, retries sooner while renewals fail, and ends when
 // the lease is released or lost.
+//
+// The Client's renewer sends the renewals of its leases that fall due
+// together in one batch, and may ask this lease to renew a little early
+// (l.early) to share a batch with others.
 func (l *Lease) keep(sent time.Time) {
 	defer close(l.done)
-	t := time.NewTimer(time.Until(sent.Add(l.cfg.RenewInterval)))
+	r := l.client.renewer
+	r.join(l)
+	defer r.leave(l)
+	next := time.Until(sent.Add(l.cfg.RenewInterval))
+	l.due.Store(time.Now().Add(next).UnixNano())
+	t := time.NewTimer(next)
 	defer t.Stop()
 	for {
 		select {
 		case <-l.keepCtx.Done():
 			return
 		case <-t.C:
+		case <-l.early:
 		}
+		l.due.Store(math.MaxInt64) // renewing: not to be pulled into a batch
 		next, ok := l.renew()
 		if !ok {
 			return
 		}
+		select {
+		case <-l.early: // a pull that came while this renewal was under way
+		default:
+		}
+		l.due.Store(time.Now().Add(next).UnixNano())
 		t.Reset(next)
 	}
 }
@@ -49,8 +66,11 @@ func (l *Lease) renew() (time.Duration, bool) {
 		until = t
 	}
 	rctx, cancel := context.WithDeadline(l.keepCtx, until)
-	exp, err := l.client.store.Renew(rctx, l.token.Key, l.token.RunID, l.cfg.TTL)
+	batchSent, exp, err := l.client.renewer.renew(rctx, l)
 	cancel()
+	if !batchSent.IsZero() {
+		sent = batchSent // the deadline counts from the statement's send time, never earlier than sent
+	}
 	recv := time.Now()
 	switch {
 	case err == nil:

@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -80,6 +81,8 @@ type Lease struct {
 	keepCtx  context.Context    // the heartbeat's: cancelled by Release or a loss
 	stopKeep context.CancelFunc // stops the heartbeat
 	done     chan struct{}      // closed when the heartbeat has ended
+	early    chan struct{}      // the renewer asks the heartbeat to renew now, in a batch
+	due      atomic.Int64       // when the next renewal is due (Unix ns); MaxInt64 while renewing
 
 	mu       sync.Mutex
 	state    State

@@ -1,7 +1,7 @@
 -- leasetop roles: least privilege for the three kinds of client.
 --
 --   lease_reader  SELECT on the leases and the event history: the monitor in --read-only mode.
---   lease_app     lease_reader + EXECUTE on acquire, renew, release and check_fence: programs
+--   lease_app     lease_reader + EXECUTE on acquire, renew, renew_many, release and check_fence: programs
 --                 that own executions. No INSERT/UPDATE/DELETE: a lease changes only
 --                 through the protocol.
 --   lease_admin   lease_app + EXECUTE on force_release: operators.
@@ -24,6 +24,7 @@ GRANT EXECUTE ON FUNCTION lease.notify_renewals() TO lease_reader;
 GRANT EXECUTE ON FUNCTION
     lease.acquire(text, text, uuid, interval, text),
     lease.renew(text, text, uuid, interval),
+    lease.renew_many(text[], text[], uuid[], interval),
     lease.release(text, text, uuid),
     lease.check_fence(text, text, uuid, bigint)
     TO lease_app;

@@ -119,6 +119,19 @@ func seedUpsertSQL(r *run) string {
 	RETURNING run_id, fence, expires_at`
 }
 
+// seedRenewSQL is the seed's renewal: lease.renew's UPDATE of the run's own
+// unexpired row, as one plain statement on plain_lease (no function, no
+// hash of the run id), sampling clock_timestamp() once as the seed did.
+// Parameters: account, session, run id, ttl.
+func seedRenewSQL(r *run) string {
+	return `WITH lease_clock AS (SELECT clock_timestamp() AS now_)
+	UPDATE ` + r.table("plain_lease") + ` l
+	   SET renewed_at = now_, expires_at = now_ + $4
+	  FROM lease_clock
+	 WHERE l.account_id = $1 AND l.session_id = $2 AND l.run_id = $3 AND l.expires_at > now_
+	RETURNING l.expires_at`
+}
+
 func seedDeleteSQL(r *run) string {
 	return `DELETE FROM ` + r.table("plain_lease") + ` WHERE account_id = $1 AND session_id = $2 AND run_id = $3`
 }

@@ -57,7 +57,7 @@ func TestRunAllWorkloads(t *testing.T) {
 	for _, r := range rep.Ratios {
 		t.Logf("%s = %.2f%s %s", r.Name, r.Value, r.Unit, r.Target)
 	}
-	if got, want := len(rep.Ratios), 29; got != want {
+	if got, want := len(rep.Ratios), 40; got != want {
 		t.Errorf("%d ratios, want %d (one per comparison)", got, want)
 	}
 	assertCleanedUp(t, db.Conn(t))
@@ -71,7 +71,7 @@ func TestRunAllWorkloads(t *testing.T) {
 }
 
 // optIn are the workloads that run only when named.
-var optIn = map[string]bool{"monitor": true, "exporter": true, "pooler": true, "poll-cost": true, "listen-cost": true}
+var optIn = map[string]bool{"monitor": true, "exporter": true, "pooler": true, "poll-cost": true, "listen-cost": true, "keepalive-scale": true}
 
 // TestProductionWorkloads runs the opt-in pooler, poll-cost and listen-cost workloads
 // briefly, through a real PgBouncer, and checks the report's shape and

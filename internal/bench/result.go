@@ -15,6 +15,12 @@ type Result struct {
 	// and resident memory.
 	CPUPct float64 `json:"cpu_percent,omitempty"`
 	RSSMB  float64 `json:"rss_mb,omitempty"`
+	// ServerCPUus is the server's CPU time per operation, in microseconds
+	// (the keepalive workloads: per renewal of one lease).
+	ServerCPUus float64 `json:"server_cpu_us_per_op,omitempty"`
+	// WALBytes is the WAL the server wrote per operation (the keepalive
+	// workloads: per renewal of one lease).
+	WALBytes float64 `json:"wal_bytes_per_op,omitempty"`
 	// Missed and Repeated are the events a propagation workload's consumer
 	// never received, or received twice.
 	Missed   int64 `json:"missed,omitempty"`

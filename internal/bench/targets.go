@@ -42,6 +42,10 @@ func comparisons() []comparison {
 		{name: "exporter resident memory, 1000 transitions/s", num: "exporter-active", stat: "rss", op: "<=", limit: 150},
 		{name: "event propagation p99 at 1000/s, monitor's feed polling every 250ms", num: "propagation-poll-1000", stat: "p99", op: "<=", limit: 300},
 		{name: "events missed or received twice at 1000/s, polling", num: "propagation-poll-1000", stat: "lost", op: "<=", limit: 0},
+		{name: "keep-alive of 100 leases in one call, renewals/s per lease / the seed's per-key UPDATE", num: "keepalive-100", den: "keepalive-seed", stat: "ops", op: ">=", limit: 10},
+		{name: "keep-alive of 1000 leases in one call, renewals/s per lease / the seed's per-key UPDATE", num: "keepalive-1000", den: "keepalive-seed", stat: "ops", op: ">=", limit: 10},
+		{name: "server CPU per renewal, Store.Renew one by one / 100 leases in one call", num: "keepalive-renew", den: "keepalive-100", stat: "server-us", op: ">=", limit: 10},
+		{name: "server CPU per renewal, Store.Renew one by one / 1000 leases in one call", num: "keepalive-renew", den: "keepalive-1000", stat: "server-us", op: ">=", limit: 10},
 		{name: "acquire+release cycles/s through PgBouncer / direct", num: "pooler", den: "pooler-direct", stat: "ops"},
 		{name: "acquire+release p50 through PgBouncer / direct", num: "pooler", den: "pooler-direct", stat: "p50"},
 		{name: "idle poll at 100,000 leases, server time p50", num: "poll-cost-server", stat: "p50"},
@@ -70,6 +74,13 @@ func comparisons() []comparison {
 		{name: "exporter CPU at 1000 transitions/s / monitor CPU at the same load", num: "exporter-active", den: "monitor-active", stat: "cpu"},
 		{name: "exporter CPU while nothing changes, % of one core", num: "exporter-idle", stat: "cpu"},
 		{name: "event propagation p99 at 1000/s, monitor's feed / bare listener", num: "propagation-1000", den: "propagation-1000-listener", stat: "p99"},
+		{name: "keep-alive, renewals/s per lease: Store.Renew one by one / the seed's per-key UPDATE", num: "keepalive-renew", den: "keepalive-seed", stat: "ops"},
+		{name: "keep-alive, renewals/s per lease: 1 lease per renew_many call / the seed's per-key UPDATE", num: "keepalive-1", den: "keepalive-seed", stat: "ops"},
+		{name: "keep-alive, renewals/s per lease: 100 in one call / Store.Renew one by one", num: "keepalive-100", den: "keepalive-renew", stat: "ops"},
+		{name: "keep-alive, renewals/s per lease: 1000 in one call / Store.Renew one by one", num: "keepalive-1000", den: "keepalive-renew", stat: "ops"},
+		{name: "server CPU per renewal, the seed's per-key UPDATE / 1000 leases in one call", num: "keepalive-seed", den: "keepalive-1000", stat: "server-us"},
+		{name: "server CPU per renewal of Store.Renew one by one", num: "keepalive-renew", stat: "server-us"},
+		{name: "server CPU per renewal, 1000 leases in one call", num: "keepalive-1000", stat: "server-us"},
 	}
 }
 
@@ -123,6 +134,8 @@ func stat(r Result, name string) float64 {
 		return r.MaxMs
 	case "lost":
 		return float64(r.Missed + r.Repeated)
+	case "server-us":
+		return r.ServerCPUus
 	default:
 		return r.OpsPerSec
 	}
@@ -137,6 +150,8 @@ func unitOf(stat string) string {
 		return "MB"
 	case "lost":
 		return "events"
+	case "server-us":
+		return "us"
 	default:
 		return "ms"
 	}

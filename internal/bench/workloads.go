@@ -43,6 +43,7 @@ func workloads() []workload {
 		{name: "renew-notrigger", set: "renew", loop: renewNoTrigger, desc: "lease.renew's code on the copy without trigger"},
 		{name: "renew", set: "renew", loop: renew, desc: "lease.renew (renewals do not NOTIFY by default)"},
 		{name: "renew-notify", run: renewNotify},
+		{name: "keepalive", run: keepAlive},
 		{name: "handoff-notify", run: handoffWorkload(handoffNotify)},
 		{name: "handoff-poll-100ms", run: handoffWorkload(handoffPoll100ms)},
 		{name: "handoff-poll-1s", run: handoffWorkload(handoffPoll1s)},
@@ -55,6 +56,7 @@ func workloads() []workload {
 		{name: "listen-cost", run: listenCost, optIn: true},
 		{name: "monitor", run: monitorScale, optIn: true},
 		{name: "exporter", run: exporterScale, optIn: true},
+		{name: "keepalive-scale", run: keepAliveScale, optIn: true},
 	}
 }
 

@@ -12,6 +12,10 @@ const (
 	// Renew returns the new expiry, NULL when rejected. Parameters: account,
 	// session, run id, ttl.
 	Renew = `SELECT lease.renew($1, $2, $3, $4)`
+	// RenewMany returns (i, expires_at) for each renewal decided: the new
+	// expiry, NULL when rejected; an index left out was locked by another
+	// transaction. Parameters: accounts, sessions, run ids (arrays), ttl.
+	RenewMany = `SELECT i, expires_at FROM lease.renew_many($1, $2, $3, $4)`
 	// Release reports whether it deleted the row. Parameters: account,
 	// session, run id.
 	Release = `SELECT lease.release($1, $2, $3)`
