@@ -200,11 +200,10 @@ var hiddenModes = []struct {
 	{"poll", FeedConfig{Listener: data.ListenerConfig{Poll: 50 * time.Millisecond}}},
 }
 
-// TestHiddenTakeoverForgedNotification is attack (a): the takeover's id is
-// notified before it commits. Before, in listen mode, the catch-up counted
-// it as heard, the feed's read-back found no row, and after the commit
-// nothing delivered it.
-func TestHiddenTakeoverForgedNotification(t *testing.T) {
+// hideTakeover runs one way of hiding a takeover against each mode: with
+// the feed consuming, it opens the takeover's transaction, hides it with
+// attack, commits it, and wants the takeover applied exactly once.
+func hideTakeover(t *testing.T, attack func(t *testing.T, db pgtest.DB, s *data.Store, a *applied, h *hiddenTakeover)) {
 	for _, mode := range hiddenModes {
 		t.Run(mode.name, func(t *testing.T) {
 			db := pgtest.New(t)
@@ -213,13 +212,7 @@ func TestHiddenTakeoverForgedNotification(t *testing.T) {
 			a.wait(t, "the first marker", committedEvent(t, s, "marker-0"))
 
 			h := openHiddenTakeover(t, db, s, data.Key{Account: "acme", Session: "hidden"})
-			h.forge(t)
-			// Notifications arrive in commit order: once the consumer has this
-			// marker, the feed has read the forged one back and found nothing.
-			a.wait(t, "the marker after the forged notification", committedEvent(t, s, "marker-1"))
-			if n := a.count(h.id); n != 0 {
-				t.Fatalf("the uncommitted takeover %d was applied %d times before its commit", h.id, n)
-			}
+			attack(t, db, s, a, h)
 			h.commit(t)
 			a.wait(t, "the hidden takeover", h.id)
 			a.wait(t, "the marker after the commit", committedEvent(t, s, "marker-2"))
@@ -230,55 +223,44 @@ func TestHiddenTakeoverForgedNotification(t *testing.T) {
 	}
 }
 
-// TestHiddenTakeoverHeldOpen is attack (b): the takeover's transaction
-// stays open while 1100 other events commit. Before, its id fell out of the
-// listener's window and was given up (in both modes).
-func TestHiddenTakeoverHeldOpen(t *testing.T) {
-	for _, mode := range hiddenModes {
-		t.Run(mode.name, func(t *testing.T) {
-			db := pgtest.New(t)
-			s := db.Store(t)
-			a := startApplied(t, s, mode.cfg)
-			a.wait(t, "the first marker", committedEvent(t, s, "marker-0"))
-
-			h := openHiddenTakeover(t, db, s, data.Key{Account: "acme", Session: "hidden"})
-			bulkEvents(t, db, 1100)
-			// Delivered only once the catch-up (or the poller) has read the
-			// bulk: the held id is then 1100 behind.
-			a.wait(t, "the silent marker after the bulk", silentEvent(t, db, "marker-1"))
-			h.commit(t)
-			a.wait(t, "the hidden takeover", h.id)
-			a.wait(t, "the marker after the commit", committedEvent(t, s, "marker-2"))
-			if n := a.count(h.id); n != 1 {
-				t.Errorf("the takeover %d was applied %d times, want once", h.id, n)
-			}
-		})
+// forgeNotification is attack (a): the takeover's id is notified before
+// it commits.
+func forgeNotification(t *testing.T, _ pgtest.DB, s *data.Store, a *applied, h *hiddenTakeover) {
+	h.forge(t)
+	// Notifications arrive in commit order: once the consumer has this
+	// marker, the feed has read the forged one back and found nothing.
+	a.wait(t, "the marker after the forged notification", committedEvent(t, s, "marker-1"))
+	if n := a.count(h.id); n != 0 {
+		t.Fatalf("the uncommitted takeover %d was applied %d times before its commit", h.id, n)
 	}
 }
+
+// holdOpen is attack (b): the takeover's transaction stays open while 1100
+// other events commit. The silent marker is delivered only once the
+// catch-up (or the poller) has read the bulk: the held id is then 1100
+// behind.
+func holdOpen(t *testing.T, db pgtest.DB, _ *data.Store, a *applied, _ *hiddenTakeover) {
+	bulkEvents(t, db, 1100)
+	a.wait(t, "the silent marker after the bulk", silentEvent(t, db, "marker-1"))
+}
+
+// TestHiddenTakeoverForgedNotification is attack (a). Before, in listen
+// mode, the catch-up counted the id as heard, the feed's read-back found no
+// row, and after the commit nothing delivered it.
+func TestHiddenTakeoverForgedNotification(t *testing.T) { hideTakeover(t, forgeNotification) }
+
+// TestHiddenTakeoverHeldOpen is attack (b). Before, the held id fell out of
+// the listener's window and was given up (in both modes).
+func TestHiddenTakeoverHeldOpen(t *testing.T) { hideTakeover(t, holdOpen) }
 
 // TestHiddenTakeoverBoth: both at once, the forged notification sent after
 // the window has gone by.
 func TestHiddenTakeoverBoth(t *testing.T) {
-	for _, mode := range hiddenModes {
-		t.Run(mode.name, func(t *testing.T) {
-			db := pgtest.New(t)
-			s := db.Store(t)
-			a := startApplied(t, s, mode.cfg)
-			a.wait(t, "the first marker", committedEvent(t, s, "marker-0"))
-
-			h := openHiddenTakeover(t, db, s, data.Key{Account: "acme", Session: "hidden"})
-			bulkEvents(t, db, 1100)
-			a.wait(t, "the silent marker after the bulk", silentEvent(t, db, "silent"))
-			h.forge(t)
-			a.wait(t, "the marker after the forged notification", committedEvent(t, s, "marker-1"))
-			h.commit(t)
-			a.wait(t, "the hidden takeover", h.id)
-			a.wait(t, "the marker after the commit", committedEvent(t, s, "marker-2"))
-			if n := a.count(h.id); n != 1 {
-				t.Errorf("the takeover %d was applied %d times, want once", h.id, n)
-			}
-		})
-	}
+	hideTakeover(t, func(t *testing.T, db pgtest.DB, s *data.Store, a *applied, h *hiddenTakeover) {
+		bulkEvents(t, db, 1100)
+		a.wait(t, "the silent marker after the bulk", silentEvent(t, db, "silent"))
+		forgeNotification(t, db, s, a, h)
+	})
 }
 
 // TestHiddenTakeoverAcrossListenerOutage: the takeover's transaction is
