@@ -2,7 +2,6 @@ package monitor
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -78,73 +77,13 @@ func (a *applied) wait(t *testing.T, what string, id int64) {
 	}
 }
 
-// hiddenTakeover is a lease_app login's takeover of an expired lease in a
-// transaction that opts out of the trigger's NOTIFY and is still open.
-type hiddenTakeover struct {
-	tx   pgx.Tx
-	id   int64 // its event id, drawn and not committed
-	key  data.Key
-	run  uuid.UUID
-	conn *pgx.Conn // a second session of the same login
-}
-
 // openHiddenTakeover lets a victim's lease on k expire, then takes it over
 // as a new lease_app login, without committing.
-func openHiddenTakeover(t *testing.T, db pgtest.DB, s *data.Store, k data.Key) *hiddenTakeover {
+func openHiddenTakeover(t *testing.T, db pgtest.DB, s *data.Store, k data.Key) *pgtest.HiddenTakeover {
 	t.Helper()
-	ctx := context.Background()
 	mustAcquire(t, s, k, uuid.New(), time.Millisecond)
 	pgtest.WaitExpired(t, s.Pool(), k)
-	dsn, _ := pgtest.Login(t, db, "lease_app")
-	connect := func() *pgx.Conn {
-		c, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close(ctx) })
-		return c
-	}
-	h := &hiddenTakeover{key: k, run: uuid.New(), conn: connect()}
-	tx, err := connect().Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tx.Rollback(ctx) })
-	h.tx = tx
-	if _, err := tx.Exec(ctx, `SELECT set_config('lease.caller_notifies', extract(epoch FROM now())::text, true)`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, `SELECT * FROM lease.acquire($1, $2, $3, '1 hour', 'attacker')`, k.Account, k.Session, h.run); err != nil {
-		t.Fatalf("takeover as lease_app: %v", err)
-	}
-	// The superuser reads the id the takeover drew (nothing else draws now).
-	if err := db.Conn(t).QueryRow(ctx, `SELECT last_value FROM lease.event_id_seq`).Scan(&h.id); err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
-// forge sends, from the login's other session (delivered at once), the
-// notification the takeover's commit would have sent.
-func (h *hiddenTakeover) forge(t *testing.T) {
-	t.Helper()
-	payload, err := json.Marshal(map[string]any{
-		"id": h.id, "at": time.Now(), "kind": data.KindTakenOver, "account_id": h.key.Account,
-		"session_id": h.key.Session, "run_id": data.PublicRunID(h.run), "holder": "attacker",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.conn.Exec(context.Background(), `SELECT pg_notify('lease_events', $1)`, string(payload)); err != nil {
-		t.Fatalf("forged notification as lease_app: %v", err)
-	}
-}
-
-func (h *hiddenTakeover) commit(t *testing.T) {
-	t.Helper()
-	if err := h.tx.Commit(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	return pgtest.OpenHiddenTakeover(t, db, k)
 }
 
 // committedEvent makes a transition on a fresh key as the owner and returns
@@ -159,39 +98,6 @@ func committedEvent(t *testing.T, s *data.Store, session string) int64 {
 	return id
 }
 
-// silentEvent makes a transition on a fresh key as the owner in a
-// transaction that opts out of the trigger's NOTIFY and sends none: a
-// listening listener delivers it only once its catch-up has read every row
-// before it. It returns the event id.
-func silentEvent(t *testing.T, db pgtest.DB, session string) int64 {
-	t.Helper()
-	ctx := context.Background()
-	var id int64
-	err := pgx.BeginFunc(ctx, db.Conn(t), func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT set_config('lease.caller_notifies', extract(epoch FROM now())::text, true)`); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `SELECT lease.acquire('acme', $1, gen_random_uuid(), '1 hour', 'marker')`, session); err != nil {
-			return err
-		}
-		return tx.QueryRow(ctx, `SELECT max(id) FROM lease.event WHERE session_id = $1`, session).Scan(&id)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
-
-// bulkEvents commits n acquisitions in one statement as the owner: n events
-// after the held one, more than the old window of 1000.
-func bulkEvents(t *testing.T, db pgtest.DB, n int) {
-	t.Helper()
-	if _, err := db.Conn(t).Exec(context.Background(), `SELECT lease.acquire('bulk', 's' || g, gen_random_uuid(), '1 hour', 'bulk')
-		FROM generate_series(1, $1) g`, n); err != nil {
-		t.Fatal(err)
-	}
-}
-
 var hiddenModes = []struct {
 	name string
 	cfg  FeedConfig
@@ -203,7 +109,7 @@ var hiddenModes = []struct {
 // hideTakeover runs one way of hiding a takeover against each mode: with
 // the feed consuming, it opens the takeover's transaction, hides it with
 // attack, commits it, and wants the takeover applied exactly once.
-func hideTakeover(t *testing.T, attack func(t *testing.T, db pgtest.DB, s *data.Store, a *applied, h *hiddenTakeover)) {
+func hideTakeover(t *testing.T, attack func(t *testing.T, db pgtest.DB, s *data.Store, a *applied, h *pgtest.HiddenTakeover)) {
 	for _, mode := range hiddenModes {
 		t.Run(mode.name, func(t *testing.T) {
 			db := pgtest.New(t)
@@ -213,11 +119,11 @@ func hideTakeover(t *testing.T, attack func(t *testing.T, db pgtest.DB, s *data.
 
 			h := openHiddenTakeover(t, db, s, data.Key{Account: "acme", Session: "hidden"})
 			attack(t, db, s, a, h)
-			h.commit(t)
-			a.wait(t, "the hidden takeover", h.id)
+			h.Commit(t)
+			a.wait(t, "the hidden takeover", h.ID)
 			a.wait(t, "the marker after the commit", committedEvent(t, s, "marker-2"))
-			if n := a.count(h.id); n != 1 {
-				t.Errorf("the takeover %d was applied %d times, want once", h.id, n)
+			if n := a.count(h.ID); n != 1 {
+				t.Errorf("the takeover %d was applied %d times, want once", h.ID, n)
 			}
 		})
 	}
@@ -225,13 +131,13 @@ func hideTakeover(t *testing.T, attack func(t *testing.T, db pgtest.DB, s *data.
 
 // forgeNotification is attack (a): the takeover's id is notified before
 // it commits.
-func forgeNotification(t *testing.T, _ pgtest.DB, s *data.Store, a *applied, h *hiddenTakeover) {
-	h.forge(t)
+func forgeNotification(t *testing.T, _ pgtest.DB, s *data.Store, a *applied, h *pgtest.HiddenTakeover) {
+	h.Forge(t)
 	// Notifications arrive in commit order: once the consumer has this
 	// marker, the feed has read the forged one back and found nothing.
 	a.wait(t, "the marker after the forged notification", committedEvent(t, s, "marker-1"))
-	if n := a.count(h.id); n != 0 {
-		t.Fatalf("the uncommitted takeover %d was applied %d times before its commit", h.id, n)
+	if n := a.count(h.ID); n != 0 {
+		t.Fatalf("the uncommitted takeover %d was applied %d times before its commit", h.ID, n)
 	}
 }
 
@@ -239,9 +145,9 @@ func forgeNotification(t *testing.T, _ pgtest.DB, s *data.Store, a *applied, h *
 // other events commit. The silent marker is delivered only once the
 // catch-up (or the poller) has read the bulk: the held id is then 1100
 // behind.
-func holdOpen(t *testing.T, db pgtest.DB, _ *data.Store, a *applied, _ *hiddenTakeover) {
-	bulkEvents(t, db, 1100)
-	a.wait(t, "the silent marker after the bulk", silentEvent(t, db, "marker-1"))
+func holdOpen(t *testing.T, db pgtest.DB, _ *data.Store, a *applied, _ *pgtest.HiddenTakeover) {
+	pgtest.BulkEvents(t, db, 1100)
+	a.wait(t, "the silent marker after the bulk", pgtest.MarkerEvent(t, db, "marker-1", true))
 }
 
 // TestHiddenTakeoverForgedNotification is attack (a). Before, in listen
@@ -256,9 +162,9 @@ func TestHiddenTakeoverHeldOpen(t *testing.T) { hideTakeover(t, holdOpen) }
 // TestHiddenTakeoverBoth: both at once, the forged notification sent after
 // the window has gone by.
 func TestHiddenTakeoverBoth(t *testing.T) {
-	hideTakeover(t, func(t *testing.T, db pgtest.DB, s *data.Store, a *applied, h *hiddenTakeover) {
-		bulkEvents(t, db, 1100)
-		a.wait(t, "the silent marker after the bulk", silentEvent(t, db, "silent"))
+	hideTakeover(t, func(t *testing.T, db pgtest.DB, s *data.Store, a *applied, h *pgtest.HiddenTakeover) {
+		pgtest.BulkEvents(t, db, 1100)
+		a.wait(t, "the silent marker after the bulk", pgtest.MarkerEvent(t, db, "silent", true))
 		forgeNotification(t, db, s, a, h)
 	})
 }
@@ -296,14 +202,14 @@ func TestHiddenTakeoverAcrossListenerOutage(t *testing.T) {
 		}
 		return n == 0 // none was left to terminate
 	})
-	bulkEvents(t, db, 1100)
+	pgtest.BulkEvents(t, db, 1100)
 	login(true)
-	a.wait(t, "the silent marker after the reconnection", silentEvent(t, db, "marker-1"))
-	h.commit(t)
-	a.wait(t, "the hidden takeover", h.id)
+	a.wait(t, "the silent marker after the reconnection", pgtest.MarkerEvent(t, db, "marker-1", true))
+	h.Commit(t)
+	a.wait(t, "the hidden takeover", h.ID)
 	a.wait(t, "the marker after the commit", committedEvent(t, s, "marker-2"))
-	if n := a.count(h.id); n != 1 {
-		t.Errorf("the takeover %d was applied %d times, want once", h.id, n)
+	if n := a.count(h.ID); n != 1 {
+		t.Errorf("the takeover %d was applied %d times, want once", h.ID, n)
 	}
 }
 

@@ -2,12 +2,8 @@ package exporter_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
-
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
@@ -43,66 +39,20 @@ func TestHiddenTakeoverIsCounted(t *testing.T) {
 			pgtest.WaitExpired(t, pool, k)
 			waitCounted(t, p, pool, "the victim's lease")
 
-			dsn, _ := pgtest.Login(t, db, "lease_app")
-			connect := func() *pgx.Conn {
-				c, err := pgx.Connect(ctx, dsn)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { c.Close(context.Background()) })
-				return c
-			}
-			attacker, other := connect(), connect()
-			tx, err := attacker.Begin(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
-			theirs := uuid.New()
-			if _, err := tx.Exec(ctx, `SELECT set_config('lease.caller_notifies', extract(epoch FROM now())::text, true)`); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := tx.Exec(ctx, `SELECT * FROM lease.acquire('acme', 'hidden', $1, '1 hour', 'attacker')`, theirs); err != nil {
-				t.Fatalf("takeover as lease_app: %v", err)
-			}
-			var id int64
-			if err := pool.QueryRow(ctx, `SELECT last_value FROM lease.event_id_seq`).Scan(&id); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := pool.Exec(ctx, `SELECT lease.acquire('bulk', 's' || g, gen_random_uuid(), '1 hour', 'bulk')
-				FROM generate_series(1, 1100) g`); err != nil {
-				t.Fatal(err)
-			}
+			h := pgtest.OpenHiddenTakeover(t, db, k)
+			pgtest.BulkEvents(t, db, 1100)
 			// A silent acquisition: counted only once the listener's catch-up
 			// (or the poller) has read past the bulk.
-			err = pgx.BeginFunc(ctx, db.Conn(t), func(tx pgx.Tx) error {
-				if _, err := tx.Exec(ctx, `SELECT set_config('lease.caller_notifies', extract(epoch FROM now())::text, true)`); err != nil {
-					return err
-				}
-				_, err := tx.Exec(ctx, `SELECT lease.acquire('acme', 'silent', gen_random_uuid(), '1 hour', 'marker')`)
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			pgtest.MarkerEvent(t, db, "silent", true)
 			waitCounted(t, p, pool, "the bulk and the silent marker")
-			payload, err := json.Marshal(map[string]any{"id": id, "at": time.Now(), "kind": data.KindTakenOver,
-				"account_id": k.Account, "session_id": k.Session, "run_id": data.PublicRunID(theirs), "holder": "attacker"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := other.Exec(ctx, `SELECT pg_notify('lease_events', $1)`, string(payload)); err != nil {
-				t.Fatal(err)
-			}
+			h.Forge(t)
 			// Notifications come in commit order: once this one is counted,
 			// the forged one was read back and found no row.
 			if _, err := pool.Exec(ctx, `SELECT lease.acquire('acme', 'marker', gen_random_uuid(), '1 hour', 'marker')`); err != nil {
 				t.Fatal(err)
 			}
 			waitCounted(t, p, pool, "the marker after the forged notification")
-			if err := tx.Commit(ctx); err != nil {
-				t.Fatal(err)
-			}
+			h.Commit(t)
 			got := waitCounted(t, p, pool, "the hidden takeover")
 			if got["taken_over"] != 1 {
 				t.Fatalf("lease.event has %d takeovers, want 1", got["taken_over"])
