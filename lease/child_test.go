@@ -68,6 +68,9 @@ func runChild(ctx context.Context, mode string) error {
 		return err
 	}
 	defer store.Close()
+	if mode == childFrozenBatch {
+		return frozenBatchChild(ctx, store, ttl)
+	}
 	client, err := lease.New(store, lease.Config{TTL: ttl})
 	if err != nil {
 		return err

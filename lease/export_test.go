@@ -6,3 +6,10 @@ import "time"
 // renewals in one call (RenewMany; Renew for a batch of one), sent at sent.
 // Set it before the first lease.
 func SetBatchHook(c *Client, f func(n int, sent time.Time)) { c.renewer.onBatch = f }
+
+// SetBatchAnsweredHook has c call f when the call of each batch of
+// renewals has returned: n renewals, sent at sent (as SetBatchHook's f was
+// told), and the call's error. Set it before the first lease.
+func SetBatchAnsweredHook(c *Client, f func(n int, sent time.Time, err error)) {
+	c.renewer.onAnswered = f
+}

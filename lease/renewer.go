@@ -36,8 +36,9 @@ type renewer struct {
 	gathering bool
 	leases    map[*Lease]struct{}
 
-	onBatch  func(n int, sent time.Time) // a test hook: called before each batch's call
-	oneByOne atomic.Bool                 // lease.renew_many is missing or refused: renew one by one
+	onBatch    func(n int, sent time.Time)            // a test hook: called before each batch's call
+	onAnswered func(n int, sent time.Time, err error) // a test hook: called when that call has returned
+	oneByOne   atomic.Bool                            // lease.renew_many is missing or refused: renew one by one
 }
 
 // renewReq is one lease's renewal waiting for its batch.
@@ -180,6 +181,9 @@ func (r *renewer) send(batch []*renewReq) {
 			r.onBatch(1, sent)
 		}
 		exp, err := r.store.Renew(ctx, req.l.token.Key, req.l.token.RunID, r.ttl)
+		if r.onAnswered != nil {
+			r.onAnswered(1, sent, err)
+		}
 		req.reply <- renewReply{sent: sent, exp: exp, err: err}
 		return
 	}
@@ -192,6 +196,9 @@ func (r *renewer) send(batch []*renewReq) {
 		r.onBatch(len(items), sent)
 	}
 	got, err := r.store.RenewMany(ctx, r.ttl, items)
+	if r.onAnswered != nil {
+		r.onAnswered(len(items), sent, err)
+	}
 	if err != nil && (errors.Is(err, data.ErrSchema) || errors.Is(err, data.ErrPermission)) {
 		// A database migrated before lease.renew_many, or a login not granted
 		// it: renew one by one, as before.
