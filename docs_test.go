@@ -44,7 +44,7 @@ func TestFunctionAttributes(t *testing.T) {
 		"on_session_lease_change": owner, "on_session_lease_truncate": owner, "on_session_lease_renewal": owner,
 		"prune_events":    owner,
 		"notify_renewals": invoker, "set_notify_renewals": invoker,
-		"check_key": invoker, "record_rejected_renewal": invoker, "check_ttl": invoker, "check_label": invoker, "public_run_id": invoker, "event_json": invoker,
+		"check_key": invoker, "check_ttl": invoker, "check_label": invoker, "public_run_id": invoker, "event_json": invoker,
 		"safe_text": {}, "timeline_floor": {}, "follow_timeline": {}, "move_past_timeline": invoker,
 	}
 	db := pgtest.New(t)

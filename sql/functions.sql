@@ -293,46 +293,6 @@ BEGIN
 END
 $fn$;
 
--- record_rejected_renewal records a renewal that renew or renew_many refused,
--- if it was a zombie's: the run pub held this key (cur, the key's row as the
--- caller read it, is its own expired lease, or the run is in one of the key's
--- last 1000 events; event_session_idx, newest first). Renewals of keys or
--- runs that never held anything write nothing, so they cannot flood the
--- history. Called by the two, as their owner; granted to nobody.
-CREATE OR REPLACE FUNCTION lease.record_rejected_renewal(
-    account_id text, session_id text, pub uuid, cur lease.session_lease, now_ timestamptz)
-RETURNS void
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, lease, pg_temp
-AS $fn$
-#variable_conflict use_column
-DECLARE
-    ev lease.event;
-BEGIN
-    IF cur.run_id IS DISTINCT FROM pub AND NOT EXISTS (
-        SELECT 1
-          FROM (SELECT e.run_id, e.prev_run_id FROM lease.event e
-                 WHERE e.account_id = record_rejected_renewal.account_id
-                   AND e.session_id = record_rejected_renewal.session_id
-                 ORDER BY e.id DESC LIMIT 1000) h
-         WHERE h.run_id = pub OR h.prev_run_id = pub) THEN
-        RETURN;
-    END IF;
-
-    IF lease.follow_timeline() THEN NULL; END IF; -- before the event: see follow_timeline
-    INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder, reason)
-    VALUES (now_, 'renew_rejected', record_rejected_renewal.account_id, record_rejected_renewal.session_id, pub,
-            cur.fence, cur.expires_at, cur.holder,
-            CASE
-                WHEN cur.run_id IS NULL THEN 'no lease'
-                WHEN cur.run_id = pub THEN 'lease expired'
-                ELSE 'held by run ' || cur.run_id::text
-            END)
-    RETURNING * INTO ev;
-    PERFORM pg_notify('lease_events', lease.event_json(ev));
-END
-$fn$;
-
 -- renew extends run_id's unexpired lease to now + ttl and returns the new expiry,
 -- or returns NULL when run_id no longer holds an unexpired lease. It never
 -- revives an expired or taken-over lease.
@@ -355,6 +315,7 @@ DECLARE
     pub uuid := lease.public_run_id(renew.run_id);
     new_expiry timestamptz;
     cur lease.session_lease;
+    ev lease.event;
 BEGIN
     PERFORM lease.check_key(renew.account_id, renew.session_id);
     IF NOT coalesce(now_ + renew.ttl > now_ AND now_ + renew.ttl <= now_ + interval '24 hours', false) THEN
@@ -379,10 +340,31 @@ BEGIN
         RETURN new_expiry;
     END IF;
 
-    -- A zombie, perhaps: this run lost the lease but is still heartbeating.
+    -- A zombie: this run lost the lease but is still heartbeating. Record it,
+    -- if it is one: its own expired lease, or its recent history on the key
+    -- (event_session_idx, newest first, bounded).
     SELECT * INTO cur FROM lease.session_lease l
      WHERE l.account_id = renew.account_id AND l.session_id = renew.session_id;
-    PERFORM lease.record_rejected_renewal(renew.account_id, renew.session_id, pub, cur, now_);
+    IF cur.run_id IS DISTINCT FROM pub AND NOT EXISTS (
+        SELECT 1
+          FROM (SELECT e.run_id, e.prev_run_id FROM lease.event e
+                 WHERE e.account_id = renew.account_id AND e.session_id = renew.session_id
+                 ORDER BY e.id DESC LIMIT 1000) h
+         WHERE h.run_id = pub OR h.prev_run_id = pub) THEN
+        RETURN NULL;
+    END IF;
+
+    IF lease.follow_timeline() THEN NULL; END IF; -- before the event: see follow_timeline
+    INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder, reason)
+    VALUES (now_, 'renew_rejected', renew.account_id, renew.session_id, pub,
+            cur.fence, cur.expires_at, cur.holder,
+            CASE
+                WHEN cur.run_id IS NULL THEN 'no lease'
+                WHEN cur.run_id = pub THEN 'lease expired'
+                ELSE 'held by run ' || cur.run_id::text
+            END)
+    RETURNING * INTO ev;
+    PERFORM pg_notify('lease_events', lease.event_json(ev));
     RETURN NULL;
 END
 $fn$;
@@ -428,6 +410,7 @@ DECLARE
     r record;
     pub uuid;
     cur lease.session_lease;
+    ev lease.event;
 BEGIN
     IF n IS NULL OR cardinality(renew_many.session_ids) IS DISTINCT FROM n
        OR cardinality(renew_many.run_ids) IS DISTINCT FROM n THEN
@@ -513,7 +496,25 @@ BEGIN
             CONTINUE; -- held, unexpired and locked by another transaction: undecided, left out
         END IF;
         RETURN NEXT;
-        PERFORM lease.record_rejected_renewal(r.a, r.s, pub, cur, now_);
+        IF cur.run_id IS DISTINCT FROM pub AND NOT EXISTS (
+            SELECT 1
+              FROM (SELECT e.run_id, e.prev_run_id FROM lease.event e
+                     WHERE e.account_id = r.a AND e.session_id = r.s
+                     ORDER BY e.id DESC LIMIT 1000) h
+             WHERE h.run_id = pub OR h.prev_run_id = pub) THEN
+            CONTINUE; -- never held it: nothing to record
+        END IF;
+        IF lease.follow_timeline() THEN NULL; END IF; -- before the event: see follow_timeline
+        INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder, reason)
+        VALUES (now_, 'renew_rejected', r.a, r.s, pub,
+                cur.fence, cur.expires_at, cur.holder,
+                CASE
+                    WHEN cur.run_id IS NULL THEN 'no lease'
+                    WHEN cur.run_id = pub THEN 'lease expired'
+                    ELSE 'held by run ' || cur.run_id::text
+                END)
+        RETURNING * INTO ev;
+        PERFORM pg_notify('lease_events', lease.event_json(ev));
     END LOOP;
 END
 $fn$;
