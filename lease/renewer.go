@@ -180,7 +180,11 @@ func (r *renewer) send(batch []*renewReq) {
 		if r.onBatch != nil {
 			r.onBatch(1, sent)
 		}
-		exp, err := r.store.Renew(ctx, req.l.token.Key, req.l.token.RunID, r.ttl)
+		var exp time.Time
+		err := lateCall(until, "renew "+req.l.token.Key.String())
+		if err == nil {
+			exp, err = r.store.Renew(ctx, req.l.token.Key, req.l.token.RunID, r.ttl)
+		}
 		if r.onAnswered != nil {
 			r.onAnswered(1, sent, err)
 		}
@@ -195,7 +199,11 @@ func (r *renewer) send(batch []*renewReq) {
 	if r.onBatch != nil {
 		r.onBatch(len(items), sent)
 	}
-	got, err := r.store.RenewMany(ctx, r.ttl, items)
+	var got []data.Renewal
+	err := lateCall(until, fmt.Sprintf("renew %d leases", len(items)))
+	if err == nil {
+		got, err = r.store.RenewMany(ctx, r.ttl, items)
+	}
 	if r.onAnswered != nil {
 		r.onAnswered(len(items), sent, err)
 	}
@@ -218,4 +226,17 @@ func (r *renewer) send(batch []*renewReq) {
 			req.reply <- renewReply{sent: sent, exp: got[k].ExpiresAt, err: got[k].Err}
 		}
 	}
+}
+
+// lateCall says whether a call bounded by until is already too late to
+// send, by the clock rather than by its context: a process continued after
+// a freeze (SIGSTOP, a paused VM) between taking a batch's send time and
+// its call runs again before the context's timer fires, and pgx would start
+// writing the call before the timer cancels it. A call that late is not
+// sent at all.
+func lateCall(until time.Time, what string) error {
+	if time.Now().Before(until) {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, context.DeadlineExceeded)
 }
