@@ -50,7 +50,7 @@ func DecodeEvent(s string) (Event, error) {
 	if err := json.Unmarshal([]byte(s), &p); err != nil {
 		return Event{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	if !p.Kind.Valid() {
+	if !p.Kind.valid() {
 		return Event{}, fmt.Errorf("%w: unknown kind %q", ErrMalformed, truncateForError(string(p.Kind)))
 	}
 	if p.ID == nil || *p.ID < 0 || (*p.ID == 0) != (p.Kind == KindRenewed) {

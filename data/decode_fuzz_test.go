@@ -27,7 +27,7 @@ func FuzzDecodeEvent(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !ev.Kind.Valid() {
+		if !data.KindValid(ev.Kind) {
 			t.Fatalf("decoded invalid kind %q", ev.Kind)
 		}
 		if ev.Kind != data.KindTruncated {

@@ -10,3 +10,13 @@ var (
 // transaction has committed, before its notification is sent (see
 // sqlcall.Options.AfterCommit): the notifier-dies test stops its child there.
 func SetAfterCommit(s *Store, f func()) { s.afterCommit = f }
+
+// Pooled reports whether s found a pooler between it and PostgreSQL when it
+// opened, and so uses the query mode that keeps no prepared statement past
+// its transaction.
+func Pooled(s *Store) bool {
+	return s.pool.Config().ConnConfig.DefaultQueryExecMode == pooledMode
+}
+
+// KindValid reports whether k is one of the documented kinds.
+func KindValid(k Kind) bool { return k.valid() }

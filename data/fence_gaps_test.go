@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/leaserow"
 	"github.com/leasetop/leasetop/internal/pgtest"
 )
 
@@ -24,7 +25,7 @@ func TestFenceGapsFromALosingTakeover(t *testing.T) {
 	s := db.Store(t)
 	k := data.Key{Account: "acct", Session: "gaps"}
 	first := mustAcquire(t, s, k, uuid.New(), time.Minute)
-	if _, err := data.ExpireNow(ctx, s.Pool(), k); err != nil {
+	if _, err := leaserow.ExpireNow(ctx, s.Pool(), k); err != nil {
 		t.Fatal(err)
 	}
 
@@ -33,8 +34,8 @@ func TestFenceGapsFromALosingTakeover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if ok, err := data.LockRow(ctx, tx, k); err != nil || !ok {
-		t.Fatalf("LockRow = %v, %v", ok, err)
+	if ok, err := leaserow.Lock(ctx, tx, k); err != nil || !ok {
+		t.Fatalf("leaserow.Lock = %v, %v", ok, err)
 	}
 	lost := make(chan error, 1)
 	go func() {
@@ -61,7 +62,7 @@ func TestFenceGapsFromALosingTakeover(t *testing.T) {
 		t.Fatalf("the waiting takeover err = %v, want ErrHeld (it lost)", err)
 	}
 
-	if _, err := data.ExpireNow(ctx, s.Pool(), k); err != nil {
+	if _, err := leaserow.ExpireNow(ctx, s.Pool(), k); err != nil {
 		t.Fatal(err)
 	}
 	next := mustAcquire(t, s, k, uuid.New(), time.Minute)

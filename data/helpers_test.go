@@ -29,7 +29,7 @@ func eachConnection(t *testing.T, tc func(t *testing.T, db pgtest.DB, s *data.St
 	t.Run("pooler", func(t *testing.T) {
 		db := pgtest.New(t)
 		s := pgtest.OpenStore(t, db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 2})), data.Options{})
-		if !s.Pooled() {
+		if !data.Pooled(s) {
 			t.Fatal("store through PgBouncer: Pooled = false, want true")
 		}
 		tc(t, db, s)

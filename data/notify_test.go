@@ -124,7 +124,7 @@ func TestRenewalNotificationsAreOptIn(t *testing.T) {
 	if on, err := s.NotifyRenewals(ctx); err != nil || on {
 		t.Fatalf("NotifyRenewals() = %v, %v; want false by default", on, err)
 	}
-	if err := s.SetNotifyRenewals(ctx, true); err != nil {
+	if err := data.SetNotifyRenewals(ctx, s.Pool(), true); err != nil {
 		t.Fatal(err)
 	}
 	exp, err := s.Renew(ctx, k, a, time.Minute)
@@ -142,7 +142,7 @@ func TestRenewalNotificationsAreOptIn(t *testing.T) {
 	if n := len(events(t, s)); n != 1 {
 		t.Errorf("renewal wrote event rows: %d rows, want 1", n)
 	}
-	if err := s.SetNotifyRenewals(ctx, false); err != nil {
+	if err := data.SetNotifyRenewals(ctx, s.Pool(), false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Renew(ctx, k, a, time.Minute); err != nil {

@@ -233,13 +233,9 @@ func CheckFence(ctx context.Context, tx pgx.Tx, key Key, runID uuid.UUID, fence 
 }
 
 // SetNotifyRenewals turns per-renewal notifications on or off (off by default:
-// a NOTIFY costs every renewal PostgreSQL's commit lock).
-func (s *Store) SetNotifyRenewals(ctx context.Context, enabled bool) error {
-	return SetNotifyRenewals(ctx, s.pool, enabled)
-}
-
-// SetNotifyRenewals is Store.SetNotifyRenewals on q: a connection (migrate
-// sets it on the connection it migrated with) or a transaction.
+// a NOTIFY costs every renewal PostgreSQL's commit lock) through q: a store's
+// Pool, a connection (migrate sets it on the connection it migrated with) or
+// a transaction.
 func SetNotifyRenewals(ctx context.Context, q Querier, enabled bool) error {
 	_, err := q.Exec(ctx, sqlcall.SetNotifyRenewals, enabled)
 	return translate(err)

@@ -27,13 +27,13 @@ func TestEveryCallThroughPooler(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	via := db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 2}))
-	if db.Store(t).Pooled() {
+	if data.Pooled(db.Store(t)) {
 		t.Fatal("a direct store reports Pooled, want not")
 	}
 	stores := make([]*data.Store, 3)
 	for i := range stores {
 		stores[i] = pgtest.OpenStore(t, via, data.Options{})
-		if !stores[i].Pooled() {
+		if !data.Pooled(stores[i]) {
 			t.Fatalf("store %d through PgBouncer: Pooled = false, want true", i)
 		}
 	}

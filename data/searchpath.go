@@ -30,16 +30,16 @@ func (e *SearchPathError) Error() string {
 
 // openPinned is openPool with the pinned search_path when pin is set: sent
 // at start-up, or, where a pooler refuses that parameter, checked instead.
-func openPinned(ctx context.Context, cfg *pgxpool.Config, pin bool) (*pgxpool.Pool, bool, error) {
+func openPinned(ctx context.Context, cfg *pgxpool.Config, pin bool) (*pgxpool.Pool, error) {
 	if !pin {
 		return openPool(ctx, cfg)
 	}
 	_, asked := cfg.ConnConfig.RuntimeParams["search_path"] // a pooler's refusal of the DSN's own is the DSN's error
 	cfg.ConnConfig.RuntimeParams["search_path"] = pinnedSearchPath
-	pool, pooled, err := openChecked(ctx, cfg)
+	pool, err := openChecked(ctx, cfg)
 	var pe *PoolerError
 	if err == nil || asked || !errors.As(err, &pe) || !strings.Contains(pe.Message, "search_path") {
-		return pool, pooled, err
+		return pool, err
 	}
 	delete(cfg.ConnConfig.RuntimeParams, "search_path")
 	return openChecked(ctx, cfg)
@@ -47,16 +47,16 @@ func openPinned(ctx context.Context, cfg *pgxpool.Config, pin bool) (*pgxpool.Po
 
 // openChecked is openPool, then checkSearchPath (which also makes the
 // pool's first connection where openPool made none).
-func openChecked(ctx context.Context, cfg *pgxpool.Config) (*pgxpool.Pool, bool, error) {
-	pool, pooled, err := openPool(ctx, cfg)
+func openChecked(ctx context.Context, cfg *pgxpool.Config) (*pgxpool.Pool, error) {
+	pool, err := openPool(ctx, cfg)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if err := checkSearchPath(ctx, pool); err != nil {
 		pool.Close()
-		return nil, false, err
+		return nil, err
 	}
-	return pool, pooled, nil
+	return pool, nil
 }
 
 // checkSearchPath returns a *SearchPathError when the session's effective

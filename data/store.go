@@ -18,10 +18,9 @@ import (
 // Store is the lease protocol over a connection pool. It is safe for
 // concurrent use.
 type Store struct {
-	pool   *pgxpool.Pool
-	opt    Options
-	pooled bool
-	polls  pollMemory
+	pool  *pgxpool.Pool
+	opt   Options
+	polls pollMemory
 
 	calls       sqlcall.Options // how acquire and release reach the pool's connections (sqlcall.CommitThenNotify)
 	plainCalls  atomic.Bool     // the role may not send its own notifications: the trigger does
@@ -69,7 +68,8 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 // Unless dsn chooses a query mode (default_query_exec_mode), OpenWith finds
 // out on its first connection whether a pooler stands between it and
 // PostgreSQL, and there uses a query mode that needs no prepared statement
-// to outlive its transaction (Pooled).
+// to outlive its transaction (pgx.QueryExecModeCacheDescribe, in
+// Pool().Config().ConnConfig.DefaultQueryExecMode).
 func OpenWith(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	cfg, err := ParsePoolConfig(dsn)
 	if err != nil {
@@ -84,7 +84,7 @@ func OpenWith(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		return nil, &InputError{Field: "poll interval", Problem: "must not be negative"}
 	}
 	s := &Store{opt: opt}
-	if s.pool, s.pooled, err = openPinned(ctx, cfg, opt.PinSearchPath); err != nil {
+	if s.pool, err = openPinned(ctx, cfg, opt.PinSearchPath); err != nil {
 		return nil, err
 	}
 	s.calls = sqlcall.OptionsFor(s.pool.Config().ConnConfig)
@@ -97,13 +97,13 @@ func OpenWith(ctx context.Context, dsn string, opt Options) (*Store, error) {
 
 // openPool opens the pool, in the pooled query mode when its first
 // connection reaches PostgreSQL through a pooler and cfg chose no mode.
-func openPool(ctx context.Context, cfg *pgxpool.Config) (*pgxpool.Pool, bool, error) {
+func openPool(ctx context.Context, cfg *pgxpool.Config) (*pgxpool.Pool, error) {
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, false, fmt.Errorf("connect: %w", translate(err))
+		return nil, fmt.Errorf("connect: %w", translate(err))
 	}
 	if modeChosen(cfg.ConnConfig) {
-		return pool, false, nil
+		return pool, nil
 	}
 	var behind bool
 	err = pool.AcquireFunc(ctx, func(c *pgxpool.Conn) error {
@@ -111,19 +111,19 @@ func openPool(ctx context.Context, cfg *pgxpool.Config) (*pgxpool.Pool, bool, er
 		behind, err = pooled(ctx, c.Conn())
 		return err
 	})
-	if err != nil || !behind {
-		if err != nil {
-			pool.Close()
-			return nil, false, fmt.Errorf("connect: %w", translate(err))
-		}
-		return pool, false, nil
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect: %w", translate(err))
+	}
+	if !behind {
+		return pool, nil
 	}
 	pool.Close()
 	cfg.ConnConfig.DefaultQueryExecMode = pooledMode
 	if pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
-		return nil, false, fmt.Errorf("connect: %w", translate(err))
+		return nil, fmt.Errorf("connect: %w", translate(err))
 	}
-	return pool, true, nil
+	return pool, nil
 }
 
 // New wraps an existing pool. It does not check the schema, and leaves the
@@ -132,14 +132,6 @@ func openPool(ctx context.Context, cfg *pgxpool.Config) (*pgxpool.Pool, bool, er
 func New(pool *pgxpool.Pool) *Store {
 	return &Store{pool: pool, calls: sqlcall.OptionsFor(pool.Config().ConnConfig)}
 }
-
-// Pooled reports whether Open found a pooler (PgBouncer, RDS Proxy, ...)
-// between the store and PostgreSQL, and so uses a query mode without
-// long-lived prepared statements.
-func (s *Store) Pooled() bool { return s.pooled }
-
-// Options returns the options the store was opened with.
-func (s *Store) Options() Options { return s.opt }
 
 // Pool returns the underlying pool, for callers that run their own
 // transactions (for example a fence-checked write).

@@ -90,7 +90,7 @@ func TestTranslate(t *testing.T) {
 		}, data.ErrPermission, true, true, denied("permission denied for function acquire")},
 		{"force release as lease_app", func() error { _, err := app.ForceReleaseAny(ctx, key, "r"); return err },
 			data.ErrPermission, true, true, denied("permission denied for function force_release")},
-		{"notify setting as lease_app", func() error { return app.SetNotifyRenewals(ctx, true) },
+		{"notify setting as lease_app", func() error { return data.SetNotifyRenewals(ctx, app.Pool(), true) },
 			data.ErrPermission, true, true, denied("permission denied for function set_notify_renewals")},
 		{"migrate as lease_app", func() error {
 			conn, err := data.Connect(ctx, mustConnConfig(t, appURL))

@@ -48,8 +48,8 @@ const (
 	KindRenewed       Kind = "renewed"
 )
 
-// Valid reports whether k is one of the documented kinds.
-func (k Kind) Valid() bool {
+// valid reports whether k is one of the documented kinds.
+func (k Kind) valid() bool {
 	switch k {
 	case KindAcquired, KindTakenOver, KindReleased, KindForceReleased,
 		KindRenewRejected, KindTruncated, KindRenewed:

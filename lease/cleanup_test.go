@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/leaserow"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/lease"
 	leasesql "github.com/leasetop/leasetop/sql"
@@ -50,7 +51,7 @@ func TestWaitGivingUpWhileQueuedLeavesNoGrant(t *testing.T) {
 			if _, err := held.Acquire(ctx, testKey, uuid.New(), time.Minute, "holder"); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := data.ExpireNow(ctx, pool, testKey); err != nil {
+			if _, err := leaserow.ExpireNow(ctx, pool, testKey); err != nil {
 				t.Fatal(err)
 			}
 			tx, err := db.Conn(t).Begin(ctx) // the holder's fenced transaction, still open
@@ -58,8 +59,8 @@ func TestWaitGivingUpWhileQueuedLeavesNoGrant(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tx.Rollback(ctx)
-			if ok, err := data.LockRow(ctx, tx, testKey); err != nil || !ok {
-				t.Fatalf("LockRow = %v, %v", ok, err)
+			if ok, err := leaserow.Lock(ctx, tx, testKey); err != nil || !ok {
+				t.Fatalf("leaserow.Lock = %v, %v", ok, err)
 			}
 
 			countReleases(t, db)

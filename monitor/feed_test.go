@@ -198,7 +198,7 @@ func TestMirrorUsesRenewalNotifications(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	s := db.Store(t)
-	if err := s.SetNotifyRenewals(context.Background(), true); err != nil {
+	if err := data.SetNotifyRenewals(context.Background(), s.Pool(), true); err != nil {
 		t.Fatal(err)
 	}
 	k := data.Key{Account: "acme", Session: "chat-1"}

@@ -224,9 +224,6 @@ func (b *Bouncer) Via(dsn string) (string, error) {
 	return u.String(), nil
 }
 
-// Port returns the port PgBouncer listens on.
-func (b *Bouncer) Port() int { return b.port }
-
 // Dir returns the folder of its configuration and log; Close removes it.
 func (b *Bouncer) Dir() string { return b.dir }
 

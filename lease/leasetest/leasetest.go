@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/leaserow"
 	"github.com/leasetop/leasetop/lease"
 )
 
@@ -58,7 +59,7 @@ func ForceLoss(t testing.TB, admin *data.Store, l *lease.Lease) error {
 // leasetop_leases_expired_unclaimed and its alert.
 func ExpireNow(t testing.TB, admin *data.Store, key lease.Key) {
 	t.Helper()
-	expired, ok, err := data.ExpireRun(context.Background(), admin.Pool(), key)
+	expired, ok, err := leaserow.Expire(context.Background(), admin.Pool(), key)
 	switch {
 	case err != nil:
 		t.Fatalf("leasetest.ExpireNow: %v", err)
@@ -66,7 +67,7 @@ func ExpireNow(t testing.TB, admin *data.Store, key lease.Key) {
 		t.Fatalf("leasetest.ExpireNow: no lease on %s", key)
 	}
 	t.Cleanup(func() {
-		if _, err := data.DeleteExpired(context.Background(), admin.Pool(), expired); err != nil {
+		if _, err := leaserow.DeleteExpired(context.Background(), admin.Pool(), expired); err != nil {
 			t.Errorf("leasetest.ExpireNow: cleanup: %v", err)
 		}
 	})
@@ -92,7 +93,7 @@ func BlockRenewals(t testing.TB, admin *data.Store, key lease.Key) (unblock func
 	var once sync.Once
 	unblock = func() { once.Do(func() { _ = tx.Rollback(ctx) }) }
 	t.Cleanup(unblock)
-	ok, err := data.LockRow(ctx, tx, key)
+	ok, err := leaserow.Lock(ctx, tx, key)
 	switch {
 	case err != nil:
 		t.Fatalf("leasetest.BlockRenewals: %v", err)
