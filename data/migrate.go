@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	leasesql "github.com/leasetop/leasetop/sql"
 )
@@ -214,9 +213,4 @@ func migrationVersion(ctx context.Context, tx pgx.Tx) (int, error) {
 		return 0, fmt.Errorf("migrate: lease.schema_version is not a table (relkind %q): the schema was changed by hand; restore it from a backup", *kind)
 	}
 	return SchemaVersion(ctx, tx)
-}
-
-func isLockTimeout(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "55P03"
 }

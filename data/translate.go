@@ -6,13 +6,16 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/leasetop/leasetop/internal/pgerr"
 )
 
 // The driver's errors are translated here, once: every error this package
 // returns has been through translate, so callers match them with errors.Is
 // and errors.As (ErrPermission, *ConnectError, *DSNError, *PoolerError,
 // Permanent, NotApplied) and never look at SQLSTATE codes or pgx's types. This file is
-// the only place that knows them.
+// the only place that knows what a SQLSTATE means; internal/pgerr finds the
+// server's error in a chain, for this file and for internal/sqlcall below it.
 
 // ErrPermission: the login role lacks a privilege the statement needs
 // (SQLSTATE 42501, insufficient_privilege). The error is a *PermissionError.
@@ -98,8 +101,8 @@ func (e *PoolerError) Unwrap() error { return e.err }
 // pooler), and PgBouncer's refusals of a start-up parameter, of one client
 // too many and of a query that waited too long for a server connection.
 func poolerError(err error, pce *pgconn.ConnectError) *PoolerError {
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) {
+	pgErr := pgerr.Server(err)
+	if pgErr == nil {
 		return nil
 	}
 	pe := &PoolerError{Message: pgErr.Message, err: err}
@@ -128,9 +131,9 @@ func poolerError(err error, pce *pgconn.ConnectError) *PoolerError {
 // connection, a refused login or a FATAL. Listen uses it to tell a LISTEN
 // that cannot work (SQLSTATE 25006 on a standby) from a connection to retry.
 func statementError(err error) (*pgconn.PgError, bool) {
-	var pgErr *pgconn.PgError
 	var pce *pgconn.ConnectError
-	if errors.As(err, &pce) || !errors.As(err, &pgErr) || pgErr.Severity != "ERROR" {
+	pgErr := pgerr.Server(err)
+	if errors.As(err, &pce) || pgErr == nil || pgErr.Severity != "ERROR" {
 		return nil, false
 	}
 	return pgErr, true
@@ -203,8 +206,7 @@ func translate(err error) error {
 	if pce != nil {
 		return newConnectError(pce, err)
 	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
+	if pgErr := pgerr.Server(err); pgErr != nil {
 		switch pgErr.Code {
 		case "22023", "23514", "22021", "22P02":
 			return fmt.Errorf("%w: %s", ErrInvalid, pgErr.Message)
@@ -233,8 +235,7 @@ func newConnectError(pce *pgconn.ConnectError, err error) *ConnectError {
 // and TLS fallback it tried; the first one stands for them all.
 func rootCause(err error) string {
 	for err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) {
+		if pgErr := pgerr.Server(err); pgErr != nil {
 			return pgErr.Message
 		}
 		switch u := err.(type) {
@@ -278,13 +279,7 @@ func OutlivedBound(err error) bool {
 
 // sqlstate returns the SQLSTATE of the server error in err's chain, "" when
 // the server raised none.
-func sqlstate(err error) string {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return pgErr.Code
-	}
-	return ""
-}
+func sqlstate(err error) string { return pgerr.Code(err) }
 
 // class returns a SQLSTATE's class, its first two characters.
 func class(code string) string {
@@ -297,7 +292,8 @@ func class(code string) string {
 // isSerializationFailure reports SQLSTATE 40001: the statement granted
 // nothing and may be retried (lease.acquire raises it when another run's
 // fence overtook its grant in a race).
-func isSerializationFailure(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "40001"
-}
+func isSerializationFailure(err error) bool { return sqlstate(err) == "40001" }
+
+// isLockTimeout reports SQLSTATE 55P03 (lock_not_available): migrate's
+// lock_timeout ran out waiting for a lock another session holds.
+func isLockTimeout(err error) bool { return sqlstate(err) == "55P03" }

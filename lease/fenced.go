@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/leasetop/leasetop/data"
 )
@@ -185,11 +184,10 @@ func (f pgxFenced) work(ctx context.Context) error   { return f.fn(ctx, f.tx) }
 func (f pgxFenced) commit(ctx context.Context) error { return f.tx.Commit(ctx) }
 func (f pgxFenced) rollback(ctx context.Context)     { _ = f.tx.Rollback(ctx) }
 
-// rolledBack reports whether a failed commit certainly committed nothing:
-// it was never sent (pgconn.SafeToRetry: the context was done first, say),
-// or the server answered it with an error. A commit cut off in flight may
-// have committed.
+// rolledBack reports whether a failed commit certainly committed nothing
+// (data.NotApplied): it was never sent (the context was done first, say), or
+// the server answered it with an error. A commit cut off in flight may have
+// committed.
 func (f pgxFenced) rolledBack(err error) bool {
-	var pgErr *pgconn.PgError
-	return pgconn.SafeToRetry(err) || errors.As(err, &pgErr) || errors.Is(err, pgx.ErrTxCommitRollback)
+	return data.NotApplied(err) || errors.Is(err, pgx.ErrTxCommitRollback)
 }

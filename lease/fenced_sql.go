@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/leasetop/leasetop/data"
 )
 
@@ -61,7 +59,6 @@ func (f sqlFenced) rollback(context.Context)        { _ = f.tx.Rollback() }
 // and database/sql rolled it back), or the server answered it with an
 // error. A commit cut off in flight may have committed.
 func (f sqlFenced) rolledBack(err error) bool {
-	var pgErr *pgconn.PgError
 	return errors.Is(err, sql.ErrTxDone) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.As(err, &pgErr)
+		data.NotApplied(err)
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/leasetop/leasetop/internal/pgerr"
 )
 
 // A transaction that sent a NOTIFY holds PostgreSQL's cluster-wide notify
@@ -121,9 +123,10 @@ type Options struct {
 // Run makes q on conn with the call's args and the notification's
 // notifyArgs (account, session, public run id). scan reads the call's rows;
 // it is called only when the call returned a result. Run returns the call's
-// error: a *pgconn.PgError when the server refused it (nothing committed), or
-// the connection's when the outcome is unknown. The notification's own error
-// is returned apart, in notifyErr, because by then the call has committed.
+// error: the server's when it refused the call (nothing committed;
+// pgerr.Server finds it), or the connection's when the outcome is unknown.
+// The notification's own error is returned apart, in notifyErr, because by
+// then the call has committed.
 func (q CommitThenNotify) Run(ctx context.Context, conn *pgx.Conn, o Options, args, notifyArgs []any, scan func(pgx.Rows) error) (notifyErr, err error) {
 	if o.Plain {
 		rows, err := conn.Query(ctx, q.Call.SQL, Secret(o.Mode, args...)...)
@@ -194,8 +197,7 @@ func (q CommitThenNotify) run(ctx context.Context, conn *pgx.Conn, o Options, st
 		rows.Close()
 		return rows.CommandTag(), rows.Err()
 	})
-	var pgErr *pgconn.PgError
-	if err != nil && !errors.As(err, &pgErr) {
+	if err != nil && pgerr.Server(err) == nil {
 		return tag, err // the connection failed: the outcome is unknown
 	}
 	callErr := err
@@ -245,8 +247,8 @@ func (p *pipeline) send(sd *pgconn.StatementDescription, st Statement, args []an
 
 // segment reads one transaction's results up to its Sync, handing each
 // statement's reader to read with its index. After a statement's error the
-// server skips the rest of the transaction: segment returns that error, a
-// *pgconn.PgError, after the Sync; any other error (the connection's) at
+// server skips the rest of the transaction: segment returns that error, the
+// server's, after the Sync; any other error (the connection's) at
 // once. The command tag is that of the statement with index 1, if any.
 func (p *pipeline) segment(read func(i int, rr *pgconn.ResultReader) (pgconn.CommandTag, error)) (pgconn.CommandTag, error) {
 	var (
@@ -255,9 +257,8 @@ func (p *pipeline) segment(read func(i int, rr *pgconn.ResultReader) (pgconn.Com
 	)
 	for i := 0; ; i++ {
 		res, err := p.p.GetResults()
-		var pgErr *pgconn.PgError
 		switch {
-		case errors.As(err, &pgErr):
+		case pgerr.Server(err) != nil:
 			stmErr = cmpErr(stmErr, err)
 			continue
 		case err != nil:
@@ -272,7 +273,7 @@ func (p *pipeline) segment(read func(i int, rr *pgconn.ResultReader) (pgconn.Com
 				tag = t
 			}
 			if err != nil {
-				if !errors.As(err, &pgErr) {
+				if pgerr.Server(err) == nil {
 					return tag, err
 				}
 				stmErr = cmpErr(stmErr, err)
