@@ -6,25 +6,29 @@ import (
 	"github.com/leasetop/leasetop/data"
 )
 
+// tableCursor is the sessions table's cursor.
+func (m *Model) tableCursor() cursor {
+	return newCursor(&m.cur, &m.off, len(m.rows), m.layout().tableRows)
+}
+
 // reselect puts the cursor back on the selected session wherever it now
 // sorts, shifting the scroll offset by as much so that the row stays where
 // it was on screen; when the session is gone the cursor keeps its position.
 func (m *Model) reselect() {
+	c := m.tableCursor()
 	if len(m.rows) == 0 {
-		m.cur, m.off, m.hasSel = 0, 0, false
+		c.reset()
+		m.hasSel = false
 		return
 	}
 	if m.hasSel {
 		if i := slices.IndexFunc(m.rows, func(l *data.Lease) bool { return l.Key == m.sel }); i >= 0 {
-			m.off += i - m.cur
-			m.cur = i
-			m.clampTable()
+			c.follow(i)
 			return
 		}
 	}
-	m.cur = min(max(m.cur, 0), len(m.rows)-1)
+	c.move(0)
 	m.sel, m.hasSel = m.rows[m.cur].Key, true
-	m.clampTable()
 }
 
 // moveTable moves the cursor by delta rows.
@@ -32,22 +36,12 @@ func (m *Model) moveTable(delta int) {
 	if len(m.rows) == 0 {
 		return
 	}
-	m.cur = min(max(m.cur+delta, 0), len(m.rows)-1)
+	m.tableCursor().move(delta)
 	m.sel, m.hasSel = m.rows[m.cur].Key, true
-	m.clampTable()
 }
 
 // clampTable keeps the cursor inside the visible rows.
-func (m *Model) clampTable() {
-	page := max(m.layout().tableRows, 1)
-	if m.cur < m.off {
-		m.off = m.cur
-	}
-	if m.cur >= m.off+page {
-		m.off = m.cur - page + 1
-	}
-	m.off = min(max(m.off, 0), max(len(m.rows)-page, 0))
-}
+func (m *Model) clampTable() { m.tableCursor().keepVisible() }
 
 // selected returns the lease under the cursor.
 func (m *Model) selected() (data.Lease, bool) {
@@ -55,6 +49,11 @@ func (m *Model) selected() (data.Lease, bool) {
 		return data.Lease{}, false
 	}
 	return *m.rows[m.cur], true
+}
+
+// eventCursor is the events pane's cursor over evs, the events it shows.
+func (m *Model) eventCursor(evs []data.Event) cursor {
+	return newCursor(&m.evCur, &m.evOf, len(evs), m.layout().eventRows)
 }
 
 // reselectEvent keeps the events pane's cursor on the same event, except
@@ -69,17 +68,15 @@ func (m *Model) reselectEvent() {
 		m.evOf, m.evSel = 0, evs[0].ID
 		return
 	}
+	c := m.eventCursor(evs)
 	if m.evSel != 0 {
 		if i := slices.IndexFunc(evs, func(e data.Event) bool { return e.ID == m.evSel }); i >= 0 {
-			m.evOf += i - m.evCur
-			m.evCur = i
-			m.clampEvents()
+			c.follow(i)
 			return
 		}
 	}
-	m.evCur = min(max(m.evCur, 0), len(evs)-1)
+	c.move(0)
 	m.evSel = evs[m.evCur].ID
-	m.clampEvents()
 }
 
 func (m *Model) moveEvents(delta int) {
@@ -87,21 +84,11 @@ func (m *Model) moveEvents(delta int) {
 	if len(evs) == 0 {
 		return
 	}
-	m.evCur = min(max(m.evCur+delta, 0), len(evs)-1)
+	m.eventCursor(evs).move(delta)
 	m.evSel = evs[m.evCur].ID
-	m.clampEvents()
 }
 
-func (m *Model) clampEvents() {
-	page := max(m.layout().eventRows, 1)
-	if m.evCur < m.evOf {
-		m.evOf = m.evCur
-	}
-	if m.evCur >= m.evOf+page {
-		m.evOf = m.evCur - page + 1
-	}
-	m.evOf = min(max(m.evOf, 0), max(len(m.events())-page, 0))
-}
+func (m *Model) clampEvents() { m.eventCursor(m.events()).keepVisible() }
 
 // selectedEvent returns the event under the events pane's cursor.
 func (m *Model) selectedEvent() (data.Event, bool) {

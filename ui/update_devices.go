@@ -166,20 +166,27 @@ func (m *Model) nextFocus() {
 	m.reselectEvent()
 }
 
+// deviceCursor is the devices pane's cursor over list, the devices it
+// shows.
+func (m *Model) deviceCursor(list []monitor.Device) cursor {
+	return newCursor(&m.dev.cur, &m.dev.off, len(list), m.layout().deviceRows)
+}
+
 // reselectDevice keeps the cursor on the selected device wherever it now
-// is in the list.
+// is in the list (the viewport scrolls only to keep it in view, where the
+// table's moves with the row).
 func (m *Model) reselectDevice() {
 	list := m.devices()
+	c := m.deviceCursor(list)
 	if len(list) == 0 {
-		m.dev.cur, m.dev.off = 0, 0
+		c.reset()
 		return
 	}
 	if i := slices.IndexFunc(list, func(d monitor.Device) bool { return idOf(d) == m.dev.sel }); i >= 0 {
 		m.dev.cur = i
 	}
-	m.dev.cur = min(max(m.dev.cur, 0), len(list)-1)
+	c.move(0)
 	m.dev.sel = idOf(list[m.dev.cur])
-	m.clampDevices()
 }
 
 func (m *Model) moveDevices(delta int) {
@@ -187,21 +194,11 @@ func (m *Model) moveDevices(delta int) {
 	if len(list) == 0 {
 		return
 	}
-	m.dev.cur = min(max(m.dev.cur+delta, 0), len(list)-1)
+	m.deviceCursor(list).move(delta)
 	m.dev.sel = idOf(list[m.dev.cur])
-	m.clampDevices()
 }
 
-func (m *Model) clampDevices() {
-	page := max(m.layout().deviceRows, 1)
-	if m.dev.cur < m.dev.off {
-		m.dev.off = m.dev.cur
-	}
-	if m.dev.cur >= m.dev.off+page {
-		m.dev.off = m.dev.cur - page + 1
-	}
-	m.dev.off = min(max(m.dev.off, 0), max(len(m.devices())-page, 0))
-}
+func (m *Model) clampDevices() { m.deviceCursor(m.devices()).keepVisible() }
 
 // selectedDevice returns the device under the pane's cursor.
 func (m *Model) selectedDevice() (monitor.Device, bool) {
