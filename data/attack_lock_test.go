@@ -15,9 +15,10 @@ import (
 )
 
 // TestAdvisoryLockCannotBlockAKey logs in as a role with no lease grant at
-// all (CONNECT only) and takes the advisory lock that version 1's acquire
-// took for the key, then keeps it: acquire must not wait on anything such a
-// role can hold. Before, it waited for lock_timeout (5 s) and failed.
+// all (CONNECT only) and takes the advisory lock that schema version 1's
+// acquire took for the key, then keeps it: acquire must not wait on anything
+// such a role can hold. An acquire that took that lock would wait for
+// lock_timeout (5 s) and fail.
 func TestAdvisoryLockCannotBlockAKey(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -22,8 +22,8 @@ import (
 // disk for a test, so this one checks that mechanism: as a CONNECT-only
 // login holds a LISTEN transaction open, a lease_admin's ForceRelease has
 // committed with nothing notified when its after-commit hook runs, and its
-// one notification arrives after that. In version 2 the trigger notified
-// inside the forced release's transaction.
+// one notification arrives after that. Were it the trigger's, sent inside
+// the forced release's transaction, a full queue would fail the release.
 func TestForcedReleaseNotifiesAfterItsCommit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -17,8 +17,9 @@ import (
 // victim's run id from lease.session_lease (as every lease_app may) and tries
 // to act as the victim with it: release, renew, and a fence check left open
 // in a transaction to freeze the lease. None may succeed, the lease must stay
-// the victim's and unlocked, and the victim must keep renewing. In version 1
-// the table held the run's own id, so all three worked.
+// the victim's and unlocked, and the victim must keep renewing. Were the
+// run's own id in the table (as in schema version 1, which upgrade_1.sql
+// rewrites), all three would work.
 func TestReadingTheTableGivesNoCapability(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -24,8 +24,9 @@ var cancellingTTLs = []string{
 // TestTTLCapHoldsOnTheClock logs in as a lease_app and calls lease.acquire
 // and lease.renew with TTLs whose month and day parts cancel in the
 // comparison with '24 hours' but not on the calendar. Each must be refused
-// (22023) with nothing granted, extended or recorded; in version 2 the first
-// granted a lease until the year 5615 and the second one already expired.
+// (22023) with nothing granted, extended or recorded: a cap compared as an
+// interval would grant the first a lease until the year 5615 and the second
+// one already expired.
 // The library sends a time.Duration (microseconds, no month or day parts):
 // its longest TTL, 24 hours, still spans exactly 24 hours for acquire and
 // renew.

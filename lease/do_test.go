@@ -86,7 +86,7 @@ func TestDoReportsLossOnlyWhenHeld(t *testing.T) {
 }
 
 // A loss is one error on one line: fn's "context canceled" (here from a
-// query on a pgx connection, as the issue saw it) is the loss's consequence
+// query on a pgx connection, as a worker usually sees it) is the loss's consequence
 // and is not repeated; an error of fn's own follows the loss on the same
 // line, and both match.
 func TestDoLossIsOneLine(t *testing.T) {

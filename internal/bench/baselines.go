@@ -102,11 +102,14 @@ func upsertContended(r *run) loop {
 	}
 }
 
-// The seed's SQL: the conditional UPSERT and the DELETE the project started
-// from, on the scratch copy of the table without trigger. Its CTE samples
-// clock_timestamp() once for the whole statement, as lease.acquire does; the
-// fence comes from the scratch sequence, as lease.acquire's does.
-func seedUpsertSQL(r *run) string {
+// The original SQL: the conditional UPSERT, the renewal and the DELETE of the
+// schema the project started from (its seed, hence the rows' names
+// seed-cycle, seed-upsert, seed-delete and keepalive-seed, which scripts and
+// the recorded results in docs/BENCHMARKS.md use), on the scratch copy of the
+// table without trigger. Its CTE samples clock_timestamp() once for the
+// whole statement, as lease.acquire does; the fence comes from the scratch
+// sequence, as lease.acquire's does.
+func originalUpsertSQL(r *run) string {
 	seq := quoteLiteral(r.table("fence_seq"))
 	return `WITH lease_clock AS (SELECT clock_timestamp() AS now_)
 	INSERT INTO ` + r.table("plain_lease") + ` AS l
@@ -119,11 +122,12 @@ func seedUpsertSQL(r *run) string {
 	RETURNING run_id, fence, expires_at`
 }
 
-// seedRenewSQL is the seed's renewal: lease.renew's UPDATE of the run's own
-// unexpired row, as one plain statement on plain_lease (no function, no
-// hash of the run id), sampling clock_timestamp() once as the seed did.
+// originalRenewSQL is the original renewal: lease.renew's UPDATE of the
+// run's own unexpired row, as one plain statement on plain_lease (no
+// function, no hash of the run id), sampling clock_timestamp() once as the
+// original did.
 // Parameters: account, session, run id, ttl.
-func seedRenewSQL(r *run) string {
+func originalRenewSQL(r *run) string {
 	return `WITH lease_clock AS (SELECT clock_timestamp() AS now_)
 	UPDATE ` + r.table("plain_lease") + ` l
 	   SET renewed_at = now_, expires_at = now_ + $4
@@ -132,16 +136,16 @@ func seedRenewSQL(r *run) string {
 	RETURNING l.expires_at`
 }
 
-func seedDeleteSQL(r *run) string {
+func originalDeleteSQL(r *run) string {
 	return `DELETE FROM ` + r.table("plain_lease") + ` WHERE account_id = $1 AND session_id = $2 AND run_id = $3`
 }
 
-// seedCycle is the cycle workload in the seed's SQL: the UPSERT of a free
+// originalCycle is the cycle workload in the original SQL: the UPSERT of a free
 // key, then the DELETE of that run's row, each a statement of its own. It is
 // the baseline of the acquire+release target: what a lease table costs with
 // no function, no event row and no notification.
-func seedCycle(r *run) loop {
-	upsert, del := seedUpsertSQL(r), seedDeleteSQL(r)
+func originalCycle(r *run) loop {
+	upsert, del := originalUpsertSQL(r), originalDeleteSQL(r)
 	return loop{
 		op: func(ctx context.Context, c *client) error {
 			_, key := c.nextKey()
@@ -152,7 +156,7 @@ func seedCycle(r *run) loop {
 					Scan(&g.RunID, &g.Fence, &g.ExpiresAt)
 			})
 			if err != nil {
-				return fmt.Errorf("seed upsert %s: %w", key, err)
+				return fmt.Errorf("original upsert %s: %w", key, err)
 			}
 			return c.time("release", func() error {
 				tag, err := c.conn.Exec(ctx, del, key.Account, key.Session, run)
@@ -160,7 +164,7 @@ func seedCycle(r *run) loop {
 					err = fmt.Errorf("deleted %d rows, want 1", tag.RowsAffected())
 				}
 				if err != nil {
-					return fmt.Errorf("seed delete %s: %w", key, err)
+					return fmt.Errorf("original delete %s: %w", key, err)
 				}
 				return nil
 			})

@@ -107,7 +107,7 @@ func (r *run) scaleLeases(ctx context.Context, n int) error {
 		return nil
 	case have == 0:
 		r.progress(fmt.Sprintf("exporter: writing %d leases through lease.acquire", n))
-		return r.seedLeases(ctx, "monitor", n)
+		return r.preloadLeases(ctx, "monitor", n)
 	default:
 		return fmt.Errorf("the monitor workload left %d of its %d leases held", have, n)
 	}

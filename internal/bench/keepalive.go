@@ -21,8 +21,9 @@ import (
 // it can, five ways, interleaved in slices of a second (as runSet does) so
 // that their ratios see the same machine:
 //
-//   - keepalive-seed: the seed's per-key UPDATE on plain_lease (no function),
-//     one key per statement, round robin over 1000 held keys;
+//   - keepalive-seed: the original SQL's per-key UPDATE on plain_lease (no
+//     function; see originalRenewSQL), one key per statement, round robin
+//     over 1000 held keys;
 //   - keepalive-renew: lease.renew one key at a time as data.Store.Renew
 //     sends it, over 1000 held keys;
 //   - keepalive-1, -100, -1000: lease.renew_many of all N held keys in one
@@ -155,8 +156,8 @@ func (m *kaMember) setup(ctx context.Context, r *run) error {
 		m.runs[k] = uuid.New()
 		accounts[k], sessions[k] = key.Account, key.Session
 	}
-	// All of them in one statement: lease.acquire (or the seed's INSERT on
-	// plain_lease) per key, as many grants as keys.
+	// All of them in one statement: lease.acquire (or the original SQL's
+	// INSERT on plain_lease) per key, as many grants as keys.
 	q := `SELECT count(*) FROM unnest($1::text[], $2::text[], $3::uuid[]) u(a, s, r),
 		LATERAL lease.acquire(u.a, u.s, u.r, $4, 'bench') g WHERE g.run_id = u.r`
 	if m.name == "keepalive-seed" {
@@ -181,7 +182,7 @@ func (m *kaMember) setup(ctx context.Context, r *run) error {
 	case m.batch:
 		m.op = m.renewMany(r)
 	case m.name == "keepalive-seed":
-		m.op = m.renewOne(seedRenewSQL(r), nil)
+		m.op = m.renewOne(originalRenewSQL(r), nil)
 	default:
 		m.op = m.renewOne(sqlcall.Renew, r)
 	}

@@ -39,7 +39,7 @@ func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	if r.cfg.Progress != nil {
 		r.cfg.Progress(fmt.Sprintf("monitor: writing %d leases through lease.acquire", n))
 	}
-	if err := r.seedLeases(ctx, "monitor", n); err != nil {
+	if err := r.preloadLeases(ctx, "monitor", n); err != nil {
 		return nil, err
 	}
 	store, err := r.openStore(ctx, nil)
@@ -101,9 +101,10 @@ func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	return []Result{loadRes, idle, active, frame}, nil
 }
 
-// seedLeases acquires n leases through lease.acquire (1000 accounts of the
-// workload tagged tag), in transactions of 5000.
-func (r *run) seedLeases(ctx context.Context, tag string, n int) error {
+// preloadLeases acquires n leases through lease.acquire (1000 accounts of the
+// workload tagged tag), in transactions of 5000, for a workload that
+// measures a database holding them.
+func (r *run) preloadLeases(ctx context.Context, tag string, n int) error {
 	const chunk = 5000
 	for lo := 1; lo <= n; lo += chunk {
 		hi := min(lo+chunk-1, n)

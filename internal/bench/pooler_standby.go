@@ -93,7 +93,7 @@ func listenCost(ctx context.Context, r *run, w workload) ([]Result, error) {
 // w.name, described readDesc, and w.name-server, serverDesc) and its reads
 // of renewed leases (w.name-renewals).
 func (r *run) idleFeedCost(ctx context.Context, w workload, lc data.ListenerConfig, readDesc, serverDesc string) ([]Result, error) {
-	if err := r.seedLeases(ctx, w.name, r.cfg.MonitorLeases); err != nil {
+	if err := r.preloadLeases(ctx, w.name, r.cfg.MonitorLeases); err != nil {
 		return nil, err
 	}
 	tr := &queryLog{}

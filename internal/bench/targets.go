@@ -3,7 +3,7 @@ package bench
 import "fmt"
 
 // Ratio is a comparison computed from two results of the same run (or one
-// result's absolute value), with its target when the issue sets one.
+// result's absolute value), with its target when it has one.
 type Ratio struct {
 	Name   string  `json:"name"`
 	Value  float64 `json:"value"`

@@ -38,7 +38,7 @@ func workloads() []workload {
 		{name: "acquire", set: "acquire", loop: acquire, desc: "lease.acquire as the library makes it, uncontended: takes over the client's own expired keys (event row; the notification after the commit)"},
 		{name: "upsert-contended", set: "contended", loop: upsertContended, desc: "the UPSERT on one key held by another run, all clients at once"},
 		{name: "acquire-contended", set: "contended", loop: acquireContended, desc: "lease.acquire on one key held by another run, all clients at once"},
-		{name: "seed-cycle", set: "cycle", loop: seedCycle},
+		{name: "seed-cycle", set: "cycle", loop: originalCycle},
 		{name: "cycle", set: "cycle", loop: cycle},
 		{name: "renew-notrigger", set: "renew", loop: renewNoTrigger, desc: "lease.renew's code on the copy without trigger"},
 		{name: "renew", set: "renew", loop: renew, desc: "lease.renew (renewals do not NOTIFY by default)"},

@@ -19,8 +19,8 @@ import (
 // (lease.caller_notifies) and, before committing, either sends a forged
 // notification naming it (attack a) or keeps it open while 1100 other
 // events commit (attack b). `events --follow`, listening and polling, must
-// print the takeover exactly once after the commit. Before (issue 23),
-// it never printed it, except (a) while polling.
+// print the takeover exactly once after the commit. A consumer that trusts
+// the notifications alone never prints it, except (a) while polling.
 func TestEventsFollowSeesHiddenTakeovers(t *testing.T) {
 	for _, mode := range []struct {
 		name string

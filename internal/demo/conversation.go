@@ -14,7 +14,7 @@ import (
 // converse is one conversation open on the device: its user presses send at
 // random moments until ctx ends; each press authorizes, then tries once to
 // take the conversation's lease.
-func (d *device) converse(ctx context.Context, session string, rng *rand.Rand) {
+func (d *deviceProcess) converse(ctx context.Context, session string, rng *rand.Rand) {
 	key := lease.Key{Account: d.cfg.Account, Session: session}
 	permit, err := d.client.Authorize(ctx, d.authorizer(), key, d.holder)
 	if err != nil {
@@ -55,7 +55,7 @@ const waitOneIn = 3
 // by the holder's release (a notification), until it is granted or the
 // user's patience runs out. It returns the lease (nil if not granted) and
 // how long it waited.
-func (d *device) await(ctx context.Context, permit lease.Permit, holder string) (*lease.Lease, time.Duration) {
+func (d *deviceProcess) await(ctx context.Context, permit lease.Permit, holder string) (*lease.Lease, time.Duration) {
 	session := permit.Request().Key.Session
 	d.out.report(Report{Kind: ReportWaiting, Session: session, Holder: holder})
 	start := time.Now()
@@ -80,7 +80,7 @@ func (d *device) await(ctx context.Context, permit lease.Permit, holder string) 
 // through the fence check, while the lease library heartbeats. It stops
 // when the work is done, the lease is lost or ctx ends, and always ends the
 // run with Release.
-func (d *device) execute(ctx context.Context, l *lease.Lease, rng *rand.Rand, waited time.Duration) {
+func (d *deviceProcess) execute(ctx context.Context, l *lease.Lease, rng *rand.Rand, waited time.Duration) {
 	tok := l.Token()
 	d.out.report(Report{Kind: ReportStarted, Session: tok.Key.Session, Run: tok.PublicRunID(),
 		Fence: tok.Fence, ExpiresAt: l.State().ExpiresAt, Waited: waited})
@@ -126,7 +126,7 @@ func awaitChunk(ctx context.Context, l *lease.Lease, chunk time.Duration) {
 // lease.renew, and makes the write it was about to make. The database must
 // refuse both. Then it notices the loss and ends the run. frozen reports
 // whether it did all that.
-func (d *device) frozen(ctx context.Context, l *lease.Lease, start time.Time, expected time.Duration, chunk int) bool {
+func (d *deviceProcess) frozen(ctx context.Context, l *lease.Lease, start time.Time, expected time.Duration, chunk int) bool {
 	stall := time.Since(start) - expected
 	if stall < d.timing.freeze || time.Now().Before(l.State().Deadline) {
 		return false
@@ -149,7 +149,7 @@ func (d *device) frozen(ctx context.Context, l *lease.Lease, start time.Time, ex
 }
 
 // finish releases the run and reports how it ended.
-func (d *device) finish(ctx context.Context, l *lease.Lease) {
+func (d *deviceProcess) finish(ctx context.Context, l *lease.Lease) {
 	tok := l.Token()
 	relErr := l.Release(ctx)
 	r := Report{Kind: ReportEnded, Session: tok.Key.Session, Run: tok.PublicRunID(), Fence: tok.Fence, How: EndReleased}
@@ -183,7 +183,7 @@ func lossCause(lost *lease.LostError) string {
 
 // write writes one chunk of the run's output through the fence check and
 // reports whether it was accepted.
-func (d *device) write(ctx context.Context, tok lease.Token, chunk int) {
+func (d *deviceProcess) write(ctx context.Context, tok lease.Token, chunk int) {
 	accepted, err := WriteChunk(ctx, d.store, tok, d.cfg.Name, chunk)
 	if err != nil {
 		if ctx.Err() == nil {

@@ -68,8 +68,11 @@ func between(rng *rand.Rand, lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
 }
 
-// device is a running device process.
-type device struct {
+// deviceProcess is the state of the program one device process runs (the
+// hidden `leasetop device` subcommand): its conversations' users and runs.
+// The supervisor's view of the same process is a proc; the monitor's, with
+// the device's other processes, a monitor.Device.
+type deviceProcess struct {
 	cfg    DeviceConfig
 	store  *data.Store
 	client *lease.Client
@@ -98,7 +101,7 @@ func RunDevice(ctx context.Context, store *data.Store, cfg DeviceConfig, out io.
 	status := newStatusWriter(store, cfg, os.Getpid(), holder)
 	status.start(context.WithoutCancel(ctx))
 	defer status.stop(context.WithoutCancel(ctx))
-	d := &device{
+	d := &deviceProcess{
 		cfg:    cfg,
 		store:  store,
 		client: client,
@@ -118,7 +121,7 @@ func RunDevice(ctx context.Context, store *data.Store, cfg DeviceConfig, out io.
 
 // authorizer is the device's authorization step: its user is signed in to
 // one account and may compete only for that account's conversations.
-func (d *device) authorizer() lease.Authorizer {
+func (d *deviceProcess) authorizer() lease.Authorizer {
 	return lease.AuthorizerFunc(func(_ context.Context, r lease.Request) error {
 		if r.Key.Account != d.cfg.Account {
 			return fmt.Errorf("signed in to account %q, not %q", d.cfg.Account, r.Key.Account)
@@ -128,7 +131,7 @@ func (d *device) authorizer() lease.Authorizer {
 }
 
 // fail reports an error the device survives.
-func (d *device) fail(session string, err error) {
+func (d *deviceProcess) fail(session string, err error) {
 	d.out.report(Report{Kind: ReportError, Session: session, Err: err.Error()})
 }
 

@@ -14,8 +14,9 @@ import (
 	"time"
 )
 
-// proc is one device process slot: a device of one account, restarted as a
-// new process (a new generation) when it dies.
+// proc is the supervisor's slot for one device of one account: the process
+// running it now (a deviceProcess in a child), restarted as a new process (a
+// new generation) when it dies.
 type proc struct {
 	idx      int
 	name     string

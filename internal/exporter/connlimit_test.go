@@ -47,8 +47,8 @@ func keepAlive(t *testing.T, addr string) net.Conn {
 
 // TestExporterClosesIdleConnections: a local user keeps 200 keep-alive
 // connections open and idle after one request each. The exporter closes
-// every one of them after its idle timeout. In version 2 it kept them open
-// for ever (3000 of them took its RSS from 18 to 77 MB).
+// every one of them after its idle timeout. Without one it would keep them
+// open for ever (3000 of them took its RSS from 18 to 77 MB).
 func TestExporterClosesIdleConnections(t *testing.T) {
 	db := pgtest.New(t)
 	p := startExporter(t, db.ReaderURL(t))
@@ -71,8 +71,9 @@ func TestExporterClosesIdleConnections(t *testing.T) {
 // with a request. The exporter serves at most half its descriptors' worth
 // (100) at once and leaves the rest in the kernel's backlog, so when its
 // database connections are killed meanwhile, it reconnects; once the user
-// goes, scrapes succeed. In version 2 it accepted connections until
-// accept(2) and its database reconnects failed with "too many open files".
+// goes, scrapes succeed. An exporter that accepted every connection would
+// run out: accept(2) and its database reconnects fail with "too many open
+// files".
 func TestExporterConnectionCapKeepsDatabaseReachable(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
@@ -159,8 +160,8 @@ func TestIdleConnectionsCannotKeepAScraperOut(t *testing.T) {
 
 // TestScrapesWaitTheirTurn: 32 local clients fetch /metrics in a loop; a
 // real scraper's 20 scrapes among them all succeed (they wait their turn).
-// In version 2 the exporter refused a scrape with a 503 while 4 were in
-// flight: 31 of 50 failed.
+// An exporter that refused a scrape with a 503 while 4 were in flight
+// failed 31 of 50.
 func TestScrapesWaitTheirTurn(t *testing.T) {
 	db := pgtest.New(t)
 	p := startExporter(t, db.ReaderURL(t))

@@ -12,10 +12,10 @@ import (
 // TestHiddenTakeoverIsCounted: a lease_app login takes over an expired
 // lease in a transaction that opts out of the trigger's NOTIFY, keeps it
 // open while 1100 other events commit, and names it in a forged
-// notification before committing (issue 23's attacks (b) and (a) at once).
+// notification before committing (both ways of hiding at once).
 // leasetop_transitions_total{kind="taken_over"} must count it once after
-// the commit, listening and polling; before, it was never counted (so
-// LeasetopExpiredLeasesUnclaimed fired for a held lease).
+// the commit, listening and polling; counted from the notifications alone it
+// never is, and LeasetopExpiredLeasesUnclaimed fires for a held lease.
 func TestHiddenTakeoverIsCounted(t *testing.T) {
 	for _, mode := range []struct {
 		name string

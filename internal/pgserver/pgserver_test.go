@@ -56,10 +56,11 @@ func alive(pid int) bool {
 }
 
 // TestBouncerIsATransactionPooler shows the harness's PgBouncer behaves as
-// the production ones the issue names: a role made on the server logs in
-// through it with its own password, consecutive transactions of one client
-// run on different server connections, so pgx's default statement cache
-// fails with 42P05 there; it stops with SIGINT and comes back on its port.
+// a production transaction pooler (PgBouncer, RDS Proxy) does: a role made
+// on the server logs in through it with its own password, consecutive
+// transactions of one client run on different server connections, so pgx's
+// default statement cache fails with 42P05 there; it stops with SIGINT and
+// comes back on its port.
 func TestBouncerIsATransactionPooler(t *testing.T) {
 	ctx := context.Background()
 	s := startServer(t)

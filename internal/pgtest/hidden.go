@@ -13,7 +13,7 @@ import (
 )
 
 // HiddenTakeover is a lease_app login's takeover of an expired lease that it
-// tries to hide from every consumer (issue 23, item 3): its transaction opts
+// tries to hide from every consumer: its transaction opts
 // out of the trigger's NOTIFY (as the library's does, which then notifies
 // after the commit) and stays open until Commit.
 type HiddenTakeover struct {
