@@ -9,8 +9,9 @@
 // once, at the boundary: ErrHeld (with the current holder), ErrNotHeld,
 // ErrInvalid, ErrSchema, ErrPermission, *ConnectError and *DSNError, and
 // Permanent and NotApplied tell a retry loop what an error means. Callers
-// match them with errors.Is and errors.As; no other package looks at SQLSTATE
-// codes or pgx's error types.
+// match them with errors.Is and errors.As; no other package reads SQLSTATE
+// codes (translate.go), and only internal/pgerr, for this package and
+// internal/sqlcall below it, looks for pgx's server error.
 //
 // Through a transaction pooler nothing lives in a session: Open finds a
 // pooler and uses a query mode without long-lived prepared statements
@@ -24,4 +25,42 @@
 // server's time sampled in the same query with the local monotonic time around
 // it, so a program can tell the server's "now" without trusting its own wall
 // clock.
+//
+// # What is public
+//
+// A program that uses the lease library (package lease) needs from this
+// package only what opens the store and writes under a fence, and these
+// names keep their meaning across leasetop's releases (new fields and
+// functions may come; none of these is removed or changes what it does
+// without a major version):
+//
+//   - opening: Open, OpenWith, Options, New, Store, Store.Pool, Store.Close,
+//     Store.CheckSchema, ParsePoolConfig, ParseConnConfig, Connect, Querier;
+//   - migrating in code: Migrate, MigrateWith, MigrateOptions,
+//     MigrateBlockedError, SchemaVersion;
+//   - the protocol's values: Key, Lease, Grant, PublicRunID, ValidateKey,
+//     ValidateHolder, ValidateReason, ValidateTTL, MaxIDBytes,
+//     MaxHolderBytes, MaxReasonBytes, MaxTTL;
+//   - a fenced write of the program's own: BoundTx, BoundSQLTx, CheckFence,
+//     CheckFenceSQL, OutlivedBound;
+//   - the errors and what they mean: ErrHeld (*HeldError), ErrNotHeld,
+//     ErrInvalid (*InputError), ErrSchema (*SchemaError), ErrPermission
+//     (*PermissionError), ErrReadOnly, ErrLocked, *ConnectError, *DSNError,
+//     *PoolerError, *SearchPathError, Permanent, NotApplied and Translate;
+//   - ListenerConfig, the listener's settings.
+//
+// Everything else is exported for leasetop's own packages and may change
+// in any release: the protocol's calls that package lease wraps (Acquire,
+// Renew, RenewMany, Release: use lease.Client), the operator's
+// (ForceRelease and its variants, Lockers, Owner), and what the monitor,
+// the exporter, the CLI, the demo and the benchmark read (Snapshot, Sync,
+// Clock, Recovery, Changed, the Events methods, Event and Kind, the
+// Listener and its states, NotifyQueueUsage, NotifyRenewals,
+// SetNotifyRenewals). It stays in this package, not under internal/,
+// because the public packages monitor and ui are built of its types
+// (monitor.Batch holds a *Sync, a *Event and a *Snapshot; ui shows
+// data.Lease), and because the reads are Store's methods over its pool,
+// call options and translate: moving them out would mean exporting those
+// instead. What only tests need lives in internal/leaserow (writes to the
+// lease table as its owner) and export_test.go.
 package data
