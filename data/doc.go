@@ -45,13 +45,14 @@
 //     CheckFenceSQL, OutlivedBound;
 //   - the errors and what they mean: ErrHeld (*HeldError), ErrNotHeld,
 //     ErrInvalid (*InputError), ErrSchema (*SchemaError), ErrPermission
-//     (*PermissionError), ErrReadOnly, ErrLocked, *ConnectError, *DSNError,
+//     (*PermissionError), ErrReadOnly, *ConnectError, *DSNError,
 //     *PoolerError, *SearchPathError, Permanent, NotApplied and Translate;
-//   - ListenerConfig, the listener's settings.
+//   - the settings of a lease.Client's listener (lease.Config.Listener):
+//     ListenerConfig.
 //
 // Everything else is exported for leasetop's own packages and may change
 // in any release: the protocol's calls that package lease wraps (Acquire,
-// Renew, RenewMany, Release: use lease.Client), the operator's
+// Renew, RenewMany with ErrLocked, Release: use lease.Client), the operator's
 // (ForceRelease and its variants, Lockers, Owner), and what the monitor,
 // the exporter, the CLI, the demo and the benchmark read (Snapshot, Sync,
 // Clock, Recovery, Changed, the Events methods, Event and Kind, the
