@@ -18,7 +18,7 @@ const (
 	MaxReasonBytes = 512
 	// MaxAttachmentBytes bounds a holder's attachment.
 	MaxAttachmentBytes = 1024
-	MaxTTL         = 24 * time.Hour
+	MaxTTL             = 24 * time.Hour
 )
 
 // ValidateKey checks both ids: 1..512 bytes of UTF-8 without control
