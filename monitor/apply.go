@@ -82,13 +82,16 @@ func (s *State) ApplyEvent(ev data.Event, at time.Time) bool {
 	s.record(ev)
 	changed := false
 	switch ev.Kind {
-	case data.KindAcquired, data.KindTakenOver:
+	case data.KindAcquired, data.KindTakenOver, data.KindPreempted:
 		if cur, ok := s.leases[ev.Key]; ok && cur.Fence > ev.Fence {
 			break // older than what we show (cannot happen in commit order)
 		}
 		s.leases[ev.Key] = data.Lease{
 			Key: ev.Key, RunID: ev.RunID, Holder: ev.Holder, Fence: ev.Fence,
 			AcquiredAt: ev.At, RenewedAt: ev.At, ExpiresAt: ev.ExpiresAt,
+			// An event does not say; the next read of the row does. Until
+			// then it shows the default of lease.acquire.
+			Preemptible: true,
 		}
 		changed = true
 	case data.KindReleased, data.KindForceReleased:
