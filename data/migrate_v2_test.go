@@ -68,7 +68,7 @@ func TestMigrateFromVersion2(t *testing.T) {
 		t.Fatalf("the live lease after the migration: found %v, %v", ok, err)
 	}
 	if l.RunID != data.PublicRunID(live) || l.Fence != fence || l.Holder != "desktop" || !l.ExpiresAt.Equal(exp) ||
-		!l.Preemptible || l.Attachment != "" {
+		l.NotPreemptible || l.Attachment != "" {
 		t.Errorf("the live lease after the migration = %+v, want run %v fence %d, preemptible, no attachment",
 			l, data.PublicRunID(live), fence)
 	}

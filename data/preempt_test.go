@@ -59,7 +59,7 @@ func TestPreemptTakesAnUnexpiredLease(t *testing.T) {
 			t.Errorf("last event row = %+v, want the notified one %+v", last, ev)
 		}
 		l, _, ok, err := s.Lease(ctx, k)
-		if err != nil || !ok || l.RunID != data.PublicRunID(taker) || !l.Preemptible || l.Attachment != "" {
+		if err != nil || !ok || l.RunID != data.PublicRunID(taker) || l.NotPreemptible || l.Attachment != "" {
 			t.Errorf("lease after the preempt = %+v (found %v, %v), want the taker's, preemptible, without the victim's attachment", l, ok, err)
 		}
 		if _, err := s.Renew(ctx, k, victim, time.Hour); !errors.Is(err, data.ErrNotHeld) {
@@ -130,7 +130,7 @@ func TestPreemptOfNotPreemptibleHolderIsRefused(t *testing.T) {
 		t.Errorf("the refused preempt wrote events %v", kinds(after[len(before):]))
 	}
 	lAfter, _, ok, err := s.Lease(ctx, k)
-	if err != nil || !ok || lAfter != lBefore || lAfter.Fence != g.Fence || lAfter.Preemptible {
+	if err != nil || !ok || lAfter != lBefore || lAfter.Fence != g.Fence || !lAfter.NotPreemptible {
 		t.Errorf("lease after the refusal = %+v, want it unchanged %+v", lAfter, lBefore)
 	}
 	// A plain Try is refused with the same details.
@@ -247,7 +247,7 @@ func TestAttachment(t *testing.T) {
 	if err != nil {
 		t.Fatalf("lease_reader's Snapshot: %v", err)
 	}
-	if len(snap.Leases) != 1 || snap.Leases[0].Attachment != "stream-2" || snap.Leases[0].Preemptible {
+	if len(snap.Leases) != 1 || snap.Leases[0].Attachment != "stream-2" || !snap.Leases[0].NotPreemptible {
 		t.Errorf("lease_reader sees %+v, want attachment stream-2, not preemptible", snap.Leases)
 	}
 	for _, bad := range []string{"a\x1b[31mb", "a\u202eb", "a\u200bb", "a\nb", strings.Repeat("x", data.MaxAttachmentBytes+1)} {
@@ -276,7 +276,7 @@ func TestAttachment(t *testing.T) {
 	}
 	pgtest.WaitServerPast(t, conn, g.ExpiresAt)
 	mustAcquire(t, s, k, uuid.New(), time.Minute)
-	if l, _, _, _ := s.Lease(ctx, k); l.Attachment != "" || !l.Preemptible {
+	if l, _, _, _ := s.Lease(ctx, k); l.Attachment != "" || l.NotPreemptible {
 		t.Errorf("after a plain takeover the lease = %+v, want preemptible without attachment", l)
 	}
 }

@@ -70,7 +70,7 @@ func readSnapshot(ctx context.Context, q Querier, query string, args ...any) (Sn
 			acq    *time.Time
 			ren    *time.Time
 			exp    *time.Time
-			pre    *bool
+			pre    *bool // preemptible
 			att    *string
 		)
 		if err := rows.Scan(&server, &rec.standby, &rec.replay, &acct, &sess, &run, &holder, &fence, &acq, &ren, &exp, &pre, &att); err != nil {
@@ -87,7 +87,7 @@ func readSnapshot(ctx context.Context, q Querier, query string, args ...any) (Sn
 		l.Key = Key{Account: *acct, Session: *sess}
 		l.RunID, l.Holder, l.Fence = *run, *holder, *fence
 		l.AcquiredAt, l.RenewedAt, l.ExpiresAt = *acq, *ren, *exp
-		l.Preemptible, l.Attachment = deref(pre), deref(att)
+		l.NotPreemptible, l.Attachment = pre != nil && !*pre, deref(att)
 		snap.Leases = append(snap.Leases, l)
 	}
 	if err := rows.Err(); err != nil {

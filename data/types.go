@@ -24,9 +24,10 @@ type Lease struct {
 	AcquiredAt time.Time
 	RenewedAt  time.Time
 	ExpiresAt  time.Time
-	// Preemptible is false when the holder declared at acquire that it must
-	// not be preempted (AcquireOptions.NotPreemptible).
-	Preemptible bool
+	// NotPreemptible is true when the holder declared at acquire that it
+	// must not be preempted (AcquireOptions.NotPreemptible). Negated so that
+	// a Lease made from an event, which does not say, shows the default.
+	NotPreemptible bool
 	// Attachment is the text the holder published (AcquireOptions.Attachment,
 	// SetAttachment), "" for none: no secret, readable like the rest of the
 	// row, and untrusted text.

@@ -89,9 +89,6 @@ func (s *State) ApplyEvent(ev data.Event, at time.Time) bool {
 		s.leases[ev.Key] = data.Lease{
 			Key: ev.Key, RunID: ev.RunID, Holder: ev.Holder, Fence: ev.Fence,
 			AcquiredAt: ev.At, RenewedAt: ev.At, ExpiresAt: ev.ExpiresAt,
-			// An event does not say; the next read of the row does. Until
-			// then it shows the default of lease.acquire.
-			Preemptible: true,
 		}
 		changed = true
 	case data.KindReleased, data.KindForceReleased:

@@ -50,7 +50,7 @@ func (m *Model) viewDetail() []string {
 		}
 		field("expires", expiry)
 		field("ttl", compact(l.ExpiresAt.Sub(l.RenewedAt)))
-		if !l.Preemptible {
+		if l.NotPreemptible {
 			field("preempt", s.warn.Render("refused: the holder declared it must not be preempted"))
 		}
 		if l.Attachment != "" {

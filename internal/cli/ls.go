@@ -74,7 +74,7 @@ func writeLeasesJSON(w io.Writer, now time.Time, leases []data.Lease) error {
 			AccountID: l.Account, SessionID: l.Session, RunID: l.RunID.String(), Holder: l.Holder, Fence: l.Fence,
 			AcquiredAt: l.AcquiredAt, RenewedAt: l.RenewedAt, ExpiresAt: l.ExpiresAt,
 			RemainingSeconds: left.Seconds(), Expired: left <= 0,
-			Preemptible: l.Preemptible, Attachment: nonEmpty(l.Attachment),
+			Preemptible: !l.NotPreemptible, Attachment: nonEmpty(l.Attachment),
 		})
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
