@@ -124,3 +124,31 @@ func TestRunBusyFlags(t *testing.T) {
 		t.Errorf("the refused runs wrote %d events (%v), want none", n, err)
 	}
 }
+
+// TestPreemptOnStandby: on a hot standby the read-only tools show a
+// lease's attachment and preemptibility, and a preempt is refused with the
+// usual one line (exit 1, the primary untouched).
+func TestPreemptOnStandby(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.New(t)
+	standby := pgtest.Standby(t)
+	conn := db.Conn(t)
+	if _, err := conn.Exec(ctx, `SELECT * FROM lease.acquire_with('acme', 'chat', $1, '1 hour', 'desktop', true, 'stream-7')`, uuid.New()); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.WaitReplayed(t, standby)
+	on := db.On(t, standby)
+	out, errOut, code := leasetop(ctx, on, "ls", "--json")
+	if code != 0 || !strings.Contains(out, `"attachment": "stream-7"`) || !strings.Contains(out, `"preemptible": true`) {
+		t.Errorf("ls --json on the standby: exit %d, stdout %q, stderr %q; want the attachment and preemptible", code, out, errOut)
+	}
+	out, errOut, code = leasetop(ctx, on, "run", "--account", "acme", "--session", "chat", "--on-busy", "preempt", "--", "sh", "-c", "echo ran")
+	if code != cli.ExitFailure || !strings.Contains(errOut, "the server is read-only (a hot standby?): writes need the primary") ||
+		strings.Count(errOut, "\n") != 2 || out != "" {
+		t.Errorf("run --on-busy preempt on the standby: exit %d, stdout %q, stderr %q; want 1, the preempting line and the read-only line", code, out, errOut)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM lease.event WHERE kind = 'preempted'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("preempted events on the primary = %d (%v), want 0", n, err)
+	}
+}
