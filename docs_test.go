@@ -36,11 +36,12 @@ func TestREADMEQuotesTheSchemaLines(t *testing.T) {
 // sql/ fails here until the README says what it is.
 func TestFunctionAttributes(t *testing.T) {
 	type attrs struct{ definer, lockTimeout, pinned bool }
-	caller := attrs{definer: true, lockTimeout: true, pinned: true} // the six functions programs call
+	caller := attrs{definer: true, lockTimeout: true, pinned: true} // the functions programs call
 	owner := attrs{definer: true, pinned: true}                     // triggers, prune_events
 	invoker := attrs{pinned: true}                                  // the rest
 	want := map[string]attrs{
 		"acquire": caller, "renew": caller, "renew_many": caller, "release": caller, "force_release": caller, "check_fence": caller,
+		"acquire_with": caller, "set_attachment": caller, "preempt": caller, "check_holder_options": invoker,
 		"on_session_lease_change": owner, "on_session_lease_truncate": owner, "on_session_lease_renewal": owner,
 		"prune_events":    owner,
 		"notify_renewals": invoker, "set_notify_renewals": invoker,

@@ -30,6 +30,7 @@ type payload struct {
 	Holder        *string    `json:"holder"`
 	Actor         *string    `json:"actor"`
 	Reason        *string    `json:"reason"`
+	PrevHolder    *string    `json:"prev_holder"`
 }
 
 // ErrMalformed is returned by DecodeEvent for a payload that is not a lease
@@ -62,6 +63,7 @@ func DecodeEvent(s string) (Event, error) {
 		Fence: deref(p.Fence), PrevFence: deref(p.PrevFence),
 		ExpiresAt: deref(p.ExpiresAt), PrevExpiresAt: deref(p.PrevExpiresAt),
 		Holder: deref(p.Holder), Actor: deref(p.Actor), Reason: deref(p.Reason),
+		PrevHolder: deref(p.PrevHolder),
 	}
 	if e.Kind != KindTruncated {
 		if err := ValidateKey(e.Key); err != nil {
@@ -99,6 +101,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		Fence: nonZero(e.Fence), PrevFence: nonZero(e.PrevFence),
 		ExpiresAt: nonZeroTime(e.ExpiresAt), PrevExpiresAt: nonZeroTime(e.PrevExpiresAt),
 		Holder: nonZero(e.Holder), Actor: &actor, Reason: nonZero(e.Reason),
+		PrevHolder: nonZero(e.PrevHolder),
 	}
 	b, err := json.Marshal(p)
 	if err != nil {

@@ -24,6 +24,10 @@ var (
 	ErrInvalid = errors.New("invalid input")
 	// ErrSchema: the database lacks the lease schema or has another version.
 	ErrSchema = errors.New("lease schema missing or at another version")
+	// ErrNotPreemptible: Preempt was refused because the holder declared at
+	// acquire that it must not be preempted; nothing was written. The error
+	// is also an ErrHeld whose *HeldError names the holder.
+	ErrNotPreemptible = errors.New("the holder must not be preempted")
 )
 
 // HeldError is the ErrHeld returned by Acquire: who holds the lease, and for
@@ -34,14 +38,25 @@ type HeldError struct {
 	Holder    string
 	Fence     int64
 	Remaining time.Duration
+	// Preemptible is false when the holder declared that it must not be
+	// preempted (Preempt is then refused).
+	Preemptible bool
+	// Attachment is what the holder published, such as the id of the stream
+	// its run writes to: a device may join that run instead of starting one.
+	// Untrusted text.
+	Attachment string
 }
 
 func (e *HeldError) Error() string {
 	if e.RunID == uuid.Nil {
 		return fmt.Sprintf("lease %s held by another run", e.Key)
 	}
-	return fmt.Sprintf("lease %s held by run %s (%s) for %s more",
+	s := fmt.Sprintf("lease %s held by run %s (%s) for %s more",
 		e.Key, e.RunID, e.Holder, e.Remaining.Round(time.Millisecond))
+	if !e.Preemptible {
+		s += ", not preemptible"
+	}
+	return s
 }
 
 // Is makes errors.Is(err, ErrHeld) true.

@@ -102,13 +102,15 @@ func validateAcquire(key Key, runID uuid.UUID, ttl time.Duration, holder string)
 	return ValidateHolder(holder)
 }
 
-// held reads who holds key for the ErrHeld that Acquire returns.
+// held reads who holds key for the ErrHeld that Acquire returns: one read,
+// only on a refusal, so a granted Acquire costs nothing more.
 func (s *Store) held(ctx context.Context, key Key) error {
 	e := &HeldError{Key: key}
 	err := s.pool.QueryRow(ctx, `
-		SELECT run_id, holder, fence, greatest(expires_at - clock_timestamp(), interval '0')
+		SELECT run_id, holder, fence, greatest(expires_at - clock_timestamp(), interval '0'),
+		       preemptible, coalesce(attachment, '')
 		  FROM lease.session_lease WHERE account_id = $1 AND session_id = $2`,
-		key.Account, key.Session).Scan(&e.RunID, &e.Holder, &e.Fence, &e.Remaining)
+		key.Account, key.Session).Scan(&e.RunID, &e.Holder, &e.Fence, &e.Remaining, &e.Preemptible, &e.Attachment)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		// The refusal stands; only the details are missing.
 		return e

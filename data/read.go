@@ -19,7 +19,8 @@ type Snapshot struct {
 	Recovery Recovery
 }
 
-const leaseColumns = `l.account_id, l.session_id, l.run_id, l.holder, l.fence, l.acquired_at, l.renewed_at, l.expires_at`
+const leaseColumns = `l.account_id, l.session_id, l.run_id, l.holder, l.fence, l.acquired_at, l.renewed_at, l.expires_at,
+	l.preemptible, l.attachment`
 
 // Snapshot reads all leases. The server clock is sampled once, at the start of
 // the query, and its uncertainty is half the time to the first row.
@@ -69,8 +70,10 @@ func readSnapshot(ctx context.Context, q Querier, query string, args ...any) (Sn
 			acq    *time.Time
 			ren    *time.Time
 			exp    *time.Time
+			pre    *bool // preemptible
+			att    *string
 		)
-		if err := rows.Scan(&server, &rec.standby, &rec.replay, &acct, &sess, &run, &holder, &fence, &acq, &ren, &exp); err != nil {
+		if err := rows.Scan(&server, &rec.standby, &rec.replay, &acct, &sess, &run, &holder, &fence, &acq, &ren, &exp, &pre, &att); err != nil {
 			return snap, fmt.Errorf("read leases: %w", translate(err))
 		}
 		if first {
@@ -84,6 +87,7 @@ func readSnapshot(ctx context.Context, q Querier, query string, args ...any) (Sn
 		l.Key = Key{Account: *acct, Session: *sess}
 		l.RunID, l.Holder, l.Fence = *run, *holder, *fence
 		l.AcquiredAt, l.RenewedAt, l.ExpiresAt = *acq, *ren, *exp
+		l.NotPreemptible, l.Attachment = pre != nil && !*pre, deref(att)
 		snap.Leases = append(snap.Leases, l)
 	}
 	if err := rows.Err(); err != nil {
@@ -93,7 +97,7 @@ func readSnapshot(ctx context.Context, q Querier, query string, args ...any) (Sn
 }
 
 const eventColumns = `id, at, kind, account_id, session_id, run_id, prev_run_id, fence, prev_fence,
-	expires_at, prev_expires_at, holder, actor, reason`
+	expires_at, prev_expires_at, holder, actor, reason, prev_holder`
 
 // EventsSince returns up to limit events with id > after, oldest first: one
 // page of the history (Events reads all of it).
@@ -171,13 +175,14 @@ func scanEventAfter(row pgx.CollectableRow, pre ...any) (Event, error) {
 		fence, prevFence *int64
 		exp, prevExp     *time.Time
 		holder, reason   *string
+		prevHolder       *string
 	)
 	err := row.Scan(append(pre, &e.ID, &e.At, &e.Kind, &e.Key.Account, &e.Key.Session, &run, &prevRun,
-		&fence, &prevFence, &exp, &prevExp, &holder, &e.Actor, &reason)...)
+		&fence, &prevFence, &exp, &prevExp, &holder, &e.Actor, &reason, &prevHolder)...)
 	e.RunID, e.PrevRunID = deref(run), deref(prevRun)
 	e.Fence, e.PrevFence = deref(fence), deref(prevFence)
 	e.ExpiresAt, e.PrevExpiresAt = deref(exp), deref(prevExp)
-	e.Holder, e.Reason = deref(holder), deref(reason)
+	e.Holder, e.Reason, e.PrevHolder = deref(holder), deref(reason), deref(prevHolder)
 	return e, err
 }
 

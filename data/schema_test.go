@@ -137,12 +137,17 @@ func TestTextRulesAgree(t *testing.T) {
 			if err := data.ValidateHolder(s); (err != nil) != tt.refused {
 				t.Errorf("data.ValidateHolder(%+q) = %v, want refused %v", s, err, tt.refused)
 			}
-			for _, col := range []string{"account_id", "session_id", "holder"} {
-				vals := map[string]string{"account_id": "a", "session_id": "s", "holder": "h"}
+			if err := data.ValidateAttachment(s); (err != nil) != tt.refused {
+				t.Errorf("data.ValidateAttachment(%+q) = %v, want refused %v", s, err, tt.refused)
+			}
+			for _, col := range []string{"account_id", "session_id", "holder", "attachment"} {
+				vals := map[string]string{"account_id": "a", "session_id": "s", "holder": "h", "attachment": "stream-1"}
 				vals[col] = s
 				err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-					_, err := tx.Exec(ctx, `INSERT INTO lease.session_lease VALUES ($1, $2, gen_random_uuid(), $3, 1, now(), now(), now())`,
-						vals["account_id"], vals["session_id"], vals["holder"])
+					_, err := tx.Exec(ctx, `INSERT INTO lease.session_lease
+						(account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at, attachment)
+						VALUES ($1, $2, gen_random_uuid(), $3, 1, now(), now(), now(), $4)`,
+						vals["account_id"], vals["session_id"], vals["holder"], vals["attachment"])
 					if err == nil {
 						err = errRollback
 					}

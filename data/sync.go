@@ -104,13 +104,16 @@ func (s *Store) Lease(ctx context.Context, key Key) (Lease, Clock, bool, error) 
 	var (
 		l      Lease
 		server time.Time
+		att    *string
+		pre    bool // preemptible
 	)
 	t0 := time.Now()
 	err := s.pool.QueryRow(ctx, `
 		SELECT clock_timestamp(), `+leaseColumns+`
 		  FROM lease.session_lease l WHERE l.account_id = $1 AND l.session_id = $2`,
 		key.Account, key.Session).Scan(&server, &l.Key.Account, &l.Key.Session, &l.RunID, &l.Holder,
-		&l.Fence, &l.AcquiredAt, &l.RenewedAt, &l.ExpiresAt)
+		&l.Fence, &l.AcquiredAt, &l.RenewedAt, &l.ExpiresAt, &pre, &att)
+	l.NotPreemptible, l.Attachment = !pre, deref(att)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Lease{}, Clock{}, false, nil
 	}

@@ -187,7 +187,8 @@ func NotApplied(err error) bool {
 // (check_violation), 22021 (invalid byte sequence) and 22P02 (invalid text
 // representation) become ErrInvalid with the server's message; a missing
 // schema, function or table ErrSchema; 42501 a *PermissionError; what a
-// pooler refuses a *PoolerError (see poolerError); 25006 ErrReadOnly. Other errors pass
+// pooler refuses a *PoolerError (see poolerError); 25006 ErrReadOnly; LP001
+// (lease.preempt's refusal) ErrNotPreemptible. Other errors pass
 // unchanged. An error translated already is returned as it is.
 func translate(err error) error {
 	var (
@@ -216,6 +217,8 @@ func translate(err error) error {
 			return &PermissionError{Message: pgErr.Message, err: err}
 		case "25006":
 			return fmt.Errorf("%w: %s", ErrReadOnly, pgErr.Message)
+		case "LP001": // lease.preempt: the holder declared that it must not be preempted
+			return fmt.Errorf("%w: %s", ErrNotPreemptible, pgErr.Message)
 		}
 	}
 	return err

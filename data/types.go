@@ -24,6 +24,14 @@ type Lease struct {
 	AcquiredAt time.Time
 	RenewedAt  time.Time
 	ExpiresAt  time.Time
+	// NotPreemptible is true when the holder declared at acquire that it
+	// must not be preempted (AcquireOptions.NotPreemptible). Negated so that
+	// a Lease made from an event, which does not say, shows the default.
+	NotPreemptible bool
+	// Attachment is the text the holder published (AcquireOptions.Attachment,
+	// SetAttachment), "" for none: no secret, readable like the rest of the
+	// row, and untrusted text.
+	Attachment string
 }
 
 // Grant is what Acquire returns: the lease a run now holds.
@@ -46,13 +54,18 @@ const (
 	KindRenewRejected Kind = "renew_rejected"
 	KindTruncated     Kind = "truncated"
 	KindRenewed       Kind = "renewed"
+	// KindPreempted: a member of lease_preempt took the lease from an
+	// unexpired holder (Store.Preempt). Like KindTakenOver it names both
+	// runs, and also the victim's label (PrevHolder), the preemptor's login
+	// (Actor) and its Reason.
+	KindPreempted Kind = "preempted"
 )
 
 // valid reports whether k is one of the documented kinds.
 func (k Kind) valid() bool {
 	switch k {
 	case KindAcquired, KindTakenOver, KindReleased, KindForceReleased,
-		KindRenewRejected, KindTruncated, KindRenewed:
+		KindRenewRejected, KindTruncated, KindRenewed, KindPreempted:
 		return true
 	}
 	return false
@@ -76,6 +89,7 @@ type Event struct {
 	ExpiresAt     time.Time
 	PrevExpiresAt time.Time
 	Holder        string
+	PrevHolder    string // the replaced run's label (preempted events)
 	Actor         string
 	Reason        string
 }

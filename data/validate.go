@@ -16,7 +16,9 @@ const (
 	MaxIDBytes     = 512
 	MaxHolderBytes = 256
 	MaxReasonBytes = 512
-	MaxTTL         = 24 * time.Hour
+	// MaxAttachmentBytes bounds a holder's attachment.
+	MaxAttachmentBytes = 1024
+	MaxTTL             = 24 * time.Hour
 )
 
 // ValidateKey checks both ids: 1..512 bytes of UTF-8 without control
@@ -46,6 +48,13 @@ func ValidateHolder(holder string) error { return validateText("holder", holder,
 // ValidateReason checks a forced release's reason: at most 512 bytes of UTF-8
 // without control, bidirectional formatting or invisible characters.
 func ValidateReason(reason string) error { return validateText("reason", reason, 0, MaxReasonBytes) }
+
+// ValidateAttachment checks a holder's attachment: at most 1 KiB of UTF-8
+// without control, bidirectional formatting or invisible characters, as
+// holder labels ("" is none).
+func ValidateAttachment(attachment string) error {
+	return validateText("attachment", attachment, 0, MaxAttachmentBytes)
+}
 
 func validateText(field, s string, minBytes, maxBytes int) error {
 	switch {

@@ -27,7 +27,7 @@ func (c *Client) Try(ctx context.Context, p Permit) (*Lease, error) {
 		return nil, ErrClosed
 	}
 	tr := &tracker{runID: uuid.New()}
-	l, err := c.try(ctx, p.req, tr)
+	l, err := c.try(ctx, p.req, tr, c.acquire)
 	if err != nil && tr.maybeGranted() {
 		c.cleanup(p.req.Key, tr.runID, tr.lastSent.Add(c.cfg.TTL-c.cfg.SafetyMargin))
 	}
@@ -46,8 +46,18 @@ type tracker struct {
 
 func (t *tracker) maybeGranted() bool { return !t.unknownSince.IsZero() }
 
-// try makes one acquire attempt for tr's run id.
-func (c *Client) try(ctx context.Context, req Request, tr *tracker) (*Lease, error) {
+// grantFunc is one call that may grant req's lease to runID: an acquire
+// (Client.acquire) or a preempt (Client.Preempt).
+type grantFunc func(ctx context.Context, req Request, runID uuid.UUID) (data.Grant, error)
+
+// acquire is the grantFunc of Try and Wait: lease.acquire, or
+// lease.acquire_with when the request declares holder options.
+func (c *Client) acquire(ctx context.Context, req Request, runID uuid.UUID) (data.Grant, error) {
+	return c.store.AcquireWith(ctx, req.Key, runID, c.cfg.TTL, req.Holder, req.options())
+}
+
+// try makes one attempt with grant for tr's run id.
+func (c *Client) try(ctx context.Context, req Request, tr *tracker, grant grantFunc) (*Lease, error) {
 	window := c.cfg.TTL - c.cfg.SafetyMargin // a reply later than this is useless
 	actx, cancel := context.WithTimeout(ctx, window)
 	defer cancel()
@@ -57,7 +67,7 @@ func (c *Client) try(ctx context.Context, req Request, tr *tracker) (*Lease, err
 	if tr.maybeGranted() {
 		basis = tr.unknownSince
 	}
-	g, err := c.store.Acquire(actx, req.Key, tr.runID, c.cfg.TTL, req.Holder)
+	g, err := grant(actx, req, tr.runID)
 	recv := time.Now()
 	if err != nil {
 		c.cfg.Metrics.observeAcquire(recv.Sub(sent), err)
@@ -165,6 +175,7 @@ func (c *Client) start(ctx context.Context, req Request, runID uuid.UUID, g data
 		cfg:      c.cfg,
 		token:    Token{Key: req.Key, RunID: runID, Fence: g.Fence},
 		holder:   req.Holder,
+		attach:   req.Attachment,
 		ctx:      lctx,
 		cancel:   cancel,
 		keepCtx:  keepCtx,

@@ -14,6 +14,23 @@ type Request struct {
 	Key Key
 	// Holder is the label the run will show as the lease's holder.
 	Holder string
+	// NotPreemptible declares that the run must not be preempted (a payment
+	// in progress): Client.Preempt of its lease is refused with
+	// ErrNotPreemptible. Default false: a member of the database group
+	// lease_preempt may take the lease from it.
+	NotPreemptible bool
+	// Attachment is a short text the run publishes on its lease from its
+	// first moment, such as the id of the stream it writes to, so that a
+	// device that finds the session busy can join it (HeldError.Attachment).
+	// At most data.MaxAttachmentBytes, no control, bidirectional or
+	// invisible characters; never a secret: whoever may read the lease table
+	// reads it. Lease.SetAttachment replaces it later.
+	Attachment string
+}
+
+// options are the holder options req declares.
+func (req Request) options() data.AcquireOptions {
+	return data.AcquireOptions{NotPreemptible: req.NotPreemptible, Attachment: req.Attachment}
 }
 
 // Authorizer decides whether the caller may compete for a session's lease.
@@ -53,16 +70,25 @@ func (p Permit) Request() Request { return p.req }
 // need. A nil authz, invalid input (errors.Is(err, data.ErrInvalid)) and a
 // refusal (errors.Is(err, ErrDenied)) return an error and no Permit.
 func (c *Client) Authorize(ctx context.Context, authz Authorizer, key Key, holder string) (Permit, error) {
+	return c.AuthorizeRequest(ctx, authz, Request{Key: key, Holder: holder})
+}
+
+// AuthorizeRequest is Authorize for a whole Request: with it a run declares
+// its holder options (NotPreemptible, Attachment), which the Authorizer sees
+// and may refuse, like the key and the label.
+func (c *Client) AuthorizeRequest(ctx context.Context, authz Authorizer, req Request) (Permit, error) {
 	if authz == nil {
 		return Permit{}, errors.New("authorize: nil Authorizer")
 	}
-	if err := data.ValidateKey(key); err != nil {
+	if err := data.ValidateKey(req.Key); err != nil {
 		return Permit{}, err
 	}
-	if err := data.ValidateHolder(holder); err != nil {
+	if err := data.ValidateHolder(req.Holder); err != nil {
 		return Permit{}, err
 	}
-	req := Request{Key: key, Holder: holder}
+	if err := data.ValidateAttachment(req.Attachment); err != nil {
+		return Permit{}, err
+	}
 	if err := authz.Authorize(ctx, req); err != nil {
 		return Permit{}, fmt.Errorf("%w: %w", ErrDenied, err)
 	}

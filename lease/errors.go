@@ -12,7 +12,7 @@ import (
 
 // Why a lease ended. context.Cause(l.Context()) is a *LostError for a loss
 // (errors.Is(cause, ErrLost) and one of ErrRejected, ErrForceReleased,
-// ErrTakenOver or ErrExpired) or ErrReleased after Release.
+// ErrTakenOver, ErrPreempted or ErrExpired) or ErrReleased after Release.
 var (
 	// ErrLost: the lease ended without Release; the run must stop.
 	ErrLost = errors.New("lease lost")
@@ -26,6 +26,14 @@ var (
 	// ErrTakenOver: another run took the lease over after it expired on the
 	// server. It wraps ErrRejected.
 	ErrTakenOver = fmt.Errorf("%w: taken over", ErrRejected)
+	// ErrPreempted: a member of lease_preempt took the lease from this run
+	// while it was unexpired (Client.Preempt). The *LostError's By names the
+	// preemptor: its label, public run id and reason. It wraps ErrRejected.
+	ErrPreempted = fmt.Errorf("%w: preempted", ErrRejected)
+	// ErrNotPreemptible: Preempt was refused because the holder declared
+	// that it must not be preempted (Request.NotPreemptible); nothing was
+	// written. The error is also an ErrHeld with a *HeldError.
+	ErrNotPreemptible = data.ErrNotPreemptible
 	// ErrExpired: the local safe deadline passed without a confirmed renewal
 	// (the database was unreachable or too slow, or this process was paused).
 	ErrExpired = errors.New("local deadline passed without a confirmed renewal")
@@ -63,10 +71,11 @@ type LostError struct {
 	Key   Key
 	RunID uuid.UUID // the lost run's public id (Lease.RunID)
 	Fence int64
-	// Reason is ErrForceReleased, ErrTakenOver, ErrRejected or ErrExpired.
+	// Reason is ErrForceReleased, ErrTakenOver, ErrPreempted, ErrRejected
+	// or ErrExpired.
 	Reason error
 	// By is the event that ended the lease when it could be read (a
-	// force_released or taken_over event), else the zero Event.
+	// force_released, taken_over or preempted event), else the zero Event.
 	By data.Event
 	// Last is the last renewal error seen before an ErrExpired loss, if any.
 	Last error
@@ -85,6 +94,12 @@ func (e *LostError) Error() string {
 		}
 	case data.KindTakenOver:
 		fmt.Fprintf(&b, " by run %s (%q, fence %d)", e.By.RunID, e.By.Holder, e.By.Fence)
+	case data.KindPreempted:
+		fmt.Fprintf(&b, " by run %s (%q, fence %d, login %q", e.By.RunID, e.By.Holder, e.By.Fence, e.By.Actor)
+		if e.By.Reason != "" {
+			fmt.Fprintf(&b, ", reason %q", e.By.Reason)
+		}
+		b.WriteString(")")
 	}
 	if e.Last != nil {
 		fmt.Fprintf(&b, "; last renewal error: %v", e.Last)

@@ -146,6 +146,8 @@ func (l *Lease) rejected() {
 		reason = ErrForceReleased
 	case data.KindTakenOver:
 		reason = ErrTakenOver
+	case data.KindPreempted:
+		reason = ErrPreempted
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -153,7 +155,7 @@ func (l *Lease) rejected() {
 }
 
 // endingEvent reads the event that ended this run's lease: a forced release
-// of this run or a takeover from it. It is best effort, bounded by a short
+// of this run, or a takeover or preempt from it. It is best effort, bounded by a short
 // timeout, and returns the zero Event when it cannot tell.
 func (l *Lease) endingEvent() data.Event {
 	ctx, cancel := context.WithTimeout(l.ctx, min(l.cfg.RenewTimeout, 500*time.Millisecond))
@@ -166,7 +168,8 @@ func (l *Lease) endingEvent() data.Event {
 	for _, e := range evs {
 		switch {
 		case e.Kind == data.KindForceReleased && e.RunID == run,
-			e.Kind == data.KindTakenOver && e.PrevRunID == run:
+			e.Kind == data.KindTakenOver && e.PrevRunID == run,
+			e.Kind == data.KindPreempted && e.PrevRunID == run:
 			return e
 		}
 	}

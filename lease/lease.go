@@ -74,6 +74,7 @@ type Lease struct {
 	cfg    Config
 	token  Token
 	holder string
+	attach string // the attachment it published last (Request.Attachment, SetAttachment)
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc

@@ -93,7 +93,7 @@ func (c *Client) listen(ctx context.Context) {
 // wakes reports whether an event of kind k can let a waiter in (or changes
 // how long it should sleep).
 func wakes(k data.Kind) bool {
-	return k == data.KindReleased || k == data.KindForceReleased || k == data.KindTakenOver
+	return k == data.KindReleased || k == data.KindForceReleased || k == data.KindTakenOver || k == data.KindPreempted
 }
 
 func (c *Client) wake(match func(Key) bool) {

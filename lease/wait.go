@@ -47,7 +47,7 @@ func (c *Client) Wait(ctx context.Context, p Permit) (*Lease, error) {
 		if c.isClosed() {
 			return giveUp(ErrClosed)
 		}
-		l, err := c.try(ctx, p.req, tr)
+		l, err := c.try(ctx, p.req, tr, c.acquire)
 		switch {
 		case err == nil:
 			return l, nil

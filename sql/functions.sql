@@ -254,7 +254,10 @@ BEGIN
             fence       = nextval('lease.fence_seq'), -- drawn after the row lock: rises in takeover order
             acquired_at = EXCLUDED.acquired_at,
             renewed_at  = EXCLUDED.renewed_at,
-            expires_at  = EXCLUDED.expires_at
+            expires_at  = EXCLUDED.expires_at,
+            -- the previous holder's options (preempt.sql) are not the new one's
+            preemptible = true,
+            attachment  = NULL
         WHERE l.expires_at <= EXCLUDED.acquired_at
     RETURNING l.run_id, l.fence, l.expires_at, l.xmax = 0
          INTO granted.run_id, granted.fence, granted.expires_at, inserted;

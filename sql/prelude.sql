@@ -39,6 +39,10 @@ BEGIN
     IF to_regrole('lease_admin') IS NULL THEN
         CREATE ROLE lease_admin NOLOGIN;
     END IF;
+    -- Preempting stops another run's work: a right of its own (preempt.sql).
+    IF to_regrole('lease_preempt') IS NULL THEN
+        CREATE ROLE lease_preempt NOLOGIN;
+    END IF;
 
     IF to_regrole('lease_owner') IS NULL THEN
         IF NOT (super OR createrole) THEN

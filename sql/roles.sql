@@ -5,6 +5,8 @@
 --                 that own executions. No INSERT/UPDATE/DELETE: a lease changes only
 --                 through the protocol.
 --   lease_admin   lease_app + EXECUTE on force_release: operators.
+--   lease_preempt EXECUTE on preempt: taking a lease from an unexpired holder. Not nested in
+--                 the others; grant it beside lease_app to the logins that may preempt.
 --
 -- Roles are NOLOGIN groups; grant them to login roles (GRANT lease_app TO backend).
 -- PUBLIC has no rights on anything in schema lease.
@@ -17,7 +19,7 @@ REVOKE ALL ON ALL TABLES IN SCHEMA lease FROM PUBLIC;
 REVOKE ALL ON ALL SEQUENCES IN SCHEMA lease FROM PUBLIC;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA lease FROM PUBLIC;
 
-GRANT USAGE ON SCHEMA lease TO lease_reader, lease_app, lease_admin;
+GRANT USAGE ON SCHEMA lease TO lease_reader, lease_app, lease_admin, lease_preempt;
 GRANT SELECT ON lease.session_lease, lease.event, lease.schema_version TO lease_reader;
 GRANT EXECUTE ON FUNCTION lease.notify_renewals() TO lease_reader;
 
@@ -26,7 +28,11 @@ GRANT EXECUTE ON FUNCTION
     lease.renew(text, text, uuid, interval),
     lease.renew_many(text[], text[], uuid[], interval),
     lease.release(text, text, uuid),
-    lease.check_fence(text, text, uuid, bigint)
+    lease.check_fence(text, text, uuid, bigint),
+    lease.acquire_with(text, text, uuid, interval, text, boolean, text),
+    lease.set_attachment(text, text, uuid, text)
     TO lease_app;
 
 GRANT EXECUTE ON FUNCTION lease.force_release(text, text, uuid, text) TO lease_admin;
+
+GRANT EXECUTE ON FUNCTION lease.preempt(text, text, uuid, interval, text, text, boolean, text) TO lease_preempt;

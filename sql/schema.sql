@@ -119,12 +119,34 @@ $$;
 -- table's CHECK is read and prepared again for every statement that inserts,
 -- which cost each event row about a fifth of its insert, while a domain's
 -- check is prepared once per session.
+--
+-- A domain made by an earlier version lists fewer kinds: its CHECK is
+-- replaced by the current list (by name, event_kind_check) when it lacks one
+-- of them. Added NOT VALID: the list only grows, so the rows already there
+-- pass, and a long history is not scanned under the domain's lock.
 DO $$
+DECLARE
+    kinds constant text[] := ARRAY['acquired', 'taken_over', 'released', 'force_released', 'renew_rejected', 'truncated',
+        'preempted'];
+    kind text;
+    missing boolean := false;
 BEGIN
     IF to_regtype('lease.event_kind') IS NULL THEN
-        CREATE DOMAIN lease.event_kind AS text CHECK (VALUE IN (
-            'acquired', 'taken_over', 'released', 'force_released', 'renew_rejected', 'truncated'));
+        EXECUTE pg_catalog.format('CREATE DOMAIN lease.event_kind AS text CONSTRAINT event_kind_check CHECK (VALUE = ANY (%L::text[]))', kinds);
+        RETURN;
     END IF;
+    FOREACH kind IN ARRAY kinds LOOP
+        BEGIN
+            PERFORM kind::lease.event_kind;
+        EXCEPTION WHEN check_violation THEN
+            missing := true;
+        END;
+    END LOOP;
+    IF NOT missing THEN
+        RETURN;
+    END IF;
+    ALTER DOMAIN lease.event_kind DROP CONSTRAINT IF EXISTS event_kind_check;
+    EXECUTE pg_catalog.format('ALTER DOMAIN lease.event_kind ADD CONSTRAINT event_kind_check CHECK (VALUE = ANY (%L::text[])) NOT VALID', kinds);
 END
 $$;
 

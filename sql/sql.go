@@ -21,7 +21,13 @@ import "embed"
 // promoted standby's first write moves the fence sequence and the event ids
 // past its WAL timeline's floor (lease.follow_timeline), so neither repeats
 // across a failover; the functions carry it, the tables are unchanged.
-const Version = 2
+//
+// Version 3 (preempt): lease.preempt, granted to the new group lease_preempt,
+// takes a lease from an unexpired holder (event kind preempted, with the
+// victim's label in lease.event.prev_holder); lease rows say whether their
+// holder may be preempted and carry its attachment (preempt.sql). Columns
+// are added in place: a version-2 database migrates keeping its leases.
+const Version = 3
 
 //go:embed *.sql
 var files embed.FS
@@ -32,6 +38,7 @@ func Files() []File {
 		read("prelude.sql", false),
 		read("schema.sql", true),
 		read("functions.sql", true),
+		read("preempt.sql", true),
 		read("triggers.sql", true),
 		read("roles.sql", true),
 		read("members.sql", false),

@@ -3,11 +3,15 @@
 --
 --   INSERT                          -> acquired
 --   UPDATE that changes run/fence   -> taken_over (prev_run_id, prev_fence, prev_expires_at)
+--   UPDATE by lease.preempt of an
+--   unexpired lease                 -> preempted (as taken_over, plus prev_holder, actor, reason)
 --   DELETE by lease.release         -> released
 --   DELETE by lease.force_release   -> force_released (actor = session_user, reason)
 --
 -- force_release labels its DELETE with the transaction-local settings lease.op
--- and lease.reason; release clears them before its own DELETE, so a caller who
+-- and lease.reason (preempt its UPDATE, which must also replace an unexpired
+-- lease, something only preempt does, so a caller's own setting cannot dress
+-- up a takeover); release clears them before its own DELETE, so a caller who
 -- sets them cannot dress up a release as forced, and the reason is checked again
 -- here (check_label) so nothing unchecked reaches the audit trail.
 --   TRUNCATE                        -> truncated (listeners must resync)
@@ -53,6 +57,17 @@ BEGIN
         INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder)
         VALUES (NEW.acquired_at, 'acquired', NEW.account_id, NEW.session_id, NEW.run_id,
                 NEW.fence, NEW.expires_at, NEW.holder)
+        RETURNING * INTO ev;
+    ELSIF TG_OP = 'UPDATE' AND OLD.expires_at > NEW.acquired_at
+          AND coalesce(current_setting('lease.op', true), '') = 'preempt' THEN
+        -- lease.preempt replaced an unexpired lease (acquire takes over
+        -- expired ones only), with the reason it set right before.
+        why := nullif(current_setting('lease.reason', true), '');
+        PERFORM lease.check_label('reason', why, 512);
+        INSERT INTO lease.event (at, kind, account_id, session_id, run_id, prev_run_id,
+                                 fence, prev_fence, expires_at, prev_expires_at, holder, prev_holder, reason)
+        VALUES (NEW.acquired_at, 'preempted', NEW.account_id, NEW.session_id, NEW.run_id, OLD.run_id,
+                NEW.fence, OLD.fence, NEW.expires_at, OLD.expires_at, NEW.holder, OLD.holder, why)
         RETURNING * INTO ev;
     ELSIF TG_OP = 'UPDATE' THEN
         INSERT INTO lease.event (at, kind, account_id, session_id, run_id, prev_run_id,

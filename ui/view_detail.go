@@ -50,6 +50,12 @@ func (m *Model) viewDetail() []string {
 		}
 		field("expires", expiry)
 		field("ttl", compact(l.ExpiresAt.Sub(l.RenewedAt)))
+		if l.NotPreemptible {
+			field("preempt", s.warn.Render("refused: the holder declared it must not be preempted"))
+		}
+		if l.Attachment != "" {
+			field("attachment", m.exactText(l.Attachment))
+		}
 		m.lockerLines(field, left <= 0)
 		if d.held && d.opened.RunID != l.RunID {
 			lines = append(lines, "  "+s.warn.Render(fmt.Sprintf("changed hands since this view opened (was run %s)", shortRun(d.opened.RunID))))

@@ -106,6 +106,15 @@ func (m *Model) describe(ev data.Event) (string, string, *lipgloss.Style) {
 			d += " · " + compact(ev.At.Sub(ev.PrevExpiresAt)) + " after expiry"
 		}
 		return "taken over", d, &s.takeover
+	case data.KindPreempted:
+		d := fmt.Sprintf("run %s→%s fence %d→%d by %s", shortRun(ev.PrevRunID), shortRun(ev.RunID), ev.PrevFence, ev.Fence, clean(ev.Actor, 24))
+		if ev.PrevHolder != "" || ev.Holder != "" {
+			d += " · " + idText(ev.PrevHolder, 24) + "→" + idText(ev.Holder, 24)
+		}
+		if ev.Reason != "" {
+			d += ": " + clean(ev.Reason, 60)
+		}
+		return "preempted", d, &s.forced
 	case data.KindReleased:
 		return "released", fmt.Sprintf("%s fence %d", run, ev.Fence), &s.released
 	case data.KindForceReleased:

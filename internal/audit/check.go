@@ -132,7 +132,7 @@ func (c *checker) history(events []data.Event) {
 			sessions[e.Key] = s
 		}
 		switch e.Kind {
-		case data.KindAcquired, data.KindTakenOver:
+		case data.KindAcquired, data.KindTakenOver, data.KindPreempted:
 			c.tally.RunsStarted++
 			c.grantEvent(e, s.cur)
 			if e.Fence <= s.lastFence {
@@ -170,7 +170,11 @@ func (c *checker) grantEvent(e data.Event, cur *grant) {
 		}
 		return
 	}
-	c.tally.Takeovers++
+	if e.Kind == data.KindPreempted {
+		c.tally.Preempts++
+	} else {
+		c.tally.Takeovers++
+	}
 	switch {
 	case cur == nil:
 		c.fail(OneOwner, e.Key, "run %s (fence %d) took the session over at %s from run %s, which the history does not show holding it (event %d)",
@@ -179,7 +183,10 @@ func (c *checker) grantEvent(e data.Event, cur *grant) {
 		c.fail(OneOwner, e.Key, "run %s (fence %d) took the session over from run %s at %s, but run %s (fence %d) held it (event %d)",
 			short(e.RunID), e.Fence, short(e.PrevRunID), clock(e.At), short(cur.run), cur.fence, e.ID)
 	}
-	if e.PrevExpiresAt.After(e.At) {
+	// A preempt replaces an unexpired lease on purpose: the replaced run's
+	// lease ends at the preempt (its row, so its renewals and fence checks,
+	// are gone), so there is still one owner at a time.
+	if e.Kind != data.KindPreempted && e.PrevExpiresAt.After(e.At) {
 		c.fail(OneOwner, e.Key, "run %s (%s, fence %d) took the session over at %s while run %s's lease ran until %s: two owners for %s (event %d)",
 			short(e.RunID), e.Holder, e.Fence, clock(e.At), short(e.PrevRunID), clock(e.PrevExpiresAt),
 			e.PrevExpiresAt.Sub(e.At).Round(time.Millisecond), e.ID)
@@ -190,6 +197,9 @@ func (c *checker) grantEvent(e data.Event, cur *grant) {
 		}
 		if !prev.ended {
 			prev.ended, prev.endAt, prev.endKind, prev.expiredBy = true, e.At, e.Kind, e.PrevExpiresAt
+			if e.Kind == data.KindPreempted {
+				prev.expiredBy = time.Time{} // it ended at the preempt, before its expiry
+			}
 		}
 	}
 }

@@ -57,6 +57,7 @@ type Tally struct {
 	Refusals               int
 	Takeovers              int
 	TakeoversAfterLoss     int // taken over from a run whose process was killed on purpose
+	Preempts               int // unexpired leases taken by lease.preempt
 	ZombieRenewalsRejected int
 	StaleWritesRefused     int
 	WritesAccepted         int

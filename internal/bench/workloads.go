@@ -48,6 +48,7 @@ func workloads() []workload {
 		{name: "handoff-poll-100ms", run: handoffWorkload(handoffPoll100ms)},
 		{name: "handoff-poll-1s", run: handoffWorkload(handoffPoll1s)},
 		{name: "takeover", run: func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runTakeover(ctx, w) }},
+		{name: "preempt", run: func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runPreempt(ctx, w) }},
 		{name: "propagation-100", run: propagationWorkload(100)},
 		{name: "propagation-1000", run: propagationWorkload(1000)},
 		{name: "propagation-poll-1000", run: pollPropagationWorkload(1000, pollEvery)},

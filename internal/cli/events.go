@@ -195,6 +195,7 @@ func textEvent(w io.Writer, ev data.Event) error {
 		field("prev_fence", fmt.Sprint(ev.PrevFence))
 	}
 	id("holder", ev.Holder)
+	id("prev_holder", ev.PrevHolder)
 	field("actor", ev.Actor)
 	field("reason", ev.Reason)
 	_, err := fmt.Fprintln(w, b.String())

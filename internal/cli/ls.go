@@ -59,6 +59,8 @@ type leaseJSON struct {
 	ExpiresAt        time.Time `json:"expires_at"`
 	RemainingSeconds float64   `json:"remaining_seconds"` // negative once expired
 	Expired          bool      `json:"expired"`           // expired and not taken over: a likely lost holder
+	Preemptible      bool      `json:"preemptible"`       // false: the holder declared it must not be preempted
+	Attachment       *string   `json:"attachment"`        // what the holder published (untrusted text), null for none
 }
 
 func writeLeasesJSON(w io.Writer, now time.Time, leases []data.Lease) error {
@@ -72,6 +74,7 @@ func writeLeasesJSON(w io.Writer, now time.Time, leases []data.Lease) error {
 			AccountID: l.Account, SessionID: l.Session, RunID: l.RunID.String(), Holder: l.Holder, Fence: l.Fence,
 			AcquiredAt: l.AcquiredAt, RenewedAt: l.RenewedAt, ExpiresAt: l.ExpiresAt,
 			RemainingSeconds: left.Seconds(), Expired: left <= 0,
+			Preemptible: !l.NotPreemptible, Attachment: nonEmpty(l.Attachment),
 		})
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
@@ -80,6 +83,14 @@ func writeLeasesJSON(w io.Writer, now time.Time, leases []data.Lease) error {
 	}
 	_, err = w.Write(append(termtext.JSON(b), '\n'))
 	return err
+}
+
+// nonEmpty is s, or nil (JSON null) for "".
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 func writeLeasesText(w io.Writer, now time.Time, leases []data.Lease) error {

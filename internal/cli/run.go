@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,8 +9,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/termtext"
@@ -31,7 +28,7 @@ type runOptions struct {
 	dsn    string
 	key    lease.Key
 	ttl    time.Duration
-	wait   bool
+	busy   busyOptions // --on-busy, --wait and what the run declares (run_busy.go)
 	holder string
 	grace  time.Duration
 	argv   []string
@@ -92,13 +89,14 @@ func notRun(ctx context.Context, err error) error {
 }
 
 func parseRunFlags(env Env, args []string) (runOptions, error) {
-	fs := newFlags(env, "run", "run --account A --session S [--ttl 15s] [--wait [--listen-dsn URL] [--poll 250ms]] [--holder LABEL] [--grace 5s] [--pass-db-env] [--dsn URL] -- CMD [ARGS...]")
+	fs := newFlags(env, "run", "run --account A --session S [--ttl 15s] [--on-busy refuse|wait|preempt [--reason TEXT]] [--wait] [--listen-dsn URL] [--poll 250ms] "+
+		"[--not-preemptible] [--attachment TEXT] [--holder LABEL] [--grace 5s] [--pass-db-env] [--dsn URL] -- CMD [ARGS...]")
 	dsn := dsnFlag(fs)
 	listen := addListenFlags(fs)
 	account := fs.String("account", "", "account id of the session (required)")
 	session := fs.String("session", "", "session id (required)")
 	ttl := fs.Duration("ttl", 15*time.Second, "lease time to live on the database clock, renewed every ttl/3 (at least 500ms)")
-	wait := fs.Bool("wait", false, "wait while another run holds the lease (default: exit 3 at once)")
+	busy := addBusyFlags(fs)
 	holder := fs.String("holder", "", `holder label operators see (default "CMD@HOST pid PID")`)
 	grace := fs.Duration("grace", 5*time.Second, "after losing the lease, how long CMD has between SIGTERM and SIGKILL")
 	passDBEnv := fs.Bool("pass-db-env", false, "pass DATABASE_URL, PGPASSWORD and PGSSLPASSWORD on to CMD (default: removed, so CMD does not get leasetop's database credentials)")
@@ -106,7 +104,7 @@ func parseRunFlags(env Env, args []string) (runOptions, error) {
 		return runOptions{}, err
 	}
 	opts := runOptions{dsn: *dsn, key: lease.Key{Account: *account, Session: *session}, ttl: *ttl,
-		wait: *wait, holder: *holder, grace: *grace, argv: fs.Args(), passDBEnv: *passDBEnv}
+		holder: *holder, grace: *grace, argv: fs.Args(), passDBEnv: *passDBEnv}
 	switch {
 	case len(opts.argv) == 0:
 		return opts, usageErrorf("run: no command given: leasetop run --account A --session S -- CMD [ARGS...]")
@@ -120,6 +118,11 @@ func parseRunFlags(env Env, args []string) (runOptions, error) {
 	if err := data.ValidateKey(opts.key); err != nil {
 		return opts, usageErrorf("run: %v", err)
 	}
+	b, err := busy.options()
+	if err != nil {
+		return opts, err
+	}
+	opts.busy = b
 	store, err := listen.options(env)
 	if err != nil {
 		return opts, err
@@ -169,42 +172,6 @@ func defaultHolder(cmd string) string {
 type commandLineAuthorizer struct{}
 
 func (commandLineAuthorizer) Authorize(context.Context, lease.Request) error { return nil }
-
-// acquireForRun authorizes and acquires the lease: once, or (with --wait)
-// until it is free or ctx ends.
-func acquireForRun(ctx context.Context, env Env, client *lease.Client, opts runOptions) (*lease.Lease, error) {
-	permit, err := client.Authorize(ctx, commandLineAuthorizer{}, opts.key, opts.holder)
-	if err != nil {
-		return nil, usageErrorf("run: %v", err)
-	}
-	l, err := client.Try(ctx, permit)
-	var held *lease.HeldError
-	switch {
-	case err == nil:
-		return l, nil
-	case !errors.As(err, &held):
-		return nil, connError(err)
-	case !opts.wait:
-		return nil, &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; use --wait to wait for it", heldMessage(held))}
-	}
-	fmt.Fprintf(env.Stderr, "leasetop: waiting: %s\n", heldMessage(held))
-	l, err = client.Wait(ctx, permit)
-	if err != nil {
-		return nil, connError(err)
-	}
-	return l, nil
-}
-
-// heldMessage names who holds the lease and for how long, with database
-// text made inert.
-func heldMessage(h *lease.HeldError) string {
-	key := termtext.Clean(h.Key.String(), 0)
-	if h.RunID == uuid.Nil {
-		return fmt.Sprintf("lease %s is held by another run", key)
-	}
-	return fmt.Sprintf("lease %s is held by run %s (%q) for %s more", key, h.RunID,
-		termtext.Clean(h.Holder, 0), h.Remaining.Round(100*time.Millisecond))
-}
 
 // warnf prints one line about the lease on stderr, made inert
 // (termtext.Clean) as a whole.

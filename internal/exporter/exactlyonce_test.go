@@ -51,6 +51,9 @@ func TestTransitionsExactlyOnceAcrossListenerKill(t *testing.T) {
 	for i := 3; i < 5; i++ {
 		stmts = append(stmts, fmt.Sprintf(`SELECT lease.force_release('acct', 'held-%d', NULL, 'exactly-once test')`, i))
 	}
+	for i := range 2 { // a live lease taken by a preempt
+		stmts = append(stmts, fmt.Sprintf(`SELECT * FROM lease.preempt('acct', 'new-%d', gen_random_uuid(), '1 hour', 'psql', 'exactly-once test')`, i))
+	}
 	for i := range 2 { // a zombie: the run that was taken over above renewing its lost lease
 		stmts = append(stmts, fmt.Sprintf(`SELECT lease.renew('acct', 'short-%d', '00000000-0000-0000-0000-0000000000b%d', '1 hour')`, i, i))
 	}
@@ -62,7 +65,7 @@ func TestTransitionsExactlyOnceAcrossListenerKill(t *testing.T) {
 	want := waitCounted(t, p, pool, "every transition made while the listener reconnected")
 	t.Logf("FAULT exporter-listener-killed transitions=%d written_in=%v counted_after_last=%v",
 		len(stmts), written.Sub(killed).Round(time.Millisecond), time.Since(written).Round(time.Millisecond))
-	for kind, n := range map[string]int64{"acquired": 18, "taken_over": 3, "released": 3, "force_released": 2, "renew_rejected": 2} {
+	for kind, n := range map[string]int64{"acquired": 18, "taken_over": 3, "released": 3, "force_released": 2, "renew_rejected": 2, "preempted": 2} {
 		if want[kind] != n {
 			t.Fatalf("lease.event has %d %s events, want %d (the test's own transitions)", want[kind], kind, n)
 		}

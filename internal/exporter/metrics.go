@@ -17,6 +17,7 @@ import (
 var kinds = []data.Kind{
 	data.KindAcquired, data.KindTakenOver, data.KindReleased,
 	data.KindForceReleased, data.KindRenewRejected, data.KindTruncated,
+	data.KindPreempted,
 }
 
 // metrics are the counters and histograms updated as events are applied.
@@ -109,7 +110,7 @@ func (e *Exporter) runStarts(it monitor.Item) map[uuid.UUID]time.Time {
 	}
 	for i, ev := range evs {
 		switch {
-		case ev.Kind == data.KindAcquired || ev.Kind == data.KindTakenOver:
+		case ev.Kind == data.KindAcquired || ev.Kind == data.KindTakenOver || ev.Kind == data.KindPreempted:
 			if i < len(evs)-1 { // a later event of this item may release it
 				put(ev.RunID, ev.At)
 			}

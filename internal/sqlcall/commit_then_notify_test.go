@@ -18,6 +18,8 @@ func TestOnlyReleaseCommitsAsynchronously(t *testing.T) {
 	}{
 		{"acquire", AcquireThenNotify, false},
 		{"release", ReleaseThenNotify, true},
+		{"acquire_with", AcquireWithThenNotify, false},
+		{"preempt", PreemptThenNotify, false},
 	}
 	for _, tt := range tests {
 		if got := strings.Contains(tt.q.Setup, async); got != tt.async {

@@ -15,7 +15,7 @@
 //	leasetop_client_renewals_total{outcome}            renewal attempts: confirmed, failed (the
 //	                                                   lease is at risk) or rejected (it is lost)
 //	leasetop_client_leases_lost_total{cause}           losses: force_released, taken_over,
-//	                                                   rejected or expired
+//	                                                   preempted, rejected or expired
 //	leasetop_client_at_risk_duration_seconds           histogram of the periods leases spent at
 //	                                                   risk (renewals failing, deadline not passed)
 //
@@ -43,6 +43,7 @@ const (
 
 	CauseForceReleased = "force_released"
 	CauseTakenOver     = "taken_over"
+	CausePreempted     = "preempted"
 	CauseRejected      = "rejected"
 	CauseExpired       = "expired"
 )
@@ -71,7 +72,7 @@ func New() *Collector {
 		}, []string{"outcome"}),
 		lost: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "leasetop_client_leases_lost_total",
-			Help: "Held leases lost, by cause: force_released, taken_over, rejected or expired (the local deadline passed without a confirmed renewal).",
+			Help: "Held leases lost, by cause: force_released, taken_over, preempted, rejected or expired (the local deadline passed without a confirmed renewal).",
 		}, []string{"cause"}),
 		atRisk: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "leasetop_client_at_risk_duration_seconds",
@@ -85,7 +86,7 @@ func New() *Collector {
 	for _, o := range []string{OutcomeConfirmed, OutcomeFailed, OutcomeRejected} {
 		c.renewals.WithLabelValues(o)
 	}
-	for _, cause := range []string{CauseForceReleased, CauseTakenOver, CauseRejected, CauseExpired} {
+	for _, cause := range []string{CauseForceReleased, CauseTakenOver, CausePreempted, CauseRejected, CauseExpired} {
 		c.lost.WithLabelValues(cause)
 	}
 	return c
@@ -148,14 +149,16 @@ func renewOutcome(err error) string {
 	}
 }
 
-// Cause is the cause label of a loss: force_released, taken_over, rejected
-// or expired.
+// Cause is the cause label of a loss: force_released, taken_over,
+// preempted, rejected or expired.
 func Cause(err *lease.LostError) string {
 	switch {
 	case errors.Is(err, lease.ErrForceReleased):
 		return CauseForceReleased
 	case errors.Is(err, lease.ErrTakenOver):
 		return CauseTakenOver
+	case errors.Is(err, lease.ErrPreempted):
+		return CausePreempted
 	case errors.Is(err, lease.ErrExpired):
 		return CauseExpired
 	default:

@@ -37,10 +37,11 @@ func TestCollectorRecordsHook(t *testing.T) {
 	m.AtRiskFunc(1500 * time.Millisecond)
 
 	want := `
-# HELP leasetop_client_leases_lost_total Held leases lost, by cause: force_released, taken_over, rejected or expired (the local deadline passed without a confirmed renewal).
+# HELP leasetop_client_leases_lost_total Held leases lost, by cause: force_released, taken_over, preempted, rejected or expired (the local deadline passed without a confirmed renewal).
 # TYPE leasetop_client_leases_lost_total counter
 leasetop_client_leases_lost_total{cause="expired"} 2
 leasetop_client_leases_lost_total{cause="force_released"} 1
+leasetop_client_leases_lost_total{cause="preempted"} 0
 leasetop_client_leases_lost_total{cause="rejected"} 1
 leasetop_client_leases_lost_total{cause="taken_over"} 1
 # HELP leasetop_client_renewals_total Renewal attempts by outcome: confirmed, failed (error or timeout: the lease is at risk) or rejected (the lease is lost).
@@ -71,8 +72,8 @@ leasetop_client_renewals_total{outcome="rejected"} 1
 // sees the first loss.
 func TestCollectorStartsAtZero(t *testing.T) {
 	c := leaseprom.New()
-	if n := testutil.CollectAndCount(c, "leasetop_client_leases_lost_total"); n != 4 {
-		t.Errorf("leases_lost_total series = %d, want one per cause (4)", n)
+	if n := testutil.CollectAndCount(c, "leasetop_client_leases_lost_total"); n != 5 {
+		t.Errorf("leases_lost_total series = %d, want one per cause (5)", n)
 	}
 	if n := testutil.CollectAndCount(c, "leasetop_client_renewals_total"); n != 3 {
 		t.Errorf("renewals_total series = %d, want one per outcome (3)", n)
@@ -87,6 +88,7 @@ func TestCause(t *testing.T) {
 	}{
 		{lease.ErrForceReleased, "force_released"},
 		{lease.ErrTakenOver, "taken_over"},
+		{lease.ErrPreempted, "preempted"},
 		{lease.ErrRejected, "rejected"},
 		{lease.ErrExpired, "expired"},
 	} {

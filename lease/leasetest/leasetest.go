@@ -5,6 +5,7 @@
 //   - ExpireNow: the lease runs out on the server now, so another run can
 //     take it over (the holder's next renewal is rejected); an expired
 //     lease nobody took over is removed when the test ends;
+//   - Preempt: another device preempts the lease (lease.ErrPreempted);
 //   - BlockRenewals: renewals stop getting answers, as when the database is
 //     unreachable (lease.AtRisk, then lease.ErrExpired at the local deadline).
 //

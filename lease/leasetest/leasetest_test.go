@@ -53,6 +53,24 @@ func TestForceLoss(t *testing.T) {
 	}
 }
 
+// Preempt ends the lease with ErrPreempted, naming the preemptor and the
+// reason; the preemptor holds the key with a higher fence.
+func TestPreempt(t *testing.T) {
+	db := pgtest.New(t)
+	store := db.Store(t)
+	_, l := hold(t, store, lease.Config{TTL: time.Second}, "h")
+	cause := leasetest.Preempt(t, store, l, "moved to the phone")
+	var lost *lease.LostError
+	if !errors.As(cause, &lost) || !errors.Is(cause, lease.ErrPreempted) || lost.By.Holder != leasetest.PreemptHolder ||
+		lost.By.Reason != "moved to the phone" {
+		t.Fatalf("Preempt = %v, want a *LostError with ErrPreempted by %s", cause, leasetest.PreemptHolder)
+	}
+	now, _, ok, err := store.Lease(context.Background(), key)
+	if err != nil || !ok || now.RunID != lost.By.RunID || now.Fence <= l.Fence() {
+		t.Errorf("after Preempt the lease is %+v (%v, %v), want the preemptor's with a fence above %d", now, ok, err, l.Fence())
+	}
+}
+
 // After ExpireNow another run takes the lease over at once, and the
 // holder's next renewal tells it so.
 func TestExpireNow(t *testing.T) {

@@ -1,0 +1,148 @@
+package data
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/internal/sqlcall"
+)
+
+// AcquireOptions are what a holder declares about its lease when it
+// acquires it. The zero value is Acquire's: preemptible, no attachment.
+type AcquireOptions struct {
+	// NotPreemptible refuses every Preempt of the lease (a payment in
+	// progress): Preempt returns ErrNotPreemptible and writes nothing.
+	NotPreemptible bool
+	// Attachment is a short text the holder publishes on its lease, at
+	// most MaxAttachmentBytes, such as the id of the stream its run writes
+	// to, so that a device that finds the session busy can join that run
+	// (HeldError.Attachment). Never a secret: everyone who may read the
+	// lease table reads it. Control, bidirectional formatting and invisible
+	// characters are refused, as in holder labels.
+	Attachment string
+}
+
+func (o AcquireOptions) validate() error { return ValidateAttachment(o.Attachment) }
+
+// AcquireWith is Acquire with the holder's options (lease.acquire_with):
+// the lease it grants, or holds already for a retry, carries them from its
+// first moment. With the zero AcquireOptions it is Acquire.
+func (s *Store) AcquireWith(ctx context.Context, key Key, runID uuid.UUID, ttl time.Duration, holder string, opt AcquireOptions) (Grant, error) {
+	if opt == (AcquireOptions{}) {
+		return s.Acquire(ctx, key, runID, ttl, holder)
+	}
+	if err := validateAcquire(key, runID, ttl, holder); err != nil {
+		return Grant{}, err
+	}
+	if err := opt.validate(); err != nil {
+		return Grant{}, err
+	}
+	args := []any{key.Account, key.Session, runID, ttl, holder, !opt.NotPreemptible, opt.Attachment}
+	g, found, err := s.grantCall(ctx, sqlcall.AcquireWithThenNotify, key, runID, args)
+	if err != nil {
+		return Grant{}, fmt.Errorf("acquire %s: %w", key, translate(err))
+	}
+	if !found {
+		return Grant{}, s.held(ctx, key)
+	}
+	return g, nil
+}
+
+// Preempt grants key's lease to runID now (lease.preempt): it takes the
+// lease from the run holding it, if that run's lease is unexpired and
+// preemptible; a free or expired key is granted as Acquire grants it. The
+// preempted run's renewals and fence checks fail from this commit on, and
+// the history records a KindPreempted event with both runs, both labels,
+// the login and reason. The login must be a member of lease_preempt
+// (otherwise ErrPermission).
+//
+// It returns the grant as Acquire does (runID's own unexpired lease is
+// returned unchanged: a retry), or:
+//   - an error matching both ErrNotPreemptible and ErrHeld, with a
+//     *HeldError naming the holder, when the holder declared that it must
+//     not be preempted; nothing was written;
+//   - a *HeldError (ErrHeld) naming the new holder when the key changed
+//     hands while the call waited for the row: of preempts that race for one
+//     holder exactly one wins.
+//
+// reason is recorded in the event (at most MaxReasonBytes, the rules of
+// holder labels); opt applies to the new lease as in AcquireWith.
+func (s *Store) Preempt(ctx context.Context, key Key, runID uuid.UUID, ttl time.Duration, holder, reason string, opt AcquireOptions) (Grant, error) {
+	if err := validateAcquire(key, runID, ttl, holder); err != nil {
+		return Grant{}, err
+	}
+	if err := ValidateReason(reason); err != nil {
+		return Grant{}, err
+	}
+	if err := opt.validate(); err != nil {
+		return Grant{}, err
+	}
+	args := []any{key.Account, key.Session, runID, ttl, holder, reason, !opt.NotPreemptible, opt.Attachment}
+	g, found, err := s.grantCall(ctx, sqlcall.PreemptThenNotify, key, runID, args)
+	if err != nil {
+		err = translate(err)
+		if errors.Is(err, ErrNotPreemptible) {
+			return Grant{}, fmt.Errorf("preempt %s: %w: %w", key, ErrNotPreemptible, s.held(ctx, key))
+		}
+		return Grant{}, fmt.Errorf("preempt %s: %w", key, err)
+	}
+	if !found {
+		return Grant{}, s.held(ctx, key)
+	}
+	return g, nil
+}
+
+// grantCall makes a call that returns at most one grant row, retrying a
+// serialization failure (nothing granted) up to 3 times, as Acquire does.
+func (s *Store) grantCall(ctx context.Context, q sqlcall.CommitThenNotify, key Key, runID uuid.UUID, args []any) (Grant, bool, error) {
+	var (
+		g     Grant
+		found bool
+		err   error
+	)
+	scan := func(rows pgx.Rows) error {
+		for rows.Next() {
+			found = true
+			if err := rows.Scan(&g.RunID, &g.Fence, &g.ExpiresAt); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}
+	for attempt := 1; attempt <= 3; attempt++ {
+		found = false
+		err = s.call(ctx, q, key, runID, args, scan)
+		if !isSerializationFailure(err) {
+			break
+		}
+	}
+	return g, found, err
+}
+
+// SetAttachment replaces the attachment of runID's unexpired lease ("":
+// none). runID is the run's own (secret) id: only the holder publishes its
+// attachment. It returns ErrNotHeld when runID no longer holds the lease.
+// It is no ownership change: no event, no notification.
+func (s *Store) SetAttachment(ctx context.Context, key Key, runID uuid.UUID, attachment string) error {
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	if err := ValidateAttachment(attachment); err != nil {
+		return err
+	}
+	var ok bool
+	err := s.pool.QueryRow(ctx, sqlcall.SetAttachment,
+		sqlcall.Secret(s.calls.Mode, key.Account, key.Session, runID, attachment)...).Scan(&ok)
+	if err != nil {
+		return fmt.Errorf("set attachment %s: %w", key, translate(err))
+	}
+	if !ok {
+		return ErrNotHeld
+	}
+	return nil
+}

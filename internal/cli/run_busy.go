@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/termtext"
+	"github.com/leasetop/leasetop/lease"
+)
+
+// What leasetop run does when another run holds the lease (--on-busy).
+const (
+	busyRefuse  = "refuse"  // exit 3 at once (the default)
+	busyWait    = "wait"    // wait until it is free (--wait)
+	busyPreempt = "preempt" // take it now (needs lease_preempt)
+)
+
+// busyFlags are leasetop run's flags about a busy session and what the run
+// declares about itself.
+type busyFlags struct {
+	onBusy         *string
+	wait           *bool
+	reason         *string
+	notPreemptible *bool
+	attachment     *string
+}
+
+func addBusyFlags(fs *flagSet) *busyFlags {
+	return &busyFlags{
+		onBusy: fs.String("on-busy", busyRefuse, "when another run holds the lease: refuse (exit 3), wait (until it is free) "+
+			"or preempt (take it now and stop that run; needs the lease_preempt role, and the holder must be preemptible)"),
+		wait:   fs.Bool("wait", false, "the same as --on-busy wait"),
+		reason: fs.String("reason", "", "with --on-busy preempt: the reason recorded in the preempted event and shown to the preempted run"),
+		notPreemptible: fs.Bool("not-preemptible", false,
+			"declare that this run must not be preempted (a payment in progress): --on-busy preempt of it is refused"),
+		attachment: fs.String("attachment", "", "a short text to publish on the lease (at most 1 KiB, no secret: readable by every lease_reader), "+
+			"e.g. the id of the stream CMD writes to, so another device can join it instead of starting a run"),
+	}
+}
+
+// busyOptions are the parsed busy flags.
+type busyOptions struct {
+	policy         string
+	reason         string
+	notPreemptible bool
+	attachment     string
+}
+
+// options checks the flags and returns them.
+func (f *busyFlags) options() (busyOptions, error) {
+	o := busyOptions{policy: *f.onBusy, reason: *f.reason, notPreemptible: *f.notPreemptible, attachment: *f.attachment}
+	if *f.wait {
+		if o.policy != busyRefuse && o.policy != busyWait {
+			return o, usageErrorf("run: --wait is --on-busy wait; it cannot be combined with --on-busy %s", termtext.Clean(o.policy, 40))
+		}
+		o.policy = busyWait
+	}
+	switch o.policy {
+	case busyRefuse, busyWait, busyPreempt:
+	default:
+		return o, usageErrorf("run: --on-busy must be refuse, wait or preempt, got %q", termtext.Clean(o.policy, 40))
+	}
+	if o.reason != "" && o.policy != busyPreempt {
+		return o, usageErrorf("run: --reason is for --on-busy preempt")
+	}
+	if err := data.ValidateReason(o.reason); err != nil {
+		return o, usageErrorf("run: --reason: %v", err)
+	}
+	if err := data.ValidateAttachment(o.attachment); err != nil {
+		return o, usageErrorf("run: --attachment: %v", err)
+	}
+	return o, nil
+}
+
+// acquireForRun authorizes and acquires the lease; when another run holds
+// it, it does what --on-busy says.
+func acquireForRun(ctx context.Context, env Env, client *lease.Client, opts runOptions) (*lease.Lease, error) {
+	permit, err := client.AuthorizeRequest(ctx, commandLineAuthorizer{}, lease.Request{Key: opts.key, Holder: opts.holder,
+		NotPreemptible: opts.busy.notPreemptible, Attachment: opts.busy.attachment})
+	if err != nil {
+		return nil, usageErrorf("run: %v", err)
+	}
+	l, err := client.Try(ctx, permit)
+	var held *lease.HeldError
+	switch {
+	case err == nil:
+		return l, nil
+	case !errors.As(err, &held):
+		return nil, connError(err)
+	}
+	switch opts.busy.policy {
+	case busyWait:
+		fmt.Fprintf(env.Stderr, "leasetop: waiting: %s\n", heldMessage(held))
+		l, err = client.Wait(ctx, permit)
+	case busyPreempt:
+		if !held.Preemptible {
+			return nil, &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; it may not be preempted", heldMessage(held))}
+		}
+		fmt.Fprintf(env.Stderr, "leasetop: preempting: %s\n", heldMessage(held))
+		l, err = client.Preempt(ctx, permit, opts.busy.reason)
+		if err != nil {
+			return nil, preemptError(err)
+		}
+	default: // refuse; the other strategies add their cases above
+		return nil, &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; use --on-busy wait (or --wait) to wait for it", heldMessage(held))}
+	}
+	if err != nil {
+		return nil, connError(err)
+	}
+	return l, nil
+}
+
+// preemptError is the one line for a refused preempt.
+func preemptError(err error) error {
+	var held *lease.HeldError
+	switch {
+	case errors.Is(err, lease.ErrNotPreemptible) && errors.As(err, &held):
+		return &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; it may not be preempted", heldMessage(held))}
+	case errors.As(err, &held):
+		return &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s: it changed hands while preempting; nothing was preempted", heldMessage(held))}
+	case errors.Is(err, data.ErrPermission):
+		var perm *data.PermissionError
+		errors.As(err, &perm)
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("permission denied: %s (preempting needs membership in the role lease_preempt)", perm.Message)}
+	}
+	return connError(err)
+}
+
+// heldMessage names who holds the lease and for how long, whether it may be
+// preempted and what it published, with database text made inert.
+func heldMessage(h *lease.HeldError) string {
+	key := termtext.Clean(h.Key.String(), 0)
+	if h.RunID == uuid.Nil {
+		return fmt.Sprintf("lease %s is held by another run", key)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "lease %s is held by run %s (%q) for %s more", key, h.RunID,
+		termtext.Clean(h.Holder, 0), h.Remaining.Round(100*time.Millisecond))
+	if !h.Preemptible {
+		b.WriteString(", not preemptible")
+	}
+	if h.Attachment != "" {
+		fmt.Fprintf(&b, ", attachment %q", termtext.Clean(h.Attachment, 0))
+	}
+	return b.String()
+}

@@ -1,0 +1,87 @@
+package lease
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// Preempt acquires p's lease for a fresh run id now, taking it from the run
+// that holds it: one attempt, like Try, that does not wait for the holder
+// to finish. It needs a database login in the group lease_preempt
+// (otherwise the error is data.ErrPermission): preempting stops someone
+// else's work.
+//
+// The preempted run's renewals and fenced writes are refused from the
+// moment Preempt returns; its Lease.Context is cancelled with a *LostError
+// whose Reason is ErrPreempted and whose By names this run, its label and
+// reason (at its next renewal; at once where its Client hears the
+// notification for its key). The history records a preempted event.
+//
+// A free key or an expired lease is granted as Try grants it, and nobody is
+// preempted. Preempt returns, holding nothing:
+//   - ErrNotPreemptible (also ErrHeld, with a *HeldError naming the holder)
+//     when the holder declared that it must not be preempted;
+//   - ErrHeld (a *HeldError naming the new holder) when the key changed
+//     hands while the call waited for it: of Preempts racing for one holder,
+//     exactly one wins;
+//   - invalid input (reason: at most data.MaxReasonBytes, the rules of holder
+//     labels), ErrNoPermit, ErrClosed, ErrExpired or the database's error,
+//     as Try.
+//
+// reason is recorded in the event and shown to the preempted run. The new
+// lease carries p's holder options (Request.NotPreemptible, Attachment).
+func (c *Client) Preempt(ctx context.Context, p Permit, reason string) (*Lease, error) {
+	if err := c.check(p); err != nil {
+		return nil, err
+	}
+	if err := data.ValidateReason(reason); err != nil {
+		return nil, err
+	}
+	if c.isClosed() {
+		return nil, ErrClosed
+	}
+	preempt := func(ctx context.Context, req Request, runID uuid.UUID) (data.Grant, error) {
+		return c.store.Preempt(ctx, req.Key, runID, c.cfg.TTL, req.Holder, reason, req.options())
+	}
+	tr := &tracker{runID: uuid.New()}
+	l, err := c.try(ctx, p.req, tr, preempt)
+	if err != nil && tr.maybeGranted() {
+		c.cleanup(p.req.Key, tr.runID, tr.lastSent.Add(c.cfg.TTL-c.cfg.SafetyMargin))
+	}
+	return l, err
+}
+
+// SetAttachment replaces the attachment this run publishes on its lease
+// ("": none), such as the id of the stream it writes to now. The rules are
+// Request.Attachment's. It returns ErrStale when the run no longer holds
+// the lease, ErrReleased after Release.
+func (l *Lease) SetAttachment(ctx context.Context, attachment string) error {
+	if err := data.ValidateAttachment(attachment); err != nil {
+		return err
+	}
+	if err := l.Err(); err != nil {
+		return err
+	}
+	err := l.client.store.SetAttachment(ctx, l.token.Key, l.token.RunID, attachment)
+	if err == data.ErrNotHeld {
+		return ErrStale
+	}
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.attach = attachment
+	l.mu.Unlock()
+	return nil
+}
+
+// Attachment returns what this run published last on its lease
+// (Request.Attachment, SetAttachment).
+func (l *Lease) Attachment() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.attach
+}
