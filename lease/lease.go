@@ -82,6 +82,8 @@ type Lease struct {
 	stopKeep context.CancelFunc // stops the heartbeat
 	done     chan struct{}      // closed when the heartbeat has ended
 	early    chan struct{}      // the renewer asks the heartbeat to renew now, in a batch
+	check    chan struct{}      // the holder watch asks the heartbeat to check the lease now (watch.go)
+	sub      *subscription      // the holder watch's subscription to its key; nil without one
 	due      atomic.Int64       // when the next renewal is due (Unix ns); MaxInt64 while renewing
 
 	mu       sync.Mutex
