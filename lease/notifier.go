@@ -120,12 +120,11 @@ func (n *notifier) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case ev := <-ln.Events():
-			n.deliver([]data.Event{ev})
-		case rows := <-ln.Rows():
-			n.deliver(rows)
-		case <-ln.Resync():
-			n.broadcast(notice{resync: true})
+		case b := <-ln.Batches():
+			if b.Resync {
+				n.broadcast(notice{resync: true})
+			}
+			n.deliver(b.Events) // whatever their source: each only wakes, or makes a holder check
 		}
 	}
 }
