@@ -128,6 +128,13 @@ func (l *Lease) TTL() time.Duration { return l.cfg.TTL }
 // with ErrRejected, ErrForceReleased, ErrTakenOver or ErrExpired) or
 // ErrReleased. It carries the values of the context given to Try or Wait, but
 // not its cancellation: that context bounds only the acquisition.
+//
+// A loss is noticed at once, not at the next renewal: the Client listens to
+// the keys it holds, and any event naming one that is not this run's own (a
+// forced release, a takeover...) makes it renew that lease right away; a
+// refusal cancels the context within a round trip of the notification (in
+// poll mode, of the poll that read it). The notification itself proves
+// nothing: only the database's answer ends the lease.
 func (l *Lease) Context() context.Context { return l.ctx }
 
 // Done is Context().Done().
