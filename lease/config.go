@@ -55,7 +55,12 @@ type Config struct {
 	// (through a transaction pooler, a direct one to the primary), and
 	// Listener.Poll makes it poll lease.event instead of listening. Without
 	// them it uses the store's Options, and switches to poll mode by itself
-	// when listening cannot work (see data.ListenerConfig).
+	// when listening cannot work (see data.ListenerConfig). Its catch-up
+	// (Listener.CatchUp) is off unless set (0 here means off): it would read lease.event three
+	// times a second in every process that holds a lease, to save a waiter
+	// or a holder only the latency of a notification whose sender died
+	// after its commit (PollInterval for a waiter, the next renewal for a
+	// holder).
 	Listener data.ListenerConfig
 }
 
