@@ -55,12 +55,11 @@ type Config struct {
 	// (through a transaction pooler, a direct one to the primary), and
 	// Listener.Poll makes it poll lease.event instead of listening. Without
 	// them it uses the store's Options, and switches to poll mode by itself
-	// when listening cannot work (see data.ListenerConfig). Its catch-up
-	// (Listener.CatchUp) is off unless set (0 here means off): it would read lease.event three
-	// times a second in every process that holds a lease, to save a waiter
-	// or a holder only the latency of a notification whose sender died
-	// after its commit (PollInterval for a waiter, the next renewal for a
-	// holder).
+	// when listening cannot work (see data.ListenerConfig). While it runs
+	// (anything held or waited for) its catch-up reads lease.event every Listener.CatchUp (300 ms
+	// by default; negative: never) for transitions whose notification never
+	// came: set it negative to spare the database those reads, at the cost
+	// of learning of such a transition only at the next poll or renewal.
 	Listener data.ListenerConfig
 }
 

@@ -1,7 +1,6 @@
 package lease
 
 import (
-	"cmp"
 	"context"
 	"sync"
 
@@ -47,7 +46,6 @@ type subscription struct {
 }
 
 func newNotifier(store *data.Store, cfg data.ListenerConfig, wg *sync.WaitGroup) *notifier {
-	cfg.CatchUp = cmp.Or(cfg.CatchUp, -1) // see Config.Listener
 	return &notifier{store: store, cfg: cfg, wg: wg, subs: make(map[Key]map[*subscription]struct{})}
 }
 
