@@ -56,10 +56,11 @@ type Config struct {
 	// Listener.Poll makes it poll lease.event instead of listening. Without
 	// them it uses the store's Options, and switches to poll mode by itself
 	// when listening cannot work (see data.ListenerConfig). While it runs
-	// (anything held or waited for) its catch-up reads lease.event every Listener.CatchUp (300 ms
-	// by default; negative: never) for transitions whose notification never
-	// came: set it negative to spare the database those reads, at the cost
-	// of learning of such a transition only at the next poll or renewal.
+	// (anything held or waited for) its catch-up reads lease.event every
+	// Listener.CatchUp (300 ms by default; negative: never) for transitions
+	// whose notification never came: set it negative to spare the database
+	// those reads, at the cost of learning of such a transition only at the
+	// next poll or renewal.
 	Listener data.ListenerConfig
 }
 
