@@ -10,9 +10,9 @@ import (
 
 // The holder watch: a held lease listens to its own key on the Client's
 // notifier (the waiters' listener, run while anything is held or waited
-// for), and an event naming the key that is not this run's own acquire or
-// renewal (a forced release, a takeover or a release by another run, a
-// rejected renewal of another run, and any kind it does not know) makes it
+// for), and an event naming the key that does not name this run as its
+// holder (a forced release; a takeover, a release or a rejected renewal of
+// another run; any kind to come that names another run) makes it
 // check the lease against the database at once, instead of at the next
 // renewal, TTL/3 away: a lease lost to an operator or another run is lost
 // (Context cancelled with ErrForceReleased, ErrTakenOver...) within one
@@ -65,17 +65,14 @@ func (l *Lease) onNotice(n notice) {
 }
 
 // concerns reports whether ev (which names l's key) may mean that l is no
-// longer held: anything but this run's own acquire, takeover, renewal or
-// rejected renewal (which its heartbeat has seen already).
+// longer held: anything that names another run as the key's holder (a
+// takeover, a preemption or a hand-over to it, a release or a rejected
+// renewal of another run, whatever its kind) or ends this run's row (a
+// forced release). Events that name this run as the holder (its acquire or
+// takeover, its renewals, its own rejected renewal, which its heartbeat has
+// seen already) do not.
 func (l *Lease) concerns(ev data.Event) bool {
-	if ev.RunID != l.RunID() {
-		return true
-	}
-	switch ev.Kind {
-	case data.KindAcquired, data.KindTakenOver, data.KindRenewed, data.KindRenewRejected:
-		return false
-	}
-	return true
+	return ev.RunID != l.RunID() || ev.Kind.Ends()
 }
 
 // checkNow renews l on its own, at once, and reports whether the heartbeat
