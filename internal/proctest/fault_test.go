@@ -58,13 +58,14 @@ func TestRenewalFailureStopsBeforeExpiry(t *testing.T) {
 	b.Wait(t, 30*time.Second)
 }
 
-// lease.force_release on a running holder stops its command at its next
-// renewal, which the database rejects: within one renew interval of the
-// release, with exit 4 and the operator's reason. The release is made a
-// quarter of an interval after a renewal (on the database clock), so the
-// next renewal is due three quarters of an interval later and the bound
-// leaves the scheduler room; a holder that noticed only at its local
-// deadline (about two intervals later) fails it.
+// lease.force_release on a running holder stops its command at once: the
+// holder hears the release's notification and renews at once (the holder
+// watch), the database rejects that renewal, and the command stops with
+// exit 4 and the operator's reason, within one renew interval of the
+// release. The release is made a quarter of an interval after a renewal (on
+// the database clock), so the rejected renewal must come before the next
+// scheduled one, three quarters of an interval later; a holder that noticed
+// only at its next renewal, or at its local deadline, fails it.
 func TestForcedReleaseStopsHolder(t *testing.T) {
 	e := newEnv(t)
 	e.dumpOnFailure(t)
@@ -107,6 +108,9 @@ func TestForcedReleaseStopsHolder(t *testing.T) {
 	}
 	if len(rejected) != 1 || !rejected[0].At.After(forced.At) {
 		t.Fatalf("rejected renewals of the run: %+v; want exactly one, after the forced release at %v", rejected, forced.At)
+	}
+	if due := renewed.Add(interval); !rejected[0].At.Before(due) {
+		t.Errorf("the rejected renewal came at %v, not before the next scheduled one at %v: the holder did not check at the release's notification", rejected[0].At, due)
 	}
 	child := e.children(t)[0]
 	if !child.Stopped {

@@ -34,7 +34,13 @@ func TestPausedOwnerZombie(t *testing.T) {
 		l := e.holder(t)
 		return l.RunID == first.RunID && l.RenewedAt.After(l.AcquiredAt)
 	})
+	// The holder's listener (the holder watch) goes through the proxy too,
+	// and pings now and then: a held request is a renewal only once one was
+	// due, RenewInterval (TTL/3) after the last, and before the local
+	// deadline (TTL - SafetyMargin, 1350 ms).
+	renewed := e.holder(t).RenewedAt
 	proxy.HoldRequests()
+	pgtest.WaitServerPast(t, e.pool, renewed.Add(800*time.Millisecond))
 	pgtest.Eventually(t, 10*time.Second, "a renewal on its way", func() bool { return proxy.Held() > 0 })
 	a.Signal(t, syscall.SIGSTOP)
 
