@@ -18,9 +18,11 @@ import (
 
 // cmdLs prints every lease once, with the time left on the server clock.
 func cmdLs(ctx context.Context, env Env, args []string) error {
-	fs := newFlags(env, "ls", "ls [--json] [--dsn URL]")
+	fs := newFlags(env, "ls", "ls [--at TIME] [--json] [--dsn URL]")
 	dsn := dsnFlag(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object: the server time and every lease")
+	var at timeFlag
+	fs.Var(&at, "at", "list who held what at TIME, rebuilt from the event history: RFC 3339 or a duration ago (\"10m ago\") on the database clock")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -32,6 +34,9 @@ func cmdLs(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer store.Close()
+	if at.set {
+		return lsAt(ctx, env, store, at.timeArg, *asJSON)
+	}
 	snap, err := store.Snapshot(ctx)
 	if err != nil {
 		return connError(err)
