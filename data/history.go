@@ -136,3 +136,14 @@ func (s *Store) EventsBetween(ctx context.Context, f HistoryFilter) ([]Event, er
 	query, args := eventsBetweenQuery(f)
 	return s.events(ctx, query, args...)
 }
+
+// ServerTime reads the database server's clock (clock_timestamp()): what
+// relative times ("10m ago") are taken from, so they mean the same instant
+// as the history's.
+func (s *Store) ServerTime(ctx context.Context) (time.Time, error) {
+	var now time.Time
+	if err := s.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
+		return now, fmt.Errorf("read the server clock: %w", translate(err))
+	}
+	return now, nil
+}
