@@ -24,7 +24,7 @@ func cmdEvents(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "events", "events [--since ID|TIME] [--until TIME] [--account A] [--session S] [--kind K] [--limit N] [--follow [--listen-dsn URL] [--poll 250ms]] [--json] [--dsn URL]")
 	dsn := dsnFlag(fs)
 	listen := addListenFlags(fs)
-	since := sinceFlag{id: -1}
+	var since sinceFlag
 	fs.Var(&since, "since", "print the events after this event id, or at or after this time: RFC 3339 or a duration ago (\"10m ago\") on the database clock (default: the most recent --limit)")
 	var until timeFlag
 	fs.Var(&until, "until", "print the events before this time (RFC 3339 or \"10m ago\"); not with --follow")
@@ -47,7 +47,7 @@ func cmdEvents(ctx context.Context, env Env, args []string) error {
 	if *limit < 0 {
 		return usageErrorf("--limit must be 0 or more, got %d", *limit)
 	}
-	if (since.id >= 0 || since.time.set) && !limitSet {
+	if (since.hasID || since.time.set) && !limitSet {
 		*limit = 0
 	}
 	if until.set && *follow {
@@ -107,10 +107,10 @@ func cmdEvents(ctx context.Context, env Env, args []string) error {
 		return emit(env.Stdout, ev)
 	}
 	var start, end int64
-	if filter.any() && since.id < 0 {
+	if filter.any() && !since.hasID {
 		start, end, err = printSelected(ctx, store, filter, *limit, printed, show)
 	} else {
-		start, end, err = printHistory(ctx, store, since.id, *limit, filter, show)
+		start, end, err = printHistory(ctx, store, since.after(), *limit, filter, show)
 	}
 	if err != nil {
 		return connError(err)

@@ -65,15 +65,24 @@ func kindStrings(kinds []data.Kind) []string {
 // sinceFlag is events --since: an event id (as before: the events after it)
 // or a time (the events at or after it).
 type sinceFlag struct {
-	id   int64 // -1 unless an id was given
-	time timeArg
+	hasID bool
+	id    int64
+	time  timeArg
+}
+
+// after is the id to print the events after, -1 when none was given.
+func (f *sinceFlag) after() int64 {
+	if !f.hasID {
+		return -1
+	}
+	return f.id
 }
 
 func (f *sinceFlag) String() string {
 	if f.time.set {
 		return (&timeFlag{f.time}).String()
 	}
-	if f.id < 0 {
+	if !f.hasID {
 		return ""
 	}
 	return strconv.FormatInt(f.id, 10)
@@ -84,14 +93,14 @@ func (f *sinceFlag) Set(s string) error {
 		if id < 0 {
 			return fmt.Errorf("event id %d is negative", id)
 		}
-		f.id, f.time = id, timeArg{}
+		f.hasID, f.id, f.time = true, id, timeArg{}
 		return nil
 	}
 	a, err := parseTimeArg(s)
 	if err != nil {
 		return fmt.Errorf("%w, or an event id", err)
 	}
-	f.id, f.time = -1, a
+	f.hasID, f.id, f.time = false, 0, a
 	return nil
 }
 
