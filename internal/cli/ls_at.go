@@ -12,16 +12,16 @@ import (
 	"github.com/leasetop/leasetop/internal/termtext"
 )
 
-// lsAt prints who held what at the instant a names, rebuilt from the
-// history (data.Store.OwnersAt). An instant older than the history kept is
+// lsAt prints who held what at the instant a names among the sessions f
+// selects, rebuilt from the history (data.Store.OwnersAt). An instant older than the history kept is
 // one line and ExitUsage, nothing printed on stdout.
-func lsAt(ctx context.Context, env Env, store *data.Store, a timeArg, asJSON bool) error {
+func lsAt(ctx context.Context, env Env, store *data.Store, a timeArg, f data.HistoryFilter, asJSON bool) error {
 	now, err := store.ServerTime(ctx)
 	if err != nil {
 		return connError(err)
 	}
 	at := a.at(now)
-	owners, err := store.OwnersAt(ctx, at, data.HistoryFilter{})
+	owners, err := store.OwnersAt(ctx, at, f)
 	if errors.Is(err, data.ErrHistoryPruned) {
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("ls --at: %w", err)}
 	}

@@ -110,6 +110,16 @@ func TestLsAtAgreesWithTheHistory(t *testing.T) {
 		t.Errorf("ls --at (text): code %d err %q out:\n%s\nwant the as-of line, a header and run-b's lease", code, errOut, out)
 	}
 
+	// Filters: the session asked about, or nothing for another one.
+	out, errOut, code = leasetop(ctx, reader, "ls", "--at", at.Format(time.RFC3339Nano), "--account", "acct", "--session", "conv,other")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); code != 0 || len(lines) != 3 || !strings.Contains(lines[2], "run-b") {
+		t.Errorf("ls --at --account acct --session conv,other: code %d err %q out:\n%s\nwant run-b's lease", code, errOut, out)
+	}
+	out, errOut, code = leasetop(ctx, reader, "ls", "--at", at.Format(time.RFC3339Nano), "--session", "marker")
+	if code != 0 || !strings.HasSuffix(out, "\nno leases held\n") {
+		t.Errorf("ls --at --session marker: code %d err %q out:\n%s\nwant no leases held", code, errOut, out)
+	}
+
 	// A relative time on the database clock: now, C's lease, expired.
 	out, errOut, code = leasetop(ctx, reader, "ls", "--at", "0s ago")
 	if code != 0 || !strings.Contains(out, "run-c") || !strings.Contains(out, "expired") {
@@ -134,5 +144,43 @@ func TestLsAtAgreesWithTheHistory(t *testing.T) {
 	out, errOut, code = leasetop(ctx, reader, "ls", "--at", h.Events[2].At.Format(time.RFC3339Nano))
 	if code != 0 || !strings.Contains(out, "run-b") {
 		t.Errorf("ls --at the takeover after prune: code %d err %q out:\n%s\nwant run-b", code, errOut, out)
+	}
+}
+
+// TestLsFilters: ls --account and --session narrow the live list too.
+func TestLsFilters(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	conn := db.Conn(t)
+	acquire(t, conn, "acme", "s1", "1 min", "dev")
+	acquire(t, conn, "acme", "s2", "1 min", "dev")
+	acquire(t, conn, "beta", "s1", "1 min", "dev")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--account", "beta"}, "[beta/s1]"},
+		{[]string{"--session", "s1"}, "[acme/s1 beta/s1]"},
+		{[]string{"--account", "acme", "--session", "s2,s3"}, "[acme/s2]"},
+		{[]string{"--account", "nobody"}, "[]"},
+	} {
+		out, errOut, code := leasetop(ctx, db.URL, append([]string{"ls", "--json"}, tt.args...)...)
+		var got struct {
+			Leases []struct {
+				AccountID string `json:"account_id"`
+				SessionID string `json:"session_id"`
+			} `json:"leases"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil {
+			t.Fatalf("ls %v: code %d err %q (%v)", tt.args, code, errOut, err)
+		}
+		keys := []string{}
+		for _, l := range got.Leases {
+			keys = append(keys, l.AccountID+"/"+l.SessionID)
+		}
+		if s := "[" + strings.Join(keys, " ") + "]"; s != tt.want {
+			t.Errorf("ls %v = %s, want %s", tt.args, s, tt.want)
+		}
 	}
 }
