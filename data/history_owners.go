@@ -57,7 +57,8 @@ type Holding struct {
 	Expired bool
 	// ExpiryKnown says ExpiresAt is exactly the expiry the row had at the
 	// instant. Renewals are not recorded in lease.event, so it is known only
-	// where the history pins it: before the span's first renewal, after its
+	// where the history pins it: at an event of the span (its start, a
+	// rejected renewal), before the span's first renewal, after its
 	// last one (the current row's renewed_at, or the expiry a rejected
 	// renewal, the release or the takeover recorded, when no renewal came
 	// between), and once expired (an expired lease is never renewed).

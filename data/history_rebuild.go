@@ -90,8 +90,9 @@ func (r ownerRow) holding(at time.Time) (Holding, bool) {
 		// Expired by at: an expired lease is never renewed, so its expiry
 		// was the last one it had.
 		h.ExpiresAt, h.ExpiryKnown, h.Expired = *final, true, true
-	case prev != nil && next != nil && prev.exp.Equal(next.exp):
-		// No renewal between the two records.
+	case prev != nil && (prev.at.Equal(at) || next != nil && prev.exp.Equal(next.exp)):
+		// Recorded at that very instant, or no renewal between the two
+		// records.
 		h.ExpiresAt, h.ExpiryKnown = prev.exp, true
 		if prev.at.Equal(h.AcquiredAt) {
 			h.RenewedAt = h.AcquiredAt
