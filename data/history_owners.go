@@ -194,6 +194,12 @@ func where(conds []string) string {
 // acquired by then. Holding's ExpiryKnown says how exactly the expiry is
 // known.
 //
+// Limits: an acquire that waited on the row lock of a concurrent release
+// (the key had expired) records the time it was called, up to that wait
+// before the release's, and in that window OwnersAt names the new run. On
+// a standby the history is what it has replayed: an instant after its last
+// replay reads as if nothing happened since.
+//
 // An at older than the oldest event kept is a *PrunedError
 // (ErrHistoryPruned), returned with an OwnersAt that carries HistoryStart;
 // an at after the server's clock is ErrInvalid.
