@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -108,7 +107,8 @@ const ownershipCond = `(e.kind::text = ANY($2::text[])
 // rejected renewals nearest $1 on either side within that span (pr, nr),
 // the current row (cur), and the last TRUNCATE at or before $1 and the
 // first after it (tp, tn). Each lateral is a range of event_key_at_idx;
-// the truncations are the key (”, ”) of the same index.
+// the truncations, which name no session, are the empty ids' range of the
+// same index.
 //
 // The candidates are f's Keys when it names them. Otherwise they are the
 // sessions that may have had a row at $1: those that have one now, and
@@ -246,50 +246,4 @@ func (s *Store) OwnersAt(ctx context.Context, at time.Time, f HistoryFilter) (Ow
 		return cmp.Or(cmp.Compare(a.Account, b.Account), cmp.Compare(a.Session, b.Session))
 	})
 	return out, nil
-}
-
-// ownerRow is one candidate session's row of ownersQuery; nil pointers are
-// NULLs (no such event, no current row).
-type ownerRow struct {
-	key Key
-	// l: the last ownership event at or before the instant.
-	lID                      *int64
-	lAt                      *time.Time
-	lKind                    *string
-	lRun                     *uuid.UUID
-	lFence                   *int64
-	lExp                     *time.Time
-	lHolder                  *string
-	nID                      *int64
-	nAt                      *time.Time
-	nKind                    *string
-	nRun, nPrevRun           *uuid.UUID
-	nFence, nPrevFence       *int64
-	nExp, nPrevExp           *time.Time
-	nHolder                  *string
-	prAt                     *time.Time
-	prFence                  *int64
-	prExp                    *time.Time
-	prHolder                 *string
-	nrAt                     *time.Time
-	nrFence                  *int64
-	nrExp                    *time.Time
-	nrHolder                 *string
-	curRun                   *uuid.UUID
-	curHolder                *string
-	curFence                 *int64
-	curAcq, curRenew, curExp *time.Time
-	truncBefore, truncAfter  *time.Time
-}
-
-func scanOwnerRow(row pgx.CollectableRow) (ownerRow, error) {
-	var r ownerRow
-	err := row.Scan(&r.key.Account, &r.key.Session,
-		&r.lID, &r.lAt, &r.lKind, &r.lRun, &r.lFence, &r.lExp, &r.lHolder,
-		&r.nID, &r.nAt, &r.nKind, &r.nRun, &r.nPrevRun, &r.nFence, &r.nPrevFence, &r.nExp, &r.nPrevExp, &r.nHolder,
-		&r.prAt, &r.prFence, &r.prExp, &r.prHolder,
-		&r.nrAt, &r.nrFence, &r.nrExp, &r.nrHolder,
-		&r.curRun, &r.curHolder, &r.curFence, &r.curAcq, &r.curRenew, &r.curExp,
-		&r.truncBefore, &r.truncAfter)
-	return r, err
 }
