@@ -272,3 +272,47 @@ func TestOwnersAtOtherKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsBetweenAllPages: EventsBetweenAll yields every selected event
+// once, in (at, id) order, across pages, also where more events than a page
+// share one instant (a renew_many's rejected renewals do).
+func TestEventsBetweenAllPages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	if _, err := db.Conn(t).Exec(ctx, `
+		INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at)
+		SELECT CASE WHEN g BETWEEN 500 AND 1700 THEN '2026-01-01 00:00:05+00'::timestamptz
+		            ELSE '2026-01-01 00:00:00+00'::timestamptz + g * interval '1 ms' END,
+		       'acquired', CASE WHEN g % 3 = 0 THEN 'other' ELSE 'acme' END, 's' || g, gen_random_uuid(), g, clock_timestamp()
+		  FROM generate_series(1, 2600) g`); err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.EventsBetween(ctx, data.HistoryFilter{Accounts: []string{"acme"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []data.Event
+	for ev, err := range s.EventsBetweenAll(ctx, data.HistoryFilter{Accounts: []string{"acme"}, Limit: 5, Descending: true}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ev)
+	}
+	if len(want) < 1700 || fmt.Sprint(eventIDs(got)) != fmt.Sprint(eventIDs(want)) {
+		t.Errorf("EventsBetweenAll yielded %d events, want the %d EventsBetween returns, in its order", len(got), len(want))
+	}
+	n := 0
+	for _, err := range s.EventsBetweenAll(ctx, data.HistoryFilter{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n++; n == 1500 {
+			break
+		}
+	}
+	if n != 1500 {
+		t.Errorf("breaking out after 1500 events: %d", n)
+	}
+}

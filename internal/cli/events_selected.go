@@ -7,9 +7,10 @@ import (
 	"github.com/leasetop/leasetop/data"
 )
 
-// printSelected prints the past events filter selects, oldest first: all
-// of them from --since TIME, else the newest limit (0: all). It reads them
-// by time range (data.Store.EventsBetween).
+// printSelected prints the past events filter selects, oldest first: from
+// --since TIME all of them (or the first limit), else the newest limit (0:
+// all). It reads them by time range (data.Store.EventsBetween, or
+// EventsBetweenAll a page at a time where there is no limit).
 //
 // For --follow it returns the ids the follower must go on from: start, below
 // which it prints nothing, is followWindow ids below the newest id committed
@@ -27,17 +28,32 @@ func printSelected(ctx context.Context, store *data.Store, filter eventFilter, l
 	if err != nil {
 		return 0, 0, err
 	}
-	newest := filter.since.IsZero()
-	evs, err := store.EventsBetween(ctx, filter.history(limit, newest))
-	if err != nil {
-		return 0, 0, err
-	}
-	if newest {
-		slices.Reverse(evs)
-	}
-	for _, ev := range evs {
-		if err := emit(ev); err != nil {
+	if filter.since.IsZero() && limit > 0 {
+		// The newest limit, read newest first and printed oldest first.
+		evs, err := store.EventsBetween(ctx, filter.history(limit, true))
+		if err != nil {
 			return 0, 0, err
+		}
+		slices.Reverse(evs)
+		for _, ev := range evs {
+			if err := emit(ev); err != nil {
+				return 0, 0, err
+			}
+		}
+	} else {
+		// All of them, or the oldest limit from --since: a page at a time.
+		n := 0
+		for ev, err := range store.EventsBetweenAll(ctx, filter.history(0, false)) {
+			if err != nil {
+				return 0, 0, err
+			}
+			if limit > 0 && n == limit {
+				break
+			}
+			if err := emit(ev); err != nil {
+				return 0, 0, err
+			}
+			n++
 		}
 	}
 	for _, ev := range seen {
