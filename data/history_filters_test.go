@@ -103,6 +103,7 @@ func TestEventsBetweenFilters(t *testing.T) {
 			{data.HistoryFilter{}, "[acme/s1 acme/s2 beta/s1]"},
 			{data.HistoryFilter{Accounts: []string{"acme"}}, "[acme/s1 acme/s2]"},
 			{data.HistoryFilter{Sessions: []string{"s1"}}, "[acme/s1 beta/s1]"},
+			{data.HistoryFilter{Accounts: []string{"acme", "gamma"}, Sessions: []string{"s2", "s9"}}, "[acme/s2]"},
 			{data.HistoryFilter{Keys: []data.Key{a2, {Account: "nobody", Session: "s"}}}, "[acme/s2]"},
 		} {
 			o, err := s.OwnersAt(ctx, at(3), tt.f)

@@ -110,13 +110,22 @@ const ownershipCond = `(e.kind::text = ANY($2::text[])
 // the truncations, which name no session, are the empty ids' range of the
 // same index.
 //
-// The candidates are f's Keys when it names them. Otherwise they are the
+// The candidates are f's Keys when it names them (or its Accounts times its
+// Sessions, up to maxCrossKeys of them). Otherwise they are the
 // sessions that may have had a row at $1: those that have one now, and
 // those whose row was deleted after $1 (a release after $1, which costs a
 // scan of the events since $1 through event_at_idx; and, only when a
 // TRUNCATE came after $1, every session with an event before it).
 func ownersQuery(at time.Time, f HistoryFilter) (string, []any) {
+	const maxCrossKeys = 10000
 	p := params{at, append(spanStarts(), spanEnds()...), spanNeutral()}
+	if len(f.Keys) == 0 && len(f.Accounts) > 0 && len(f.Sessions) > 0 && len(f.Accounts)*len(f.Sessions) <= maxCrossKeys {
+		for _, a := range f.Accounts {
+			for _, s := range f.Sessions {
+				f.Keys = append(f.Keys, Key{Account: a, Session: s})
+			}
+		}
+	}
 	rest := f
 	rest.Keys = nil
 	var cand string
