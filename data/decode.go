@@ -51,7 +51,7 @@ func decodeEvent(s string) (Event, error) {
 	if err := json.Unmarshal([]byte(s), &p); err != nil {
 		return Event{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	if !p.Kind.valid() {
+	if !p.Kind.Valid() {
 		return Event{}, fmt.Errorf("%w: unknown kind %q", ErrMalformed, truncateForError(string(p.Kind)))
 	}
 	if p.ID == nil || *p.ID < 0 || (*p.ID == 0) != (p.Kind == KindRenewed) {

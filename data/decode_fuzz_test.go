@@ -27,7 +27,7 @@ func FuzzDecodeEvent(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !data.KindValid(ev.Kind) {
+		if !ev.Kind.Valid() {
 			t.Fatalf("decoded invalid kind %q", ev.Kind)
 		}
 		if ev.Kind != data.KindTruncated {

@@ -17,6 +17,3 @@ func SetAfterCommit(s *Store, f func()) { s.afterCommit = f }
 func Pooled(s *Store) bool {
 	return s.pool.Config().ConnConfig.DefaultQueryExecMode == pooledMode
 }
-
-// KindValid reports whether k is one of the documented kinds.
-func KindValid(k Kind) bool { return k.valid() }

@@ -61,8 +61,8 @@ const (
 	KindPreempted Kind = "preempted"
 )
 
-// valid reports whether k is one of the documented kinds.
-func (k Kind) valid() bool {
+// Valid reports whether k is one of the documented kinds.
+func (k Kind) Valid() bool {
 	switch k {
 	case KindAcquired, KindTakenOver, KindReleased, KindForceReleased,
 		KindRenewRejected, KindTruncated, KindRenewed, KindPreempted:
