@@ -57,7 +57,7 @@ func (s *Store) Acquire(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 		return Grant{}, fmt.Errorf("acquire %s: %w", key, translate(err))
 	}
 	if !found {
-		return Grant{}, s.held(ctx, key)
+		return Grant{}, s.held(ctx, key, runID)
 	}
 	return g, nil
 }
@@ -102,16 +102,25 @@ func validateAcquire(key Key, runID uuid.UUID, ttl time.Duration, holder string)
 	return ValidateHolder(holder)
 }
 
-// held reads who holds key for the ErrHeld that Acquire returns.
-func (s *Store) held(ctx context.Context, key Key) error {
+// held reads who holds key, and how many queued tickets are ahead of runID,
+// for the ErrHeld that Acquire returns (a refusal only: the grant pays
+// nothing for it).
+func (s *Store) held(ctx context.Context, key Key, runID uuid.UUID) error {
 	e := &HeldError{Key: key}
-	err := s.pool.QueryRow(ctx, `
-		SELECT run_id, holder, fence, greatest(expires_at - clock_timestamp(), interval '0')
-		  FROM lease.session_lease WHERE account_id = $1 AND session_id = $2`,
-		key.Account, key.Session).Scan(&e.RunID, &e.Holder, &e.Fence, &e.Remaining)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+	var (
+		run       *uuid.UUID
+		holder    *string
+		fence     *int64
+		remaining *time.Duration
+	)
+	err := s.pool.QueryRow(ctx, heldQuery, key.Account, key.Session, PublicRunID(runID)).
+		Scan(&run, &holder, &fence, &remaining, &e.Queued)
+	if err != nil {
 		// The refusal stands; only the details are missing.
 		return e
+	}
+	if run != nil {
+		e.RunID, e.Holder, e.Fence, e.Remaining = *run, *holder, *fence, *remaining
 	}
 	return e
 }

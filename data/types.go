@@ -46,13 +46,18 @@ const (
 	KindRenewRejected Kind = "renew_rejected"
 	KindTruncated     Kind = "truncated"
 	KindRenewed       Kind = "renewed"
+	// The queue's (sql/queue.sql): a ticket taken, and a ticket ended
+	// (Reason: granted, cancelled or expired). Not ownership transitions.
+	KindQueueJoined Kind = "queue_joined"
+	KindQueueLeft   Kind = "queue_left"
 )
 
 // Valid reports whether k is one of the documented kinds.
 func (k Kind) Valid() bool {
 	switch k {
 	case KindAcquired, KindTakenOver, KindReleased, KindForceReleased,
-		KindRenewRejected, KindTruncated, KindRenewed:
+		KindRenewRejected, KindTruncated, KindRenewed,
+		KindQueueJoined, KindQueueLeft:
 		return true
 	}
 	return false

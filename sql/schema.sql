@@ -123,7 +123,24 @@ DO $$
 BEGIN
     IF to_regtype('lease.event_kind') IS NULL THEN
         CREATE DOMAIN lease.event_kind AS text CHECK (VALUE IN (
-            'acquired', 'taken_over', 'released', 'force_released', 'renew_rejected', 'truncated'));
+            'acquired', 'taken_over', 'released', 'force_released', 'renew_rejected', 'truncated',
+            'queue_joined', 'queue_left'));
+    END IF;
+END
+$$;
+
+-- A domain created by an earlier version lacks the kinds added since: its
+-- CHECK is replaced by name, only when it lacks one (re-adding it checks
+-- every event row).
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_constraint
+                    WHERE contypid = 'lease.event_kind'::regtype AND conname = 'event_kind_check'
+                      AND pg_get_constraintdef(oid) LIKE '%queue_left%') THEN
+        ALTER DOMAIN lease.event_kind DROP CONSTRAINT IF EXISTS event_kind_check;
+        ALTER DOMAIN lease.event_kind ADD CONSTRAINT event_kind_check CHECK (VALUE IN (
+            'acquired', 'taken_over', 'released', 'force_released', 'renew_rejected', 'truncated',
+            'queue_joined', 'queue_left'));
     END IF;
 END
 $$;

@@ -21,7 +21,11 @@ import "embed"
 // promoted standby's first write moves the fence sequence and the event ids
 // past its WAL timeline's floor (lease.follow_timeline), so neither repeats
 // across a failover; the functions carry it, the tables are unchanged.
-const Version = 2
+//
+// Version 3 (queue): lease.queue_ticket and lease.session_queue, created if
+// missing (a version-2 database migrates in place), the queue's functions
+// (queue.sql), and the event kinds queue_joined and queue_left.
+const Version = 3
 
 //go:embed *.sql
 var files embed.FS
@@ -32,6 +36,7 @@ func Files() []File {
 		read("prelude.sql", false),
 		read("schema.sql", true),
 		read("functions.sql", true),
+		read("queue.sql", true),
 		read("triggers.sql", true),
 		read("roles.sql", true),
 		read("members.sql", false),
