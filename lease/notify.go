@@ -93,7 +93,8 @@ func (c *Client) listen(ctx context.Context) {
 // wakes reports whether an event of kind k can let a waiter in (or changes
 // how long it should sleep).
 func wakes(k data.Kind) bool {
-	return k == data.KindReleased || k == data.KindForceReleased || k == data.KindTakenOver
+	return k == data.KindReleased || k == data.KindForceReleased || k == data.KindTakenOver ||
+		k == data.KindQueueLeft // a ticket ended: the next one may be the head now (Queue)
 }
 
 func (c *Client) wake(match func(Key) bool) {
