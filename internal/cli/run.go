@@ -32,6 +32,7 @@ type runOptions struct {
 	key    lease.Key
 	ttl    time.Duration
 	wait   bool
+	onBusy busyMode // --on-busy (run_busy.go); --wait sets wait too
 	holder string
 	grace  time.Duration
 	argv   []string
@@ -98,7 +99,8 @@ func parseRunFlags(env Env, args []string) (runOptions, error) {
 	account := fs.String("account", "", "account id of the session (required)")
 	session := fs.String("session", "", "session id (required)")
 	ttl := fs.Duration("ttl", 15*time.Second, "lease time to live on the database clock, renewed every ttl/3 (at least 500ms)")
-	wait := fs.Bool("wait", false, "wait while another run holds the lease (default: exit 3 at once)")
+	wait := fs.Bool("wait", false, "wait while another run holds the lease (default: exit 3 at once); --on-busy wait")
+	onBusy := fs.String("on-busy", "", "when another run holds the lease: refuse (exit 3, the default), wait, or queue (take a ticket and be granted it in turn)")
 	holder := fs.String("holder", "", `holder label operators see (default "CMD@HOST pid PID")`)
 	grace := fs.Duration("grace", 5*time.Second, "after losing the lease, how long CMD has between SIGTERM and SIGKILL")
 	passDBEnv := fs.Bool("pass-db-env", false, "pass DATABASE_URL, PGPASSWORD and PGSSLPASSWORD on to CMD (default: removed, so CMD does not get leasetop's database credentials)")
@@ -117,6 +119,12 @@ func parseRunFlags(env Env, args []string) (runOptions, error) {
 	case opts.grace < 0:
 		return opts, usageErrorf("run: --grace must not be negative, got %s", opts.grace)
 	}
+	busy, err := parseOnBusy(*onBusy, *wait)
+	if err != nil {
+		return opts, err
+	}
+	opts.onBusy = busy
+	opts.wait = opts.onBusy == busyWait
 	if err := data.ValidateKey(opts.key); err != nil {
 		return opts, usageErrorf("run: %v", err)
 	}
@@ -184,6 +192,8 @@ func acquireForRun(ctx context.Context, env Env, client *lease.Client, opts runO
 		return l, nil
 	case !errors.As(err, &held):
 		return nil, connError(err)
+	case opts.onBusy == busyQueue:
+		return queueForRun(ctx, env, client, permit, held)
 	case !opts.wait:
 		return nil, &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; use --wait to wait for it", heldMessage(held))}
 	}
@@ -199,11 +209,18 @@ func acquireForRun(ctx context.Context, env Env, client *lease.Client, opts runO
 // text made inert.
 func heldMessage(h *lease.HeldError) string {
 	key := termtext.Clean(h.Key.String(), 0)
+	queued := ""
+	if h.Queued > 0 {
+		queued = fmt.Sprintf(" (queued: %d ahead)", h.Queued)
+	}
 	if h.RunID == uuid.Nil {
+		if h.Queued > 0 {
+			return fmt.Sprintf("lease %s is free but reserved for its queue%s", key, queued)
+		}
 		return fmt.Sprintf("lease %s is held by another run", key)
 	}
-	return fmt.Sprintf("lease %s is held by run %s (%q) for %s more", key, h.RunID,
-		termtext.Clean(h.Holder, 0), h.Remaining.Round(100*time.Millisecond))
+	return fmt.Sprintf("lease %s is held by run %s (%q) for %s more%s", key, h.RunID,
+		termtext.Clean(h.Holder, 0), h.Remaining.Round(100*time.Millisecond), queued)
 }
 
 // warnf prints one line about the lease on stderr, made inert
