@@ -27,11 +27,14 @@ func countKinds(evs []data.Event, key data.Key, k data.Kind) int {
 // a Try by a run without the head ticket is refused even on a free lease,
 // with its place; the head's acquire succeeds and ends its ticket; the next
 // ticket is the head then.
+// Directly and through PgBouncer in transaction mode.
 func TestQueueRefusesAJumperWithItsPlace(t *testing.T) {
 	t.Parallel()
+	eachConnection(t, testQueueRefusesAJumper)
+}
+
+func testQueueRefusesAJumper(t *testing.T, _ pgtest.DB, s *data.Store) {
 	ctx := context.Background()
-	db := pgtest.New(t)
-	s := db.Store(t)
 	k := data.Key{Account: "a", Session: "q"}
 	holder, first, second, jumper := uuid.New(), uuid.New(), uuid.New(), uuid.New()
 	mustAcquire(t, s, k, holder, time.Minute)
