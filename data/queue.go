@@ -204,3 +204,37 @@ const heldQuery = `
 	                               9223372036854775807))
 	  FROM (SELECT clock_timestamp() AS now) n
 	  LEFT JOIN lease.session_lease l ON l.account_id = $1 AND l.session_id = $2`
+
+// QueueStats sums up every session's queue on the database clock: the live
+// tickets, the sessions with a queue, the longest queue, and how long the
+// longest-waiting live ticket has waited (0 when none). One read; a
+// lease_reader may call it.
+type QueueStats struct {
+	Tickets, Sessions, Longest int
+	OldestWait                 time.Duration
+}
+
+// QueueStats reads the QueueStats.
+func (s *Store) QueueStats(ctx context.Context) (QueueStats, error) {
+	var (
+		st      QueueStats
+		oldest  *time.Duration
+		longest *int32
+	)
+	err := s.pool.QueryRow(ctx, `
+		SELECT coalesce(sum(n), 0)::integer, count(*)::integer, max(n)::integer, max(waited)
+		  FROM (SELECT count(*) AS n, clock_timestamp() - min(joined_at) AS waited
+		          FROM lease.queue_ticket
+		         WHERE expires_at > clock_timestamp()
+		         GROUP BY account_id, session_id) q`).Scan(&st.Tickets, &st.Sessions, &longest, &oldest)
+	if err != nil {
+		return QueueStats{}, fmt.Errorf("read queues: %w", translate(err))
+	}
+	if longest != nil {
+		st.Longest = int(*longest)
+	}
+	if oldest != nil {
+		st.OldestWait = max(*oldest, 0)
+	}
+	return st, nil
+}
