@@ -93,7 +93,7 @@ func notRun(ctx context.Context, err error) error {
 }
 
 func parseRunFlags(env Env, args []string) (runOptions, error) {
-	fs := newFlags(env, "run", "run --account A --session S [--ttl 15s] [--wait [--listen-dsn URL] [--poll 250ms]] [--holder LABEL] [--grace 5s] [--pass-db-env] [--dsn URL] -- CMD [ARGS...]")
+	fs := newFlags(env, "run", "run --account A --session S [--ttl 15s] [--on-busy refuse|wait|queue] [--wait [--listen-dsn URL] [--poll 250ms]] [--holder LABEL] [--grace 5s] [--pass-db-env] [--dsn URL] -- CMD [ARGS...]")
 	dsn := dsnFlag(fs)
 	listen := addListenFlags(fs)
 	account := fs.String("account", "", "account id of the session (required)")
