@@ -14,7 +14,8 @@ import (
 
 // TestQueueColumnAndDetail: the QUEUE column appears once a session has a
 // queue (and not before), with its length, and the detail view lists the
-// tickets in order with their labels and how long they have waited.
+// tickets in order with their labels and how long they have waited; the
+// events pane says what a queue_joined is.
 func TestQueueColumnAndDetail(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -46,6 +47,7 @@ func TestQueueColumnAndDetail(t *testing.T) {
 		}
 		return false
 	})
+	d.waitScreen("took a ticket") // the events pane names the queue's events
 	d.selectSession(k)
 	d.press("enter")
 	d.waitScreen("tablet")
