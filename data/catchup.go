@@ -17,7 +17,7 @@ import (
 // server connection, died between that commit and that notification is in
 // lease.event but was never notified. So while a listener listens it also
 // reads lease.event by id, as poll mode does, every CatchUp (a probe of the
-// primary key when nothing happened), and delivers on Events, as if notified,
+// primary key when nothing happened), and delivers in a FromCatchUp batch
 // each row whose notification has not come within catchUpGrace of the read.
 // A transition is then seen within CatchUp + catchUpGrace + one read of its
 // commit: well under a second with the defaults.
@@ -113,9 +113,9 @@ func (c *catchUp) skip(ev Event) {
 // Missing tells a listening listener that its consumer read back these
 // notified event ids and found no committed row (a forged notification, or
 // one sent before its transaction committed). The listener stops counting
-// them as heard, so the catch-up delivers each row on Events once it reads
-// it committed, and delivers at once (on Events, counted in CaughtUp) those
-// it has read already and skipped as notified. A consumer that reads
+// them as heard, so the catch-up delivers each row once it reads it
+// committed, and delivers at once (FromCatchUp) those it has read already
+// and skipped as notified. A consumer that reads
 // notifications back must call it for every id it could not read, or a
 // row may never reach it: see catchup.go.
 func (l *Listener) Missing(ids []int64) {
@@ -295,13 +295,11 @@ func (l *Listener) deliverUnheard(ctx context.Context) (next time.Duration, more
 }
 
 // catchUpDeliver delivers a row the catch-up read, and reports whether it
-// did. A row the listener drops (its consumer is behind) is kept pending
-// and tried again: the resync that a drop causes re-reads only a window
-// below the newest event, and the row may lie far below it (its
-// transaction was held open).
+// did. A row the consumer has no room for is kept pending and tried again,
+// never dropped: a resync re-reads only a window below the newest event,
+// and the row may lie far below it (its transaction was held open).
 func (l *Listener) catchUpDeliver(ev Event) bool {
-	if l.deliver(ev) {
-		l.caughtUp.Add(1)
+	if l.box.push(FromCatchUp, []Event{ev}, false) {
 		return true
 	}
 	l.catch.mu.Lock()

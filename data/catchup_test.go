@@ -38,8 +38,8 @@ func silentAcquire(t *testing.T, conn *pgx.Conn, k data.Key, run uuid.UUID) int6
 
 // TestCatchUpDeliversAnUnnotifiedTransition: a committed transition whose
 // notification never comes reaches a listening listener anyway, read from
-// lease.event and delivered on Events. Without the catch-up it never
-// arrives.
+// lease.event and delivered in a FromCatchUp batch. Without the catch-up it
+// never arrives.
 func TestCatchUpDeliversAnUnnotifiedTransition(t *testing.T) {
 	db := pgtest.New(t)
 	s, conn := db.Store(t), db.Conn(t)
@@ -50,15 +50,15 @@ func TestCatchUpDeliversAnUnnotifiedTransition(t *testing.T) {
 	k := data.Key{Account: "a", Session: "silent"}
 	run := uuid.New()
 	id := silentAcquire(t, conn, k, run)
-	ev := waitEvent(t, l)
+	ev, src := waitEventFrom(t, l)
 	if ev.ID != id || ev.Kind != data.KindAcquired || ev.Key != k || ev.RunID != data.PublicRunID(run) {
 		t.Fatalf("event = %+v, want the silent acquire %d of %v", ev, id, k)
 	}
+	if src != data.FromCatchUp {
+		t.Errorf("source %v, want %v", src, data.FromCatchUp)
+	}
 	if got := drain(); len(got) != 0 {
 		t.Fatalf("the silent acquire sent notifications %q, want none", got)
-	}
-	if n := l.CaughtUp(); n != 1 {
-		t.Errorf("CaughtUp() = %d, want 1", n)
 	}
 }
 
@@ -83,9 +83,13 @@ func TestCatchUpRepeatsNothingNotified(t *testing.T) {
 	}
 	marker := silentAcquire(t, conn, data.Key{Account: "a", Session: "marker"}, uuid.New())
 	seen := map[int64]int{}
+	caught := 0
 	for {
-		ev := waitEvent(t, l)
+		ev, src := waitEventFrom(t, l)
 		seen[ev.ID]++
+		if src == data.FromCatchUp {
+			caught++
+		}
 		if ev.ID == marker {
 			break
 		}
@@ -98,31 +102,32 @@ func TestCatchUpRepeatsNothingNotified(t *testing.T) {
 	if len(seen) != 41 {
 		t.Errorf("delivered %d events, want 41 (20 acquired, 20 released, the marker)", len(seen))
 	}
-	if n := l.CaughtUp(); n != 1 {
-		t.Errorf("CaughtUp() = %d, want 1 (the marker only)", n)
+	if caught != 1 {
+		t.Errorf("the catch-up delivered %d events, want 1 (the marker only)", caught)
 	}
 }
 
-// TestCatchUpRetriesARowItDropped: a row the catch-up reads while the
-// consumer is behind (Events full) is dropped like a notification, but the
-// resync that a drop causes re-reads only a window below the newest event,
-// and the row may lie far below it (its transaction was held open). The
-// catch-up keeps it and delivers it once there is room. Before, it was lost.
-func TestCatchUpRetriesARowItDropped(t *testing.T) {
+// TestCatchUpWaitsForRoom: a row the catch-up reads while the consumer is
+// behind (no room) is not dropped like a notification: the resync a drop
+// causes re-reads only a window below the newest event, and the row may lie
+// far below it (its transaction was held open). The catch-up keeps it and
+// delivers it once there is room, with no resync in between.
+func TestCatchUpWaitsForRoom(t *testing.T) {
 	db := pgtest.New(t)
 	s, conn := db.Store(t), db.Conn(t)
 	l := startListener(t, s, data.ListenerConfig{Buffer: 1, CatchUp: 10 * time.Millisecond})
 	waitResync(t, l)
 
 	first := silentAcquire(t, conn, data.Key{Account: "a", Session: "first"}, uuid.New())
-	pgtest.Eventually(t, 15*time.Second, "the first row queued", func() bool { return len(l.Events()) == 1 })
 	second := silentAcquire(t, conn, data.Key{Account: "a", Session: "second"}, uuid.New())
-	pgtest.Eventually(t, 15*time.Second, "the second row dropped", func() bool { return l.Dropped() >= 1 })
-	if ev := waitEvent(t, l); ev.ID != first {
-		t.Fatalf("first event %d, want %d", ev.ID, first)
+	for _, want := range []int64{first, second} {
+		it := l.next(t)
+		if it.resync || it.ev.ID != want || it.src != data.FromCatchUp {
+			t.Fatalf("delivered %+v, want row %d from the catch-up", it, want)
+		}
 	}
-	if ev := waitEvent(t, l); ev.ID != second {
-		t.Fatalf("second event %d, want the dropped row %d, tried again", ev.ID, second)
+	if d := l.Dropped(); d != 0 {
+		t.Errorf("Dropped() = %d, want 0", d)
 	}
 }
 

@@ -32,17 +32,17 @@ type payload struct {
 	Reason        *string    `json:"reason"`
 }
 
-// ErrMalformed is returned by DecodeEvent for a payload that is not a lease
+// ErrMalformed is returned by decodeEvent for a payload that is not a lease
 // event: not JSON, an unknown kind, a missing id or key, or oversized.
 var ErrMalformed = errors.New("malformed lease event payload")
 
 // maxPayload is PostgreSQL's NOTIFY payload limit.
 const maxPayload = 8000
 
-// DecodeEvent decodes a lease_events notification payload. Anyone who can
-// connect can NOTIFY on the channel, so the payload is untrusted: DecodeEvent
+// decodeEvent decodes a lease_events notification payload. Anyone who can
+// connect can NOTIFY on the channel, so the payload is untrusted: decodeEvent
 // checks the shape and bounds and returns ErrMalformed for anything else.
-func DecodeEvent(s string) (Event, error) {
+func decodeEvent(s string) (Event, error) {
 	if len(s) > maxPayload {
 		return Event{}, fmt.Errorf("%w: %d bytes", ErrMalformed, len(s))
 	}
@@ -87,7 +87,7 @@ func randomSuffix() string {
 }
 
 // MarshalJSON encodes e as lease.event_json does: the notification
-// payload's fields, with null for absent values. DecodeEvent reads it back.
+// payload's fields, with null for absent values. decodeEvent reads it back.
 // Text is untrusted: DEL, C1 controls and bidirectional formatting
 // characters, which encoding/json leaves raw, are written as \u escapes
 // (termtext.JSON), so the JSON is inert on a terminal.

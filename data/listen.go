@@ -17,8 +17,9 @@ import (
 // ListenerConfig configures a Listener. Zero fields take the documented
 // defaults.
 type ListenerConfig struct {
-	// Buffer is how many decoded events wait for the consumer before the
-	// listener stops queueing them and asks for a resync instead. Default 4096.
+	// Buffer is how many events may wait for the consumer (see Batches):
+	// past it notifications are dropped and replaced by one resync, and rows
+	// read from lease.event wait in the table. Default 4096.
 	Buffer int
 	// ReconnectDelay is the pause between connection attempts. Default 250 ms.
 	ReconnectDelay time.Duration
@@ -61,7 +62,7 @@ type ListenerConfig struct {
 	// transitions whose notification never came: the Go library notifies
 	// right after its commit, and a process that dies in between leaves a
 	// committed transition unnotified (catchup.go). Such a row is delivered
-	// on Events as if notified. Default 300 ms (DefaultCatchUp); negative:
+	// in a FromCatchUp batch. Default 300 ms (DefaultCatchUp); negative:
 	// never.
 	CatchUp time.Duration
 }
@@ -107,34 +108,44 @@ type ListenerState struct {
 	Reason PollReason
 }
 
-// Listener delivers lease_events notifications on a dedicated connection
-// (never a pool connection) through pgxlisten. After every (re)connection, once
-// it is listening, it signals Resync: the consumer then reads a snapshot and the
-// events it missed, so no transition is lost across an outage. Notifications
-// may repeat what that read returned; consumers de-duplicate by event id.
+// Listener delivers lease transitions to one consumer, on one channel
+// (Batches) with one rule: it never waits for its consumer, and at most
+// ListenerConfig.Buffer events wait for it. What it delivers, in order:
 //
-// The listener never blocks on its consumer: when Events is full it drops the
-// event, counts it and signals Resync. Malformed payloads are counted and
-// dropped, never fatal. Any role that may connect can NOTIFY, so a payload is
-// only a claim: a "truncated" one is delivered like any other event, and the
-// consumer reads it back before it acts on it (monitor.Feed resyncs only for
-// a truncated row that lease.event really holds).
+//   - a resync marker after every (re)connection, once it is listening (or
+//     polling): the consumer then reads a snapshot and the events it missed,
+//     so no transition is lost across an outage;
+//   - notifications from lease_events, heard on a dedicated connection
+//     (never a pool connection) through pgxlisten (FromNotify). When the
+//     consumer has no room for one, it is dropped, counted (Dropped) and a
+//     resync marker takes its place: the consumer gets one resync instead of
+//     the notifications it could not take;
+//   - rows of lease.event whose notification never came (FromCatchUp), and
+//     in poll mode rows of lease.event instead of notifications (FromPoll).
+//     Rows are never dropped: their reader waits until there is room.
+//
+// Notifications may repeat what a resync read returned, and the catch-up
+// what a notification said; consumers de-duplicate by event id. Malformed
+// payloads are counted and dropped, never fatal. Any role that may connect
+// can NOTIFY, so a notification is only a claim: a "truncated" one is
+// delivered like any other event, and the consumer reads it back before it
+// acts on it (monitor.Feed resyncs only for a truncated row that lease.event
+// really holds).
 //
 // A new connection counts as live only once it has heard its own ping. When
 // listening cannot work (a hot standby, the store's own connection through
 // a pooler, found before any LISTEN, a LISTEN error, a connection that
 // never hears its ping) the listener switches to poll mode for good and says
-// why in State; then it delivers rows of lease.event, read by id, on Rows
-// instead of notifications on Events, every transition exactly once.
+// why in State; then it delivers rows of lease.event, read by id, every
+// transition exactly once.
 type Listener struct {
 	store   *Store
 	connCfg *pgx.ConnConfig
 	cfgErr  error // the listen DSN did not parse
 	cfg     ListenerConfig
 
-	events  chan Event
-	rows    chan []Event
-	resync  chan struct{}
+	out     chan Batch
+	box     *outbox // what waits for the consumer (delivery.go)
 	changed chan struct{}
 	pong    chan struct{}
 	probe   chan struct{} // a new connection LISTENs on both channels: prove it hears
@@ -151,7 +162,6 @@ type Listener struct {
 
 	malformed atomic.Int64
 	dropped   atomic.Int64
-	caughtUp  atomic.Int64
 }
 
 // NewListener returns a listener on the store's database. Start it with Run.
@@ -169,9 +179,8 @@ func (s *Store) NewListener(cfg ListenerConfig) *Listener {
 	l := &Listener{
 		store:   s,
 		cfg:     cfg,
-		events:  make(chan Event, cfg.Buffer),
-		rows:    make(chan []Event, 1),
-		resync:  make(chan struct{}, 1),
+		out:     make(chan Batch),
+		box:     newOutbox(cfg.Buffer),
 		changed: make(chan struct{}, 1),
 		pong:    make(chan struct{}, 1),
 		probe:   make(chan struct{}, 1),
@@ -189,25 +198,15 @@ func (s *Store) NewListener(cfg ListenerConfig) *Listener {
 	return l
 }
 
-// Events delivers decoded notifications in the order they were sent: the
-// trigger's in commit order, the Go library's right after each commit (so
-// two of them on different connections may cross), and transitions whose
-// notification never came as the catch-up reads them. Anyone who may
-// connect can NOTIFY: a notification is a claim, to be read back from
-// lease.event before it is believed. A consumer that reads them back reports
-// the ids it found no row for with Missing, or a transition notified before
-// it committed may never reach it.
-func (l *Listener) Events() <-chan Event { return l.events }
-
-// Rows delivers, in poll mode, the rows of lease.event read since the last
-// batch, oldest id first: each event once, read from the table (no claim to
-// verify). The listener waits for its consumer to take a batch.
-func (l *Listener) Rows() <-chan []Event { return l.rows }
-
-// Resync receives a value when the consumer must re-read the snapshot and the
-// events since the last one it saw: after each (re)connection, after events
-// were dropped, and after a TRUNCATE.
-func (l *Listener) Resync() <-chan struct{} { return l.resync }
+// Batches delivers, in order, resync markers and batches of events (see
+// Listener). Notifications come in the order they were sent: the trigger's
+// in commit order, the Go library's right after each commit (so two of them
+// on different connections may cross). A consumer that reads notifications
+// back reports the ids it found no row for with Missing, or a transition
+// notified before it committed may never reach it. While the consumer is
+// busy, what arrives from one source gathers into one batch. The channel is
+// not closed when Run returns.
+func (l *Listener) Batches() <-chan Batch { return l.out }
 
 // StateChanged receives a value when State changes.
 func (l *Listener) StateChanged() <-chan struct{} { return l.changed }
@@ -222,13 +221,9 @@ func (l *Listener) State() ListenerState {
 // Malformed returns how many payloads were dropped as malformed.
 func (l *Listener) Malformed() int64 { return l.malformed.Load() }
 
-// Dropped returns how many events were dropped because the consumer was
-// behind (each followed by a Resync).
+// Dropped returns how many notifications were dropped because the consumer
+// was behind (each run of drops followed by a resync marker).
 func (l *Listener) Dropped() int64 { return l.dropped.Load() }
-
-// CaughtUp returns how many transitions the listener delivered from
-// lease.event because their notification never came (ListenerConfig.CatchUp).
-func (l *Listener) CaughtUp() int64 { return l.caughtUp.Load() }
 
 // Run listens until ctx is cancelled, reconnecting as needed, or polls when
 // listening cannot work. It returns nil when ctx is cancelled, and a
@@ -239,6 +234,11 @@ func (l *Listener) Run(ctx context.Context) error {
 		return l.cfgErr
 	}
 	defer l.setStatus(ListenerStopped, nil)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	pctx, stop := context.WithCancel(ctx)
+	defer stop()
+	wg.Go(func() { l.box.pump(pctx, l.out) })
 	why := l.pollFromStart()
 	for why.Cause == PollNone && ctx.Err() == nil {
 		why = l.listen(ctx)
@@ -442,7 +442,7 @@ func (l *Listener) proveNew(ctx context.Context, cancel context.CancelCauseFunc)
 		l.touch()
 		l.startCatchUp(ctx)
 		l.setStatus(ListenerLive, nil)
-		signal(l.resync)
+		l.box.resync()
 	}
 }
 
@@ -489,7 +489,7 @@ type eventHandler struct{ l *Listener }
 func (h eventHandler) HandleNotification(_ context.Context, n *pgconn.Notification, _ *pgx.Conn) error {
 	l := h.l
 	l.touch()
-	ev, err := DecodeEvent(n.Payload)
+	ev, err := decodeEvent(n.Payload)
 	if err != nil {
 		l.malformed.Add(1)
 		return nil // counted and dropped; an error here would read as a connection failure
@@ -501,17 +501,16 @@ func (h eventHandler) HandleNotification(_ context.Context, n *pgconn.Notificati
 	return nil
 }
 
-// deliver queues ev for the consumer without blocking: when Events is full
-// it drops ev, counts it, signals Resync and reports false.
+// deliver queues a notification for the consumer without blocking: when
+// there is no room it drops ev, counts it, queues a resync and reports
+// false.
 func (l *Listener) deliver(ev Event) bool {
-	select {
-	case l.events <- ev:
+	if l.box.push(FromNotify, []Event{ev}, false) {
 		return true
-	default:
-		l.dropped.Add(1)
-		signal(l.resync)
-		return false
 	}
+	l.dropped.Add(1)
+	l.box.resync()
+	return false
 }
 
 // HandleBacklog runs once LISTEN lease_events has completed.

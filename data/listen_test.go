@@ -2,6 +2,7 @@ package data_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -12,34 +13,74 @@ import (
 	"github.com/leasetop/leasetop/internal/pgtest"
 )
 
+// testListener is a running listener and what the test has taken from its
+// batches and not looked at yet.
+type testListener struct {
+	*data.Listener
+	queue []item
+}
+
+// item is one thing a listener delivered: an event with its source, or a
+// resync marker.
+type item struct {
+	ev     data.Event
+	src    data.Source
+	resync bool
+}
+
 // startListener runs a listener until the test ends.
-func startListener(t *testing.T, s *data.Store, cfg data.ListenerConfig) *data.Listener {
+func startListener(t *testing.T, s *data.Store, cfg data.ListenerConfig) *testListener {
 	t.Helper()
 	l := s.NewListener(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = l.Run(ctx) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	return l
+	return &testListener{Listener: l}
 }
 
-func waitResync(t *testing.T, l *data.Listener) {
+// next returns the next thing l delivers, failing after 15 s.
+func (l *testListener) next(t *testing.T) item {
 	t.Helper()
-	select {
-	case <-l.Resync():
-	case <-time.After(15 * time.Second):
-		t.Fatalf("no resync signal; listener state %+v", l.State())
+	for len(l.queue) == 0 {
+		select {
+		case b := <-l.Batches():
+			if b.Resync {
+				l.queue = append(l.queue, item{resync: true})
+			}
+			for _, ev := range b.Events {
+				l.queue = append(l.queue, item{ev: ev, src: b.Source})
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatalf("nothing delivered in 15 s; listener state %+v", l.State())
+		}
+	}
+	it := l.queue[0]
+	l.queue = l.queue[1:]
+	return it
+}
+
+// waitResync skips what l delivers until a resync marker.
+func waitResync(t *testing.T, l *testListener) {
+	t.Helper()
+	for !l.next(t).resync {
 	}
 }
 
-func waitEvent(t *testing.T, l *data.Listener) data.Event {
+// waitEvent returns the next event l delivers, skipping resync markers.
+func waitEvent(t *testing.T, l *testListener) data.Event {
 	t.Helper()
-	select {
-	case ev := <-l.Events():
-		return ev
-	case <-time.After(15 * time.Second):
-		t.Fatalf("no event; listener state %+v", l.State())
-		return data.Event{}
+	ev, _ := waitEventFrom(t, l)
+	return ev
+}
+
+// waitEventFrom is waitEvent with the event's source.
+func waitEventFrom(t *testing.T, l *testListener) (data.Event, data.Source) {
+	t.Helper()
+	for {
+		if it := l.next(t); !it.resync {
+			return it.ev, it.src
+		}
 	}
 }
 
@@ -110,12 +151,54 @@ func TestListenerOverflowAsksForResync(t *testing.T) {
 	for i := range 5 {
 		mustAcquire(t, s, data.Key{Account: "a", Session: string(rune('a' + i))}, uuid.New(), time.Minute)
 	}
-	waitResync(t, l) // the consumer was behind: it is told to resync
-	deadline := time.Now().Add(10 * time.Second)
-	for l.Dropped() != 3 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond) // polling a counter the listener goroutine updates
-	}
+	// Nobody reads: two notifications wait (one being handed over, one
+	// pending), three find no room.
+	pgtest.Eventually(t, 15*time.Second, "three notifications dropped", func() bool { return l.Dropped() >= 3 })
 	if got := l.Dropped(); got != 3 {
 		t.Errorf("Dropped() = %d, want 3", got)
+	}
+	for range 2 {
+		ev, src := waitEventFrom(t, l)
+		if src != data.FromNotify || ev.Kind != data.KindAcquired {
+			t.Fatalf("delivered %+v from %v, want an acquired notification", ev, src)
+		}
+	}
+	// In their place the consumer gets one resync, right after what it had room for.
+	if it := l.next(t); !it.resync {
+		t.Fatalf("after the two it had room for: %+v, want one resync marker", it)
+	}
+	if len(l.queue) != 0 {
+		t.Fatalf("after the resync marker: %+v, want nothing more", l.queue)
+	}
+}
+
+// TestPollingListenerWaitsForRoom: in poll mode a consumer that is behind
+// loses nothing and needs no resync: the listener reads only as many rows as
+// there is room for, and the rest wait in the table.
+func TestPollingListenerWaitsForRoom(t *testing.T) {
+	db := pgtest.New(t)
+	s := db.Store(t)
+	l := startListener(t, s, data.ListenerConfig{Buffer: 2, Poll: 10 * time.Millisecond})
+	waitResync(t, l)
+	for i := range 5 {
+		mustAcquire(t, s, data.Key{Account: "a", Session: string(rune('a' + i))}, uuid.New(), time.Minute)
+	}
+	var made []int64
+	for _, ev := range events(t, s) {
+		made = append(made, ev.ID)
+	}
+	var got []int64
+	for len(got) < len(made) {
+		it := l.next(t)
+		if it.resync || it.src != data.FromPoll {
+			t.Fatalf("delivered %+v, want only rows read by polling", it)
+		}
+		got = append(got, it.ev.ID)
+	}
+	if !slices.Equal(got, made) {
+		t.Errorf("rows %v, want %v", got, made)
+	}
+	if d := l.Dropped(); d != 0 {
+		t.Errorf("Dropped() = %d, want 0", d)
 	}
 }

@@ -100,11 +100,12 @@ func (l *Listener) pollFromStart() PollReason {
 // lease.event after the highest id read so far, and the ids below it that it
 // has not seen yet (a gap: a transaction that drew the id has not committed,
 // or rolled back) until no transaction that could fill them is in progress
-// (pollCursor). Each row is delivered once, on
-// Rows. The first read only finds where to start; then the listener signals
-// Resync, as after a LISTEN: every event that commits later is delivered.
-// A failed read is retried on the next tick from where the last one ended,
-// so an outage loses nothing.
+// (pollCursor). Each row is delivered once, in a FromPoll batch, and only
+// as many as the consumer has room for are read (the rest wait in the
+// table). The first read only finds where to start; then the listener
+// queues a resync, as after a LISTEN: every event that commits later is
+// delivered. A failed read is retried on the next tick from where the last
+// one ended, so an outage loses nothing.
 func (l *Listener) poll(ctx context.Context, why PollReason) {
 	every := cmp.Or(l.cfg.Poll, l.cfg.FallbackPoll)
 	l.mu.Lock()
@@ -153,10 +154,14 @@ func (l *Listener) pollOnce(ctx context.Context, cur *pollCursor) (full bool, er
 		}
 		cur.start(ids)
 		l.setStatus(ListenerPolling, nil) // before the resync: a consumer that resyncs sees POLL
-		signal(l.resync)
+		l.box.resync()
 		return false, nil
 	}
-	rows, snap, err := l.store.pollEvents(rctx, cur.after, cur.gapList(), l.cfg.PollLimit)
+	limit := min(l.cfg.PollLimit, l.box.room())
+	if limit == 0 {
+		return false, nil // the consumer is behind: the rows wait in the table
+	}
+	rows, snap, err := l.store.pollEvents(rctx, cur.after, cur.gapList(), limit)
 	if err != nil {
 		return false, err
 	}
@@ -164,16 +169,12 @@ func (l *Listener) pollOnce(ctx context.Context, cur *pollCursor) (full bool, er
 	if len(evs) == 0 {
 		return false, nil
 	}
-	select {
-	case l.rows <- evs:
-	case <-ctx.Done():
-		return false, nil
-	}
+	l.box.push(FromPoll, evs, true)
 	l.touch()
 	if slices.ContainsFunc(evs, func(e Event) bool { return e.Kind == KindTruncated }) {
-		signal(l.resync)
+		l.box.resync()
 	}
-	return newer >= l.cfg.PollLimit, nil
+	return newer >= limit, nil
 }
 
 // pollCursor is where poll mode (and the catch-up) stands: the highest id

@@ -21,7 +21,7 @@ import (
 
 // waitPolling waits until l is in poll mode and polling, and returns its
 // state.
-func waitPolling(t *testing.T, l *data.Listener) data.ListenerState {
+func waitPolling(t *testing.T, l *testListener) data.ListenerState {
 	t.Helper()
 	deadline := time.After(20 * time.Second)
 	for {
@@ -38,15 +38,16 @@ func waitPolling(t *testing.T, l *data.Listener) data.ListenerState {
 }
 
 // waitRows collects rows from l until want holds or 15 s pass.
-func waitRows(t *testing.T, l *data.Listener, got *[]data.Event, want func([]data.Event) bool) {
+func waitRows(t *testing.T, l *testListener, got *[]data.Event, want func([]data.Event) bool) {
 	t.Helper()
 	deadline := time.After(15 * time.Second)
 	for !want(*got) {
 		select {
-		case evs := <-l.Rows():
-			*got = append(*got, evs...)
-		case ev := <-l.Events():
-			t.Fatalf("a polling listener delivered notification %+v", ev)
+		case b := <-l.Batches():
+			if len(b.Events) > 0 && b.Source != data.FromPoll {
+				t.Fatalf("a polling listener delivered %v from %v", ids(b.Events), b.Source)
+			}
+			*got = append(*got, b.Events...)
 		case <-deadline:
 			t.Fatalf("after 15 s the listener delivered %d rows %v; state %+v", len(*got), ids(*got), l.State())
 		}

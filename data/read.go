@@ -95,9 +95,9 @@ func readSnapshot(ctx context.Context, q Querier, query string, args ...any) (Sn
 const eventColumns = `id, at, kind, account_id, session_id, run_id, prev_run_id, fence, prev_fence,
 	expires_at, prev_expires_at, holder, actor, reason`
 
-// EventsSince returns up to limit events with id > after, oldest first: one
+// eventsSince returns up to limit events with id > after, oldest first: one
 // page of the history (Events reads all of it).
-func (s *Store) EventsSince(ctx context.Context, after int64, limit int) ([]Event, error) {
+func (s *Store) eventsSince(ctx context.Context, after int64, limit int) ([]Event, error) {
 	return s.events(ctx, `SELECT `+eventColumns+` FROM lease.event WHERE id > $1 ORDER BY id LIMIT $2`, after, limit)
 }
 
@@ -117,7 +117,7 @@ func (s *Store) Events(ctx context.Context, after int64) iter.Seq2[Event, error]
 	return func(yield func(Event, error) bool) {
 		from := after
 		for {
-			page, err := s.EventsSince(ctx, from, eventsPage)
+			page, err := s.eventsSince(ctx, from, eventsPage)
 			if err != nil {
 				yield(Event{}, err)
 				return

@@ -173,10 +173,12 @@ func (c *Client) start(ctx context.Context, req Request, runID uuid.UUID, g data
 		changed:  make(chan struct{}, 1),
 		done:     make(chan struct{}),
 		early:    make(chan struct{}, 1),
+		check:    make(chan struct{}, 1),
 	}
 	l.mu.Lock()
 	l.watchdog = time.AfterFunc(time.Until(deadline), l.onDeadline)
 	l.mu.Unlock()
+	l.watch()       // before the heartbeat, which ends the subscription when it ends
 	go l.keep(sent) // owned by the Lease: Release waits for it
 	return l
 }

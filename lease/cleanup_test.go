@@ -99,12 +99,11 @@ func TestWaitGivingUpWhileQueuedLeavesNoGrant(t *testing.T) {
 				return err == nil && (!ok || l.Holder != "waiter")
 			})
 			if tt.lose {
-				evs, err := held.EventsSince(ctx, 0, 100)
-				if err != nil {
-					t.Fatal(err)
-				}
 				granted := false
-				for _, ev := range evs {
+				for ev, err := range held.Events(ctx, 0) {
+					if err != nil {
+						t.Fatal(err)
+					}
 					granted = granted || ev.Holder == "waiter" && ev.Kind == data.KindTakenOver
 				}
 				if !granted {

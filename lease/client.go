@@ -1,7 +1,6 @@
 package lease
 
 import (
-	"context"
 	"sync"
 
 	"github.com/leasetop/leasetop/data"
@@ -9,20 +8,20 @@ import (
 
 // Client competes for and keeps leases on one database. Create one per
 // process (it is safe for concurrent use) and Close it when done: Close
-// stops the notification listener that waiting acquisitions share. It does
-// not release leases; release each one after its work has returned.
+// stops the notification listener that waiting acquisitions and held leases
+// share (see Lease.Context). It does not release leases; release each one
+// after its work has returned.
 type Client struct {
 	store   *data.Store
 	cfg     Config
 	renewer *renewer // batches the leases' renewals
 
+	notes *notifier // the listener shared by waiters and holders, run while either exists
+
 	mu      sync.Mutex
 	closed  bool
-	waiters map[Key]map[*waiter]struct{}
-	nwait   int
-	stopLn  context.CancelFunc // stops the running listener; nil when none runs
-	wg      sync.WaitGroup     // the listener and background cleanups
-	closing chan struct{}      // closed by Close: background cleanups stop retrying within closeGrace
+	wg      sync.WaitGroup // the listener and background cleanups
+	closing chan struct{}  // closed by Close: background cleanups stop retrying within closeGrace
 }
 
 // New returns a Client on store with cfg (zero fields take their defaults).
@@ -33,7 +32,9 @@ func New(store *data.Store, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{store: store, cfg: cfg, renewer: newRenewer(store, cfg), waiters: make(map[Key]map[*waiter]struct{}), closing: make(chan struct{})}, nil
+	c := &Client{store: store, cfg: cfg, renewer: newRenewer(store, cfg), closing: make(chan struct{})}
+	c.notes = newNotifier(store, cfg.Listener, &c.wg)
+	return c, nil
 }
 
 // Config returns the configuration with its defaults filled in.
@@ -50,16 +51,8 @@ func (c *Client) Close() {
 		close(c.closing)
 	}
 	c.closed = true
-	if c.stopLn != nil {
-		c.stopLn()
-		c.stopLn = nil
-	}
-	for _, set := range c.waiters { // waiters see the Client closed and return
-		for w := range set {
-			signal(w.wake)
-		}
-	}
 	c.mu.Unlock()
+	c.notes.close() // waiters see the Client closed and return; holders stop watching
 	c.wg.Wait()
 }
 

@@ -50,7 +50,8 @@ type Config struct {
 	// Prometheus). Default none.
 	Metrics *Metrics
 	// Listener configures the notification listener that waiting
-	// acquisitions share: Listener.DSN gives it a connection of its own
+	// acquisitions and held leases (the holder watch: see Lease.Context)
+	// share, run while anything is held or waited for: Listener.DSN gives it a connection of its own
 	// (through a transaction pooler, a direct one to the primary), and
 	// Listener.Poll makes it poll lease.event instead of listening. Without
 	// them it uses the store's Options, and switches to poll mode by itself

@@ -19,6 +19,7 @@ import (
 // (l.early) to share a batch with others.
 func (l *Lease) keep(sent time.Time) {
 	defer close(l.done)
+	defer l.unwatch()
 	r := l.client.renewer
 	r.join(l)
 	defer r.leave(l)
@@ -26,12 +27,34 @@ func (l *Lease) keep(sent time.Time) {
 	l.due.Store(time.Now().Add(next).UnixNano())
 	t := time.NewTimer(next)
 	defer t.Stop()
+	var (
+		lastCheck time.Time
+		checkLate <-chan time.Time // a check asked for within checkGap of the last one
+	)
 	for {
 		select {
 		case <-l.keepCtx.Done():
 			return
 		case <-t.C:
 		case <-l.early:
+		case <-l.check: // the holder watch (watch.go)
+			if wait := checkGap - time.Since(lastCheck); wait > 0 {
+				if checkLate == nil {
+					checkLate = time.After(wait)
+				}
+				continue
+			}
+			lastCheck = time.Now()
+			if !l.checkNow() {
+				return
+			}
+			continue
+		case <-checkLate:
+			checkLate, lastCheck = nil, time.Now()
+			if !l.checkNow() {
+				return
+			}
+			continue
 		}
 		l.due.Store(math.MaxInt64) // renewing: not to be pulled into a batch
 		next, ok := l.renew()

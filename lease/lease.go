@@ -82,6 +82,8 @@ type Lease struct {
 	stopKeep context.CancelFunc // stops the heartbeat
 	done     chan struct{}      // closed when the heartbeat has ended
 	early    chan struct{}      // the renewer asks the heartbeat to renew now, in a batch
+	check    chan struct{}      // the holder watch asks the heartbeat to check the lease now (watch.go)
+	sub      *subscription      // the holder watch's subscription to its key; nil without one
 	due      atomic.Int64       // when the next renewal is due (Unix ns); MaxInt64 while renewing
 
 	mu       sync.Mutex
@@ -126,6 +128,13 @@ func (l *Lease) TTL() time.Duration { return l.cfg.TTL }
 // with ErrRejected, ErrForceReleased, ErrTakenOver or ErrExpired) or
 // ErrReleased. It carries the values of the context given to Try or Wait, but
 // not its cancellation: that context bounds only the acquisition.
+//
+// A loss is noticed at once, not at the next renewal: the Client listens to
+// the keys it holds, and any event naming one that is not this run's own (a
+// forced release, a takeover...) makes it renew that lease right away; a
+// refusal cancels the context within a round trip of the notification (in
+// poll mode, of the poll that read it). The notification itself proves
+// nothing: only the database's answer ends the lease.
 func (l *Lease) Context() context.Context { return l.ctx }
 
 // Done is Context().Done().

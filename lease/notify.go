@@ -1,111 +1,40 @@
 package lease
 
 import (
-	"context"
-
 	"github.com/leasetop/leasetop/data"
 )
 
 // waiter is one waiting acquisition's subscription to its key's
 // notifications. wake coalesces.
 type waiter struct {
-	key  Key
+	sub  *subscription
 	wake chan struct{}
 }
 
-// subscribe registers a waiter for key, starting the shared listener for the
-// first one.
+// subscribe registers a waiter for key on the Client's notifier.
 func (c *Client) subscribe(key Key) (*waiter, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return nil, ErrClosed
+	w := &waiter{wake: make(chan struct{}, 1)}
+	sub, err := c.notes.listen(key, func(n notice) {
+		// A release may have been missed on a resync, and a closing Client
+		// ends the wait: every waiter tries again.
+		if n.resync || n.closed || wakes(n.ev.Kind) {
+			signal(w.wake)
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	w := &waiter{key: key, wake: make(chan struct{}, 1)}
-	set := c.waiters[key]
-	if set == nil {
-		set = make(map[*waiter]struct{})
-		c.waiters[key] = set
-	}
-	set[w] = struct{}{}
-	c.nwait++
-	if c.stopLn == nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		c.stopLn = cancel
-		c.wg.Go(func() { c.listen(ctx) })
-	}
+	w.sub = sub
 	return w, nil
 }
 
-// unsubscribe removes w, stopping the listener after the last waiter: a
-// process that holds its lease needs no listener connection.
-func (c *Client) unsubscribe(w *waiter) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	set := c.waiters[w.key]
-	if _, ok := set[w]; !ok {
-		return
-	}
-	delete(set, w)
-	if len(set) == 0 {
-		delete(c.waiters, w.key)
-	}
-	c.nwait--
-	if c.nwait == 0 && c.stopLn != nil {
-		c.stopLn()
-		c.stopLn = nil
-	}
-}
-
-// listen runs one data.Listener and fans its events out to the waiters of
-// each key until ctx is cancelled: notifications, or in poll mode the rows
-// it reads from lease.event.
-func (c *Client) listen(ctx context.Context) {
-	ln := c.store.NewListener(c.cfg.Listener)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = ln.Run(ctx) // returns nil when ctx is cancelled; it reconnects on its own
-	}()
-	defer func() { <-done }()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev := <-ln.Events():
-			if wakes(ev.Kind) {
-				c.wake(func(k Key) bool { return k == ev.Key })
-			}
-		case rows := <-ln.Rows():
-			for _, ev := range rows {
-				if wakes(ev.Kind) {
-					c.wake(func(k Key) bool { return k == ev.Key })
-				}
-			}
-		case <-ln.Resync():
-			// (Re)connected or events were dropped: a release may have been
-			// missed, so every waiter tries again.
-			c.wake(func(Key) bool { return true })
-		}
-	}
-}
+// unsubscribe removes w; the notifier stops its listener after the last
+// subscription.
+func (c *Client) unsubscribe(w *waiter) { c.notes.unsubscribe(w.sub) }
 
 // wakes reports whether an event of kind k can let a waiter in (or changes
 // how long it should sleep).
 func wakes(k data.Kind) bool {
 	return k == data.KindReleased || k == data.KindForceReleased || k == data.KindTakenOver ||
 		k == data.KindQueueLeft // a ticket ended: the next one may be the head now (Queue)
-}
-
-func (c *Client) wake(match func(Key) bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for k, set := range c.waiters {
-		if !match(k) {
-			continue
-		}
-		for w := range set {
-			signal(w.wake)
-		}
-	}
 }

@@ -46,14 +46,18 @@ func TestWaitWokenByRelease(t *testing.T) {
 			defer cancel()
 			outcome := waitAsync(ctx, b, permit(t, b, testKey, "b"))
 			pgtest.Eventually(t, 10*time.Second, "the waiter's listener", func() bool { return listening(t, pool) })
-			handOff(t, la, func() error {
+			lb := handOff(t, la, func() error {
 				if forced {
 					_, err := store.ForceRelease(context.Background(), testKey, la.RunID(), "handoff")
 					return err
 				}
 				return la.Release(context.Background())
 			}, outcome)
-			// With no waiter left, the listener connection is closed.
+			// With no waiter left and nothing held (a held lease keeps it
+			// for the holder watch), the listener connection is closed.
+			if err := lb.Release(context.Background()); err != nil {
+				t.Fatal(err)
+			}
 			pgtest.Eventually(t, 10*time.Second, "the listener to stop", func() bool { return !listening(t, pool) })
 		})
 	}

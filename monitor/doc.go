@@ -9,7 +9,7 @@
 //
 // The Feed owns the listener and the periodic reads. It starts the listener
 // first and reads nothing until the listener reports that it is LISTENing
-// (its Resync signal); then it reads the leases and the events in one
+// (its first resync marker); then it reads the leases and the events in one
 // REPEATABLE READ transaction (data.Store.ReadSync). Every transition that
 // commits after that read arrives as a notification, in commit order; every
 // one before it is in the read. The same happens after every reconnection,
@@ -18,7 +18,7 @@
 // Where LISTEN cannot work (a hot standby, a transaction pooler without a
 // listen DSN) or when asked to (data.ListenerConfig.Poll), the listener
 // polls lease.event by id instead and the Feed takes its rows as they are
-// (poll.go); the header then says POLL (Health.Link LinkPoll, with Poll and
+// (Feed.receiveRows); the header then says POLL (Health.Link LinkPoll, with Poll and
 // PollReason), and Health.Standby and ReplayLag describe a standby.
 //
 // Renewals send no notification by default (a NOTIFY costs every renewal
@@ -29,8 +29,8 @@
 //
 // # Never blocking
 //
-// The listener hands events to the Feed through a bounded channel and never
-// waits for it. The Feed appends what it reads or receives to a pending
+// The listener hands events to the Feed in batches on one channel, never
+// waits for it, and holds at most ListenerConfig.Buffer events for it. The Feed appends what it reads or receives to a pending
 // batch and never waits for its consumer: the consumer takes the whole
 // batch with Next whenever it is ready. A consumer that falls too far behind
 // loses the pending batch and gets a resync instead, so memory stays

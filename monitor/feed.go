@@ -181,13 +181,11 @@ func (f *Feed) Run(ctx context.Context) error {
 		case <-lis.StateChanged():
 			f.setConn(lis.State(), lis)
 			continue
-		case ev := <-lis.Events():
-			f.receive(ctx, ev, lis)
-			continue
-		case rows := <-lis.Rows():
-			f.receiveRows(ctx, rows)
-			continue
-		case <-lis.Resync():
+		case b := <-lis.Batches():
+			if !b.Resync {
+				f.receive(ctx, b, lis)
+				continue
+			}
 			f.noteDrops(lis)
 		case <-f.resyncReq:
 		case <-wait.C:
@@ -223,20 +221,54 @@ func (f *Feed) Run(ctx context.Context) error {
 	}
 }
 
-// receive queues what the listener has ready: ev and up to 1024 more, read
-// back from the database (see verify).
-func (f *Feed) receive(ctx context.Context, ev data.Event, lis *data.Listener) {
+// receive queues a batch of events from the listener: rows of lease.event
+// as they are, notifications once read back from the database.
+func (f *Feed) receive(ctx context.Context, b data.Batch, lis *data.Listener) {
 	f.noteDrops(lis)
-	notes := []data.Event{ev}
-	for len(notes) < 1025 {
-		select {
-		case more := <-lis.Events():
-			notes = append(notes, more)
-			continue
-		default:
-		}
-		break
+	if b.Source != data.FromNotify {
+		f.receiveRows(ctx, b.Events)
+		return
 	}
+	for notes := range slices.Chunk(b.Events, verifyChunk) {
+		f.receiveNotes(ctx, notes, lis)
+	}
+}
+
+// verifyChunk is how many notifications one read-back reads at most.
+const verifyChunk = 1024
+
+// receiveRows queues rows the listener read from lease.event: in poll mode
+// (a hot standby, a transaction pooler without a listen DSN, or
+// FeedConfig.Listener.Poll) every transition, and while listening those
+// whose notification never came. Each event comes once, in id order, with
+// the gaps that ids which commit late leave filled when they commit. They
+// are the table's own, so the feed queues them as they are, without reading
+// them back. In poll mode everything else stays: the first resync, the
+// delta reads of renewals (every DeltaInterval, since renewal notifications
+// are not heard), and resyncs on request; Batch.Conn says POLL with the
+// interval and why (Health's LinkPoll, Poll and PollReason).
+func (f *Feed) receiveRows(ctx context.Context, rows []data.Event) {
+	f.mu.Lock()
+	awaiting := f.awaitSync
+	f.mu.Unlock()
+	if awaiting {
+		// The coming resync reads the events above where it starts; one
+		// below it (it committed long after its id was drawn) only this
+		// batch delivers.
+		if rows, _ = splitBelow(rows, f.resyncFrom()); len(rows) == 0 {
+			return
+		}
+	}
+	items := make([]Item, len(rows))
+	for i := range rows {
+		items[i] = Item{Event: &rows[i]}
+	}
+	f.queue(ctx, items)
+}
+
+// receiveNotes queues notifications, read back from the database (see
+// verify).
+func (f *Feed) receiveNotes(ctx context.Context, notes []data.Event, lis *data.Listener) {
 	f.mu.Lock()
 	awaiting := f.awaitSync
 	f.malformed, f.dropped = lis.Malformed(), lis.Dropped()

@@ -21,7 +21,8 @@ type feed struct {
 }
 
 // startFeed opens a store, starts a listener and waits until it is live, then
-// passes every event and resync signal to consume (on one goroutine).
+// passes every event (with the time its batch arrived) and every resync
+// marker to onEvent and onResync (on one goroutine).
 func (r *run) startFeed(ctx context.Context, onEvent func(data.Event, time.Time), onResync func()) (*feed, error) {
 	store, err := r.openStore(ctx, nil)
 	if err != nil {
@@ -36,11 +37,13 @@ func (r *run) startFeed(ctx context.Context, onEvent func(data.Event, time.Time)
 			select {
 			case <-fctx.Done():
 				return
-			case ev := <-f.lst.Events():
-				onEvent(ev, time.Now())
-			case <-f.lst.Resync():
-				if onResync != nil {
+			case b := <-f.lst.Batches():
+				at := time.Now()
+				if b.Resync && onResync != nil {
 					onResync()
+				}
+				for _, ev := range b.Events {
+					onEvent(ev, at)
 				}
 			}
 		}

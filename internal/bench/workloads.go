@@ -47,6 +47,8 @@ func workloads() []workload {
 		{name: "handoff-notify", run: handoffWorkload(handoffNotify)},
 		{name: "handoff-poll-100ms", run: handoffWorkload(handoffPoll100ms)},
 		{name: "handoff-poll-1s", run: handoffWorkload(handoffPoll1s)},
+		{name: "forcestop-notify", run: forceStopWorkload(0)},
+		{name: "forcestop-poll", run: forceStopWorkload(pollEvery)},
 		{name: "takeover", run: func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runTakeover(ctx, w) }},
 		{name: "propagation-100", run: propagationWorkload(100)},
 		{name: "propagation-1000", run: propagationWorkload(1000)},

@@ -120,12 +120,8 @@ func (r *runner) loop(ctx context.Context) {
 			return
 		case m := <-r.msgs:
 			r.onProc(ctx, m)
-		case ev := <-r.ln.Events():
-			r.onEvent(ev)
-		case rows := <-r.ln.Rows(): // poll mode (a pooler, a standby): the listener waits for these
-			r.onRows(rows)
-		case <-r.ln.Resync():
-			r.resync(ctx)
+		case b := <-r.ln.Batches():
+			r.onBatch(ctx, b)
 		case c := <-r.d.cmds:
 			c.reply <- r.onCommand(ctx, c)
 		case <-tick.C:
@@ -156,10 +152,8 @@ func (r *runner) shutdown(ctx context.Context) {
 		select {
 		case m := <-r.msgs:
 			r.onProc(ctx, m)
-		case ev := <-r.ln.Events():
-			r.onEvent(ev)
-		case rows := <-r.ln.Rows():
-			r.onRows(rows)
+		case b := <-r.ln.Batches():
+			r.onEvents(b.Events) // stopping: a resync would only repeat what catchUp shows
 		case <-tick.C:
 			if time.Now().After(deadline) {
 				for _, p := range r.procs {

@@ -19,9 +19,19 @@ func (r *runner) onEvent(ev data.Event) {
 	r.emit(tag, text)
 }
 
-// onRows shows the events a polling listener read from lease.event.
-func (r *runner) onRows(rows []data.Event) {
-	for _, ev := range rows {
+// onBatch shows what the listener delivered: a resync re-reads the events
+// since the last one shown; events are shown whatever their source
+// (notifications, rows the catch-up or poll mode read).
+func (r *runner) onBatch(ctx context.Context, b data.Batch) {
+	if b.Resync {
+		r.resync(ctx)
+	}
+	r.onEvents(b.Events)
+}
+
+// onEvents shows events not shown yet.
+func (r *runner) onEvents(evs []data.Event) {
+	for _, ev := range evs {
 		r.onEvent(ev)
 	}
 }

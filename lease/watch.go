@@ -1,0 +1,123 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// The holder watch: a held lease listens to its own key on the Client's
+// notifier (the waiters' listener, run while anything is held or waited
+// for), and an event naming the key that is not this run's own acquire or
+// renewal (a forced release, a takeover or a release by another run, a
+// rejected renewal of another run, and any kind it does not know) makes it
+// check the lease against the database at once, instead of at the next
+// renewal, TTL/3 away: a lease lost to an operator or another run is lost
+// (Context cancelled with ErrForceReleased, ErrTakenOver...) within one
+// round trip of the notification, or of the poll that read the event in
+// poll mode.
+//
+// A notification is never proof of loss: anyone who may connect can NOTIFY
+// on the channel. It only triggers the check, a renewal sent on its own
+// (outside the batches, on the heartbeat's goroutine, without moving the
+// heartbeat's schedule): granted, the lease stays held with a later
+// deadline; refused, it is lost exactly as a refused heartbeat loses it. A
+// flood of forged notifications costs one renewal in flight per lease at a
+// time (checks coalesce) and at least checkGap between two. A resync of the
+// listener (it has just started listening, or reconnected, or dropped
+// notifications: something may have been missed) pulls every held lease
+// into the next renewal batch, so an event between the grant and the
+// listener's start is not missed either.
+// A check that fails for another reason (the database did not answer)
+// changes nothing: the heartbeat goes on as before.
+
+// checkGap is the least time between two checks of one lease.
+const checkGap = 10 * time.Millisecond
+
+// watch subscribes l to its key's notices. Without a subscription (the
+// Client is closed) the lease is kept by its heartbeat alone.
+func (l *Lease) watch() {
+	sub, err := l.client.notes.listen(l.token.Key, l.onNotice)
+	if err == nil {
+		l.sub = sub
+	}
+}
+
+// unwatch ends l's subscription: the notifier stops its listener when
+// nothing else is held or waited for.
+func (l *Lease) unwatch() {
+	if l.sub != nil {
+		l.client.notes.unsubscribe(l.sub)
+	}
+}
+
+// onNotice runs on the notifier's goroutine: it only signals the heartbeat.
+func (l *Lease) onNotice(n notice) {
+	switch {
+	case n.closed:
+	case n.resync:
+		signal(l.early)
+	case l.concerns(n.ev):
+		signal(l.check)
+	}
+}
+
+// concerns reports whether ev (which names l's key) may mean that l is no
+// longer held: anything but this run's own acquire, takeover, renewal or
+// rejected renewal (which its heartbeat has seen already).
+func (l *Lease) concerns(ev data.Event) bool {
+	if ev.RunID != l.RunID() {
+		return true
+	}
+	switch ev.Kind {
+	case data.KindAcquired, data.KindTakenOver, data.KindRenewed, data.KindRenewRejected:
+		return false
+	}
+	return true
+}
+
+// checkNow renews l on its own, at once, and reports whether the heartbeat
+// goes on. It runs on the heartbeat's goroutine, so it never overlaps a
+// renewal of the heartbeat's own. The call is bounded by the local
+// deadline, not by the lease's context: Release waits for it, so that its
+// delete never reaches the server before this renewal.
+func (l *Lease) checkNow() bool {
+	l.mu.Lock()
+	deadline, final := l.state.Deadline, l.finalLocked()
+	l.mu.Unlock()
+	if final || l.keepCtx.Err() != nil {
+		return false
+	}
+	sent := time.Now()
+	if !sent.Before(deadline) {
+		l.onDeadline()
+		return false
+	}
+	until := deadline
+	if t := sent.Add(l.cfg.RenewTimeout); t.Before(until) {
+		until = t
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), until)
+	defer cancel()
+	var exp time.Time
+	err := lateCall(until, "check "+l.token.Key.String())
+	if err == nil {
+		exp, err = l.client.store.Renew(ctx, l.token.Key, l.token.RunID, l.cfg.TTL)
+	}
+	recv := time.Now()
+	switch {
+	case err == nil:
+		l.cfg.Metrics.observeRenew(recv.Sub(sent), nil)
+		_, ok := l.confirmed(sent, recv, exp)
+		return ok
+	case l.keepCtx.Err() != nil:
+		return false
+	case errors.Is(err, data.ErrNotHeld):
+		l.cfg.Metrics.observeRenew(recv.Sub(sent), ErrRejected)
+		l.rejected()
+		return false
+	}
+	return true // not answered: the heartbeat's own renewals decide
+}

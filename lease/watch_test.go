@@ -1,0 +1,129 @@
+package lease_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgserver"
+	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/lease"
+)
+
+// watchTTL is long enough that the heartbeat's first renewal (TTL/3, 20 s)
+// comes after every wait below: only the holder watch can notice a loss.
+const watchTTL = time.Minute
+
+// assertLostByForce checks that l ends with ErrForceReleased, naming the
+// operator's reason, before its first renewal was due: the holder watch
+// noticed it, not the heartbeat.
+func assertLostByForce(t *testing.T, l *lease.Lease, acquired time.Time, reason string) {
+	t.Helper()
+	renewal := l.TTL() / 3
+	cause := waitDone(t, l, renewal*3/4)
+	var lost *lease.LostError
+	if !errors.As(cause, &lost) || !errors.Is(cause, lease.ErrForceReleased) {
+		t.Fatalf("cause = %v, want a *LostError with ErrForceReleased", cause)
+	}
+	if lost.By.Kind != data.KindForceReleased || lost.By.Reason != reason {
+		t.Errorf("LostError.By = %+v, want the force_released event with reason %q", lost.By, reason)
+	}
+	if at := l.State().Since; at.Sub(acquired) >= renewal {
+		t.Errorf("lost %s after the grant, not before the first renewal (%s)", at.Sub(acquired), renewal)
+	}
+}
+
+// TestHolderWatchForcedRelease: a forced release of a held lease cancels its
+// Context with ErrForceReleased at once, not at the next renewal (20 s
+// away), whether the operator used the library or SQL.
+func TestHolderWatchForcedRelease(t *testing.T) {
+	for _, via := range []string{"store", "sql"} {
+		t.Run(via, func(t *testing.T) {
+			db := pgtest.New(t)
+			store := db.Store(t)
+			c := newClient(t, store, lease.Config{TTL: watchTTL})
+			acquired := time.Now()
+			l := acquire(t, c, permit(t, c, testKey, "held"))
+			reason := "watch test via " + via
+			var err error
+			if via == "store" {
+				_, err = db.Store(t).ForceRelease(context.Background(), testKey, l.RunID(), reason)
+			} else {
+				_, err = db.Conn(t).Exec(context.Background(), `SELECT lease.force_release($1, $2, $3, $4)`,
+					testKey.Account, testKey.Session, l.RunID(), reason)
+			}
+			if err != nil {
+				t.Fatalf("force release: %v", err)
+			}
+			assertLostByForce(t, l, acquired, reason)
+		})
+	}
+}
+
+// TestHolderWatchIgnoresForgedNotify: a notification claiming that the held
+// lease was force-released, sent by anyone who may connect, only makes the
+// holder check: the check renews the lease (its expiry moves), and the lease
+// stays held.
+func TestHolderWatchIgnoresForgedNotify(t *testing.T) {
+	db := pgtest.New(t)
+	store, pool := db.Store(t), db.Pool(t)
+	c := newClient(t, store, lease.Config{TTL: watchTTL})
+	l := acquire(t, c, permit(t, c, testKey, "held"))
+	granted := l.State().ExpiresAt
+	pgtest.Eventually(t, 10*time.Second, "the holder's listener", func() bool { return listening(t, pool) })
+	// Its first resync renews the lease once (an event may have come before it listened).
+	pgtest.Eventually(t, 10*time.Second, "the renewal at the listener's start", func() bool {
+		return l.State().ExpiresAt.After(granted)
+	})
+	before := l.State().ExpiresAt
+	forged := fmt.Sprintf(`{"id":987654321,"kind":"force_released","account_id":%q,"session_id":%q,"run_id":%q,"fence":%d,"actor":"mallory"}`,
+		testKey.Account, testKey.Session, l.RunID(), l.Fence())
+	if _, err := db.Conn(t).Exec(context.Background(), `SELECT pg_notify('lease_events', $1)`, forged); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.Eventually(t, 10*time.Second, "the check the forged notification asked for", func() bool {
+		return l.State().ExpiresAt.After(before)
+	})
+	if st := l.State(); st.Status != lease.Held || l.Err() != nil {
+		t.Fatalf("after a forged notification: %v (%v), want held", st.Status, l.Err())
+	}
+	if got := holderOf(t, store, testKey); got.RunID != l.RunID() || got.Fence != l.Fence() {
+		t.Fatalf("the table holds %v fence %d, want %v fence %d", got.RunID, got.Fence, l.RunID(), l.Fence())
+	}
+}
+
+// TestHolderWatchPolls: through a transaction pooler without a listen DSN the
+// holder's listener polls lease.event, and a forced release still ends the
+// lease long before its first renewal (within a poll interval, 250 ms).
+func TestHolderWatchPolls(t *testing.T) {
+	db := pgtest.New(t)
+	via := db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 2}))
+	var polls atomic.Int32
+	store := pgtest.OpenStore(t, via, data.Options{OnPoll: func(data.ListenerState) { polls.Add(1) }})
+	c := newClient(t, store, lease.Config{TTL: watchTTL})
+	acquired := time.Now()
+	l := acquire(t, c, permit(t, c, testKey, "pooled"))
+	pgtest.Eventually(t, 10*time.Second, "the holder's listener to poll", func() bool { return polls.Load() > 0 })
+	if _, err := db.Store(t).ForceRelease(context.Background(), testKey, l.RunID(), "polled"); err != nil {
+		t.Fatal(err)
+	}
+	assertLostByForce(t, l, acquired, "polled")
+}
+
+// TestHolderWatchStopsWithTheLease: the listener a held lease started stops
+// once the lease is released and nothing else is held or waited for.
+func TestHolderWatchStopsWithTheLease(t *testing.T) {
+	db := pgtest.New(t)
+	store, pool := db.Store(t), db.Pool(t)
+	c := newClient(t, store, lease.Config{TTL: watchTTL})
+	l := acquire(t, c, permit(t, c, testKey, "held"))
+	pgtest.Eventually(t, 10*time.Second, "the holder's listener", func() bool { return listening(t, pool) })
+	if err := l.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.Eventually(t, 10*time.Second, "the listener to stop", func() bool { return !listening(t, pool) })
+}
