@@ -161,7 +161,10 @@ func TestQueueCancelPromotesAndNotifies(t *testing.T) {
 	ln := s.NewListener(data.ListenerConfig{})
 	go func() { _ = ln.Run(ctx) }()
 	select {
-	case <-ln.Resync():
+	case b := <-ln.Batches(): // the first is the resync marker: listening
+		if !b.Resync {
+			t.Fatalf("first batch %+v, want the resync marker", b)
+		}
 	case <-ctx.Done():
 		t.Fatal("listener never connected")
 	}
@@ -173,9 +176,12 @@ func TestQueueCancelPromotesAndNotifies(t *testing.T) {
 	}
 	for {
 		select {
-		case ev := <-ln.Events():
-			if ev.Kind == data.KindQueueLeft && ev.Key == k && ev.RunID == data.PublicRunID(a) && ev.Reason == "cancelled" {
-				return
+		case b := <-ln.Batches():
+			for _, ev := range b.Events {
+				if b.Source == data.FromNotify && ev.Kind == data.KindQueueLeft && ev.Key == k &&
+					ev.RunID == data.PublicRunID(a) && ev.Reason == "cancelled" {
+					return
+				}
 			}
 		case <-ctx.Done():
 			t.Fatal("no queue_left notification for the cancelled ticket")

@@ -3,6 +3,7 @@ package lease_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -73,10 +74,11 @@ func TestQueueCancelledWaiterPromotesTheNext(t *testing.T) {
 	if l.Fence() <= holder.Fence() {
 		t.Errorf("second's fence %d, want above the holder's %d", l.Fence(), holder.Fence())
 	}
-	evs, err := s.EventsSince(ctx, 0, 1000)
+	evs, err := s.EventsFor(ctx, testKey, 1000) // newest first
 	if err != nil {
 		t.Fatal(err)
 	}
+	slices.Reverse(evs)
 	var left []string
 	for _, ev := range evs {
 		if ev.Kind == data.KindQueueLeft {

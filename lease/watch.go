@@ -68,6 +68,9 @@ func (l *Lease) onNotice(n notice) {
 // longer held: anything but this run's own acquire, takeover, renewal or
 // rejected renewal (which its heartbeat has seen already).
 func (l *Lease) concerns(ev data.Event) bool {
+	if ev.Kind == data.KindQueueJoined || ev.Kind == data.KindQueueLeft {
+		return false // the queue's tickets never end a lease (sql/queue.sql)
+	}
 	if ev.RunID != l.RunID() {
 		return true
 	}
