@@ -50,7 +50,7 @@ func TestQueueColumnAndDetail(t *testing.T) {
 	d.waitScreen("took a ticket") // the events pane names the queue's events
 	d.selectSession(k)
 	d.press("enter")
-	d.waitScreen("tablet")
+	d.waitScreen(" 2. tablet") // the queue is read when the view opens
 	out := screen(d.m)
 	phone, tablet := strings.Index(out, " 1. phone"), strings.Index(out, " 2. tablet")
 	if phone < 0 || tablet < phone || !strings.Contains(out, "2 waiting") || !strings.Contains(out, "waiting ") {
