@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -72,5 +73,42 @@ func TestRunOnBusyBadValue(t *testing.T) {
 	}
 	if stderr := p.Stderr.String(); strings.Count(stderr, "\n") != 1 || strings.ContainsRune(stderr, 0x1b) || !strings.Contains(stderr, "--on-busy") {
 		t.Errorf("stderr = %q, want one line naming --on-busy, no escape", stderr)
+	}
+}
+
+// TestRunOnBusyQueueInterrupted: a queued `leasetop run --on-busy queue`
+// stopped by SIGINT while it waits exits 130 without running its command
+// and cancels its ticket at once (a queue_left "cancelled"), so the waiter
+// behind it is the head without waiting for the ticket's TTL.
+func TestRunOnBusyQueueInterrupted(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	if _, err := e.store.Acquire(ctx, testKey, uuid.New(), time.Minute, "desktop"); err != nil {
+		t.Fatal(err)
+	}
+	p := e.leasetop(t, "run", "--account", testKey.Account, "--session", testKey.Session,
+		"--on-busy", "queue", "--ttl", "1m", "--holder", "phone", "--", "sh", "-c", "echo ran")
+	pgtest.Eventually(t, time.Minute, "phone's ticket", func() bool {
+		q, err := e.store.QueueOf(ctx, testKey)
+		return err == nil && len(q) == 1
+	})
+	p.Signal(t, syscall.SIGINT)
+	if got := p.Wait(t, 30*time.Second); got != 130 {
+		t.Fatalf("exit = %d, want 130; stderr: %s", got, p.Stderr.String())
+	}
+	if strings.Contains(p.Stdout.String(), "ran") {
+		t.Error("the command ran")
+	}
+	if q, err := e.store.QueueOf(ctx, testKey); err != nil || len(q) != 0 {
+		t.Fatalf("queue after the interrupted run = %+v, %v; want empty (its ticket cancelled, not left to expire)", q, err)
+	}
+	var reasons []string
+	for _, ev := range e.events(t) {
+		if ev.Kind == "queue_left" {
+			reasons = append(reasons, ev.Holder+":"+ev.Reason)
+		}
+	}
+	if fmt.Sprint(reasons) != "[phone:cancelled]" {
+		t.Errorf("queue_left events = %v, want [phone:cancelled]", reasons)
 	}
 }
