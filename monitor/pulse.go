@@ -27,7 +27,11 @@ type Pulse struct {
 
 func (p *pulse) add(now time.Time, k data.Kind) {
 	p.advance(now)
-	i := p.sec % pulseSpan
+	sec := now.Unix()
+	if p.sec-sec >= pulseSpan {
+		return // older than the pulse remembers
+	}
+	i := sec % pulseSpan // a late arrival counts in its own second
 	switch k {
 	case data.KindRenewRejected:
 		p.zombies[i]++

@@ -47,6 +47,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onDevices(msg)
 	case attemptsMsg:
 		return m, m.onAttempts(msg)
+	case timelineMsg:
+		return m, m.onTimeline(msg)
+	case ownersMsg:
+		return m, m.onOwners(msg)
 	case tea.KeyPressMsg:
 		m.now = m.cfg.Now()
 		return m, m.onKey(msg)
@@ -84,7 +88,7 @@ func (m *Model) onTick() tea.Cmd {
 	default:
 		m.refreshCounts()
 	}
-	return m.tick()
+	return tea.Batch(m.tick(), m.timelineTick())
 }
 
 // onBatch applies the feed's batch to the live state, or holds it for the
