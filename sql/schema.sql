@@ -161,6 +161,9 @@ $$;
 
 CREATE INDEX IF NOT EXISTS event_session_idx ON lease.event (account_id, session_id, id);
 CREATE INDEX IF NOT EXISTS event_at_idx ON lease.event (at);
+-- History by time per session (data.EventsBetween's lanes, data.OwnersAt's
+-- last event before an instant): a range of one session's events by time.
+CREATE INDEX IF NOT EXISTS event_key_at_idx ON lease.event (account_id, session_id, at, id);
 
 -- What lease.acquire returns: the grant a run holds.
 DO $$

@@ -1,0 +1,109 @@
+package data
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// point is the expiry a span's row had at a time the history records.
+type point struct{ at, exp time.Time }
+
+func isSpanEnd(kind *string) bool { return kind != nil && slices.Contains(spanEnds(), *kind) }
+
+func eqFence(f *int64, fence int64) bool { return f != nil && *f == fence }
+
+// holding rebuilds the session's lease at the instant at from its row of
+// ownersQuery; false when it had no row then.
+func (r ownerRow) holding(at time.Time) (Holding, bool) {
+	h := Holding{Lease: Lease{Key: r.key}}
+	var prev *point // the latest expiry recorded at or before at
+	truncSinceL := r.truncBefore != nil && (r.lAt == nil || !r.truncBefore.Before(*r.lAt))
+	switch {
+	case r.lAt != nil && !isSpanEnd(r.lKind) && !truncSinceL:
+		h.RunID, h.Fence, h.Holder, h.AcquiredAt = deref(r.lRun), deref(r.lFence), deref(r.lHolder), *r.lAt
+		if r.lExp != nil {
+			prev = &point{*r.lAt, *r.lExp}
+			h.TTL = r.lExp.Sub(*r.lAt)
+		}
+	case r.lAt == nil && r.truncBefore == nil:
+		// No event of the session since HistoryStart: its row at at, if it
+		// had one, was made before the history kept.
+		truncFirst := r.truncAfter != nil && (r.nAt == nil || r.truncAfter.Before(*r.nAt))
+		switch {
+		case truncFirst:
+			return h, false // a TRUNCATE wiped whatever it was: nothing tells
+		case r.nAt != nil && isSpanEnd(r.nKind):
+			h.RunID, h.Fence, h.Holder = deref(r.nRun), deref(r.nFence), deref(r.nHolder)
+		case r.nAt != nil && r.nPrevFence != nil:
+			h.RunID, h.Fence = deref(r.nPrevRun), *r.nPrevFence // a takeover names no predecessor's label
+		case r.nAt == nil && r.curAcq != nil && !r.curAcq.After(at):
+			h.RunID, h.Fence, h.Holder, h.AcquiredAt = *r.curRun, *r.curFence, *r.curHolder, *r.curAcq
+		default:
+			return h, false
+		}
+	default:
+		return h, false
+	}
+	f := h.Fence
+	if r.prAt != nil && eqFence(r.prFence, f) {
+		prev = &point{*r.prAt, *r.prExp}
+		h.Holder = cmp.Or(h.Holder, deref(r.prHolder))
+	}
+	if eqFence(r.nrFence, f) {
+		h.Holder = cmp.Or(h.Holder, deref(r.nrHolder))
+	}
+	curIsSpan := eqFence(r.curFence, f) && r.curRun != nil && *r.curRun == h.RunID
+	if curIsSpan {
+		h.Holder = cmp.Or(h.Holder, *r.curHolder)
+	}
+
+	// How the span ends after at, and the expiry recorded then.
+	var next *point // the earliest expiry recorded after at
+	var final *time.Time
+	truncEnds := r.truncAfter != nil && (r.nAt == nil || r.truncAfter.Before(*r.nAt))
+	switch {
+	case truncEnds:
+		// A TRUNCATE records no row: the span's last expiry is unknown.
+	case r.nAt != nil && isSpanEnd(r.nKind) && eqFence(r.nFence, f):
+		final = r.nExp
+	case r.nAt != nil && eqFence(r.nPrevFence, f):
+		final = r.nPrevExp
+	case curIsSpan:
+		final = r.curExp
+		if !r.curRenew.After(at) { // renewed last at or before at: exact
+			h.ExpiresAt, h.RenewedAt, h.ExpiryKnown = *r.curExp, *r.curRenew, true
+			h.Expired = !at.Before(*r.curExp)
+			return h, true
+		}
+		next = &point{*r.curRenew, *r.curExp}
+	}
+	if final != nil && next == nil {
+		next = &point{*r.nAt, *final}
+	}
+	if r.nrAt != nil && eqFence(r.nrFence, f) && r.nrExp != nil {
+		next = &point{*r.nrAt, *r.nrExp} // before the end: nearer
+	}
+
+	switch {
+	case final != nil && !at.Before(*final):
+		// Expired by at: an expired lease is never renewed, so its expiry
+		// was the last one it had.
+		h.ExpiresAt, h.ExpiryKnown, h.Expired = *final, true, true
+	case prev != nil && next != nil && prev.exp.Equal(next.exp):
+		// No renewal between the two records.
+		h.ExpiresAt, h.ExpiryKnown = prev.exp, true
+		if prev.at.Equal(h.AcquiredAt) {
+			h.RenewedAt = h.AcquiredAt
+		}
+		h.Expired = !at.Before(prev.exp)
+	default:
+		if prev != nil {
+			h.ExpiresAt = prev.exp
+		}
+		// Live unless expired by its final expiry (caught above); after a
+		// TRUNCATE only the last recorded expiry tells.
+		h.Expired = final == nil && prev != nil && !at.Before(prev.exp)
+	}
+	return h, true
+}
