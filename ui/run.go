@@ -73,6 +73,7 @@ func storeSource(ctx context.Context, store *data.Store, feed *monitor.Feed, rea
 			return store.Lockers(ctx, key)
 		},
 	}
+	src.TimelineFunc, src.OwnersAtFunc = storeTimeline(ctx, store)
 	if !readOnly {
 		src.ReleaseFunc = func(key data.Key, run uuid.UUID, reason string) (ReleaseResult, error) {
 			return forceRelease(ctx, store, key, run, reason)

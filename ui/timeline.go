@@ -37,6 +37,11 @@ type Owners struct {
 	// HistoryStart is the oldest event kept (prune_events removes older
 	// ones); zero when nothing was ever pruned.
 	HistoryStart time.Time
+	// Inexact are the leases whose expiry then the history does not pin
+	// (renewals write no event): their ExpiresAt is a lower bound, and the
+	// TTL they were granted with (0: unknown) an upper bound of what was
+	// left.
+	Inexact map[data.Key]time.Duration
 }
 
 // zooms are the timeline's window lengths, from seconds to hours.

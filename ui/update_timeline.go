@@ -137,6 +137,7 @@ func (m *Model) scrubTo(t time.Time) tea.Cmd {
 func (m *Model) jumpEvent(dir int) tea.Cmd {
 	d := m.tl.loaded
 	if d == nil {
+		m.setStatus(statusInfo, "reading the history…")
 		return nil
 	}
 	cur := m.tlCursor()

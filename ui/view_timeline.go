@@ -191,11 +191,28 @@ func (m *Model) heldCell(k data.Key, w int) string {
 	l, ok := m.tl.owners.Leases[k]
 	if !ok {
 		if hs := m.tl.owners.HistoryStart; !hs.IsZero() && m.tl.cursor.Before(hs) {
-			return s.warn.Render(pad("unknown: pruned", w))
+			return s.warn.Render(pad("before history", w)) // not "nobody": nobody can tell
 		}
 		return s.dim.Render(pad("nobody", w))
 	}
+	if ttl, inexact := m.tl.owners.Inexact[k]; inexact {
+		return m.inexactText(l, ttl, w)
+	}
 	return m.heldText(l, m.tl.cursor, w)
+}
+
+// inexactText is a holder whose TTL left at the cursor the history does not
+// pin: at least what the last recorded expiry leaves, at most its TTL.
+func (m *Model) inexactText(l data.Lease, ttl time.Duration, w int) string {
+	text := "held"
+	switch left := l.ExpiresAt.Sub(m.tl.cursor); {
+	case left > 0:
+		text = "≥" + compact(left)
+	case ttl > 0:
+		text = "≤" + compact(ttl)
+	}
+	hw := max(w-ansi.StringWidth(text)-1, 1)
+	return pad(idText(holderLabel(span{holder: l.Holder, run: l.RunID}), hw), hw) + " " + text
 }
 
 // heldText is a holder and its TTL left at t: "device-2 12s", or expired.
@@ -296,7 +313,7 @@ func (m *Model) timelineStatus() string {
 			case k.Earlier.Help().Key:
 				keys += " " + k.Later.Help().Key
 			case k.EarlierMore.Help().Key:
-				keys = lastKey(k.EarlierMore) + " " + lastKey(k.LaterMore)
+				keys = k.EarlierMore.Keys()[0] + " " + k.LaterMore.Keys()[0]
 			case k.PrevEvent.Help().Key:
 				keys = k.PrevEvent.Keys()[0] + " " + k.NextEvent.Keys()[0]
 			case k.ZoomIn.Help().Key:
@@ -306,13 +323,4 @@ func (m *Model) timelineStatus() string {
 		}
 	}
 	return strings.Join(parts, "  ")
-}
-
-// lastKey is a binding's last key ("[" of "shift+left/["), or its first.
-func lastKey(b key.Binding) string {
-	ks := b.Keys()
-	if len(ks) == 0 {
-		return ""
-	}
-	return ks[len(ks)-1]
 }
