@@ -74,6 +74,18 @@ type timelineView struct {
 
 	lanes   []lane // built from loaded for lanesWin
 	lanesOf lanesKey
+
+	// The lanes' bars as last drawn: a frame that changes neither the
+	// lanes, the cursor nor the size draws none again (each bar is tens of
+	// styled stretches).
+	bars   []string
+	barsOf barsKey
+}
+
+type barsKey struct {
+	lanes        lanesKey
+	cursor, cols int
+	styles       *timelineStyles
 }
 
 // historyQuery is a read of the lanes' history.

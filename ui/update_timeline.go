@@ -268,6 +268,7 @@ func (m *Model) onTimeline(msg timelineMsg) tea.Cmd {
 	}
 	if msg.err != nil {
 		m.tl.loadErr = msg.err
+		m.tl.asked = historyQuery{} // not asked any more: the next tick asks again
 		return nil
 	}
 	m.tl.loadErr = nil

@@ -156,6 +156,13 @@ func (m *Model) laneLines(g tlGeom, w window, cursor int) []string {
 		note = s.dim.Render(pad("reading the history…", g.bar))
 	}
 	lanes := m.timelineLanes(w)
+	if bk := (barsKey{m.tl.lanesOf, cursor, w.cells, &m.styles.tl}); bk != m.tl.barsOf || len(m.tl.bars) != len(lanes) {
+		m.tl.bars = make([]string, len(lanes))
+		for i := range lanes {
+			m.tl.bars[i] = drawLane(&lanes[i], w, cursor, &s.tl)
+		}
+		m.tl.barsOf = bk
+	}
 	out := make([]string, 0, len(lanes))
 	for i := range lanes {
 		if i >= g.lanes {
@@ -164,7 +171,7 @@ func (m *Model) laneLines(g tlGeom, w window, cursor int) []string {
 		ln := &lanes[i]
 		bar := note
 		if bar == "" {
-			bar = drawLane(ln, w, cursor, &s.tl)
+			bar = m.tl.bars[i]
 		}
 		out = append(out, pad(keyText(ln.key, g.label), g.label)+" "+bar+" "+m.heldCell(ln.key, g.right))
 	}

@@ -1,0 +1,71 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// TestBuildLane: the lane rebuilt from a known history, span by span and
+// mark by mark, and how it draws without colour.
+func TestBuildLane(t *testing.T) {
+	t.Parallel()
+	t0 := server.Add(-100 * time.Second)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	k := data.Key{Account: "a", Session: "s"}
+	evs := []data.Event{
+		{ID: 1, Kind: data.KindAcquired, At: at(10), Key: k, RunID: run(1), Fence: 1, Holder: "dev-a", ExpiresAt: at(25)},
+		{ID: 2, Kind: data.KindTakenOver, At: at(30), Key: k, RunID: run(2), PrevRunID: run(1), Fence: 2, PrevFence: 1, Holder: "dev-b", ExpiresAt: at(45), PrevExpiresAt: at(25)},
+		{ID: 3, Kind: data.KindRenewRejected, At: at(32), Key: k, RunID: run(1), Fence: 2},
+		{ID: 4, Kind: data.KindForceReleased, At: at(50), Key: k, RunID: run(2), Fence: 2},
+		{ID: 5, Kind: "queue_joined", At: at(55), Key: k},
+		{ID: 6, Kind: "brand_new", At: at(60), Key: k, RunID: run(3), Fence: 3, Holder: "dev-c", ExpiresAt: at(70)},
+	}
+	ln := buildLane(laneInput{key: k, from: t0, until: at(100), historyStart: at(5), events: evs})
+	want := []struct {
+		kind     spanKind
+		from, to int
+		holder   string
+	}{
+		{spanUnknown, 0, 5, ""}, {spanNobody, 5, 10, ""}, {spanHeld, 10, 25, "dev-a"}, {spanExpired, 25, 30, "dev-a"},
+		{spanHeld, 30, 50, "dev-b"}, {spanNobody, 50, 60, ""}, {spanHeld, 60, 70, "dev-c"}, {spanExpired, 70, 100, "dev-c"},
+	}
+	if len(ln.spans) != len(want) {
+		t.Fatalf("%d spans %+v, want %d", len(ln.spans), ln.spans, len(want))
+	}
+	for i, w := range want {
+		s := ln.spans[i]
+		if s.kind != w.kind || !s.from.Equal(at(w.from)) || !s.to.Equal(at(w.to)) || s.holder != w.holder {
+			t.Errorf("span %d = %v %v..%v %q, want %v %ds..%ds %q", i, s.kind, s.from.Sub(t0), s.to.Sub(t0), s.holder, w.kind, w.from, w.to, w.holder)
+		}
+	}
+	wantMarks := []struct {
+		kind markKind
+		at   int
+	}{{markTakeover, 30}, {markZombie, 32}, {markForced, 50}, {markOther, 55}, {markOther, 60}, {markExpired, 70}}
+	if len(ln.marks) != len(wantMarks) {
+		t.Fatalf("marks %+v, want %d", ln.marks, len(wantMarks))
+	}
+	for i, w := range wantMarks {
+		if ln.marks[i].kind != w.kind || !ln.marks[i].at.Equal(at(w.at)) {
+			t.Errorf("mark %d = %v at %v, want %v at %ds", i, ln.marks[i].kind, ln.marks[i].at.Sub(t0), w.kind, w.at)
+		}
+	}
+	st := newStyles(true)
+	got := ansi.Strip(drawLane(&ln, window{from: t0, cell: time.Second, cells: 100}, -1, &st.tl))
+	if n := ansi.StringWidth(got); n != 100 {
+		t.Errorf("lane is %d cells, want 100: %q", n, got)
+	}
+	for _, part := range []string{"┊─────█dev-a", "░░░░░»", "Z", "█dev-b", "✖────•", "†░░"} {
+		if !strings.Contains(got, part) {
+			t.Errorf("lane %q lacks %q", got, part)
+		}
+	}
+	if strings.Contains(got[:strings.Index(got, "┊")], "─") {
+		t.Errorf("lane %q shows nobody before the history kept", got)
+	}
+}
