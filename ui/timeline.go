@@ -75,17 +75,17 @@ type timelineView struct {
 	lanes   []lane // built from loaded for lanesWin
 	lanesOf lanesKey
 
-	// The lanes' bars as last drawn: a frame that changes neither the
-	// lanes, the cursor nor the size draws none again (each bar is tens of
-	// styled stretches).
+	// The lanes' bars as last drawn, without the cursor: a frame that
+	// changes neither the lanes nor the size draws none again (each bar is
+	// tens of styled stretches), a scrub step only its cursor's column.
 	bars   []string
 	barsOf barsKey
 }
 
 type barsKey struct {
-	lanes        lanesKey
-	cursor, cols int
-	styles       *timelineStyles
+	lanes  lanesKey
+	cols   int
+	styles *timelineStyles
 }
 
 // historyQuery is a read of the lanes' history.

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -38,10 +37,9 @@ type laneCell struct {
 
 // drawLane draws ln over w: a bar in each holder's colour with its label
 // where it fits, ░ where a lease sat expired, ─ where nobody held it, blank
-// before the history kept (saying where it starts), the marks over all, and
-// the cursor column (cursor < 0: none) in reverse video. The result is
-// exactly w.cells cells wide.
-func drawLane(ln *lane, w window, cursor int, st *timelineStyles) string {
+// before the history kept (saying where it starts), and the marks over all.
+// The result is exactly w.cells cells wide.
+func drawLane(ln *lane, w window, st *timelineStyles) string {
 	cells := make([]laneCell, w.cells)
 	for i := range cells {
 		cells[i].span = -1
@@ -65,7 +63,7 @@ func drawLane(ln *lane, w window, cursor int, st *timelineStyles) string {
 		}
 	}
 	pieces := make([]piece, 0, 16)
-	add := func(text string, style *lipgloss.Style, n int) {
+	add := func(text string, style *sgr, n int) {
 		if k := len(pieces) - 1; k >= 0 && pieces[k].style == style {
 			pieces[k].text += text
 			pieces[k].cells += n
@@ -74,19 +72,14 @@ func drawLane(ln *lane, w window, cursor int, st *timelineStyles) string {
 		pieces = append(pieces, piece{text, style, n})
 	}
 	for c := 0; c < w.cells; {
-		if c == cursor {
-			add(cellGlyph(ln, cells[c], true), &st.cursor, 1)
-			c++
-			continue
-		}
 		if mk := cells[c].mark; mk != markNone {
-			add(markGlyphs[mk], &st.marks[mk], 1)
+			add(markGlyphs[mk], &st.markSGR[mk], 1)
 			c++
 			continue
 		}
-		// A run of columns of one span with no mark and no cursor.
+		// A run of columns of one span with no mark.
 		end := c + 1
-		for end < w.cells && cells[end].span == cells[c].span && cells[end].mark == markNone && end != cursor {
+		for end < w.cells && cells[end].span == cells[c].span && cells[end].mark == markNone {
 			end++
 		}
 		n := end - c
@@ -99,7 +92,7 @@ func drawLane(ln *lane, w window, cursor int, st *timelineStyles) string {
 		switch s.kind {
 		case spanHeld:
 			colour := holderColour(holderLabel(s), len(st.holders))
-			bar := &st.holders[colour]
+			bar := &st.holderSGR[colour]
 			label := ""
 			if n >= 4 {
 				label = idText(holderLabel(s), n-2)
@@ -109,15 +102,15 @@ func drawLane(ln *lane, w window, cursor int, st *timelineStyles) string {
 			}
 			if lw := ansi.StringWidth(label); lw > 0 {
 				add("█", bar, 1)
-				add(label, &st.labels[colour], lw)
+				add(label, &st.labelSGR[colour], lw)
 				add(strings.Repeat("█", n-1-lw), bar, n-1-lw)
 			} else {
 				add(strings.Repeat("█", n), bar, n)
 			}
 		case spanExpired:
-			add(strings.Repeat("░", n), &st.expired, n)
+			add(strings.Repeat("░", n), &st.expiredSGR, n)
 		case spanNobody:
-			add(strings.Repeat("─", n), &st.empty, n)
+			add(strings.Repeat("─", n), &st.emptySGR, n)
 		default:
 			add(unknownText(ln, w, c, n), nil, n)
 		}
@@ -128,7 +121,7 @@ func drawLane(ln *lane, w window, cursor int, st *timelineStyles) string {
 		if p.style == nil {
 			b.WriteString(p.text)
 		} else {
-			b.WriteString(p.style.Render(p.text))
+			b.WriteString(p.style.wrap(p.text))
 		}
 	}
 	return b.String()
@@ -137,25 +130,29 @@ func drawLane(ln *lane, w window, cursor int, st *timelineStyles) string {
 // piece is a stretch of a drawn line in one style.
 type piece struct {
 	text  string
-	style *lipgloss.Style
+	style *sgr
 	cells int
 }
 
-// cellGlyph is what a column shows under the cursor (which reverses it).
-func cellGlyph(ln *lane, c laneCell, _ bool) string {
-	if c.mark != markNone {
-		return markGlyphs[c.mark]
+// withCursor draws the cursor over column c of a lane's drawn bar: a │ in
+// reverse video through every lane (a mark in that column stays), so the
+// cursor reads without colour too. Only that column changes: the bars
+// themselves are drawn once per window, not per scrub step.
+func withCursor(bar string, ln *lane, w window, c int, st *timelineStyles) string {
+	if c < 0 || c >= w.cells {
+		return bar
 	}
-	if c.span < 0 {
-		return "│"
+	glyph := "│"
+	mk := markNone
+	for _, x := range ln.marks {
+		if w.col(x.at) == c && x.kind > mk {
+			mk = x.kind
+		}
 	}
-	switch ln.spans[c.span].kind {
-	case spanHeld:
-		return "█"
-	case spanExpired:
-		return "░"
+	if mk != markNone {
+		glyph = markGlyphs[mk]
 	}
-	return "│"
+	return ansi.Truncate(bar, c, "") + "\x1b[m" + st.cursor.Render(glyph) + ansi.TruncateLeft(bar, c+1, "")
 }
 
 // unknownText fills n columns from column c of a stretch before the history

@@ -83,8 +83,10 @@ type laneInput struct {
 	key         data.Key
 	from, until time.Time
 	// start is who held the session at the later of from and historyStart
-	// (nil: nobody), with the expiry it had then.
-	start *data.Lease
+	// (nil: nobody), with the expiry it had then, exact if startExact (else
+	// unrecorded renewals may have extended it: unknown).
+	start      *data.Lease
+	startExact bool
 	// historyStart is the oldest event kept; before it the lane is unknown.
 	historyStart time.Time
 	// events are the session's events after the start, oldest first.
@@ -108,11 +110,17 @@ func buildLane(in laneInput) lane {
 		return ln
 	}
 	cur := span{kind: spanNobody, from: t0}
-	var curExp time.Time // the current holder's expiry as last known
+	// curExp is the current holder's expiry where the history pins it
+	// exactly, else zero: renewals write no event, so an acquisition's
+	// expiry is only the first of many. Exact are a takeover's previous
+	// expiry, a release's, the live lease's and an exact start.
+	var curExp time.Time
 	if s := in.start; s != nil {
 		cur = span{kind: spanHeld, from: t0, holder: s.Holder, run: s.RunID, fence: s.Fence}
-		curExp = s.ExpiresAt
-		if !curExp.After(t0) {
+		if in.startExact {
+			curExp = s.ExpiresAt
+		}
+		if in.startExact && !curExp.After(t0) {
 			cur.kind = spanExpired
 		}
 	}
@@ -134,27 +142,27 @@ func buildLane(in laneInput) lane {
 		return span{kind: spanHeld, holder: ev.Holder, run: ev.RunID, fence: ev.Fence}
 	}
 	for _, ev := range in.events {
-		if ev.At.Before(t0) || !ev.At.Before(in.until) {
+		if ev.At.Before(t0) || ev.At.After(in.until) {
 			continue
 		}
 		switch ev.Kind {
 		case data.KindAcquired:
 			closeAt(ev.At, holding(ev))
-			curExp = ev.ExpiresAt
+			curExp = time.Time{}
 		case data.KindTakenOver, kindHandedOver, kindPreempted:
-			if !ev.PrevExpiresAt.IsZero() {
-				curExp = ev.PrevExpiresAt // the holder it was taken from ran out then
-			}
+			curExp = ev.PrevExpiresAt // the holder it was taken from ran out then (exact)
 			closeAt(ev.At, holding(ev))
-			curExp = ev.ExpiresAt
+			curExp = time.Time{}
 			ln.marks = append(ln.marks, laneMark{ev.At, transitionMark(ev.Kind)})
-		case data.KindReleased:
-			curExp = time.Time{}
+		case data.KindReleased, data.KindForceReleased:
+			if ev.RunID == cur.run && ev.Fence == cur.fence {
+				curExp = ev.ExpiresAt // the row's expiry when it went (exact)
+			}
 			closeAt(ev.At, span{kind: spanNobody})
-		case data.KindForceReleased:
 			curExp = time.Time{}
-			closeAt(ev.At, span{kind: spanNobody})
-			ln.marks = append(ln.marks, laneMark{ev.At, markForced})
+			if ev.Kind == data.KindForceReleased {
+				ln.marks = append(ln.marks, laneMark{ev.At, markForced})
+			}
 		case data.KindRenewRejected:
 			ln.marks = append(ln.marks, laneMark{ev.At, markZombie})
 		case data.KindTruncated:
@@ -166,8 +174,9 @@ func buildLane(in laneInput) lane {
 			// run with a higher fence, the session changed hands.
 			ln.marks = append(ln.marks, laneMark{ev.At, markOther})
 			if ev.RunID != uuid.Nil && ev.RunID != cur.run && ev.Fence > cur.fence && !ev.ExpiresAt.IsZero() {
+				curExp = ev.PrevExpiresAt
 				closeAt(ev.At, holding(ev))
-				curExp = ev.ExpiresAt
+				curExp = time.Time{}
 			}
 		}
 	}
@@ -177,7 +186,11 @@ func buildLane(in laneInput) lane {
 	if cur.kind == spanHeld && !curExp.IsZero() && curExp.Before(in.until) && curExp.After(cur.from) {
 		ln.marks = append(ln.marks, laneMark{curExp, markExpired})
 	}
-	closeAt(in.until, span{})
+	if cur.kind == spanHeld || cur.kind == spanExpired {
+		closeAt(in.until, span{})
+	} else if in.until.After(cur.from) {
+		ln.spans = append(ln.spans, withTo(cur, in.until))
+	}
 	return ln
 }
 

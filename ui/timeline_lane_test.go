@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +27,10 @@ func TestBuildLane(t *testing.T) {
 		{ID: 5, Kind: "queue_joined", At: at(55), Key: k},
 		{ID: 6, Kind: "brand_new", At: at(60), Key: k, RunID: run(3), Fence: 3, Holder: "dev-c", ExpiresAt: at(70)},
 	}
-	ln := buildLane(laneInput{key: k, from: t0, until: at(100), historyStart: at(5), events: evs})
+	// dev-c still has the row, expired at 70 (the live lease says so: the
+	// events do not, since renewals write none).
+	live := &data.Lease{Key: k, RunID: run(3), Fence: 3, Holder: "dev-c", ExpiresAt: at(70)}
+	ln := buildLane(laneInput{key: k, from: t0, until: at(100), historyStart: at(5), events: evs, live: live})
 	want := []struct {
 		kind     spanKind
 		from, to int
@@ -56,7 +61,7 @@ func TestBuildLane(t *testing.T) {
 		}
 	}
 	st := newStyles(true)
-	got := ansi.Strip(drawLane(&ln, window{from: t0, cell: time.Second, cells: 100}, -1, &st.tl))
+	got := ansi.Strip(drawLane(&ln, window{from: t0, cell: time.Second, cells: 100}, &st.tl))
 	if n := ansi.StringWidth(got); n != 100 {
 		t.Errorf("lane is %d cells, want 100: %q", n, got)
 	}
@@ -67,5 +72,37 @@ func TestBuildLane(t *testing.T) {
 	}
 	if strings.Contains(got[:strings.Index(got, "┊")], "─") {
 		t.Errorf("lane %q shows nobody before the history kept", got)
+	}
+}
+
+// TestBuildLaneRenewedHolderDidNotExpire: an acquisition's expiry is only
+// its first: a holder that renewed and then released shows held until the
+// release, not expired at its first expiry (the release records the
+// expiry the row had); one whose release came after its expiry shows the
+// expired stretch before it.
+func TestBuildLaneRenewedHolderDidNotExpire(t *testing.T) {
+	t.Parallel()
+	t0 := server.Add(-100 * time.Second)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	k := data.Key{Account: "a", Session: "s"}
+	evs := []data.Event{
+		{ID: 1, Kind: data.KindAcquired, At: at(10), Key: k, RunID: run(1), Fence: 1, Holder: "dev-a", ExpiresAt: at(25)},
+		{ID: 2, Kind: data.KindReleased, At: at(60), Key: k, RunID: run(1), Fence: 1, ExpiresAt: at(70)},
+		{ID: 3, Kind: data.KindAcquired, At: at(70), Key: k, RunID: run(2), Fence: 2, Holder: "dev-b", ExpiresAt: at(75)},
+		{ID: 4, Kind: data.KindReleased, At: at(90), Key: k, RunID: run(2), Fence: 2, ExpiresAt: at(80)},
+	}
+	ln := buildLane(laneInput{key: k, from: t0, until: at(100), events: evs})
+	var got []string
+	for _, s := range ln.spans {
+		got = append(got, fmt.Sprintf("%d %d-%d", s.kind, int(s.from.Sub(t0).Seconds()), int(s.to.Sub(t0).Seconds())))
+	}
+	want := []string{"1 0-10", "2 10-60", "1 60-70", "2 70-80", "3 80-90", "1 90-100"}
+	if !slices.Equal(got, want) {
+		t.Errorf("spans %v, want %v (kind from-to)", got, want)
+	}
+	for _, mk := range ln.marks {
+		if mk.kind == markExpired {
+			t.Errorf("mark %v at %v: a holder that released has a successor or none, not an expiry without one", mk.kind, mk.at.Sub(t0))
+		}
 	}
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"hash/fnv"
+	"strings"
 
 	"charm.land/lipgloss/v2"
 )
@@ -17,7 +18,31 @@ type timelineStyles struct {
 	cursor         lipgloss.Style
 	marks          [len(markGlyphs)]lipgloss.Style
 	spark          lipgloss.Style
+
+	// The same styles as the escape sequences that open and close them,
+	// worked out once: a lane is tens of styled stretches, and rendering
+	// each through lipgloss cost most of drawing the timeline.
+	holderSGR, labelSGR  []sgr
+	expiredSGR, emptySGR sgr
+	markSGR              [len(markGlyphs)]sgr
 }
+
+// sgr is a style as the sequences around the text it styles.
+type sgr struct{ on, off string }
+
+// sgrOf works out st's sequences by rendering a placeholder: for styles of
+// colours and attributes only (no padding, width or border).
+func sgrOf(st lipgloss.Style) sgr {
+	out := st.Render("X")
+	i := strings.Index(out, "X")
+	if i < 0 {
+		return sgr{}
+	}
+	return sgr{on: out[:i], off: out[i+1:]}
+}
+
+// wrap styles text (already safe) with s.
+func (s sgr) wrap(text string) string { return s.on + text + s.off }
 
 func newTimelineStyles(isDark bool, s styles) timelineStyles {
 	ld := lipgloss.LightDark(isDark)
@@ -42,6 +67,14 @@ func newTimelineStyles(isDark bool, s styles) timelineStyles {
 	t.marks[markZombie] = s.zombie
 	t.marks[markForced] = s.forced
 	t.spark = s.title
+	for i := range t.holders {
+		t.holderSGR = append(t.holderSGR, sgrOf(t.holders[i]))
+		t.labelSGR = append(t.labelSGR, sgrOf(t.labels[i]))
+	}
+	t.expiredSGR, t.emptySGR = sgrOf(t.expired), sgrOf(t.empty)
+	for i := range t.marks {
+		t.markSGR[i] = sgrOf(t.marks[i])
+	}
 	return t
 }
 

@@ -340,6 +340,8 @@ func (m *Model) timelineLanes(w window) []lane {
 		in.historyStart = d.start.HistoryStart
 		if l, ok := d.start.Leases[k]; ok {
 			in.start = &l
+			_, inexact := d.start.Inexact[k]
+			in.startExact = !inexact
 		}
 		// The read starts before the window: replay from there.
 		in.from = d.q.from

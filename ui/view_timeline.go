@@ -156,10 +156,10 @@ func (m *Model) laneLines(g tlGeom, w window, cursor int) []string {
 		note = s.dim.Render(pad("reading the history…", g.bar))
 	}
 	lanes := m.timelineLanes(w)
-	if bk := (barsKey{m.tl.lanesOf, cursor, w.cells, &m.styles.tl}); bk != m.tl.barsOf || len(m.tl.bars) != len(lanes) {
+	if bk := (barsKey{m.tl.lanesOf, w.cells, &m.styles.tl}); bk != m.tl.barsOf || len(m.tl.bars) != len(lanes) {
 		m.tl.bars = make([]string, len(lanes))
 		for i := range lanes {
-			m.tl.bars[i] = drawLane(&lanes[i], w, cursor, &s.tl)
+			m.tl.bars[i] = drawLane(&lanes[i], w, &s.tl)
 		}
 		m.tl.barsOf = bk
 	}
@@ -171,7 +171,7 @@ func (m *Model) laneLines(g tlGeom, w window, cursor int) []string {
 		ln := &lanes[i]
 		bar := note
 		if bar == "" {
-			bar = m.tl.bars[i]
+			bar = withCursor(m.tl.bars[i], ln, w, cursor, &s.tl)
 		}
 		out = append(out, pad(keyText(ln.key, g.label), g.label)+" "+bar+" "+m.heldCell(ln.key, g.right))
 	}

@@ -1,0 +1,110 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/monitor"
+)
+
+// countingHistory is withHistory counting the reads of the lanes' history.
+func countingHistory(reads *int) func(*Config) {
+	return func(c *Config) {
+		withHistory(time.Time{})(c)
+		read := c.Source.TimelineFunc
+		c.Source.TimelineFunc = func(keys []data.Key, since, until time.Time) (History, error) {
+			*reads++
+			return read(keys, since, until)
+		}
+	}
+}
+
+// TestTimelineReadsPerWindowNotPerFrame: opening the timeline reads the
+// lanes' history once; frames and ticks read nothing, a new event of a lane
+// comes from the feed without a read (and shows), zooming and scrolling
+// read again, and esc goes live, then back to the table.
+func TestTimelineReadsPerWindowNotPerFrame(t *testing.T) {
+	t.Parallel()
+	var reads int
+	// A tick of a nanosecond: drain runs the ticks' commands without waiting.
+	m, c := newModel(t, 80, 24, countingHistory(&reads), func(c *Config) { c.Tick = time.Nanosecond })
+	leases := loadedLeases()
+	for i := range 20 { // more sessions than lanes: the lanes scroll
+		leases = append(leases, mkLease("zeta", fmt.Sprintf("s%02d", i), "dev", run(byte(20+i)), int64(100+i), time.Minute, time.Second, time.Hour))
+	}
+	apply(m, syncBatch(leases, loadedEvents()))
+	pressDrain(m, "t")
+	if m.mode != modeTimeline || reads != 1 {
+		t.Fatalf("after t: mode %v, %d reads, want the timeline and 1 read", m.mode, reads)
+	}
+	for range 20 {
+		c.Advance(250 * time.Millisecond)
+		_, cmd := m.Update(tickMsg(c.t))
+		drain(m, cmd)
+		_ = m.View()
+	}
+	if reads != 1 {
+		t.Errorf("%d reads after 20 ticks and frames, want 1", reads)
+	}
+	k := data.Key{Account: "acme", Session: "chat-7f3a"}
+	ev := data.Event{ID: 9000, Kind: data.KindForceReleased, At: server.Add(5 * time.Second), Key: k, RunID: run(1), Fence: 41, Actor: "bob"}
+	apply(m, monitor.Batch{Items: []monitor.Item{{Event: &ev, At: c.t}}, Conn: data.ListenerState{Status: data.ListenerLive}})
+	_, cmd := m.Update(tickMsg(c.t))
+	drain(m, cmd)
+	if s := screen(m); reads != 1 || !strings.Contains(s, "force released") || !laneHas(s, "acme/chat-7f…", "✖") {
+		t.Errorf("after a forced release from the feed: %d reads (want 1), screen:\n%s", reads, s)
+	}
+	pressDrain(m, "-")
+	if reads != 2 {
+		t.Errorf("%d reads after zooming out, want 2", reads)
+	}
+	pressDrain(m, "j")
+	if reads != 3 || m.tl.keys[0] != m.rows[1].Key {
+		t.Errorf("after scrolling the lanes: %d reads (want 3), first lane %v, want %v", reads, m.tl.keys[0], m.rows[1].Key)
+	}
+	pressDrain(m, "h")
+	if !m.tl.scrubbed || !strings.Contains(screen(m), "as of ") {
+		t.Fatalf("h did not scrub:\n%s", screen(m))
+	}
+	pressDrain(m, "esc")
+	if m.tl.scrubbed || m.mode != modeTimeline {
+		t.Errorf("esc while scrubbed: scrubbed %v mode %v, want live on the timeline", m.tl.scrubbed, m.mode)
+	}
+	pressDrain(m, "esc")
+	if m.mode != modeMain {
+		t.Errorf("esc while live: mode %v, want the table", m.mode)
+	}
+}
+
+// laneHas reports whether the lane whose line starts with label holds want.
+func laneHas(screen, label, want string) bool {
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.HasPrefix(l, label) {
+			return strings.Contains(l, want)
+		}
+	}
+	return false
+}
+
+// TestTimelineHostileTextRendersInert: labels, ids and reasons with
+// terminal escapes draw inert in the lanes, the held-by column and the
+// events pane.
+func TestTimelineHostileTextRendersInert(t *testing.T) {
+	t.Parallel()
+	m, _ := newModel(t, 100, 30, func(c *Config) {
+		c.Source.TimelineFunc = func(keys []data.Key, since, until time.Time) (History, error) {
+			ev := hostileEvents()[0]
+			acq := data.Event{ID: 0, Kind: data.KindAcquired, At: server.Add(-time.Minute), Key: hostileLeases()[0].Key, RunID: run(1), Fence: 1,
+				Holder: hostileLeases()[0].Holder, ExpiresAt: server.Add(time.Minute)}
+			ev.Key = acq.Key
+			ev.At = server.Add(-30 * time.Second)
+			return History{Events: []data.Event{acq, ev}}, nil
+		}
+	})
+	apply(m, syncBatch(hostileLeases(), hostileEvents()))
+	pressDrain(m, "t")
+	checkInert(t, map[string]string{"timeline": m.View().Content}, `evil\x1b[2J`)
+}
