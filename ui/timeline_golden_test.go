@@ -60,3 +60,15 @@ func TestTimelineGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestPulseInTheCountsLine: from 130 columns the main screen's counts line
+// carries the pulse too, once something happened in the last two minutes.
+func TestPulseInTheCountsLine(t *testing.T) {
+	t.Parallel()
+	m, _ := timelineModel(t, 150, 40, time.Time{})
+	pressDrain(m, "t") // back to the table
+	if m.mode != modeMain {
+		t.Fatalf("mode %v, want the table", m.mode)
+	}
+	requireGolden(t, m, 150, 40)
+}

@@ -98,33 +98,6 @@ func (m *Model) timelineHeader() string {
 	return line + "  " + where
 }
 
-// pulseLine is the header's pulse: sparklines of the transitions, the
-// takeovers and the rejected renewals over the last minutes, ten seconds a
-// glyph, and their figures.
-func (m *Model) pulseLine() string {
-	s := m.styles
-	st := m.shown()
-	now := m.shownNow()
-	cells := min(max((m.width-66)/3, 6), 30)
-	p := st.Pulse(now, cells, 10*time.Second)
-	sum := func(xs []int) int {
-		n := 0
-		for _, x := range xs {
-			n += x
-		}
-		return n
-	}
-	over := zoomText(time.Duration(cells) * p.Step)
-	spark := func(counts []int) string { return s.tl.spark.Render(sparkline(counts)) }
-	segs := []segment{
-		{s.dim.Render("pulse " + over), 1},
-		{"transitions " + spark(p.Transitions) + fmt.Sprintf(" %.1f/s", st.EventsPerSecond(now)), 0},
-		{"takeovers " + spark(p.Takeovers) + fmt.Sprintf(" %d", sum(p.Takeovers)), 0},
-		{"zombies " + spark(p.Zombies) + fmt.Sprintf(" %d", sum(p.Zombies)), 0},
-	}
-	return joinSegments(segs, m.width)
-}
-
 // axisLine is the time scale, under a title for each column.
 func (m *Model) axisLine(g tlGeom, w window, cursor int) string {
 	s := m.styles
