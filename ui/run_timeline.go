@@ -44,7 +44,13 @@ func storeTimeline(ctx context.Context, store *data.Store) (func([]data.Key, tim
 		if err != nil {
 			return History{}, err
 		}
-		return History{Start: start, Events: evs}, nil
+		// A TRUNCATE's event names no session, so the keys' read does not
+		// see it; it ends every lane's span.
+		trunc, err := store.EventsBetween(ctx, data.HistoryFilter{Kinds: []data.Kind{data.KindTruncated}, Since: since})
+		if err != nil {
+			return History{}, err
+		}
+		return History{Start: start, Events: append(evs, trunc...)}, nil
 	}
 	return timeline, owners
 }

@@ -135,13 +135,20 @@ func (d *historyData) add(evs []data.Event) {
 	}
 	touched := map[data.Key]bool{}
 	for _, ev := range evs {
-		if !want[ev.Key] || seen[ev.ID] || ev.Kind == data.KindRenewed {
+		truncated := ev.Kind == data.KindTruncated // names no session: it ends every lane's span
+		if (!want[ev.Key] && !truncated) || seen[ev.ID] || ev.Kind == data.KindRenewed {
 			continue
 		}
 		seen[ev.ID] = true
-		d.byKey[ev.Key] = append(d.byKey[ev.Key], ev)
+		keys := []data.Key{ev.Key}
+		if truncated {
+			keys = d.q.keys
+		}
+		for _, k := range keys {
+			d.byKey[k] = append(d.byKey[k], ev)
+			touched[k] = true
+		}
 		d.events = append(d.events, ev)
-		touched[ev.Key] = true
 		d.maxID = max(d.maxID, ev.ID)
 	}
 	byTime := func(a, b data.Event) int { return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.ID, b.ID)) }

@@ -106,3 +106,25 @@ func TestBuildLaneRenewedHolderDidNotExpire(t *testing.T) {
 		}
 	}
 }
+
+// TestTruncateEndsEveryLane: a TRUNCATE's event names no session; read
+// with the lanes' history it ends the span of every lane.
+func TestTruncateEndsEveryLane(t *testing.T) {
+	t.Parallel()
+	a, b := data.Key{Account: "a", Session: "1"}, data.Key{Account: "a", Session: "2"}
+	t0 := server.Add(-time.Minute)
+	d := newHistoryData(historyQuery{keys: []data.Key{a, b}, from: t0, until: server}, History{Events: []data.Event{
+		{ID: 1, Kind: data.KindAcquired, At: t0.Add(time.Second), Key: a, RunID: run(1), Fence: 1, Holder: "x"},
+		{ID: 2, Kind: data.KindAcquired, At: t0.Add(2 * time.Second), Key: b, RunID: run(2), Fence: 2, Holder: "y"},
+		{ID: 3, Kind: data.KindTruncated, At: t0.Add(30 * time.Second)},
+	}})
+	for _, k := range []data.Key{a, b} {
+		ln := buildLane(laneInput{key: k, from: t0, until: server, events: d.byKey[k]})
+		if s, ok := ln.at(t0.Add(40 * time.Second)); !ok || s.kind != spanNobody {
+			t.Errorf("%v after the TRUNCATE: %v, want nobody", k, s.kind)
+		}
+	}
+	if len(d.events) != 3 {
+		t.Errorf("%d events for the pane, want 3 (the TRUNCATE once)", len(d.events))
+	}
+}
