@@ -2,6 +2,8 @@ package ui
 
 import (
 	"cmp"
+	"encoding/binary"
+	"hash/fnv"
 	"slices"
 	"time"
 
@@ -110,7 +112,7 @@ type lanesKey struct {
 	data    *historyData
 	version int
 	win     window
-	live    uint64 // the shown state's leases version (the live expiries)
+	live    uint64 // liveFingerprint of the lanes' live leases
 }
 
 // newHistoryData indexes a read's answer.
@@ -187,4 +189,32 @@ func (m *Model) laneKeys(top, n int) []data.Key {
 		keys = append(keys, l.Key)
 	}
 	return keys
+}
+
+// liveFingerprint sums up what a lane takes from the live leases of keys at
+// server time now: each one's run and fence, and its expiry once passed.
+// Renewals elsewhere (every lease of a big fleet, every second) change the
+// State's version, not this: the lanes are not rebuilt for them.
+func liveFingerprint(st interface {
+	Lease(data.Key) (data.Lease, bool)
+}, keys []data.Key, now time.Time) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	put := func(v int64) {
+		binary.LittleEndian.PutUint64(b[:], uint64(v))
+		_, _ = h.Write(b[:])
+	}
+	for _, k := range keys {
+		l, ok := st.Lease(k)
+		if !ok {
+			put(-1)
+			continue
+		}
+		_, _ = h.Write(l.RunID[:])
+		put(l.Fence)
+		if !l.ExpiresAt.After(now) {
+			put(l.ExpiresAt.UnixNano())
+		}
+	}
+	return h.Sum64()
 }

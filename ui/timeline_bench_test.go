@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // BenchmarkScaleTimeline is the timeline at 100,000 leases: opening it (the
@@ -81,6 +82,39 @@ func BenchmarkScaleTimeline(b *testing.B) {
 		drain(m, press(m, "t"))
 		b.ReportAllocs()
 		for b.Loop() {
+			_ = m.View()
+		}
+	})
+	// A tick while the fleet renews: a delta read renewing 1,000 leases
+	// (none of them a lane), the tick that merges and the frame; the lanes
+	// are not rebuilt for renewals elsewhere.
+	b.Run("live-tick-renewals", func(b *testing.B) {
+		m := setup()
+		clock := &fixedClock{t: base}
+		m.cfg.Now = clock.Now
+		drain(m, press(m, "t"))
+		_ = m.View()
+		lanes := map[data.Key]bool{}
+		for _, k := range m.tl.keys {
+			lanes[k] = true
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			clock.Advance(m.cfg.Tick)
+			var renewed []data.Lease
+			for len(renewed) < 1000 {
+				l := leases[i%len(leases)]
+				i += 97
+				if lanes[l.Key] {
+					continue
+				}
+				l.RenewedAt, l.ExpiresAt = server.Add(clock.t.Sub(base)), server.Add(clock.t.Sub(base)+time.Hour)
+				renewed = append(renewed, l)
+			}
+			snap := data.Snapshot{Leases: renewed, Clock: data.NewClock(server.Add(clock.t.Sub(base)), clock.t, clock.t)}
+			apply(m, monitor.Batch{Items: []monitor.Item{{Delta: &snap, At: clock.t}}, Conn: data.ListenerState{Status: data.ListenerLive}})
+			m.Update(tickMsg(clock.t))
 			_ = m.View()
 		}
 	})

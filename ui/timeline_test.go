@@ -108,3 +108,23 @@ func TestTimelineHostileTextRendersInert(t *testing.T) {
 	pressDrain(m, "t")
 	checkInert(t, map[string]string{"timeline": m.View().Content}, `evil\x1b[2J`)
 }
+
+// TestTimelineDefersTheTable: while the timeline shows, the table (not on
+// screen) is not rebuilt for each change; it is when the timeline closes.
+func TestTimelineDefersTheTable(t *testing.T) {
+	t.Parallel()
+	m, c := newModel(t, 80, 24, withHistory(time.Time{}))
+	apply(m, syncBatch(loadedLeases(), loadedEvents()))
+	pressDrain(m, "t")
+	k := data.Key{Account: "new", Session: "one"}
+	ev := data.Event{ID: 9100, Kind: data.KindAcquired, At: server, Key: k, RunID: run(9), Fence: 99, ExpiresAt: server.Add(time.Minute)}
+	apply(m, monitor.Batch{Items: []monitor.Item{{Event: &ev, At: c.t}}, Conn: data.ListenerState{Status: data.ListenerLive}})
+	m.Update(tickMsg(c.t))
+	if len(m.rows) != len(loadedLeases()) {
+		t.Errorf("%d rows while the timeline shows, want the %d it opened on", len(m.rows), len(loadedLeases()))
+	}
+	pressDrain(m, "t")
+	if len(m.rows) != len(loadedLeases())+1 || !strings.Contains(screen(m), "new") {
+		t.Errorf("%d rows after closing the timeline, want %d with new/one:\n%s", len(m.rows), len(loadedLeases())+1, screen(m))
+	}
+}

@@ -83,7 +83,7 @@ func (m *Model) onTick() tea.Cmd {
 		} else {
 			m.refreshCounts()
 		}
-	case m.rowsDirty && m.frozen == nil && m.now.Sub(m.builtAt) >= m.rebuildEvery():
+	case m.rowsDirty && m.frozen == nil && m.mode != modeTimeline && m.now.Sub(m.builtAt) >= m.rebuildEvery():
 		m.syncRows()
 	default:
 		m.refreshCounts()

@@ -42,6 +42,9 @@ func (m *Model) openTimeline() tea.Cmd {
 func (m *Model) closeTimeline() {
 	m.mode = modeMain
 	m.tl.scrubbed, m.tl.ownersOK = false, false
+	if m.rowsDirty && m.frozen == nil {
+		m.syncRows() // not rebuilt while the timeline showed
+	}
 }
 
 // timelineKey handles the timeline's keys.
@@ -179,6 +182,9 @@ func (m *Model) zoomBy(d int) tea.Cmd {
 
 // scrollLanes moves the lanes over the table's rows.
 func (m *Model) scrollLanes(d int) tea.Cmd {
+	if m.rowsDirty && m.frozen == nil {
+		m.syncRows() // the rows as they are now
+	}
 	n := m.tlGeometry().lanes
 	top := min(max(m.tl.top+d, 0), max(len(m.rows)-n, 0))
 	if top == m.tl.top && len(m.tl.keys) > 0 {
@@ -323,7 +329,7 @@ func zoomText(d time.Duration) string {
 func (m *Model) timelineLanes(w window) []lane {
 	d := m.tl.loaded
 	st := m.shown()
-	key := lanesKey{data: d, win: w, live: st.LeasesVersion()}
+	key := lanesKey{data: d, win: w, live: liveFingerprint(st, m.tl.keys, m.tlNow())}
 	if d != nil {
 		key.version = d.version
 	}
