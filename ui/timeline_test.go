@@ -2,6 +2,8 @@ package ui
 
 import (
 	"fmt"
+
+	tea "charm.land/bubbletea/v2"
 	"strings"
 	"testing"
 	"time"
@@ -127,4 +129,25 @@ func TestTimelineDefersTheTable(t *testing.T) {
 	if len(m.rows) != len(loadedLeases())+1 || !strings.Contains(screen(m), "new") {
 		t.Errorf("%d rows after closing the timeline, want %d with new/one:\n%s", len(m.rows), len(loadedLeases())+1, screen(m))
 	}
+}
+
+// TestTimelineResizeFitsTheLanes: a taller terminal shows more lanes (read
+// for them), a shorter one fewer.
+func TestTimelineResizeFitsTheLanes(t *testing.T) {
+	t.Parallel()
+	var reads int
+	m, _ := newModel(t, 80, 24, countingHistory(&reads))
+	leases := loadedLeases()
+	for i := range 40 {
+		leases = append(leases, mkLease("zeta", fmt.Sprintf("s%02d", i), "dev", run(byte(20+i)), int64(100+i), time.Minute, time.Second, time.Hour))
+	}
+	apply(m, syncBatch(leases, loadedEvents()))
+	pressDrain(m, "t")
+	before := len(m.tl.keys)
+	_, cmd := m.Update(tea.WindowSizeMsg{Width: 150, Height: 40})
+	drain(m, cmd)
+	if len(m.tl.keys) <= before || len(m.tl.keys) != m.tlGeometry().lanes || reads != 2 {
+		t.Errorf("after growing: %d lanes (were %d, room for %d), %d reads; want every lane filled, read once more", len(m.tl.keys), before, m.tlGeometry().lanes, reads)
+	}
+	checkFrame(t, screen(m), 150, 40)
 }

@@ -66,7 +66,7 @@ func (m *Model) onResize(msg tea.WindowSizeMsg) tea.Cmd {
 	}
 	m.clampTable()
 	m.clampEvents()
-	return nil
+	return m.timelineResized()
 }
 
 func (m *Model) onTick() tea.Cmd {

@@ -361,3 +361,16 @@ func (m *Model) timelineLanes(w window) []lane {
 	m.tl.lanes, m.tl.lanesOf = lanes, key
 	return lanes
 }
+
+// timelineResized fits the lanes to a new size: as many as the screen
+// holds, from the same first row, read if that changed them.
+func (m *Model) timelineResized() tea.Cmd {
+	if m.mode != modeTimeline || len(m.tl.keys) == 0 {
+		return nil
+	}
+	keys := m.laneKeys(m.tl.top, m.tlGeometry().lanes)
+	if !slices.Equal(keys, m.tl.keys) {
+		m.tl.keys = keys
+	}
+	return tea.Batch(m.tlEnsure(), m.readOwnersIfScrubbed())
+}
