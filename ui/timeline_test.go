@@ -2,11 +2,11 @@ package ui
 
 import (
 	"fmt"
-
-	tea "charm.land/bubbletea/v2"
 	"strings"
 	"testing"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/monitor"
