@@ -151,3 +151,18 @@ func TestTimelineResizeFitsTheLanes(t *testing.T) {
 	}
 	checkFrame(t, screen(m), 150, 40)
 }
+
+// TestTimelineFitsEverySize: live and scrubbed, the timeline fills the
+// screen exactly, no line wider than it, down to the smallest size.
+func TestTimelineFitsEverySize(t *testing.T) {
+	t.Parallel()
+	for _, sz := range [][2]int{{30, 5}, {40, 10}, {60, 16}, {80, 24}, {100, 30}, {200, 60}} {
+		m, _ := timelineModel(t, sz[0], sz[1], server.Add(-6*time.Minute))
+		checkFrame(t, screen(m), sz[0], sz[1])
+		pressDrain(m, "N", "N", "[")
+		if !m.tl.scrubbed {
+			t.Errorf("%dx%d: not scrubbed", sz[0], sz[1])
+		}
+		checkFrame(t, screen(m), sz[0], sz[1])
+	}
+}
