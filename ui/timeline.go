@@ -103,6 +103,7 @@ type historyData struct {
 	byKey   map[data.Key][]data.Event // oldest first
 	events  []data.Event              // every event, newest first (for the events pane)
 	maxID   int64                     // the largest id read or merged
+	cursor  int64                     // the newest of the State's events looked at (any session's)
 	version int                       // changes with each merge
 	merged  uint64                    // the State version merged last
 	stale   bool                      // the feed moved past what could be merged: read again
@@ -170,12 +171,16 @@ func (d *historyData) mergeLive(evs []data.Event, version uint64, limit int) {
 		return
 	}
 	d.merged = version
+	from := max(d.cursor, d.maxID)
 	n := 0
-	for n < len(evs) && evs[n].ID > d.maxID {
+	for n < len(evs) && evs[n].ID > from {
 		n++
 	}
 	if n == len(evs) && len(evs) >= limit && n > 0 {
-		d.stale = true
+		d.stale = true // the State no longer keeps every event since the last look
+	}
+	if n > 0 {
+		d.cursor = max(d.cursor, evs[0].ID)
 	}
 	d.add(evs[:n])
 }

@@ -166,3 +166,44 @@ func TestTimelineFitsEverySize(t *testing.T) {
 		checkFrame(t, screen(m), sz[0], sz[1])
 	}
 }
+
+// TestQuietLanesInABusyFleetReadOnce: lanes with no event of their own,
+// while the rest of the fleet keeps the State's recent events full, are not
+// read again on each tick (what the feed brings is looked at once, and none
+// of it is theirs); once the State drops events not looked at, they are.
+func TestQuietLanesInABusyFleetReadOnce(t *testing.T) {
+	t.Parallel()
+	var reads int
+	m, c := newModel(t, 80, 24, func(c *Config) {
+		c.Tick = time.Nanosecond
+		c.Source.TimelineFunc = func([]data.Key, time.Time, time.Time) (History, error) {
+			reads++
+			return History{}, nil
+		}
+	})
+	apply(m, syncBatch(loadedLeases(), nil))
+	pressDrain(m, "t")
+	busy := data.Key{Account: "other", Session: "busy"}
+	id := int64(1)
+	burst := func(n int) {
+		var items []monitor.Item
+		for range n {
+			id++
+			ev := data.Event{ID: id, Kind: data.KindRenewRejected, At: server, Key: busy, RunID: run(1)}
+			items = append(items, monitor.Item{Event: &ev, At: c.t})
+		}
+		apply(m, monitor.Batch{Items: items, Conn: data.ListenerState{Status: data.ListenerLive}})
+		_, cmd := m.Update(tickMsg(c.t))
+		drain(m, cmd)
+	}
+	for range 10 {
+		burst(100) // the State keeps 500: each tick sees all that came
+	}
+	if reads != 1 {
+		t.Errorf("%d reads after 10 busy ticks, want 1", reads)
+	}
+	burst(600) // more than the State keeps came between two ticks
+	if reads != 2 {
+		t.Errorf("%d reads after a burst larger than the State keeps, want 2 (read again)", reads)
+	}
+}

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -280,7 +281,7 @@ func (m *Model) onTimeline(msg timelineMsg) tea.Cmd {
 	m.tl.loadErr = nil
 	d := newHistoryData(msg.q, msg.hist)
 	st := m.shown()
-	d.mergeLive(st.Events(), st.Version(), m.cfg.State.EventLimit)
+	d.mergeLive(st.Events(), st.Version(), m.eventLimit())
 	d.stale = false // what the read missed is in the state's events, or will be read next time
 	m.tl.loaded = d
 	return nil
@@ -305,11 +306,7 @@ func (m *Model) timelineTick() tea.Cmd {
 	}
 	if d := m.tl.loaded; d != nil {
 		st := m.shown()
-		limit := m.cfg.State.EventLimit
-		if limit <= 0 {
-			limit = 500
-		}
-		d.mergeLive(st.Events(), st.Version(), limit)
+		d.mergeLive(st.Events(), st.Version(), m.eventLimit())
 	}
 	return m.tlEnsure()
 }
@@ -374,3 +371,7 @@ func (m *Model) timelineResized() tea.Cmd {
 	}
 	return tea.Batch(m.tlEnsure(), m.readOwnersIfScrubbed())
 }
+
+// eventLimit is how many events the State keeps (monitor.Config's default
+// 500 when not set).
+func (m *Model) eventLimit() int { return cmp.Or(m.cfg.State.EventLimit, 500) }
