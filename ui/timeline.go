@@ -69,10 +69,14 @@ type timelineView struct {
 	loaded  *historyData // the last read answered, with the live events merged
 	loadErr error
 
-	owners   Owners // who held what at the cursor
-	ownersAt time.Time
-	ownersOK bool
-	ownErr   error
+	reading bool // a history read is in flight: one at a time, the answer asks again if need be
+
+	owners     Owners // who held what at the cursor
+	ownersAt   time.Time
+	ownersOK   bool
+	ownErr     error
+	ownersBusy bool // an owners read is in flight
+	ownersNext bool // and the cursor or the lanes moved since it was asked
 
 	lanes   []lane // built from loaded for lanesWin
 	lanesOf lanesKey

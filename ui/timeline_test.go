@@ -207,3 +207,35 @@ func TestQuietLanesInABusyFleetReadOnce(t *testing.T) {
 		t.Errorf("%d reads after a burst larger than the State keeps, want 2 (read again)", reads)
 	}
 }
+
+// TestScrubReadsOwnersOneAtATime: a held ← asks who held what once, then
+// once more for where the cursor is when the answer comes, not once per
+// step (each is a read of the database).
+func TestScrubReadsOwnersOneAtATime(t *testing.T) {
+	t.Parallel()
+	var asked []time.Time
+	m, _ := newModel(t, 80, 24, withHistory(time.Time{}), func(c *Config) {
+		read := c.Source.OwnersAtFunc
+		c.Source.OwnersAtFunc = func(keys []data.Key, at time.Time) (Owners, error) {
+			asked = append(asked, at)
+			return read(keys, at)
+		}
+	})
+	apply(m, syncBatch(loadedLeases(), loadedEvents()))
+	pressDrain(m, "t")
+	first := press(m, "h") // its read is in flight
+	at1 := m.tl.cursor
+	for range 4 {
+		drain(m, press(m, "h"))
+	}
+	if len(asked) != 0 {
+		t.Fatalf("asked at %v while a read was in flight, want nothing", asked)
+	}
+	drain(m, first)
+	if len(asked) != 2 || !asked[0].Equal(at1) || !asked[1].Equal(m.tl.cursor) {
+		t.Errorf("asked at %v, want %v then the cursor %v", asked, at1, m.tl.cursor)
+	}
+	if !m.tl.ownersOK || !m.tl.ownersAt.Equal(m.tl.cursor) {
+		t.Errorf("owners read for %v (ok %v), want the cursor %v", m.tl.ownersAt, m.tl.ownersOK, m.tl.cursor)
+	}
+}

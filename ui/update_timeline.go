@@ -8,6 +8,8 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/leasetop/leasetop/data"
 )
 
 // Messages of the timeline's reads.
@@ -22,6 +24,7 @@ type (
 	// ownersMsg is who held the lanes' sessions at an instant.
 	ownersMsg struct {
 		at     time.Time
+		keys   []data.Key
 		owners Owners
 		err    error
 	}
@@ -230,9 +233,12 @@ func (m *Model) tlEnsure() tea.Cmd {
 		(d == nil || d.q.from != a.from || !d.stale) {
 		return nil // asked already
 	}
+	if m.tl.reading || m.cfg.Source.TimelineFunc == nil {
+		return nil // its answer asks again (onTimeline)
+	}
 	q := historyQuery{keys: m.tl.keys, from: w.from.Add(-span / 2), until: m.tlNow()}
 	m.tl.gen++
-	m.tl.asked = q
+	m.tl.asked, m.tl.reading = q, true
 	return m.readHistory(m.tl.gen, q)
 }
 
@@ -255,10 +261,15 @@ func (m *Model) readOwners(t time.Time) tea.Cmd {
 		return nil
 	}
 	m.tl.ownersOK = false
+	if m.tl.ownersBusy { // one read at a time: a held key asks once per answer, for where the cursor is then
+		m.tl.ownersNext = true
+		return nil
+	}
+	m.tl.ownersBusy, m.tl.ownersNext = true, false
 	keys := m.tl.keys
 	return func() tea.Msg {
 		o, err := read(keys, t)
-		return ownersMsg{at: t, owners: o, err: err}
+		return ownersMsg{at: t, keys: keys, owners: o, err: err}
 	}
 }
 
@@ -270,8 +281,9 @@ func (m *Model) readOwnersIfScrubbed() tea.Cmd {
 }
 
 func (m *Model) onTimeline(msg timelineMsg) tea.Cmd {
+	m.tl.reading = false
 	if msg.gen != m.tl.gen {
-		return nil // a newer read was asked
+		return m.tlEnsure() // a newer read was asked
 	}
 	if msg.err != nil {
 		m.tl.loadErr = msg.err
@@ -284,13 +296,22 @@ func (m *Model) onTimeline(msg timelineMsg) tea.Cmd {
 	d.mergeLive(st.Events(), st.Version(), m.eventLimit())
 	d.stale = false // what the read missed is in the state's events, or will be read next time
 	m.tl.loaded = d
-	return nil
+	return m.tlEnsure() // the window may have moved while it was read
 }
 
 func (m *Model) onOwners(msg ownersMsg) tea.Cmd {
-	if !m.tl.scrubbed || !msg.at.Equal(m.tl.cursor) {
+	m.tl.ownersBusy = false
+	if !m.tl.scrubbed {
+		m.tl.ownersNext = false
 		return nil
 	}
+	if !msg.at.Equal(m.tl.cursor) || !slices.Equal(msg.keys, m.tl.keys) {
+		if m.tl.ownersNext {
+			return m.readOwners(m.tl.cursor) // where the cursor is now
+		}
+		return nil
+	}
+	m.tl.ownersNext = false
 	m.tl.owners, m.tl.ownErr, m.tl.ownersAt, m.tl.ownersOK = msg.owners, msg.err, msg.at, true
 	return nil
 }
