@@ -44,9 +44,12 @@ func storeTimeline(ctx context.Context, store *data.Store) (func([]data.Key, tim
 		if err != nil {
 			return History{}, err
 		}
-		// A TRUNCATE's event names no session, so the keys' read does not
-		// see it; it ends every lane's span.
-		trunc, err := store.EventsBetween(ctx, data.HistoryFilter{Kinds: []data.Kind{data.KindTruncated}, Since: since})
+		// A TRUNCATE's event names no session (its ids are ''), so the
+		// keys' read does not see it; it ends every lane's span. Read as the
+		// events of the key ('', ''), it is a range of the same index, not
+		// a scan of the window's every event (at 1000 transitions a second,
+		// 900,000 in 15 minutes: 360 ms against 0.1).
+		trunc, err := store.EventsBetween(ctx, data.HistoryFilter{Keys: []data.Key{{}}, Kinds: []data.Kind{data.KindTruncated}, Since: since})
 		if err != nil {
 			return History{}, err
 		}

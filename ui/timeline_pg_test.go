@@ -92,3 +92,39 @@ func TestScrubAgreesWithTheHistory(t *testing.T) {
 		t.Errorf("before the history kept: held-by %q, want \"before history\"", cell)
 	}
 }
+
+// TestTimelineReadsTruncates: a TRUNCATE's event, which names no session,
+// is in the lanes' history read from a real database (as the key ('', '')),
+// and ends the lane's span.
+func TestTimelineReadsTruncates(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	conn := db.Conn(t)
+	k := data.Key{Account: "acme", Session: "chat-1"}
+	sqlAcquire(t, conn, k, "1 hour", "device-a")
+	if _, err := conn.Exec(ctx, `TRUNCATE lease.session_lease`); err != nil {
+		t.Fatal(err)
+	}
+	var now time.Time
+	if err := conn.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
+		t.Fatal(err)
+	}
+	timeline, _ := storeTimeline(ctx, db.Store(t))
+	h, err := timeline([]data.Key{k}, now.Add(-time.Minute), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []data.Kind
+	for _, ev := range h.Events {
+		kinds = append(kinds, ev.Kind)
+	}
+	if len(kinds) != 2 || kinds[0] != data.KindAcquired || kinds[1] != data.KindTruncated {
+		t.Fatalf("events %v, want acquired then truncated", kinds)
+	}
+	d := newHistoryData(historyQuery{keys: []data.Key{k}, from: now.Add(-time.Minute), until: now}, h)
+	ln := buildLane(laneInput{key: k, from: now.Add(-time.Minute), until: now.Add(time.Millisecond), historyStart: h.Start.HistoryStart, events: d.byKey[k]})
+	if s, ok := ln.at(now); !ok || s.kind != spanNobody {
+		t.Errorf("after the TRUNCATE the lane shows %v, want nobody", s.kind)
+	}
+}
