@@ -94,7 +94,7 @@ func TestScrubAgreesWithTheHistory(t *testing.T) {
 }
 
 // TestTimelineReadsTruncates: a TRUNCATE's event, which names no session,
-// is in the lanes' history read from a real database (as the key (”, ”)),
+// is in the lanes' history read from a real database (as the key with empty ids),
 // and ends the lane's span.
 func TestTimelineReadsTruncates(t *testing.T) {
 	t.Parallel()
