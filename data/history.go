@@ -3,6 +3,7 @@ package data
 import (
 	"context"
 	"fmt"
+	"iter"
 	"strconv"
 	"strings"
 	"time"
@@ -91,11 +92,19 @@ func kindStrings(kinds []Kind) []string {
 // f sets, each value a bind parameter, so the planner sees a plain range on
 // event_key_at_idx (account_id, session_id, at, id) for keys or accounts,
 // or on event_at_idx (at) otherwise.
-func eventsBetweenQuery(f HistoryFilter) (string, []any) {
+func eventsBetweenQuery(f HistoryFilter) (string, []any) { return eventsPageQuery(f, nil) }
+
+// eventsPageQuery is eventsBetweenQuery for the events after the event
+// after (in the order (at, id), ascending), when it is not nil.
+func eventsPageQuery(f HistoryFilter, after *Event) (string, []any) {
 	var p params
 	conds := f.keyConds("e", &p)
 	if !f.Since.IsZero() {
 		conds = append(conds, "e.at >= "+p.add(f.Since))
+	}
+	if after != nil {
+		at, id := p.add(after.At), p.add(after.ID)
+		conds = append(conds, "e.at >= "+at, "(e.at > "+at+" OR e.id > "+id+")")
 	}
 	if !f.Until.IsZero() {
 		conds = append(conds, "e.at < "+p.add(f.Until))
@@ -135,4 +144,49 @@ func (s *Store) EventsBetween(ctx context.Context, f HistoryFilter) ([]Event, er
 	}
 	query, args := eventsBetweenQuery(f)
 	return s.events(ctx, query, args...)
+}
+
+// EventsBetweenAll iterates over every event f selects, oldest first (f's
+// Limit and Descending are ignored), reading them a page at a time as the
+// loop asks for more, each page a range of the same index as
+// EventsBetween's: a reader of a long history holds one page, not all of
+// it. Breaking out of the loop stops the reading; a failed read ends the
+// iteration, yielded with a zero Event.
+func (s *Store) EventsBetweenAll(ctx context.Context, f HistoryFilter) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		f.Limit, f.Descending = eventsPage, false
+		if err := f.validate(); err != nil {
+			yield(Event{}, err)
+			return
+		}
+		var after *Event
+		for {
+			query, args := eventsPageQuery(f, after)
+			page, err := s.events(ctx, query, args...)
+			if err != nil {
+				yield(Event{}, err)
+				return
+			}
+			for _, ev := range page {
+				if !yield(ev, nil) {
+					return
+				}
+			}
+			if len(page) < eventsPage {
+				return
+			}
+			after = &page[len(page)-1]
+		}
+	}
+}
+
+// ServerTime reads the database server's clock (clock_timestamp()): what
+// relative times ("10m ago") are taken from, so they mean the same instant
+// as the history's.
+func (s *Store) ServerTime(ctx context.Context) (time.Time, error) {
+	var now time.Time
+	if err := s.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
+		return now, fmt.Errorf("read the server clock: %w", translate(err))
+	}
+	return now, nil
 }

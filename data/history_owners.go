@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -57,7 +56,8 @@ type Holding struct {
 	Expired bool
 	// ExpiryKnown says ExpiresAt is exactly the expiry the row had at the
 	// instant. Renewals are not recorded in lease.event, so it is known only
-	// where the history pins it: before the span's first renewal, after its
+	// where the history pins it: at an event of the span (its start, a
+	// rejected renewal), before the span's first renewal, after its
 	// last one (the current row's renewed_at, or the expiry a rejected
 	// renewal, the release or the takeover recorded, when no renewal came
 	// between), and once expired (an expired lease is never renewed).
@@ -107,15 +107,25 @@ const ownershipCond = `(e.kind::text = ANY($2::text[])
 // rejected renewals nearest $1 on either side within that span (pr, nr),
 // the current row (cur), and the last TRUNCATE at or before $1 and the
 // first after it (tp, tn). Each lateral is a range of event_key_at_idx;
-// the truncations are the key (”, ”) of the same index.
+// the truncations, which name no session, are the empty ids' range of the
+// same index.
 //
-// The candidates are f's Keys when it names them. Otherwise they are the
+// The candidates are f's Keys when it names them (or its Accounts times its
+// Sessions, up to maxCrossKeys of them). Otherwise they are the
 // sessions that may have had a row at $1: those that have one now, and
 // those whose row was deleted after $1 (a release after $1, which costs a
 // scan of the events since $1 through event_at_idx; and, only when a
 // TRUNCATE came after $1, every session with an event before it).
 func ownersQuery(at time.Time, f HistoryFilter) (string, []any) {
+	const maxCrossKeys = 10000
 	p := params{at, append(spanStarts(), spanEnds()...), spanNeutral()}
+	if len(f.Keys) == 0 && len(f.Accounts) > 0 && len(f.Sessions) > 0 && len(f.Accounts)*len(f.Sessions) <= maxCrossKeys {
+		for _, a := range f.Accounts {
+			for _, s := range f.Sessions {
+				f.Keys = append(f.Keys, Key{Account: a, Session: s})
+			}
+		}
+	}
 	rest := f
 	rest.Keys = nil
 	var cand string
@@ -193,6 +203,12 @@ func where(conds []string) string {
 // acquired by then. Holding's ExpiryKnown says how exactly the expiry is
 // known.
 //
+// Limits: an acquire that waited on the row lock of a concurrent release
+// (the key had expired) records the time it was called, up to that wait
+// before the release's, and in that window OwnersAt names the new run. On
+// a standby the history is what it has replayed: an instant after its last
+// replay reads as if nothing happened since.
+//
 // An at older than the oldest event kept is a *PrunedError
 // (ErrHistoryPruned), returned with an OwnersAt that carries HistoryStart;
 // an at after the server's clock is ErrInvalid.
@@ -239,50 +255,4 @@ func (s *Store) OwnersAt(ctx context.Context, at time.Time, f HistoryFilter) (Ow
 		return cmp.Or(cmp.Compare(a.Account, b.Account), cmp.Compare(a.Session, b.Session))
 	})
 	return out, nil
-}
-
-// ownerRow is one candidate session's row of ownersQuery; nil pointers are
-// NULLs (no such event, no current row).
-type ownerRow struct {
-	key Key
-	// l: the last ownership event at or before the instant.
-	lID                      *int64
-	lAt                      *time.Time
-	lKind                    *string
-	lRun                     *uuid.UUID
-	lFence                   *int64
-	lExp                     *time.Time
-	lHolder                  *string
-	nID                      *int64
-	nAt                      *time.Time
-	nKind                    *string
-	nRun, nPrevRun           *uuid.UUID
-	nFence, nPrevFence       *int64
-	nExp, nPrevExp           *time.Time
-	nHolder                  *string
-	prAt                     *time.Time
-	prFence                  *int64
-	prExp                    *time.Time
-	prHolder                 *string
-	nrAt                     *time.Time
-	nrFence                  *int64
-	nrExp                    *time.Time
-	nrHolder                 *string
-	curRun                   *uuid.UUID
-	curHolder                *string
-	curFence                 *int64
-	curAcq, curRenew, curExp *time.Time
-	truncBefore, truncAfter  *time.Time
-}
-
-func scanOwnerRow(row pgx.CollectableRow) (ownerRow, error) {
-	var r ownerRow
-	err := row.Scan(&r.key.Account, &r.key.Session,
-		&r.lID, &r.lAt, &r.lKind, &r.lRun, &r.lFence, &r.lExp, &r.lHolder,
-		&r.nID, &r.nAt, &r.nKind, &r.nRun, &r.nPrevRun, &r.nFence, &r.nPrevFence, &r.nExp, &r.nPrevExp, &r.nHolder,
-		&r.prAt, &r.prFence, &r.prExp, &r.prHolder,
-		&r.nrAt, &r.nrFence, &r.nrExp, &r.nrHolder,
-		&r.curRun, &r.curHolder, &r.curFence, &r.curAcq, &r.curRenew, &r.curExp,
-		&r.truncBefore, &r.truncAfter)
-	return r, err
 }

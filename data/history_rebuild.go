@@ -4,6 +4,9 @@ import (
 	"cmp"
 	"slices"
 	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 // point is the expiry a span's row had at a time the history records.
@@ -90,8 +93,9 @@ func (r ownerRow) holding(at time.Time) (Holding, bool) {
 		// Expired by at: an expired lease is never renewed, so its expiry
 		// was the last one it had.
 		h.ExpiresAt, h.ExpiryKnown, h.Expired = *final, true, true
-	case prev != nil && next != nil && prev.exp.Equal(next.exp):
-		// No renewal between the two records.
+	case prev != nil && (prev.at.Equal(at) || next != nil && prev.exp.Equal(next.exp)):
+		// Recorded at that very instant, or no renewal between the two
+		// records.
 		h.ExpiresAt, h.ExpiryKnown = prev.exp, true
 		if prev.at.Equal(h.AcquiredAt) {
 			h.RenewedAt = h.AcquiredAt
@@ -106,4 +110,50 @@ func (r ownerRow) holding(at time.Time) (Holding, bool) {
 		h.Expired = final == nil && prev != nil && !at.Before(prev.exp)
 	}
 	return h, true
+}
+
+// ownerRow is one candidate session's row of ownersQuery; nil pointers are
+// NULLs (no such event, no current row).
+type ownerRow struct {
+	key Key
+	// l: the last ownership event at or before the instant.
+	lID                      *int64
+	lAt                      *time.Time
+	lKind                    *string
+	lRun                     *uuid.UUID
+	lFence                   *int64
+	lExp                     *time.Time
+	lHolder                  *string
+	nID                      *int64
+	nAt                      *time.Time
+	nKind                    *string
+	nRun, nPrevRun           *uuid.UUID
+	nFence, nPrevFence       *int64
+	nExp, nPrevExp           *time.Time
+	nHolder                  *string
+	prAt                     *time.Time
+	prFence                  *int64
+	prExp                    *time.Time
+	prHolder                 *string
+	nrAt                     *time.Time
+	nrFence                  *int64
+	nrExp                    *time.Time
+	nrHolder                 *string
+	curRun                   *uuid.UUID
+	curHolder                *string
+	curFence                 *int64
+	curAcq, curRenew, curExp *time.Time
+	truncBefore, truncAfter  *time.Time
+}
+
+func scanOwnerRow(row pgx.CollectableRow) (ownerRow, error) {
+	var r ownerRow
+	err := row.Scan(&r.key.Account, &r.key.Session,
+		&r.lID, &r.lAt, &r.lKind, &r.lRun, &r.lFence, &r.lExp, &r.lHolder,
+		&r.nID, &r.nAt, &r.nKind, &r.nRun, &r.nPrevRun, &r.nFence, &r.nPrevFence, &r.nExp, &r.nPrevExp, &r.nHolder,
+		&r.prAt, &r.prFence, &r.prExp, &r.prHolder,
+		&r.nrAt, &r.nrFence, &r.nrExp, &r.nrHolder,
+		&r.curRun, &r.curHolder, &r.curFence, &r.curAcq, &r.curRenew, &r.curExp,
+		&r.truncBefore, &r.truncAfter)
+	return r, err
 }

@@ -18,11 +18,21 @@ import (
 
 // cmdEvents prints the event history, oldest first, then with --follow the
 // events as they happen, surviving reconnections without gaps or repeats.
+// --account, --session, --kind, --since TIME and --until TIME select the
+// events by time range through an index (data.Store.EventsBetween).
 func cmdEvents(ctx context.Context, env Env, args []string) error {
-	fs := newFlags(env, "events", "events [--since ID] [--limit N] [--follow [--listen-dsn URL] [--poll 250ms]] [--json] [--dsn URL]")
+	fs := newFlags(env, "events", "events [--since ID|TIME] [--until TIME] [--account A] [--session S] [--kind K] [--limit N] [--follow [--listen-dsn URL] [--poll 250ms]] [--json] [--dsn URL]")
 	dsn := dsnFlag(fs)
 	listen := addListenFlags(fs)
-	since := fs.Int64("since", -1, "print the events after this id (default: the most recent --limit)")
+	var since sinceFlag
+	fs.Var(&since, "since", "print the events after this event id, or at or after this time: RFC 3339 or a duration ago (\"10m ago\") on the database clock (default: the most recent --limit)")
+	var until timeFlag
+	fs.Var(&until, "until", "print the events before this time (RFC 3339 or \"10m ago\"); not with --follow")
+	var accounts, sessions listFlag
+	fs.Var(&accounts, "account", "print only this account's events (repeatable, or a comma list)")
+	fs.Var(&sessions, "session", "print only the events of sessions with this id (repeatable, or a comma list)")
+	var kinds kindsFlag
+	fs.Var(&kinds, "kind", "print only events of this kind (repeatable, or a comma list): "+strings.Join(kindStrings(eventKinds()), ", "))
 	limit := fs.Int("limit", 50, "print at most this many past events (0: no limit; default 50 without --since, no limit with it)")
 	follow := fs.Bool("follow", false, "after the history, keep printing events as they happen (until interrupted)")
 	asJSON := fs.Bool("json", false, "one JSON object per line")
@@ -37,8 +47,14 @@ func cmdEvents(ctx context.Context, env Env, args []string) error {
 	if *limit < 0 {
 		return usageErrorf("--limit must be 0 or more, got %d", *limit)
 	}
-	if *since >= 0 && !limitSet {
+	if (since.hasID || since.time.set) && !limitSet {
 		*limit = 0
+	}
+	if until.set && *follow {
+		return usageErrorf("--until and --follow cannot go together: --follow prints the events after now")
+	}
+	if !until.rel && !since.time.rel && until.set && since.time.set && until.abs.Before(since.time.abs) {
+		return usageErrorf("--until %s is before --since %s", until.abs.Format(time.RFC3339Nano), since.time.abs.Format(time.RFC3339Nano))
 	}
 	opt, err := listen.options(env)
 	if err != nil {
@@ -49,12 +65,37 @@ func cmdEvents(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer store.Close()
+	filter := eventFilter{accounts: accounts, sessions: sessions, kinds: kinds}
+	if since.time.set || until.set {
+		now, err := store.ServerTime(ctx)
+		if err != nil {
+			return connError(err)
+		}
+		if since.time.set {
+			filter.since = since.time.at(now)
+		}
+		if until.set {
+			filter.until = until.at(now)
+		}
+		if filter.since.After(filter.until) && !filter.until.IsZero() {
+			return usageErrorf("--until (%s) is before --since (%s)", filter.until.Format(time.RFC3339Nano), filter.since.Format(time.RFC3339Nano))
+		}
+	}
 	emit := textEvent
 	if *asJSON {
 		emit = jsonEvent
 	}
+	if filter.any() {
+		all := emit
+		emit = func(w io.Writer, ev data.Event) error {
+			if !filter.match(ev) {
+				return nil
+			}
+			return all(w, ev)
+		}
+	}
 	printed := map[int64]bool{} // ids the history printed, the last followWindow of them
-	start, end, err := printHistory(ctx, store, *since, *limit, func(ev data.Event) error {
+	show := func(ev data.Event) error {
 		printed[ev.ID] = true
 		if len(printed) > 4*followWindow {
 			for id := range printed {
@@ -64,7 +105,13 @@ func cmdEvents(ctx context.Context, env Env, args []string) error {
 			}
 		}
 		return emit(env.Stdout, ev)
-	})
+	}
+	var start, end int64
+	if filter.any() && !since.hasID {
+		start, end, err = printSelected(ctx, store, filter, *limit, printed, show)
+	} else {
+		start, end, err = printHistory(ctx, store, since.after(), *limit, filter, show)
+	}
 	if err != nil {
 		return connError(err)
 	}
@@ -81,7 +128,9 @@ const followWindow = 1000
 
 // printHistory prints the past events, oldest first. The history covers the
 // ids in (start, end].
-func printHistory(ctx context.Context, store *data.Store, since int64, limit int, emit func(data.Event) error) (start, end int64, err error) {
+// With --since ID and a filter, the filter is applied here, and limit counts
+// the events it printed.
+func printHistory(ctx context.Context, store *data.Store, since int64, limit int, filter eventFilter, emit func(data.Event) error) (start, end int64, err error) {
 	after := since
 	end = -1 // known in advance only for the newest --limit
 	if since < 0 {
@@ -103,10 +152,13 @@ func printHistory(ctx context.Context, store *data.Store, since int64, limit int
 		if (limit > 0 && printed == limit) || (end >= 0 && ev.ID > end) {
 			break
 		}
+		after = ev.ID
+		if !filter.match(ev) {
+			continue
+		}
 		if err := emit(ev); err != nil {
 			return 0, 0, err
 		}
-		after = ev.ID
 		printed++
 	}
 	return start, max(after, end), nil

@@ -18,9 +18,14 @@ import (
 
 // cmdLs prints every lease once, with the time left on the server clock.
 func cmdLs(ctx context.Context, env Env, args []string) error {
-	fs := newFlags(env, "ls", "ls [--json] [--dsn URL]")
+	fs := newFlags(env, "ls", "ls [--at TIME] [--account A] [--session S] [--json] [--dsn URL]")
 	dsn := dsnFlag(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object: the server time and every lease")
+	var at timeFlag
+	var accounts, sessions listFlag
+	fs.Var(&accounts, "account", "list only this account's leases (repeatable, or a comma list)")
+	fs.Var(&sessions, "session", "list only the leases of sessions with this id (repeatable, or a comma list)")
+	fs.Var(&at, "at", "list who held what at TIME, rebuilt from the event history: RFC 3339 or a duration ago (\"10m ago\") on the database clock")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -32,12 +37,18 @@ func cmdLs(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer store.Close()
+	if at.set {
+		return lsAt(ctx, env, store, at.timeArg, data.HistoryFilter{Accounts: accounts, Sessions: sessions}, *asJSON)
+	}
 	snap, err := store.Snapshot(ctx)
 	if err != nil {
 		return connError(err)
 	}
 	now := snap.Clock.Now()
-	leases := snap.Leases
+	leases := slices.DeleteFunc(snap.Leases, func(l data.Lease) bool {
+		return (len(accounts) > 0 && !slices.Contains(accounts, l.Account)) ||
+			(len(sessions) > 0 && !slices.Contains(sessions, l.Session))
+	})
 	slices.SortFunc(leases, func(a, b data.Lease) int {
 		return cmp.Or(cmp.Compare(a.Account, b.Account), cmp.Compare(a.Session, b.Session))
 	})

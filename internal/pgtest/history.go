@@ -125,7 +125,9 @@ func BuildKnownHistory(t testing.TB, db DB, s *data.Store) KnownHistory {
 	}
 	h.Probes = []HistoryProbe{
 		nobody("before the acquire", acqA.At.Add(-us)),
-		heldA("at the acquire", acqA.At, false),
+		{Name: "at the acquire", At: acqA.At, Held: true, Run: acqA.RunID, Fence: acqA.Fence,
+			ExpiresAt: acqA.ExpiresAt, ExpiryKnown: true}, // recorded then; renewed later
+		heldA("just after the acquire", acqA.At.Add(us), false),
 		heldA("just before A expires", expA.Add(-us), false),
 		heldA("at A's expiry", expA, true),
 		heldA("before the rejected renewal", rejA.At.Add(-us), true),

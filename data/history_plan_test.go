@@ -1,0 +1,97 @@
+package data_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
+)
+
+// planOf runs EXPLAIN (ANALYZE, BUFFERS) of sql with args on db and returns
+// its nodes ("Node Type on Index Name"), the pages it touched, and the plan
+// as text.
+func planOf(t *testing.T, db pgtest.DB, sql string, args []any) (nodes []string, pages float64, text string) {
+	t.Helper()
+	ctx := context.Background()
+	conn := db.Conn(t)
+	var out string
+	if err := conn.QueryRow(ctx, `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) `+sql, args...).Scan(&out); err != nil {
+		t.Fatalf("EXPLAIN: %v", err)
+	}
+	var doc []struct{ Plan map[string]any }
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(n map[string]any)
+	walk = func(n map[string]any) {
+		nodes = append(nodes, fmt.Sprintf("%v on %v", n["Node Type"], n["Index Name"]))
+		if n["Node Type"] == "Seq Scan" && n["Relation Name"] == "event" {
+			t.Errorf("plan has a sequential scan of lease.event")
+		}
+		kids, _ := n["Plans"].([]any)
+		for _, k := range kids {
+			walk(k.(map[string]any))
+		}
+	}
+	walk(doc[0].Plan)
+	pages = doc[0].Plan["Shared Hit Blocks"].(float64) + doc[0].Plan["Shared Read Blocks"].(float64)
+	rows, err := conn.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, SUMMARY OFF, TIMING OFF) `+sql, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgxCollectStrings(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nodes, pages, strings.Join(lines, "\n")
+}
+
+// TestHistoryReadsAreIndexRanges (issue 28): the timeline's reads of the
+// history, at 10,000 leases and 30 minutes of history at 60 transitions/s
+// (108,000 events), are index range scans, never a read of the whole
+// table: EventsBetween over 15 minutes for 50 lanes through
+// event_key_at_idx, the newest events of the last minute through
+// event_at_idx, and OwnersAt for 50 lanes (a scrub step) through
+// event_key_at_idx; each touches a bounded number of pages. -v logs the
+// plans (docs/BENCHMARKS.md quotes them).
+//
+//	go test ./data -run TestHistoryReadsAreIndexRanges -count=1 -v
+func TestHistoryReadsAreIndexRanges(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	end := historyFixture(t, db, 10000, 60, 30)
+	window := data.HistoryFilter{Keys: lanes(50), Since: end.Add(-15 * time.Minute), Until: end}
+	owners, ownersArgs := data.OwnersQuery(end.Add(-7*time.Minute), data.HistoryFilter{Keys: lanes(50)})
+	for _, q := range []struct {
+		name     string
+		sql      string
+		args     []any
+		index    string
+		maxPages float64
+	}{
+		{"EventsBetween, 50 lanes, 15 minutes", "", nil, "event_key_at_idx", 1000},
+		{"EventsBetween, newest 50 of the last minute", "", nil, "event_at_idx", 100},
+		{"OwnersAt, 50 lanes", owners, ownersArgs, "event_key_at_idx", 2000},
+	} {
+		switch {
+		case strings.HasPrefix(q.name, "EventsBetween, 50"):
+			q.sql, q.args = data.EventsBetweenQuery(window)
+		case strings.HasPrefix(q.name, "EventsBetween, newest"):
+			q.sql, q.args = data.EventsBetweenQuery(data.HistoryFilter{Since: end.Add(-time.Minute), Limit: 50, Descending: true})
+		}
+		nodes, pages, text := planOf(t, db, q.sql, q.args)
+		if !slices.ContainsFunc(nodes, func(s string) bool { return strings.HasSuffix(s, "on "+q.index) }) {
+			t.Errorf("%s: plan %v uses no index %s", q.name, nodes, q.index)
+		}
+		if pages > q.maxPages {
+			t.Errorf("%s: touched %.0f pages, want at most %.0f: a range, not a scan", q.name, pages, q.maxPages)
+		}
+		t.Logf("%s: %.0f pages\n%s", q.name, pages, text)
+	}
+}
