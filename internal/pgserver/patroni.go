@@ -252,6 +252,9 @@ func (c *Cluster) close() {
 			wg.Go(n.stop)
 		}
 		wg.Wait()
+		for _, n := range c.nodes {
+			n.repl.Close()
+		}
 		if c.etcd != nil {
 			c.etcd.stop(syscall.SIGTERM, 10*time.Second)
 		}

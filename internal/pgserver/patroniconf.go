@@ -89,6 +89,7 @@ func (c *Cluster) patroniConfig(n *Node) ([]byte, error) {
 		params[k] = v
 	}
 	pgPort, apiPort := strconv.Itoa(n.PGPort), strconv.Itoa(n.APIPort)
+	replPort := strconv.Itoa(n.repl.Port())
 	cfg := map[string]any{
 		"scope": c.scope,
 		"name":  n.Name,
@@ -108,7 +109,7 @@ func (c *Cluster) patroniConfig(n *Node) ([]byte, error) {
 		},
 		"postgresql": map[string]any{
 			"listen":          "127.0.0.1:" + pgPort,
-			"connect_address": "127.0.0.1:" + pgPort,
+			"connect_address": "127.0.0.1:" + replPort,
 			"data_dir":        n.dataDir(),
 			"bin_dir":         c.bin,
 			"pgpass":          filepath.Join(n.dir, "pgpass"),

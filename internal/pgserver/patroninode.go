@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/leasetop/leasetop/internal/tcpproxy"
 )
 
 // Node is one PostgreSQL server of a Cluster, run by its own Patroni.
@@ -24,6 +26,11 @@ type Node struct {
 
 	c   *Cluster
 	dir string // the node's folder: data/, the socket, its configuration
+	// repl is the node's connect_address, the address Patroni gives the
+	// other nodes to stream from, rewind from and take base backups
+	// from: a proxy in this process to PGPort, which can blackhole it.
+	// Clients (the DSN, HAProxy) use PGPort directly.
+	repl *tcpproxy.Proxy
 
 	mu      sync.Mutex
 	patroni *daemon
@@ -38,6 +45,9 @@ func (c *Cluster) newNode(i int) (*Node, error) {
 	}
 	if n.APIPort, err = freePort(); err != nil {
 		return nil, err
+	}
+	if n.repl, err = tcpproxy.Start("127.0.0.1:" + strconv.Itoa(n.PGPort)); err != nil {
+		return nil, fmt.Errorf("%s: replication proxy: %w", n.Name, err)
 	}
 	if err := os.Mkdir(n.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create %s: %w", n.dir, err)
@@ -100,6 +110,15 @@ func (n *Node) stop() {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
+
+// BlackholeReplication stops every byte between the node and the nodes
+// that stream from it (or rewind from it), without closing anything, the
+// way a network partition between them looks: its replicas fall behind
+// while clients still reach it. ResumeReplication delivers what was held.
+func (n *Node) BlackholeReplication() { n.repl.Blackhole() }
+
+// ResumeReplication undoes BlackholeReplication.
+func (n *Node) ResumeReplication() { n.repl.Resume() }
 
 // Stop stops the node as an operator would (Patroni and its PostgreSQL,
 // cleanly), and waits for it.
