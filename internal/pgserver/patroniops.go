@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// Primary returns the node whose Patroni answers GET /primary with 200,
-// waiting up to timeout for exactly one such node other than not (nil: any
-// node). A failover test passes the old primary as not and measures how
+// Primary returns the node whose Patroni answers GET /primary with 200 and
+// whose PostgreSQL accepts writes, waiting up to timeout for exactly one
+// such node other than not (nil: any node). A failover test passes the old primary as not and measures how
 // long the cluster had none.
 func (c *Cluster) Primary(ctx context.Context, timeout time.Duration, not *Node) (*Node, error) {
 	var found *Node
@@ -26,6 +26,11 @@ func (c *Cluster) Primary(ctx context.Context, timeout time.Duration, not *Node)
 		}
 		if len(primaries) != 1 || primaries[0] == not {
 			return fmt.Errorf("%d nodes answer 200", len(primaries))
+		}
+		// Patroni calls itself primary once it has asked PostgreSQL to
+		// promote; clients can write once PostgreSQL has.
+		if err := reachesPrimary(ctx, c.URL(primaries[0], "postgres")); err != nil {
+			return fmt.Errorf("%s answers 200 but: %w", primaries[0].Name, err)
 		}
 		found = primaries[0]
 		return nil

@@ -1,0 +1,96 @@
+package faults_test
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
+)
+
+// walLag returns how many bytes of WAL the primary at primaryURL has
+// written that the standby at standbyURL has not received.
+func (r *rig) walLag(primaryURL, standbyURL string) int64 {
+	r.t.Helper()
+	ctx := context.Background()
+	var lsn string
+	if err := queryOne(ctx, primaryURL, `SELECT pg_current_wal_lsn()::text`, &lsn); err != nil {
+		r.t.Fatalf("the primary's WAL position: %v", err)
+	}
+	var lag int64
+	if err := queryOne(ctx, standbyURL, `SELECT pg_wal_lsn_diff($1::pg_lsn, coalesce(pg_last_wal_receive_lsn(), '0/0'))::bigint`, &lag, lsn); err != nil {
+		r.t.Fatalf("the standby's WAL position: %v", err)
+	}
+	return lag
+}
+
+// queryOne scans one value of sql on a connection of its own to url.
+func queryOne(ctx context.Context, url, sql string, dst any, args ...any) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	return conn.QueryRow(ctx, sql, args...).Scan(dst)
+}
+
+// idsRiseAcross checks that every event the new primary recorded (after
+// promoted) has an id above lastBefore, the highest id the old primary had
+// given when the fault began (lost events included), and returns how many
+// it checked.
+func (r *rig) idsRiseAcross(lastBefore int64, promoted time.Time) int {
+	r.t.Helper()
+	n := 0
+	for _, ev := range r.events() {
+		if !ev.At.After(promoted) {
+			continue
+		}
+		n++
+		if ev.ID <= lastBefore {
+			r.t.Errorf("the new primary recorded event %d (%s %s) at %s, but the old one had already given id %d",
+				ev.ID, ev.Kind, ev.Key, ev.At.Format("15:04:05.000"), lastBefore)
+		}
+	}
+	if n == 0 {
+		r.t.Error("the new primary recorded no event: no id to compare")
+	}
+	return n
+}
+
+// rejoinedAgrees checks the old primary once it has rejoined as a replica
+// (at url, read-only): when it has replayed the new primary's history, its
+// lease.event equals the new primary's, event by event, and holds nothing
+// more: what it accepted that the failover lost (the lost grants) was
+// discarded when Patroni rewound it, and nobody who reads it later
+// believes it.
+func (r *rig) rejoinedAgrees(url string) {
+	r.t.Helper()
+	want := r.events()
+	old := pgtest.OpenStore(r.t, url, data.Options{})
+	var got []data.Event
+	pgtest.Eventually(r.t, 60*time.Second, "the rejoined old primary to replay the new primary's history", func() bool {
+		got = got[:0]
+		for ev, err := range old.Events(context.Background(), 0) {
+			if err != nil {
+				return false // it may still be starting
+			}
+			got = append(got, ev)
+		}
+		return len(got) >= len(want)
+	})
+	for i, w := range want {
+		g := got[i]
+		if g.ID != w.ID || g.Kind != w.Kind || g.Key != w.Key || g.RunID != w.RunID || g.Fence != w.Fence {
+			r.t.Errorf("the rejoined old primary's event #%d is %d %s %s run %v fence %d, the new primary's %d %s %s run %v fence %d",
+				i, g.ID, g.Kind, g.Key, g.RunID, g.Fence, w.ID, w.Kind, w.Key, w.RunID, w.Fence)
+			return
+		}
+	}
+	if len(got) != len(want) {
+		r.t.Errorf("the rejoined old primary holds %d events, the new primary %d: it kept what the failover lost", len(got), len(want))
+	}
+}
