@@ -20,7 +20,7 @@ import (
 // ErrNoPatroni is returned by StartCluster when patroni or etcd is not
 // installed. Its message says how to install them.
 var ErrNoPatroni = errors.New("patroni and etcd are needed for the Patroni cluster: " +
-	"install them (Debian/Ubuntu: apt-get install -y --no-install-recommends patroni etcd-server haproxy)")
+	"install them (Debian/Ubuntu: apt-get install -y --no-install-recommends patroni python3-etcd etcd-server haproxy)")
 
 // ClusterOptions configure StartCluster. The zero value is two nodes,
 // asynchronous, without HAProxy.
