@@ -18,31 +18,48 @@ import (
 // HAProxy, a `leasetop run` through each, and the monitor's feed through
 // the DSN. Patroni, not the test, detects the fault and promotes.
 
-// TestPatroniKillSynchronous: in synchronous_mode the primary's postmaster
-// is killed with SIGKILL. Patroni promotes the synchronous standby: no
-// acknowledged grant is lost, fences and event ids keep rising, never two
-// unexpired owners; the old primary rejoins as a replica.
-func TestPatroniKillSynchronous(t *testing.T) {
-	patroniFailover(t, patroniCase{mode: pgserver.Synchronous, fault: killPostmaster})
-}
-
-// TestPatroniSwitchover: in synchronous_mode an operator's switchover
-// (POST /switchover, what `patronictl switchover` sends) moves the primary
-// while everything runs: nothing acknowledged is lost.
-func TestPatroniSwitchover(t *testing.T) {
-	patroniFailover(t, patroniCase{mode: pgserver.Synchronous, fault: switchover})
-}
-
-// TestPatroniKillAsynchronous: asynchronous replication, the stream from
-// the primary blackholed first (the standby falls behind, less than
-// maximum_lag_on_failover), grants made, then the postmaster killed.
-// Patroni promotes the standby, which lacks those grants: they are lost,
-// as Patroni documents. What leasetop still keeps: fences above every
-// fence handed out before (the lost ones too), no write accepted outside
-// its grant (the lost grants' holders are refused or stop), and the old
-// primary's lost history is discarded when it rejoins.
-func TestPatroniKillAsynchronous(t *testing.T) {
-	patroniFailover(t, patroniCase{mode: pgserver.Asynchronous, fault: killPostmaster, behind: true})
+// TestPatroniFailover runs the cases: without LEASETOP_LONG the first
+// three (about a minute each on two cores), with it all of them.
+func TestPatroniFailover(t *testing.T) {
+	cases := []struct {
+		name string
+		pc   patroniCase
+	}{
+		// In synchronous_mode the primary's postmaster is killed with
+		// SIGKILL. Patroni promotes the synchronous standby: no
+		// acknowledged grant is lost, fences and event ids keep rising,
+		// never two unexpired owners; the old primary rejoins as a replica.
+		{"sync-kill", patroniCase{mode: pgserver.Synchronous, fault: killPostmaster}},
+		// Asynchronous, the stream from the primary blackholed first (the
+		// standby falls behind, less than maximum_lag_on_failover), grants
+		// made, then the postmaster killed. Patroni promotes the standby,
+		// which lacks those grants: they are lost, as Patroni documents.
+		// What leasetop still keeps: fences above every fence handed out
+		// before (the lost ones too), no write accepted outside its grant
+		// (the lost grants' holders are refused or stop), and the old
+		// primary's lost history is discarded when it rejoins.
+		{"async-kill-behind", patroniCase{mode: pgserver.Asynchronous, fault: killPostmaster, behind: true}},
+		// An operator's switchover (POST /switchover, what `patronictl
+		// switchover` sends) while everything runs.
+		{"sync-switchover", patroniCase{mode: pgserver.Synchronous, fault: switchover}},
+		// The primary's Patroni is stopped (SIGTERM: it stops PostgreSQL
+		// and gives up the leader key), then started again.
+		{"sync-stop", patroniCase{mode: pgserver.Synchronous, fault: stopNode}},
+		// The primary's Patroni is cut off from etcd while its PostgreSQL
+		// keeps serving: Patroni demotes it when it cannot renew the
+		// leader key, the key expires, the standby is promoted.
+		{"sync-etcd-partition", patroniCase{mode: pgserver.Synchronous, fault: partitionEtcd}},
+		{"async-etcd-partition", patroniCase{mode: pgserver.Asynchronous, fault: partitionEtcd}},
+		// synchronous_mode_strict with three nodes: the third becomes the
+		// synchronous standby of the new primary, so writes resume.
+		{"strict-kill-3-nodes", patroniCase{mode: pgserver.SynchronousStrict, fault: killPostmaster, nodes: 3}},
+	}
+	if !longRun() {
+		cases = cases[:3]
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { patroniFailover(t, tc.pc) })
+	}
 }
 
 // patientTTL outlasts a Patroni failover (its leader key's TTL is 10 s):
@@ -56,19 +73,19 @@ type patroniFault int
 const (
 	killPostmaster patroniFault = iota // SIGKILL to the primary's postmaster
 	switchover                         // POST /switchover to the standby
+	stopNode                           // SIGTERM to the primary's Patroni
+	partitionEtcd                      // the primary's Patroni cut off from etcd
 )
 
 func (f patroniFault) String() string {
-	if f == switchover {
-		return "switchover"
-	}
-	return "kill-9-postmaster"
+	return [...]string{"kill-9-postmaster", "switchover", "stop-patroni", "etcd-partition"}[f]
 }
 
 // patroniCase is one failover run.
 type patroniCase struct {
 	mode  pgserver.Replication
 	fault patroniFault
+	nodes int // default 2
 	// behind blackholes replication from the primary before the fault, so
 	// that the standby lacks the last grants for certain.
 	behind bool
@@ -76,9 +93,9 @@ type patroniCase struct {
 
 // startPatroni starts the test's Patroni cluster with HAProxy, or fails
 // saying how to install what is missing.
-func startPatroni(t *testing.T, mode pgserver.Replication) *pgserver.Cluster {
+func startPatroni(t *testing.T, mode pgserver.Replication, nodes int) *pgserver.Cluster {
 	t.Helper()
-	c, err := pgserver.StartCluster(context.Background(), pgserver.ClusterOptions{Replication: mode, HAProxy: true})
+	c, err := pgserver.StartCluster(context.Background(), pgserver.ClusterOptions{Replication: mode, Nodes: nodes, HAProxy: true})
 	if errors.Is(err, pgserver.ErrNoPatroni) {
 		t.Fatal(err)
 	}
@@ -87,14 +104,14 @@ func startPatroni(t *testing.T, mode pgserver.Replication) *pgserver.Cluster {
 	}
 	t.Cleanup(c.Close)
 	mem := c.Memory()
-	report(t, "patroni-start", "replication", mode, "start_up", c.StartedIn(), "processes", mem.Processes,
+	report(t, "patroni-start", "replication", mode, "nodes", len(c.Nodes()), "start_up", c.StartedIn(), "processes", mem.Processes,
 		"rss_mib", mem.RSSKiB>>10, "pss_mib", mem.PSSKiB>>10)
 	return c
 }
 
 func patroniFailover(t *testing.T, pc patroniCase) {
 	ctx := context.Background()
-	c := startPatroni(t, pc.mode)
+	c := startPatroni(t, pc.mode, pc.nodes)
 	dsn, err := pgserver.CreateMigrated(ctx, c.DSN("postgres"), "failover")
 	if err != nil {
 		t.Fatal(err)
@@ -104,9 +121,14 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	standby := c.Nodes()[0]
+	standby := c.Nodes()[0] // the one to switch over to, or to measure the lag of
 	if standby == old {
 		standby = c.Nodes()[1]
+	}
+	if pc.mode != pgserver.Asynchronous {
+		if standby, err = c.WaitSync(ctx, old); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	r := newRigOn(t, dsn, 6)
@@ -145,6 +167,10 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 		if err := c.Switchover(ctx, old, standby); err != nil {
 			t.Fatal(err)
 		}
+	case stopNode:
+		old.Stop()
+	case partitionEtcd:
+		old.PartitionFromEtcd()
 	}
 	next, err := c.Primary(ctx, 60*time.Second, old)
 	if err != nil {
@@ -169,6 +195,14 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 	if pc.behind {
 		again = r.grantAgain(lost)
 	}
+	switch pc.fault {
+	case stopNode:
+		if err := old.Restart(); err != nil {
+			t.Fatal(err)
+		}
+	case partitionEtcd:
+		old.HealEtcd()
+	}
 	rejoined, err := old.WaitRejoined(ctx, 120*time.Second)
 	if err != nil {
 		t.Fatalf("the old primary did not rejoin as a replica: %v\n%s", err, c.Logs(10))
@@ -188,7 +222,7 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 	tally := r.checkHistory()
 	r.rejoinedAgrees(c.URL(old, "failover"))
 
-	kv := []any{"replication", pc.mode, "fault", pc.fault, "no_primary_for", promoted.Sub(stop),
+	kv := []any{"replication", pc.mode, "nodes", len(c.Nodes()), "fault", pc.fault, "no_primary_for", promoted.Sub(stop),
 		"first_run_on_new_primary_in", firstRun, "monitor_converged_in", converged, "haproxy_switched_in", haproxyIn,
 		"old_primary_rejoined_in", rejoined,
 		"old_holders_renewed_on_new_primary", renewed, "old_holders_stopped_before_next_owner", gaveUp,

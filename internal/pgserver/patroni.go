@@ -253,7 +253,7 @@ func (c *Cluster) close() {
 		}
 		wg.Wait()
 		for _, n := range c.nodes {
-			n.repl.Close()
+			n.closeProxies()
 		}
 		if c.etcd != nil {
 			c.etcd.stop(syscall.SIGTERM, 10*time.Second)

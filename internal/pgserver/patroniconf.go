@@ -98,7 +98,7 @@ func (c *Cluster) patroniConfig(n *Node) ([]byte, error) {
 			"listen":          "127.0.0.1:" + apiPort,
 			"connect_address": "127.0.0.1:" + apiPort,
 		},
-		"etcd3": map[string]any{"hosts": []string{"127.0.0.1:" + strconv.Itoa(c.etcd.clientPort)}},
+		"etcd3": map[string]any{"hosts": []string{n.dcs.Addr()}, "use_proxies": true},
 		"bootstrap": map[string]any{
 			"dcs":    dcs,
 			"initdb": []any{map[string]string{"encoding": "UTF8"}, map[string]string{"locale": "C"}, map[string]string{"auth": "scram-sha-256"}},

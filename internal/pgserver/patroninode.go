@@ -31,6 +31,10 @@ type Node struct {
 	// from: a proxy in this process to PGPort, which can blackhole it.
 	// Clients (the DSN, HAProxy) use PGPort directly.
 	repl *tcpproxy.Proxy
+	// dcs is the node's way to etcd: a proxy in this process (Patroni
+	// with use_proxies, so that it does not find etcd's own address),
+	// which can blackhole it.
+	dcs *tcpproxy.Proxy
 
 	mu      sync.Mutex
 	patroni *daemon
@@ -48,6 +52,10 @@ func (c *Cluster) newNode(i int) (*Node, error) {
 	}
 	if n.repl, err = tcpproxy.Start("127.0.0.1:" + strconv.Itoa(n.PGPort)); err != nil {
 		return nil, fmt.Errorf("%s: replication proxy: %w", n.Name, err)
+	}
+	if n.dcs, err = tcpproxy.Start("127.0.0.1:" + strconv.Itoa(c.etcd.clientPort)); err != nil {
+		n.repl.Close()
+		return nil, fmt.Errorf("%s: etcd proxy: %w", n.Name, err)
 	}
 	if err := os.Mkdir(n.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create %s: %w", n.dir, err)
@@ -119,6 +127,21 @@ func (n *Node) BlackholeReplication() { n.repl.Blackhole() }
 
 // ResumeReplication undoes BlackholeReplication.
 func (n *Node) ResumeReplication() { n.repl.Resume() }
+
+// PartitionFromEtcd stops every byte between the node's Patroni and etcd,
+// the way a network partition looks: the node's PostgreSQL keeps serving
+// its clients and replicas while Patroni cannot renew (or see) the leader
+// key. HealEtcd ends it.
+func (n *Node) PartitionFromEtcd() { n.dcs.Blackhole() }
+
+// HealEtcd undoes PartitionFromEtcd.
+func (n *Node) HealEtcd() { n.dcs.Resume() }
+
+// closeProxies closes the node's proxies.
+func (n *Node) closeProxies() {
+	n.repl.Close()
+	n.dcs.Close()
+}
 
 // Stop stops the node as an operator would (Patroni and its PostgreSQL,
 // cleanly), and waits for it.
