@@ -2,11 +2,15 @@ package faults_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgserver"
 	"github.com/leasetop/leasetop/internal/pgtest"
 )
 
@@ -70,9 +74,21 @@ func (r *rig) idsRiseAcross(lastBefore int64, promoted time.Time) int {
 func (r *rig) rejoinedAgrees(url string) {
 	r.t.Helper()
 	want := r.events()
-	old := pgtest.OpenStore(r.t, url, data.Options{})
+	var old *data.Store // opened once it accepts connections
+	defer func() {
+		if old != nil {
+			old.Close()
+		}
+	}()
 	var got []data.Event
 	pgtest.Eventually(r.t, 60*time.Second, "the rejoined old primary to replay the new primary's history", func() bool {
+		if old == nil {
+			s, err := data.Open(context.Background(), url)
+			if err != nil {
+				return false
+			}
+			old = s
+		}
 		got = got[:0]
 		for ev, err := range old.Events(context.Background(), 0) {
 			if err != nil {
@@ -92,5 +108,89 @@ func (r *rig) rejoinedAgrees(url string) {
 	}
 	if len(got) != len(want) {
 		r.t.Errorf("the rejoined old primary holds %d events, the new primary %d: it kept what the failover lost", len(got), len(want))
+	}
+}
+
+// firstEventAfter returns the id of the first event recorded after t0
+// (the new primary's first), or the highest id + 1 when there is none.
+func (r *rig) firstEventAfter(t0 time.Time) int64 {
+	r.t.Helper()
+	var last int64
+	for _, ev := range r.events() {
+		if ev.At.After(t0) {
+			return ev.ID
+		}
+		last = ev.ID
+	}
+	return last + 1
+}
+
+// writableFor watches the node at url from now on, polling every 50 ms,
+// until it no longer accepts writes (it is in recovery, or refuses
+// connections); the function it returns waits for that and returns how
+// long after the start it was.
+func writableFor(url string) func() time.Duration {
+	t0 := time.Now()
+	done := make(chan time.Duration, 1)
+	go func() {
+		for {
+			var standby bool
+			err := queryOne(context.Background(), url, `SELECT pg_is_in_recovery()`, &standby)
+			if err != nil || standby || time.Since(t0) > 2*time.Minute {
+				done <- time.Since(t0)
+				return
+			}
+			time.Sleep(50 * time.Millisecond) // polling a condition until a deadline
+		}
+	}()
+	return func() time.Duration { return <-done }
+}
+
+// padWAL writes on the primary (the rig's store) until Patroni reports
+// standby more than limit bytes behind the leader (GET /cluster, computed
+// from the positions in etcd, what its failover check reads).
+func (r *rig) padWAL(c *pgserver.Cluster, standby *pgserver.Node, limit int64) {
+	r.t.Helper()
+	r.exec(`CREATE TABLE IF NOT EXISTS wal_pad (b text)`)
+	pgtest.Eventually(r.t, 60*time.Second, "Patroni to see the standby past maximum_lag_on_failover", func() bool {
+		lag, err := c.Lag(context.Background(), standby)
+		if err == nil && lag > limit {
+			return true
+		}
+		r.exec(`INSERT INTO wal_pad SELECT repeat(md5(i::text), 32) FROM generate_series(1, 500) i`)
+		return false
+	})
+}
+
+// waitRunsExplained is waitRuns that, when the runs do not start, says who
+// holds what: the database's leases and the holders' beliefs.
+func (r *rig) waitRunsExplained(t *testing.T, n int) {
+	t.Helper()
+	r.mu.Lock()
+	want := len(r.rec.Started) + n
+	r.mu.Unlock()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r.mu.Lock()
+		got := len(r.rec.Started)
+		r.mu.Unlock()
+		if got >= want {
+			return
+		}
+		if time.Now().After(deadline) {
+			var b strings.Builder
+			for k, l := range r.leases() {
+				fmt.Fprintf(&b, "\n  database: %s held by %s fence %d until %s", k, l.Holder, l.Fence, l.ExpiresAt.Format("15:04:05.000"))
+			}
+			r.mu.Lock()
+			for run, s := range r.rec.Started {
+				if _, ended := r.rec.Ended[run]; !ended {
+					fmt.Fprintf(&b, "\n  holder %s believes it holds %s fence %d", s.Holder, s.Key, s.Fence)
+				}
+			}
+			r.mu.Unlock()
+			t.Fatalf("timed out after 30s waiting for %d runs to start (%d of %d):%s", n, got, want, b.String())
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition until the deadline
 	}
 }

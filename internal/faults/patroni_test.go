@@ -1,6 +1,7 @@
 package faults_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"testing"
@@ -38,7 +39,7 @@ func TestPatroniFailover(t *testing.T) {
 		// before (the lost ones too), no write accepted outside its grant
 		// (the lost grants' holders are refused or stop), and the old
 		// primary's lost history is discarded when it rejoins.
-		{"async-kill-behind", patroniCase{mode: pgserver.Asynchronous, fault: killPostmaster, behind: true}},
+		{"async-kill-behind", patroniCase{mode: pgserver.Asynchronous, fault: killPostmaster, behind: true, maxLag: asyncMaxLag}},
 		// An operator's switchover (POST /switchover, what `patronictl
 		// switchover` sends) while everything runs.
 		{"sync-switchover", patroniCase{mode: pgserver.Synchronous, fault: switchover}},
@@ -53,6 +54,12 @@ func TestPatroniFailover(t *testing.T) {
 		// synchronous_mode_strict with three nodes: the third becomes the
 		// synchronous standby of the new primary, so writes resume.
 		{"strict-kill-3-nodes", patroniCase{mode: pgserver.SynchronousStrict, fault: killPostmaster, nodes: 3}},
+		// Asynchronous, the standby further behind than
+		// maximum_lag_on_failover (Patroni's 1 MiB default) when the
+		// primary's postmaster is killed: Patroni does not promote it, and
+		// restarts the old primary in place instead. Nothing is lost; the
+		// cluster has no primary until crash recovery ends.
+		{"async-kill-too-far-behind", patroniCase{mode: pgserver.Asynchronous, fault: killPostmaster, behind: true, tooFar: true}},
 	}
 	if !longRun() {
 		cases = cases[:3]
@@ -66,6 +73,12 @@ func TestPatroniFailover(t *testing.T) {
 // holders with it can renew on the new primary, as `leasetop run` run-a
 // does; the crews of longTTL and shortTTL lose theirs when it takes longer.
 const patientTTL = 20 * time.Second
+
+// asyncMaxLag is maximum_lag_on_failover where the asynchronous failover
+// is to happen: above what the holders write (fenced writes every 10 ms
+// each) while the test makes its unreplicated grants on a loaded machine,
+// so that Patroni promotes the standby whatever the machine's speed.
+const asyncMaxLag = 16 << 20
 
 // patroniFault is how the primary goes.
 type patroniFault int
@@ -86,6 +99,11 @@ type patroniCase struct {
 	mode  pgserver.Replication
 	fault patroniFault
 	nodes int // default 2
+	// maxLag is maximum_lag_on_failover, bytes (default Patroni's 1 MiB).
+	maxLag int64
+	// tooFar (with behind) writes WAL until Patroni sees the standby
+	// further behind than maxLag before the fault.
+	tooFar bool
 	// behind blackholes replication from the primary before the fault, so
 	// that the standby lacks the last grants for certain.
 	behind bool
@@ -93,9 +111,11 @@ type patroniCase struct {
 
 // startPatroni starts the test's Patroni cluster with HAProxy, or fails
 // saying how to install what is missing.
-func startPatroni(t *testing.T, mode pgserver.Replication, nodes int) *pgserver.Cluster {
+func startPatroni(t *testing.T, pc patroniCase) *pgserver.Cluster {
 	t.Helper()
-	c, err := pgserver.StartCluster(context.Background(), pgserver.ClusterOptions{Replication: mode, Nodes: nodes, HAProxy: true})
+	mode := pc.mode
+	c, err := pgserver.StartCluster(context.Background(), pgserver.ClusterOptions{Replication: mode, Nodes: pc.nodes,
+		MaximumLagOnFailover: pc.maxLag, HAProxy: true})
 	if errors.Is(err, pgserver.ErrNoPatroni) {
 		t.Fatal(err)
 	}
@@ -111,7 +131,7 @@ func startPatroni(t *testing.T, mode pgserver.Replication, nodes int) *pgserver.
 
 func patroniFailover(t *testing.T, pc patroniCase) {
 	ctx := context.Background()
-	c := startPatroni(t, pc.mode, pc.nodes)
+	c := startPatroni(t, pc)
 	dsn, err := pgserver.CreateMigrated(ctx, c.DSN("postgres"), "failover")
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +152,7 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 	}
 
 	r := newRigOn(t, dsn, 6)
+	cs := r.startConsumers(consumerDSN{dsn: dsn}) // events --follow, the monitor's program, the exporter
 	m := r.startMirror(dsn, mirrorCfg())
 	split := func(i int) string { // half the holders through each way
 		if i%2 == 0 {
@@ -153,11 +174,15 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 		old.BlackholeReplication()
 		lost = r.grantUnreplicated(100)
 		r.waitRuns(t, 2) // the holders' grants the standby never sees
+		if pc.tooFar {
+			r.padWAL(c, standby, cmp.Or(pc.maxLag, 1<<20))
+		}
 		lagBytes = r.walLag(c.URL(old, "postgres"), c.URL(standby, "postgres"))
 	}
 	lastBefore := r.lastEventID()
 
 	stop := time.Now()
+	oldWritable := writableFor(c.URL(old, "postgres"))
 	switch pc.fault {
 	case killPostmaster:
 		if _, err := old.KillPostmaster(); err != nil {
@@ -172,11 +197,24 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 	case partitionEtcd:
 		old.PartitionFromEtcd()
 	}
-	next, err := c.Primary(ctx, 60*time.Second, old)
+	var next *pgserver.Node
+	if pc.tooFar { // the old primary, restarted in place
+		next, err = c.Primary(ctx, 120*time.Second, nil)
+		if err == nil && next != old {
+			t.Errorf("Patroni promoted %s, further behind than maximum_lag_on_failover; want %s restarted in place", next.Name, old.Name)
+		}
+	} else {
+		next, err = c.Primary(ctx, 60*time.Second, old)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
+	other := old // the node that is not the primary after the fault
+	if next == old {
+		other = standby
+	}
 	promoted := time.Now()
+	writable := oldWritable()
 	if pc.behind {
 		old.ResumeReplication() // the old primary rejoins through it, its held bytes go nowhere
 	}
@@ -189,10 +227,19 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 		return err == nil && len(up) == 1 && up[0] == next.Name
 	})
 	haproxyIn := time.Since(promoted)
-	r.waitRuns(t, 5)
+	followerIn, screenIn, exporterIn := cs.caughtUp(promoted)
+	r.waitRunsExplained(t, 5)
 
 	var again data.Grant
-	if pc.behind {
+	switch {
+	case pc.tooFar:
+		// The grant survived: its run releases it. The burner's last run
+		// is left to expire, as a holder that vanished.
+		if ok, err := r.store.Release(ctx, lost.key, lost.run); err != nil || !ok {
+			t.Errorf("release the grant made while the standby was behind (%s fence %d): %v, %v; want it held and released", lost.key, lost.fence, ok, err)
+		}
+		r.killed("burner")
+	case pc.behind:
 		again = r.grantAgain(lost)
 	}
 	switch pc.fault {
@@ -203,9 +250,9 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 	case partitionEtcd:
 		old.HealEtcd()
 	}
-	rejoined, err := old.WaitRejoined(ctx, 120*time.Second)
+	rejoined, err := other.WaitRejoined(ctx, 120*time.Second, next)
 	if err != nil {
-		t.Fatalf("the old primary did not rejoin as a replica: %v\n%s", err, c.Logs(10))
+		t.Fatalf("%s did not rejoin as a replica: %v\n%s", other.Name, err, c.Logs(10))
 	}
 	long.stop()
 	short.stop()
@@ -220,15 +267,19 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 	lostEvents, lostReleases := r.sameEvents(m)
 	r.mirrorsDBBut(m, lostEvents)
 	tally := r.checkHistory()
-	r.rejoinedAgrees(c.URL(old, "failover"))
+	r.rejoinedAgrees(c.URL(other, "failover"))
+	fBeyond, sBeyond, eBeyond := cs.checkAcrossFailover(r.firstEventAfter(promoted))
 
-	kv := []any{"replication", pc.mode, "nodes", len(c.Nodes()), "fault", pc.fault, "no_primary_for", promoted.Sub(stop),
+	kv := []any{"replication", pc.mode, "nodes", len(c.Nodes()), "fault", pc.fault, "old_primary_writable_for", writable,
+		"no_writable_primary_for", promoted.Sub(stop.Add(writable)), "new_primary_after", promoted.Sub(stop),
 		"first_run_on_new_primary_in", firstRun, "monitor_converged_in", converged, "haproxy_switched_in", haproxyIn,
-		"old_primary_rejoined_in", rejoined,
+		"new_primary", next.Name, "old_primary", old.Name, "other_rejoined_in", rejoined,
 		"old_holders_renewed_on_new_primary", renewed, "old_holders_stopped_before_next_owner", gaveUp,
 		"granted_again_while_old_holder_worked", overlaps, "grants_lost", lostRuns, "lost_events_the_monitor_showed", lostEvents,
 		"of_them_releases", lostReleases, "fences_checked_rising", rising, "event_ids_checked_rising", idsRise,
-		"run_a_exit", codeA, "run_b_exit", codeB}
+		"run_a_exit", codeA, "run_b_exit", codeB,
+		"follower_caught_up_in", followerIn, "events_pane_caught_up_in", screenIn, "exporter_caught_up_in", exporterIn,
+		"lost_events_follower_printed", fBeyond.total(), "lost_events_pane_applied", sBeyond, "lost_transitions_exporter_counted", eBeyond.total()}
 	if pc.mode != pgserver.Asynchronous {
 		// A release commits without waiting for its flush (a lost one only
 		// lets its lease expire), so one made just before the fault may be
@@ -237,8 +288,16 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 			t.Errorf("in %s %d acknowledged grants and %d events other than releases were lost, and %d sessions granted again while their old holder worked, want none",
 				pc.mode, lostRuns, lostEvents-lostReleases, overlaps)
 		}
+		if !fBeyond.onlyReleases() || !eBeyond.onlyReleases() {
+			t.Errorf("in %s events --follow printed %v and the exporter counted %v that the new primary lacks, want releases at most", pc.mode, fBeyond, eBeyond)
+		}
 	}
-	if pc.behind {
+	if pc.tooFar {
+		if lostRuns != 0 || lostEvents != lostReleases {
+			t.Errorf("with the old primary restarted in place %d grants and %d events other than releases were lost, want none", lostRuns, lostEvents-lostReleases)
+		}
+		kv = append(kv, "wal_lag_at_kill_bytes", lagBytes, "maximum_lag_on_failover", cmp.Or(pc.maxLag, 1<<20))
+	} else if pc.behind {
 		if lostRuns == 0 {
 			t.Error("no holder's grant was lost, though replication was blackholed before the kill: the test did not test the loss")
 		}
@@ -246,7 +305,7 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 			t.Errorf("the lost grant's session %s was granted again on the new primary with fence %d, want above the lost grant's %d",
 				lost.key, again.Fence, lost.fence)
 		}
-		kv = append(kv, "wal_lag_at_kill_bytes", lagBytes, "lost_fence", lost.fence, "fence_after_failover", again.Fence)
+		kv = append(kv, "wal_lag_at_kill_bytes", lagBytes, "maximum_lag_on_failover", pc.maxLag, "lost_fence", lost.fence, "fence_after_failover", again.Fence)
 	}
 	report(t, "patroni", append(kv, tallyKV(tally)...)...)
 }

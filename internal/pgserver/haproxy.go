@@ -168,3 +168,16 @@ func (c *Cluster) HAProxyUp() ([]string, error) {
 	}
 	return c.haproxy.up()
 }
+
+// acceptsConnections connects to dsn and runs one query.
+func acceptsConnections(ctx context.Context, dsn string) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	_, err = conn.Exec(ctx, `SELECT 1`)
+	return err
+}

@@ -93,7 +93,7 @@ func TestPatroniCluster(t *testing.T) {
 	if next != standby {
 		t.Fatalf("after the switchover %s is the primary, want %s", next.Name, standby.Name)
 	}
-	if _, err := primary.WaitRejoined(ctx, 60*time.Second); err != nil {
+	if _, err := primary.WaitRejoined(ctx, 60*time.Second, next); err != nil {
 		t.Fatalf("the old primary did not rejoin as a replica: %v", err)
 	}
 	for _, w := range []struct{ via, dsn string }{{"dsn", c.DSN("postgres")}, {"haproxy", c.HAProxyURL("postgres")}} {

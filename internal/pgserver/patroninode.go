@@ -2,6 +2,7 @@ package pgserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -225,10 +226,31 @@ func (n *Node) Status(ctx context.Context) (Status, error) {
 	return s, err
 }
 
-// WaitRejoined waits until the node runs as a replica of the leader again
-// (GET /replica answers 200) and returns how long that took.
-func (n *Node) WaitRejoined(ctx context.Context, timeout time.Duration) (time.Duration, error) {
+// WaitRejoined waits until the node runs as a replica of leader again: its
+// GET /replica answers 200, it is on leader's timeline (after a failover
+// Patroni may first start it on its old one, then rewind it), and its
+// PostgreSQL accepts connections. It returns how long that took.
+func (n *Node) WaitRejoined(ctx context.Context, timeout time.Duration, leader *Node) (time.Duration, error) {
 	t0 := time.Now()
-	err := n.waitStatus(ctx, timeout, "/replica")
+	n.mu.Lock()
+	d := n.patroni
+	n.mu.Unlock()
+	err := poll(ctx, timeout, d, n.Name+": to rejoin as a replica of "+leader.Name, func(ctx context.Context) error {
+		if !n.Is(ctx, "/replica") {
+			return errors.New("GET /replica does not answer 200")
+		}
+		want, err := leader.Status(ctx)
+		if err != nil {
+			return err
+		}
+		got, err := n.Status(ctx)
+		if err != nil {
+			return err
+		}
+		if got.Timeline != want.Timeline || got.State != "running" {
+			return fmt.Errorf("%s on timeline %d, the leader on %d", got.State, got.Timeline, want.Timeline)
+		}
+		return acceptsConnections(ctx, n.c.URL(n, "postgres"))
+	})
 	return time.Since(t0), err
 }

@@ -88,3 +88,29 @@ func (c *Cluster) Switchover(ctx context.Context, leader, candidate *Node) error
 	}
 	return nil
 }
+
+// Lag returns how many bytes n is behind the leader as Patroni sees it
+// (GET /cluster on n's REST API: the leader's WAL position and n's, as
+// both last wrote them to etcd), the figure its failover check compares
+// with maximum_lag_on_failover.
+func (c *Cluster) Lag(ctx context.Context, n *Node) (int64, error) {
+	var cl struct {
+		Members []struct {
+			Name string          `json:"name"`
+			Lag  json.RawMessage `json:"lag"`
+		} `json:"members"`
+	}
+	if err := getJSON(ctx, n.apiURL("/cluster"), &cl); err != nil {
+		return 0, err
+	}
+	for _, m := range cl.Members {
+		if m.Name == n.Name {
+			var lag int64
+			if err := json.Unmarshal(m.Lag, &lag); err != nil {
+				return 0, fmt.Errorf("%s: lag %s", n.Name, m.Lag)
+			}
+			return lag, nil
+		}
+	}
+	return 0, fmt.Errorf("%s is not in GET /cluster", n.Name)
+}
