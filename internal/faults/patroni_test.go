@@ -151,7 +151,9 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 		}
 	}
 
-	r := newRigOn(t, dsn, 6)
+	// Ten sessions: run-a and the four sticky holders keep five through
+	// the failover, the others churn on the rest.
+	r := newRigOn(t, dsn, 10)
 	cs := r.startConsumers(consumerDSN{dsn: dsn}) // events --follow, the monitor's program, the exporter
 	m := r.startMirror(dsn, mirrorCfg())
 	split := func(i int) string { // half the holders through each way
