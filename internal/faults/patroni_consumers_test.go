@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/leasetop/leasetop/data"
 )
@@ -98,4 +99,31 @@ func (cs *consumers) checkAcrossFailover(firstNew int64) (follower shownBeyond, 
 		}
 	}
 	return follower, screen, exporter
+}
+
+// caughtUpExplained is caughtUp; when a consumer does not catch up it says
+// first where the monitor's program stands (its feed's link, what it
+// applied), which caughtUp's message leaves out.
+func (cs *consumers) caughtUpExplained(since time.Time) (follower, screen, exporter time.Duration) {
+	t := cs.r.t
+	t.Helper()
+	ids := cs.r.eventIDs(0)
+	deadline := time.Now().Add(60 * time.Second)
+	for !cs.screen.shownAll(ids) {
+		if time.Now().After(deadline) {
+			cs.screen.mu.Lock()
+			missing := 0
+			for _, id := range ids {
+				if !cs.screen.shown[id] {
+					missing++
+				}
+			}
+			t.Errorf("after 60s the monitor's program has not shown %d of the %d events: link %v, applied %d after %d, %d ids shown",
+				missing, len(ids), cs.screen.link, cs.screen.applied, cs.screen.baseline, len(cs.screen.shown))
+			cs.screen.mu.Unlock()
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // polling the consumer until the deadline
+	}
+	return cs.caughtUp(since)
 }

@@ -229,7 +229,7 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 		return err == nil && len(up) == 1 && up[0] == next.Name
 	})
 	haproxyIn := time.Since(promoted)
-	followerIn, screenIn, exporterIn := cs.caughtUp(promoted)
+	followerIn, screenIn, exporterIn := cs.caughtUpExplained(promoted)
 	r.waitRunsExplained(t, 5)
 
 	var again data.Grant
