@@ -19,8 +19,9 @@ import (
 // HAProxy, a `leasetop run` through each, and the monitor's feed through
 // the DSN. Patroni, not the test, detects the fault and promotes.
 
-// TestPatroniFailover runs the cases: without LEASETOP_LONG the first
-// three (about a minute each on two cores), with it all of them.
+// TestPatroniFailover runs the cases: the first three (about a minute each
+// on two cores), and all eight with LEASETOP_PATRONI=all (about ten
+// minutes: docs/RELIABILITY.md, "Under Patroni").
 func TestPatroniFailover(t *testing.T) {
 	cases := []struct {
 		name string
@@ -61,7 +62,7 @@ func TestPatroniFailover(t *testing.T) {
 		// cluster has no primary until crash recovery ends.
 		{"async-kill-too-far-behind", patroniCase{mode: pgserver.Asynchronous, fault: killPostmaster, behind: true, tooFar: true}},
 	}
-	if !longRun() {
+	if !patroniAll() {
 		cases = cases[:3]
 	}
 	for _, tc := range cases {
