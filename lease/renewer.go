@@ -19,12 +19,14 @@ import (
 // deadline: the per-lease heartbeat and its local deadline stay in charge.
 //
 // Leases also align: when a batch is being gathered, every lease whose next
-// renewal is due within the coming quarter interval is asked to renew now,
-// in it. Renewing early only moves a deadline forward, and the leases of one
-// batch share its send time, so they fall due together from then on: the
-// groups' due times end up at least a quarter interval apart, and a Client
-// sends about five calls per renew interval at most, however many leases it
-// holds (with one lease, or leases due alone, the call is lease.renew).
+// renewal is due within the coming half interval is asked to renew now, in
+// it. Renewing early only moves a deadline forward, and the leases of one
+// batch share its send time, so they fall due together from then on: groups
+// less than half an interval apart merge at the first renewal of either, so
+// a Client sends about two calls per renew interval at most, however many
+// leases it holds and however spread out it acquired them (with one lease,
+// or leases due alone, the call is lease.renew). With a quarter interval,
+// leases acquired slowly (a loaded machine) stayed in four or five groups.
 type renewer struct {
 	store  *data.Store
 	ttl    time.Duration
@@ -63,7 +65,7 @@ func newRenewer(store *data.Store, cfg Config) *renewer {
 		store:  store,
 		ttl:    cfg.TTL,
 		window: min(max(cfg.RenewInterval/50, time.Millisecond), 20*time.Millisecond),
-		ahead:  cfg.RenewInterval / 4,
+		ahead:  cfg.RenewInterval / 2,
 		leases: make(map[*Lease]struct{}),
 	}
 }
