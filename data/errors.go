@@ -34,14 +34,21 @@ type HeldError struct {
 	Holder    string
 	Fence     int64
 	Remaining time.Duration
+	// Ask is the ask to hand over pending on the lease, if any: a second
+	// asker is refused, told who asked and until when.
+	Ask *PendingAsk
 }
 
 func (e *HeldError) Error() string {
 	if e.RunID == uuid.Nil {
 		return fmt.Sprintf("lease %s held by another run", e.Key)
 	}
-	return fmt.Sprintf("lease %s held by run %s (%s) for %s more",
+	s := fmt.Sprintf("lease %s held by run %s (%s) for %s more",
 		e.Key, e.RunID, e.Holder, e.Remaining.Round(time.Millisecond))
+	if e.Ask != nil {
+		s += fmt.Sprintf("; run %s (%s) asked it to hand over, %s left", e.Ask.RunID, e.Ask.Holder, e.Ask.Remaining.Round(time.Millisecond))
+	}
+	return s
 }
 
 // Is makes errors.Is(err, ErrHeld) true.

@@ -113,6 +113,7 @@ func (s *Store) held(ctx context.Context, key Key) error {
 		// The refusal stands; only the details are missing.
 		return e
 	}
+	s.heldAsk(ctx, e) // a pending ask to hand over (handover.go)
 	return e
 }
 

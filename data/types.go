@@ -46,13 +46,23 @@ const (
 	KindRenewRejected Kind = "renew_rejected"
 	KindTruncated     Kind = "truncated"
 	KindRenewed       Kind = "renewed"
+
+	// The hand-over kinds (sql/handover.sql). Each names both runs: RunID
+	// is the asker, PrevRunID the holder. Only KindHandedOver changes the
+	// owner (like KindTakenOver, with both fences); the others carry the
+	// ask's deadline in ExpiresAt and the asker's label in Holder.
+	KindHandoverAsked    Kind = "handover_asked"
+	KindHandedOver       Kind = "handed_over"
+	KindHandoverDeclined Kind = "handover_declined"
+	KindHandoverExpired  Kind = "handover_expired"
 )
 
 // Valid reports whether k is one of the documented kinds.
 func (k Kind) Valid() bool {
 	switch k {
 	case KindAcquired, KindTakenOver, KindReleased, KindForceReleased,
-		KindRenewRejected, KindTruncated, KindRenewed:
+		KindRenewRejected, KindTruncated, KindRenewed,
+		KindHandoverAsked, KindHandedOver, KindHandoverDeclined, KindHandoverExpired:
 		return true
 	}
 	return false

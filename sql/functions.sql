@@ -266,12 +266,14 @@ BEGIN
         -- events before the INSERT could succeed, and nobody else can take the
         -- key until this transaction ends: the key's two latest ownership
         -- events (this grant's and the one before it) show any higher fence.
-        -- Rejected renewals are not ownership events.
+        -- Rejected renewals and the hand-over asks (sql/handover.sql, which
+        -- carry an older holder's fence) are not ownership events.
         IF inserted AND EXISTS (
             SELECT 1
               FROM (SELECT e.fence FROM lease.event e
                      WHERE e.account_id = acquire.account_id AND e.session_id = acquire.session_id
-                       AND e.kind <> 'renew_rejected'
+                       AND e.kind NOT IN ('renew_rejected', -- not ownership events, nor the asks
+                                          'handover_asked', 'handover_declined', 'handover_expired')
                      ORDER BY e.id DESC LIMIT 2) h
              WHERE h.fence > granted.fence) THEN
             RAISE EXCEPTION 'another run acquired and released %/% while this acquire drew its fence; retry',

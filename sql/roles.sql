@@ -1,7 +1,8 @@
 -- leasetop roles: least privilege for the three kinds of client.
 --
 --   lease_reader  SELECT on the leases and the event history: the monitor in --read-only mode.
---   lease_app     lease_reader + EXECUTE on acquire, renew, renew_many, release and check_fence: programs
+--   lease_app     lease_reader + EXECUTE on acquire, renew, renew_many, release, check_fence,
+--                 ask_handover, hand_over and decline_handover: programs
 --                 that own executions. No INSERT/UPDATE/DELETE: a lease changes only
 --                 through the protocol.
 --   lease_admin   lease_app + EXECUTE on force_release: operators.
@@ -27,6 +28,14 @@ GRANT EXECUTE ON FUNCTION
     lease.renew_many(text[], text[], uuid[], interval),
     lease.release(text, text, uuid),
     lease.check_fence(text, text, uuid, bigint)
+    TO lease_app;
+
+-- Asking for a hand-over and answering one (sql/handover.sql): lease_app.
+GRANT SELECT ON lease.handover_ask TO lease_reader;
+GRANT EXECUTE ON FUNCTION
+    lease.ask_handover(text, text, uuid, interval, text),
+    lease.hand_over(text, text, uuid, interval),
+    lease.decline_handover(text, text, uuid)
     TO lease_app;
 
 GRANT EXECUTE ON FUNCTION lease.force_release(text, text, uuid, text) TO lease_admin;

@@ -123,8 +123,34 @@ DO $$
 BEGIN
     IF to_regtype('lease.event_kind') IS NULL THEN
         CREATE DOMAIN lease.event_kind AS text CHECK (VALUE IN (
-            'acquired', 'taken_over', 'released', 'force_released', 'renew_rejected', 'truncated'));
+            'acquired', 'taken_over', 'released', 'force_released', 'renew_rejected', 'truncated',
+            'handover_asked', 'handed_over', 'handover_declined', 'handover_expired'));
     END IF;
+END
+$$;
+
+-- A domain made by an earlier version lacks the kinds added since: its CHECK
+-- (event_kind_check, the name CREATE DOMAIN gave it) is replaced by the list
+-- above when any of them is missing. ADD CONSTRAINT checks the rows already
+-- there, which all hold older kinds.
+DO $$
+DECLARE
+    kinds constant text[] := ARRAY['acquired', 'taken_over', 'released', 'force_released', 'renew_rejected', 'truncated',
+                                   'handover_asked', 'handed_over', 'handover_declined', 'handover_expired'];
+    def text;
+BEGIN
+    SELECT pg_catalog.pg_get_constraintdef(c.oid) INTO def
+      FROM pg_catalog.pg_constraint c
+     WHERE c.contypid OPERATOR(pg_catalog.=) 'lease.event_kind'::pg_catalog.regtype
+       AND c.conname OPERATOR(pg_catalog.=) 'event_kind_check';
+    IF def IS NOT NULL AND NOT EXISTS (
+        SELECT FROM pg_catalog.unnest(kinds) k
+         WHERE pg_catalog.strpos(def, pg_catalog.quote_literal(k)) OPERATOR(pg_catalog.=) 0) THEN
+        RETURN;
+    END IF;
+    ALTER DOMAIN lease.event_kind DROP CONSTRAINT IF EXISTS event_kind_check;
+    EXECUTE pg_catalog.format('ALTER DOMAIN lease.event_kind ADD CONSTRAINT event_kind_check CHECK (VALUE IN (%s))',
+        (SELECT pg_catalog.string_agg(pg_catalog.quote_literal(k), ', ') FROM pg_catalog.unnest(kinds) k));
 END
 $$;
 

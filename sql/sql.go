@@ -21,7 +21,12 @@ import "embed"
 // promoted standby's first write moves the fence sequence and the event ids
 // past its WAL timeline's floor (lease.follow_timeline), so neither repeats
 // across a failover; the functions carry it, the tables are unchanged.
-const Version = 2
+//
+// Version 3 (ask to hand over): lease.handover_ask holds one ask per session,
+// lease.ask_handover, hand_over and decline_handover write it (handover.sql),
+// and the event kinds handover_asked, handed_over, handover_declined and
+// handover_expired join the history. A version-2 database migrates in place.
+const Version = 3
 
 //go:embed *.sql
 var files embed.FS
@@ -32,6 +37,7 @@ func Files() []File {
 		read("prelude.sql", false),
 		read("schema.sql", true),
 		read("functions.sql", true),
+		read("handover.sql", true),
 		read("triggers.sql", true),
 		read("roles.sql", true),
 		read("members.sql", false),
