@@ -112,6 +112,21 @@ func (s *Store) DeclineHandover(ctx context.Context, key Key, runID uuid.UUID) (
 	return a, nil
 }
 
+// WithdrawHandover ends runID's own pending ask on key as the asker gives up
+// (AskExpired, recorded as handover_expired). AskHandedOver says the holder
+// had handed the lease over already: release it (Release with runID) if it
+// will not be used. Otherwise AskNoAsk.
+func (s *Store) WithdrawHandover(ctx context.Context, key Key, runID uuid.UUID) (AskAnswer, error) {
+	if err := ValidateKey(key); err != nil {
+		return AskAnswer{}, err
+	}
+	a, err := s.askCall(ctx, `SELECT * FROM lease.withdraw_handover($1, $2, $3)`, key.Account, key.Session, runID)
+	if err != nil {
+		return AskAnswer{}, fmt.Errorf("withdraw the ask on %s: %w", key, translate(err))
+	}
+	return a, nil
+}
+
 // askCall runs one of the ask functions, which carry a run's secret id.
 func (s *Store) askCall(ctx context.Context, sql string, args ...any) (AskAnswer, error) {
 	var (

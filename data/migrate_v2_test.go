@@ -26,7 +26,7 @@ func TestMigrateFromVersion2(t *testing.T) {
 	holder := uuid.New()
 	g := mustAcquire(t, s, k, holder, time.Hour)
 	if _, err := conn.Exec(ctx, `
-		DROP FUNCTION lease.ask_handover, lease.hand_over, lease.decline_handover,
+		DROP FUNCTION lease.ask_handover, lease.hand_over, lease.decline_handover, lease.withdraw_handover,
 		              lease.handover_event, lease.handover_end, lease.handover_answer_of;
 		DROP TABLE lease.handover_ask;
 		DROP TYPE lease.handover_answer;

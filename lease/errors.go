@@ -63,10 +63,11 @@ type LostError struct {
 	Key   Key
 	RunID uuid.UUID // the lost run's public id (Lease.RunID)
 	Fence int64
-	// Reason is ErrForceReleased, ErrTakenOver, ErrRejected or ErrExpired.
+	// Reason is ErrForceReleased, ErrTakenOver, ErrRejected, ErrExpired or
+	// ErrHandedOver.
 	Reason error
 	// By is the event that ended the lease when it could be read (a
-	// force_released or taken_over event), else the zero Event.
+	// force_released, taken_over or handed_over event), else the zero Event.
 	By data.Event
 	// Last is the last renewal error seen before an ErrExpired loss, if any.
 	Last error
@@ -85,6 +86,8 @@ func (e *LostError) Error() string {
 		}
 	case data.KindTakenOver:
 		fmt.Fprintf(&b, " by run %s (%q, fence %d)", e.By.RunID, e.By.Holder, e.By.Fence)
+	case data.KindHandedOver:
+		fmt.Fprintf(&b, " to run %s (%q, fence %d)", e.By.RunID, e.By.Holder, e.By.Fence)
 	}
 	if e.Last != nil {
 		fmt.Fprintf(&b, "; last renewal error: %v", e.Last)

@@ -50,6 +50,8 @@ func (l *Lease) keep(sent time.Time) {
 // renew makes one renewal attempt and returns how long to wait before the
 // next one, or false when the heartbeat must end.
 func (l *Lease) renew() (time.Duration, bool) {
+	l.renewMu.Lock() // never while HandOver moves the lease (handover.go)
+	defer l.renewMu.Unlock()
 	l.mu.Lock()
 	deadline, final := l.state.Deadline, l.finalLocked()
 	l.mu.Unlock()
@@ -146,6 +148,8 @@ func (l *Lease) rejected() {
 		reason = ErrForceReleased
 	case data.KindTakenOver:
 		reason = ErrTakenOver
+	case data.KindHandedOver: // HandOver's reply was lost
+		reason = ErrHandedOver
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -166,7 +170,8 @@ func (l *Lease) endingEvent() data.Event {
 	for _, e := range evs {
 		switch {
 		case e.Kind == data.KindForceReleased && e.RunID == run,
-			e.Kind == data.KindTakenOver && e.PrevRunID == run:
+			e.Kind == data.KindTakenOver && e.PrevRunID == run,
+			e.Kind == data.KindHandedOver && e.PrevRunID == run:
 			return e
 		}
 	}

@@ -9,19 +9,24 @@ import (
 // waiter is one waiting acquisition's subscription to its key's
 // notifications. wake coalesces.
 type waiter struct {
-	key  Key
-	wake chan struct{}
+	key   Key
+	wake  chan struct{}
+	kinds func(data.Kind) bool // the events that wake it; nil: wakes
 }
 
 // subscribe registers a waiter for key, starting the shared listener for the
 // first one.
-func (c *Client) subscribe(key Key) (*waiter, error) {
+func (c *Client) subscribe(key Key) (*waiter, error) { return c.subscribeKinds(key, nil) }
+
+// subscribeKinds is subscribe for a waiter woken by the events of the kinds
+// kinds accepts (nil: wakes), and by every resync.
+func (c *Client) subscribeKinds(key Key, kinds func(data.Kind) bool) (*waiter, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return nil, ErrClosed
 	}
-	w := &waiter{key: key, wake: make(chan struct{}, 1)}
+	w := &waiter{key: key, wake: make(chan struct{}, 1), kinds: kinds}
 	set := c.waiters[key]
 	if set == nil {
 		set = make(map[*waiter]struct{})
@@ -73,19 +78,15 @@ func (c *Client) listen(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case ev := <-ln.Events():
-			if wakes(ev.Kind) {
-				c.wake(func(k Key) bool { return k == ev.Key })
-			}
+			c.wake(func(k Key) bool { return k == ev.Key }, ev.Kind)
 		case rows := <-ln.Rows():
 			for _, ev := range rows {
-				if wakes(ev.Kind) {
-					c.wake(func(k Key) bool { return k == ev.Key })
-				}
+				c.wake(func(k Key) bool { return k == ev.Key }, ev.Kind)
 			}
 		case <-ln.Resync():
 			// (Re)connected or events were dropped: a release may have been
 			// missed, so every waiter tries again.
-			c.wake(func(Key) bool { return true })
+			c.wake(func(Key) bool { return true }, "")
 		}
 	}
 }
@@ -96,7 +97,9 @@ func wakes(k data.Kind) bool {
 	return k == data.KindReleased || k == data.KindForceReleased || k == data.KindTakenOver
 }
 
-func (c *Client) wake(match func(Key) bool) {
+// wake wakes the waiters of the keys match accepts that an event of kind
+// wakes; kind "" (a resync) wakes them all.
+func (c *Client) wake(match func(Key) bool, kind data.Kind) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k, set := range c.waiters {
@@ -104,7 +107,10 @@ func (c *Client) wake(match func(Key) bool) {
 			continue
 		}
 		for w := range set {
-			signal(w.wake)
+			switch {
+			case kind == "", w.kinds == nil && wakes(kind), w.kinds != nil && w.kinds(kind):
+				signal(w.wake)
+			}
 		}
 	}
 }

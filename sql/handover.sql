@@ -117,10 +117,11 @@ $fn$;
 --   handed_over  the holder handed the lease to this run: claim it with
 --                lease.acquire (same run id), which returns it.
 --   declined     the holder declined this run's ask.
---   expired      this run's ask passed its deadline unanswered, or its
---                holder let go of the lease first (written now if it had not
---                been: handover_expired).
---   free         nobody holds an unexpired lease: acquire it; nothing asked.
+--   expired      this run's ask passed its deadline unanswered, or another
+--                run holds the lease now (written now if it had not been:
+--                handover_expired).
+--   free         nobody holds an unexpired lease: acquire it; nothing asked
+--                (this run's pending ask, if any, ended: handover_expired).
 --   held         this run holds the lease itself.
 CREATE OR REPLACE FUNCTION lease.ask_handover(account_id text, session_id text, run_id uuid, ttl interval, holder text)
 RETURNS lease.handover_answer
@@ -135,6 +136,7 @@ DECLARE
     cur lease.session_lease;
     a lease.handover_ask;
     have boolean;
+    changed boolean;
     attempt integer;
 BEGIN
     PERFORM lease.check_key(ask_handover.account_id, ask_handover.session_id);
@@ -156,16 +158,21 @@ BEGIN
          WHERE h.account_id = ask_handover.account_id AND h.session_id = ask_handover.session_id
            FOR UPDATE;
         have := FOUND;
+        changed := false;
         IF have AND a.state = 'pending' THEN
             IF a.until_at <= now_ THEN
                 a := lease.handover_end(a, now_, 'no answer by the deadline');
             ELSIF cur.run_id IS DISTINCT FROM a.holder_run_id OR cur.expires_at <= now_ THEN
                 a := lease.handover_end(a, now_, 'the lease changed hands');
+                changed := true;
             END IF;
         END IF;
         IF have AND a.asker_run_id = pub THEN
             IF a.state = 'pending' THEN
                 RETURN lease.handover_answer_of('pending', a, now_);
+            END IF;
+            IF changed AND (cur.run_id IS NULL OR cur.expires_at <= now_) THEN
+                RETURN lease.handover_answer_of('free', a, now_); -- the holder let go: acquire it
             END IF;
             RETURN lease.handover_answer_of(a.state, a, now_); -- handed_over, declined, expired
         END IF;
@@ -315,11 +322,48 @@ BEGIN
 END
 $fn$;
 
+-- withdraw_handover ends run_id's own pending ask, as the asker gives up
+-- waiting (handover_expired, reason 'withdrawn by the asker'): expired. When
+-- the holder had handed the lease over already it answers handed_over, and
+-- the asker releases the lease with lease.release. Otherwise no_ask.
+CREATE OR REPLACE FUNCTION lease.withdraw_handover(account_id text, session_id text, run_id uuid)
+RETURNS lease.handover_answer
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, lease, pg_temp
+SET lock_timeout = '5s'
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    now_ timestamptz := clock_timestamp();
+    pub uuid;
+    a lease.handover_ask;
+BEGIN
+    PERFORM lease.check_key(withdraw_handover.account_id, withdraw_handover.session_id);
+    pub := lease.public_run_id(withdraw_handover.run_id);
+    SELECT * INTO a FROM lease.handover_ask h
+     WHERE h.account_id = withdraw_handover.account_id AND h.session_id = withdraw_handover.session_id
+       FOR UPDATE;
+    IF NOT FOUND OR a.asker_run_id IS DISTINCT FROM pub THEN
+        RETURN ROW('no_ask', NULL, NULL, NULL, NULL, NULL, NULL)::lease.handover_answer;
+    END IF;
+    IF a.state = 'pending' THEN
+        a := lease.handover_end(a, now_, CASE WHEN a.until_at <= now_ THEN 'no answer by the deadline'
+                                              ELSE 'withdrawn by the asker' END);
+        RETURN lease.handover_answer_of('expired', a, now_);
+    END IF;
+    IF a.state = 'handed_over' THEN
+        RETURN lease.handover_answer_of('handed_over', a, now_);
+    END IF;
+    RETURN lease.handover_answer_of('no_ask', a, now_);
+END
+$fn$;
+
 REVOKE ALL ON FUNCTION
     lease.handover_event(text, lease.handover_ask, timestamptz, text),
     lease.handover_end(lease.handover_ask, timestamptz, text),
     lease.handover_answer_of(text, lease.handover_ask, timestamptz),
     lease.ask_handover(text, text, uuid, interval, text),
     lease.hand_over(text, text, uuid, interval),
-    lease.decline_handover(text, text, uuid)
+    lease.decline_handover(text, text, uuid),
+    lease.withdraw_handover(text, text, uuid)
     FROM PUBLIC;

@@ -2,7 +2,7 @@
 --
 --   lease_reader  SELECT on the leases and the event history: the monitor in --read-only mode.
 --   lease_app     lease_reader + EXECUTE on acquire, renew, renew_many, release, check_fence,
---                 ask_handover, hand_over and decline_handover: programs
+--                 ask_handover, hand_over, decline_handover and withdraw_handover: programs
 --                 that own executions. No INSERT/UPDATE/DELETE: a lease changes only
 --                 through the protocol.
 --   lease_admin   lease_app + EXECUTE on force_release: operators.
@@ -35,7 +35,8 @@ GRANT SELECT ON lease.handover_ask TO lease_reader;
 GRANT EXECUTE ON FUNCTION
     lease.ask_handover(text, text, uuid, interval, text),
     lease.hand_over(text, text, uuid, interval),
-    lease.decline_handover(text, text, uuid)
+    lease.decline_handover(text, text, uuid),
+    lease.withdraw_handover(text, text, uuid)
     TO lease_app;
 
 GRANT EXECUTE ON FUNCTION lease.force_release(text, text, uuid, text) TO lease_admin;

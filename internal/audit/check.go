@@ -132,7 +132,7 @@ func (c *checker) history(events []data.Event) {
 			sessions[e.Key] = s
 		}
 		switch e.Kind {
-		case data.KindAcquired, data.KindTakenOver:
+		case data.KindAcquired, data.KindTakenOver, data.KindHandedOver:
 			c.tally.RunsStarted++
 			c.grantEvent(e, s.cur)
 			if e.Fence <= s.lastFence {
@@ -179,7 +179,9 @@ func (c *checker) grantEvent(e data.Event, cur *grant) {
 		c.fail(OneOwner, e.Key, "run %s (fence %d) took the session over from run %s at %s, but run %s (fence %d) held it (event %d)",
 			short(e.RunID), e.Fence, short(e.PrevRunID), clock(e.At), short(cur.run), cur.fence, e.ID)
 	}
-	if e.PrevExpiresAt.After(e.At) {
+	// A hand-over ends the previous grant in the transaction that starts
+	// this one (lease.hand_over): its unexpired lease is the point.
+	if e.PrevExpiresAt.After(e.At) && e.Kind != data.KindHandedOver {
 		c.fail(OneOwner, e.Key, "run %s (%s, fence %d) took the session over at %s while run %s's lease ran until %s: two owners for %s (event %d)",
 			short(e.RunID), e.Holder, e.Fence, clock(e.At), short(e.PrevRunID), clock(e.PrevExpiresAt),
 			e.PrevExpiresAt.Sub(e.At).Round(time.Millisecond), e.ID)
@@ -190,6 +192,9 @@ func (c *checker) grantEvent(e data.Event, cur *grant) {
 		}
 		if !prev.ended {
 			prev.ended, prev.endAt, prev.endKind, prev.expiredBy = true, e.At, e.Kind, e.PrevExpiresAt
+			if e.Kind == data.KindHandedOver {
+				prev.expiredBy = e.At
+			}
 		}
 	}
 }
