@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
@@ -322,5 +323,71 @@ func TestHandOverNobodySlipsIn(t *testing.T) {
 	}
 	if len(owners) != 2 || owners[0].Fence != g.Fence || owners[1].Kind != data.KindHandedOver || owners[1].Fence <= g.Fence {
 		t.Fatalf("ownership events = %+v, want acquired then handed_over with a higher fence", owners)
+	}
+}
+
+// TestFencesRiseAcrossAnAskEndedInARace is TestFencesRiseAcrossARacingAcquireAndRelease
+// with an ask to hand over ended in between: acquire A draws its fence and
+// waits on transaction C, which acquires (c1), is asked by x, releases,
+// acquires again with a fence above A's (c2), releases, and lets y's ask
+// end x's (handover_expired, carrying c1's lower fence) before it commits.
+// The ask events are not ownership events: lease.acquire must still see
+// c2's higher fence and refuse A's lower one (40001), not be hidden from it
+// by the ask's event.
+func TestFencesRiseAcrossAnAskEndedInARace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	k := data.Key{Account: "acme", Session: "race"}
+	c, a, owner := db.Conn(t), db.Conn(t), db.Conn(t)
+	var aPID int
+	if err := a.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&aPID); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // committed below
+	c1, c2, x, y := uuid.New(), uuid.New(), uuid.New(), uuid.New()
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := tx.Exec(ctx, sql, args...); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	exec(`SELECT * FROM lease.acquire($1, $2, $3, '1 minute', 'c')`, k.Account, k.Session, c1)
+	type result struct {
+		fence int64
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var f int64
+		err := a.QueryRow(ctx, `SELECT fence FROM lease.acquire($1, $2, $3, '1 minute', 'a')`, k.Account, k.Session, uuid.New()).Scan(&f)
+		done <- result{f, err}
+	}()
+	waitBlocked(t, owner, aPID, false)
+	exec(`SELECT * FROM lease.ask_handover($1, $2, $3, '1 hour', 'x')`, k.Account, k.Session, x)
+	exec(`SELECT lease.release($1, $2, $3)`, k.Account, k.Session, c1)
+	var f2 int64
+	if err := tx.QueryRow(ctx, `SELECT fence FROM lease.acquire($1, $2, $3, '1 minute', 'c')`, k.Account, k.Session, c2).Scan(&f2); err != nil {
+		t.Fatal(err)
+	}
+	exec(`SELECT lease.release($1, $2, $3)`, k.Account, k.Session, c2)
+	var outcome string
+	if err := tx.QueryRow(ctx, `SELECT outcome FROM lease.ask_handover($1, $2, $3, '1 hour', 'y')`, k.Account, k.Session, y).Scan(&outcome); err != nil || outcome != "free" {
+		t.Fatalf("y's ask = %q, %v; want free (ending x's ask)", outcome, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	var pgErr *pgconn.PgError
+	switch {
+	case r.err == nil:
+		t.Fatalf("A was granted fence %d after a released lease with fence %d: fences must rise per key", r.fence, f2)
+	case !errors.As(r.err, &pgErr) || pgErr.Code != "40001":
+		t.Fatalf("A's acquire err = %v, want 40001", r.err)
 	}
 }

@@ -71,6 +71,9 @@ func runChild(ctx context.Context, mode string) error {
 	if mode == childFrozenBatch {
 		return frozenBatchChild(ctx, store, ttl)
 	}
+	if mode == childAsked {
+		return askedChild(ctx, store, ttl)
+	}
 	client, err := lease.New(store, lease.Config{TTL: ttl})
 	if err != nil {
 		return err
