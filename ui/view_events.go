@@ -119,6 +119,9 @@ func (m *Model) describe(ev data.Event) (string, string, *lipgloss.Style) {
 	case data.KindTruncated:
 		return "truncated", "the lease table was truncated: resyncing", &s.bad
 	}
+	if label, d, st, ok := m.describeHandover(ev); ok {
+		return label, d, st
+	}
 	return clean(string(ev.Kind), 14), "", nil
 }
 

@@ -17,6 +17,7 @@ import (
 var kinds = []data.Kind{
 	data.KindAcquired, data.KindTakenOver, data.KindReleased,
 	data.KindForceReleased, data.KindRenewRejected, data.KindTruncated,
+	data.KindHandoverAsked, data.KindHandedOver, data.KindHandoverDeclined, data.KindHandoverExpired,
 }
 
 // metrics are the counters and histograms updated as events are applied.
@@ -27,6 +28,7 @@ type metrics struct {
 	takeoverDelay prometheus.Histogram
 	holdTime      prometheus.Histogram
 	lag           prometheus.Histogram
+	askOutcomes   *prometheus.CounterVec // handover.go
 }
 
 func newMetrics() metrics {
@@ -62,6 +64,7 @@ func newMetrics() metrics {
 	for _, k := range kinds {
 		m.transitions.WithLabelValues(string(k))
 	}
+	m.askOutcomes = newAskOutcomes()
 	return m
 }
 
@@ -73,6 +76,7 @@ func (m metrics) observe(ev data.Event, serverNow time.Time, starts map[uuid.UUI
 		return
 	}
 	m.transitions.WithLabelValues(string(ev.Kind)).Inc()
+	m.observeAsk(ev.Kind)
 	m.lag.Observe(seconds(serverNow.Sub(ev.At)))
 	switch {
 	case ev.Kind == data.KindTakenOver && !ev.PrevExpiresAt.IsZero():
