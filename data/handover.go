@@ -192,6 +192,35 @@ func pendingAsk(ctx context.Context, q Querier, key Key) (*PendingAsk, error) {
 	return &a, nil
 }
 
+// PendingAsks returns every ask pending now (its deadline not passed on the
+// database clock), by key: what `leasetop ls` shows beside the leases.
+func (s *Store) PendingAsks(ctx context.Context) (map[Key]PendingAsk, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT account_id, session_id, asker_run_id, asker, holder_run_id, until_at,
+		       greatest(until_at - clock_timestamp(), interval '0')
+		  FROM lease.handover_ask
+		 WHERE state = 'pending' AND until_at > clock_timestamp()`)
+	if err != nil {
+		return nil, fmt.Errorf("read the pending asks: %w", translate(err))
+	}
+	out := make(map[Key]PendingAsk)
+	for rows.Next() {
+		var (
+			k Key
+			a PendingAsk
+		)
+		if err := rows.Scan(&k.Account, &k.Session, &a.RunID, &a.Holder, &a.HolderRunID, &a.Until, &a.Remaining); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read the pending asks: %w", translate(err))
+		}
+		out[k] = a
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the pending asks: %w", translate(err))
+	}
+	return out, nil
+}
+
 // heldAsk fills e.Ask for a refusal: best effort, one read, nothing on error
 // (a database without the table, a role that may not read it).
 func (s *Store) heldAsk(ctx context.Context, e *HeldError) {

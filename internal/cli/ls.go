@@ -42,7 +42,11 @@ func cmdLs(ctx context.Context, env Env, args []string) error {
 		return cmp.Or(cmp.Compare(a.Account, b.Account), cmp.Compare(a.Session, b.Session))
 	})
 	if *asJSON {
-		return writeLeasesJSON(env.Stdout, now, leases)
+		asks, err := store.PendingAsks(ctx)
+		if err != nil {
+			return connError(err)
+		}
+		return writeLeasesJSON(env.Stdout, now, leases, asks)
 	}
 	return writeLeasesText(env.Stdout, now, leases)
 }
@@ -59,9 +63,18 @@ type leaseJSON struct {
 	ExpiresAt        time.Time `json:"expires_at"`
 	RemainingSeconds float64   `json:"remaining_seconds"` // negative once expired
 	Expired          bool      `json:"expired"`           // expired and not taken over: a likely lost holder
+	PendingAsk       *askJSON  `json:"pending_ask,omitempty"`
 }
 
-func writeLeasesJSON(w io.Writer, now time.Time, leases []data.Lease) error {
+// askJSON is the ask to hand over pending on a lease (ls --json).
+type askJSON struct {
+	RunID            string    `json:"run_id"` // the asker's public run id
+	Holder           string    `json:"holder"` // the label it would hold the lease under
+	Until            time.Time `json:"until"`
+	RemainingSeconds float64   `json:"remaining_seconds"`
+}
+
+func writeLeasesJSON(w io.Writer, now time.Time, leases []data.Lease, asks map[data.Key]data.PendingAsk) error {
 	out := struct {
 		ServerTime time.Time   `json:"server_time"`
 		Leases     []leaseJSON `json:"leases"`
@@ -73,6 +86,9 @@ func writeLeasesJSON(w io.Writer, now time.Time, leases []data.Lease) error {
 			AcquiredAt: l.AcquiredAt, RenewedAt: l.RenewedAt, ExpiresAt: l.ExpiresAt,
 			RemainingSeconds: left.Seconds(), Expired: left <= 0,
 		})
+		if a, ok := asks[l.Key]; ok && a.HolderRunID == l.RunID {
+			out.Leases[len(out.Leases)-1].PendingAsk = &askJSON{RunID: a.RunID.String(), Holder: a.Holder, Until: a.Until, RemainingSeconds: a.Remaining.Seconds()}
+		}
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {

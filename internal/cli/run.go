@@ -39,6 +39,8 @@ type runOptions struct {
 	// command (default: removed).
 	passDBEnv bool
 	store     data.Options // --listen-dsn, --poll: how --wait hears of a release
+	onBusy    string       // --on-busy (run_busy.go)
+	ask       askOptions   // asking to hand over, and answering asks (run_ask.go)
 }
 
 func cmdRun(ctx context.Context, env Env, args []string) error {
@@ -92,7 +94,7 @@ func notRun(ctx context.Context, err error) error {
 }
 
 func parseRunFlags(env Env, args []string) (runOptions, error) {
-	fs := newFlags(env, "run", "run --account A --session S [--ttl 15s] [--wait [--listen-dsn URL] [--poll 250ms]] [--holder LABEL] [--grace 5s] [--pass-db-env] [--dsn URL] -- CMD [ARGS...]")
+	fs := newFlags(env, "run", "run --account A --session S [--ttl 15s] [--wait [--listen-dsn URL] [--poll 250ms]] [--on-busy refuse|wait|ask [--ask-timeout 30s] [--then refuse|queue|preempt]] [--on-ask-signal SIGTERM] [--decline-asks] [--holder LABEL] [--grace 5s] [--pass-db-env] [--dsn URL] -- CMD [ARGS...]")
 	dsn := dsnFlag(fs)
 	listen := addListenFlags(fs)
 	account := fs.String("account", "", "account id of the session (required)")
@@ -102,6 +104,7 @@ func parseRunFlags(env Env, args []string) (runOptions, error) {
 	holder := fs.String("holder", "", `holder label operators see (default "CMD@HOST pid PID")`)
 	grace := fs.Duration("grace", 5*time.Second, "after losing the lease, how long CMD has between SIGTERM and SIGKILL")
 	passDBEnv := fs.Bool("pass-db-env", false, "pass DATABASE_URL, PGPASSWORD and PGSSLPASSWORD on to CMD (default: removed, so CMD does not get leasetop's database credentials)")
+	busy, ask := addBusyFlags(fs), addAskFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return runOptions{}, err
 	}
@@ -119,6 +122,14 @@ func parseRunFlags(env Env, args []string) (runOptions, error) {
 	}
 	if err := data.ValidateKey(opts.key); err != nil {
 		return opts, usageErrorf("run: %v", err)
+	}
+	var err error
+	if opts.onBusy, err = busy.resolve(fs, opts.wait); err != nil {
+		return opts, err
+	}
+	opts.wait = opts.onBusy == onBusyWait
+	if opts.ask, err = ask.options(); err != nil {
+		return opts, err
 	}
 	store, err := listen.options(env)
 	if err != nil {
@@ -184,6 +195,8 @@ func acquireForRun(ctx context.Context, env Env, client *lease.Client, opts runO
 		return l, nil
 	case !errors.As(err, &held):
 		return nil, connError(err)
+	case opts.onBusy == onBusyAsk:
+		return acquireByAsking(ctx, env, client, permit, held, opts)
 	case !opts.wait:
 		return nil, &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; use --wait to wait for it", heldMessage(held))}
 	}
@@ -203,7 +216,7 @@ func heldMessage(h *lease.HeldError) string {
 		return fmt.Sprintf("lease %s is held by another run", key)
 	}
 	return fmt.Sprintf("lease %s is held by run %s (%q) for %s more", key, h.RunID,
-		termtext.Clean(h.Holder, 0), h.Remaining.Round(100*time.Millisecond))
+		termtext.Clean(h.Holder, 0), h.Remaining.Round(100*time.Millisecond)) + askSuffix(h)
 }
 
 // warnf prints one line about the lease on stderr, made inert
