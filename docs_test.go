@@ -41,6 +41,8 @@ func TestFunctionAttributes(t *testing.T) {
 	invoker := attrs{pinned: true}                                  // the rest
 	want := map[string]attrs{
 		"acquire": caller, "renew": caller, "renew_many": caller, "release": caller, "force_release": caller, "check_fence": caller,
+		"ask_handover": caller, "hand_over": caller, "decline_handover": caller, "withdraw_handover": caller,
+		"handover_event": invoker, "handover_end": invoker, "handover_answer_of": invoker,
 		"on_session_lease_change": owner, "on_session_lease_truncate": owner, "on_session_lease_renewal": owner,
 		"prune_events":    owner,
 		"notify_renewals": invoker, "set_notify_renewals": invoker,
