@@ -391,3 +391,38 @@ func TestFencesRiseAcrossAnAskEndedInARace(t *testing.T) {
 		t.Fatalf("A's acquire err = %v, want 40001", r.err)
 	}
 }
+
+// TestHandOverThroughPooler: the ask calls carry a run's secret id and
+// return a composite; they work the same directly and through PgBouncer in
+// transaction mode. A label with a terminal escape is refused, writing
+// nothing.
+func TestHandOverThroughPooler(t *testing.T) {
+	t.Parallel()
+	eachConnection(t, func(t *testing.T, db pgtest.DB, s *data.Store) {
+		ctx := context.Background()
+		k := data.Key{Account: "acme", Session: "pooled"}
+		holder, asker := uuid.New(), uuid.New()
+		g := mustAcquire(t, s, k, holder, time.Hour)
+		if _, err := s.AskHandover(ctx, k, asker, time.Hour, "phone\x1b[2J"); !errors.Is(err, data.ErrInvalid) {
+			t.Fatalf("an ask labelled with an escape err = %v, want ErrInvalid", err)
+		}
+		var pgErr *pgconn.PgError
+		if _, err := db.Conn(t).Exec(ctx, `SELECT lease.ask_handover($1, $2, $3, '1 hour', $4)`,
+			k.Account, k.Session, asker, "phone\u202e"); !errors.As(err, &pgErr) || pgErr.Code != "22023" {
+			t.Fatalf("lease.ask_handover with a bidi override in the label err = %v, want SQLSTATE 22023", err)
+		}
+		if p, err := s.PendingAsk(ctx, k); err != nil || p != nil {
+			t.Fatalf("PendingAsk after a refused ask = %+v, %v; want none", p, err)
+		}
+		if a, err := s.AskHandover(ctx, k, asker, time.Hour, "phone"); err != nil || a.Outcome != data.AskAsked {
+			t.Fatalf("AskHandover = %+v, %v", a, err)
+		}
+		h, err := s.HandOver(ctx, k, holder, time.Minute)
+		if err != nil || h.Outcome != data.AskHandedOver || h.Fence <= g.Fence {
+			t.Fatalf("HandOver = %+v, %v", h, err)
+		}
+		if got, err := s.Acquire(ctx, k, asker, time.Minute, "phone"); err != nil || got.Fence != h.Fence {
+			t.Fatalf("the asker's Acquire = %+v, %v; want fence %d", got, err, h.Fence)
+		}
+	})
+}
