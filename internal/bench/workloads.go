@@ -57,6 +57,7 @@ func workloads() []workload {
 		{name: "monitor", run: monitorScale, optIn: true},
 		{name: "exporter", run: exporterScale, optIn: true},
 		{name: "keepalive-scale", run: keepAliveScale, optIn: true},
+		{name: "handover", run: func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runHandover(ctx, w) }, optIn: true},
 	}
 }
 
