@@ -228,3 +228,61 @@ func (s *Store) heldAsk(ctx context.Context, e *HeldError) {
 		e.Ask = a
 	}
 }
+
+// RenewWatch is Renew that also reads the ask to hand over pending for
+// runID (nil when none), in the same round trip: a holder that answers asks
+// learns of one at each renewal at no extra round trip. The renewal and the
+// read are one pipeline and one implicit transaction, so any error means
+// nothing was renewed (as for Renew); a role that may not read
+// lease.handover_ask gets ErrPermission: renew with Renew then. With the
+// simple protocol (which would write the run's secret into the query text)
+// it makes the two calls one after the other.
+func (s *Store) RenewWatch(ctx context.Context, key Key, runID uuid.UUID, ttl time.Duration) (time.Time, *PendingAsk, error) {
+	if err := ValidateKey(key); err != nil {
+		return time.Time{}, nil, err
+	}
+	if err := ValidateTTL(ttl); err != nil {
+		return time.Time{}, nil, err
+	}
+	if s.calls.Mode == pgx.QueryExecModeSimpleProtocol {
+		exp, err := s.Renew(ctx, key, runID, ttl)
+		if err != nil {
+			return exp, nil, err
+		}
+		a, err := pendingAsk(ctx, s.pool, key)
+		if err != nil || a == nil || a.HolderRunID != PublicRunID(runID) {
+			return exp, nil, nil // renewed; the ask is read again at the next renewal
+		}
+		return exp, a, nil
+	}
+	b := &pgx.Batch{}
+	var (
+		exp *time.Time
+		ask *PendingAsk
+	)
+	b.Queue(sqlcall.Renew, key.Account, key.Session, runID, ttl).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&exp)
+	})
+	b.Queue(`
+		SELECT asker_run_id, asker, holder_run_id, until_at, greatest(until_at - clock_timestamp(), interval '0')
+		  FROM lease.handover_ask
+		 WHERE account_id = $1 AND session_id = $2 AND holder_run_id = $3
+		   AND state = 'pending' AND until_at > clock_timestamp()`,
+		key.Account, key.Session, PublicRunID(runID)).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var a PendingAsk
+			if err := rows.Scan(&a.RunID, &a.Holder, &a.HolderRunID, &a.Until, &a.Remaining); err != nil {
+				return err
+			}
+			ask = &a
+		}
+		return rows.Err()
+	})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return time.Time{}, nil, fmt.Errorf("renew %s: %w", key, translate(err))
+	}
+	if exp == nil {
+		return time.Time{}, nil, ErrNotHeld
+	}
+	return *exp, ask, nil
+}

@@ -426,3 +426,30 @@ func TestHandOverThroughPooler(t *testing.T) {
 		}
 	})
 }
+
+// TestRenewWatchReadsTheAsk: a renewal with RenewWatch renews and returns
+// the ask pending for the run in the same call; none when there is none or
+// it is another run's lease; ErrNotHeld as Renew says it.
+func TestRenewWatchReadsTheAsk(t *testing.T) {
+	t.Parallel()
+	eachConnection(t, func(t *testing.T, db pgtest.DB, s *data.Store) {
+		ctx := context.Background()
+		k := data.Key{Account: "acme", Session: "watch"}
+		holder, asker := uuid.New(), uuid.New()
+		g := mustAcquire(t, s, k, holder, time.Minute)
+		exp, a, err := s.RenewWatch(ctx, k, holder, time.Hour)
+		if err != nil || a != nil || !exp.After(g.ExpiresAt) {
+			t.Fatalf("RenewWatch with no ask = %v, %+v, %v; want renewed, no ask", exp, a, err)
+		}
+		if _, err := s.AskHandover(ctx, k, asker, time.Hour, "phone"); err != nil {
+			t.Fatal(err)
+		}
+		_, a, err = s.RenewWatch(ctx, k, holder, time.Hour)
+		if err != nil || a == nil || a.RunID != data.PublicRunID(asker) || a.Holder != "phone" {
+			t.Fatalf("RenewWatch with an ask = %+v, %v; want the ask of run %s", a, err, data.PublicRunID(asker))
+		}
+		if _, _, err := s.RenewWatch(ctx, k, uuid.New(), time.Hour); !errors.Is(err, data.ErrNotHeld) {
+			t.Fatalf("RenewWatch by a stranger err = %v, want ErrNotHeld", err)
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -110,59 +111,67 @@ func (l *Lease) answerErr(ans data.AskAnswer, want data.AskOutcome) error {
 }
 
 // Asked delivers the asks to hand this lease over, each once, and is closed
-// when the lease ends. The first call starts watching: the lease's Client
-// listens for its key's notifications (the ask is delivered within
-// milliseconds) and reads the pending ask once per renew interval too, so a
-// missed notification costs at most that. A lease that never calls Asked
-// costs nothing more. The channel holds one ask; an ask left unread is
-// offered again while it is pending.
+// when the lease ends. The first call starts watching: from then on every
+// renewal of the lease reads the pending ask in the same round trip (a
+// renewal batched with other leases' reads it just after), so an ask is
+// delivered at the lease's next renewal at the latest, within RenewInterval;
+// a Client that renews a lease at once on a notification for its key (the
+// holder watch) delivers it within milliseconds. A lease that never calls
+// Asked costs nothing more. The channel holds one ask; an ask left unread is
+// offered again at the next renewal while it is pending.
 func (l *Lease) Asked() <-chan Ask {
 	l.asks.once.Do(func() {
 		l.asks.ch = make(chan Ask, 1)
-		go l.watchAsks()
+		l.asks.watching.Store(true)
+		go func() {
+			l.checkAsk() // one pending already
+			<-l.keepCtx.Done()
+			l.asks.mu.Lock()
+			defer l.asks.mu.Unlock()
+			l.asks.closed = true
+			close(l.asks.ch)
+		}()
 	})
 	return l.asks.ch
 }
 
 // askWatch is a Lease's watch of its asks, started by Asked.
 type askWatch struct {
-	once sync.Once
-	ch   chan Ask
+	once     sync.Once
+	watching atomic.Bool // Asked was called: renewals read the pending ask
+
+	mu        sync.Mutex
+	ch        chan Ask
+	closed    bool
+	delivered uuid.UUID // the asker last delivered
 }
 
-// watchAsks reads the pending ask on each handover_asked notification of
-// the key (and each resync), and every renew interval, until the lease
-// ends, and delivers each ask addressed to this run once.
-func (l *Lease) watchAsks() {
-	defer close(l.asks.ch)
-	w, err := l.client.subscribeKinds(l.token.Key, func(k data.Kind) bool { return k == data.KindHandoverAsked })
-	var wake <-chan struct{}
-	if err == nil {
-		defer l.client.unsubscribe(w)
-		wake = w.wake
+// noteAsk delivers a, the ask pending for this lease that a renewal (or a
+// read) found, unless it was delivered already or the channel is full.
+func (l *Lease) noteAsk(a *data.PendingAsk) {
+	if a == nil || a.HolderRunID != l.RunID() {
+		return
 	}
-	t := time.NewTimer(0)
-	defer t.Stop()
-	var delivered uuid.UUID
-	me := l.RunID()
-	for {
-		select {
-		case <-l.keepCtx.Done():
-			return
-		case <-wake:
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(l.keepCtx, l.cfg.RenewTimeout)
-		a, err := l.client.store.PendingAsk(ctx, l.token.Key)
-		cancel()
-		if err == nil && a != nil && a.HolderRunID == me && a.RunID != delivered {
-			select {
-			case l.asks.ch <- Ask{Key: l.token.Key, RunID: a.RunID, Holder: a.Holder, Until: a.Until, Remaining: a.Remaining, lease: l}:
-				delivered = a.RunID
-			default: // the last one is unread: offer this one at the next look
-			}
-		}
-		t.Reset(l.cfg.RenewInterval)
+	w := &l.asks
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || a.RunID == w.delivered {
+		return
+	}
+	select {
+	case w.ch <- Ask{Key: l.token.Key, RunID: a.RunID, Holder: a.Holder, Until: a.Until, Remaining: a.Remaining, lease: l}:
+		w.delivered = a.RunID
+	default: // the last one is unread: offered again at the next renewal
+	}
+}
+
+// checkAsk reads the pending ask on its own (for a renewal that could not
+// carry the read) and delivers it. Best effort: bounded by RenewTimeout.
+func (l *Lease) checkAsk() {
+	ctx, cancel := context.WithTimeout(l.keepCtx, l.cfg.RenewTimeout)
+	defer cancel()
+	if a, err := l.client.store.PendingAsk(ctx, l.token.Key); err == nil {
+		l.noteAsk(a)
 	}
 }
 

@@ -20,7 +20,7 @@ func ExampleClient_Ask() {
 	ctx := context.Background()
 	store, _ := data.Open(ctx, dsn)
 	defer store.Close()
-	client, _ := lease.New(store, lease.Config{TTL: 30 * time.Second})
+	client, _ := lease.New(store, lease.Config{TTL: 3 * time.Second})
 	defer client.Close()
 	allow := lease.AuthorizerFunc(func(context.Context, lease.Request) error { return nil })
 	key := lease.Key{Account: "acme", Session: "chat-42"}
@@ -28,7 +28,7 @@ func ExampleClient_Ask() {
 	pd, _ := client.Authorize(ctx, allow, key, "desktop")
 	desktop, _ := client.Try(ctx, pd)
 	go func() {
-		ask := <-desktop.Asked() // delivered within milliseconds (a notification)
+		ask := <-desktop.Asked() // at the desktop's next renewal (every TTL/3) at the latest
 		fmt.Printf("desktop: asked by %q\n", ask.Holder)
 		// ... stop the work at a safe point, then:
 		if err := desktop.HandOver(ctx); err != nil {

@@ -8,14 +8,17 @@ import (
 	"github.com/leasetop/leasetop/lease"
 )
 
-const handoverDesc = "ask -> handed over -> asker holds: lease.Client.Ask on a session another Client's lease holds; " +
-	"the holder's Lease.Asked delivers the ask (a notification) and it hands over at once (Lease.HandOver, one transaction); " +
+const handoverDesc = "ask -> handed over -> asker holds: lease.Client.Ask on a session another Client's lease holds (TTL 1s); " +
+	"the holder's Lease.Asked delivers the ask at its next renewal (every TTL/3) and it hands over at once (Lease.HandOver, one transaction); " +
 	"time from Ask's call to its return with the lease held"
 
+// handoverTTL is the holder's lease: its renewals, every TTL/3, deliver the
+// asks (until a holder watch renews at once on the ask's notification).
+const handoverTTL = time.Second
+
 // runHandover measures asking to hand over, end to end, through the
-// library: one holder Client and one asker Client, each on its own store
-// and listener (kept up by an idle lease of its own that watches its asks,
-// as in a process that holds other sessions). Each round: the holder takes
+// library: one holder Client and one asker Client, each on its own store.
+// Each round: the holder takes
 // the key and watches its asks; the asker asks; the holder hands over as
 // soon as the ask arrives (its own time to let go is nil here); the round's
 // figure is the asker's Ask call, from call to the lease held; then the
@@ -24,12 +27,12 @@ func (r *run) runHandover(ctx context.Context, w workload) ([]Result, error) {
 	keys := r.keys(w.name, 2)
 	key, idle := keys[0], keys[1]
 	allow := lease.AuthorizerFunc(func(context.Context, lease.Request) error { return nil })
-	side := func(holder string) (*lease.Client, lease.Permit, func(), error) {
+	side := func(holder string, ttl time.Duration) (*lease.Client, lease.Permit, func(), error) {
 		store, err := r.openStore(ctx, nil)
 		if err != nil {
 			return nil, lease.Permit{}, nil, err
 		}
-		c, err := lease.New(store, lease.Config{TTL: 30 * time.Second})
+		c, err := lease.New(store, lease.Config{TTL: ttl})
 		if err != nil {
 			store.Close()
 			return nil, lease.Permit{}, nil, err
@@ -42,17 +45,18 @@ func (r *run) runHandover(ctx context.Context, w workload) ([]Result, error) {
 		}
 		return c, p, func() { c.Close(); store.Close() }, nil
 	}
-	holderC, holderP, closeHolder, err := side("bench holder")
+	holderC, holderP, closeHolder, err := side("bench holder", handoverTTL)
 	if err != nil {
 		return nil, err
 	}
 	defer closeHolder()
-	askerC, askerP, closeAsker, err := side("bench asker")
+	askerC, askerP, closeAsker, err := side("bench asker", 30*time.Second)
 	if err != nil {
 		return nil, err
 	}
 	defer closeAsker()
-	// The holder's listener stays up: an idle lease of its own watches its asks.
+	// An idle lease of the holder's Client watches its asks too, as in a
+	// process that holds other sessions.
 	ip, err := holderC.Authorize(ctx, allow, idle, "bench idle")
 	if err != nil {
 		return nil, err
@@ -73,7 +77,7 @@ func (r *run) runHandover(ctx context.Context, w workload) ([]Result, error) {
 		return nil, err
 	}
 	res := newResult(w.name, handoverDesc, h, window)
-	res.Note = "1 pair; the holder answers at once"
+	res.Note = fmt.Sprintf("1 pair; the holder (TTL %s) answers at once", handoverTTL)
 	return []Result{res}, nil
 }
 
