@@ -84,6 +84,8 @@ func (l *Lease) concerns(ev data.Event) bool {
 // deadline, not by the lease's context: Release waits for it, so that its
 // delete never reaches the server before this renewal.
 func (l *Lease) checkNow() bool {
+	l.renewMu.Lock() // as every renewal: never while HandOver moves the lease (asked.go)
+	defer l.renewMu.Unlock()
 	l.mu.Lock()
 	deadline, final := l.state.Deadline, l.finalLocked()
 	l.mu.Unlock()
