@@ -58,7 +58,9 @@ func ParseThen(s string) (Then, error) {
 // ErrAskBusy at once when another run's ask is pending (naming it and its
 // deadline), ErrAskDeclined when the holder declines. When the deadline
 // passes unanswered, the ask ends as expired and then decides: ThenRefuse
-// returns ErrAskExpired, ThenQueue and ThenPreempt take that path.
+// returns ErrAskExpired, ThenQueue queues (Client.Queue) and ThenPreempt
+// preempts the holder (Client.Preempt; lease_preempt), returning what
+// those return.
 //
 // The handover_asked, handed_over and handover_declined notifications wake
 // it at once (the Client's shared listener); without them it looks again
@@ -94,7 +96,7 @@ func (c *Client) Ask(ctx context.Context, p Permit, timeout time.Duration, then 
 func asksWake(k data.Kind) bool {
 	switch k {
 	case data.KindHandedOver, data.KindHandoverDeclined, data.KindHandoverExpired,
-		data.KindReleased, data.KindForceReleased, data.KindTakenOver:
+		data.KindReleased, data.KindForceReleased, data.KindTakenOver, data.KindPreempted:
 		return true
 	}
 	return false
@@ -252,11 +254,29 @@ func (a *asking) giveUp() {
 	}
 }
 
-// askFallback runs what an ask chose to do when it expired unanswered. The
-// queue and preempt strategies are built on their own branches; until they
-// are merged here, their fallbacks are not available.
+// askFallbackReason is the reason a ThenPreempt records in its preempted
+// event.
+const askFallbackReason = "asked to hand over; no answer in time"
+
+// askFallback runs what an ask chose to do when it expired unanswered:
+// ThenQueue joins the session's queue (Client.Queue), ThenPreempt preempts
+// the holder (Client.Preempt, with askFallbackReason). Their errors are
+// returned as those calls return them, after the expired ask.
 func (c *Client) askFallback(ctx context.Context, p Permit, then Then, expired error) (*Lease, error) {
-	_ = ctx
-	_ = p
-	return nil, fmt.Errorf("%w; then %s: %w (not built into this leasetop yet)", expired, then, ErrThenUnavailable)
+	var (
+		l   *Lease
+		err error
+	)
+	switch then {
+	case ThenQueue:
+		l, err = c.Queue(ctx, p)
+	case ThenPreempt:
+		l, err = c.Preempt(ctx, p, askFallbackReason)
+	default:
+		return nil, expired
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ask to hand over expired unanswered; then %s: %w", then, err)
+	}
+	return l, nil
 }

@@ -98,8 +98,8 @@ func ownershipHolds(t *testing.T, s *data.Store, key lease.Key) []data.Event {
 // TestAskFrozenHolderExpires: the holder (a real process) is frozen with
 // SIGSTOP when asked, so nobody answers: the ask expires on the database
 // clock, is recorded as handover_expired, and the asker's fallback runs
-// (refuse: ErrAskExpired; queue: not available yet); the frozen holder's
-// lease is untouched.
+// (refuse: ErrAskExpired, the frozen holder's lease untouched; preempt: the
+// asker takes the lease from the frozen holder with a higher fence).
 func TestAskFrozenHolderExpires(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
@@ -112,18 +112,23 @@ func TestAskFrozenHolderExpires(t *testing.T) {
 	if _, err := askerC.Ask(ctx, p, 300*time.Millisecond, lease.ThenRefuse); !errors.Is(err, lease.ErrAskExpired) {
 		t.Fatalf("Ask of a frozen holder err = %v, want ErrAskExpired", err)
 	}
-	if _, err := askerC.Ask(ctx, p, 300*time.Millisecond, lease.ThenQueue); !errors.Is(err, lease.ErrThenUnavailable) {
-		t.Fatalf("Ask then queue of a frozen holder err = %v, want the queue fallback's ErrThenUnavailable", err)
-	}
 	row := holderOf(t, db.Store(t), testKey)
 	if row.Fence != c.fence {
-		t.Fatalf("lease fence %d, want the frozen holder's %d", row.Fence, c.fence)
+		t.Fatalf("lease fence %d after a refused ask, want the frozen holder's %d", row.Fence, c.fence)
+	}
+	l, err := askerC.Ask(ctx, p, 300*time.Millisecond, lease.ThenPreempt)
+	if err != nil {
+		t.Fatalf("Ask then preempt of a frozen holder: %v", err)
+	}
+	defer l.Release(ctx)
+	if l.Fence() <= c.fence {
+		t.Fatalf("the preempting asker's fence %d, want above the frozen holder's %d", l.Fence(), c.fence)
 	}
 	evs, err := db.Store(t).EventsFor(ctx, testKey, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var asked, expired int
+	var asked, expired, preempted int
 	for _, e := range evs {
 		switch e.Kind {
 		case data.KindHandoverAsked:
@@ -135,10 +140,15 @@ func TestAskFrozenHolderExpires(t *testing.T) {
 			}
 		case data.KindHandedOver:
 			t.Fatalf("handed over by a frozen holder: %+v", e)
+		case data.KindPreempted:
+			preempted++
+			if e.PrevRunID != row.RunID || e.RunID != l.RunID() {
+				t.Errorf("preempted = %+v, want the asker replacing the frozen holder", e)
+			}
 		}
 	}
-	if asked != 2 || expired != 2 {
-		t.Fatalf("%d asks and %d expiries, want 2 and 2", asked, expired)
+	if asked != 2 || expired != 2 || preempted != 1 {
+		t.Fatalf("%d asks, %d expiries and %d preempts, want 2, 2 and 1", asked, expired, preempted)
 	}
 }
 

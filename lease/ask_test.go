@@ -205,9 +205,9 @@ func TestAskSecondAskerRefused(t *testing.T) {
 }
 
 // TestAskExpiresUnanswered: nobody answers; at the deadline the ask ends as
-// handover_expired and the fallback decides: refuse returns ErrAskExpired,
-// queue (not merged yet) says it is not available. The holder keeps its
-// lease.
+// handover_expired and the fallback decides: refuse returns ErrAskExpired
+// (each ask once). The holder keeps its lease. (TestAskThenQueue and
+// TestAskThenPreempt: the other fallbacks.)
 func TestAskExpiresUnanswered(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
@@ -219,8 +219,8 @@ func TestAskExpiresUnanswered(t *testing.T) {
 	if _, err := askerC.Ask(ctx, p, 200*time.Millisecond, lease.ThenRefuse); !errors.Is(err, lease.ErrAskExpired) {
 		t.Fatalf("Ask err = %v, want ErrAskExpired", err)
 	}
-	if _, err := askerC.Ask(ctx, p, 200*time.Millisecond, lease.ThenQueue); !errors.Is(err, lease.ErrAskExpired) || !errors.Is(err, lease.ErrThenUnavailable) {
-		t.Fatalf("Ask then queue err = %v, want ErrAskExpired and ErrThenUnavailable", err)
+	if _, err := askerC.Ask(ctx, p, 200*time.Millisecond, lease.ThenRefuse); !errors.Is(err, lease.ErrAskExpired) {
+		t.Fatalf("second Ask err = %v, want ErrAskExpired", err)
 	}
 	expired := 0
 	evs, err := db.Store(t).EventsFor(ctx, testKey, 100)
@@ -292,5 +292,101 @@ func TestAskClaimRenewsToTheAskersTTL(t *testing.T) {
 	row := holderOf(t, db.Store(t), testKey)
 	if got := row.ExpiresAt.Sub(row.RenewedAt); row.RunID != r.l.RunID() || got != time.Minute {
 		t.Fatalf("claimed row runs %s from its last write (run %s), want the asker's TTL, 1m0s (run %s)", got, row.RunID, r.l.RunID())
+	}
+}
+
+// TestAskThenQueue: an ask nobody answers falls back to the queue: the
+// asker takes a ticket (queue_joined after handover_expired) and is granted
+// the lease when the holder releases it.
+func TestAskThenQueue(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	s := db.Store(t)
+	holderC := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
+	askerC := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
+	l := acquire(t, holderC, permit(t, holderC, testKey, "desktop"))
+	done := askAsync(ctx, askerC, permit(t, askerC, testKey, "phone"), 200*time.Millisecond, lease.ThenQueue)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		q, err := s.QueueLengths(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q[testKey] == 1 {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("Ask then queue returned before the holder let go: %v, %v", r.l, r.err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the asker did not queue within 30s of its ask's deadline")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := result(t, done)
+	if r.err != nil || r.l.Fence() <= l.Fence() {
+		t.Fatalf("Ask then queue = %v, %v; want the lease with a fence above %d", r.l, r.err, l.Fence())
+	}
+	evs, err := s.EventsFor(ctx, testKey, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []data.Kind
+	for i := len(evs) - 1; i >= 0; i-- { // EventsFor is newest first
+		switch evs[i].Kind {
+		case data.KindHandoverExpired, data.KindQueueJoined, data.KindQueueLeft:
+			order = append(order, evs[i].Kind)
+		}
+	}
+	want := []data.Kind{data.KindHandoverExpired, data.KindQueueJoined, data.KindQueueLeft}
+	if len(order) != len(want) || order[0] != want[0] || order[1] != want[1] || order[2] != want[2] {
+		t.Fatalf("the ask's and the queue's events = %v, want %v", order, want)
+	}
+}
+
+// TestAskThenPreempt: an ask nobody answers falls back to preempting the
+// holder: the asker holds the lease with a higher fence, the holder's lease
+// is lost with ErrPreempted, and the preempted event says why.
+func TestAskThenPreempt(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	holderC := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
+	askerC := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
+	l := acquire(t, holderC, permit(t, holderC, testKey, "desktop"))
+	got, err := askerC.Ask(ctx, permit(t, askerC, testKey, "phone"), 200*time.Millisecond, lease.ThenPreempt)
+	if err != nil {
+		t.Fatalf("Ask then preempt: %v", err)
+	}
+	defer got.Release(ctx)
+	if got.Fence() <= l.Fence() {
+		t.Fatalf("the asker's fence %d, want above the holder's %d", got.Fence(), l.Fence())
+	}
+	select {
+	case <-l.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the preempted holder did not notice within 30s")
+	}
+	if !errors.Is(l.Err(), lease.ErrPreempted) {
+		t.Fatalf("the holder's lease err = %v, want ErrPreempted", l.Err())
+	}
+	evs, err := db.Store(t).EventsFor(ctx, testKey, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pre []data.Event
+	for _, e := range evs {
+		if e.Kind == data.KindPreempted {
+			pre = append(pre, e)
+		}
+	}
+	if len(pre) != 1 || pre[0].RunID != got.RunID() || pre[0].PrevRunID != l.RunID() || pre[0].Reason == "" {
+		t.Fatalf("preempted events = %+v; want one, of the holder by the asker, with a reason", pre)
 	}
 }

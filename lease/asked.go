@@ -190,9 +190,6 @@ var (
 	// ErrAskExpired: the ask passed its deadline unanswered (or its holder
 	// let the lease go to another run first).
 	ErrAskExpired = errors.New("the ask to hand over expired unanswered")
-	// ErrThenUnavailable: the fallback an ask chose is not built into this
-	// Client.
-	ErrThenUnavailable = errors.New("fallback not available")
 )
 
 // AskError is how an ask to hand over ended without the lease: the asker

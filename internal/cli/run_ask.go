@@ -66,13 +66,18 @@ var askSignals = map[string]syscall.Signal{
 // acquireByAsking is --on-busy ask: the lease at once when free, else an
 // ask to its holder to hand over, and --then when it does not in time.
 func acquireByAsking(ctx context.Context, env Env, client *lease.Client, permit lease.Permit, held *lease.HeldError, opts runOptions) (*lease.Lease, error) {
-	fmt.Fprintf(env.Stderr, "leasetop: asking to hand over within %s: %s\n", opts.ask.timeout, heldMessage(held))
+	fmt.Fprintf(env.Stderr, "leasetop: asking to hand over within %s, then %s: %s\n", opts.ask.timeout, opts.ask.then, heldMessage(held))
 	l, err := client.Ask(ctx, permit, opts.ask.timeout, opts.ask.then)
 	var ae *lease.AskError
 	switch {
 	case err == nil:
 		return l, nil
-	case !errors.As(err, &ae):
+	case errors.As(err, &ae):
+	case opts.ask.then == lease.ThenPreempt: // the fallback's own refusals
+		return nil, preemptError(err)
+	case opts.ask.then == lease.ThenQueue && errors.Is(err, lease.ErrQueueFull):
+		return nil, &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; the holder did not hand over within %s and the queue is full", heldMessage(held), opts.ask.timeout)}
+	default:
 		return nil, connError(err)
 	}
 	return nil, &ExitError{Code: ExitBusy, Err: errors.New(askMessage(ae, opts, err))}
@@ -88,8 +93,6 @@ func askMessage(ae *lease.AskError, opts runOptions, err error) string {
 			ae.Ask.RunID, termtext.Clean(ae.Ask.Holder, 0), ae.Ask.Until.UTC().Format(time.RFC3339), ae.Ask.Remaining.Round(100*time.Millisecond))
 	case errors.Is(err, lease.ErrAskDeclined):
 		return fmt.Sprintf("lease %s: the holder declined to hand over", key)
-	case errors.Is(err, lease.ErrThenUnavailable):
-		return fmt.Sprintf("lease %s: the holder did not hand over within %s, and --then %s is not available in this leasetop", key, opts.ask.timeout, opts.ask.then)
 	}
 	return fmt.Sprintf("lease %s: the holder did not hand over within %s", key, opts.ask.timeout)
 }

@@ -81,21 +81,62 @@ func TestRunDeclineAsks(t *testing.T) {
 	}
 }
 
-// TestRunAskThenQueueNotAvailable: an ask nobody answers in time (the
-// holder is a plain lease that does not watch its asks) ends with --then:
-// queue is not available until the queue is merged: one line, exit 3.
-func TestRunAskThenQueueNotAvailable(t *testing.T) {
+// TestRunAskThenQueue: an ask nobody answers in time (the holder is a
+// plain lease that does not watch its asks) falls back to --then queue: the
+// asker takes a ticket, and runs its command once the holder releases.
+func TestRunAskThenQueue(t *testing.T) {
 	e := newEnv(t)
-	if _, err := e.store.Acquire(t.Context(), testKey, uuid.New(), time.Minute, "silent holder"); err != nil {
+	holder := uuid.New()
+	if _, err := e.store.Acquire(t.Context(), testKey, holder, time.Minute, "silent holder"); err != nil {
 		t.Fatal(err)
 	}
 	a := e.leasetop(t, "run", "--account", testKey.Account, "--session", testKey.Session,
-		"--on-busy", "ask", "--ask-timeout", "200ms", "--then", "queue", "--", "true")
-	if got := a.Wait(t, 60*time.Second); got != 3 {
-		t.Fatalf("asker exit = %d, want 3; stderr: %s", got, a.Stderr.String())
+		"--on-busy", "ask", "--ask-timeout", "200ms", "--then", "queue", "--", "sh", "-c", "echo ran")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		q, err := e.store.QueueLengths(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q[testKey] == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the asker did not queue within 60s; stderr: %s", a.Stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	if !strings.Contains(a.Stderr.String(), "did not hand over within 200ms, and --then queue is not available") {
-		t.Fatalf("asker stderr = %q", a.Stderr.String())
+	if ok, err := e.store.Release(t.Context(), testKey, holder); err != nil || !ok {
+		t.Fatalf("release the silent holder: %v, %v", ok, err)
+	}
+	if got := a.Wait(t, 60*time.Second); got != 0 {
+		t.Fatalf("asker exit = %d, want 0; stderr: %s", got, a.Stderr.String())
+	}
+	if !strings.Contains(a.Stdout.String(), "ran") {
+		t.Fatalf("the asker's command did not run: stdout %q, stderr %q", a.Stdout.String(), a.Stderr.String())
+	}
+}
+
+// TestRunAskThenPreempt: an ask nobody answers in time falls back to
+// --then preempt: the asker preempts the silent holder and runs.
+func TestRunAskThenPreempt(t *testing.T) {
+	e := newEnv(t)
+	holder := uuid.New()
+	g, err := e.store.Acquire(t.Context(), testKey, holder, time.Minute, "silent holder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := e.leasetop(t, "run", "--account", testKey.Account, "--session", testKey.Session,
+		"--on-busy", "ask", "--ask-timeout", "200ms", "--then", "preempt", "--", "sh", "-c", "echo ran")
+	if got := a.Wait(t, 60*time.Second); got != 0 {
+		t.Fatalf("asker exit = %d, want 0; stderr: %s", got, a.Stderr.String())
+	}
+	if !strings.Contains(a.Stdout.String(), "ran") {
+		t.Fatalf("the asker's command did not run: stdout %q, stderr %q", a.Stdout.String(), a.Stderr.String())
+	}
+	ev, ok := findEvent(e.events(t), func(ev data.Event) bool { return ev.Kind == data.KindPreempted })
+	if !ok || ev.PrevRunID != data.PublicRunID(holder) || ev.Fence <= g.Fence {
+		t.Fatalf("preempted event = %+v (%v), want the silent holder replaced with a higher fence", ev, ok)
 	}
 }
 
