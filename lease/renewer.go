@@ -41,6 +41,7 @@ type renewer struct {
 	onBatch    func(n int, sent time.Time)            // a test hook: called before each batch's call
 	onAnswered func(n int, sent time.Time, err error) // a test hook: called when that call has returned
 	oneByOne   atomic.Bool                            // lease.renew_many is missing or refused: renew one by one
+	noAskRead  atomic.Bool                            // the login may not read lease.handover_ask: renew without it
 }
 
 // renewReq is one lease's renewal waiting for its batch.
@@ -109,7 +110,7 @@ func (r *renewer) renew(ctx context.Context, l *Lease) (sent, exp time.Time, err
 		}
 	}
 	sent = time.Now()
-	exp, err = r.store.Renew(ctx, l.token.Key, l.token.RunID, r.ttl)
+	exp, err = r.renewOne(ctx, l)
 	return sent, exp, err
 }
 
@@ -185,7 +186,7 @@ func (r *renewer) send(batch []*renewReq) {
 		var exp time.Time
 		err := lateCall(until, "renew "+req.l.token.Key.String())
 		if err == nil {
-			exp, err = r.store.Renew(ctx, req.l.token.Key, req.l.token.RunID, r.ttl)
+			exp, err = r.renewOne(ctx, req.l)
 		}
 		if r.onAnswered != nil {
 			r.onAnswered(1, sent, err)
@@ -226,6 +227,9 @@ func (r *renewer) send(batch []*renewReq) {
 			req.reply <- renewReply{alone: true}
 		default:
 			req.reply <- renewReply{sent: sent, exp: got[k].ExpiresAt, err: got[k].Err}
+			if got[k].Err == nil && req.l.asks.watching.Load() {
+				go req.l.checkAsk() // a batch carries no ask reads (handover.go)
+			}
 		}
 	}
 }
