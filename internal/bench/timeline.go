@@ -59,7 +59,8 @@ func timelineScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	n := r.cfg.MonitorLeases
 	rate := timelineRate(n)
 	r.progress(fmt.Sprintf("timeline: writing %d events of history (%d/s over %v)", rate*int(timelineHistoryWindow/time.Second), rate, timelineHistoryWindow))
-	if err := r.preloadHistory(ctx, "timeline", n, rate); err != nil {
+	histEnd, err := r.preloadHistory(ctx, "timeline", n, rate)
+	if err != nil {
 		return nil, err
 	}
 	r.progress(fmt.Sprintf("timeline: writing %d leases through lease.acquire", n))
@@ -146,19 +147,24 @@ func timelineScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	}
 	mon.frames.swap()
 	scrub, next, dbScrub := &Histogram{}, &Histogram{}, &Histogram{}
-	var first time.Time // the first cursor of a run of steps from live
 	var cursor time.Time
 	deadline := time.Now().Add(r.cfg.Warmup + r.cfg.Duration)
 	for i := 0; time.Now().Before(deadline) || scrub.Count() < 3 || next.Count() < 3; i++ {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if i == 1000 {
+			return nil, fmt.Errorf("%d scrub steps, %d of them n: the lanes never had an event ahead", i, next.Count())
+		}
+		// n only where the lanes have events ahead: a minute inside the
+		// history (the leases were acquired after it, the writer's keys are
+		// not lanes); before that, another [.
 		key, h := keyLeft, scrub
-		switch i % 3 {
-		case 1:
-			key = keyBack10
-		case 2:
+		switch {
+		case i%3 == 2 && !cursor.IsZero() && histEnd.Sub(cursor) > time.Minute:
 			key, h = keyNext, next
+		case i%3 != 0:
+			key = keyBack10
 		}
 		prev := cursor
 		db0 := reads.spent()
@@ -171,14 +177,11 @@ func timelineScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 		h.Record(d)
 		dbScrub.Record(reads.spent() - db0)
 		cursor = st.Cursor
-		if first.IsZero() {
-			first = cursor
-		}
-		if first.Sub(cursor) > timelineHistoryWindow*3/4 { // near the history's start: back to live
+		if histEnd.Sub(cursor) > timelineHistoryWindow-2*time.Minute { // near the history's start: back to live
 			if _, _, err := mon.press(ctx, keyEsc, func(st ui.TimelineStatus) bool { return !st.Scrubbed }, stepTimeout); err != nil {
 				return nil, fmt.Errorf("back to live: %w", err)
 			}
-			first, cursor = time.Time{}, time.Time{}
+			cursor = time.Time{}
 		}
 	}
 	if _, _, err := mon.press(ctx, keyEsc, func(st ui.TimelineStatus) bool { return !st.Scrubbed }, stepTimeout); err != nil {

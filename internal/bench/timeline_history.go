@@ -25,11 +25,11 @@ func timelineRate(n int) int { return max(1, n/100) }
 // from lease.fence_seq, so the leases acquired after it have higher ones
 // (lease.acquire refuses a grant below a fence its key's history shows). It ends at the
 // server's clock now and is written in chunks of 100,000 rows; then
-// ANALYZE (skipped when the role may not).
-func (r *run) preloadHistory(ctx context.Context, tag string, n, rate int) error {
+// ANALYZE (skipped when the role may not). It returns the history's end.
+func (r *run) preloadHistory(ctx context.Context, tag string, n, rate int) (time.Time, error) {
 	var end time.Time
 	if err := r.admin.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&end); err != nil {
-		return fmt.Errorf("read the server clock: %w", data.Translate(err))
+		return end, fmt.Errorf("read the server clock: %w", data.Translate(err))
 	}
 	total := rate * int(timelineHistoryWindow/time.Second)
 	step := time.Second / time.Duration(rate)
@@ -48,9 +48,9 @@ func (r *run) preloadHistory(ctx context.Context, tag string, n, rate int) error
 			  FROM generate_series($2::bigint, $3::bigint) j, LATERAL (SELECT 1 + (j * 7919) % $7 AS s, nextval('lease.fence_seq') AS f) k`,
 			end, lo, hi, total, step, r.account(tag), n)
 		if err != nil {
-			return fmt.Errorf("write the history (events %d-%d of %d): %w", lo, hi, total, data.Translate(err))
+			return end, fmt.Errorf("write the history (events %d-%d of %d): %w", lo, hi, total, data.Translate(err))
 		}
 	}
 	_, _ = r.admin.Exec(ctx, `ANALYZE lease.event`) // a role that does not own it keeps the server's statistics
-	return nil
+	return end, nil
 }
