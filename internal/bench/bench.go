@@ -135,7 +135,7 @@ func Estimate(cfg Config) time.Duration {
 	total := time.Duration(0)
 	for _, w := range ws {
 		total += cfg.Warmup + cfg.Duration + 200*time.Millisecond
-		if w.name == "monitor" || w.name == "exporter" { // writing the leases (~5000/s here), a second window, the load
+		if w.name == "monitor" || w.name == "exporter" || w.name == "timeline" { // writing the leases (~5000/s here), a second window, the load
 			total += time.Duration(cfg.MonitorLeases)*time.Second/5000 + cfg.Warmup + cfg.Duration + 5*time.Second
 		}
 	}

@@ -58,6 +58,7 @@ func workloads() []workload {
 		{name: "poll-cost", run: pollCost, optIn: true},
 		{name: "listen-cost", run: listenCost, optIn: true},
 		{name: "monitor", run: monitorScale, optIn: true},
+		{name: "timeline", run: timelineScale, optIn: true},
 		{name: "exporter", run: exporterScale, optIn: true},
 		{name: "keepalive-scale", run: keepAliveScale, optIn: true},
 		{name: "queue", run: func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runQueue(ctx, w) }, optIn: true},

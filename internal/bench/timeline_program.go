@@ -1,0 +1,156 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/ui"
+)
+
+// timelineProgram is the monitor's program as ui.Run runs it (see
+// startMonitor), with a keyboard: keys written to its input are read and
+// parsed by Bubble Tea as a terminal's. A probe waits for the first frame
+// whose timeline satisfies a condition.
+type timelineProgram struct {
+	*monitorProgram
+	keys  io.Writer
+	model *probedModel
+}
+
+func startTimelineMonitor(ctx context.Context, store *data.Store) (*timelineProgram, error) {
+	pctx, cancel := context.WithCancel(ctx)
+	in, inW := io.Pipe()
+	p, err := ui.NewProgram(pctx, ui.Options{
+		Config: ui.Config{ReadOnly: true}, Store: store,
+		Input: in, Output: io.Discard, Environ: []string{"TERM=xterm-256color"},
+	})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	mp := &monitorProgram{cancel: cancel, done: make(chan error, 1), loaded: make(chan struct{}), frames: &frameLog{h: &Histogram{}}}
+	model := &probedModel{timedModel: timedModel{m: p.Model(), frames: mp.frames, onLoad: func() {
+		mp.loadTime = time.Since(mp.started)
+		close(mp.loaded)
+	}}}
+	mp.started = time.Now()
+	go func() { // owned: Stop cancels the program and receives done
+		err := p.Run(pctx, model, tea.WithWindowSize(200, 50), tea.WithoutSignalHandler())
+		_ = in.Close()
+		mp.done <- err
+	}()
+	return &timelineProgram{monitorProgram: mp, keys: inW, model: model}, nil
+}
+
+// press types key and waits, up to timeout, for the first frame whose
+// timeline satisfies ok. It returns the time from the key to that frame
+// and the timeline's status then.
+func (tp *timelineProgram) press(ctx context.Context, key string, ok func(ui.TimelineStatus) bool, timeout time.Duration) (time.Duration, ui.TimelineStatus, error) {
+	pr := &probe{ok: ok, done: make(chan probeResult, 1)}
+	tp.model.mu.Lock()
+	tp.model.probe = pr
+	pr.t0 = time.Now()
+	tp.model.mu.Unlock()
+	if _, err := io.WriteString(tp.keys, key); err != nil {
+		return 0, ui.TimelineStatus{}, fmt.Errorf("type %q: %w", key, err)
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case res := <-pr.done:
+		if res.st.Err != nil {
+			return 0, res.st, fmt.Errorf("the timeline's read failed: %w", res.st.Err)
+		}
+		return res.d, res.st, nil
+	case err := <-tp.done:
+		tp.done <- err
+		return 0, ui.TimelineStatus{}, fmt.Errorf("monitor stopped: %v", err)
+	case <-t.C:
+		return 0, ui.TimelineStatus{}, fmt.Errorf("no frame within %v of %q showed what it should", timeout, key)
+	case <-ctx.Done():
+		return 0, ui.TimelineStatus{}, ctx.Err()
+	}
+}
+
+// typeKeys writes keys without waiting for anything.
+func (tp *timelineProgram) typeKeys(keys string) error {
+	_, err := io.WriteString(tp.keys, keys)
+	return err
+}
+
+type probe struct {
+	t0   time.Time
+	ok   func(ui.TimelineStatus) bool
+	done chan probeResult // buffered: one send
+}
+
+type probeResult struct {
+	d  time.Duration
+	st ui.TimelineStatus
+}
+
+// probedModel is timedModel, and after each View checks the pending probe
+// (a failed read satisfies every probe, to be reported).
+type probedModel struct {
+	timedModel
+	mu    sync.Mutex
+	probe *probe
+}
+
+func (p *probedModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := p.timedModel.Update(msg)
+	return p, cmd
+}
+
+func (p *probedModel) View() tea.View {
+	v := p.timedModel.View()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pr := p.probe; pr != nil {
+		if st := p.m.Timeline(); st.Err != nil || pr.ok(st) {
+			pr.done <- probeResult{d: time.Since(pr.t0), st: st}
+			p.probe = nil
+		}
+	}
+	return v
+}
+
+// readTimer times the timeline's database reads on a store (its tracer):
+// the statements of data.EventsBetween and data.OwnersAt, which read
+// lease.event under the alias e (the feed's reads do not).
+type readTimer struct {
+	total atomic.Int64 // nanoseconds
+	n     atomic.Int64
+}
+
+type readStart struct{}
+
+func isTimelineRead(sql string) bool {
+	return strings.Contains(sql, "FROM lease.event e") || strings.Contains(sql, "min(at) FROM lease.event")
+}
+
+func (t *readTimer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if isTimelineRead(d.SQL) {
+		return context.WithValue(ctx, readStart{}, time.Now())
+	}
+	return ctx
+}
+
+func (t *readTimer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	if t0, ok := ctx.Value(readStart{}).(time.Time); ok {
+		t.total.Add(int64(time.Since(t0)))
+		t.n.Add(1)
+	}
+}
+
+// spent is the reads' total time so far.
+func (t *readTimer) spent() time.Duration { return time.Duration(t.total.Load()) }
