@@ -22,8 +22,18 @@ const (
 	// DeviceRefused: the server refused Key: Owner holds it until
 	// OwnerExpires.
 	DeviceRefused DeviceState = "refused"
-	// DeviceWaiting: it waits for Key, which Owner holds.
+	// DeviceWaiting: it waits for Key, which Owner holds; Why says why
+	// when it is not a plain refusal (a preempt refused: the run is paying).
 	DeviceWaiting DeviceState = "waiting"
+	// DevicePreempting: Key is busy and it preempts Owner's run (a new
+	// message stops the run in progress).
+	DevicePreempting DeviceState = "preempting"
+	// DevicePreempted: Owner preempted its run of Key (Run, Fence); Why
+	// says why.
+	DevicePreempted DeviceState = "preempted"
+	// DeviceFollowing: Key is busy and it joined Owner's run Run instead of
+	// starting one, following the stream named by Attachment.
+	DeviceFollowing DeviceState = "following"
 	// DeviceFrozen: the process is stopped (SIGSTOP); it still believes
 	// what it believed.
 	DeviceFrozen DeviceState = "frozen"

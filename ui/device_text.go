@@ -34,11 +34,17 @@ func stateText(d *monitor.Device, serverNow time.Time) (string, tone) {
 	case monitor.DeviceTrying:
 		return "trying " + key, tonePlain
 	case monitor.DeviceHolding:
-		return fmt.Sprintf("holding %s run %s fence %d", key, shortRun(d.Run), d.Fence), toneOK
+		return parenWhy(fmt.Sprintf("holding %s run %s fence %d", key, shortRun(d.Run), d.Fence), d.Why), toneOK
 	case monitor.DeviceRefused:
-		return fmt.Sprintf("refused %s, %s: %s", key, leftText(d.OwnerExpires.Sub(serverNow)), ownerText(d.Owner)), toneWarn
+		return parenWhy(fmt.Sprintf("refused %s, %s: %s", key, leftText(d.OwnerExpires.Sub(serverNow)), ownerText(d.Owner)), d.Why), toneWarn
 	case monitor.DeviceWaiting:
-		return fmt.Sprintf("waiting %s for %s: %s", compact(serverNow.Sub(d.Since)), key, ownerText(d.Owner)), toneWarn
+		return parenWhy(fmt.Sprintf("waiting %s for %s: %s", compact(serverNow.Sub(d.Since)), key, ownerText(d.Owner)), d.Why), toneWarn
+	case monitor.DevicePreempting:
+		return fmt.Sprintf("preempting %s: new message, stopping %s", key, ownerText(d.Owner)), toneWarn
+	case monitor.DevicePreempted:
+		return fmt.Sprintf("preempted by %s: %s run %s stopped", ownerText(d.Owner), key, shortRun(d.Run)), toneBad
+	case monitor.DeviceFollowing:
+		return parenWhy(fmt.Sprintf("following %s's run %s in %s", ownerText(d.Owner), shortRun(d.Run), key), d.Attachment), toneOK
 	case monitor.DeviceFrozen:
 		return parenWhy("frozen "+compact(serverNow.Sub(d.Since)), d.Why), toneBad
 	case monitor.DeviceLost:

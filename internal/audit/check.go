@@ -56,11 +56,12 @@ func Check(ctx context.Context, store *data.Store, rec *Record) (Result, error) 
 	if err != nil {
 		return Result{}, err
 	}
-	c := &checker{rec: rec, grants: make(map[uuid.UUID]*grant), shown: make(map[Invariant]int)}
-	c.tally.Refusals = rec.Refusals
+	c := &checker{rec: rec, grants: make(map[uuid.UUID]*grant), replaced: make(map[uuid.UUID]replacement), shown: make(map[Invariant]int)}
+	c.tally.Refusals, c.tally.PreemptsRefused, c.tally.Joins = rec.Refusals, rec.PreemptsRefused, rec.Joins
 	c.tally.Kills, c.tally.Freezes, c.tally.Forced = rec.Kills, rec.Freezes, rec.ForcedReleases
 	c.history(events)
 	c.writes(rows)
+	c.replacedSilent(rows)
 	c.runsEnded()
 	return Result{Tally: c.tally, Violations: c.violations}, nil
 }
@@ -100,6 +101,7 @@ func outputRows(ctx context.Context, store *data.Store, accounts []string) ([]ou
 type checker struct {
 	rec        *Record
 	grants     map[uuid.UUID]*grant
+	replaced   map[uuid.UUID]replacement // runs preempted, by the run that replaced them
 	order      []*grant
 	tally      Tally
 	violations []Violation
@@ -172,6 +174,7 @@ func (c *checker) grantEvent(e data.Event, cur *grant) {
 	}
 	if e.Kind == data.KindPreempted {
 		c.tally.Preempts++
+		c.replaced[e.PrevRunID] = replacement{run: e.RunID, fence: e.Fence, at: e.At, kind: e.Kind}
 	} else {
 		c.tally.Takeovers++
 	}

@@ -29,6 +29,10 @@ type Record struct {
 	// Refusals counts acquisitions refused because another run held the
 	// session.
 	Refusals int
+	// PreemptsRefused counts preempts refused because the holder declared
+	// it must not be preempted; Joins, runs a holder followed (read its
+	// attachment) instead of starting one.
+	PreemptsRefused, Joins int
 	// Kills, Freezes and ForcedReleases count the chaos actions performed.
 	Kills, Freezes, ForcedReleases int
 }

@@ -16,10 +16,15 @@ const (
 	FencesRise   Invariant = 2 // fences rise per session
 	NoStaleWrite Invariant = 3 // no write with a stale fence was accepted
 	RunsEnded    Invariant = 4 // every started run ended (released, lost, or killed)
+	// ReplacedSilent: every preempted (or handed-over) run made no write
+	// accepted after the fence that replaced it.
+	ReplacedSilent Invariant = 5
 )
 
 // Invariants returns every invariant Check verifies, in order.
-func Invariants() []Invariant { return []Invariant{OneOwner, FencesRise, NoStaleWrite, RunsEnded} }
+func Invariants() []Invariant {
+	return []Invariant{OneOwner, FencesRise, NoStaleWrite, RunsEnded, ReplacedSilent}
+}
 
 // String is what the invariant promises.
 func (inv Invariant) String() string {
@@ -32,6 +37,8 @@ func (inv Invariant) String() string {
 		return "no write with a stale fence was accepted"
 	case RunsEnded:
 		return "every started run ended (released, lost, or killed)"
+	case ReplacedSilent:
+		return "every preempted run made no write accepted after the fence that replaced it"
 	}
 	return fmt.Sprintf("invariant %d", int(inv))
 }
@@ -58,6 +65,8 @@ type Tally struct {
 	Takeovers              int
 	TakeoversAfterLoss     int // taken over from a run whose process was killed on purpose
 	Preempts               int // unexpired leases taken by lease.preempt
+	PreemptsRefused        int // preempts refused: the holder was not preemptible
+	Joins                  int // runs a holder followed instead of starting one
 	ZombieRenewalsRejected int
 	StaleWritesRefused     int
 	WritesAccepted         int

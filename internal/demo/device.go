@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasetop/leasetop/data"
@@ -21,6 +22,8 @@ type DeviceConfig struct {
 	Sessions []string
 	TTL      time.Duration
 	Seed     int64
+	// Mix is the strategies its user chooses from (nil: DefaultMix).
+	Mix Mix
 }
 
 // Validate checks the configuration; RunDevice does too.
@@ -79,6 +82,8 @@ type deviceProcess struct {
 	out    *reporter
 	holder string
 	timing timing
+	// streams numbers the streams its runs write to (their attachments).
+	streams atomic.Int64
 }
 
 // RunDevice runs one device until ctx ends: for each of its conversations,
@@ -91,6 +96,9 @@ type deviceProcess struct {
 func RunDevice(ctx context.Context, store *data.Store, cfg DeviceConfig, out io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return err
+	}
+	if cfg.Mix == nil {
+		cfg.Mix = DefaultMix()
 	}
 	client, err := lease.New(store, lease.Config{TTL: cfg.TTL})
 	if err != nil {

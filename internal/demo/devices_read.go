@@ -97,6 +97,7 @@ func (p processRow) device() (monitor.Device, error) {
 		d.Reported = *p.reportedAt
 		d.Holder = st.Holder
 		d.Runs, d.Refusals, d.WritesAccepted, d.WritesRefused = st.Runs, st.Refusals, st.WritesAccepted, st.WritesRefused
+		d.Preempts, d.Preempted, d.Joins, d.QueueWaits, d.HandOvers = st.Preempts, st.Preempted, st.Joins, st.QueueWaits, st.HandOvers
 		d.State, d.Why = monitor.DeviceIdle, ""
 		d.Since = d.Reported
 		primary := -1
@@ -112,7 +113,7 @@ func (p processRow) device() (monitor.Device, error) {
 		if primary >= 0 {
 			s := st.Sessions[primary]
 			d.State, d.Since, d.Key = s.State, d.Reported.Add(-s.Age), data.Key{Account: p.account, Session: s.Session}
-			d.Run, d.Fence, d.Owner, d.Why = s.Run, s.Fence, s.Owner, s.Why
+			d.Run, d.Fence, d.Owner, d.Why, d.Attachment = s.Run, s.Fence, s.Owner, s.Why, s.Attachment
 			if s.State == monitor.DeviceRefused {
 				d.OwnerExpires = d.Reported.Add(s.OwnerLeft)
 			}
@@ -140,7 +141,8 @@ func (p processRow) device() (monitor.Device, error) {
 // what it holds first, then what it waits for or tries, then what it lost
 // or was refused.
 var rank = map[monitor.DeviceState]int{
-	monitor.DeviceHolding: 5, monitor.DeviceWaiting: 4, monitor.DeviceTrying: 3, monitor.DeviceLost: 2, monitor.DeviceRefused: 1,
+	monitor.DeviceHolding: 5, monitor.DevicePreempting: 4, monitor.DeviceFollowing: 4, monitor.DeviceWaiting: 4, monitor.DeviceTrying: 3,
+	monitor.DevicePreempted: 2, monitor.DeviceLost: 2, monitor.DeviceRefused: 1,
 }
 
 // outranks reports whether conversation state a is the one to show rather

@@ -22,6 +22,11 @@ type deviceStatus struct {
 	Refusals       int             `json:"refusals"`
 	WritesAccepted int             `json:"writes_accepted"`
 	WritesRefused  int             `json:"writes_refused"`
+	Preempts       int             `json:"preempts,omitempty"`
+	Preempted      int             `json:"preempted,omitempty"`
+	Joins          int             `json:"joins,omitempty"`
+	QueueWaits     int             `json:"queue_waits,omitempty"`
+	HandOvers      int             `json:"hand_overs,omitempty"`
 }
 
 // sessionStatus is one open conversation's state on the device.
@@ -37,6 +42,9 @@ type sessionStatus struct {
 	Owner     string        `json:"owner,omitempty"`
 	OwnerLeft time.Duration `json:"owner_left,omitempty"`
 	Why       string        `json:"why,omitempty"`
+	// Attachment is the stream the run writes (holding) or the run it
+	// follows writes (following).
+	Attachment string `json:"attachment,omitempty"`
 }
 
 // attemptRow is one line of leasetop_demo.attempt: what the device asked
@@ -61,6 +69,7 @@ type sessionState struct {
 	owner      string
 	ownerUntil time.Time
 	why        string
+	attachment string
 }
 
 // tracker folds a device's reports into its status and the attempts to
@@ -113,16 +122,39 @@ func (t *tracker) apply(r Report, now time.Time) {
 		set(sessionState{state: monitor.DeviceRefused, owner: r.Holder, ownerUntil: now.Add(r.Remaining)})
 		log("acquire", false, "busy: %s has it, %s left", r.Holder, r.Remaining.Round(100*time.Millisecond))
 	case ReportWaiting:
-		set(sessionState{state: monitor.DeviceWaiting, owner: r.Holder})
+		set(sessionState{state: monitor.DeviceWaiting, owner: r.Holder, why: r.Cause})
+	case ReportPreempting:
+		set(sessionState{state: monitor.DevicePreempting, owner: r.Holder})
+	case ReportPreemptRefused:
+		t.counts.Refusals++
+		set(sessionState{state: monitor.DeviceRefused, owner: r.Holder, ownerUntil: now.Add(r.Remaining), why: "not preemptible: paying"})
+		log("preempt", false, "refused: %s is paying (not preemptible), %s left", r.Holder, r.Remaining.Round(100*time.Millisecond))
+	case ReportFollowing:
+		t.counts.Joins++
+		set(sessionState{state: monitor.DeviceFollowing, owner: r.Holder, run: r.OwnerRun, fence: r.Fence, attachment: r.Attachment})
+		log("join", true, "busy: following %s's run (stream %s)", r.Holder, r.Attachment)
+	case ReportUnfollowed:
+		set(sessionState{state: monitor.DeviceIdle})
 	case ReportGaveUp:
 		set(sessionState{state: monitor.DeviceIdle})
 		log("wait", false, "still held after %s: its user gave up", r.Waited.Round(100*time.Millisecond))
 	case ReportStarted:
 		t.counts.Runs++
-		set(sessionState{state: monitor.DeviceHolding, run: r.Run, fence: r.Fence})
-		if r.Waited > 0 {
+		st := sessionState{state: monitor.DeviceHolding, run: r.Run, fence: r.Fence, attachment: r.Attachment}
+		switch {
+		case r.Holder != "":
+			t.counts.Preempts++
+			st.why = "preempted " + r.Holder
+		case r.Paying:
+			st.why = "paying: not preemptible"
+		}
+		set(st)
+		switch {
+		case r.Holder != "":
+			log("preempt", true, "granted: fence %d, %s's run stopped", r.Fence, r.Holder)
+		case r.Waited > 0:
 			log("wait", true, "granted after %s: fence %d", r.Waited.Round(100*time.Millisecond), r.Fence)
-		} else {
+		default:
 			log("acquire", true, "granted: fence %d", r.Fence)
 		}
 	case ReportWrite:
@@ -142,10 +174,15 @@ func (t *tracker) apply(r Report, now time.Time) {
 			log("renew", false, "rejected: the lease is not its any more (a zombie's renewal)")
 		}
 	case ReportEnded:
-		if r.How == EndLost {
+		switch {
+		case r.How == EndLost && r.Holder != "":
+			t.counts.Preempted++
+			set(sessionState{state: monitor.DevicePreempted, run: r.Run, fence: r.Fence, owner: r.Holder, why: r.Cause})
+			log("release", false, "lost before it ended: %s", r.Cause)
+		case r.How == EndLost:
 			set(sessionState{state: monitor.DeviceLost, run: r.Run, fence: r.Fence, why: r.Cause})
 			log("release", false, "lost before it ended: %s", r.Cause)
-		} else {
+		default:
 			set(sessionState{state: monitor.DeviceIdle})
 			log("release", true, "released")
 		}
@@ -161,8 +198,9 @@ func (t *tracker) status(now time.Time) (deviceStatus, []attemptRow) {
 	st.Holder, st.Stopped = t.holder, t.stopped
 	for _, name := range t.order {
 		s := t.sessions[name]
-		ss := sessionStatus{Session: name, State: s.state, Age: now.Sub(s.since), Run: s.run, Fence: s.fence, Owner: s.owner, Why: s.why}
-		if s.state == monitor.DeviceRefused {
+		ss := sessionStatus{Session: name, State: s.state, Age: now.Sub(s.since), Run: s.run, Fence: s.fence, Owner: s.owner, Why: s.why,
+			Attachment: s.attachment}
+		if s.state == monitor.DeviceRefused || s.state == monitor.DevicePreempting {
 			ss.OwnerLeft = s.ownerUntil.Sub(now)
 		}
 		st.Sessions = append(st.Sessions, ss)

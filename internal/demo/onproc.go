@@ -37,6 +37,14 @@ func (r *runner) onReport(p *proc, rep Report) {
 		r.rec.Refusals++
 		r.emit("refused", fmt.Sprintf("%s  %s pressed send: busy, %s owns it for %s more",
 			clean(key.String()), p, clean(rep.Holder), rep.Remaining.Round(100*time.Millisecond)))
+	case ReportPreemptRefused:
+		r.rec.PreemptsRefused++
+		r.emit("not preemptible", fmt.Sprintf("%s  %s sent a new message: preempt refused, %s is paying (not preemptible); it waits",
+			clean(key.String()), p, clean(rep.Holder)))
+	case ReportFollowing:
+		r.rec.Joins++
+		r.emit("joined", fmt.Sprintf("%s  %s found it busy and follows %s's run %s (stream %s) instead of starting one",
+			clean(key.String()), p, clean(rep.Holder), short(rep.OwnerRun), clean(rep.Attachment)))
 	case ReportStarted:
 		r.active[rep.Run] = &activeRun{run: rep.Run, key: key, fence: rep.Fence, proc: p}
 		r.rec.Started[rep.Run] = audit.StartedRun{Key: key, Fence: rep.Fence, Holder: p.label}

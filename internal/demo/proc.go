@@ -63,6 +63,7 @@ type spawner struct {
 	dsn  string
 	ttl  time.Duration
 	seed int64
+	mix  Mix
 	msgs chan<- procMsg
 	wg   *sync.WaitGroup
 }
@@ -72,7 +73,7 @@ func (s *spawner) start(p *proc) error {
 	seed := s.seed*1_000_003 + int64(p.idx)*7919 + int64(p.gen+1)
 	cmd := exec.Command(s.exe, "device",
 		"--name", p.name, "--account", p.account, "--sessions", strings.Join(p.sessions, ","),
-		"--ttl", s.ttl.String(), "--seed", strconv.FormatInt(seed, 10))
+		"--ttl", s.ttl.String(), "--seed", strconv.FormatInt(seed, 10), "--strategy", s.mix.String())
 	cmd.Env = deviceEnv(s.dsn)
 	// Its own process group: a terminal's ctrl+c reaches only the demo, which
 	// stops the devices in order. If the demo dies, the kernel sends SIGTERM

@@ -31,7 +31,9 @@ const (
 	// ReportGaveUp: its user stopped waiting after Waited.
 	ReportGaveUp ReportKind = "gave_up"
 	// ReportStarted: the device owns the conversation: Run, Fence, ExpiresAt;
-	// Waited when it was granted at the end of a wait.
+	// Waited when it was granted at the end of a wait; Paying when it must
+	// not be preempted; Holder when it preempted that holder's run;
+	// Attachment the stream it writes to.
 	ReportStarted ReportKind = "started"
 	// ReportWrite: a chunk of output went through the fence check; Accepted
 	// says whether it was written.
@@ -42,8 +44,21 @@ const (
 	// ReportLateRenewal: the zombie's late heartbeat; Accepted says whether
 	// the database took it (it must not once the lease expired).
 	ReportLateRenewal ReportKind = "late_renewal"
-	// ReportEnded: the run ended; How is "released" or "lost", Cause why.
+	// ReportEnded: the run ended; How is "released" or "lost", Cause why;
+	// Holder the run that preempted it, if one did.
 	ReportEnded ReportKind = "ended"
+	// ReportPreempting: busy, its user sent a new message: it preempts
+	// Holder's run OwnerRun (fence Fence).
+	ReportPreempting ReportKind = "preempting"
+	// ReportPreemptRefused: the preempt was refused: Holder's run is paying
+	// (not preemptible). Its user waits instead.
+	ReportPreemptRefused ReportKind = "preempt_refused"
+	// ReportFollowing: busy, it joins Holder's run OwnerRun instead of
+	// starting one, following the stream named by Attachment.
+	ReportFollowing ReportKind = "following"
+	// ReportUnfollowed: it stopped following OwnerRun (the run ended, or
+	// its user stopped watching) after Waited.
+	ReportUnfollowed ReportKind = "unfollowed"
 	// ReportError: something failed that the device survives (Err).
 	ReportError ReportKind = "error"
 )
@@ -74,6 +89,10 @@ type Report struct {
 	Cause     string        `json:"cause,omitempty"`
 	Err       string        `json:"err,omitempty"`
 	PID       int           `json:"pid,omitempty"`
+	// Strategy is what the press chose (trying).
+	Strategy   Strategy `json:"strategy,omitempty"`
+	Paying     bool     `json:"paying,omitempty"`
+	Attachment string   `json:"attachment,omitempty"`
 }
 
 // maxReportLine bounds one report line.
@@ -93,7 +112,8 @@ func DecodeReport(line []byte) (Report, error) {
 	}
 	switch r.Kind {
 	case ReportReady, ReportTrying, ReportRefused, ReportWaiting, ReportGaveUp, ReportStarted, ReportWrite,
-		ReportFrozen, ReportLateRenewal, ReportEnded, ReportError:
+		ReportFrozen, ReportLateRenewal, ReportEnded, ReportError,
+		ReportPreempting, ReportPreemptRefused, ReportFollowing, ReportUnfollowed:
 		return r, nil
 	}
 	return r, fmt.Errorf("%w: unknown kind %q", ErrBadReport, truncate(string(r.Kind), 32))

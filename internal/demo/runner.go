@@ -70,7 +70,7 @@ func (d *Demo) newRunner(startID int64) *runner {
 		start:  time.Now(),
 		sched:  NewSchedule(d.cfg.Seed, d.cfg.TTL),
 	}
-	r.spawn = &spawner{exe: d.cfg.Exe, dsn: d.cfg.DSN, ttl: d.cfg.TTL, seed: d.cfg.Seed, msgs: r.msgs, wg: &r.wg}
+	r.spawn = &spawner{exe: d.cfg.Exe, dsn: d.cfg.DSN, ttl: d.cfg.TTL, seed: d.cfg.Seed, mix: d.cfg.Mix, msgs: r.msgs, wg: &r.wg}
 	r.next = r.sched.Next()
 	for a := range d.cfg.Accounts {
 		r.scope[d.cfg.Account(a)] = true
