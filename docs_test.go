@@ -47,6 +47,9 @@ func TestFunctionAttributes(t *testing.T) {
 		"notify_renewals": invoker, "set_notify_renewals": invoker,
 		"check_key": invoker, "check_ttl": invoker, "check_label": invoker, "public_run_id": invoker, "event_json": invoker,
 		"safe_text": {}, "timeline_floor": {}, "follow_timeline": {}, "move_past_timeline": invoker,
+		// the queue (sql/queue.sql)
+		"enqueue": caller, "renew_ticket": caller, "cancel_ticket": caller,
+		"queue_event": owner, "queue_granted": owner, "queue_admits": invoker, "queue_place_of": invoker, "queue_limit": {},
 	}
 	db := pgtest.New(t)
 	rows, err := db.Conn(t).Query(context.Background(), `

@@ -45,18 +45,31 @@ type HeldError struct {
 	// its run writes to: a device may join that run instead of starting one.
 	// Untrusted text.
 	Attachment string
+	// Queued is the number of live tickets in the session's queue ahead of
+	// the caller (all of them, for a run without a ticket): while it is
+	// above 0 the caller may not take the lease even when it is free
+	// (RunID uuid.Nil).
+	Queued int
 }
 
 func (e *HeldError) Error() string {
+	var msg string
 	if e.RunID == uuid.Nil {
-		return fmt.Sprintf("lease %s held by another run", e.Key)
+		msg = fmt.Sprintf("lease %s held by another run", e.Key)
+		if e.Queued > 0 {
+			msg = fmt.Sprintf("lease %s is free but reserved for the queue", e.Key)
+		}
+	} else {
+		msg = fmt.Sprintf("lease %s held by run %s (%s) for %s more",
+			e.Key, e.RunID, e.Holder, e.Remaining.Round(time.Millisecond))
 	}
-	s := fmt.Sprintf("lease %s held by run %s (%s) for %s more",
-		e.Key, e.RunID, e.Holder, e.Remaining.Round(time.Millisecond))
-	if !e.Preemptible {
-		s += ", not preemptible"
+	if e.RunID != uuid.Nil && !e.Preemptible {
+		msg += ", not preemptible"
 	}
-	return s
+	if e.Queued > 0 {
+		msg += fmt.Sprintf(" (queued: %d ahead)", e.Queued)
+	}
+	return msg
 }
 
 // Is makes errors.Is(err, ErrHeld) true.

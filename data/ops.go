@@ -57,7 +57,7 @@ func (s *Store) Acquire(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 		return Grant{}, fmt.Errorf("acquire %s: %w", key, translate(err))
 	}
 	if !found {
-		return Grant{}, s.held(ctx, key)
+		return Grant{}, s.held(ctx, key, runID)
 	}
 	return g, nil
 }
@@ -102,18 +102,30 @@ func validateAcquire(key Key, runID uuid.UUID, ttl time.Duration, holder string)
 	return ValidateHolder(holder)
 }
 
-// held reads who holds key for the ErrHeld that Acquire returns: one read,
-// only on a refusal, so a granted Acquire costs nothing more.
-func (s *Store) held(ctx context.Context, key Key) error {
+// held reads who holds key, whether it may be preempted, what it published,
+// and how many queued tickets are ahead of runID, for the ErrHeld that
+// Acquire returns (a refusal only: the grant pays nothing for it).
+func (s *Store) held(ctx context.Context, key Key, runID uuid.UUID) error {
 	e := &HeldError{Key: key}
-	err := s.pool.QueryRow(ctx, `
-		SELECT run_id, holder, fence, greatest(expires_at - clock_timestamp(), interval '0'),
-		       preemptible, coalesce(attachment, '')
-		  FROM lease.session_lease WHERE account_id = $1 AND session_id = $2`,
-		key.Account, key.Session).Scan(&e.RunID, &e.Holder, &e.Fence, &e.Remaining, &e.Preemptible, &e.Attachment)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+	var (
+		run         *uuid.UUID
+		holder      *string
+		fence       *int64
+		remaining   *time.Duration
+		preemptible *bool
+		attachment  *string
+	)
+	err := s.pool.QueryRow(ctx, heldQuery, key.Account, key.Session, PublicRunID(runID)).
+		Scan(&run, &holder, &fence, &remaining, &preemptible, &attachment, &e.Queued)
+	if err != nil {
 		// The refusal stands; only the details are missing.
 		return e
+	}
+	if run != nil {
+		e.RunID, e.Holder, e.Fence, e.Remaining, e.Preemptible = *run, *holder, *fence, *remaining, *preemptible
+		if attachment != nil {
+			e.Attachment = *attachment
+		}
 	}
 	return e
 }

@@ -48,7 +48,7 @@ func (s *Store) AcquireWith(ctx context.Context, key Key, runID uuid.UUID, ttl t
 		return Grant{}, fmt.Errorf("acquire %s: %w", key, translate(err))
 	}
 	if !found {
-		return Grant{}, s.held(ctx, key)
+		return Grant{}, s.held(ctx, key, runID)
 	}
 	return g, nil
 }
@@ -87,12 +87,12 @@ func (s *Store) Preempt(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 	if err != nil {
 		err = translate(err)
 		if errors.Is(err, ErrNotPreemptible) {
-			return Grant{}, fmt.Errorf("preempt %s: %w: %w", key, ErrNotPreemptible, s.held(ctx, key))
+			return Grant{}, fmt.Errorf("preempt %s: %w: %w", key, ErrNotPreemptible, s.held(ctx, key, runID))
 		}
 		return Grant{}, fmt.Errorf("preempt %s: %w", key, err)
 	}
 	if !found {
-		return Grant{}, s.held(ctx, key)
+		return Grant{}, s.held(ctx, key, runID)
 	}
 	return g, nil
 }

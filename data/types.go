@@ -59,13 +59,18 @@ const (
 	// runs, and also the victim's label (PrevHolder), the preemptor's login
 	// (Actor) and its Reason.
 	KindPreempted Kind = "preempted"
+	// The queue's (sql/queue.sql): a ticket taken, and a ticket ended
+	// (Reason: granted, cancelled or expired). Not ownership transitions.
+	KindQueueJoined Kind = "queue_joined"
+	KindQueueLeft   Kind = "queue_left"
 )
 
 // Valid reports whether k is one of the documented kinds.
 func (k Kind) Valid() bool {
 	switch k {
 	case KindAcquired, KindTakenOver, KindReleased, KindForceReleased,
-		KindRenewRejected, KindTruncated, KindRenewed, KindPreempted:
+		KindRenewRejected, KindTruncated, KindRenewed, KindPreempted,
+		KindQueueJoined, KindQueueLeft:
 		return true
 	}
 	return false

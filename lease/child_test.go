@@ -71,6 +71,9 @@ func runChild(ctx context.Context, mode string) error {
 	if mode == childFrozenBatch {
 		return frozenBatchChild(ctx, store, ttl)
 	}
+	if mode == childQueue {
+		return queueChild(ctx, store, ttl)
+	}
 	client, err := lease.New(store, lease.Config{TTL: ttl})
 	if err != nil {
 		return err

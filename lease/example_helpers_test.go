@@ -1,8 +1,12 @@
 package lease_test
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
 
 	"github.com/leasetop/leasetop/internal/pgtest"
 )
@@ -17,4 +21,17 @@ func exampleDatabase() (string, func()) {
 		return "", func() {}
 	}
 	return dsn, drop
+}
+
+// waitQueueLength polls key's queue until it holds n live tickets (for at
+// most ten seconds): an example's way to know the order its waiters queued in.
+func waitQueueLength(ctx context.Context, store *data.Store, key data.Key, n int) {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if q, err := store.QueueOf(ctx, key); err == nil && len(q) == n {
+			return
+		}
+		time.Sleep(5 * time.Millisecond) // polling a condition, bounded by the deadline
+	}
+	fmt.Fprintf(os.Stderr, "queue of %s never reached %d tickets\n", key, n)
 }

@@ -35,5 +35,6 @@ func (c *Client) unsubscribe(w *waiter) { c.notes.unsubscribe(w.sub) }
 // wakes reports whether an event of kind k can let a waiter in (or changes
 // how long it should sleep).
 func wakes(k data.Kind) bool {
-	return k == data.KindReleased || k == data.KindForceReleased || k == data.KindTakenOver || k == data.KindPreempted
+	return k == data.KindReleased || k == data.KindForceReleased || k == data.KindTakenOver || k == data.KindPreempted ||
+		k == data.KindQueueLeft // a ticket ended: the next one may be the head now (Queue)
 }

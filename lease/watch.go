@@ -72,6 +72,9 @@ func (l *Lease) onNotice(n notice) {
 // takeover, its renewals, its own rejected renewal, which its heartbeat has
 // seen already) do not.
 func (l *Lease) concerns(ev data.Event) bool {
+	if ev.Kind == data.KindQueueJoined || ev.Kind == data.KindQueueLeft {
+		return false // the queue's tickets never end a lease (sql/queue.sql)
+	}
 	return ev.RunID != l.RunID() || ev.Kind.Ends()
 }
 

@@ -201,6 +201,7 @@ DECLARE
     pub uuid;
     granted lease.grant;
     inserted boolean;
+    queued boolean;
 BEGIN
     -- Valid input passes one expression; only invalid input calls the
     -- check_* functions, which raise the precise error. (Each call of a
@@ -243,6 +244,17 @@ BEGIN
         RETURN;
     END IF;
 
+    -- The queue (queue.sql): while the session has a live ticket, only the
+    -- head ticket's run may take the free lease; anyone else is refused as
+    -- if it were held. A session without a queue pays one probe of an
+    -- empty range of queue_ticket's primary key.
+    queued := EXISTS (SELECT 1 FROM lease.queue_ticket q
+                       WHERE q.account_id = acquire.account_id AND q.session_id = acquire.session_id
+                         AND q.expires_at > now_);
+    IF queued AND NOT lease.queue_admits(acquire.account_id, acquire.session_id, pub, now_) THEN
+        RETURN;
+    END IF;
+
     IF lease.follow_timeline() THEN NULL; END IF; -- before the fence and the event: see follow_timeline
     INSERT INTO lease.session_lease AS l
         (account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at)
@@ -269,16 +281,19 @@ BEGIN
         -- events before the INSERT could succeed, and nobody else can take the
         -- key until this transaction ends: the key's two latest ownership
         -- events (this grant's and the one before it) show any higher fence.
-        -- Rejected renewals are not ownership events.
+        -- Rejected renewals and the queue's events are not ownership events.
         IF inserted AND EXISTS (
             SELECT 1
               FROM (SELECT e.fence FROM lease.event e
                      WHERE e.account_id = acquire.account_id AND e.session_id = acquire.session_id
-                       AND e.kind <> 'renew_rejected'
+                       AND e.kind NOT IN ('renew_rejected', 'queue_joined', 'queue_left')
                      ORDER BY e.id DESC LIMIT 2) h
              WHERE h.fence > granted.fence) THEN
             RAISE EXCEPTION 'another run acquired and released %/% while this acquire drew its fence; retry',
                 acquire.account_id, acquire.session_id USING ERRCODE = '40001';
+        END IF;
+        IF queued THEN
+            PERFORM lease.queue_granted(acquire.account_id, acquire.session_id, pub, now_); -- ends its ticket
         END IF;
         granted.run_id := acquire.run_id;
         RETURN NEXT granted;

@@ -198,7 +198,7 @@ BEGIN
             SELECT 1
               FROM (SELECT e.fence FROM lease.event e
                      WHERE e.account_id = preempt.account_id AND e.session_id = preempt.session_id
-                       AND e.kind <> 'renew_rejected'
+                       AND e.kind NOT IN ('renew_rejected', 'queue_joined', 'queue_left')
                      ORDER BY e.id DESC LIMIT 2) h
              WHERE h.fence > granted.fence) THEN
             RAISE EXCEPTION 'another run acquired and released %/% while this preempt drew its fence; retry',

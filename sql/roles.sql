@@ -1,7 +1,8 @@
 -- leasetop roles: least privilege for the three kinds of client.
 --
 --   lease_reader  SELECT on the leases and the event history: the monitor in --read-only mode.
---   lease_app     lease_reader + EXECUTE on acquire, renew, renew_many, release and check_fence: programs
+--   lease_app     lease_reader + EXECUTE on acquire, renew, renew_many, release, check_fence and the
+--                 queue's enqueue, renew_ticket and cancel_ticket: programs
 --                 that own executions. No INSERT/UPDATE/DELETE: a lease changes only
 --                 through the protocol.
 --   lease_admin   lease_app + EXECUTE on force_release: operators.
@@ -21,6 +22,7 @@ REVOKE ALL ON ALL FUNCTIONS IN SCHEMA lease FROM PUBLIC;
 
 GRANT USAGE ON SCHEMA lease TO lease_reader, lease_app, lease_admin, lease_preempt;
 GRANT SELECT ON lease.session_lease, lease.event, lease.schema_version TO lease_reader;
+GRANT SELECT ON lease.queue_ticket TO lease_reader; -- the queue: public run ids, labels, times
 GRANT EXECUTE ON FUNCTION lease.notify_renewals() TO lease_reader;
 
 GRANT EXECUTE ON FUNCTION
@@ -30,7 +32,10 @@ GRANT EXECUTE ON FUNCTION
     lease.release(text, text, uuid),
     lease.check_fence(text, text, uuid, bigint),
     lease.acquire_with(text, text, uuid, interval, text, boolean, text),
-    lease.set_attachment(text, text, uuid, text)
+    lease.set_attachment(text, text, uuid, text),
+    lease.enqueue(text, text, uuid, interval, text),
+    lease.renew_ticket(text, text, uuid, interval),
+    lease.cancel_ticket(text, text, uuid)
     TO lease_app;
 
 GRANT EXECUTE ON FUNCTION lease.force_release(text, text, uuid, text) TO lease_admin;

@@ -127,7 +127,7 @@ $$;
 DO $$
 DECLARE
     kinds constant text[] := ARRAY['acquired', 'taken_over', 'released', 'force_released', 'renew_rejected', 'truncated',
-        'preempted'];
+        'preempted', 'queue_joined', 'queue_left'];
     kind text;
     missing boolean := false;
 BEGIN

@@ -27,6 +27,9 @@ import "embed"
 // victim's label in lease.event.prev_holder); lease rows say whether their
 // holder may be preempted and carry its attachment (preempt.sql). Columns
 // are added in place: a version-2 database migrates keeping its leases.
+// Version 3 (queue): lease.queue_ticket and lease.session_queue, created if
+// missing (a version-2 database migrates in place), the queue's functions
+// (queue.sql), and the event kinds queue_joined and queue_left.
 const Version = 3
 
 //go:embed *.sql
@@ -39,6 +42,7 @@ func Files() []File {
 		read("schema.sql", true),
 		read("functions.sql", true),
 		read("preempt.sql", true),
+		read("queue.sql", true),
 		read("triggers.sql", true),
 		read("roles.sql", true),
 		read("members.sql", false),

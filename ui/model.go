@@ -28,6 +28,10 @@ type Source struct {
 	// locked (a fenced write in progress, or one stuck open: then no
 	// takeover of the expired lease can commit), for the detail view.
 	LockersFunc func(key data.Key) ([]data.Locker, error)
+	// QueuesFunc reads every session's queue length (ui/queue.go); QueueFunc
+	// one session's tickets, head first, for the detail view.
+	QueuesFunc func() (map[data.Key]int, error)
+	QueueFunc  func(key data.Key) ([]data.Ticket, error)
 	// ReleaseFunc force-releases key's lease if run still holds it.
 	ReleaseFunc func(key data.Key, run uuid.UUID, reason string) (ReleaseResult, error)
 }
@@ -94,6 +98,8 @@ type Model struct {
 
 	width, height int
 	now           time.Time
+
+	queues queuePoll // the sessions' queue lengths (ui/queue.go)
 
 	state    *monitor.State
 	frozen   *monitor.State // the paused picture, nil when live

@@ -72,6 +72,8 @@ func storeSource(ctx context.Context, store *data.Store, feed *monitor.Feed, rea
 		LockersFunc: func(key data.Key) ([]data.Locker, error) {
 			return store.Lockers(ctx, key)
 		},
+		QueuesFunc: func() (map[data.Key]int, error) { return store.QueueLengths(ctx) },
+		QueueFunc:  func(key data.Key) ([]data.Ticket, error) { return store.QueueOf(ctx, key) },
 	}
 	if !readOnly {
 		src.ReleaseFunc = func(key data.Key, run uuid.UUID, reason string) (ReleaseResult, error) {

@@ -39,6 +39,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onHistory(msg)
 	case lockersMsg:
 		return m, m.onLockers(msg)
+	case queuesMsg:
+		m.onQueues(msg)
+		return m, nil
+	case queueMsg:
+		m.onQueue(msg)
+		return m, nil
 	case releaseMsg:
 		return m, m.onRelease(msg)
 	case actionMsg:
@@ -84,7 +90,7 @@ func (m *Model) onTick() tea.Cmd {
 	default:
 		m.refreshCounts()
 	}
-	return m.tick()
+	return tea.Batch(m.tick(), m.pollQueues())
 }
 
 // onBatch applies the feed's batch to the live state, or holds it for the

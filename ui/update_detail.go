@@ -18,6 +18,8 @@ type detailView struct {
 	scroll  int
 	lockers []data.Locker // transactions holding the lease row locked
 	lockErr error
+	queue   []data.Ticket // the session's queue, head first (ui/queue.go)
+	qErr    error
 }
 
 // openDetail opens the selected session's details (from the events pane:
@@ -40,7 +42,7 @@ func (m *Model) openDetail() tea.Cmd {
 	l, held := m.shown().Lease(k)
 	m.detail = &detailView{key: k, opened: l, held: held, loading: true}
 	m.mode = modeDetail
-	return tea.Batch(m.loadHistory(k), m.loadLockers(k))
+	return tea.Batch(m.loadHistory(k), m.loadLockers(k), m.loadQueue(k))
 }
 
 // detailKey scrolls the history or closes the view.

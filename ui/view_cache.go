@@ -58,6 +58,7 @@ type rowEntry struct {
 	clock     rowClock
 	cells     []string // by column; the cells before colTTL never change with time
 	line      string
+	queued    int // the session's queue length it was drawn with
 }
 
 // staticFor reports whether the entry's time-independent cells are those of

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"slices"
+
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/leasetop/leasetop/data"
@@ -17,6 +19,7 @@ const (
 	colTTL
 	colHeld
 	colRenewed
+	colQueue // shown only while some session has a queue (ui/queue.go)
 	numCols
 )
 
@@ -50,6 +53,7 @@ func colSpecs() []colSpec {
 		{colTTL, "TTL", 7, 15, false, false, 0, true},
 		{colHeld, "HELD", 6, 6, false, true, 3, true},
 		{colRenewed, "RENEWED", 7, 7, false, true, 2, true},
+		{colQueue, "QUEUE", 5, 5, false, true, 6, false},
 	}
 }
 
@@ -104,6 +108,9 @@ func cellWidth(s string) int16 {
 func tableColumns(width int, content colWidths) []column {
 	avail := width - 2
 	specs := colSpecs()
+	if content[colQueue] == 0 { // no session has a queue: no column
+		specs = slices.DeleteFunc(specs, func(s colSpec) bool { return s.id == colQueue })
+	}
 	need := func() int {
 		n := len(specs) - 1
 		for _, s := range specs {

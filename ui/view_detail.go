@@ -61,6 +61,7 @@ func (m *Model) viewDetail() []string {
 			lines = append(lines, "  "+s.warn.Render(fmt.Sprintf("changed hands since this view opened (was run %s)", shortRun(d.opened.RunID))))
 		}
 	}
+	lines = m.queueLines(lines, serverNow)
 	return m.appendList(lines, listView{title: "History", note: " newest first, from lease.event",
 		loading: d.loading, err: d.err, what: "the history", empty: "no events",
 		n: len(d.history), scroll: d.scroll, line: func(i int) string { return m.historyLine(d.history[i]) }})

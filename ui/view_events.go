@@ -127,6 +127,10 @@ func (m *Model) describe(ev data.Event) (string, string, *lipgloss.Style) {
 		return "renew rejected", "zombie " + run + " renewing; " + rejectReason(ev.Reason), &s.zombie
 	case data.KindTruncated:
 		return "truncated", "the lease table was truncated: resyncing", &s.bad
+	case data.KindQueueJoined:
+		return "queued", run + " took a ticket" + holder, nil
+	case data.KindQueueLeft:
+		return "left queue", run + " " + clean(ev.Reason, 12) + holder, nil
 	}
 	return clean(string(ev.Kind), 14), "", nil
 }

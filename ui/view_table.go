@@ -16,7 +16,11 @@ import (
 // viewTable is the column header and the visible rows.
 func (m *Model) viewTable(lay layout) []string {
 	end := min(m.off+lay.tableRows, len(m.rows))
-	cols := tableColumns(m.width, contentWidths(m.rows[min(m.off, end):end]))
+	content := contentWidths(m.rows[min(m.off, end):end])
+	if m.queues.any() {
+		content[colQueue] = 1
+	}
+	cols := tableColumns(m.width, content)
 	lines := []string{m.tableHeader(cols)}
 	shown := m.shown()
 	if len(m.rows) == 0 {
@@ -82,7 +86,8 @@ func (m *Model) renderTableHeader(cols []column, page int) string {
 func (m *Model) tableRow(e *rowEntry, cols []column, l *data.Lease, selected bool, serverNow time.Time, st *monitor.State) string {
 	highlight := selected && m.focus == focusTable
 	clock := m.clockOf(l, st, serverNow, ttlWidth(cols))
-	static := e.staticFor(l, widthsOf(cols), m.width, selected, highlight)
+	queued := m.queues.length(l.Key)
+	static := e.staticFor(l, widthsOf(cols), m.width, selected, highlight) && e.queued == queued
 	if static && e.clock == clock {
 		return e.line
 	}
@@ -107,7 +112,7 @@ func (m *Model) tableRow(e *rowEntry, cols []column, l *data.Lease, selected boo
 		line = m.styles.selected.Render(pad(line, m.width))
 	}
 	*e = rowEntry{ok: true, lease: *l, cols: widthsOf(cols), width: m.width, selected: selected, highlight: highlight,
-		clock: clock, cells: e.cells, line: line}
+		clock: clock, cells: e.cells, line: line, queued: queued}
 	return line
 }
 
@@ -135,6 +140,10 @@ func (m *Model) tableCell(c column, l *data.Lease, frac float64, highlight bool,
 		text = compact(serverNow.Sub(l.RenewedAt))
 		s := m.fractionStyle(frac)
 		style = &s
+	case colQueue:
+		if n := m.queues.length(l.Key); n > 0 {
+			text = fmt.Sprint(n)
+		}
 	}
 	if c.right {
 		text = padLeft(text, c.width)

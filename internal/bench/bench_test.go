@@ -71,7 +71,7 @@ func TestRunAllWorkloads(t *testing.T) {
 }
 
 // optIn are the workloads that run only when named.
-var optIn = map[string]bool{"monitor": true, "exporter": true, "pooler": true, "poll-cost": true, "listen-cost": true, "keepalive-scale": true}
+var optIn = map[string]bool{"monitor": true, "exporter": true, "pooler": true, "poll-cost": true, "listen-cost": true, "keepalive-scale": true, "queue": true}
 
 // TestProductionWorkloads runs the opt-in pooler, poll-cost and listen-cost workloads
 // briefly, through a real PgBouncer, and checks the report's shape and

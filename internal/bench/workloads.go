@@ -60,6 +60,7 @@ func workloads() []workload {
 		{name: "monitor", run: monitorScale, optIn: true},
 		{name: "exporter", run: exporterScale, optIn: true},
 		{name: "keepalive-scale", run: keepAliveScale, optIn: true},
+		{name: "queue", run: func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runQueue(ctx, w) }, optIn: true},
 	}
 }
 

@@ -53,7 +53,11 @@ func cmdLs(ctx context.Context, env Env, args []string) error {
 		return cmp.Or(cmp.Compare(a.Account, b.Account), cmp.Compare(a.Session, b.Session))
 	})
 	if *asJSON {
-		return writeLeasesJSON(env.Stdout, now, leases)
+		queues, err := store.QueueLengths(ctx)
+		if err != nil {
+			return connError(err)
+		}
+		return writeLeasesJSON(env.Stdout, now, leases, queues)
 	}
 	return writeLeasesText(env.Stdout, now, leases)
 }
@@ -72,20 +76,22 @@ type leaseJSON struct {
 	Expired          bool      `json:"expired"`           // expired and not taken over: a likely lost holder
 	Preemptible      bool      `json:"preemptible"`       // false: the holder declared it must not be preempted
 	Attachment       *string   `json:"attachment"`        // what the holder published (untrusted text), null for none
+	QueueLength      int       `json:"queue_length"`      // live tickets in the session's queue
 }
 
-func writeLeasesJSON(w io.Writer, now time.Time, leases []data.Lease) error {
+func writeLeasesJSON(w io.Writer, now time.Time, leases []data.Lease, queues map[data.Key]int) error {
 	out := struct {
 		ServerTime time.Time   `json:"server_time"`
 		Leases     []leaseJSON `json:"leases"`
-	}{ServerTime: now, Leases: []leaseJSON{}}
+		Queues     []queueJSON `json:"queues"` // every session with a queue, held or not
+	}{ServerTime: now, Leases: []leaseJSON{}, Queues: queuesJSON(queues)}
 	for _, l := range leases {
 		left := l.ExpiresAt.Sub(now)
 		out.Leases = append(out.Leases, leaseJSON{
 			AccountID: l.Account, SessionID: l.Session, RunID: l.RunID.String(), Holder: l.Holder, Fence: l.Fence,
 			AcquiredAt: l.AcquiredAt, RenewedAt: l.RenewedAt, ExpiresAt: l.ExpiresAt,
 			RemainingSeconds: left.Seconds(), Expired: left <= 0,
-			Preemptible: !l.NotPreemptible, Attachment: nonEmpty(l.Attachment),
+			Preemptible: !l.NotPreemptible, Attachment: nonEmpty(l.Attachment), QueueLength: queues[l.Key],
 		})
 	}
 	b, err := json.MarshalIndent(out, "", "  ")

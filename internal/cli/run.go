@@ -89,7 +89,7 @@ func notRun(ctx context.Context, err error) error {
 }
 
 func parseRunFlags(env Env, args []string) (runOptions, error) {
-	fs := newFlags(env, "run", "run --account A --session S [--ttl 15s] [--on-busy refuse|wait|preempt [--reason TEXT]] [--wait] [--listen-dsn URL] [--poll 250ms] "+
+	fs := newFlags(env, "run", "run --account A --session S [--ttl 15s] [--on-busy refuse|wait|queue|preempt [--reason TEXT]] [--wait] [--listen-dsn URL] [--poll 250ms] "+
 		"[--not-preemptible] [--attachment TEXT] [--holder LABEL] [--grace 5s] [--pass-db-env] [--dsn URL] -- CMD [ARGS...]")
 	dsn := dsnFlag(fs)
 	listen := addListenFlags(fs)

@@ -19,6 +19,7 @@ const (
 	busyRefuse  = "refuse"  // exit 3 at once (the default)
 	busyWait    = "wait"    // wait until it is free (--wait)
 	busyPreempt = "preempt" // take it now (needs lease_preempt)
+	busyQueue   = "queue"   // take a ticket in the session's queue (run_queue.go)
 )
 
 // busyFlags are leasetop run's flags about a busy session and what the run
@@ -33,8 +34,8 @@ type busyFlags struct {
 
 func addBusyFlags(fs *flagSet) *busyFlags {
 	return &busyFlags{
-		onBusy: fs.String("on-busy", busyRefuse, "when another run holds the lease: refuse (exit 3), wait (until it is free) "+
-			"or preempt (take it now and stop that run; needs the lease_preempt role, and the holder must be preemptible)"),
+		onBusy: fs.String("on-busy", busyRefuse, "when another run holds the lease: refuse (exit 3), wait (until it is free, in no particular order), "+
+			"queue (take a ticket and be granted the lease in turn) or preempt (take it now and stop that run; needs the lease_preempt role, and the holder must be preemptible)"),
 		wait:   fs.Bool("wait", false, "the same as --on-busy wait"),
 		reason: fs.String("reason", "", "with --on-busy preempt: the reason recorded in the preempted event and shown to the preempted run"),
 		notPreemptible: fs.Bool("not-preemptible", false,
@@ -62,9 +63,9 @@ func (f *busyFlags) options() (busyOptions, error) {
 		o.policy = busyWait
 	}
 	switch o.policy {
-	case busyRefuse, busyWait, busyPreempt:
+	case busyRefuse, busyWait, busyQueue, busyPreempt:
 	default:
-		return o, usageErrorf("run: --on-busy must be refuse, wait or preempt, got %q", termtext.Clean(o.policy, 40))
+		return o, usageErrorf("run: --on-busy must be refuse, wait, queue or preempt, got %q", termtext.Clean(o.policy, 40))
 	}
 	if o.reason != "" && o.policy != busyPreempt {
 		return o, usageErrorf("run: --reason is for --on-busy preempt")
@@ -98,6 +99,8 @@ func acquireForRun(ctx context.Context, env Env, client *lease.Client, opts runO
 	case busyWait:
 		fmt.Fprintf(env.Stderr, "leasetop: waiting: %s\n", heldMessage(held))
 		l, err = client.Wait(ctx, permit)
+	case busyQueue:
+		return queueForRun(ctx, env, client, permit, held)
 	case busyPreempt:
 		if !held.Preemptible {
 			return nil, &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; it may not be preempted", heldMessage(held))}
@@ -136,7 +139,14 @@ func preemptError(err error) error {
 // preempted and what it published, with database text made inert.
 func heldMessage(h *lease.HeldError) string {
 	key := termtext.Clean(h.Key.String(), 0)
+	queued := ""
+	if h.Queued > 0 {
+		queued = fmt.Sprintf(" (queued: %d ahead)", h.Queued)
+	}
 	if h.RunID == uuid.Nil {
+		if h.Queued > 0 {
+			return fmt.Sprintf("lease %s is free but reserved for its queue%s", key, queued)
+		}
 		return fmt.Sprintf("lease %s is held by another run", key)
 	}
 	var b strings.Builder
@@ -148,5 +158,6 @@ func heldMessage(h *lease.HeldError) string {
 	if h.Attachment != "" {
 		fmt.Fprintf(&b, ", attachment %q", termtext.Clean(h.Attachment, 0))
 	}
+	b.WriteString(queued)
 	return b.String()
 }

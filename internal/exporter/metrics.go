@@ -18,6 +18,7 @@ var kinds = []data.Kind{
 	data.KindAcquired, data.KindTakenOver, data.KindReleased,
 	data.KindForceReleased, data.KindRenewRejected, data.KindTruncated,
 	data.KindPreempted,
+	data.KindQueueJoined, data.KindQueueLeft,
 }
 
 // metrics are the counters and histograms updated as events are applied.
@@ -28,10 +29,12 @@ type metrics struct {
 	takeoverDelay prometheus.Histogram
 	holdTime      prometheus.Histogram
 	lag           prometheus.Histogram
+	queueWaits    *queueWaits // queues.go
 }
 
 func newMetrics() metrics {
 	m := metrics{
+		queueWaits: newQueueWaits(),
 		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "leasetop_transitions_total",
 			Help: "Ownership transitions (rows of lease.event) by kind, each counted once when the exporter first applies it; the history before the exporter's first sync is not counted.",
@@ -75,6 +78,7 @@ func (m metrics) observe(ev data.Event, serverNow time.Time, starts map[uuid.UUI
 	}
 	m.transitions.WithLabelValues(string(ev.Kind)).Inc()
 	m.lag.Observe(seconds(serverNow.Sub(ev.At)))
+	m.queueWaits.observe(ev)
 	switch {
 	case ev.Kind == data.KindTakenOver && !ev.PrevExpiresAt.IsZero():
 		m.takeoverDelay.Observe(seconds(ev.At.Sub(ev.PrevExpiresAt)))

@@ -1,0 +1,152 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// ErrQueueFull is returned by Queue when the session's queue holds as many
+// live tickets as it may (data.QueueLimit): nothing was written.
+var ErrQueueFull = data.ErrQueueFull
+
+// Queue acquires p's lease in turn, waiting as long as ctx allows: it takes
+// a ticket in the session's queue (a durable FIFO on the database, see
+// data.Store.Enqueue), keeps it alive while it waits (every RenewInterval at
+// most, as a heartbeat keeps a lease), and acquires when its ticket is the
+// head and the lease is free. While the queue has a live ticket nobody else
+// can take the free lease, so the waiters are granted it in the order they
+// queued. A waiter that dies stops renewing: its ticket expires after TTL
+// and the queue moves on.
+//
+// It wakes on the notifications for its key (a release, a forced release, a
+// takeover, a ticket that left the queue), otherwise when the lease or the
+// tickets ahead could expire, or after PollInterval. When the key is free
+// and has no queue it acquires at once, as Try does.
+//
+// When ctx ends first, Queue cancels its ticket (the next waiter moves up at
+// once) and returns context.Cause(ctx), holding nothing; ErrQueueFull when
+// the queue is full; ErrClosed when the Client is closed.
+func (c *Client) Queue(ctx context.Context, p Permit) (*Lease, error) {
+	if err := c.check(p); err != nil {
+		return nil, err
+	}
+	w, err := c.subscribe(p.req.Key)
+	if err != nil {
+		return nil, err
+	}
+	defer c.unsubscribe(w)
+	q := &queuer{c: c, req: p.req, tr: &tracker{runID: uuid.New()}}
+	return q.run(ctx, w)
+}
+
+// queuer is one Queue call: its run id (which owns the ticket) and what the
+// last answers said.
+type queuer struct {
+	c        *Client
+	req      Request
+	tr       *tracker
+	failures int
+	tickets  []uuid.UUID // every run id that took a ticket, to cancel on give-up
+}
+
+func (q *queuer) run(ctx context.Context, w *waiter) (*Lease, error) {
+	c := q.c
+	timer := time.NewTimer(0)
+	<-timer.C
+	defer timer.Stop()
+	for {
+		if c.isClosed() {
+			return q.giveUp(ErrClosed)
+		}
+		l, delay, err := q.step(ctx)
+		switch {
+		case l != nil:
+			return l, nil
+		case ctx.Err() != nil:
+			return q.giveUp(context.Cause(ctx))
+		case err != nil:
+			return q.giveUp(err)
+		}
+		timer.Reset(delay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return q.giveUp(context.Cause(ctx))
+		case <-w.wake:
+			timer.Stop()
+		case <-timer.C:
+		}
+	}
+}
+
+// step takes or renews the ticket and, when it is the head (or no queue is
+// needed), tries to acquire. It returns the lease, or how long to wait
+// before the next step, or an error that ends Queue.
+func (q *queuer) step(ctx context.Context) (*Lease, time.Duration, error) {
+	c := q.c
+	ttl := c.cfg.TTL
+	renewBy := c.cfg.RenewInterval // the ticket must be renewed before it expires
+	run := q.tr.runID
+	place, err := c.store.Enqueue(ctx, q.req.Key, run, ttl, q.req.Holder)
+	if err != nil {
+		if errors.Is(err, data.ErrQueueFull) {
+			return nil, 0, fmt.Errorf("queue %q: %w", q.req.Key.String(), err)
+		}
+		delay, retry := c.retryDelay(err, &q.failures)
+		if !retry {
+			return nil, 0, err
+		}
+		return nil, min(delay, renewBy), nil
+	}
+	if place.Ticketed() && (len(q.tickets) == 0 || q.tickets[len(q.tickets)-1] != run) {
+		q.tickets = append(q.tickets, run)
+	}
+	q.failures = 0
+	delay := jitter(c.cfg.PollInterval)
+	if place.Ahead == 0 {
+		l, err := c.try(ctx, q.req, q.tr, c.acquire)
+		if err == nil {
+			return l, 0, nil
+		}
+		if ctx.Err() != nil {
+			return nil, 0, nil
+		}
+		d, retry := c.retryDelay(err, &q.failures)
+		if !retry {
+			return nil, 0, err
+		}
+		delay = d
+	}
+	if !place.AheadExpiresAt.IsZero() {
+		// The tickets ahead end at the latest then unless renewed, counted
+		// on the database clock from this call's own now (ExpiresAt - TTL).
+		delay = min(delay, afterExpiry(place.AheadExpiresAt.Sub(place.ExpiresAt.Add(-ttl))))
+	}
+	if place.Ticketed() {
+		delay = min(delay, renewBy)
+	}
+	return nil, delay, nil
+}
+
+// giveUp cancels the tickets taken and releases a grant whose reply may
+// have been lost, in the background, then returns err.
+func (q *queuer) giveUp(err error) (*Lease, error) {
+	c := q.c
+	if q.tr.maybeGranted() {
+		c.cleanup(q.req.Key, q.tr.runID, q.tr.lastSent.Add(c.cfg.TTL-c.cfg.SafetyMargin))
+	}
+	if len(q.tickets) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ReleaseTimeout)
+		defer cancel()
+		for _, run := range q.tickets {
+			_, _ = c.store.CancelTicket(ctx, q.req.Key, run) // best effort: otherwise it expires by itself
+		}
+	}
+	return nil, err
+}
