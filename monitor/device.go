@@ -41,6 +41,8 @@ type Device struct {
 	// Attachment is the stream of the run it follows (following), or its
 	// own run publishes (holding).
 	Attachment string
+	// Place is its place in Key's queue (queued): 1 is next.
+	Place int
 	// Believes are the runs it believes it holds.
 	Believes []Belief
 	// Counters since the process started.

@@ -34,6 +34,9 @@ const (
 	// DeviceFollowing: Key is busy and it joined Owner's run Run instead of
 	// starting one, following the stream named by Attachment.
 	DeviceFollowing DeviceState = "following"
+	// DeviceQueued: it has a ticket in Key's queue, at Place (1: next),
+	// while Owner holds Key; Why says why when a preempt was refused.
+	DeviceQueued DeviceState = "queued"
 	// DeviceFrozen: the process is stopped (SIGSTOP); it still believes
 	// what it believed.
 	DeviceFrozen DeviceState = "frozen"

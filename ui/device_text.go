@@ -39,6 +39,8 @@ func stateText(d *monitor.Device, serverNow time.Time) (string, tone) {
 		return parenWhy(fmt.Sprintf("refused %s, %s: %s", key, leftText(d.OwnerExpires.Sub(serverNow)), ownerText(d.Owner)), d.Why), toneWarn
 	case monitor.DeviceWaiting:
 		return parenWhy(fmt.Sprintf("waiting %s for %s: %s", compact(serverNow.Sub(d.Since)), key, ownerText(d.Owner)), d.Why), toneWarn
+	case monitor.DeviceQueued:
+		return parenWhy(fmt.Sprintf("queued %s for %s: place %d, %s has it", compact(serverNow.Sub(d.Since)), key, d.Place, ownerText(d.Owner)), d.Why), toneWarn
 	case monitor.DevicePreempting:
 		return fmt.Sprintf("preempting %s: new message, stopping %s", key, ownerText(d.Owner)), toneWarn
 	case monitor.DevicePreempted:

@@ -127,7 +127,10 @@ func (c *checker) history(events []data.Event) {
 		lastFence int64
 	}
 	sessions := make(map[data.Key]*session)
+	q := newQueues()
+	defer c.checkQueues(q)
 	for _, e := range events {
+		q.event(e)
 		s := sessions[e.Key]
 		if s == nil {
 			s = &session{}
@@ -157,6 +160,8 @@ func (c *checker) history(events []data.Event) {
 			s.cur = nil
 		case data.KindRenewRejected:
 			c.tally.ZombieRenewalsRejected++
+		case data.KindQueueJoined:
+			c.tally.QueueWaits++
 		}
 	}
 }

@@ -19,11 +19,14 @@ const (
 	// ReplacedSilent: every preempted (or handed-over) run made no write
 	// accepted after the fence that replaced it.
 	ReplacedSilent Invariant = 5
+	// QueueOrder: queues were served in order (no grant to a later ticket,
+	// or to a run without one, while an earlier, live one waited).
+	QueueOrder Invariant = 6
 )
 
 // Invariants returns every invariant Check verifies, in order.
 func Invariants() []Invariant {
-	return []Invariant{OneOwner, FencesRise, NoStaleWrite, RunsEnded, ReplacedSilent}
+	return []Invariant{OneOwner, FencesRise, NoStaleWrite, RunsEnded, ReplacedSilent, QueueOrder}
 }
 
 // String is what the invariant promises.
@@ -39,6 +42,8 @@ func (inv Invariant) String() string {
 		return "every started run ended (released, lost, or killed)"
 	case ReplacedSilent:
 		return "every preempted run made no write accepted after the fence that replaced it"
+	case QueueOrder:
+		return "queues were served in order (no grant while an earlier, live ticket waited)"
 	}
 	return fmt.Sprintf("invariant %d", int(inv))
 }
@@ -67,6 +72,7 @@ type Tally struct {
 	Preempts               int // unexpired leases taken by lease.preempt
 	PreemptsRefused        int // preempts refused: the holder was not preemptible
 	Joins                  int // runs a holder followed instead of starting one
+	QueueWaits             int // tickets taken in a queue (queue_joined)
 	ZombieRenewalsRejected int
 	StaleWritesRefused     int
 	WritesAccepted         int

@@ -35,7 +35,8 @@ const preemptReason = "a new message"
 
 // preempt is a new message sent while another device's run is active: it
 // stops that run and starts its own (lease.Client.Preempt). A paying run
-// refuses; its user is told so and waits for it. A login without the
+// refuses; its user is told so and queues for it (waits, without queue in
+// the mix). A login without the
 // lease_preempt role cannot preempt: the device says so and waits too.
 func (d *deviceProcess) preempt(ctx context.Context, permit lease.Permit, held *lease.HeldError, p press, rng *rand.Rand) {
 	session := permit.Request().Key.Session
@@ -49,7 +50,9 @@ func (d *deviceProcess) preempt(ctx context.Context, permit lease.Permit, held *
 	case errors.Is(err, lease.ErrNotPreemptible) && errors.As(err, &now):
 		d.out.report(Report{Kind: ReportPreemptRefused, Session: session, Holder: now.Holder, OwnerRun: now.RunID, Fence: now.Fence,
 			Remaining: now.Remaining})
-		if l, waited := d.await(ctx, permit, now.Holder, "not preemptible: paying"); l != nil {
+		if d.cfg.Mix.Has(StratQueue) {
+			d.queue(ctx, permit, now, "not preemptible: paying", p, rng)
+		} else if l, waited := d.await(ctx, permit, now.Holder, "not preemptible: paying"); l != nil {
 			d.execute(ctx, l, rng, runStart{waited: waited, paying: p.paying})
 		}
 	case errors.As(err, &now): // another preempt or acquire won the race

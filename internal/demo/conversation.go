@@ -56,6 +56,9 @@ func (d *deviceProcess) onBusy(ctx context.Context, permit lease.Permit, held *l
 			d.follow(ctx, permit.Request().Key, held)
 			return
 		}
+	case StratQueue:
+		d.queue(ctx, permit, held, "", p, rng)
+		return
 	}
 	// The local "send" button reconciled with the server: busy, owned by
 	// another device, for this much longer.
@@ -97,6 +100,7 @@ func (d *deviceProcess) await(ctx context.Context, permit lease.Permit, holder, 
 // preemptible).
 type runStart struct {
 	waited    time.Duration
+	queued    bool // the wait was in the queue
 	preempted string
 	paying    bool
 }
@@ -110,7 +114,7 @@ type runStart struct {
 func (d *deviceProcess) execute(ctx context.Context, l *lease.Lease, rng *rand.Rand, how runStart) {
 	tok := l.Token()
 	d.out.report(Report{Kind: ReportStarted, Session: tok.Key.Session, Run: tok.PublicRunID(),
-		Fence: tok.Fence, ExpiresAt: l.State().ExpiresAt, Waited: how.waited, Paying: how.paying, Holder: how.preempted,
+		Fence: tok.Fence, ExpiresAt: l.State().ExpiresAt, Waited: how.waited, Queued: how.queued, Paying: how.paying, Holder: how.preempted,
 		Attachment: l.Attachment()})
 	chunks := max(1, int(between(rng, d.timing.runMin, d.timing.runMax)/d.timing.chunk))
 	next := 0

@@ -113,7 +113,7 @@ func (p processRow) device() (monitor.Device, error) {
 		if primary >= 0 {
 			s := st.Sessions[primary]
 			d.State, d.Since, d.Key = s.State, d.Reported.Add(-s.Age), data.Key{Account: p.account, Session: s.Session}
-			d.Run, d.Fence, d.Owner, d.Why, d.Attachment = s.Run, s.Fence, s.Owner, s.Why, s.Attachment
+			d.Run, d.Fence, d.Owner, d.Why, d.Attachment, d.Place = s.Run, s.Fence, s.Owner, s.Why, s.Attachment, s.Place
 			if s.State == monitor.DeviceRefused {
 				d.OwnerExpires = d.Reported.Add(s.OwnerLeft)
 			}
@@ -141,7 +141,7 @@ func (p processRow) device() (monitor.Device, error) {
 // what it holds first, then what it waits for or tries, then what it lost
 // or was refused.
 var rank = map[monitor.DeviceState]int{
-	monitor.DeviceHolding: 5, monitor.DevicePreempting: 4, monitor.DeviceFollowing: 4, monitor.DeviceWaiting: 4, monitor.DeviceTrying: 3,
+	monitor.DeviceHolding: 5, monitor.DevicePreempting: 4, monitor.DeviceFollowing: 4, monitor.DeviceWaiting: 4, monitor.DeviceQueued: 4, monitor.DeviceTrying: 3,
 	monitor.DevicePreempted: 2, monitor.DeviceLost: 2, monitor.DeviceRefused: 1,
 }
 

@@ -45,6 +45,7 @@ type sessionStatus struct {
 	// Attachment is the stream the run writes (holding) or the run it
 	// follows writes (following).
 	Attachment string `json:"attachment,omitempty"`
+	Place      int    `json:"place,omitempty"`
 }
 
 // attemptRow is one line of leasetop_demo.attempt: what the device asked
@@ -70,6 +71,7 @@ type sessionState struct {
 	ownerUntil time.Time
 	why        string
 	attachment string
+	place      int
 }
 
 // tracker folds a device's reports into its status and the attempts to
@@ -133,10 +135,22 @@ func (t *tracker) apply(r Report, now time.Time) {
 		t.counts.Joins++
 		set(sessionState{state: monitor.DeviceFollowing, owner: r.Holder, run: r.OwnerRun, fence: r.Fence, attachment: r.Attachment})
 		log("join", true, "busy: following %s's run (stream %s)", r.Holder, r.Attachment)
+	case ReportQueued:
+		if s.state != monitor.DeviceQueued {
+			t.counts.QueueWaits++
+			set(sessionState{state: monitor.DeviceQueued, owner: r.Holder, place: r.Place, why: r.Cause})
+			log("queue", true, "busy: %s has it; took a ticket, place %d", r.Holder, r.Place)
+		} else {
+			s.place = r.Place // the same wait, a new place
+		}
 	case ReportUnfollowed:
 		set(sessionState{state: monitor.DeviceIdle})
 	case ReportGaveUp:
 		set(sessionState{state: monitor.DeviceIdle})
+		if r.Queued {
+			log("queue", false, "not its turn after %s: its user gave up (ticket cancelled)", r.Waited.Round(100*time.Millisecond))
+			break
+		}
 		log("wait", false, "still held after %s: its user gave up", r.Waited.Round(100*time.Millisecond))
 	case ReportStarted:
 		t.counts.Runs++
@@ -152,6 +166,8 @@ func (t *tracker) apply(r Report, now time.Time) {
 		switch {
 		case r.Holder != "":
 			log("preempt", true, "granted: fence %d, %s's run stopped", r.Fence, r.Holder)
+		case r.Queued:
+			log("queue", true, "its turn after %s: fence %d", r.Waited.Round(100*time.Millisecond), r.Fence)
 		case r.Waited > 0:
 			log("wait", true, "granted after %s: fence %d", r.Waited.Round(100*time.Millisecond), r.Fence)
 		default:
@@ -199,7 +215,7 @@ func (t *tracker) status(now time.Time) (deviceStatus, []attemptRow) {
 	for _, name := range t.order {
 		s := t.sessions[name]
 		ss := sessionStatus{Session: name, State: s.state, Age: now.Sub(s.since), Run: s.run, Fence: s.fence, Owner: s.owner, Why: s.why,
-			Attachment: s.attachment}
+			Attachment: s.attachment, Place: s.place}
 		if s.state == monitor.DeviceRefused || s.state == monitor.DevicePreempting {
 			ss.OwnerLeft = s.ownerUntil.Sub(now)
 		}

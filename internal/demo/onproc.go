@@ -39,7 +39,7 @@ func (r *runner) onReport(p *proc, rep Report) {
 			clean(key.String()), p, clean(rep.Holder), rep.Remaining.Round(100*time.Millisecond)))
 	case ReportPreemptRefused:
 		r.rec.PreemptsRefused++
-		r.emit("not preemptible", fmt.Sprintf("%s  %s sent a new message: preempt refused, %s is paying (not preemptible); it waits",
+		r.emit("not preemptible", fmt.Sprintf("%s  %s sent a new message: preempt refused, %s is paying (not preemptible); it waits its turn",
 			clean(key.String()), p, clean(rep.Holder)))
 	case ReportFollowing:
 		r.rec.Joins++

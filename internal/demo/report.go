@@ -59,6 +59,11 @@ const (
 	// ReportUnfollowed: it stopped following OwnerRun (the run ended, or
 	// its user stopped watching) after Waited.
 	ReportUnfollowed ReportKind = "unfollowed"
+	// ReportQueued: busy, it took a ticket in the conversation's queue
+	// (Holder has the conversation): Place is its place (1: next); again
+	// when its place changes. Cause says why when it queues after a
+	// preempt was refused.
+	ReportQueued ReportKind = "queued"
 	// ReportError: something failed that the device survives (Err).
 	ReportError ReportKind = "error"
 )
@@ -93,6 +98,10 @@ type Report struct {
 	Strategy   Strategy `json:"strategy,omitempty"`
 	Paying     bool     `json:"paying,omitempty"`
 	Attachment string   `json:"attachment,omitempty"`
+	// Place in a queue (queued); Queued: the run was granted, or the user
+	// gave up, at the end of a queue wait.
+	Place  int  `json:"place,omitempty"`
+	Queued bool `json:"queued,omitempty"`
 }
 
 // maxReportLine bounds one report line.
@@ -113,7 +122,7 @@ func DecodeReport(line []byte) (Report, error) {
 	switch r.Kind {
 	case ReportReady, ReportTrying, ReportRefused, ReportWaiting, ReportGaveUp, ReportStarted, ReportWrite,
 		ReportFrozen, ReportLateRenewal, ReportEnded, ReportError,
-		ReportPreempting, ReportPreemptRefused, ReportFollowing, ReportUnfollowed:
+		ReportPreempting, ReportPreemptRefused, ReportFollowing, ReportUnfollowed, ReportQueued:
 		return r, nil
 	}
 	return r, fmt.Errorf("%w: unknown kind %q", ErrBadReport, truncate(string(r.Kind), 32))

@@ -19,11 +19,15 @@ const (
 	StratWait Strategy = "wait"
 	// StratPreempt: a new message stops the run in progress and starts its
 	// own (lease.Client.Preempt); a paying run refuses it, and the user
-	// then waits instead.
+	// then queues (or, without queue in the mix, waits) instead.
 	StratPreempt Strategy = "preempt"
 	// StratJoin: on a refusal, follow the running run's stream (its
 	// attachment) instead of starting one.
 	StratJoin Strategy = "join"
+	// StratQueue: on a refusal, take a ticket in the conversation's queue
+	// and get it in turn (lease.Client.Queue), until the user's patience
+	// runs out.
+	StratQueue Strategy = "queue"
 )
 
 // Mix is the strategies the devices choose from, each press one of them
@@ -32,7 +36,9 @@ type Mix []Strategy
 
 // strategies are the strategies a Mix may name, in the order String and
 // the help list them.
-func strategies() []Strategy { return []Strategy{StratTry, StratWait, StratPreempt, StratJoin} }
+func strategies() []Strategy {
+	return []Strategy{StratTry, StratWait, StratPreempt, StratJoin, StratQueue}
+}
 
 // ClassicMix is the demo before the busy strategies: try, and sometimes wait.
 func ClassicMix() Mix { return Mix{StratTry, StratWait} }
@@ -43,7 +49,7 @@ func DefaultMix() Mix { return Mix(strategies()) }
 // Mixes are the mixes the monitor's demo key cycles through, starting
 // with the default.
 func Mixes() []Mix {
-	return []Mix{DefaultMix(), ClassicMix(), {StratPreempt}, {StratJoin}}
+	return []Mix{DefaultMix(), ClassicMix(), {StratPreempt, StratQueue}, {StratJoin}, {StratQueue}}
 }
 
 // ParseMix reads a --strategy value: strategies separated by commas, or

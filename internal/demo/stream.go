@@ -52,6 +52,10 @@ func describe(ev data.Event) (tag, text string) {
 			s += ": " + clean(ev.Reason)
 		}
 		return "PREEMPTED", s
+	case data.KindQueueJoined:
+		return "queued", fmt.Sprintf("%s  %s took a ticket (run %s)", key, holder, short(ev.RunID))
+	case data.KindQueueLeft:
+		return "queue left", fmt.Sprintf("%s  %s's ticket ended: %s", key, holder, clean(ev.Reason))
 	case data.KindReleased:
 		return "released", fmt.Sprintf("%s  %s, fence %d", key, holder, ev.Fence)
 	case data.KindForceReleased:

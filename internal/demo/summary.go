@@ -31,6 +31,7 @@ func WriteSummary(w io.Writer, o Outcome) {
 		{"preempts (a new message stopped the run)", t.Preempts},
 		{"preempts refused (the run was paying)", t.PreemptsRefused},
 		{"joins (followed the running run's stream)", t.Joins},
+		{"queue waits (tickets taken, served in order)", t.QueueWaits},
 		{"clean releases", t.Releases},
 		{"takeovers in all", t.Takeovers},
 		{"writes accepted through the fence check", t.WritesAccepted},
