@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/leasetop/leasetop/data"
@@ -40,11 +41,11 @@ func stateText(d *monitor.Device, serverNow time.Time) (string, tone) {
 	case monitor.DeviceWaiting:
 		return parenWhy(fmt.Sprintf("waiting %s for %s: %s", compact(serverNow.Sub(d.Since)), key, ownerText(d.Owner)), d.Why), toneWarn
 	case monitor.DeviceQueued:
-		return parenWhy(fmt.Sprintf("queued %s for %s: place %d, %s has it", compact(serverNow.Sub(d.Since)), key, d.Place, ownerText(d.Owner)), d.Why), toneWarn
+		return parenWhy(fmt.Sprintf("queued %s for %s: place %d behind %s", compact(serverNow.Sub(d.Since)), key, d.Place, ownerText(d.Owner)), d.Why), toneWarn
 	case monitor.DevicePreempting:
 		return fmt.Sprintf("preempting %s: new message, stopping %s", key, ownerText(d.Owner)), toneWarn
 	case monitor.DevicePreempted:
-		return fmt.Sprintf("preempted by %s: %s run %s stopped", ownerText(d.Owner), key, shortRun(d.Run)), toneBad
+		return fmt.Sprintf("preempted by %s: %s run %s", ownerText(d.Owner), key, shortRun(d.Run)), toneBad
 	case monitor.DeviceFollowing:
 		return parenWhy(fmt.Sprintf("following %s's run %s in %s", ownerText(d.Owner), shortRun(d.Run), key), d.Attachment), toneOK
 	case monitor.DeviceFrozen:
@@ -95,4 +96,27 @@ func leftText(left time.Duration) string {
 		return compact(left) + " left"
 	}
 	return "expired " + compact(-left) + " ago"
+}
+
+// busyText counts what a device did when a conversation was busy, or "".
+func busyText(d monitor.Device) string {
+	var parts []string
+	for _, c := range []struct {
+		n          int
+		one, other string
+	}{
+		{d.Preempts, "1 preempt", "%d preempts"},
+		{d.Preempted, "preempted once", "preempted %d times"},
+		{d.Joins, "1 join", "%d joins"},
+		{d.QueueWaits, "1 queue wait", "%d queue waits"},
+		{d.HandOvers, "1 hand-over", "%d hand-overs"},
+	} {
+		switch {
+		case c.n == 1:
+			parts = append(parts, c.one)
+		case c.n > 1:
+			parts = append(parts, fmt.Sprintf(c.other, c.n))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -51,8 +51,8 @@ func (d *deviceProcess) preempt(ctx context.Context, permit lease.Permit, held *
 		d.out.report(Report{Kind: ReportPreemptRefused, Session: session, Holder: now.Holder, OwnerRun: now.RunID, Fence: now.Fence,
 			Remaining: now.Remaining})
 		if d.cfg.Mix.Has(StratQueue) {
-			d.queue(ctx, permit, now, "not preemptible: paying", p, rng)
-		} else if l, waited := d.await(ctx, permit, now.Holder, "not preemptible: paying"); l != nil {
+			d.queue(ctx, permit, now, "paying", p, rng)
+		} else if l, waited := d.await(ctx, permit, now.Holder, "paying"); l != nil {
 			d.execute(ctx, l, rng, runStart{waited: waited, paying: p.paying})
 		}
 	case errors.As(err, &now): // another preempt or acquire won the race

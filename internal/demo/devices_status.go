@@ -129,7 +129,7 @@ func (t *tracker) apply(r Report, now time.Time) {
 		set(sessionState{state: monitor.DevicePreempting, owner: r.Holder})
 	case ReportPreemptRefused:
 		t.counts.Refusals++
-		set(sessionState{state: monitor.DeviceRefused, owner: r.Holder, ownerUntil: now.Add(r.Remaining), why: "not preemptible: paying"})
+		set(sessionState{state: monitor.DeviceRefused, owner: r.Holder, ownerUntil: now.Add(r.Remaining), why: "paying"})
 		log("preempt", false, "refused: %s is paying (not preemptible), %s left", r.Holder, r.Remaining.Round(100*time.Millisecond))
 	case ReportFollowing:
 		t.counts.Joins++
@@ -160,7 +160,7 @@ func (t *tracker) apply(r Report, now time.Time) {
 			t.counts.Preempts++
 			st.why = "preempted " + r.Holder
 		case r.Paying:
-			st.why = "paying: not preemptible"
+			st.why = "paying, not preemptible"
 		}
 		set(st)
 		switch {
