@@ -138,11 +138,12 @@ func (p processRow) device() (monitor.Device, error) {
 }
 
 // rank orders a conversation's states for the one a device's row shows:
-// what it holds first, then what it waits for or tries, then what it lost
-// or was refused.
+// what it holds first, then what happened to it when a conversation was
+// busy (preempted, following, queued, preempting, waiting: the story the
+// row tells), then what it tries, then what it lost or was refused.
 var rank = map[monitor.DeviceState]int{
-	monitor.DeviceHolding: 5, monitor.DevicePreempting: 4, monitor.DeviceFollowing: 4, monitor.DeviceWaiting: 4, monitor.DeviceQueued: 4, monitor.DeviceTrying: 3,
-	monitor.DevicePreempted: 2, monitor.DeviceLost: 2, monitor.DeviceRefused: 1,
+	monitor.DeviceHolding: 5, monitor.DevicePreempted: 4, monitor.DevicePreempting: 4, monitor.DeviceFollowing: 4,
+	monitor.DeviceWaiting: 4, monitor.DeviceQueued: 4, monitor.DeviceTrying: 3, monitor.DeviceLost: 2, monitor.DeviceRefused: 1,
 }
 
 // outranks reports whether conversation state a is the one to show rather
