@@ -22,6 +22,10 @@ type Map struct {
 	// Devices shows or hides the devices pane, which only a monitor given
 	// devices (the demo's) has.
 	Devices key.Binding
+	// Timeline opens the timeline view (lanes of ownership over time); the
+	// others act inside it: move its cursor through time (a step, ten steps,
+	// to the next or previous event) and zoom.
+	Timeline, Earlier, Later, EarlierMore, LaterMore, PrevEvent, NextEvent, ZoomIn, ZoomOut key.Binding
 	// Actions that change the database; disabled by SetReadOnly.
 	Release key.Binding
 	// The (y/N) confirmation dialog.
@@ -62,6 +66,16 @@ func Default() Map {
 
 		Devices: b([]string{"d"}, "d", "show or hide the devices pane (what each device believes)"),
 
+		Timeline:    b([]string{"t"}, "t", "timeline: who held each session over time"),
+		Earlier:     b([]string{"left", "h"}, "←/h", "move the cursor back a step (scrub the past)"),
+		Later:       b([]string{"right", "l"}, "→/l", "move the cursor forward a step"),
+		EarlierMore: b([]string{"[", "shift+left"}, "[", "back ten steps (also shift+←)"),
+		LaterMore:   b([]string{"]", "shift+right"}, "]", "forward ten steps (also shift+→)"),
+		PrevEvent:   b([]string{"N", "<"}, "N/<", "jump to the previous event"),
+		NextEvent:   b([]string{"n", ">"}, "n/>", "jump to the next event"),
+		ZoomIn:      b([]string{"+", "="}, "+/=", "zoom in (down to 10 seconds)"),
+		ZoomOut:     b([]string{"-", "_"}, "-/_", "zoom out (up to 12 hours); esc goes live, then back"),
+
 		Release: b([]string{"x", "ctrl+d"}, "x/ctrl+d", "force-release the selected lease (asks y/N)"),
 
 		Confirm: b([]string{"y", "Y"}, "y", "confirm"),
@@ -81,6 +95,7 @@ type action struct {
 const (
 	groupNavigation = "Navigation"
 	groupView       = "View"
+	groupTimeline   = "Timeline"
 	groupActions    = "Actions"
 	groupDialog     = "Confirmation dialog"
 )
@@ -107,6 +122,15 @@ func (m *Map) actions() []action {
 		{"release", groupActions, &m.Release, true},
 		{"confirm", groupDialog, &m.Confirm, false},
 		{"cancel", groupDialog, &m.Cancel, false},
+		{"timeline", groupTimeline, &m.Timeline, false},
+		{"earlier", groupTimeline, &m.Earlier, false},
+		{"later", groupTimeline, &m.Later, false},
+		{"earlier_more", groupTimeline, &m.EarlierMore, false},
+		{"later_more", groupTimeline, &m.LaterMore, false},
+		{"prev_event", groupTimeline, &m.PrevEvent, false},
+		{"next_event", groupTimeline, &m.NextEvent, false},
+		{"zoom_in", groupTimeline, &m.ZoomIn, false},
+		{"zoom_out", groupTimeline, &m.ZoomOut, false},
 	}
 }
 

@@ -227,7 +227,7 @@ func TestGroupsOmit(t *testing.T) {
 // the bindings file takes it, so what a user copies from help into the file
 // works (an arrow glyph stands for its key name).
 func TestDefaultHelpNamesTheBoundKeys(t *testing.T) {
-	glyphs := map[string]string{"↑": "up", "↓": "down"}
+	glyphs := map[string]string{"↑": "up", "↓": "down", "←": "left", "→": "right"}
 	m := Default()
 	for _, a := range m.actions() {
 		names := strings.Split(a.binding.Help().Key, "/")

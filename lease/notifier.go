@@ -15,6 +15,15 @@ import (
 // connection. In poll mode (a pooler without a listen DSN, a standby,
 // Config.Listener.Poll) the listener reads lease.event instead, and the
 // subscriptions hear the rows it reads the same way.
+//
+// Only waiters need the listener's catch-up (a read of lease.event every
+// Config.Listener.CatchUp, for the notification a dead notifier never
+// sent): a waiter that misses a release would wait for the lease's expiry,
+// while a holder that misses one still learns at its next renewal. So a
+// listener runs with the catch-up only while a waiter listens; a Client
+// that only holds leases pays for a LISTEN connection and its pings, not
+// for a read every 300 ms. The listener restarts when the first waiter
+// comes or the last goes (the restart is a resync: holders renew early).
 type notifier struct {
 	store *data.Store
 	cfg   data.ListenerConfig
@@ -25,6 +34,9 @@ type notifier struct {
 	subs   map[Key]map[*subscription]struct{}
 	n      int
 	stop   context.CancelFunc // stops the running listener; nil when none runs
+
+	waiters  int  // subscriptions that need the catch-up (listen, not watch)
+	catching bool // the running listener reads the catch-up
 }
 
 // notice is what a subscription hears: an event naming its key, a resync
@@ -41,36 +53,65 @@ type notice struct {
 // goroutine with its lock held: it must not block or call the notifier
 // (signal a channel). Once unsubscribe has returned fn is not called again.
 type subscription struct {
-	key Key
-	fn  func(notice)
+	key     Key
+	fn      func(notice)
+	catchUp bool // a waiter's: the listener reads the catch-up while it listens
 }
 
 func newNotifier(store *data.Store, cfg data.ListenerConfig, wg *sync.WaitGroup) *notifier {
 	return &notifier{store: store, cfg: cfg, wg: wg, subs: make(map[Key]map[*subscription]struct{})}
 }
 
-// listen subscribes fn to key's notices, starting the listener for the first
-// subscription. It returns ErrClosed once the Client is closed.
+// listen subscribes a waiter's fn to key's notices, starting the listener
+// for the first subscription. It returns ErrClosed once the Client is
+// closed.
 func (n *notifier) listen(key Key, fn func(notice)) (*subscription, error) {
+	return n.add(&subscription{key: key, fn: fn, catchUp: true})
+}
+
+// watch subscribes a holder's fn to key's notices, as listen does but
+// without asking for the catch-up.
+func (n *notifier) watch(key Key, fn func(notice)) (*subscription, error) {
+	return n.add(&subscription{key: key, fn: fn})
+}
+
+func (n *notifier) add(s *subscription) (*subscription, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
 		return nil, ErrClosed
 	}
-	s := &subscription{key: key, fn: fn}
-	set := n.subs[key]
+	set := n.subs[s.key]
 	if set == nil {
 		set = make(map[*subscription]struct{})
-		n.subs[key] = set
+		n.subs[s.key] = set
 	}
 	set[s] = struct{}{}
 	n.n++
-	if n.stop == nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		n.stop = cancel
-		n.wg.Go(func() { n.run(ctx) })
+	if s.catchUp {
+		n.waiters++
 	}
+	n.startLocked()
 	return s, nil
+}
+
+// startLocked runs a listener if none runs, or restarts the running one
+// when whether it should read the catch-up changed; n.mu must be held.
+func (n *notifier) startLocked() {
+	catchUp := n.waiters > 0
+	if n.stop != nil && n.catching == catchUp {
+		return
+	}
+	if n.stop != nil {
+		n.stop()
+	}
+	cfg := n.cfg
+	if !catchUp {
+		cfg.CatchUp = -1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n.stop, n.catching = cancel, catchUp
+	n.wg.Go(func() { n.run(ctx, cfg) })
 }
 
 // unsubscribe removes s, stopping the listener after the last subscription.
@@ -87,9 +128,15 @@ func (n *notifier) unsubscribe(s *subscription) {
 		delete(n.subs, s.key)
 	}
 	n.n--
-	if n.n == 0 && n.stop != nil {
+	if s.catchUp {
+		n.waiters--
+	}
+	switch {
+	case n.n == 0 && n.stop != nil:
 		n.stop()
 		n.stop = nil
+	case n.n > 0:
+		n.startLocked() // the last waiter gone: holders need no catch-up
 	}
 }
 
@@ -108,8 +155,8 @@ func (n *notifier) close() {
 
 // run runs one data.Listener until ctx is cancelled and hands what it
 // delivers to the subscriptions of the keys it names.
-func (n *notifier) run(ctx context.Context) {
-	ln := n.store.NewListener(n.cfg)
+func (n *notifier) run(ctx context.Context, cfg data.ListenerConfig) {
+	ln := n.store.NewListener(cfg)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

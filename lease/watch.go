@@ -39,7 +39,7 @@ const checkGap = 10 * time.Millisecond
 // watch subscribes l to its key's notices. Without a subscription (the
 // Client is closed) the lease is kept by its heartbeat alone.
 func (l *Lease) watch() {
-	sub, err := l.client.notes.listen(l.token.Key, l.onNotice)
+	sub, err := l.client.notes.watch(l.token.Key, l.onNotice)
 	if err == nil {
 		l.sub = sub
 	}

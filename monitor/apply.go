@@ -79,6 +79,7 @@ func (s *State) ApplyEvent(ev data.Event, at time.Time) bool {
 	}
 	s.applied++
 	s.rate.add(at)
+	s.pulse.add(at, ev.Kind)
 	s.record(ev)
 	changed := false
 	switch ev.Kind {

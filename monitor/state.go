@@ -51,6 +51,7 @@ type State struct {
 	notifyRenewals     bool
 
 	rate       rate
+	pulse      pulse
 	version    uint64  // any change to leases or events
 	leasesVer  uint64  // changes to the leases only
 	countsVer  uint64  // leasesVer the count indexes below were built at

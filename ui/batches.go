@@ -54,6 +54,8 @@ func (m *Model) applyBatch(b monitor.Batch) {
 	}
 	switch {
 	case m.frozen != nil:
+	case m.mode == modeTimeline && len(m.rows) > 0:
+		m.rowsDirty = true // the table is not on screen: rebuilt when it is, or when the lanes scroll
 	case m.now.Sub(m.builtAt) < m.rebuildEvery():
 		m.rowsDirty = true // shown on a later tick
 	default:

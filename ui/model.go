@@ -32,6 +32,12 @@ type Source struct {
 	// one session's tickets, head first, for the detail view.
 	QueuesFunc func() (map[data.Key]int, error)
 	QueueFunc  func(key data.Key) ([]data.Ticket, error)
+	// TimelineFunc reads the history of keys from since to until for the
+	// timeline view: their events, oldest first, and who held each at since.
+	TimelineFunc func(keys []data.Key, since, until time.Time) (History, error)
+	// OwnersAtFunc reads who held each of keys at the instant at, from the
+	// history, for the timeline's cursor.
+	OwnersAtFunc func(keys []data.Key, at time.Time) (Owners, error)
 	// ReleaseFunc force-releases key's lease if run still holds it.
 	ReleaseFunc func(key data.Key, run uuid.UUID, reason string) (ReleaseResult, error)
 }
@@ -76,6 +82,8 @@ type Config struct {
 	// Badge, if set, is called on every render for extra header text; it
 	// must be cheap and safe to call from the UI goroutine.
 	Badge func() string
+	// Timeline opens the monitor on the timeline view.
+	Timeline bool
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 	// Location is where event times are shown. Default time.Local.
@@ -132,8 +140,11 @@ type Model struct {
 
 	dev devicePane // the devices pane, when Config.Devices gives one
 
+	tl timelineView // the timeline view (modeTimeline)
+
 	mode     mode
-	helpOff  int // the first line of the help's body shown, when it scrolls
+	helpOff  int  // the first line of the help's body shown, when it scrolls
+	helpFrom mode // the screen the help was opened from
 	detail   *detailView
 	dialog   *dialog
 	inflight *releaseReq // a confirmed release waiting for its outcome
@@ -155,6 +166,7 @@ const (
 	modeDetail
 	modeConfirm
 	modeDevice // a device's detail view
+	modeTimeline
 )
 
 type focusArea int
@@ -223,6 +235,9 @@ func New(cfg Config) (*Model, error) {
 		dev:      devicePane{on: cfg.Devices.ListFunc != nil},
 	}
 	m.filterIn.SetStyles(textinput.DefaultStyles(true))
+	if cfg.Timeline {
+		m.mode, m.tl.zoom = modeTimeline, defaultZoom
+	}
 	return m, nil
 }
 

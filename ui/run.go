@@ -75,6 +75,7 @@ func storeSource(ctx context.Context, store *data.Store, feed *monitor.Feed, rea
 		QueuesFunc: func() (map[data.Key]int, error) { return store.QueueLengths(ctx) },
 		QueueFunc:  func(key data.Key) ([]data.Ticket, error) { return store.QueueOf(ctx, key) },
 	}
+	src.TimelineFunc, src.OwnersAtFunc = storeTimeline(ctx, store)
 	if !readOnly {
 		src.ReleaseFunc = func(key data.Key, run uuid.UUID, reason string) (ReleaseResult, error) {
 			return forceRelease(ctx, store, key, run, reason)

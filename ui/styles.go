@@ -21,6 +21,7 @@ type styles struct {
 	forced, released      lipgloss.Style
 	dialogBox             lipgloss.Style
 	paneTitle             lipgloss.Style
+	tl                    timelineStyles
 }
 
 func newStyles(isDark bool) styles {
@@ -35,7 +36,7 @@ func newStyles(isDark bool) styles {
 		purple = ld(lipgloss.Color("#8250df"), lipgloss.Color("#bc8cff"))
 	)
 	fg := func(c color.Color) lipgloss.Style { return lipgloss.NewStyle().Foreground(c) }
-	return styles{
+	s := styles{
 		title:       lipgloss.NewStyle().Bold(true).Foreground(accent),
 		dim:         fg(gray),
 		bold:        lipgloss.NewStyle().Bold(true),
@@ -60,4 +61,6 @@ func newStyles(isDark bool) styles {
 			Padding(0, 1),
 		paneTitle: lipgloss.NewStyle().Bold(true),
 	}
+	s.tl = newTimelineStyles(isDark, s)
+	return s
 }

@@ -53,6 +53,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onDevices(msg)
 	case attemptsMsg:
 		return m, m.onAttempts(msg)
+	case timelineMsg:
+		return m, m.onTimeline(msg)
+	case ownersMsg:
+		return m, m.onOwners(msg)
 	case tea.KeyPressMsg:
 		m.now = m.cfg.Now()
 		return m, m.onKey(msg)
@@ -68,7 +72,7 @@ func (m *Model) onResize(msg tea.WindowSizeMsg) tea.Cmd {
 	}
 	m.clampTable()
 	m.clampEvents()
-	return nil
+	return m.timelineResized()
 }
 
 func (m *Model) onTick() tea.Cmd {
@@ -85,12 +89,12 @@ func (m *Model) onTick() tea.Cmd {
 		} else {
 			m.refreshCounts()
 		}
-	case m.rowsDirty && m.frozen == nil && m.now.Sub(m.builtAt) >= m.rebuildEvery():
+	case m.rowsDirty && m.frozen == nil && m.mode != modeTimeline && m.now.Sub(m.builtAt) >= m.rebuildEvery():
 		m.syncRows()
 	default:
 		m.refreshCounts()
 	}
-	return tea.Batch(m.tick(), m.pollQueues())
+	return tea.Batch(m.tick(), m.pollQueues(), m.timelineTick())
 }
 
 // onBatch applies the feed's batch to the live state, or holds it for the

@@ -14,7 +14,7 @@ func (m *Model) helpKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Quit):
 		return tea.Quit
 	case key.Matches(msg, k.Help, k.Back):
-		m.mode = modeMain
+		m.mode = m.helpFrom
 	case key.Matches(msg, k.Up):
 		m.helpOff--
 	case key.Matches(msg, k.Down):
@@ -32,5 +32,6 @@ func (m *Model) helpKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-// openHelp shows the help from its top.
-func (m *Model) openHelp() { m.mode, m.helpOff = modeHelp, 0 }
+// openHelp shows the help from its top; closing it goes back to the
+// screen it was opened from.
+func (m *Model) openHelp() { m.helpFrom, m.mode, m.helpOff = m.mode, modeHelp, 0 }

@@ -21,6 +21,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.detailKey(msg)
 	case m.mode == modeDevice:
 		return m.deviceKey(msg)
+	case m.mode == modeTimeline:
+		return m.timelineKey(msg)
 	}
 	return m.mainKey(msg)
 }
@@ -52,6 +54,8 @@ func (m *Model) mainKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.openDevice()
 	case key.Matches(msg, k.Detail):
 		return m.openDetail()
+	case key.Matches(msg, k.Timeline):
+		return m.openTimeline()
 	case key.Matches(msg, k.Resync):
 		return m.requestResync()
 	case key.Matches(msg, k.Release):

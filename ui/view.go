@@ -31,6 +31,8 @@ func (m *Model) render() string {
 		lines = m.viewDetail()
 	case modeDevice:
 		lines = m.viewDevice()
+	case modeTimeline:
+		lines = m.viewTimeline()
 	default:
 		lines = m.viewMain(lay)
 	}

@@ -132,6 +132,7 @@ func (m *Model) headerLine2() string {
 		{count(c.Expired, "expired", s.bad.Render), 0},
 		{fmt.Sprintf("ev/s %.1f", m.state.EventsPerSecond(m.now)), 2},
 		{s.dim.Render("sort ") + m.sortBy.String() + " " + sortArrow(m.sortBy), 1},
+		{m.pulseSegment(), 5},
 	}
 	if m.filter != "" {
 		segs = append(segs, segment{s.warn.Render("filter \"" + clean(m.filter, 20) + "\""), 0})

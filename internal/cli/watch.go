@@ -13,10 +13,11 @@ import (
 // cmdWatch opens the live monitor (also what leasetop does without a
 // command).
 func cmdWatch(ctx context.Context, env Env, args []string) error {
-	fs := newFlags(env, "watch", "[watch] [--dsn URL] [--listen-dsn URL] [--poll 250ms] [--read-only] [--config PATH]")
+	fs := newFlags(env, "watch", "[watch] [--dsn URL] [--listen-dsn URL] [--poll 250ms] [--read-only] [--timeline] [--config PATH]")
 	dsn := dsnFlag(fs)
 	listen := addListenFlags(fs)
 	readOnly := fs.Bool("read-only", false, "no key changes the database; needs only SELECT on schema lease (role lease_reader)")
+	timeline := fs.Bool("timeline", false, "open on the timeline view (key t): who held each session over time")
 	config := fs.String("config", "", "key bindings file (default $XDG_CONFIG_HOME/leasetop/config.toml, if it exists)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -41,7 +42,7 @@ func cmdWatch(ctx context.Context, env Env, args []string) error {
 	}
 	defer store.Close()
 	return ui.Run(ctx, ui.Options{
-		Config:  ui.Config{ReadOnly: *readOnly, Keys: &keys},
+		Config:  ui.Config{ReadOnly: *readOnly, Keys: &keys, Timeline: *timeline},
 		Store:   store,
 		Input:   env.Stdin,
 		Output:  env.Stdout,

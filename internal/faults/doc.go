@@ -21,7 +21,10 @@
 // pooler (PgBouncer) the holders and monitors go through restarted, the
 // hot standby a read-only monitor watches promoted, a failover to a
 // streaming standby (synchronous and asynchronous replication) while holders
-// and the monitor work through a two-host DSN, and every consumer of the
+// and the monitor work through a two-host DSN, failovers of a real Patroni
+// cluster (postmaster killed, Patroni stopped, switchover, the primary cut
+// off from etcd; synchronous_mode, _strict and asynchronous) with holders
+// through the multi-host DSN and HAProxy, and every consumer of the
 // feed (events --follow, the monitor's events pane, the exporter) across
 // backend kills, a server restart and a pooler restart.
 //

@@ -1,0 +1,135 @@
+package ui
+
+import (
+	"slices"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// timelineHistory is the loaded fixture's history over the last 15 minutes,
+// oldest first: loadedEvents and what came before. Before it globex's
+// session was already held (since two hours) by device-3.
+func timelineHistory() []data.Event {
+	at := func(ago time.Duration) time.Time { return server.Add(-ago) }
+	k := func(a, s string) data.Key { return data.Key{Account: a, Session: s} }
+	c7, c9, ini, umb := k("acme", "chat-7f3a"), k("acme", "chat-9b21"), k("initech", "batch-nightly"), k("umbrella", "s1")
+	evs := []data.Event{
+		{ID: 1, Kind: data.KindAcquired, At: at(12 * time.Minute), Key: c7, RunID: run(11), Fence: 30, Holder: "device-5", ExpiresAt: at(11*time.Minute + 45*time.Second)},
+		{ID: 2, Kind: data.KindAcquired, At: at(10 * time.Minute), Key: ini, RunID: run(4), Fence: 7, Holder: "cron@host-a", ExpiresAt: at(9*time.Minute + 45*time.Second)},
+		{ID: 3, Kind: data.KindAcquired, At: at(9 * time.Minute), Key: c9, RunID: run(12), Fence: 31, Holder: "device-7", ExpiresAt: at(8*time.Minute + 45*time.Second)},
+		{ID: 4, Kind: data.KindAcquired, At: at(8 * time.Minute), Key: umb, RunID: run(13), Fence: 1, Holder: "worker-a", ExpiresAt: at(7*time.Minute + 30*time.Second)},
+		{ID: 5, Kind: kindPreempted, At: at(7 * time.Minute), Key: umb, RunID: run(14), PrevRunID: run(13), Fence: 2, PrevFence: 1, Holder: "worker-b", ExpiresAt: at(6*time.Minute + 30*time.Second)},
+		{ID: 6, Kind: data.KindForceReleased, At: at(6 * time.Minute), Key: c9, RunID: run(12), Fence: 31, Actor: "alice", Reason: "stuck"},
+		{ID: 7, Kind: kindHandedOver, At: at(5*time.Minute + 30*time.Second), Key: umb, RunID: run(15), PrevRunID: run(14), Fence: 3, PrevFence: 2, Holder: "worker-c", ExpiresAt: at(5 * time.Minute)},
+		{ID: 8, Kind: data.KindReleased, At: at(5 * time.Minute), Key: c7, RunID: run(11), Fence: 30},
+		{ID: 9, Kind: data.KindTakenOver, At: at(4 * time.Minute), Key: umb, RunID: run(16), PrevRunID: run(15), Fence: 4, PrevFence: 3, Holder: "worker-a",
+			ExpiresAt: at(3*time.Minute + 30*time.Second), PrevExpiresAt: at(4*time.Minute + 40*time.Second)},
+		{ID: 10, Kind: data.KindAcquired, At: at(3*time.Minute + 12*time.Second), Key: c7, RunID: run(1), Fence: 41, Holder: "device-1", ExpiresAt: at(3 * time.Minute)},
+		{ID: 11, Kind: "queue_joined", At: at(2 * time.Minute), Key: umb, RunID: run(17), Fence: 0},
+		{ID: 12, Kind: data.KindReleased, At: at(90 * time.Second), Key: umb, RunID: run(16), Fence: 4},
+	}
+	for _, ev := range loadedEvents() {
+		ev.ID += 1000
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// timelineBefore is who held what before the fixture's history starts.
+func timelineBefore() map[data.Key]data.Lease {
+	l := loadedLeases()[2] // globex, held by device-3 for two hours
+	l.ExpiresAt = server.Add(-14*time.Minute + 15*time.Second)
+	return map[data.Key]data.Lease{l.Key: l}
+}
+
+// fixtureOwnersAt replays the fixture's history to t: who held keys then,
+// each with the expiry its last event gave it. historyStart, if set, is
+// where the history is said to start (older events pruned).
+func fixtureOwnersAt(keys []data.Key, t, historyStart time.Time) Owners {
+	out := Owners{Leases: map[data.Key]data.Lease{}, HistoryStart: historyStart}
+	for k, l := range timelineBefore() {
+		if slices.Contains(keys, k) {
+			out.Leases[k] = l
+		}
+	}
+	for _, ev := range timelineHistory() {
+		if ev.At.After(t) || !slices.Contains(keys, ev.Key) {
+			continue
+		}
+		switch ev.Kind {
+		case data.KindAcquired, data.KindTakenOver, kindPreempted, kindHandedOver:
+			out.Leases[ev.Key] = data.Lease{Key: ev.Key, RunID: ev.RunID, Holder: ev.Holder, Fence: ev.Fence,
+				AcquiredAt: ev.At, RenewedAt: ev.At, ExpiresAt: ev.ExpiresAt}
+		case data.KindReleased, data.KindForceReleased:
+			delete(out.Leases, ev.Key)
+		}
+	}
+	// Renewals write no event: a run that still holds its session now was
+	// renewing then, every TTL (15 s here).
+	for _, live := range loadedLeases() {
+		if l, ok := out.Leases[live.Key]; ok && l.RunID == live.RunID && l.Fence == live.Fence {
+			l.ExpiresAt = minTime(live.ExpiresAt, t.Add(15*time.Second))
+			out.Leases[live.Key] = l
+		}
+	}
+	if !historyStart.IsZero() && t.Before(historyStart) {
+		return Owners{HistoryStart: historyStart}
+	}
+	return out
+}
+
+// withHistory gives the model the fixture's history; with pruned set,
+// the history before it is said to be pruned.
+func withHistory(pruned time.Time) func(*Config) {
+	return func(c *Config) {
+		c.Source.TimelineFunc = func(keys []data.Key, since, until time.Time) (History, error) {
+			h := History{Start: fixtureOwnersAt(keys, maxTime(since, pruned), pruned)}
+			for _, ev := range timelineHistory() {
+				if slices.Contains(keys, ev.Key) && ev.At.After(maxTime(since, pruned)) && !ev.At.After(until) {
+					h.Events = append(h.Events, ev)
+				}
+			}
+			return h, nil
+		}
+		c.Source.OwnersAtFunc = func(keys []data.Key, at time.Time) (Owners, error) {
+			return fixtureOwnersAt(keys, at, pruned), nil
+		}
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// run runs cmd as Bubble Tea would, feeding the model what it returns
+// (batches included), for the timeline's reads. It never runs a tick.
+func drain(m *Model, cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	switch msg := cmd().(type) {
+	case tea.BatchMsg:
+		for _, c := range msg {
+			drain(m, c)
+		}
+	case nil:
+	default:
+		_, next := m.Update(msg)
+		if _, isTick := msg.(tickMsg); !isTick {
+			drain(m, next)
+		}
+	}
+}
+
+// pressDrain presses keys, running each one's reads.
+func pressDrain(m *Model, keys ...string) {
+	for _, k := range keys {
+		drain(m, press(m, k))
+	}
+}

@@ -1,0 +1,398 @@
+package ui
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// Messages of the timeline's reads.
+type (
+	// timelineMsg is the lanes' history read for a window.
+	timelineMsg struct {
+		gen  int
+		q    historyQuery
+		hist History
+		err  error
+	}
+	// ownersMsg is who held the lanes' sessions at an instant.
+	ownersMsg struct {
+		at     time.Time
+		keys   []data.Key
+		owners Owners
+		err    error
+	}
+)
+
+// openTimeline shows the timeline, live, its lanes the table's rows from
+// the one at the top of the table.
+func (m *Model) openTimeline() tea.Cmd {
+	if m.tl.zoom == 0 && m.tl.keys == nil {
+		m.tl.zoom = defaultZoom
+	}
+	m.mode = modeTimeline
+	m.tl.scrubbed, m.tl.top = false, m.off
+	m.tl.keys = m.laneKeys(m.tl.top, m.tlGeometry().lanes)
+	return m.tlEnsure()
+}
+
+// closeTimeline goes back to the main screen, live.
+func (m *Model) closeTimeline() {
+	m.mode = modeMain
+	m.tl.scrubbed, m.tl.ownersOK = false, false
+	if m.rowsDirty && m.frozen == nil {
+		m.syncRows() // not rebuilt while the timeline showed
+	}
+}
+
+// timelineKey handles the timeline's keys.
+func (m *Model) timelineKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := &m.keys
+	w := m.tlWindow()
+	switch {
+	case key.Matches(msg, k.Quit):
+		return tea.Quit
+	case key.Matches(msg, k.Back) && m.tl.scrubbed:
+		m.tl.scrubbed, m.tl.ownersOK = false, false
+		m.setStatus(statusInfo, "live")
+		return m.tlEnsure()
+	case key.Matches(msg, k.Back, k.Timeline):
+		m.closeTimeline()
+	case key.Matches(msg, k.Help):
+		m.openHelp()
+	case key.Matches(msg, k.Pause):
+		m.togglePause()
+	case key.Matches(msg, k.Earlier):
+		return m.scrubTo(m.tlCursor().Add(-w.cell))
+	case key.Matches(msg, k.Later):
+		return m.scrubTo(m.tlCursor().Add(w.cell))
+	case key.Matches(msg, k.EarlierMore):
+		return m.scrubTo(m.tlCursor().Add(-10 * w.cell))
+	case key.Matches(msg, k.LaterMore):
+		return m.scrubTo(m.tlCursor().Add(10 * w.cell))
+	case key.Matches(msg, k.PrevEvent):
+		return m.jumpEvent(-1)
+	case key.Matches(msg, k.NextEvent):
+		return m.jumpEvent(1)
+	case key.Matches(msg, k.ZoomIn):
+		return m.zoomBy(-1)
+	case key.Matches(msg, k.ZoomOut):
+		return m.zoomBy(1)
+	case key.Matches(msg, k.Up):
+		return m.scrollLanes(-1)
+	case key.Matches(msg, k.Down):
+		return m.scrollLanes(1)
+	case key.Matches(msg, k.PageUp):
+		return m.scrollLanes(-m.tlGeometry().lanes)
+	case key.Matches(msg, k.PageDown):
+		return m.scrollLanes(m.tlGeometry().lanes)
+	case key.Matches(msg, k.Top):
+		return m.scrollLanes(-1 << 30)
+	case key.Matches(msg, k.Bottom):
+		return m.scrollLanes(1 << 30)
+	}
+	return nil
+}
+
+// tlNow is the server's time the live timeline ends at (frozen while
+// paused).
+func (m *Model) tlNow() time.Time { return m.shown().ServerNow(m.shownNow()) }
+
+// tlCursor is the cursor's instant: the scrubbed one, or now.
+func (m *Model) tlCursor() time.Time {
+	if m.tl.scrubbed {
+		return m.tl.cursor
+	}
+	return m.tlNow()
+}
+
+// scrubTo moves the cursor to t (no later than now: there it goes live),
+// moving the window along when t leaves it, and asks who held what then.
+func (m *Model) scrubTo(t time.Time) tea.Cmd {
+	now := m.tlNow()
+	if !t.Before(now) {
+		m.tl.scrubbed, m.tl.ownersOK = false, false
+		m.setStatus(statusInfo, "live")
+		return m.tlEnsure()
+	}
+	w := m.tlWindow()
+	if !m.tl.scrubbed {
+		m.tl.end = w.until()
+	}
+	m.tl.scrubbed, m.tl.cursor = true, t
+	span := zooms[m.tl.zoom]
+	switch {
+	case t.Before(w.from):
+		m.tl.end = t.Add(span * 3 / 4)
+	case !t.Before(w.until()):
+		m.tl.end = t.Add(span / 4)
+	}
+	if m.tl.end.After(now) {
+		m.tl.end = now
+	}
+	return tea.Batch(m.tlEnsure(), m.readOwners(t))
+}
+
+// jumpEvent moves the cursor to the next (dir 1) or previous (-1) event of
+// the lanes read.
+func (m *Model) jumpEvent(dir int) tea.Cmd {
+	d := m.tl.loaded
+	if d == nil {
+		m.setStatus(statusInfo, "reading the history…")
+		return nil
+	}
+	cur := m.tlCursor()
+	// d.events is newest first.
+	if dir > 0 {
+		for i := len(d.events) - 1; i >= 0; i-- {
+			if d.events[i].At.After(cur) {
+				return m.scrubTo(d.events[i].At)
+			}
+		}
+		m.setStatus(statusInfo, "no later event in the lanes")
+		return nil
+	}
+	for _, ev := range d.events {
+		if ev.At.Before(cur) {
+			return m.scrubTo(ev.At)
+		}
+	}
+	m.setStatus(statusInfo, "no earlier event read: zoom out (-) to look further back")
+	return nil
+}
+
+// zoomBy changes the window's length, keeping the cursor in view.
+func (m *Model) zoomBy(d int) tea.Cmd {
+	z := min(max(m.tl.zoom+d, 0), len(zooms)-1)
+	if z == m.tl.zoom {
+		return nil
+	}
+	m.tl.zoom = z
+	if m.tl.scrubbed {
+		m.tl.end = m.tl.cursor.Add(zooms[z] / 4)
+		if now := m.tlNow(); m.tl.end.After(now) {
+			m.tl.end = now
+		}
+	}
+	m.setStatus(statusInfo, "window "+zoomText(zooms[z]))
+	return m.tlEnsure()
+}
+
+// scrollLanes moves the lanes over the table's rows.
+func (m *Model) scrollLanes(d int) tea.Cmd {
+	if m.rowsDirty && m.frozen == nil {
+		m.syncRows() // the rows as they are now
+	}
+	n := m.tlGeometry().lanes
+	top := min(max(m.tl.top+d, 0), max(len(m.rows)-n, 0))
+	if top == m.tl.top && len(m.tl.keys) > 0 {
+		return nil
+	}
+	m.tl.top = top
+	m.tl.keys = m.laneKeys(top, n)
+	return tea.Batch(m.tlEnsure(), m.readOwnersIfScrubbed())
+}
+
+// tlWindow is the window the lanes show: the zoom's length ending now (or
+// where the scrub put it), cut into the bar's columns. Its end is rounded
+// up to a whole column, so the live picture moves a column at a time.
+func (m *Model) tlWindow() window {
+	cells := max(m.tlGeometry().bar, 1)
+	cell := max(zooms[m.tl.zoom]/time.Duration(cells), time.Millisecond)
+	end := m.tlNow()
+	if m.tl.scrubbed {
+		end = m.tl.end
+	}
+	q := end.Truncate(cell)
+	if q.Before(end) {
+		q = q.Add(cell)
+	}
+	return window{from: q.Add(-time.Duration(cells) * cell), cell: cell, cells: cells}
+}
+
+// tlEnsure reads the lanes' history when what was read does not cover the
+// window (or other lanes), unless that read is already asked.
+func (m *Model) tlEnsure() tea.Cmd {
+	if m.mode != modeTimeline {
+		return nil
+	}
+	w := m.tlWindow()
+	span := zooms[m.tl.zoom]
+	d := m.tl.loaded
+	if d != nil && !d.stale && slices.Equal(d.q.keys, m.tl.keys) && !w.from.Before(d.q.from) && !d.q.from.Before(w.from.Add(-2*span)) {
+		return nil
+	}
+	a := m.tl.asked
+	if m.tl.gen > 0 && slices.Equal(a.keys, m.tl.keys) && !w.from.Before(a.from) && !a.from.Before(w.from.Add(-2*span)) &&
+		(d == nil || d.q.from != a.from || !d.stale) {
+		return nil // asked already
+	}
+	if m.tl.reading || m.cfg.Source.TimelineFunc == nil {
+		return nil // its answer asks again (onTimeline)
+	}
+	q := historyQuery{keys: m.tl.keys, from: w.from.Add(-span / 2), until: m.tlNow()}
+	m.tl.gen++
+	m.tl.asked, m.tl.reading = q, true
+	return m.readHistory(m.tl.gen, q)
+}
+
+// readHistory reads q with TimelineFunc.
+func (m *Model) readHistory(gen int, q historyQuery) tea.Cmd {
+	read := m.cfg.Source.TimelineFunc
+	if read == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		h, err := read(q.keys, q.from, q.until)
+		return timelineMsg{gen: gen, q: q, hist: h, err: err}
+	}
+}
+
+// readOwners asks who held the lanes' sessions at t.
+func (m *Model) readOwners(t time.Time) tea.Cmd {
+	read := m.cfg.Source.OwnersAtFunc
+	if read == nil {
+		return nil
+	}
+	m.tl.ownersOK = false
+	if m.tl.ownersBusy { // one read at a time: a held key asks once per answer, for where the cursor is then
+		m.tl.ownersNext = true
+		return nil
+	}
+	m.tl.ownersBusy, m.tl.ownersNext = true, false
+	keys := m.tl.keys
+	return func() tea.Msg {
+		o, err := read(keys, t)
+		return ownersMsg{at: t, keys: keys, owners: o, err: err}
+	}
+}
+
+func (m *Model) readOwnersIfScrubbed() tea.Cmd {
+	if !m.tl.scrubbed {
+		return nil
+	}
+	return m.readOwners(m.tl.cursor)
+}
+
+func (m *Model) onTimeline(msg timelineMsg) tea.Cmd {
+	m.tl.reading = false
+	if msg.gen != m.tl.gen {
+		return m.tlEnsure() // a newer read was asked
+	}
+	if msg.err != nil {
+		m.tl.loadErr = msg.err
+		m.tl.asked = historyQuery{} // not asked any more: the next tick asks again
+		return nil
+	}
+	m.tl.loadErr = nil
+	d := newHistoryData(msg.q, msg.hist)
+	st := m.shown()
+	d.mergeLive(st.Events(), st.Version(), m.eventLimit())
+	d.stale = false // what the read missed is in the state's events, or will be read next time
+	m.tl.loaded = d
+	return m.tlEnsure() // the window may have moved while it was read
+}
+
+func (m *Model) onOwners(msg ownersMsg) tea.Cmd {
+	m.tl.ownersBusy = false
+	if !m.tl.scrubbed {
+		m.tl.ownersNext = false
+		return nil
+	}
+	if !msg.at.Equal(m.tl.cursor) || !slices.Equal(msg.keys, m.tl.keys) {
+		if m.tl.ownersNext {
+			return m.readOwners(m.tl.cursor) // where the cursor is now
+		}
+		return nil
+	}
+	m.tl.ownersNext = false
+	m.tl.owners, m.tl.ownErr, m.tl.ownersAt, m.tl.ownersOK = msg.owners, msg.err, msg.at, true
+	return nil
+}
+
+// timelineTick merges the feed's new events into the lanes and reads again
+// when the window moved past what was read.
+func (m *Model) timelineTick() tea.Cmd {
+	if m.mode != modeTimeline {
+		return nil
+	}
+	if len(m.tl.keys) == 0 && len(m.rows) > 0 { // opened before the first sync
+		m.tl.keys = m.laneKeys(m.tl.top, m.tlGeometry().lanes)
+	}
+	if d := m.tl.loaded; d != nil {
+		st := m.shown()
+		d.mergeLive(st.Events(), st.Version(), m.eventLimit())
+	}
+	return m.tlEnsure()
+}
+
+// zoomText is a window's length: 10s, 15m, 3h.
+func zoomText(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return d.Truncate(time.Second).String()
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return fmt.Sprintf("%dh", d/time.Hour)
+}
+
+// timelineLanes builds the lanes of the history read over w.
+func (m *Model) timelineLanes(w window) []lane {
+	d := m.tl.loaded
+	st := m.shown()
+	key := lanesKey{data: d, win: w, live: liveFingerprint(st, m.tl.keys, m.tlNow())}
+	if d != nil {
+		key.version = d.version
+	}
+	if key == m.tl.lanesOf && m.tl.lanes != nil {
+		return m.tl.lanes
+	}
+	lanes := make([]lane, 0, len(m.tl.keys))
+	for _, k := range m.tl.keys {
+		in := laneInput{key: k, from: w.from, until: minTime(w.until(), m.tlNow())} // nothing after now
+		if d == nil {
+			lanes = append(lanes, lane{key: k})
+			continue
+		}
+		in.historyStart = d.start.HistoryStart
+		if l, ok := d.start.Leases[k]; ok {
+			in.start = &l
+			_, inexact := d.start.Inexact[k]
+			in.startExact = !inexact
+		}
+		// The read starts before the window: replay from there.
+		in.from = d.q.from
+		if live, ok := st.Lease(k); ok {
+			in.live = &live
+		}
+		in.events = d.byKey[k]
+		ln := buildLane(in)
+		lanes = append(lanes, ln)
+	}
+	m.tl.lanes, m.tl.lanesOf = lanes, key
+	return lanes
+}
+
+// timelineResized fits the lanes to a new size: as many as the screen
+// holds, from the same first row, read if that changed them.
+func (m *Model) timelineResized() tea.Cmd {
+	if m.mode != modeTimeline || len(m.tl.keys) == 0 {
+		return nil
+	}
+	keys := m.laneKeys(m.tl.top, m.tlGeometry().lanes)
+	if !slices.Equal(keys, m.tl.keys) {
+		m.tl.keys = keys
+	}
+	return tea.Batch(m.tlEnsure(), m.readOwnersIfScrubbed())
+}
+
+// eventLimit is how many events the State keeps (monitor.Config's default
+// 500 when not set).
+func (m *Model) eventLimit() int { return cmp.Or(m.cfg.State.EventLimit, 500) }
