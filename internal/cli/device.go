@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"os"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -39,6 +40,10 @@ func cmdDevice(ctx context.Context, env Env, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	nextMix := make(chan os.Signal, 1) // the demo's key for the next strategy mix
+	signal.Notify(nextMix, syscall.SIGUSR1)
+	defer signal.Stop(nextMix)
+	cfg.NextMix = nextMix
 	// If the demo vanishes, reports fail with EPIPE instead of killing the
 	// device before it releases; WithParent then stops it.
 	signal.Ignore(syscall.SIGPIPE)

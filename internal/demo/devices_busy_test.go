@@ -3,6 +3,7 @@ package demo_test
 import (
 	"context"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +20,13 @@ import (
 // the store, the test's run and a function that reads the device's row.
 func busyDevice(t *testing.T, strategy string, opt data.AcquireOptions) (*data.Store, data.Grant, func() monitor.Device) {
 	t.Helper()
+	store, g, read, _ := busyDeviceProc(t, strategy, opt)
+	return store, g, read
+}
+
+// busyDeviceProc is busyDevice, with the device's process.
+func busyDeviceProc(t *testing.T, strategy string, opt data.AcquireOptions) (*data.Store, data.Grant, func() monitor.Device, *demoProc) {
+	t.Helper()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	store := db.Store(t)
@@ -30,7 +38,7 @@ func busyDevice(t *testing.T, strategy string, opt data.AcquireOptions) (*data.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	startLeasetop(t, "device", "--name", "phone", "--account", "acme", "--sessions", "chat-1", "--ttl", "1s", "--seed", "7",
+	p := startLeasetop(t, "device", "--name", "phone", "--account", "acme", "--sessions", "chat-1", "--ttl", "1s", "--seed", "7",
 		"--strategy", strategy, "--dsn", db.URL)
 	return store, g, func() monitor.Device {
 		devs, err := demo.ReadDevices(ctx, store, []string{"acme"}, false)
@@ -41,7 +49,7 @@ func busyDevice(t *testing.T, strategy string, opt data.AcquireOptions) (*data.S
 			return monitor.Device{}
 		}
 		return devs[0]
-	}
+	}, p
 }
 
 // TestDevicePreemptsTheRunInProgress: a device whose user sends a new
@@ -116,4 +124,30 @@ func TestDeviceJoinsTheRunInProgress(t *testing.T) {
 	if err != nil || !ok || l.RunID != data.PublicRunID(ours.RunID) {
 		t.Errorf("the server says %+v (held %v, %v); want the test's run still holding", l, ok, err)
 	}
+}
+
+// TestDeviceSwitchesToTheNextMixOnSIGUSR1: the monitor's strategy key
+// reaches a device as SIGUSR1. A device on the classic mix (try, wait) is
+// refused by the test's run; after SIGUSR1 it uses the next mix (preempt,
+// queue) and preempts it.
+func TestDeviceSwitchesToTheNextMixOnSIGUSR1(t *testing.T) {
+	t.Parallel()
+	if got := demo.NextMix(demo.ClassicMix()).String(); got != "preempt,queue" {
+		t.Fatalf("NextMix(classic) = %s, want preempt,queue (the test relies on it)", got)
+	}
+	store, ours, read, p := busyDeviceProc(t, "classic", data.AcquireOptions{})
+	pgtest.Eventually(t, 20*time.Second, "the classic device refused or waiting", func() bool {
+		st := read().State
+		return st == monitor.DeviceRefused || st == monitor.DeviceWaiting
+	})
+	if l, _, ok, err := store.Lease(context.Background(), data.Key{Account: "acme", Session: "chat-1"}); err != nil || !ok || l.RunID != data.PublicRunID(ours.RunID) {
+		t.Fatalf("before SIGUSR1 the server says %+v (%v, %v); want the test's run", l, ok, err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.Eventually(t, 20*time.Second, "the device preempts the test's run after SIGUSR1", func() bool {
+		d := read()
+		return d.State == monitor.DeviceHolding && d.Preempts >= 1
+	})
 }

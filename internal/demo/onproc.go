@@ -75,7 +75,7 @@ func (r *runner) onReport(p *proc, rep Report) {
 	case ReportError:
 		r.emit("device error", fmt.Sprintf("%s  %s: %s", clean(key.String()), p, clean(rep.Err)))
 	case ReportReady:
-		p.failures = 0
+		p.failures, p.ready = 0, true
 	}
 }
 

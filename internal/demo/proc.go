@@ -29,6 +29,7 @@ type proc struct {
 	label     string // its holder label, HolderLabel(name, pid)
 	alive     bool
 	frozen    bool
+	ready     bool      // it reported ready: it handles SIGUSR1 (the next strategy mix)
 	resumeAt  time.Time // when frozen: when to SIGCONT it
 	killed    bool      // the demo killed this generation on purpose
 	startedAt time.Time
@@ -91,7 +92,7 @@ func (s *spawner) start(p *proc) error {
 		return fmt.Errorf("start device %s: %w", p, err)
 	}
 	p.gen++
-	p.cmd, p.pid, p.alive, p.frozen, p.killed = cmd, cmd.Process.Pid, true, false, false
+	p.cmd, p.pid, p.alive, p.frozen, p.killed, p.ready = cmd, cmd.Process.Pid, true, false, false, false
 	p.label = HolderLabel(p.name, p.pid)
 	p.startedAt, p.restartAt, p.lastErr = time.Now(), time.Time{}, ""
 	idx, gen := p.idx, p.gen

@@ -203,6 +203,9 @@ func (r *runner) onCommand(ctx context.Context, c command) Line {
 	if r.stopping {
 		return Line{At: r.elapsed(), Tag: "demo", Text: "the demo is stopping"}
 	}
+	if c.kind == actNextMix {
+		return r.nextMix()
+	}
 	l, err := r.act(ctx, c.kind, 0, &c.key, keyReason)
 	if err != nil {
 		return Line{At: r.elapsed(), Tag: "demo", Text: fmt.Sprintf("no device holds %s right now", clean(c.key.String()))}

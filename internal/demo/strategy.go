@@ -52,6 +52,18 @@ func Mixes() []Mix {
 	return []Mix{DefaultMix(), ClassicMix(), {StratPreempt, StratQueue}, {StratJoin}, {StratQueue}}
 }
 
+// NextMix is the mix after m in Mixes (the first when m is none of them):
+// what the monitor's demo key switches the devices to.
+func NextMix(m Mix) Mix {
+	all := Mixes()
+	for i, x := range all {
+		if slices.Equal(x, m) {
+			return all[(i+1)%len(all)]
+		}
+	}
+	return all[0]
+}
+
 // ParseMix reads a --strategy value: strategies separated by commas, or
 // "classic" (try,wait), or "all".
 func ParseMix(s string) (Mix, error) {
