@@ -37,6 +37,12 @@ const (
 	// DeviceQueued: it has a ticket in Key's queue, at Place (1: next),
 	// while Owner holds Key; Why says why when a preempt was refused.
 	DeviceQueued DeviceState = "queued"
+	// DeviceAsking: Key is busy and it asked Owner to hand it over
+	// ("continue on this device"); OwnerExpires is the ask's deadline.
+	DeviceAsking DeviceState = "asking"
+	// DeviceHandedOver: it handed Key's run (Run, Fence) over to Owner,
+	// who asked for it.
+	DeviceHandedOver DeviceState = "handed_over"
 	// DeviceFrozen: the process is stopped (SIGSTOP); it still believes
 	// what it believed.
 	DeviceFrozen DeviceState = "frozen"

@@ -40,6 +40,10 @@ func stateText(d *monitor.Device, serverNow time.Time) (string, tone) {
 		return parenWhy(fmt.Sprintf("refused %s, %s: %s", key, leftText(d.OwnerExpires.Sub(serverNow)), ownerText(d.Owner)), d.Why), toneWarn
 	case monitor.DeviceWaiting:
 		return parenWhy(fmt.Sprintf("waiting %s for %s: %s", compact(serverNow.Sub(d.Since)), key, ownerText(d.Owner)), d.Why), toneWarn
+	case monitor.DeviceAsking:
+		return fmt.Sprintf("asked %s to hand over %s (%s)", ownerText(d.Owner), key, leftText(d.OwnerExpires.Sub(serverNow))), toneWarn
+	case monitor.DeviceHandedOver:
+		return fmt.Sprintf("handed %s over to %s: run %s", key, ownerText(d.Owner), shortRun(d.Run)), toneOK
 	case monitor.DeviceQueued:
 		return parenWhy(fmt.Sprintf("queued %s for %s: place %d behind %s", compact(serverNow.Sub(d.Since)), key, d.Place, ownerText(d.Owner)), d.Why), toneWarn
 	case monitor.DevicePreempting:

@@ -277,7 +277,7 @@ func (c *checker) runsEnded() {
 				s.Holder, short(run), s.Fence)
 		}
 		switch how := c.rec.Ended[run]; {
-		case how == EndReleased || how == EndLost || how == EndKilled:
+		case how == EndReleased || how == EndLost || how == EndKilled || how == EndHandedOver:
 		case how == "" && c.rec.Killed[s.Holder]:
 		case how == "":
 			c.fail(RunsEnded, s.Key, "run %s on %s (fence %d) started but never ended", short(run), s.Holder, s.Fence)

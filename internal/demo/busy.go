@@ -33,14 +33,15 @@ func (d *deviceProcess) press(rng *rand.Rand) press {
 // preemptReason is what a preempt tells the run it stops.
 const preemptReason = "a new message"
 
-// preempt is a new message sent while another device's run is active: it
+// preempt is a new message sent while another device's run is active (why:
+// what it falls back from, when it is a fallback): it
 // stops that run and starts its own (lease.Client.Preempt). A paying run
 // refuses; its user is told so and queues for it (waits, without queue in
 // the mix). A login without the
 // lease_preempt role cannot preempt: the device says so and waits too.
-func (d *deviceProcess) preempt(ctx context.Context, permit lease.Permit, held *lease.HeldError, p press, rng *rand.Rand) {
+func (d *deviceProcess) preempt(ctx context.Context, permit lease.Permit, held *lease.HeldError, why string, p press, rng *rand.Rand) {
 	session := permit.Request().Key.Session
-	d.out.report(Report{Kind: ReportPreempting, Session: session, Holder: held.Holder, OwnerRun: held.RunID, Fence: held.Fence})
+	d.out.report(Report{Kind: ReportPreempting, Session: session, Holder: held.Holder, OwnerRun: held.RunID, Fence: held.Fence, Cause: why})
 	l, err := d.client.Preempt(ctx, permit, preemptReason)
 	var now *lease.HeldError
 	switch {

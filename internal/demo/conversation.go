@@ -49,7 +49,7 @@ func (d *deviceProcess) onBusy(ctx context.Context, permit lease.Permit, held *l
 	session := permit.Request().Key.Session
 	switch p.strategy {
 	case StratPreempt:
-		d.preempt(ctx, permit, held, p, rng)
+		d.preempt(ctx, permit, held, "", p, rng)
 		return
 	case StratJoin:
 		if held.RunID != uuid.Nil {
@@ -102,6 +102,7 @@ type runStart struct {
 	waited    time.Duration
 	queued    bool // the wait was in the queue
 	preempted string
+	handedBy  string // the holder that handed the conversation over to it
 	paying    bool
 }
 
@@ -114,7 +115,7 @@ type runStart struct {
 func (d *deviceProcess) execute(ctx context.Context, l *lease.Lease, rng *rand.Rand, how runStart) {
 	tok := l.Token()
 	d.out.report(Report{Kind: ReportStarted, Session: tok.Key.Session, Run: tok.PublicRunID(),
-		Fence: tok.Fence, ExpiresAt: l.State().ExpiresAt, Waited: how.waited, Queued: how.queued, Paying: how.paying, Holder: how.preempted,
+		Fence: tok.Fence, ExpiresAt: l.State().ExpiresAt, Waited: how.waited, Queued: how.queued, Paying: how.paying, Holder: how.preempted, HandedBy: how.handedBy,
 		Attachment: l.Attachment()})
 	chunks := max(1, int(between(rng, d.timing.runMin, d.timing.runMax)/d.timing.chunk))
 	next := 0

@@ -143,6 +143,15 @@ func (t *tracker) apply(r Report, now time.Time) {
 		} else {
 			s.place = r.Place // the same wait, a new place
 		}
+	case ReportAsking:
+		set(sessionState{state: monitor.DeviceAsking, owner: r.Holder, ownerUntil: now.Add(r.Remaining)})
+		log("ask", true, "busy: asked %s to hand over, %s to answer", r.Holder, r.Remaining.Round(100*time.Millisecond))
+	case ReportAskEnded:
+		if r.How != EndHandedOver {
+			log("ask", false, "%s after %s; falls back to %s", r.How, r.Waited.Round(100*time.Millisecond), fallbackText(r.Strategy))
+		}
+	case ReportAnswered:
+		log("answer", r.How == "declined", "%s asked for run %s: %s%s", r.Holder, shortID(r.Run), r.How, errSuffix(r.Err))
 	case ReportUnfollowed:
 		set(sessionState{state: monitor.DeviceIdle})
 	case ReportGaveUp:
@@ -156,6 +165,9 @@ func (t *tracker) apply(r Report, now time.Time) {
 		t.counts.Runs++
 		st := sessionState{state: monitor.DeviceHolding, run: r.Run, fence: r.Fence, attachment: r.Attachment}
 		switch {
+		case r.HandedBy != "":
+			t.counts.HandOvers++
+			st.why = "handed over by " + r.HandedBy
 		case r.Holder != "":
 			t.counts.Preempts++
 			st.why = "preempted " + r.Holder
@@ -164,6 +176,8 @@ func (t *tracker) apply(r Report, now time.Time) {
 		}
 		set(st)
 		switch {
+		case r.HandedBy != "":
+			log("ask", true, "handed over by %s: fence %d", r.HandedBy, r.Fence)
 		case r.Holder != "":
 			log("preempt", true, "granted: fence %d, %s's run stopped", r.Fence, r.Holder)
 		case r.Queued:
@@ -191,6 +205,10 @@ func (t *tracker) apply(r Report, now time.Time) {
 		}
 	case ReportEnded:
 		switch {
+		case r.How == EndHandedOver:
+			t.counts.HandOvers++
+			set(sessionState{state: monitor.DeviceHandedOver, run: r.Run, fence: r.Fence, owner: r.Holder})
+			log("hand over", true, "handed over to %s, who asked", r.Holder)
 		case r.How == EndLost && r.Holder != "":
 			t.counts.Preempted++
 			set(sessionState{state: monitor.DevicePreempted, run: r.Run, fence: r.Fence, owner: r.Holder, why: r.Cause})
@@ -216,7 +234,7 @@ func (t *tracker) status(now time.Time) (deviceStatus, []attemptRow) {
 		s := t.sessions[name]
 		ss := sessionStatus{Session: name, State: s.state, Age: now.Sub(s.since), Run: s.run, Fence: s.fence, Owner: s.owner, Why: s.why,
 			Attachment: s.attachment, Place: s.place}
-		if s.state == monitor.DeviceRefused || s.state == monitor.DevicePreempting {
+		if s.state == monitor.DeviceRefused || s.state == monitor.DeviceAsking {
 			ss.OwnerLeft = s.ownerUntil.Sub(now)
 		}
 		st.Sessions = append(st.Sessions, ss)
@@ -224,4 +242,23 @@ func (t *tracker) status(now time.Time) (deviceStatus, []attemptRow) {
 	attempts := t.attempts
 	t.attempts = nil
 	return st, attempts
+}
+
+// fallbackText names a fallback strategy in an attempt's answer.
+func fallbackText(s Strategy) string {
+	if s == "" || s == StratTry {
+		return "nothing (gives up)"
+	}
+	return string(s)
+}
+
+// shortID is a run id's first 8 hex digits.
+func shortID(id uuid.UUID) string { return id.String()[:8] }
+
+// errSuffix is ": err", or "" without one.
+func errSuffix(err string) string {
+	if err == "" {
+		return ""
+	}
+	return ": " + err
 }

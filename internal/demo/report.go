@@ -44,8 +44,9 @@ const (
 	// ReportLateRenewal: the zombie's late heartbeat; Accepted says whether
 	// the database took it (it must not once the lease expired).
 	ReportLateRenewal ReportKind = "late_renewal"
-	// ReportEnded: the run ended; How is "released" or "lost", Cause why;
-	// Holder the run that preempted it, if one did.
+	// ReportEnded: the run ended; How is "released", "lost" or
+	// "handed_over", Cause why; Holder the run that preempted it, or that it
+	// handed the conversation over to.
 	ReportEnded ReportKind = "ended"
 	// ReportPreempting: busy, its user sent a new message: it preempts
 	// Holder's run OwnerRun (fence Fence).
@@ -64,6 +65,18 @@ const (
 	// when its place changes. Cause says why when it queues after a
 	// preempt was refused.
 	ReportQueued ReportKind = "queued"
+	// ReportAsking: busy, it asked Holder (run OwnerRun) to hand the
+	// conversation over ("continue on this device"); the ask is pending for
+	// Remaining.
+	ReportAsking ReportKind = "asking"
+	// ReportAskEnded: its ask ended after Waited: How is handed_over,
+	// declined, expired or busy (another device's ask was pending); when it
+	// did not get the conversation, Strategy is the fallback it runs next.
+	ReportAskEnded ReportKind = "ask_ended"
+	// ReportAnswered: the holder's side: Holder asked for Run; How is
+	// declined (a paying run keeps its conversation) or expired (it answered
+	// too late); Err what the database said.
+	ReportAnswered ReportKind = "answered"
 	// ReportError: something failed that the device survives (Err).
 	ReportError ReportKind = "error"
 )
@@ -73,6 +86,9 @@ const (
 const (
 	EndReleased = audit.EndReleased
 	EndLost     = audit.EndLost
+	// EndHandedOver: the run handed the conversation over to the device
+	// that asked for it (Holder).
+	EndHandedOver = audit.EndHandedOver
 )
 
 // Report is one line a device prints on stdout: one thing that happened to
@@ -102,6 +118,9 @@ type Report struct {
 	// gave up, at the end of a queue wait.
 	Place  int  `json:"place,omitempty"`
 	Queued bool `json:"queued,omitempty"`
+	// HandedBy is the holder that handed the run over to this device
+	// (started).
+	HandedBy string `json:"handed_by,omitempty"`
 }
 
 // maxReportLine bounds one report line.
@@ -122,7 +141,8 @@ func DecodeReport(line []byte) (Report, error) {
 	switch r.Kind {
 	case ReportReady, ReportTrying, ReportRefused, ReportWaiting, ReportGaveUp, ReportStarted, ReportWrite,
 		ReportFrozen, ReportLateRenewal, ReportEnded, ReportError,
-		ReportPreempting, ReportPreemptRefused, ReportFollowing, ReportUnfollowed, ReportQueued:
+		ReportPreempting, ReportPreemptRefused, ReportFollowing, ReportUnfollowed, ReportQueued,
+		ReportAsking, ReportAskEnded, ReportAnswered:
 		return r, nil
 	}
 	return r, fmt.Errorf("%w: unknown kind %q", ErrBadReport, truncate(string(r.Kind), 32))
