@@ -43,14 +43,16 @@ func busyDevices() []monitor.Device {
 			Believes: []monitor.Belief{{Key: devKey("globex", "chat-1"), Run: run(33), Fence: 44, Since: ago(2 * time.Second)}},
 			Runs:     2, WritesAccepted: 5, Reported: ago(300 * time.Millisecond)},
 		{Account: "globex", Name: "phone", PID: 4106, Holder: "phone pid 4106", State: monitor.DeviceQueued, Since: ago(700 * time.Millisecond),
-			Key: devKey("globex", "chat-1"), Owner: "browser pid 4105", Place: 2,
+			Key: devKey("globex", "chat-1"), Owner: "browser pid 4105", Place: 2, Why: "",
 			Believes: []monitor.Belief{{Key: devKey("globex", "chat-2"), Run: run(34), Fence: 45, Since: ago(3 * time.Second)}},
 			Runs:     3, Refusals: 2, WritesAccepted: 7, QueueWaits: 2, Reported: ago(200 * time.Millisecond)},
 	}
 }
 
 // busyMoments are a device in the moment between its new message and the
-// preempt's answer, and one refused by a paying run, for the detail view.
+// preempt's answer, one refused by a paying run, one that asked the
+// holder to hand over (continue on this device) and one that handed its
+// run over.
 func busyMoments() []monitor.Device {
 	ago := func(d time.Duration) time.Time { return server.Add(-d) }
 	return []monitor.Device{
@@ -59,6 +61,12 @@ func busyMoments() []monitor.Device {
 		{Account: "globex", Name: "tablet", PID: 4108, Holder: "tablet pid 4108", State: monitor.DeviceRefused, Since: ago(100 * time.Millisecond),
 			Key: devKey("globex", "chat-1"), Owner: "browser pid 4105", OwnerExpires: server.Add(3700 * time.Millisecond), Why: "paying",
 			Runs: 0, Refusals: 1, Reported: ago(100 * time.Millisecond)},
+		{Account: "acme", Name: "laptop", PID: 4109, Holder: "laptop pid 4109", State: monitor.DeviceAsking, Since: ago(1200 * time.Millisecond),
+			Key: devKey("acme", "chat-2"), Owner: "desktop pid 4101", OwnerExpires: server.Add(1200 * time.Millisecond),
+			Runs: 1, Reported: ago(100 * time.Millisecond)},
+		{Account: "globex", Name: "laptop", PID: 4110, Holder: "laptop pid 4110", State: monitor.DeviceHandedOver, Since: ago(300 * time.Millisecond),
+			Key: devKey("globex", "chat-2"), Run: run(35), Fence: 43, Owner: "phone pid 4106",
+			Runs: 2, WritesAccepted: 4, HandOvers: 1, Reported: ago(300 * time.Millisecond)},
 	}
 }
 

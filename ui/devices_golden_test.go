@@ -37,8 +37,8 @@ func TestGoldenDevices(t *testing.T) {
 // row per new state: preempted (by whom), following another device's run
 // (its stream), holding after a preempt, queued (place 1 and 2, one after
 // a paying run refused its preempt), holding a paying run, preempting,
-// refused by a paying run; and a preempted device's detail with its busy
-// counters. Regenerate with -update, after reading the diff.
+// refused by a paying run, asking to hand over, handed over; and a
+// preempted device's detail with its busy counters. Regenerate with -update, after reading the diff.
 func TestGoldenBusyDevices(t *testing.T) {
 	tests := []struct {
 		name  string
