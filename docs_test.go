@@ -42,6 +42,8 @@ func TestFunctionAttributes(t *testing.T) {
 	want := map[string]attrs{
 		"acquire": caller, "renew": caller, "renew_many": caller, "release": caller, "force_release": caller, "check_fence": caller,
 		"acquire_with": caller, "set_attachment": caller, "preempt": caller, "check_holder_options": invoker,
+		"ask_handover": caller, "hand_over": caller, "decline_handover": caller, "withdraw_handover": caller,
+		"handover_event": invoker, "handover_end": invoker, "handover_answer_of": invoker,
 		"on_session_lease_change": owner, "on_session_lease_truncate": owner, "on_session_lease_renewal": owner,
 		"prune_events":    owner,
 		"notify_renewals": invoker, "set_notify_renewals": invoker,

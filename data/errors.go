@@ -50,6 +50,9 @@ type HeldError struct {
 	// above 0 the caller may not take the lease even when it is free
 	// (RunID uuid.Nil).
 	Queued int
+	// Ask is the ask to hand over pending on the lease, if any: a second
+	// asker is refused, told who asked and until when.
+	Ask *PendingAsk
 }
 
 func (e *HeldError) Error() string {
@@ -68,6 +71,9 @@ func (e *HeldError) Error() string {
 	}
 	if e.Queued > 0 {
 		msg += fmt.Sprintf(" (queued: %d ahead)", e.Queued)
+	}
+	if e.Ask != nil {
+		msg += fmt.Sprintf("; run %s (%s) asked it to hand over, %s left", e.Ask.RunID, e.Ask.Holder, e.Ask.Remaining.Round(time.Millisecond))
 	}
 	return msg
 }

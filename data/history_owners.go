@@ -93,8 +93,11 @@ func spanEnds() []string { return []string{string(KindReleased), string(KindForc
 // spanNeutral are the kinds that change no ownership. renew_rejected records
 // the row as it was (fence, expiry, holder) when a zombie was refused;
 // truncated (which names no key) is read separately, as it ends every span.
+// The hand-over's asks name the asker (run_id), the holder (prev_run_id)
+// and the holder's fence, as a takeover would, but move nothing.
 func spanNeutral() []string {
-	return []string{string(KindRenewRejected), string(KindTruncated), string(KindRenewed), "queue_joined", "queue_left"}
+	return []string{string(KindRenewRejected), string(KindTruncated), string(KindRenewed), "queue_joined", "queue_left",
+		string(KindHandoverAsked), string(KindHandoverDeclined), string(KindHandoverExpired)}
 }
 
 // ownershipCond is true for the event rows (alias e) that start or end a

@@ -78,6 +78,11 @@ func TestMigrateFromVersion2(t *testing.T) {
 	if _, err := s.Renew(ctx, k, live, time.Hour); err != nil {
 		t.Fatalf("the live holder's Renew after the migration: %v", err)
 	}
+	// The hand-over's table, functions and kinds are there too: an ask on
+	// the migrated lease is recorded (handover_asked) and refused to a second asker.
+	if a, err := s.AskHandover(ctx, k, uuid.New(), time.Minute, "tablet"); err != nil || a.Outcome != data.AskAsked {
+		t.Fatalf("AskHandover after the migration = %+v, %v; want asked", a, err)
+	}
 	g, err := s.Preempt(ctx, k, uuid.New(), time.Hour, "phone", "moved", data.AcquireOptions{})
 	if err != nil || g.Fence <= fence {
 		t.Fatalf("Preempt after the migration = %+v, %v; want a grant above fence %d", g, err, fence)

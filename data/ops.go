@@ -103,7 +103,7 @@ func validateAcquire(key Key, runID uuid.UUID, ttl time.Duration, holder string)
 }
 
 // held reads who holds key, whether it may be preempted, what it published,
-// and how many queued tickets are ahead of runID, for the ErrHeld that
+// how many queued tickets are ahead of runID and the pending ask, for the ErrHeld that
 // Acquire returns (a refusal only: the grant pays nothing for it).
 func (s *Store) held(ctx context.Context, key Key, runID uuid.UUID) error {
 	e := &HeldError{Key: key}
@@ -114,9 +114,15 @@ func (s *Store) held(ctx context.Context, key Key, runID uuid.UUID) error {
 		remaining   *time.Duration
 		preemptible *bool
 		attachment  *string
+		askRun      *uuid.UUID
+		asker       *string
+		askHolder   *uuid.UUID
+		askUntil    *time.Time
+		askLeft     *time.Duration
 	)
 	err := s.pool.QueryRow(ctx, heldQuery, key.Account, key.Session, PublicRunID(runID)).
-		Scan(&run, &holder, &fence, &remaining, &preemptible, &attachment, &e.Queued)
+		Scan(&run, &holder, &fence, &remaining, &preemptible, &attachment, &e.Queued,
+			&askRun, &asker, &askHolder, &askUntil, &askLeft)
 	if err != nil {
 		// The refusal stands; only the details are missing.
 		return e
@@ -126,6 +132,9 @@ func (s *Store) held(ctx context.Context, key Key, runID uuid.UUID) error {
 		if attachment != nil {
 			e.Attachment = *attachment
 		}
+	}
+	if askRun != nil {
+		e.Ask = &PendingAsk{RunID: *askRun, Holder: *asker, HolderRunID: *askHolder, Until: *askUntil, Remaining: *askLeft}
 	}
 	return e
 }

@@ -192,9 +192,10 @@ func queueError(err error) error {
 }
 
 // heldQuery reads the holder of a key ($1, $2), whether it may be
-// preempted, its attachment, and the live tickets of its
-// queue ahead of the run whose public id is $3 (all of them when it has no
-// live ticket), for HeldError.
+// preempted, its attachment, the live tickets of its queue ahead of the run
+// whose public id is $3 (all of them when it has no live ticket), and the
+// ask to hand over pending on it (addressed to this holder), for HeldError:
+// every strategy's part of the refusal in one read.
 const heldQuery = `
 	SELECT l.run_id, l.holder, l.fence, greatest(l.expires_at - n.now, interval '0'),
 	       l.preemptible, l.attachment,
@@ -203,9 +204,13 @@ const heldQuery = `
 	           AND q.id < coalesce((SELECT m.id FROM lease.queue_ticket m
 	                                 WHERE m.account_id = $1 AND m.session_id = $2
 	                                   AND m.run_id = $3 AND m.expires_at > n.now),
-	                               9223372036854775807))
+	                               9223372036854775807)),
+	       a.asker_run_id, a.asker, a.holder_run_id, a.until_at, greatest(a.until_at - n.now, interval '0')
 	  FROM (SELECT clock_timestamp() AS now) n
-	  LEFT JOIN lease.session_lease l ON l.account_id = $1 AND l.session_id = $2`
+	  LEFT JOIN lease.session_lease l ON l.account_id = $1 AND l.session_id = $2
+	  LEFT JOIN lease.handover_ask a ON a.account_id = $1 AND a.session_id = $2
+	        AND a.state = 'pending' AND a.until_at > n.now
+	        AND (l.run_id IS NULL OR a.holder_run_id = l.run_id)`
 
 // QueueStats sums up every session's queue on the database clock: the live
 // tickets, the sessions with a queue, the longest queue, and how long the

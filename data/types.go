@@ -63,6 +63,15 @@ const (
 	// (Reason: granted, cancelled or expired). Not ownership transitions.
 	KindQueueJoined Kind = "queue_joined"
 	KindQueueLeft   Kind = "queue_left"
+
+	// The hand-over kinds (sql/handover.sql). Each names both runs: RunID
+	// is the asker, PrevRunID the holder. Only KindHandedOver changes the
+	// owner (like KindTakenOver, with both fences); the others carry the
+	// ask's deadline in ExpiresAt and the asker's label in Holder.
+	KindHandoverAsked    Kind = "handover_asked"
+	KindHandedOver       Kind = "handed_over"
+	KindHandoverDeclined Kind = "handover_declined"
+	KindHandoverExpired  Kind = "handover_expired"
 )
 
 // Valid reports whether k is one of the documented kinds.
@@ -70,7 +79,8 @@ func (k Kind) Valid() bool {
 	switch k {
 	case KindAcquired, KindTakenOver, KindReleased, KindForceReleased,
 		KindRenewRejected, KindTruncated, KindRenewed, KindPreempted,
-		KindQueueJoined, KindQueueLeft:
+		KindQueueJoined, KindQueueLeft,
+		KindHandoverAsked, KindHandedOver, KindHandoverDeclined, KindHandoverExpired:
 		return true
 	}
 	return false

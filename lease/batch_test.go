@@ -100,7 +100,7 @@ func expiries(ls []*lease.Lease) []time.Time {
 // the send time of the batch that renewed it + TTL - SafetyMargin.
 func TestClientRenewsItsLeasesInBatches(t *testing.T) {
 	db := pgtest.New(t)
-	cfg := lease.Config{TTL: 10 * time.Second, RenewInterval: 300 * time.Millisecond, SafetyMargin: time.Second}
+	cfg := lease.Config{TTL: 10 * time.Second, RenewInterval: time.Second, SafetyMargin: time.Second}
 	c := newClient(t, db.Store(t), cfg)
 	b := watchBatches(c)
 	const n = 20
@@ -135,7 +135,7 @@ func TestBatchedLeaseTakenOverIsLostAlone(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	store := db.Store(t)
-	cfg := lease.Config{TTL: 10 * time.Second, RenewInterval: 300 * time.Millisecond, SafetyMargin: time.Second}
+	cfg := lease.Config{TTL: 10 * time.Second, RenewInterval: time.Second, SafetyMargin: time.Second}
 	c := newClient(t, store, cfg)
 	b := watchBatches(c)
 	ls := holdMany(t, c, "s", 5)
@@ -257,7 +257,7 @@ func TestReleaseWaitsForItsBatchInFlight(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	store := db.Store(t)
-	cfg := lease.Config{TTL: 20 * time.Second, RenewInterval: 300 * time.Millisecond, SafetyMargin: 2 * time.Second,
+	cfg := lease.Config{TTL: 20 * time.Second, RenewInterval: time.Second, SafetyMargin: 2 * time.Second,
 		RenewTimeout: 10 * time.Second}
 	c := newClient(t, store, cfg)
 	b := watchBatches(c)

@@ -74,6 +74,9 @@ func runChild(ctx context.Context, mode string) error {
 	if mode == childQueue {
 		return queueChild(ctx, store, ttl)
 	}
+	if mode == childAsked {
+		return askedChild(ctx, store, ttl)
+	}
 	client, err := lease.New(store, lease.Config{TTL: ttl})
 	if err != nil {
 		return err

@@ -54,7 +54,7 @@
 // confirmed renewal moves the deadline to that renewal's send time + TTL -
 // margin. A Client's leases whose renewals fall due together are renewed in
 // one call (data.Store.RenewMany: one statement, one round trip), and a
-// lease due within a quarter interval of such a batch joins it early, so
+// lease due within half an interval of such a batch joins it early, so
 // that a process holding many leases sends one renewal per interval, not
 // one per lease. Each lease is still decided alone (a rejected one is lost
 // alone), its deadline counts from the send time of the call that renewed

@@ -71,11 +71,12 @@ type LostError struct {
 	Key   Key
 	RunID uuid.UUID // the lost run's public id (Lease.RunID)
 	Fence int64
-	// Reason is ErrForceReleased, ErrTakenOver, ErrPreempted, ErrRejected
-	// or ErrExpired.
+	// Reason is ErrForceReleased, ErrTakenOver, ErrPreempted, ErrRejected,
+	// ErrExpired or ErrHandedOver.
 	Reason error
 	// By is the event that ended the lease when it could be read (a
-	// force_released, taken_over or preempted event), else the zero Event.
+	// force_released, taken_over, preempted or handed_over event), else the
+	// zero Event.
 	By data.Event
 	// Last is the last renewal error seen before an ErrExpired loss, if any.
 	Last error
@@ -100,6 +101,8 @@ func (e *LostError) Error() string {
 			fmt.Fprintf(&b, ", reason %q", e.By.Reason)
 		}
 		b.WriteString(")")
+	case data.KindHandedOver:
+		fmt.Fprintf(&b, " to run %s (%q, fence %d)", e.By.RunID, e.By.Holder, e.By.Fence)
 	}
 	if e.Last != nil {
 		fmt.Fprintf(&b, "; last renewal error: %v", e.Last)

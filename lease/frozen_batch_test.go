@@ -262,8 +262,12 @@ func frozenBatch(t *testing.T, ttl, margin time.Duration, pastTTL bool) {
 		}
 	}
 
-	// The frozen batch's call, when continued, ended on its deadline.
-	if !has("batch unsent=true: renew 4 leases: context deadline exceeded") {
+	// The frozen batch's call, when continued, ended on its deadline, before
+	// it was sent: the renewer's own check of the clock, or pgx's of the
+	// context ("context already done") when the stop took effect a few
+	// instructions after the hook sent SIGSTOP. Whether anything reached
+	// the server is what the database checks below decide.
+	if !strings.Contains(out.String(), "\nbatch unsent=true: renew 4 leases: ") {
 		t.Errorf("the frozen batch's call did not end on its deadline:\n%s", out.String())
 	}
 

@@ -73,6 +73,8 @@ func (l *Lease) keep(sent time.Time) {
 // renew makes one renewal attempt and returns how long to wait before the
 // next one, or false when the heartbeat must end.
 func (l *Lease) renew() (time.Duration, bool) {
+	l.renewMu.Lock() // never while HandOver moves the lease (handover.go)
+	defer l.renewMu.Unlock()
 	l.mu.Lock()
 	deadline, final := l.state.Deadline, l.finalLocked()
 	l.mu.Unlock()
@@ -171,6 +173,8 @@ func (l *Lease) rejected() {
 		reason = ErrTakenOver
 	case data.KindPreempted:
 		reason = ErrPreempted
+	case data.KindHandedOver: // HandOver's reply was lost
+		reason = ErrHandedOver
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -178,7 +182,7 @@ func (l *Lease) rejected() {
 }
 
 // endingEvent reads the event that ended this run's lease: a forced release
-// of this run, or a takeover or preempt from it. It is best effort, bounded by a short
+// of this run, or a takeover, preempt or hand-over from it. It is best effort, bounded by a short
 // timeout, and returns the zero Event when it cannot tell.
 func (l *Lease) endingEvent() data.Event {
 	ctx, cancel := context.WithTimeout(l.ctx, min(l.cfg.RenewTimeout, 500*time.Millisecond))
@@ -192,7 +196,8 @@ func (l *Lease) endingEvent() data.Event {
 		switch {
 		case e.Kind == data.KindForceReleased && e.RunID == run,
 			e.Kind == data.KindTakenOver && e.PrevRunID == run,
-			e.Kind == data.KindPreempted && e.PrevRunID == run:
+			e.Kind == data.KindPreempted && e.PrevRunID == run,
+			e.Kind == data.KindHandedOver && e.PrevRunID == run:
 			return e
 		}
 	}

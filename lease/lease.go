@@ -95,6 +95,9 @@ type Lease struct {
 
 	releaseMu sync.Mutex // serialises Release calls
 	rowGone   bool       // a release confirmed this run's row is gone
+
+	renewMu sync.Mutex // held by each renewal, and by HandOver while it moves the lease
+	asks    askWatch   // Asked's watch (asked.go)
 }
 
 // Key returns the lease's key.

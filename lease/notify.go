@@ -12,12 +12,19 @@ type waiter struct {
 }
 
 // subscribe registers a waiter for key on the Client's notifier.
-func (c *Client) subscribe(key Key) (*waiter, error) {
+func (c *Client) subscribe(key Key) (*waiter, error) { return c.subscribeKinds(key, nil) }
+
+// subscribeKinds is subscribe for a waiter woken by the events of the kinds
+// kinds accepts (nil: those wakes accepts), and by every resync.
+func (c *Client) subscribeKinds(key Key, kinds func(data.Kind) bool) (*waiter, error) {
+	if kinds == nil {
+		kinds = wakes
+	}
 	w := &waiter{wake: make(chan struct{}, 1)}
 	sub, err := c.notes.listen(key, func(n notice) {
 		// A release may have been missed on a resync, and a closing Client
 		// ends the wait: every waiter tries again.
-		if n.resync || n.closed || wakes(n.ev.Kind) {
+		if n.resync || n.closed || kinds(n.ev.Kind) {
 			signal(w.wake)
 		}
 	})
@@ -36,5 +43,6 @@ func (c *Client) unsubscribe(w *waiter) { c.notes.unsubscribe(w.sub) }
 // how long it should sleep).
 func wakes(k data.Kind) bool {
 	return k == data.KindReleased || k == data.KindForceReleased || k == data.KindTakenOver || k == data.KindPreempted ||
+		k == data.KindHandedOver || // an ownership change, as a takeover
 		k == data.KindQueueLeft // a ticket ended: the next one may be the head now (Queue)
 }

@@ -19,12 +19,14 @@ import (
 // deadline: the per-lease heartbeat and its local deadline stay in charge.
 //
 // Leases also align: when a batch is being gathered, every lease whose next
-// renewal is due within the coming quarter interval is asked to renew now,
-// in it. Renewing early only moves a deadline forward, and the leases of one
-// batch share its send time, so they fall due together from then on: the
-// groups' due times end up at least a quarter interval apart, and a Client
-// sends about five calls per renew interval at most, however many leases it
-// holds (with one lease, or leases due alone, the call is lease.renew).
+// renewal is due within the coming half interval is asked to renew now, in
+// it. Renewing early only moves a deadline forward, and the leases of one
+// batch share its send time, so they fall due together from then on: groups
+// less than half an interval apart merge at the first renewal of either, so
+// a Client sends about two calls per renew interval at most, however many
+// leases it holds and however spread out it acquired them (with one lease,
+// or leases due alone, the call is lease.renew). With a quarter interval,
+// leases acquired slowly (a loaded machine) stayed in four or five groups.
 type renewer struct {
 	store  *data.Store
 	ttl    time.Duration
@@ -39,6 +41,7 @@ type renewer struct {
 	onBatch    func(n int, sent time.Time)            // a test hook: called before each batch's call
 	onAnswered func(n int, sent time.Time, err error) // a test hook: called when that call has returned
 	oneByOne   atomic.Bool                            // lease.renew_many is missing or refused: renew one by one
+	noAskRead  atomic.Bool                            // the login may not read lease.handover_ask: renew without it
 }
 
 // renewReq is one lease's renewal waiting for its batch.
@@ -63,7 +66,7 @@ func newRenewer(store *data.Store, cfg Config) *renewer {
 		store:  store,
 		ttl:    cfg.TTL,
 		window: min(max(cfg.RenewInterval/50, time.Millisecond), 20*time.Millisecond),
-		ahead:  cfg.RenewInterval / 4,
+		ahead:  cfg.RenewInterval / 2,
 		leases: make(map[*Lease]struct{}),
 	}
 }
@@ -107,7 +110,7 @@ func (r *renewer) renew(ctx context.Context, l *Lease) (sent, exp time.Time, err
 		}
 	}
 	sent = time.Now()
-	exp, err = r.store.Renew(ctx, l.token.Key, l.token.RunID, r.ttl)
+	exp, err = r.renewOne(ctx, l)
 	return sent, exp, err
 }
 
@@ -183,7 +186,7 @@ func (r *renewer) send(batch []*renewReq) {
 		var exp time.Time
 		err := lateCall(until, "renew "+req.l.token.Key.String())
 		if err == nil {
-			exp, err = r.store.Renew(ctx, req.l.token.Key, req.l.token.RunID, r.ttl)
+			exp, err = r.renewOne(ctx, req.l)
 		}
 		if r.onAnswered != nil {
 			r.onAnswered(1, sent, err)
@@ -224,6 +227,9 @@ func (r *renewer) send(batch []*renewReq) {
 			req.reply <- renewReply{alone: true}
 		default:
 			req.reply <- renewReply{sent: sent, exp: got[k].ExpiresAt, err: got[k].Err}
+			if got[k].Err == nil && req.l.asks.watching.Load() {
+				go req.l.checkAsk() // a batch carries no ask reads (handover.go)
+			}
 		}
 	}
 }

@@ -31,7 +31,9 @@ import (
 // into the next renewal batch, so an event between the grant and the
 // listener's start is not missed either.
 // A check that fails for another reason (the database did not answer)
-// changes nothing: the heartbeat goes on as before.
+// changes nothing: the heartbeat goes on as before. A lease that watches
+// its asks checks as it renews, reading the pending ask in the same round
+// trip, so an ask's notification delivers the ask (Lease.Asked) at once.
 
 // checkGap is the least time between two checks of one lease.
 const checkGap = 10 * time.Millisecond
@@ -71,9 +73,20 @@ func (l *Lease) onNotice(n notice) {
 // forced release). Events that name this run as the holder (its acquire or
 // takeover, its renewals, its own rejected renewal, which its heartbeat has
 // seen already) do not.
+//
+// The hand-over's kinds name the asker as run_id: an ask (handover_asked)
+// concerns a lease that watches its asks (Lease.Asked), whose check reads
+// the ask in the renewal's round trip (renewer.renewOne) and delivers it at
+// once; a declined or expired ask never ends a lease; handed_over is an
+// ownership change like a takeover.
 func (l *Lease) concerns(ev data.Event) bool {
-	if ev.Kind == data.KindQueueJoined || ev.Kind == data.KindQueueLeft {
+	switch ev.Kind {
+	case data.KindQueueJoined, data.KindQueueLeft:
 		return false // the queue's tickets never end a lease (sql/queue.sql)
+	case data.KindHandoverDeclined, data.KindHandoverExpired:
+		return false // the ask's end; the lease stays where it was (sql/handover.sql)
+	case data.KindHandoverAsked:
+		return l.asks.watching.Load()
 	}
 	return ev.RunID != l.RunID() || ev.Kind.Ends()
 }
@@ -84,6 +97,8 @@ func (l *Lease) concerns(ev data.Event) bool {
 // deadline, not by the lease's context: Release waits for it, so that its
 // delete never reaches the server before this renewal.
 func (l *Lease) checkNow() bool {
+	l.renewMu.Lock() // as every renewal: never while HandOver moves the lease (asked.go)
+	defer l.renewMu.Unlock()
 	l.mu.Lock()
 	deadline, final := l.state.Deadline, l.finalLocked()
 	l.mu.Unlock()
@@ -104,7 +119,7 @@ func (l *Lease) checkNow() bool {
 	var exp time.Time
 	err := lateCall(until, "check "+l.token.Key.String())
 	if err == nil {
-		exp, err = l.client.store.Renew(ctx, l.token.Key, l.token.RunID, l.cfg.TTL)
+		exp, err = l.client.renewer.renewOne(ctx, l) // with the pending ask, when l watches its asks
 	}
 	recv := time.Now()
 	switch {

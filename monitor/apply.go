@@ -83,7 +83,7 @@ func (s *State) ApplyEvent(ev data.Event, at time.Time) bool {
 	s.record(ev)
 	changed := false
 	switch ev.Kind {
-	case data.KindAcquired, data.KindTakenOver, data.KindPreempted:
+	case data.KindAcquired, data.KindTakenOver, data.KindPreempted, data.KindHandedOver:
 		if cur, ok := s.leases[ev.Key]; ok && cur.Fence > ev.Fence {
 			break // older than what we show (cannot happen in commit order)
 		}

@@ -64,9 +64,9 @@
 //
 // # Headless use
 //
-// State has no terminal and no goroutines; Mirror runs a Feed into a State
-// under a lock for tests and tools that need "the monitor's view" without a
-// screen. Its OnBatch hook sees every batch it applies, and Pause stops it
-// taking any, so a test can count what the feed delivered and play a
-// consumer that has fallen behind.
+// State has no terminal and no goroutines: a program that wants "the
+// monitor's view" without a screen runs a Feed (Feed.Run) and applies what
+// Feed.Next returns to a State (State.Apply), as the exporter does.
+// leasetop's own tests do that through internal/monitortest, which adds a
+// lock, waits, a batch hook and a pause; it is not part of this package.
 package monitor

@@ -1,4 +1,4 @@
-package monitor
+package monitor_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // TestMirrorMissesNothingWhenTheListenerDrops starves the feed: a listener
@@ -25,12 +26,12 @@ func TestMirrorMissesNothingWhenTheListenerDrops(t *testing.T) {
 	db := pgtest.New(t)
 	s := db.Store(t)
 	conn := db.Conn(t)
-	m := startMirror(t, s, FeedConfig{
+	m := startMirror(t, s, monitor.FeedConfig{
 		Listener:    data.ListenerConfig{Buffer: 4},
 		Window:      200,
 		ResyncLimit: 7,
 	})
-	waitFor(t, m, "the first resync", func(s *State) bool { return s.Synced() })
+	waitFor(t, m, "the first resync", func(s *monitor.State) bool { return s.Synced() })
 
 	var wg sync.WaitGroup
 	for w := range 4 {
@@ -52,7 +53,7 @@ func TestMirrorMissesNothingWhenTheListenerDrops(t *testing.T) {
 	}
 	wg.Wait()
 	assertMirrorsDB(t, m, conn)
-	m.Read(func(s *State) {
+	m.Read(func(s *monitor.State) {
 		if s.Gaps() != 0 {
 			t.Errorf("Gaps() = %d, want 0: a cut resync pages on", s.Gaps())
 		}

@@ -1,4 +1,4 @@
-package monitor
+package monitor_test
 
 import (
 	"context"
@@ -12,13 +12,15 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/monitortest"
 	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // startMirror runs a mirror of s until the test ends.
-func startMirror(t *testing.T, s *data.Store, cfg FeedConfig) *Mirror {
+func startMirror(t *testing.T, s *data.Store, cfg monitor.FeedConfig) *monitortest.Mirror {
 	t.Helper()
-	m := NewMirror(s, cfg, Config{})
+	m := monitortest.NewMirror(s, cfg, monitor.Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = m.Run(ctx) })
@@ -27,14 +29,14 @@ func startMirror(t *testing.T, s *data.Store, cfg FeedConfig) *Mirror {
 }
 
 // waitFor waits up to 30 s for cond.
-func waitFor(t *testing.T, m *Mirror, what string, cond func(s *State) bool) {
+func waitFor(t *testing.T, m *monitortest.Mirror, what string, cond func(s *monitor.State) bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := m.WaitFor(ctx, cond); err != nil {
 		var desc string
-		m.Read(func(s *State) {
-			desc = fmt.Sprintf("leases %d, events %v, health %+v", s.Len(), ids(s.Events()), s.Health(time.Now()))
+		m.Read(func(s *monitor.State) {
+			desc = fmt.Sprintf("leases %d, events %v, health %+v", s.Len(), monitor.IDs(s.Events()), s.Health(time.Now()))
 		})
 		t.Fatalf("waiting for %s: %v (%s)", what, err, desc)
 	}
@@ -63,7 +65,7 @@ func dbLeases(t *testing.T, conn *pgx.Conn) map[data.Key]data.Lease {
 }
 
 // sameAsDB reports how the state differs from want ("" when equal).
-func sameAsDB(s *State, want map[data.Key]data.Lease) string {
+func sameAsDB(s *monitor.State, want map[data.Key]data.Lease) string {
 	if s.Len() != len(want) {
 		return fmt.Sprintf("%d leases, database has %d", s.Len(), len(want))
 	}
@@ -93,18 +95,18 @@ func eventIDs(t *testing.T, conn *pgx.Conn, after int64) []int64 {
 
 // assertMirrorsDB waits until the mirror equals the database and has seen
 // every event after its baseline exactly once.
-func assertMirrorsDB(t *testing.T, m *Mirror, conn *pgx.Conn) {
+func assertMirrorsDB(t *testing.T, m *monitortest.Mirror, conn *pgx.Conn) {
 	t.Helper()
 	want := dbLeases(t, conn)
 	var diff string
-	waitFor(t, m, "the state to equal the database", func(s *State) bool {
+	waitFor(t, m, "the state to equal the database", func(s *monitor.State) bool {
 		diff = sameAsDB(s, want)
 		return diff == ""
 	})
 	var baseline int64
-	m.Read(func(s *State) { baseline = s.Baseline() })
+	m.Read(func(s *monitor.State) { baseline = s.Baseline() })
 	all := eventIDs(t, conn, baseline)
-	waitFor(t, m, "every event to be seen", func(s *State) bool {
+	waitFor(t, m, "every event to be seen", func(s *monitor.State) bool {
 		for _, id := range all {
 			if !s.Seen(id) {
 				return false
@@ -112,20 +114,11 @@ func assertMirrorsDB(t *testing.T, m *Mirror, conn *pgx.Conn) {
 		}
 		return true
 	})
-	m.Read(func(s *State) {
+	m.Read(func(s *monitor.State) {
 		if got, want := s.Applied(), int64(len(all)); got != want {
 			t.Errorf("applied %d events, database has %d after the baseline %d", got, want, baseline)
 		}
 	})
-}
-
-func mustAcquire(t *testing.T, s *data.Store, k data.Key, run uuid.UUID, ttl time.Duration) data.Grant {
-	t.Helper()
-	g, err := s.Acquire(context.Background(), k, run, ttl, "dev-"+run.String()[:4])
-	if err != nil {
-		t.Fatalf("Acquire(%v) err = %v", k, err)
-	}
-	return g
 }
 
 func TestMirrorSeesAcquireAndTakeover(t *testing.T) {
@@ -133,8 +126,8 @@ func TestMirrorSeesAcquireAndTakeover(t *testing.T) {
 	db := pgtest.New(t)
 	s := db.Store(t)
 	conn := db.Conn(t)
-	m := startMirror(t, s, FeedConfig{})
-	waitFor(t, m, "the first resync", func(s *State) bool { return s.Synced() })
+	m := startMirror(t, s, monitor.FeedConfig{})
+	waitFor(t, m, "the first resync", func(s *monitor.State) bool { return s.Synced() })
 
 	k := data.Key{Account: "acme", Session: "chat-1"}
 	old := uuid.New()
@@ -142,7 +135,7 @@ func TestMirrorSeesAcquireAndTakeover(t *testing.T) {
 	if _, err := conn.Exec(context.Background(), `SELECT lease.acquire($1, $2, $3, '300 ms', 'dev-a')`, k.Account, k.Session, old); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, m, "the acquired lease", func(s *State) bool { l, ok := s.Lease(k); return ok && l.RunID == data.PublicRunID(old) })
+	waitFor(t, m, "the acquired lease", func(s *monitor.State) bool { l, ok := s.Lease(k); return ok && l.RunID == data.PublicRunID(old) })
 
 	// Let it expire on the server clock, then take it over.
 	var exp time.Time
@@ -151,12 +144,12 @@ func TestMirrorSeesAcquireAndTakeover(t *testing.T) {
 	}
 	pgtest.WaitServerPast(t, conn, exp)
 	nu := uuid.New()
-	g := mustAcquire(t, s, k, nu, time.Minute)
-	waitFor(t, m, "the takeover event", func(s *State) bool {
+	g := monitor.MustAcquire(t, s, k, nu, time.Minute)
+	waitFor(t, m, "the takeover event", func(s *monitor.State) bool {
 		evs := s.Events()
 		return len(evs) > 0 && evs[0].Kind == data.KindTakenOver
 	})
-	m.Read(func(s *State) {
+	m.Read(func(s *monitor.State) {
 		ev := s.Events()[0]
 		if ev.RunID != data.PublicRunID(nu) || ev.PrevRunID != data.PublicRunID(old) || ev.Fence != g.Fence || ev.PrevFence >= ev.Fence {
 			t.Errorf("takeover = %+v, want run %v <- %v and a higher fence", ev, nu, old)
@@ -175,9 +168,9 @@ func TestMirrorSeesRenewalsWithoutNotify(t *testing.T) {
 	conn := db.Conn(t)
 	k := data.Key{Account: "acme", Session: "chat-1"}
 	run := uuid.New()
-	g := mustAcquire(t, s, k, run, 20*time.Second)
-	m := startMirror(t, s, FeedConfig{DeltaInterval: 100 * time.Millisecond})
-	waitFor(t, m, "the lease", func(s *State) bool { _, ok := s.Lease(k); return ok })
+	g := monitor.MustAcquire(t, s, k, run, 20*time.Second)
+	m := startMirror(t, s, monitor.FeedConfig{DeltaInterval: 100 * time.Millisecond})
+	waitFor(t, m, "the lease", func(s *monitor.State) bool { _, ok := s.Lease(k); return ok })
 	exp, err := s.Renew(context.Background(), k, run, time.Minute)
 	if err != nil {
 		t.Fatal(err)
@@ -185,8 +178,8 @@ func TestMirrorSeesRenewalsWithoutNotify(t *testing.T) {
 	if !exp.After(g.ExpiresAt) {
 		t.Fatalf("renewal did not extend: %v <= %v", exp, g.ExpiresAt)
 	}
-	waitFor(t, m, "the renewal (delta read)", func(s *State) bool { l, _ := s.Lease(k); return l.ExpiresAt.Equal(exp) })
-	m.Read(func(s *State) {
+	waitFor(t, m, "the renewal (delta read)", func(s *monitor.State) bool { l, _ := s.Lease(k); return l.ExpiresAt.Equal(exp) })
+	m.Read(func(s *monitor.State) {
 		if s.NotifyRenewals() {
 			t.Error("NotifyRenewals = true, want false by default")
 		}
@@ -203,16 +196,16 @@ func TestMirrorUsesRenewalNotifications(t *testing.T) {
 	}
 	k := data.Key{Account: "acme", Session: "chat-1"}
 	run := uuid.New()
-	mustAcquire(t, s, k, run, 20*time.Second)
+	monitor.MustAcquire(t, s, k, run, 20*time.Second)
 	// A delta interval far beyond the test: only a notification can deliver
 	// the renewal in time.
-	m := startMirror(t, s, FeedConfig{DeltaInterval: time.Hour, NotifiedInterval: time.Hour})
-	waitFor(t, m, "the lease", func(s *State) bool { _, ok := s.Lease(k); return ok && s.NotifyRenewals() })
+	m := startMirror(t, s, monitor.FeedConfig{DeltaInterval: time.Hour, NotifiedInterval: time.Hour})
+	waitFor(t, m, "the lease", func(s *monitor.State) bool { _, ok := s.Lease(k); return ok && s.NotifyRenewals() })
 	exp, err := s.Renew(context.Background(), k, run, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, m, "the renewal notification", func(s *State) bool { l, _ := s.Lease(k); return l.ExpiresAt.Equal(exp) })
+	waitFor(t, m, "the renewal notification", func(s *monitor.State) bool { l, _ := s.Lease(k); return l.ExpiresAt.Equal(exp) })
 }
 
 // TestMirrorUnderChurn: several clients with their own connections acquire,
@@ -223,8 +216,8 @@ func TestMirrorUnderChurn(t *testing.T) {
 	db := pgtest.New(t)
 	s := db.Store(t)
 	conn := db.Conn(t)
-	m := startMirror(t, s, FeedConfig{DeltaInterval: 100 * time.Millisecond})
-	waitFor(t, m, "the first resync", func(s *State) bool { return s.Synced() })
+	m := startMirror(t, s, monitor.FeedConfig{DeltaInterval: 100 * time.Millisecond})
+	waitFor(t, m, "the first resync", func(s *monitor.State) bool { return s.Synced() })
 
 	clients := make([]*data.Store, 4)
 	for i := range clients {
@@ -232,7 +225,7 @@ func TestMirrorUnderChurn(t *testing.T) {
 	}
 	churn(clients, 60)
 	assertMirrorsDB(t, m, conn)
-	m.Read(func(s *State) {
+	m.Read(func(s *monitor.State) {
 		if s.Applied() < 20 {
 			t.Errorf("applied %d events, want a real churn (>= 20)", s.Applied())
 		}
@@ -305,8 +298,8 @@ func TestMirrorRecoversFromLostListener(t *testing.T) {
 	}
 	t.Cleanup(func() { admin.Close(ctx) })
 	kLate := data.Key{Account: "acme", Session: "late"}
-	m := startMirror(t, s, FeedConfig{DeltaInterval: 100 * time.Millisecond})
-	waitFor(t, m, "LIVE", func(s *State) bool { return s.Synced() && s.Health(time.Now()).Link == LinkLive })
+	m := startMirror(t, s, monitor.FeedConfig{DeltaInterval: 100 * time.Millisecond})
+	waitFor(t, m, "LIVE", func(s *monitor.State) bool { return s.Synced() && s.Health(time.Now()).Link == monitor.LinkLive })
 
 	// A transaction draws an event id and stays open.
 	tx, err := late.Begin(ctx)
@@ -319,7 +312,7 @@ func TestMirrorRecoversFromLostListener(t *testing.T) {
 	}
 	// A later id commits first and is seen live.
 	mustAcquireSQL(t, conn, data.Key{Account: "acme", Session: "early"})
-	waitFor(t, m, "the early event", func(s *State) bool { return s.Len() == 1 })
+	waitFor(t, m, "the early event", func(s *monitor.State) bool { return s.Len() == 1 })
 
 	// Outage: refuse new connections and cut the listener.
 	if _, err := admin.Exec(ctx, `ALTER DATABASE `+pgx.Identifier{db.Name}.Sanitize()+` ALLOW_CONNECTIONS false`); err != nil {
@@ -333,9 +326,9 @@ func TestMirrorRecoversFromLostListener(t *testing.T) {
 	if _, err := admin.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, m, "RECONNECTING", func(s *State) bool {
+	waitFor(t, m, "RECONNECTING", func(s *monitor.State) bool {
 		l := s.Health(time.Now()).Link
-		return l == LinkReconnecting || l == LinkDown
+		return l == monitor.LinkReconnecting || l == monitor.LinkDown
 	})
 	// Transitions nobody is listening for.
 	if err := tx.Commit(ctx); err != nil { // the lower id commits now
@@ -349,9 +342,9 @@ func TestMirrorRecoversFromLostListener(t *testing.T) {
 	}
 
 	allow()
-	waitFor(t, m, "LIVE again", func(s *State) bool { return s.Health(time.Now()).Link == LinkLive })
+	waitFor(t, m, "LIVE again", func(s *monitor.State) bool { return s.Health(time.Now()).Link == monitor.LinkLive })
 	assertMirrorsDB(t, m, conn)
-	m.Read(func(s *State) {
+	m.Read(func(s *monitor.State) {
 		if _, ok := s.Lease(kLate); !ok {
 			t.Error("the late-committed lease is missing")
 		}
@@ -377,11 +370,11 @@ func TestMirrorNeedsOnlySelect(t *testing.T) {
 		t.Fatalf("open as lease_reader: %v", err)
 	}
 	t.Cleanup(reader.Close)
-	m := startMirror(t, reader, FeedConfig{DeltaInterval: 100 * time.Millisecond})
+	m := startMirror(t, reader, monitor.FeedConfig{DeltaInterval: 100 * time.Millisecond})
 	mustAcquireSQL(t, conn, data.Key{Account: "a", Session: "s"})
-	waitFor(t, m, "the lease", func(s *State) bool { return s.Len() == 1 })
+	waitFor(t, m, "the lease", func(s *monitor.State) bool { return s.Len() == 1 })
 	assertMirrorsDB(t, m, conn)
-	m.Read(func(s *State) {
+	m.Read(func(s *monitor.State) {
 		if h := s.Health(time.Now()); h.Err != nil {
 			t.Errorf("health error as lease_reader: %v", h.Err)
 		}

@@ -1,4 +1,4 @@
-package monitor
+package monitor_test
 
 import (
 	"context"
@@ -10,7 +10,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/monitortest"
 	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // TestMirrorPauseHoldsBatchesForOnBatch: a paused mirror applies at most
@@ -22,13 +24,13 @@ func TestMirrorPauseHoldsBatchesForOnBatch(t *testing.T) {
 	db := pgtest.New(t)
 	s, conn, writer := db.Store(t), db.Conn(t), db.Store(t)
 	// No periodic reads: only the transitions below make batches.
-	m := NewMirror(s, FeedConfig{DeltaInterval: time.Hour, NotifiedInterval: time.Hour}, Config{})
+	m := monitortest.NewMirror(s, monitor.FeedConfig{DeltaInterval: time.Hour, NotifiedInterval: time.Hour}, monitor.Config{})
 	var (
 		mu      sync.Mutex
 		batches int
 		hooked  = map[int64]int{} // event id: times OnBatch saw it
 	)
-	m.OnBatch(func(b Batch) {
+	m.OnBatch(func(b monitor.Batch) {
 		mu.Lock()
 		defer mu.Unlock()
 		batches++
@@ -52,7 +54,7 @@ func TestMirrorPauseHoldsBatchesForOnBatch(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = m.Run(ctx) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	waitFor(t, m, "the first resync", func(s *State) bool { return s.Synced() })
+	waitFor(t, m, "the first resync", func(s *monitor.State) bool { return s.Synced() })
 	if applied() == 0 {
 		t.Fatal("OnBatch saw no batch, but the mirror applied its first resync")
 	}
@@ -61,7 +63,7 @@ func TestMirrorPauseHoldsBatchesForOnBatch(t *testing.T) {
 	before := applied()
 	for i := range 20 {
 		k, run := data.Key{Account: "pause", Session: fmt.Sprintf("s%d", i)}, uuid.New()
-		mustAcquire(t, writer, k, run, time.Minute)
+		monitor.MustAcquire(t, writer, k, run, time.Minute)
 		if _, err := writer.Release(context.Background(), k, run); err != nil {
 			t.Fatalf("Release(%v) err = %v", k, err)
 		}
@@ -73,7 +75,7 @@ func TestMirrorPauseHoldsBatchesForOnBatch(t *testing.T) {
 		t.Errorf("the mirror applied %d batches while paused through 40 transitions, want at most the one it was waiting for", whilePaused)
 	}
 	var baseline int64
-	m.Read(func(s *State) { baseline = s.Baseline() })
+	m.Read(func(s *monitor.State) { baseline = s.Baseline() })
 	mu.Lock()
 	defer mu.Unlock()
 	for _, id := range eventIDs(t, conn, baseline) {
@@ -89,14 +91,14 @@ func TestMirrorRunEndsWhilePaused(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	s := db.Store(t)
-	m := NewMirror(s, FeedConfig{}, Config{})
+	m := monitortest.NewMirror(s, monitor.FeedConfig{}, monitor.Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx) }()
-	waitFor(t, m, "the first resync", func(s *State) bool { return s.Synced() })
+	waitFor(t, m, "the first resync", func(s *monitor.State) bool { return s.Synced() })
 	m.Pause()
-	mustAcquire(t, db.Store(t), data.Key{Account: "pause", Session: "s"}, uuid.New(), time.Minute) // something pending
+	monitor.MustAcquire(t, db.Store(t), data.Key{Account: "pause", Session: "s"}, uuid.New(), time.Minute) // something pending
 	cancel()
 	select {
 	case err := <-done:

@@ -1,20 +1,22 @@
-package monitor
+package monitor_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/monitortest"
 	"github.com/leasetop/leasetop/internal/pgserver"
 	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // waitLink waits until the state has its first resync and the header's
 // link is want, and returns the health.
-func waitLink(t *testing.T, m *Mirror, want Link) Health {
+func waitLink(t *testing.T, m *monitortest.Mirror, want monitor.Link) monitor.Health {
 	t.Helper()
-	var h Health
-	waitFor(t, m, "the first resync and the link "+want.String(), func(s *State) bool {
+	var h monitor.Health
+	waitFor(t, m, "the first resync and the link "+want.String(), func(s *monitor.State) bool {
 		h = s.Health(time.Now())
 		return s.Synced() && h.Link == want
 	})
@@ -23,19 +25,21 @@ func waitLink(t *testing.T, m *Mirror, want Link) Health {
 
 // neverLeaves fails the test if the link was ever anything but want since
 // the mirror first showed it: poll mode does not flap.
-func neverLeaves(t *testing.T, m *Mirror, want Link) (stop func()) {
+func neverLeaves(t *testing.T, m *monitortest.Mirror, want monitor.Link) (stop func()) {
 	t.Helper()
-	var left []Link
-	m.OnBatch(func(b Batch) {
-		s := NewState(Config{})
-		s.conn = b.Conn
-		if l := s.Health(time.Now()).Link; l != want {
+	var left []monitor.Link
+	m.OnBatch(func(b monitor.Batch) {
+		// The link this batch's connection state alone shows: a fresh
+		// state with nothing but the connection applied.
+		s, now := monitor.NewState(monitor.Config{}), time.Now()
+		s.Apply(monitor.Batch{Conn: b.Conn}, now)
+		if l := s.Health(now).Link; l != want {
 			left = append(left, l)
 		}
 	})
 	return func() {
 		m.OnBatch(nil)
-		m.Read(func(*State) {}) // the hook ran under the lock: left is complete
+		m.Read(func(*monitor.State) {}) // the hook ran under the lock: left is complete
 		if len(left) > 0 {
 			t.Errorf("the link left %v for %v", want, left)
 		}
@@ -52,10 +56,10 @@ func TestMirrorThroughPooler(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		listen bool
-		want   Link
+		want   monitor.Link
 	}{
-		{"no listen DSN", false, LinkPoll},
-		{"listen DSN", true, LinkLive},
+		{"no listen DSN", false, monitor.LinkPoll},
+		{"listen DSN", true, monitor.LinkLive},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := pgtest.New(t)
@@ -64,9 +68,9 @@ func TestMirrorThroughPooler(t *testing.T) {
 			if tc.listen {
 				opt.ListenDSN = db.URL
 			}
-			m := startMirror(t, pgtest.OpenStore(t, via, opt), FeedConfig{DeltaInterval: 100 * time.Millisecond})
+			m := startMirror(t, pgtest.OpenStore(t, via, opt), monitor.FeedConfig{DeltaInterval: 100 * time.Millisecond})
 			h := waitLink(t, m, tc.want)
-			if tc.want == LinkPoll && (h.PollReason.Cause != data.PollPooler || h.Poll != data.DefaultFallbackPoll) {
+			if tc.want == monitor.LinkPoll && (h.PollReason.Cause != data.PollPooler || h.Poll != data.DefaultFallbackPoll) {
 				t.Fatalf("health = %+v, want polling every %s because of the pooler", h, data.DefaultFallbackPoll)
 			}
 			stop := neverLeaves(t, m, tc.want)
@@ -90,17 +94,17 @@ func TestMirrorOnStandby(t *testing.T) {
 	reader, _ := pgtest.Login(t, db, "lease_reader")
 	standby := pgtest.Standby(t)
 	readerOnStandby := pgtest.DB{URL: reader}.On(t, standby)
-	m := startMirror(t, pgtest.OpenStore(t, readerOnStandby, data.Options{}), FeedConfig{DeltaInterval: 100 * time.Millisecond})
-	h := waitLink(t, m, LinkPoll)
+	m := startMirror(t, pgtest.OpenStore(t, readerOnStandby, data.Options{}), monitor.FeedConfig{DeltaInterval: 100 * time.Millisecond})
+	h := waitLink(t, m, monitor.LinkPoll)
 	if h.PollReason.Cause != data.PollStandby || !h.Standby {
 		t.Fatalf("health = %+v, want polling because the server is a standby", h)
 	}
-	stop := neverLeaves(t, m, LinkPoll)
+	stop := neverLeaves(t, m, monitor.LinkPoll)
 	churn(directClients(t, db, 4), 40)
 	pgtest.WaitReplayed(t, standby)
 	assertMirrorsDB(t, m, db.Conn(t))
 	stop()
-	m.Read(func(s *State) {
+	m.Read(func(s *monitor.State) {
 		h := s.Health(time.Now())
 		if !h.Standby || !h.LagKnown || h.ReplayLag < 0 || h.ReplayLag > time.Minute {
 			t.Errorf("health = %+v, want a standby with a replay lag between 0 and a minute", h)
@@ -114,13 +118,13 @@ func TestMirrorOnStandby(t *testing.T) {
 func TestMirrorInPollMode(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
-	m := startMirror(t, db.Store(t), FeedConfig{DeltaInterval: 100 * time.Millisecond,
+	m := startMirror(t, db.Store(t), monitor.FeedConfig{DeltaInterval: 100 * time.Millisecond,
 		Listener: data.ListenerConfig{Poll: 50 * time.Millisecond}})
-	h := waitLink(t, m, LinkPoll)
+	h := waitLink(t, m, monitor.LinkPoll)
 	if h.PollReason.Cause != data.PollRequested || h.Poll != 50*time.Millisecond {
 		t.Fatalf("health = %+v, want polling every 50ms on request", h)
 	}
-	stop := neverLeaves(t, m, LinkPoll)
+	stop := neverLeaves(t, m, monitor.LinkPoll)
 	churn(directClients(t, db, 4), 60)
 	assertMirrorsDB(t, m, db.Conn(t))
 	stop()

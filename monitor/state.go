@@ -24,7 +24,8 @@ type Config struct {
 
 // State is the monitor's picture of the database: the live leases, the
 // recent events, the server clock and the connection's health. It is not
-// safe for concurrent use; the UI owns one, Mirror guards one with a lock.
+// safe for concurrent use; the UI owns one, the tests' monitortest.Mirror
+// guards one with a lock.
 type State struct {
 	cfg Config
 

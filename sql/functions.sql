@@ -281,12 +281,15 @@ BEGIN
         -- events before the INSERT could succeed, and nobody else can take the
         -- key until this transaction ends: the key's two latest ownership
         -- events (this grant's and the one before it) show any higher fence.
-        -- Rejected renewals and the queue's events are not ownership events.
+        -- Rejected renewals, the queue's events and the hand-over asks (which
+        -- carry an older holder's fence) are not ownership events; handed_over
+        -- is. The same list is in lease.preempt (preempt.sql).
         IF inserted AND EXISTS (
             SELECT 1
               FROM (SELECT e.fence FROM lease.event e
                      WHERE e.account_id = acquire.account_id AND e.session_id = acquire.session_id
-                       AND e.kind NOT IN ('renew_rejected', 'queue_joined', 'queue_left')
+                       AND e.kind NOT IN ('renew_rejected', 'queue_joined', 'queue_left',
+                                          'handover_asked', 'handover_declined', 'handover_expired')
                      ORDER BY e.id DESC LIMIT 2) h
              WHERE h.fence > granted.fence) THEN
             RAISE EXCEPTION 'another run acquired and released %/% while this acquire drew its fence; retry',

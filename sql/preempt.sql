@@ -193,12 +193,14 @@ BEGIN
         IF NOT FOUND THEN
             RETURN; -- acquired by another run meanwhile: not the holder this call saw
         END IF;
-        -- The INSERT drew its fence before it knew the key was free: as in lease.acquire.
+        -- The INSERT drew its fence before it knew the key was free: as in lease.acquire
+        -- (the same list of kinds that are not ownership events).
         IF EXISTS (
             SELECT 1
               FROM (SELECT e.fence FROM lease.event e
                      WHERE e.account_id = preempt.account_id AND e.session_id = preempt.session_id
-                       AND e.kind NOT IN ('renew_rejected', 'queue_joined', 'queue_left')
+                       AND e.kind NOT IN ('renew_rejected', 'queue_joined', 'queue_left',
+                                          'handover_asked', 'handover_declined', 'handover_expired')
                      ORDER BY e.id DESC LIMIT 2) h
              WHERE h.fence > granted.fence) THEN
             RAISE EXCEPTION 'another run acquired and released %/% while this preempt drew its fence; retry',

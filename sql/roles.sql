@@ -1,8 +1,9 @@
 -- leasetop roles: least privilege for the three kinds of client.
 --
 --   lease_reader  SELECT on the leases and the event history: the monitor in --read-only mode.
---   lease_app     lease_reader + EXECUTE on acquire, renew, renew_many, release, check_fence and the
---                 queue's enqueue, renew_ticket and cancel_ticket: programs
+--   lease_app     lease_reader + EXECUTE on acquire, renew, renew_many, release, check_fence,
+--                 the queue's enqueue, renew_ticket and cancel_ticket, and the hand-over's
+--                 ask_handover, hand_over, decline_handover and withdraw_handover: programs
 --                 that own executions. No INSERT/UPDATE/DELETE: a lease changes only
 --                 through the protocol.
 --   lease_admin   lease_app + EXECUTE on force_release: operators.
@@ -36,6 +37,15 @@ GRANT EXECUTE ON FUNCTION
     lease.enqueue(text, text, uuid, interval, text),
     lease.renew_ticket(text, text, uuid, interval),
     lease.cancel_ticket(text, text, uuid)
+    TO lease_app;
+
+-- Asking for a hand-over and answering one (sql/handover.sql): lease_app.
+GRANT SELECT ON lease.handover_ask TO lease_reader;
+GRANT EXECUTE ON FUNCTION
+    lease.ask_handover(text, text, uuid, interval, text),
+    lease.hand_over(text, text, uuid, interval),
+    lease.decline_handover(text, text, uuid),
+    lease.withdraw_handover(text, text, uuid)
     TO lease_app;
 
 GRANT EXECUTE ON FUNCTION lease.force_release(text, text, uuid, text) TO lease_admin;

@@ -27,9 +27,16 @@ import "embed"
 // victim's label in lease.event.prev_holder); lease rows say whether their
 // holder may be preempted and carry its attachment (preempt.sql). Columns
 // are added in place: a version-2 database migrates keeping its leases.
+//
 // Version 3 (queue): lease.queue_ticket and lease.session_queue, created if
 // missing (a version-2 database migrates in place), the queue's functions
 // (queue.sql), and the event kinds queue_joined and queue_left.
+//
+// Version 3 (ask to hand over): lease.handover_ask holds one ask per session,
+// lease.ask_handover, hand_over, decline_handover and withdraw_handover
+// write it (handover.sql), and the event kinds handover_asked, handed_over,
+// handover_declined and handover_expired join the history. A version-2
+// database migrates in place.
 const Version = 3
 
 //go:embed *.sql
@@ -43,6 +50,7 @@ func Files() []File {
 		read("functions.sql", true),
 		read("preempt.sql", true),
 		read("queue.sql", true),
+		read("handover.sql", true),
 		read("triggers.sql", true),
 		read("roles.sql", true),
 		read("members.sql", false),

@@ -5,6 +5,7 @@
 --   UPDATE that changes run/fence   -> taken_over (prev_run_id, prev_fence, prev_expires_at)
 --   UPDATE by lease.preempt of an
 --   unexpired lease                 -> preempted (as taken_over, plus prev_holder, actor, reason)
+--   UPDATE by lease.hand_over       -> handed_over (the same columns; sql/handover.sql)
 --   DELETE by lease.release         -> released
 --   DELETE by lease.force_release   -> force_released (actor = session_user, reason)
 --
@@ -70,9 +71,18 @@ BEGIN
                 NEW.fence, OLD.fence, NEW.expires_at, OLD.expires_at, NEW.holder, OLD.holder, why)
         RETURNING * INTO ev;
     ELSIF TG_OP = 'UPDATE' THEN
+        -- lease.hand_over's UPDATE is a handed_over: it says so in lease.op,
+        -- and its ask row, which only it writes, names this owner and fence.
+        why := 'taken_over';
+        IF current_setting('lease.op', true) = 'handover' AND EXISTS (
+            SELECT FROM lease.handover_ask a
+             WHERE a.account_id = NEW.account_id AND a.session_id = NEW.session_id
+               AND a.state = 'handed_over' AND a.asker_run_id = NEW.run_id AND a.fence = NEW.fence) THEN
+            why := 'handed_over';
+        END IF;
         INSERT INTO lease.event (at, kind, account_id, session_id, run_id, prev_run_id,
                                  fence, prev_fence, expires_at, prev_expires_at, holder)
-        VALUES (NEW.acquired_at, 'taken_over', NEW.account_id, NEW.session_id, NEW.run_id, OLD.run_id,
+        VALUES (NEW.acquired_at, why, NEW.account_id, NEW.session_id, NEW.run_id, OLD.run_id,
                 NEW.fence, OLD.fence, NEW.expires_at, OLD.expires_at, NEW.holder)
         RETURNING * INTO ev;
     ELSIF coalesce(current_setting('lease.op', true), '') = 'force' THEN

@@ -132,6 +132,9 @@ func (m *Model) describe(ev data.Event) (string, string, *lipgloss.Style) {
 	case data.KindQueueLeft:
 		return "left queue", run + " " + clean(ev.Reason, 12) + holder, nil
 	}
+	if label, d, st, ok := m.describeHandover(ev); ok {
+		return label, d, st
+	}
 	return clean(string(ev.Kind), 14), "", nil
 }
 

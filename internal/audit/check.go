@@ -137,7 +137,7 @@ func (c *checker) history(events []data.Event) {
 			sessions[e.Key] = s
 		}
 		switch e.Kind {
-		case data.KindAcquired, data.KindTakenOver, data.KindPreempted:
+		case data.KindAcquired, data.KindTakenOver, data.KindPreempted, data.KindHandedOver:
 			c.tally.RunsStarted++
 			c.grantEvent(e, s.cur)
 			if e.Fence <= s.lastFence {
@@ -193,8 +193,10 @@ func (c *checker) grantEvent(e data.Event, cur *grant) {
 	}
 	// A preempt replaces an unexpired lease on purpose: the replaced run's
 	// lease ends at the preempt (its row, so its renewals and fence checks,
-	// are gone), so there is still one owner at a time.
-	if e.Kind != data.KindPreempted && e.PrevExpiresAt.After(e.At) {
+	// are gone), so there is still one owner at a time. A hand-over ends the
+	// previous grant in the transaction that starts this one
+	// (lease.hand_over): its unexpired lease is the point.
+	if e.Kind != data.KindPreempted && e.Kind != data.KindHandedOver && e.PrevExpiresAt.After(e.At) {
 		c.fail(OneOwner, e.Key, "run %s (%s, fence %d) took the session over at %s while run %s's lease ran until %s: two owners for %s (event %d)",
 			short(e.RunID), e.Holder, e.Fence, clock(e.At), short(e.PrevRunID), clock(e.PrevExpiresAt),
 			e.PrevExpiresAt.Sub(e.At).Round(time.Millisecond), e.ID)
@@ -205,8 +207,11 @@ func (c *checker) grantEvent(e data.Event, cur *grant) {
 		}
 		if !prev.ended {
 			prev.ended, prev.endAt, prev.endKind, prev.expiredBy = true, e.At, e.Kind, e.PrevExpiresAt
-			if e.Kind == data.KindPreempted {
+			switch e.Kind {
+			case data.KindPreempted:
 				prev.expiredBy = time.Time{} // it ended at the preempt, before its expiry
+			case data.KindHandedOver:
+				prev.expiredBy = e.At
 			}
 		}
 	}

@@ -71,7 +71,7 @@ func TestRunAllWorkloads(t *testing.T) {
 }
 
 // optIn are the workloads that run only when named.
-var optIn = map[string]bool{"monitor": true, "exporter": true, "pooler": true, "poll-cost": true, "listen-cost": true, "keepalive-scale": true, "queue": true}
+var optIn = map[string]bool{"monitor": true, "exporter": true, "pooler": true, "poll-cost": true, "listen-cost": true, "keepalive-scale": true, "queue": true, "handover": true}
 
 // TestProductionWorkloads runs the opt-in pooler, poll-cost and listen-cost workloads
 // briefly, through a real PgBouncer, and checks the report's shape and
@@ -205,4 +205,26 @@ func TestRunCancelledCleansUp(t *testing.T) {
 		t.Fatalf("Run after cancel: err = %v, want context.Canceled", err)
 	}
 	assertCleanedUp(t, watch)
+}
+
+// TestHandoverWorkload runs the opt-in handover workload briefly: asks are
+// handed over, timed, and nothing of bench's is left behind.
+func TestHandoverWorkload(t *testing.T) {
+	db := pgtest.New(t)
+	rep, err := bench.Run(context.Background(), bench.Config{
+		DSN: db.URL, Clients: 2, Keys: 8, Duration: 500 * time.Millisecond, Warmup: 100 * time.Millisecond,
+		Only: []string{"handover"},
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(rep.Results) != 1 || rep.Results[0].Error != "" || rep.Results[0].Ops == 0 || rep.Results[0].P50ms <= 0 {
+		t.Fatalf("results = %+v, want one handover result with rounds", rep.Results)
+	}
+	t.Logf("handover p50 %.3f ms p99 %.3f ms n=%d", rep.Results[0].P50ms, rep.Results[0].P99ms, rep.Results[0].Ops)
+	assertCleanedUp(t, db.Conn(t))
+	var n int
+	if err := db.Conn(t).QueryRow(context.Background(), `SELECT count(*) FROM lease.handover_ask WHERE account_id LIKE 'leasetop-bench-%'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d bench asks left (%v), want 0", n, err)
+	}
 }

@@ -61,6 +61,7 @@ func workloads() []workload {
 		{name: "exporter", run: exporterScale, optIn: true},
 		{name: "keepalive-scale", run: keepAliveScale, optIn: true},
 		{name: "queue", run: func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runQueue(ctx, w) }, optIn: true},
+		{name: "handover", run: func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runHandover(ctx, w) }, optIn: true},
 	}
 }
 

@@ -50,7 +50,8 @@ func (k *kindsFlag) Set(s string) error {
 // their engineers add them). renewed is a notification, never a row.
 func eventKinds() []data.Kind {
 	all := []data.Kind{data.KindAcquired, data.KindTakenOver, data.KindReleased, data.KindForceReleased,
-		data.KindRenewRejected, data.KindTruncated, "preempted", "handed_over", "queue_joined", "queue_left"}
+		data.KindRenewRejected, data.KindTruncated, "preempted", "handed_over", "queue_joined", "queue_left",
+		"handover_asked", "handover_declined", "handover_expired"}
 	return slices.DeleteFunc(all, func(k data.Kind) bool { return !k.Valid() })
 }
 

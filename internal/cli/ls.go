@@ -57,7 +57,11 @@ func cmdLs(ctx context.Context, env Env, args []string) error {
 		if err != nil {
 			return connError(err)
 		}
-		return writeLeasesJSON(env.Stdout, now, leases, queues)
+		asks, err := store.PendingAsks(ctx)
+		if err != nil {
+			return connError(err)
+		}
+		return writeLeasesJSON(env.Stdout, now, leases, queues, asks)
 	}
 	return writeLeasesText(env.Stdout, now, leases)
 }
@@ -77,9 +81,18 @@ type leaseJSON struct {
 	Preemptible      bool      `json:"preemptible"`       // false: the holder declared it must not be preempted
 	Attachment       *string   `json:"attachment"`        // what the holder published (untrusted text), null for none
 	QueueLength      int       `json:"queue_length"`      // live tickets in the session's queue
+	PendingAsk       *askJSON  `json:"pending_ask,omitempty"`
 }
 
-func writeLeasesJSON(w io.Writer, now time.Time, leases []data.Lease, queues map[data.Key]int) error {
+// askJSON is the ask to hand over pending on a lease (ls --json).
+type askJSON struct {
+	RunID            string    `json:"run_id"` // the asker's public run id
+	Holder           string    `json:"holder"` // the label it would hold the lease under
+	Until            time.Time `json:"until"`
+	RemainingSeconds float64   `json:"remaining_seconds"`
+}
+
+func writeLeasesJSON(w io.Writer, now time.Time, leases []data.Lease, queues map[data.Key]int, asks map[data.Key]data.PendingAsk) error {
 	out := struct {
 		ServerTime time.Time   `json:"server_time"`
 		Leases     []leaseJSON `json:"leases"`
@@ -93,6 +106,9 @@ func writeLeasesJSON(w io.Writer, now time.Time, leases []data.Lease, queues map
 			RemainingSeconds: left.Seconds(), Expired: left <= 0,
 			Preemptible: !l.NotPreemptible, Attachment: nonEmpty(l.Attachment), QueueLength: queues[l.Key],
 		})
+		if a, ok := asks[l.Key]; ok && a.HolderRunID == l.RunID {
+			out.Leases[len(out.Leases)-1].PendingAsk = &askJSON{RunID: a.RunID.String(), Holder: a.Holder, Until: a.Until, RemainingSeconds: a.Remaining.Seconds()}
+		}
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {

@@ -36,6 +36,7 @@ type runOptions struct {
 	// command (default: removed).
 	passDBEnv bool
 	store     data.Options // --listen-dsn, --poll: how --wait hears of a release
+	ask       askOptions   // asking to hand over, and answering asks (run_ask.go)
 }
 
 func cmdRun(ctx context.Context, env Env, args []string) error {
@@ -89,17 +90,17 @@ func notRun(ctx context.Context, err error) error {
 }
 
 func parseRunFlags(env Env, args []string) (runOptions, error) {
-	fs := newFlags(env, "run", "run --account A --session S [--ttl 15s] [--on-busy refuse|wait|queue|preempt [--reason TEXT]] [--wait] [--listen-dsn URL] [--poll 250ms] "+
-		"[--not-preemptible] [--attachment TEXT] [--holder LABEL] [--grace 5s] [--pass-db-env] [--dsn URL] -- CMD [ARGS...]")
+	fs := newFlags(env, "run", "run --account A --session S [--ttl 15s] [--on-busy refuse|wait|queue|preempt|ask [--reason TEXT] [--ask-timeout 30s] [--then refuse|queue|preempt]] [--wait] [--listen-dsn URL] [--poll 250ms] "+
+		"[--not-preemptible] [--attachment TEXT] [--on-ask-signal SIGTERM] [--decline-asks] [--holder LABEL] [--grace 5s] [--pass-db-env] [--dsn URL] -- CMD [ARGS...]")
 	dsn := dsnFlag(fs)
 	listen := addListenFlags(fs)
 	account := fs.String("account", "", "account id of the session (required)")
 	session := fs.String("session", "", "session id (required)")
 	ttl := fs.Duration("ttl", 15*time.Second, "lease time to live on the database clock, renewed every ttl/3 (at least 500ms)")
-	busy := addBusyFlags(fs)
 	holder := fs.String("holder", "", `holder label operators see (default "CMD@HOST pid PID")`)
 	grace := fs.Duration("grace", 5*time.Second, "after losing the lease, how long CMD has between SIGTERM and SIGKILL")
 	passDBEnv := fs.Bool("pass-db-env", false, "pass DATABASE_URL, PGPASSWORD and PGSSLPASSWORD on to CMD (default: removed, so CMD does not get leasetop's database credentials)")
+	busy, ask := addBusyFlags(fs), addAskFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return runOptions{}, err
 	}
@@ -123,6 +124,9 @@ func parseRunFlags(env Env, args []string) (runOptions, error) {
 		return opts, err
 	}
 	opts.busy = b
+	if opts.ask, err = ask.options(); err != nil {
+		return opts, err
+	}
 	store, err := listen.options(env)
 	if err != nil {
 		return opts, err

@@ -20,6 +20,7 @@ const (
 	busyWait    = "wait"    // wait until it is free (--wait)
 	busyPreempt = "preempt" // take it now (needs lease_preempt)
 	busyQueue   = "queue"   // take a ticket in the session's queue (run_queue.go)
+	busyAsk     = "ask"     // ask the holder to hand over (run_ask.go)
 )
 
 // busyFlags are leasetop run's flags about a busy session and what the run
@@ -35,7 +36,8 @@ type busyFlags struct {
 func addBusyFlags(fs *flagSet) *busyFlags {
 	return &busyFlags{
 		onBusy: fs.String("on-busy", busyRefuse, "when another run holds the lease: refuse (exit 3), wait (until it is free, in no particular order), "+
-			"queue (take a ticket and be granted the lease in turn) or preempt (take it now and stop that run; needs the lease_preempt role, and the holder must be preemptible)"),
+			"queue (take a ticket and be granted the lease in turn), preempt (take it now and stop that run; needs the lease_preempt role, and the holder must be preemptible) "+
+			"or ask (its holder to hand over: --ask-timeout, --then)"),
 		wait:   fs.Bool("wait", false, "the same as --on-busy wait"),
 		reason: fs.String("reason", "", "with --on-busy preempt: the reason recorded in the preempted event and shown to the preempted run"),
 		notPreemptible: fs.Bool("not-preemptible", false,
@@ -63,9 +65,9 @@ func (f *busyFlags) options() (busyOptions, error) {
 		o.policy = busyWait
 	}
 	switch o.policy {
-	case busyRefuse, busyWait, busyQueue, busyPreempt:
+	case busyRefuse, busyWait, busyQueue, busyPreempt, busyAsk:
 	default:
-		return o, usageErrorf("run: --on-busy must be refuse, wait, queue or preempt, got %q", termtext.Clean(o.policy, 40))
+		return o, usageErrorf("run: --on-busy must be refuse, wait, queue, preempt or ask, got %q", termtext.Clean(o.policy, 40))
 	}
 	if o.reason != "" && o.policy != busyPreempt {
 		return o, usageErrorf("run: --reason is for --on-busy preempt")
@@ -101,6 +103,8 @@ func acquireForRun(ctx context.Context, env Env, client *lease.Client, opts runO
 		l, err = client.Wait(ctx, permit)
 	case busyQueue:
 		return queueForRun(ctx, env, client, permit, held)
+	case busyAsk:
+		return acquireByAsking(ctx, env, client, permit, held, opts)
 	case busyPreempt:
 		if !held.Preemptible {
 			return nil, &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; it may not be preempted", heldMessage(held))}
@@ -136,7 +140,8 @@ func preemptError(err error) error {
 }
 
 // heldMessage names who holds the lease and for how long, whether it may be
-// preempted and what it published, with database text made inert.
+// preempted, what it published, the queue ahead and a pending ask to hand
+// over, with database text made inert.
 func heldMessage(h *lease.HeldError) string {
 	key := termtext.Clean(h.Key.String(), 0)
 	queued := ""
@@ -145,9 +150,9 @@ func heldMessage(h *lease.HeldError) string {
 	}
 	if h.RunID == uuid.Nil {
 		if h.Queued > 0 {
-			return fmt.Sprintf("lease %s is free but reserved for its queue%s", key, queued)
+			return fmt.Sprintf("lease %s is free but reserved for its queue%s", key, queued) + askSuffix(h)
 		}
-		return fmt.Sprintf("lease %s is held by another run", key)
+		return fmt.Sprintf("lease %s is held by another run", key) + askSuffix(h)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "lease %s is held by run %s (%q) for %s more", key, h.RunID,
@@ -159,5 +164,6 @@ func heldMessage(h *lease.HeldError) string {
 		fmt.Fprintf(&b, ", attachment %q", termtext.Clean(h.Attachment, 0))
 	}
 	b.WriteString(queued)
+	b.WriteString(askSuffix(h))
 	return b.String()
 }

@@ -28,7 +28,8 @@ func runHolding(ctx context.Context, env Env, l *lease.Lease, opts runOptions, s
 	if err != nil {
 		return &ExitError{Code: startErrorCode(err), Err: fmt.Errorf("run: %s", termtext.Clean(err.Error(), 0))}
 	}
-	s := &supervisor{env: env, l: l, c: c, name: termtext.Clean(opts.argv[0], 0), grace: opts.grace, sigs: sigs, last: lease.Held}
+	s := &supervisor{env: env, l: l, c: c, name: termtext.Clean(opts.argv[0], 0), grace: opts.grace, sigs: sigs, last: lease.Held,
+		ask: opts.ask, asks: l.Asked()}
 	return s.run()
 }
 
@@ -41,6 +42,10 @@ type supervisor struct {
 	grace time.Duration
 	sigs  <-chan os.Signal
 	last  lease.Status // the status last reported
+
+	ask   askOptions       // how to answer asks to hand over (run_ask.go)
+	asks  <-chan lease.Ask // the lease's asks; nil once closed
+	asked *lease.Ask       // the ask the command was stopped for
 }
 
 // run waits for the command to exit (passing its code on), forwarding
@@ -52,12 +57,21 @@ func (s *supervisor) run() error {
 			if !ex.ok {
 				warnf(s.env.Stderr, "the guardian of %s ended without reporting how it exited", s.name)
 			}
+			if s.asked != nil && s.handOver() {
+				return nil
+			}
 			if code := ex.code(); code != ExitOK {
 				return exitSilently(code)
 			}
 			return nil
 		case sig := <-s.sigs:
 			s.forward(sig)
+		case a, ok := <-s.asks:
+			if !ok {
+				s.asks = nil
+				continue
+			}
+			s.onAsk(a)
 		case <-s.l.Changed():
 			s.report()
 		case <-s.l.Done():

@@ -68,6 +68,14 @@ func describe(ev data.Event) (tag, text string) {
 		return "ZOMBIE", fmt.Sprintf("%s  renewal by run %s rejected (%s)", key, short(ev.RunID), clean(ev.Reason))
 	case data.KindTruncated:
 		return "truncated", "the lease table was truncated"
+	case data.KindHandoverAsked:
+		return "asked", fmt.Sprintf("%s  run %s (%s) asks run %s to hand over", key, short(ev.RunID), holder, short(ev.PrevRunID))
+	case data.KindHandedOver:
+		return "handed over", fmt.Sprintf("%s  %s, fence %d, from run %s (fence %d)", key, holder, ev.Fence, short(ev.PrevRunID), ev.PrevFence)
+	case data.KindHandoverDeclined:
+		return "declined", fmt.Sprintf("%s  run %s declined run %s's ask", key, short(ev.PrevRunID), short(ev.RunID))
+	case data.KindHandoverExpired:
+		return "ask expired", fmt.Sprintf("%s  run %s's ask (%s)", key, short(ev.RunID), clean(ev.Reason))
 	}
 	return string(ev.Kind), key
 }

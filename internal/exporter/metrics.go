@@ -19,6 +19,7 @@ var kinds = []data.Kind{
 	data.KindForceReleased, data.KindRenewRejected, data.KindTruncated,
 	data.KindPreempted,
 	data.KindQueueJoined, data.KindQueueLeft,
+	data.KindHandoverAsked, data.KindHandedOver, data.KindHandoverDeclined, data.KindHandoverExpired,
 }
 
 // metrics are the counters and histograms updated as events are applied.
@@ -29,7 +30,8 @@ type metrics struct {
 	takeoverDelay prometheus.Histogram
 	holdTime      prometheus.Histogram
 	lag           prometheus.Histogram
-	queueWaits    *queueWaits // queues.go
+	queueWaits    *queueWaits            // queues.go
+	askOutcomes   *prometheus.CounterVec // handover.go
 }
 
 func newMetrics() metrics {
@@ -66,6 +68,7 @@ func newMetrics() metrics {
 	for _, k := range kinds {
 		m.transitions.WithLabelValues(string(k))
 	}
+	m.askOutcomes = newAskOutcomes()
 	return m
 }
 
@@ -77,6 +80,7 @@ func (m metrics) observe(ev data.Event, serverNow time.Time, starts map[uuid.UUI
 		return
 	}
 	m.transitions.WithLabelValues(string(ev.Kind)).Inc()
+	m.observeAsk(ev.Kind)
 	m.lag.Observe(seconds(serverNow.Sub(ev.At)))
 	m.queueWaits.observe(ev)
 	switch {
@@ -114,7 +118,8 @@ func (e *Exporter) runStarts(it monitor.Item) map[uuid.UUID]time.Time {
 	}
 	for i, ev := range evs {
 		switch {
-		case ev.Kind == data.KindAcquired || ev.Kind == data.KindTakenOver || ev.Kind == data.KindPreempted:
+		case ev.Kind == data.KindAcquired || ev.Kind == data.KindTakenOver || ev.Kind == data.KindPreempted ||
+			ev.Kind == data.KindHandedOver:
 			if i < len(evs)-1 { // a later event of this item may release it
 				put(ev.RunID, ev.At)
 			}

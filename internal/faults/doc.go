@@ -1,6 +1,6 @@
 // Package faults is leasetop's fault matrix: tests that inject a failure
 // while real holders (lease.Client keepers and `leasetop run` processes) and
-// a headless monitor (monitor.Mirror) run against a real PostgreSQL, heal
+// a headless monitor (monitortest.Mirror) run against a real PostgreSQL, heal
 // it, and check that the system converged:
 //
 //   - never two unexpired owners of one session on the server clock, and no

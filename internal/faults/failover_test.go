@@ -12,6 +12,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/audit"
+	"github.com/leasetop/leasetop/internal/monitortest"
 	"github.com/leasetop/leasetop/internal/pgserver"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/monitor"
@@ -338,7 +339,7 @@ func (r *rig) forgetUnknownRuns() int {
 // wrong picture. It returns how many events the monitor shows that the
 // database does not hold (the old primary's lost ones), and how many of
 // those are releases.
-func (r *rig) sameEvents(m *monitor.Mirror) (lost, lostReleases int64) {
+func (r *rig) sameEvents(m *monitortest.Mirror) (lost, lostReleases int64) {
 	r.t.Helper()
 	db := map[int64]data.Event{}
 	for _, ev := range r.events() {

@@ -29,10 +29,6 @@ func longRun() bool {
 	return v
 }
 
-// patroniAll says whether TestPatroniFailover runs every case
-// (LEASETOP_PATRONI=all), not only the three that CI runs.
-func patroniAll() bool { return os.Getenv("LEASETOP_PATRONI") == "all" }
-
 // scale returns short, or long under LEASETOP_LONG.
 func scale[T any](short, long T) T {
 	if longRun() {

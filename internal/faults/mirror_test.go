@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/audit"
+	"github.com/leasetop/leasetop/internal/monitortest"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/monitor"
 )
@@ -16,22 +17,22 @@ import (
 // startMirror runs the monitor's headless model on the database at dsn (its
 // own store, so its own connections) until the test ends, and waits until
 // it is LIVE and has read the database once.
-func (r *rig) startMirror(dsn string, cfg monitor.FeedConfig) *monitor.Mirror {
+func (r *rig) startMirror(dsn string, cfg monitor.FeedConfig) *monitortest.Mirror {
 	r.t.Helper()
-	m := monitor.NewMirror(pgtest.OpenStore(r.t, dsn, data.Options{}), cfg, monitor.Config{})
+	m := monitortest.NewMirror(pgtest.OpenStore(r.t, dsn, data.Options{}), cfg, monitor.Config{})
 	r.runMirror(m, "the monitor to be LIVE")
 	return m
 }
 
 // runMirror runs m until the test ends, and waits until it is LIVE and has
 // read the database once.
-func (r *rig) runMirror(m *monitor.Mirror, what string) {
+func (r *rig) runMirror(m *monitortest.Mirror, what string) {
 	r.t.Helper()
 	r.runMirrorUntil(m, what, func(s *monitor.State) bool { return s.Synced() && live(s) })
 }
 
 // runMirrorUntil runs m until the test ends, and waits until ready.
-func (r *rig) runMirrorUntil(m *monitor.Mirror, what string, ready func(*monitor.State) bool) {
+func (r *rig) runMirrorUntil(m *monitortest.Mirror, what string, ready func(*monitor.State) bool) {
 	r.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -44,7 +45,7 @@ func (r *rig) runMirrorUntil(m *monitor.Mirror, what string, ready func(*monitor
 func live(s *monitor.State) bool { return s.Health(time.Now()).Link == monitor.LinkLive }
 
 // waitMirror waits up to timeout for cond on the monitor's state.
-func waitMirror(t *testing.T, m *monitor.Mirror, timeout time.Duration, what string, cond func(*monitor.State) bool) {
+func waitMirror(t *testing.T, m *monitortest.Mirror, timeout time.Duration, what string, cond func(*monitor.State) bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -54,7 +55,7 @@ func waitMirror(t *testing.T, m *monitor.Mirror, timeout time.Duration, what str
 }
 
 // describe summarises the monitor's state for failure messages.
-func describe(m *monitor.Mirror) string {
+func describe(m *monitortest.Mirror) string {
 	var out string
 	m.Read(func(s *monitor.State) {
 		h := s.Health(time.Now())
@@ -67,7 +68,7 @@ func describe(m *monitor.Mirror) string {
 // converge waits until the monitor is LIVE and has applied every event now
 // in the database, and returns the time since t0 (when the fault healed).
 // The holders may go on meanwhile: later events are not waited for.
-func (r *rig) converge(m *monitor.Mirror, t0 time.Time) time.Duration {
+func (r *rig) converge(m *monitortest.Mirror, t0 time.Time) time.Duration {
 	r.t.Helper()
 	var baseline int64
 	m.Read(func(s *monitor.State) { baseline = s.Baseline() })
@@ -93,7 +94,7 @@ func seenAll(s *monitor.State, ids []int64) bool {
 // audit.Check finds no two unexpired owners of a session, no fence that did
 // not rise, no accepted write outside its run's grant and no run that never
 // ended. It returns the check's tally.
-func (r *rig) audit(m *monitor.Mirror) audit.Tally {
+func (r *rig) audit(m *monitortest.Mirror) audit.Tally {
 	r.t.Helper()
 	r.mirrorsDB(m)
 	return r.checkHistory()
@@ -118,14 +119,14 @@ func (r *rig) checkHistory() audit.Tally {
 // mirrorsDB checks the monitor's half of audit: its leases equal
 // lease.session_lease, it applied every lease.event row after its baseline
 // exactly once and its event log holds no id twice.
-func (r *rig) mirrorsDB(m *monitor.Mirror) {
+func (r *rig) mirrorsDB(m *monitortest.Mirror) {
 	r.t.Helper()
 	r.mirrorsDBBut(m, 0)
 }
 
 // mirrorsDBBut is mirrorsDB for a monitor that also applied lost events the
 // database no longer holds (a failover with asynchronous replication).
-func (r *rig) mirrorsDBBut(m *monitor.Mirror, lost int64) {
+func (r *rig) mirrorsDBBut(m *monitortest.Mirror, lost int64) {
 	r.t.Helper()
 	want := r.leases()
 	var diff string

@@ -15,13 +15,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/monitortest"
 	"github.com/leasetop/leasetop/internal/pgserver"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/monitor"
 )
 
 // linkOf is the header's link in m now.
-func linkOf(m *monitor.Mirror) monitor.Link {
+func linkOf(m *monitortest.Mirror) monitor.Link {
 	var l monitor.Link
 	m.Read(func(s *monitor.State) { l = s.Health(time.Now()).Link })
 	return l
@@ -30,9 +31,9 @@ func linkOf(m *monitor.Mirror) monitor.Link {
 // watchVia runs a headless monitor on store until the test ends, waits until
 // it has read the database once and its header says want, and records every
 // connection status its batches carry from then on.
-func (r *rig) watchVia(store *data.Store, want monitor.Link) (*monitor.Mirror, *statusLog) {
+func (r *rig) watchVia(store *data.Store, want monitor.Link) (*monitortest.Mirror, *statusLog) {
 	r.t.Helper()
-	m := monitor.NewMirror(store, mirrorCfg(), monitor.Config{})
+	m := monitortest.NewMirror(store, mirrorCfg(), monitor.Config{})
 	r.runMirrorUntil(m, "the monitor to say "+want.String(), func(s *monitor.State) bool {
 		return s.Synced() && s.Health(time.Now()).Link == want
 	})
@@ -75,7 +76,7 @@ func (l *statusLog) String() string {
 
 // convergeTo waits until m's header says want and m has applied every event
 // r's database has now, and returns the time since t0.
-func (r *rig) convergeTo(m *monitor.Mirror, want monitor.Link, t0 time.Time) time.Duration {
+func (r *rig) convergeTo(m *monitortest.Mirror, want monitor.Link, t0 time.Time) time.Duration {
 	r.t.Helper()
 	var baseline int64
 	m.Read(func(s *monitor.State) { baseline = s.Baseline() })

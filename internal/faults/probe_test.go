@@ -4,15 +4,16 @@ import (
 	"sync"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/monitortest"
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// probe is a monitor.Mirror that counts what the batches it applied
+// probe is a monitortest.Mirror that counts what the batches it applied
 // carried, through the mirror's OnBatch hook. The fault tests pause it
 // (Mirror.Pause: it takes nothing at all meanwhile), so the Feed must keep
 // reading and bound what it holds.
 type probe struct {
-	*monitor.Mirror
+	*monitortest.Mirror
 
 	mu        sync.Mutex
 	counts    probeCounts
@@ -31,7 +32,7 @@ type probeCounts struct {
 // is LIVE.
 func (r *rig) startProbe(store *data.Store, cfg monitor.FeedConfig) *probe {
 	r.t.Helper()
-	p := &probe{Mirror: monitor.NewMirror(store, cfg, monitor.Config{})}
+	p := &probe{Mirror: monitortest.NewMirror(store, cfg, monitor.Config{})}
 	p.OnBatch(p.count)
 	r.runMirror(p.Mirror, "the probe to be LIVE")
 	return p

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/monitortest"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/internal/proctest"
 	"github.com/leasetop/leasetop/monitor"
@@ -48,7 +49,7 @@ func (p *proc) wait(t *testing.T) int {
 
 // holding waits until the monitor shows holder holding the rig's first
 // session, and returns that lease.
-func (r *rig) holding(m *monitor.Mirror, holder string) data.Lease {
+func (r *rig) holding(m *monitortest.Mirror, holder string) data.Lease {
 	r.t.Helper()
 	var l data.Lease
 	waitMirror(r.t, m, 30*time.Second, "the monitor to show "+holder+" holding the session", func(s *monitor.State) bool {

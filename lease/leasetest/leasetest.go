@@ -9,6 +9,9 @@
 //   - BlockRenewals: renewals stop getting answers, as when the database is
 //     unreachable (lease.AtRisk, then lease.ErrExpired at the local deadline).
 //
+// AskHandOver asks the holder to hand the lease over, as another device
+// would, to check how the program answers its lease.Lease.Asked.
+//
 // For example, to see a worker stop when its lease is lost:
 //
 //	err := client.Do(ctx, permit, lease.Wait, func(ctx context.Context, l *lease.Lease) error {

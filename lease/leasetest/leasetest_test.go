@@ -202,3 +202,33 @@ type recorder struct {
 func (r *recorder) Helper() {}
 
 func (r *recorder) Fatalf(string, ...any) { r.failed = true; runtime.Goexit() }
+
+// TestAskHandOver: the holder's Asked delivers the ask AskHandOver records;
+// a program that hands over is seen by the asker as handed_over.
+func TestAskHandOver(t *testing.T) {
+	db := pgtest.New(t)
+	store := db.Store(t)
+	_, l := hold(t, store, lease.Config{TTL: time.Second}, "h")
+	asks := l.Asked()
+	asker := leasetest.AskHandOver(t, store, key, "phone", time.Minute)
+	select {
+	case a := <-asks:
+		if a.RunID != asker.RunID() || a.Holder != "phone" {
+			t.Fatalf("ask = %+v, want run %s (phone)", a, asker.RunID())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no ask delivered")
+	}
+	if got := asker.Outcome(t); got != data.AskPending {
+		t.Fatalf("Outcome before the answer = %s, want pending", got)
+	}
+	if err := l.HandOver(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := asker.WaitOutcome(t, 30*time.Second); got != data.AskHandedOver {
+		t.Fatalf("Outcome = %s, want handed_over", got)
+	}
+	if !errors.Is(l.Err(), lease.ErrHandedOver) {
+		t.Fatalf("holder's cause = %v, want ErrHandedOver", l.Err())
+	}
+}

@@ -1,4 +1,4 @@
-package monitor
+package monitortest
 
 import (
 	"context"
@@ -6,43 +6,44 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/monitor"
 )
 
-// Mirror runs a Feed into a State without a screen: the monitor's view of
-// the database for tests and tools. It is safe for concurrent use.
+// Mirror runs a monitor.Feed into a monitor.State without a screen: the
+// monitor's view of the database for tests. It is safe for concurrent use.
 //
 // Two handles let a test look at and lean on the consumer's side, which the
 // terminal keeps to itself: OnBatch sees every batch as it is applied (to
 // count what the feed delivered), and Pause stops taking batches at all, so
 // the feed must keep reading the database and bound what it holds for a
-// consumer that has fallen behind (FeedConfig.MaxPending).
+// consumer that has fallen behind (monitor.FeedConfig.MaxPending).
 type Mirror struct {
-	feed *Feed
+	feed *monitor.Feed
 
 	mu      sync.Mutex
-	state   *State
-	changed chan struct{} // closed and replaced after every applied batch
-	onBatch func(Batch)   // OnBatch's hook, nil for none
-	resume  chan struct{} // closed by Resume; nil when not paused
+	state   *monitor.State
+	changed chan struct{}       // closed and replaced after every applied batch
+	onBatch func(monitor.Batch) // OnBatch's hook, nil for none
+	resume  chan struct{}       // closed by Resume; nil when not paused
 }
 
 // NewMirror returns a mirror of store's database. Start it with Run.
-func NewMirror(store *data.Store, feed FeedConfig, state Config) *Mirror {
+func NewMirror(store *data.Store, feed monitor.FeedConfig, state monitor.Config) *Mirror {
 	return &Mirror{
-		feed:    NewFeed(store, feed),
-		state:   NewState(state),
+		feed:    monitor.NewFeed(store, feed),
+		state:   monitor.NewState(state),
 		changed: make(chan struct{}),
 	}
 }
 
 // Feed returns the mirror's feed (for Resync).
-func (m *Mirror) Feed() *Feed { return m.feed }
+func (m *Mirror) Feed() *monitor.Feed { return m.feed }
 
 // OnBatch makes Run call fn with every batch right after applying it, under
 // the mirror's lock: fn sees the batches in order, each once, and must
 // return quickly without calling the mirror's other methods. A later call
 // replaces fn; nil removes it.
-func (m *Mirror) OnBatch(fn func(Batch)) {
+func (m *Mirror) OnBatch(fn func(monitor.Batch)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.onBatch = fn
@@ -106,7 +107,7 @@ func (m *Mirror) unpaused(ctx context.Context) bool {
 }
 
 // apply applies one batch, calls the OnBatch hook and wakes WaitFor.
-func (m *Mirror) apply(b Batch) {
+func (m *Mirror) apply(b monitor.Batch) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.state.Apply(b, time.Now())
@@ -119,7 +120,7 @@ func (m *Mirror) apply(b Batch) {
 
 // Read calls fn with the state under the mirror's lock. fn must not keep the
 // pointer.
-func (m *Mirror) Read(fn func(s *State)) {
+func (m *Mirror) Read(fn func(s *monitor.State)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	fn(m.state)
@@ -128,7 +129,7 @@ func (m *Mirror) Read(fn func(s *State)) {
 // WaitFor waits until cond, called under the lock after every batch (and at
 // least every 50 ms, for conditions on time), returns true. It returns
 // ctx's error if ctx ends first.
-func (m *Mirror) WaitFor(ctx context.Context, cond func(s *State) bool) error {
+func (m *Mirror) WaitFor(ctx context.Context, cond func(s *monitor.State) bool) error {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {

@@ -1,0 +1,282 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// Then is what Ask does when its ask expires unanswered.
+type Then int
+
+// The fallbacks of an ask.
+const (
+	// ThenRefuse gives up: Ask returns an *AskError with ErrAskExpired.
+	ThenRefuse Then = iota
+	// ThenQueue joins the session's queue.
+	ThenQueue
+	// ThenPreempt preempts the holder (a privilege: lease_preempt).
+	ThenPreempt
+)
+
+// String returns the CLI's name of t: refuse, queue or preempt.
+func (t Then) String() string {
+	switch t {
+	case ThenQueue:
+		return "queue"
+	case ThenPreempt:
+		return "preempt"
+	default:
+		return "refuse"
+	}
+}
+
+// ParseThen parses refuse, queue or preempt.
+func ParseThen(s string) (Then, error) {
+	for _, t := range []Then{ThenRefuse, ThenQueue, ThenPreempt} {
+		if s == t.String() {
+			return t, nil
+		}
+	}
+	return 0, &data.InputError{Field: "then", Problem: "must be refuse, queue or preempt"}
+}
+
+// Ask acquires p's lease for a fresh run id, asking its holder to hand it
+// over when the session is busy ("continue on this device"). It records one
+// ask, pending for timeout (at most data.MaxAskTTL) on the database clock,
+// which the holder's Lease.Asked delivers; when the holder hands over
+// (Lease.HandOver), the lease moves to this run in one transaction with a
+// higher fence, and Ask returns it held. A free session is acquired as Try
+// does, and one freed while the ask is pending too.
+//
+// Otherwise it returns an *AskError (errors.Is(err, ErrHeld) as well):
+// ErrAskBusy at once when another run's ask is pending (naming it and its
+// deadline), ErrAskDeclined when the holder declines. When the deadline
+// passes unanswered, the ask ends as expired and then decides: ThenRefuse
+// returns ErrAskExpired, ThenQueue queues (Client.Queue) and ThenPreempt
+// preempts the holder (Client.Preempt; lease_preempt), returning what
+// those return.
+//
+// The handover_asked, handed_over and handover_declined notifications wake
+// it at once (the Client's shared listener); without them it looks again
+// every PollInterval. When ctx ends first it returns context.Cause(ctx) and
+// holds nothing: a lease handed over meanwhile is released.
+func (c *Client) Ask(ctx context.Context, p Permit, timeout time.Duration, then Then) (*Lease, error) {
+	if err := c.check(p); err != nil {
+		return nil, err
+	}
+	if timeout <= 0 || timeout > data.MaxAskTTL {
+		return nil, &data.InputError{Field: "ask timeout", Problem: fmt.Sprintf("must be more than 0 and at most %s, got %s", data.MaxAskTTL, timeout)}
+	}
+	if then < ThenRefuse || then > ThenPreempt {
+		return nil, &data.InputError{Field: "then", Problem: "must be refuse, queue or preempt"}
+	}
+	w, err := c.subscribeKinds(p.req.Key, asksWake)
+	if err != nil {
+		return nil, err
+	}
+	defer c.unsubscribe(w)
+	a := &asking{c: c, p: p, tr: &tracker{runID: uuid.New()}, timeout: timeout, wake: w.wake}
+	l, err := a.run(ctx)
+	if err != nil {
+		a.giveUp()
+		if errors.Is(err, ErrAskExpired) && then != ThenRefuse {
+			return c.askFallback(ctx, p, then, err)
+		}
+	}
+	return l, err
+}
+
+// asksWake: the events that can end an ask or free the session.
+func asksWake(k data.Kind) bool {
+	switch k {
+	case data.KindHandedOver, data.KindHandoverDeclined, data.KindHandoverExpired,
+		data.KindReleased, data.KindForceReleased, data.KindTakenOver, data.KindPreempted:
+		return true
+	}
+	return false
+}
+
+// asking is one Ask call.
+type asking struct {
+	c       *Client
+	p       Permit
+	tr      *tracker
+	timeout time.Duration
+	wake    <-chan struct{}
+	asked   bool // an ask of this run may be recorded
+}
+
+// run asks and waits until the ask ends or the lease is this run's. Once an
+// ask is recorded it only asks again (a repeat writes nothing): an acquire
+// would return a handed-over lease with the expiry the holder gave it, which
+// claim must not use (see claim).
+func (a *asking) run(ctx context.Context) (*Lease, error) {
+	c, req := a.c, a.p.req
+	timer := time.NewTimer(0)
+	<-timer.C
+	defer timer.Stop()
+	failures := 0
+	retry := func(err error) error {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		delay, ok := c.retryDelay(err, &failures)
+		if !ok {
+			return err
+		}
+		return a.sleep(ctx, timer, delay)
+	}
+	var held *HeldError
+	for {
+		if c.isClosed() {
+			return nil, ErrClosed
+		}
+		if !a.asked {
+			l, err := c.try(ctx, req, a.tr, c.acquire)
+			switch {
+			case err == nil:
+				return l, nil
+			case ctx.Err() != nil:
+				return nil, context.Cause(ctx)
+			case !errors.As(err, &held):
+				if err := retry(err); err != nil {
+					return nil, err
+				}
+				continue
+			}
+		}
+
+		sent := time.Now()
+		ans, err := c.store.AskHandover(ctx, req.Key, a.tr.runID, a.timeout, req.Holder)
+		if err != nil {
+			if !data.NotApplied(err) {
+				a.asked = true // it may have been recorded
+			}
+			if err := retry(err); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		failures = 0
+		switch ans.Outcome {
+		case data.AskAsked, data.AskPending:
+			a.asked = true
+			// Look again when the deadline passes on the database clock
+			// (counted from the send time: never later), on a notification,
+			// or after PollInterval.
+			if err := a.sleep(ctx, timer, min(time.Until(sent.Add(ans.Ask.Remaining)), jitter(c.cfg.PollInterval))); err != nil {
+				return nil, err
+			}
+		case data.AskHandedOver, data.AskHeld:
+			a.asked = true
+			l, err := a.claim(ctx, ans.Fence)
+			if errors.Is(err, data.ErrNotHeld) { // it expired before this run could claim it
+				a.asked = false
+				return nil, &AskError{Key: req.Key, Reason: ErrAskExpired, Ask: ans.Ask, Held: held}
+			}
+			return l, err
+		case data.AskFree:
+			a.asked = false // nothing pending: acquire it
+		case data.AskBusy:
+			return nil, &AskError{Key: req.Key, Reason: ErrAskBusy, Ask: ans.Ask, Held: held}
+		case data.AskDeclined:
+			a.asked = false
+			return nil, &AskError{Key: req.Key, Reason: ErrAskDeclined, Ask: ans.Ask, Held: held}
+		case data.AskExpired:
+			a.asked = false
+			return nil, &AskError{Key: req.Key, Reason: ErrAskExpired, Ask: ans.Ask, Held: held}
+		default:
+			return nil, fmt.Errorf("ask %q: unexpected answer %q", req.Key.String(), ans.Outcome)
+		}
+	}
+}
+
+// sleep waits d, or less when woken; it returns ctx's cause when ctx ends.
+func (a *asking) sleep(ctx context.Context, timer *time.Timer, d time.Duration) error {
+	timer.Reset(max(d, 0))
+	select {
+	case <-ctx.Done():
+		timer.Stop()
+		return context.Cause(ctx)
+	case <-a.wake:
+		timer.Stop()
+	case <-timer.C:
+	}
+	return nil
+}
+
+// claim takes the lease the holder handed to this run with fence. It
+// renews it rather than acquiring it: lease.acquire returns a run's own
+// unexpired lease unchanged, with the expiry lease.hand_over gave it when
+// the holder let go, so a local deadline counted from the acquire's send
+// time could outlast it. A renewal sent at sent makes the row outlast
+// sent + TTL, and the lease's deadline counts from there.
+func (a *asking) claim(ctx context.Context, fence int64) (*Lease, error) {
+	c, req := a.c, a.p.req
+	window := c.cfg.TTL - c.cfg.SafetyMargin
+	rctx, cancel := context.WithTimeout(ctx, window)
+	defer cancel()
+	sent := time.Now()
+	exp, err := c.store.Renew(rctx, req.Key, a.tr.runID, c.cfg.TTL)
+	if err != nil {
+		return nil, fmt.Errorf("claim the lease %q handed over: %w", req.Key.String(), err)
+	}
+	if !time.Now().Before(sent.Add(window)) {
+		return nil, fmt.Errorf("claim the lease %q handed over: %w: the renewal arrived past its safe deadline", req.Key.String(), ErrExpired)
+	}
+	a.asked = false
+	return c.start(ctx, req, a.tr.runID, data.Grant{RunID: a.tr.runID, Fence: fence, ExpiresAt: exp}, sent), nil
+}
+
+// giveUp cleans up after an Ask that holds nothing: a grant whose reply was
+// lost is released, and an ask that may still be pending is withdrawn (a
+// lease the holder handed over meanwhile is released: lease.release deletes
+// only this run's own row).
+func (a *asking) giveUp() {
+	c, key, run := a.c, a.p.req.Key, a.tr.runID
+	if a.asked {
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ReleaseTimeout)
+		ans, err := c.store.WithdrawHandover(ctx, key, run)
+		cancel()
+		if err != nil || ans.Outcome == data.AskHandedOver {
+			c.cleanup(key, run, time.Now().Add(c.cfg.TTL-c.cfg.SafetyMargin))
+			return
+		}
+	}
+	if a.tr.maybeGranted() {
+		c.cleanup(key, run, a.tr.lastSent.Add(c.cfg.TTL-c.cfg.SafetyMargin))
+	}
+}
+
+// askFallbackReason is the reason a ThenPreempt records in its preempted
+// event.
+const askFallbackReason = "asked to hand over; no answer in time"
+
+// askFallback runs what an ask chose to do when it expired unanswered:
+// ThenQueue joins the session's queue (Client.Queue), ThenPreempt preempts
+// the holder (Client.Preempt, with askFallbackReason). Their errors are
+// returned as those calls return them, after the expired ask.
+func (c *Client) askFallback(ctx context.Context, p Permit, then Then, expired error) (*Lease, error) {
+	var (
+		l   *Lease
+		err error
+	)
+	switch then {
+	case ThenQueue:
+		l, err = c.Queue(ctx, p)
+	case ThenPreempt:
+		l, err = c.Preempt(ctx, p, askFallbackReason)
+	default:
+		return nil, expired
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ask to hand over expired unanswered; then %s: %w", then, err)
+	}
+	return l, nil
+}
