@@ -129,6 +129,8 @@ func (c *checker) history(events []data.Event) {
 	sessions := make(map[data.Key]*session)
 	q := newQueues()
 	defer c.checkQueues(q)
+	a := newAsks()
+	defer c.asksEnded(a)
 	for _, e := range events {
 		q.event(e)
 		s := sessions[e.Key]
@@ -136,6 +138,7 @@ func (c *checker) history(events []data.Event) {
 			s = &session{}
 			sessions[e.Key] = s
 		}
+		c.askEvent(a, e, s.cur)
 		switch e.Kind {
 		case data.KindAcquired, data.KindTakenOver, data.KindPreempted, data.KindHandedOver:
 			c.tally.RunsStarted++
@@ -177,8 +180,10 @@ func (c *checker) grantEvent(e data.Event, cur *grant) {
 		}
 		return
 	}
-	if e.Kind == data.KindPreempted {
-		c.tally.Preempts++
+	if e.Kind == data.KindPreempted || e.Kind == data.KindHandedOver {
+		if e.Kind == data.KindPreempted {
+			c.tally.Preempts++
+		}
 		c.replaced[e.PrevRunID] = replacement{run: e.RunID, fence: e.Fence, at: e.At, kind: e.Kind}
 	} else {
 		c.tally.Takeovers++

@@ -59,6 +59,9 @@ func (d *deviceProcess) onBusy(ctx context.Context, permit lease.Permit, held *l
 	case StratQueue:
 		d.queue(ctx, permit, held, "", p, rng)
 		return
+	case StratAsk:
+		d.ask(ctx, permit, held, p, rng)
+		return
 	}
 	// The local "send" button reconciled with the server: busy, owned by
 	// another device, for this much longer.
@@ -119,9 +122,13 @@ func (d *deviceProcess) execute(ctx context.Context, l *lease.Lease, rng *rand.R
 		Attachment: l.Attachment()})
 	chunks := max(1, int(between(rng, d.timing.runMin, d.timing.runMax)/d.timing.chunk))
 	next := 0
+	var asked <-chan lease.Ask
+	if d.mix.Load().Has(StratAsk) {
+		asked = l.Asked()
+	}
 	for i := range chunks {
 		start := time.Now()
-		awaitChunk(ctx, l, d.timing.chunk)
+		a := awaitChunk(ctx, l, d.timing.chunk, &asked)
 		if d.frozen(ctx, l, start, d.timing.chunk, i) {
 			return
 		}
@@ -138,6 +145,9 @@ func (d *deviceProcess) execute(ctx context.Context, l *lease.Lease, rng *rand.R
 		if l.Err() != nil {
 			break
 		}
+		if a != nil && d.answerAsk(ctx, l, *a, how.paying) {
+			return // handed over: the asker's run has the conversation now
+		}
 	}
 	if errors.Is(l.Err(), lease.ErrPreempted) && ctx.Err() == nil {
 		d.write(ctx, tok, next) // the chunk it was producing when it was stopped
@@ -146,14 +156,28 @@ func (d *deviceProcess) execute(ctx context.Context, l *lease.Lease, rng *rand.R
 }
 
 // awaitChunk waits for one chunk of simulated work, or until the lease is
-// lost or ctx ends.
-func awaitChunk(ctx context.Context, l *lease.Lease, chunk time.Duration) {
+// lost or ctx ends. An ask to hand over that arrives meanwhile does not cut
+// the chunk short (the holder finishes its step): it is returned (asked
+// becomes nil when the lease's channel closes).
+func awaitChunk(ctx context.Context, l *lease.Lease, chunk time.Duration, asked *<-chan lease.Ask) *lease.Ask {
 	t := time.NewTimer(chunk)
 	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-l.Done():
-	case <-ctx.Done():
+	var got *lease.Ask
+	for {
+		select {
+		case <-t.C:
+			return got
+		case <-l.Done():
+			return got
+		case <-ctx.Done():
+			return got
+		case a, ok := <-*asked:
+			if !ok {
+				*asked = nil
+				continue
+			}
+			got = &a
+		}
 	}
 }
 

@@ -16,6 +16,7 @@ var busyCounts = []string{
 	"preempts (a new message stopped the run)",
 	"joins (followed the running run's stream)",
 	"queue waits (tickets taken, served in order)",
+	"hand-overs (continue on this device)",
 }
 
 // runHeadless runs a 16 s headless demo with a 2 s TTL on a database of
@@ -30,7 +31,7 @@ func runHeadless(t *testing.T, args ...string) string {
 	if code != 0 {
 		t.Fatalf("leasetop demo --headless %s exited %d, want 0\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, p.stderr.String())
 	}
-	for n := 1; n <= 6; n++ {
+	for n := 1; n <= 8; n++ {
 		if !regexp.MustCompile(`(?m)^  ok    ` + strconv.Itoa(n) + `\. `).MatchString(out) {
 			t.Errorf("invariant %d is not reported ok:\n%s", n, out)
 		}

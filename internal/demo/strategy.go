@@ -28,6 +28,11 @@ const (
 	// and get it in turn (lease.Client.Queue), until the user's patience
 	// runs out.
 	StratQueue Strategy = "queue"
+	// StratAsk: "continue on this device": ask the holder to hand the
+	// conversation over (lease.Client.Ask); the holder finishes its step
+	// and hands over, or, paying, declines; an ask that expires (a frozen
+	// holder) or is declined falls back to queue, else preempt.
+	StratAsk Strategy = "ask"
 )
 
 // Mix is the strategies the devices choose from, each press one of them
@@ -37,7 +42,7 @@ type Mix []Strategy
 // strategies are the strategies a Mix may name, in the order String and
 // the help list them.
 func strategies() []Strategy {
-	return []Strategy{StratTry, StratWait, StratPreempt, StratJoin, StratQueue}
+	return []Strategy{StratTry, StratWait, StratPreempt, StratJoin, StratQueue, StratAsk}
 }
 
 // ClassicMix is the demo before the busy strategies: try, and sometimes wait.
@@ -49,7 +54,7 @@ func DefaultMix() Mix { return Mix(strategies()) }
 // Mixes are the mixes the monitor's demo key cycles through, starting
 // with the default.
 func Mixes() []Mix {
-	return []Mix{DefaultMix(), ClassicMix(), {StratPreempt, StratQueue}, {StratJoin}, {StratQueue}}
+	return []Mix{DefaultMix(), ClassicMix(), {StratPreempt, StratQueue}, {StratJoin}, {StratQueue}, {StratAsk, StratQueue}}
 }
 
 // NextMix is the mix after m in Mixes (the first when m is none of them):

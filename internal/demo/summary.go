@@ -32,6 +32,7 @@ func WriteSummary(w io.Writer, o Outcome) {
 		{"preempts refused (the run was paying)", t.PreemptsRefused},
 		{"joins (followed the running run's stream)", t.Joins},
 		{"queue waits (tickets taken, served in order)", t.QueueWaits},
+		{"hand-overs (continue on this device)", t.HandOvers},
 		{"clean releases", t.Releases},
 		{"takeovers in all", t.Takeovers},
 		{"writes accepted through the fence check", t.WritesAccepted},

@@ -145,7 +145,7 @@ func TestDemoInTmux(t *testing.T) {
 
 	tm.keys("q")
 	s = tm.waitFor("the demo's end", 60*time.Second, func(s string) bool { return strings.Contains(s, "leasetop exited") })
-	if !strings.Contains(s, "leasetop exited 0") || !strings.Contains(s, "ok    6. queues were served in order") {
+	if !strings.Contains(s, "leasetop exited 0") || !strings.Contains(s, "ok    8. every ask ended") {
 		t.Errorf("after q, want the summary with every invariant ok and exit 0:\n%s", s)
 	}
 }
