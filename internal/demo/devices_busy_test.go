@@ -151,3 +151,31 @@ func TestDeviceSwitchesToTheNextMixOnSIGUSR1(t *testing.T) {
 		return d.State == monitor.DeviceHolding && d.Preempts >= 1
 	})
 }
+
+// TestDeviceAskExpiresAndFallsBack: the test's run holds the conversation
+// and never answers (a frozen holder: nothing reads its asks): the
+// device's ask to hand over expires, the history records the ask and its
+// expiry, and the device falls back to queueing, saying why.
+func TestDeviceAskExpiresAndFallsBack(t *testing.T) {
+	t.Parallel()
+	store, ours, read := busyDevice(t, "ask,queue", data.AcquireOptions{})
+	var dev monitor.Device
+	pgtest.Eventually(t, 30*time.Second, "the device queued after its ask expired", func() bool {
+		dev = read()
+		return dev.State == monitor.DeviceQueued && dev.Why == "ask expired"
+	})
+	if dev.Owner != "the test" || dev.QueueWaits < 1 {
+		t.Errorf("queued device = %+v; want owner the test and a queue wait", dev)
+	}
+	var asked, expired bool
+	for ev, err := range store.Events(context.Background(), 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked = asked || (ev.Kind == data.KindHandoverAsked && ev.PrevRunID == data.PublicRunID(ours.RunID))
+		expired = expired || (ev.Kind == data.KindHandoverExpired && ev.PrevRunID == data.PublicRunID(ours.RunID))
+	}
+	if !asked || !expired {
+		t.Errorf("history: ask recorded %v, expired %v; want both", asked, expired)
+	}
+}

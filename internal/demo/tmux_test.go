@@ -94,6 +94,7 @@ var (
 	holdingRe   = regexp.MustCompile(`holding chat-\d run [0-9a-f]{8} fence \d+ .*✓ holds chat-\d · server: agrees`)
 	preemptedRe = regexp.MustCompile(`(?m)^[ ▶] (acme|globex) +(desktop|browser|phone) +\d+ preempted by (desktop|browser|phone) pid \d+: chat-\d run [0-9a-f]{8}`)
 	followingRe = regexp.MustCompile(`(?m)^[ ▶] (acme|globex) +(desktop|browser|phone) +\d+ following (desktop|browser|phone) pid \d+'s run [0-9a-f]{8} in chat-\d`)
+	handedRe    = regexp.MustCompile(`(?m)^[ ▶] (acme|globex) +(desktop|browser|phone) +\d+ (handed chat-\d over to (desktop|browser|phone) pid \d+|holding chat-\d run [0-9a-f]{8} fence \d+ \(handed over by)`)
 	attemptRe   = regexp.MustCompile(`(?m)^  \d\d:\d\d:\d\d\.\d{3} pid \d+ +(acquire|wait|write|release) .*→ (granted: fence \d+|busy: \S+ pid \d+ has it|accepted by the fence check|released)`)
 )
 
@@ -101,8 +102,9 @@ var (
 // --seed 42` in tmux at 150x40, as a user would run it. The devices pane is
 // there by default with a row per device process and a device holding a
 // session that the server agrees it holds; within the first minute a
-// device row says it was preempted by another device, and one that it
-// follows another device's run (the busy strategies); d hides it and shows it again;
+// device row says it was preempted by another device, one that it
+// follows another device's run, and one a hand-over (the busy
+// strategies); d hides it and shows it again;
 // tab and enter open a device's attempts with the server's answers; esc
 // goes back; q quits and the demo's summary says every invariant held.
 func TestDemoInTmux(t *testing.T) {
@@ -117,6 +119,7 @@ func TestDemoInTmux(t *testing.T) {
 	}
 	tm.waitFor("a device row preempted by another device", 90*time.Second, func(s string) bool { return preemptedRe.MatchString(s) })
 	tm.waitFor("a device row following another device's run", 90*time.Second, func(s string) bool { return followingRe.MatchString(s) })
+	tm.waitFor("a device row with a hand-over", 90*time.Second, func(s string) bool { return handedRe.MatchString(s) })
 
 	tm.keys("d")
 	tm.waitFor("the pane hidden", 10*time.Second, func(s string) bool {
