@@ -35,12 +35,22 @@ type Device struct {
 	// said.
 	Owner        string
 	OwnerExpires time.Time
-	// Why says why it lost Key, or how it died.
+	// Why says why it lost Key, or how it died; why it waits; for a run it
+	// holds, a note (paying: not preemptible; whom it preempted).
 	Why string
+	// Attachment is the stream of the run it follows (following), or its
+	// own run publishes (holding).
+	Attachment string
+	// Place is its place in Key's queue (queued): 1 is next.
+	Place int
 	// Believes are the runs it believes it holds.
 	Believes []Belief
 	// Counters since the process started.
 	Runs, Refusals, WritesAccepted, WritesRefused int
+	// Preempts: runs it preempted; Preempted: its runs others preempted;
+	// Joins: runs it followed instead of starting one; QueueWaits: its
+	// turns in a queue; HandOvers: runs handed over to it or by it.
+	Preempts, Preempted, Joins, QueueWaits, HandOvers int
 	// Reported is when it last reported.
 	Reported time.Time
 }

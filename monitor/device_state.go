@@ -22,8 +22,27 @@ const (
 	// DeviceRefused: the server refused Key: Owner holds it until
 	// OwnerExpires.
 	DeviceRefused DeviceState = "refused"
-	// DeviceWaiting: it waits for Key, which Owner holds.
+	// DeviceWaiting: it waits for Key, which Owner holds; Why says why
+	// when it is not a plain refusal (a preempt refused: the run is paying).
 	DeviceWaiting DeviceState = "waiting"
+	// DevicePreempting: Key is busy and it preempts Owner's run (a new
+	// message stops the run in progress).
+	DevicePreempting DeviceState = "preempting"
+	// DevicePreempted: Owner preempted its run of Key (Run, Fence); Why
+	// says why.
+	DevicePreempted DeviceState = "preempted"
+	// DeviceFollowing: Key is busy and it joined Owner's run Run instead of
+	// starting one, following the stream named by Attachment.
+	DeviceFollowing DeviceState = "following"
+	// DeviceQueued: it has a ticket in Key's queue, at Place (1: next),
+	// while Owner holds Key; Why says why when a preempt was refused.
+	DeviceQueued DeviceState = "queued"
+	// DeviceAsking: Key is busy and it asked Owner to hand it over
+	// ("continue on this device"); OwnerExpires is the ask's deadline.
+	DeviceAsking DeviceState = "asking"
+	// DeviceHandedOver: it handed Key's run (Run, Fence) over to Owner,
+	// who asked for it.
+	DeviceHandedOver DeviceState = "handed_over"
 	// DeviceFrozen: the process is stopped (SIGSTOP); it still believes
 	// what it believed.
 	DeviceFrozen DeviceState = "frozen"

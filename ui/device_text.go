@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/leasetop/leasetop/data"
@@ -34,11 +35,23 @@ func stateText(d *monitor.Device, serverNow time.Time) (string, tone) {
 	case monitor.DeviceTrying:
 		return "trying " + key, tonePlain
 	case monitor.DeviceHolding:
-		return fmt.Sprintf("holding %s run %s fence %d", key, shortRun(d.Run), d.Fence), toneOK
+		return parenWhy(fmt.Sprintf("holding %s run %s fence %d", key, shortRun(d.Run), d.Fence), d.Why), toneOK
 	case monitor.DeviceRefused:
-		return fmt.Sprintf("refused %s, %s: %s", key, leftText(d.OwnerExpires.Sub(serverNow)), ownerText(d.Owner)), toneWarn
+		return parenWhy(fmt.Sprintf("refused %s, %s: %s", key, leftText(d.OwnerExpires.Sub(serverNow)), ownerText(d.Owner)), d.Why), toneWarn
 	case monitor.DeviceWaiting:
-		return fmt.Sprintf("waiting %s for %s: %s", compact(serverNow.Sub(d.Since)), key, ownerText(d.Owner)), toneWarn
+		return parenWhy(fmt.Sprintf("waiting %s for %s: %s", compact(serverNow.Sub(d.Since)), key, ownerText(d.Owner)), d.Why), toneWarn
+	case monitor.DeviceAsking:
+		return fmt.Sprintf("asked %s to hand over %s (%s)", ownerText(d.Owner), key, leftText(d.OwnerExpires.Sub(serverNow))), toneWarn
+	case monitor.DeviceHandedOver:
+		return fmt.Sprintf("handed %s over to %s: run %s", key, ownerText(d.Owner), shortRun(d.Run)), toneOK
+	case monitor.DeviceQueued:
+		return parenWhy(fmt.Sprintf("queued %s for %s: place %d behind %s", compact(serverNow.Sub(d.Since)), key, d.Place, ownerText(d.Owner)), d.Why), toneWarn
+	case monitor.DevicePreempting:
+		return fmt.Sprintf("preempting %s: new message, stopping %s", key, ownerText(d.Owner)), toneWarn
+	case monitor.DevicePreempted:
+		return fmt.Sprintf("preempted by %s: %s run %s", ownerText(d.Owner), key, shortRun(d.Run)), toneBad
+	case monitor.DeviceFollowing:
+		return parenWhy(fmt.Sprintf("following %s's run %s in %s", ownerText(d.Owner), shortRun(d.Run), key), d.Attachment), toneOK
 	case monitor.DeviceFrozen:
 		return parenWhy("frozen "+compact(serverNow.Sub(d.Since)), d.Why), toneBad
 	case monitor.DeviceLost:
@@ -87,4 +100,27 @@ func leftText(left time.Duration) string {
 		return compact(left) + " left"
 	}
 	return "expired " + compact(-left) + " ago"
+}
+
+// busyText counts what a device did when a conversation was busy, or "".
+func busyText(d monitor.Device) string {
+	var parts []string
+	for _, c := range []struct {
+		n          int
+		one, other string
+	}{
+		{d.Preempts, "1 preempt", "%d preempts"},
+		{d.Preempted, "preempted once", "preempted %d times"},
+		{d.Joins, "1 join", "%d joins"},
+		{d.QueueWaits, "1 queue wait", "%d queue waits"},
+		{d.HandOvers, "1 hand-over", "%d hand-overs"},
+	} {
+		switch {
+		case c.n == 1:
+			parts = append(parts, c.one)
+		case c.n > 1:
+			parts = append(parts, fmt.Sprintf(c.other, c.n))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -53,9 +53,10 @@ var deviceHeader = deviceRow{device: "DEVICE", pid: "PID", state: "STATE", belie
 	runs: "RUNS", refused: "REF", writes: "WRITES"}
 
 // maxStateWidth caps the state column: a holding device's state fits
-// ("holding chat-2 run 76777879 fence 47", a refusal with its time left);
+// ("holding chat-2 run 76777879 fence 47 (preempted desktop pid 4101)", a
+// refusal with its time left, a queue place with its holder);
 // the belief, where a mismatch shows, takes the rest.
-const maxStateWidth = 44
+const maxStateWidth = 68
 
 // minStateWidth is what the state column keeps when the belief needs the
 // room: the state and its session.
@@ -190,8 +191,14 @@ func (m *Model) viewDevice() []string {
 		for _, b := range d.Believes {
 			field("", fmt.Sprintf("%s run %s fence %d, granted %s ago", keyText(b.Key, 0), shortRun(b.Run), b.Fence, compact(serverNow.Sub(b.Since))))
 		}
+		if d.Attachment != "" {
+			field("stream", clean(d.Attachment, 0))
+		}
 		field("counters", fmt.Sprintf("%d runs, %d refusals, %d writes accepted, %d refused by the fence check",
 			d.Runs, d.Refusals, d.WritesAccepted, d.WritesRefused))
+		if busy := busyText(d); busy != "" {
+			field("", busy)
+		}
 		field("reported", compact(serverNow.Sub(d.Reported))+" ago")
 	}
 	empty := "no attempts yet"

@@ -56,11 +56,12 @@ func Check(ctx context.Context, store *data.Store, rec *Record) (Result, error) 
 	if err != nil {
 		return Result{}, err
 	}
-	c := &checker{rec: rec, grants: make(map[uuid.UUID]*grant), shown: make(map[Invariant]int)}
-	c.tally.Refusals = rec.Refusals
+	c := &checker{rec: rec, grants: make(map[uuid.UUID]*grant), replaced: make(map[uuid.UUID]replacement), shown: make(map[Invariant]int)}
+	c.tally.Refusals, c.tally.PreemptsRefused, c.tally.Joins = rec.Refusals, rec.PreemptsRefused, rec.Joins
 	c.tally.Kills, c.tally.Freezes, c.tally.Forced = rec.Kills, rec.Freezes, rec.ForcedReleases
 	c.history(events)
 	c.writes(rows)
+	c.replacedSilent(rows)
 	c.runsEnded()
 	return Result{Tally: c.tally, Violations: c.violations}, nil
 }
@@ -100,6 +101,7 @@ func outputRows(ctx context.Context, store *data.Store, accounts []string) ([]ou
 type checker struct {
 	rec        *Record
 	grants     map[uuid.UUID]*grant
+	replaced   map[uuid.UUID]replacement // runs preempted, by the run that replaced them
 	order      []*grant
 	tally      Tally
 	violations []Violation
@@ -125,12 +127,18 @@ func (c *checker) history(events []data.Event) {
 		lastFence int64
 	}
 	sessions := make(map[data.Key]*session)
+	q := newQueues()
+	defer c.checkQueues(q)
+	a := newAsks()
+	defer c.asksEnded(a)
 	for _, e := range events {
+		q.event(e)
 		s := sessions[e.Key]
 		if s == nil {
 			s = &session{}
 			sessions[e.Key] = s
 		}
+		c.askEvent(a, e, s.cur)
 		switch e.Kind {
 		case data.KindAcquired, data.KindTakenOver, data.KindPreempted, data.KindHandedOver:
 			c.tally.RunsStarted++
@@ -155,6 +163,8 @@ func (c *checker) history(events []data.Event) {
 			s.cur = nil
 		case data.KindRenewRejected:
 			c.tally.ZombieRenewalsRejected++
+		case data.KindQueueJoined:
+			c.tally.QueueWaits++
 		}
 	}
 }
@@ -170,8 +180,11 @@ func (c *checker) grantEvent(e data.Event, cur *grant) {
 		}
 		return
 	}
-	if e.Kind == data.KindPreempted {
-		c.tally.Preempts++
+	if e.Kind == data.KindPreempted || e.Kind == data.KindHandedOver {
+		if e.Kind == data.KindPreempted {
+			c.tally.Preempts++
+		}
+		c.replaced[e.PrevRunID] = replacement{run: e.RunID, fence: e.Fence, at: e.At, kind: e.Kind}
 	} else {
 		c.tally.Takeovers++
 	}
@@ -274,7 +287,7 @@ func (c *checker) runsEnded() {
 				s.Holder, short(run), s.Fence)
 		}
 		switch how := c.rec.Ended[run]; {
-		case how == EndReleased || how == EndLost || how == EndKilled:
+		case how == EndReleased || how == EndLost || how == EndKilled || how == EndHandedOver:
 		case how == "" && c.rec.Killed[s.Holder]:
 		case how == "":
 			c.fail(RunsEnded, s.Key, "run %s on %s (fence %d) started but never ended", short(run), s.Holder, s.Fence)

@@ -82,3 +82,19 @@ func TestCheckFailsABrokenPreempt(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestCheckFailsAPreemptedRunsLateWrite: a write of the preempted run
+// accepted after the preempt breaks invariant 5, which names the run that
+// replaced it.
+func TestCheckFailsAPreemptedRunsLateWrite(t *testing.T) {
+	t.Parallel()
+	h := newHistory(t)
+	h.exec(installBreakage)
+	taker := h.preempt("phone pid 5")
+	h.exec(`SELECT leasetop_test.unfenced_write($1, $2, $3, $4)`, h.key.Account, h.key.Session, h.second.PublicRunID(), h.second.Fence)
+	failed := h.check().Failed(audit.ReplacedSilent)
+	want := "after run " + taker.PublicRunID().String()[:8]
+	if len(failed) == 0 || !strings.Contains(failed[0].String(), want) {
+		t.Fatalf("violations of invariant %d = %v, want one mentioning %q", audit.ReplacedSilent, failed, want)
+	}
+}

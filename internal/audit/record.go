@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"time"
+
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
@@ -29,6 +31,17 @@ type Record struct {
 	// Refusals counts acquisitions refused because another run held the
 	// session.
 	Refusals int
+	// PreemptsRefused counts preempts refused because the holder declared
+	// it must not be preempted; Joins, runs a holder followed (read its
+	// attachment) instead of starting one.
+	PreemptsRefused, Joins int
+	// FallbacksChosen and FallbacksRun count, per holder label, the
+	// fallbacks a holder chose after an ask to hand over that did not get
+	// the session (declined, expired), and those it then ran.
+	FallbacksChosen, FallbacksRun map[string]int
+	// StoppedAt is when, on the database clock, the holders were told to
+	// stop: an ask still pending then was withdrawn, not left unended.
+	StoppedAt time.Time
 	// Kills, Freezes and ForcedReleases count the chaos actions performed.
 	Kills, Freezes, ForcedReleases int
 }
@@ -49,6 +62,9 @@ const (
 	EndLost = "lost"
 	// EndKilled: the process that ran it was killed on purpose.
 	EndKilled = "killed"
+	// EndHandedOver: the holder handed it over to the run that asked for
+	// it (lease.hand_over).
+	EndHandedOver = "handed_over"
 	// EndCrashed prefixes the end of a run whose process died by itself.
 	EndCrashed = "crashed"
 )
@@ -62,5 +78,8 @@ func NewRecord(accounts []string, afterEventID int64) *Record {
 		Started:      make(map[uuid.UUID]StartedRun),
 		Ended:        make(map[uuid.UUID]string),
 		Killed:       make(map[string]bool),
+
+		FallbacksChosen: make(map[string]int),
+		FallbacksRun:    make(map[string]int),
 	}
 }

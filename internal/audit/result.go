@@ -16,10 +16,25 @@ const (
 	FencesRise   Invariant = 2 // fences rise per session
 	NoStaleWrite Invariant = 3 // no write with a stale fence was accepted
 	RunsEnded    Invariant = 4 // every started run ended (released, lost, or killed)
+	// ReplacedSilent: every preempted (or handed-over) run made no write
+	// accepted after the fence that replaced it.
+	ReplacedSilent Invariant = 5
+	// QueueOrder: queues were served in order (no grant to a later ticket,
+	// or to a run without one, while an earlier, live one waited).
+	QueueOrder Invariant = 6
+	// HandOverAtomic: every hand-over went from the run that held the
+	// session to the run whose ask was pending, in one event: no third run
+	// between them.
+	HandOverAtomic Invariant = 7
+	// AsksEnded: every ask to hand over ended (handed over, declined or
+	// expired) and every fallback a holder chose after one ran.
+	AsksEnded Invariant = 8
 )
 
 // Invariants returns every invariant Check verifies, in order.
-func Invariants() []Invariant { return []Invariant{OneOwner, FencesRise, NoStaleWrite, RunsEnded} }
+func Invariants() []Invariant {
+	return []Invariant{OneOwner, FencesRise, NoStaleWrite, RunsEnded, ReplacedSilent, QueueOrder, HandOverAtomic, AsksEnded}
+}
 
 // String is what the invariant promises.
 func (inv Invariant) String() string {
@@ -32,6 +47,14 @@ func (inv Invariant) String() string {
 		return "no write with a stale fence was accepted"
 	case RunsEnded:
 		return "every started run ended (released, lost, or killed)"
+	case ReplacedSilent:
+		return "every preempted or handed-over run made no write accepted after the fence that replaced it"
+	case QueueOrder:
+		return "queues were served in order (no grant while an earlier, live ticket waited)"
+	case HandOverAtomic:
+		return "every hand-over was atomic (from the holder to the asker, no third run between)"
+	case AsksEnded:
+		return "every ask ended (handed over, declined, expired) and every fallback ran"
 	}
 	return fmt.Sprintf("invariant %d", int(inv))
 }
@@ -58,6 +81,10 @@ type Tally struct {
 	Takeovers              int
 	TakeoversAfterLoss     int // taken over from a run whose process was killed on purpose
 	Preempts               int // unexpired leases taken by lease.preempt
+	PreemptsRefused        int // preempts refused: the holder was not preemptible
+	Joins                  int // runs a holder followed instead of starting one
+	QueueWaits             int // tickets taken in a queue (queue_joined)
+	HandOvers              int // leases handed over to the run that asked (handed_over)
 	ZombieRenewalsRejected int
 	StaleWritesRefused     int
 	WritesAccepted         int

@@ -26,10 +26,11 @@ type demoFlags struct {
 	devices  *string
 	ttl      *time.Duration
 	noChaos  *bool
+	strategy *string
 }
 
 func newDemoFlags(env Env) (*flagSet, *demoFlags) {
-	fs := newFlags(env, "demo", "demo [--headless [--duration 30s]] [--seed N] [--dsn URL] [--accounts 2] [--sessions 2] [--devices desktop,browser,phone] [--ttl 4s] [--no-chaos]")
+	fs := newFlags(env, "demo", "demo [--headless [--duration 30s]] [--seed N] [--dsn URL] [--accounts 2] [--sessions 2] [--devices desktop,browser,phone] [--ttl 4s] [--strategy MIX] [--no-chaos]")
 	return fs, &demoFlags{
 		dsn:      fs.String("dsn", "", "use this PostgreSQL (migrated) instead of starting a throwaway one; the demo removes only its own leases and rows"),
 		headless: fs.Bool("headless", false, "no monitor: print the event stream, a summary and the invariant check (exit 1 if one fails)"),
@@ -39,7 +40,9 @@ func newDemoFlags(env Env) (*flagSet, *demoFlags) {
 		sessions: fs.Int("sessions", demo.DefaultSessions, "conversations per account"),
 		devices:  fs.String("devices", strings.Join(demo.DefaultDevices(), ","), "the devices each user has open; one process per device and account"),
 		ttl:      fs.Duration("ttl", demo.DefaultTTL, "the lease's time to live (1s to 1m)"),
-		noChaos:  fs.Bool("no-chaos", false, "no chaos schedule (the monitor's demo keys still work)"),
+		strategy: fs.String("strategy", "all", "what the devices' users do when a conversation is busy, chosen per press from this mix: "+
+			demo.DefaultMix().String()+" (any of them, comma-separated), classic (try,wait: before preempt and join) or all"),
+		noChaos: fs.Bool("no-chaos", false, "no chaos schedule (the monitor's demo keys still work)"),
 	}
 }
 
@@ -108,6 +111,9 @@ func (f *demoFlags) config() (demo.Config, error) {
 	}
 	if cfg.Devices == nil {
 		return cfg, usageErrorf("demo: --devices must name at least one device")
+	}
+	if cfg.Mix, err = demo.ParseMix(*f.strategy); err != nil {
+		return cfg, usageErrorf("demo: %v (see leasetop demo -h)", err)
 	}
 	if *f.headless && cfg.Duration == 0 {
 		cfg.Duration = 30 * time.Second

@@ -91,5 +91,17 @@ func demoActions(ctx context.Context, d *demo.Demo) []ui.Action {
 			Destructive: true,
 			RunFunc:     act(demo.ActFreeze),
 		},
+		{
+			Binding: key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "demo: the devices' next strategy mix (all, classic, preempt+queue, join, queue)")),
+			RunFunc: func(data.Lease, bool) (string, error) {
+				actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				defer cancel()
+				l, err := d.CycleMix(actx)
+				if err != nil {
+					return "", fmt.Errorf("demo: %w", err)
+				}
+				return l.Sentence(), nil
+			},
+		},
 	}
 }

@@ -41,6 +41,9 @@ type Config struct {
 	Duration time.Duration
 	// Seed makes the chaos schedule and the devices' users reproducible.
 	Seed int64
+	// Mix is the strategies the devices' users choose from when they press
+	// send (nil: DefaultMix; ClassicMix is try and wait only).
+	Mix Mix
 	// NoChaos turns the chaos schedule off (keys in the monitor still work).
 	NoChaos bool
 	// Prefix is prepended to every account id, so a demo on a shared
@@ -62,6 +65,9 @@ func (c Config) withDefaults() (Config, error) {
 		c.Devices = DefaultDevices()
 	}
 	c.TTL = cmp.Or(c.TTL, DefaultTTL)
+	if len(c.Mix) == 0 {
+		c.Mix = DefaultMix()
+	}
 	return c, c.check()
 }
 

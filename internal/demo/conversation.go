@@ -7,57 +7,80 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/lease"
 )
 
 // converse is one conversation open on the device: its user presses send at
-// random moments until ctx ends; each press authorizes, then tries once to
-// take the conversation's lease.
+// random moments until ctx ends; each press chooses a strategy from the
+// device's mix (what its client does if the conversation is busy),
+// authorizes, then tries once to take the conversation's lease.
 func (d *deviceProcess) converse(ctx context.Context, session string, rng *rand.Rand) {
 	key := lease.Key{Account: d.cfg.Account, Session: session}
-	permit, err := d.client.Authorize(ctx, d.authorizer(), key, d.holder)
-	if err != nil {
-		d.fail(session, err)
-		return
-	}
 	for sleep(ctx, between(rng, d.timing.thinkMin, d.timing.thinkMax)) {
-		d.out.report(Report{Kind: ReportTrying, Session: session})
+		p := d.press(rng)
+		permit, err := d.client.AuthorizeRequest(ctx, d.authorizer(), lease.Request{Key: key, Holder: d.holder,
+			NotPreemptible: p.paying, Attachment: p.stream})
+		if err != nil {
+			d.fail(session, err)
+			return
+		}
+		d.out.report(Report{Kind: ReportTrying, Session: session, Strategy: p.strategy})
 		l, err := d.client.Try(ctx, permit)
 		var held *lease.HeldError
 		switch {
 		case errors.As(err, &held):
-			// The local "send" button reconciled with the server: busy,
-			// owned by another device, for this much longer.
-			d.out.report(Report{Kind: ReportRefused, Session: session,
-				Holder: held.Holder, OwnerRun: held.RunID, Fence: held.Fence, Remaining: held.Remaining})
-			if rng.IntN(waitOneIn) == 0 {
-				if l, waited := d.await(ctx, permit, held.Holder); l != nil {
-					d.execute(ctx, l, rng, waited)
-				}
-			}
+			d.onBusy(ctx, permit, held, p, rng)
 		case err != nil:
 			if ctx.Err() != nil {
 				return
 			}
 			d.fail(session, err)
 		default:
-			d.execute(ctx, l, rng, 0)
+			d.execute(ctx, l, rng, runStart{paying: p.paying})
 		}
 	}
 }
 
-// waitOneIn: one refused user in this many waits for the conversation
-// instead of trying again later.
-const waitOneIn = 3
+// onBusy is what the press's strategy does when the conversation is busy.
+func (d *deviceProcess) onBusy(ctx context.Context, permit lease.Permit, held *lease.HeldError, p press, rng *rand.Rand) {
+	session := permit.Request().Key.Session
+	switch p.strategy {
+	case StratPreempt:
+		d.preempt(ctx, permit, held, "", p, rng)
+		return
+	case StratJoin:
+		if held.RunID != uuid.Nil {
+			d.follow(ctx, permit.Request().Key, held)
+			return
+		}
+	case StratQueue:
+		d.queue(ctx, permit, held, "", p, rng)
+		return
+	case StratAsk:
+		d.ask(ctx, permit, held, p, rng)
+		return
+	}
+	// The local "send" button reconciled with the server: busy, owned by
+	// another device, for this much longer.
+	d.out.report(Report{Kind: ReportRefused, Session: session,
+		Holder: held.Holder, OwnerRun: held.RunID, Fence: held.Fence, Remaining: held.Remaining})
+	if p.strategy == StratWait {
+		if l, waited := d.await(ctx, permit, held.Holder, ""); l != nil {
+			d.execute(ctx, l, rng, runStart{waited: waited, paying: p.paying})
+		}
+	}
+}
 
-// await is a refused user who waits for the conversation: lease.Wait, woken
+// await is a refused user (why: what refused it, when not a plain busy) who waits for the conversation: lease.Wait, woken
 // by the holder's release (a notification), until it is granted or the
 // user's patience runs out. It returns the lease (nil if not granted) and
 // how long it waited.
-func (d *deviceProcess) await(ctx context.Context, permit lease.Permit, holder string) (*lease.Lease, time.Duration) {
+func (d *deviceProcess) await(ctx context.Context, permit lease.Permit, holder, why string) (*lease.Lease, time.Duration) {
 	session := permit.Request().Key.Session
-	d.out.report(Report{Kind: ReportWaiting, Session: session, Holder: holder})
+	d.out.report(Report{Kind: ReportWaiting, Session: session, Holder: holder, Cause: why})
 	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, d.timing.patience)
 	defer cancel()
@@ -75,46 +98,86 @@ func (d *deviceProcess) await(ctx context.Context, permit lease.Permit, holder s
 	return nil, waited
 }
 
-// execute is one granted run (after waited, when the user waited for it):
-// a simulated model/tool execution in chunks, each chunk's output written
-// through the fence check, while the lease library heartbeats. It stops
-// when the work is done, the lease is lost or ctx ends, and always ends the
-// run with Release.
-func (d *deviceProcess) execute(ctx context.Context, l *lease.Lease, rng *rand.Rand, waited time.Duration) {
+// runStart is how a run began: after waiting (waited), by preempting
+// another device's run (preempted: its holder label), paying (not
+// preemptible).
+type runStart struct {
+	waited    time.Duration
+	queued    bool // the wait was in the queue
+	preempted string
+	handedBy  string // the holder that handed the conversation over to it
+	paying    bool
+}
+
+// execute is one granted run: a simulated model/tool execution in chunks,
+// each chunk's output written through the fence check, while the lease
+// library heartbeats. It stops when the work is done, the lease is lost or
+// ctx ends, and always ends the run with Release. A run preempted in the
+// middle of a chunk still makes that chunk's write, which the fence check
+// must refuse.
+func (d *deviceProcess) execute(ctx context.Context, l *lease.Lease, rng *rand.Rand, how runStart) {
 	tok := l.Token()
 	d.out.report(Report{Kind: ReportStarted, Session: tok.Key.Session, Run: tok.PublicRunID(),
-		Fence: tok.Fence, ExpiresAt: l.State().ExpiresAt, Waited: waited})
+		Fence: tok.Fence, ExpiresAt: l.State().ExpiresAt, Waited: how.waited, Queued: how.queued, Paying: how.paying, Holder: how.preempted, HandedBy: how.handedBy,
+		Attachment: l.Attachment()})
 	chunks := max(1, int(between(rng, d.timing.runMin, d.timing.runMax)/d.timing.chunk))
+	next := 0
+	var asked <-chan lease.Ask
+	if d.mix.Load().Has(StratAsk) {
+		asked = l.Asked()
+	}
 	for i := range chunks {
 		start := time.Now()
-		awaitChunk(ctx, l, d.timing.chunk)
+		a := awaitChunk(ctx, l, d.timing.chunk, &asked)
 		if d.frozen(ctx, l, start, d.timing.chunk, i) {
 			return
 		}
 		if ctx.Err() != nil || l.Err() != nil {
+			next = i
 			break
 		}
 		start = time.Now()
 		d.write(ctx, tok, i)
+		next = i + 1
 		if d.frozen(ctx, l, start, 0, i+1) {
 			return
 		}
 		if l.Err() != nil {
 			break
 		}
+		if a != nil && d.answerAsk(ctx, l, *a, how.paying) {
+			return // handed over: the asker's run has the conversation now
+		}
+	}
+	if errors.Is(l.Err(), lease.ErrPreempted) && ctx.Err() == nil {
+		d.write(ctx, tok, next) // the chunk it was producing when it was stopped
 	}
 	d.finish(ctx, l)
 }
 
 // awaitChunk waits for one chunk of simulated work, or until the lease is
-// lost or ctx ends.
-func awaitChunk(ctx context.Context, l *lease.Lease, chunk time.Duration) {
+// lost or ctx ends. An ask to hand over that arrives meanwhile does not cut
+// the chunk short (the holder finishes its step): it is returned (asked
+// becomes nil when the lease's channel closes).
+func awaitChunk(ctx context.Context, l *lease.Lease, chunk time.Duration, asked *<-chan lease.Ask) *lease.Ask {
 	t := time.NewTimer(chunk)
 	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-l.Done():
-	case <-ctx.Done():
+	var got *lease.Ask
+	for {
+		select {
+		case <-t.C:
+			return got
+		case <-l.Done():
+			return got
+		case <-ctx.Done():
+			return got
+		case a, ok := <-*asked:
+			if !ok {
+				*asked = nil
+				continue
+			}
+			got = &a
+		}
 	}
 }
 
@@ -156,6 +219,9 @@ func (d *deviceProcess) finish(ctx context.Context, l *lease.Lease) {
 	var lost *lease.LostError
 	if errors.As(l.Err(), &lost) {
 		r.How, r.Cause = EndLost, lossCause(lost)
+		if errors.Is(lost, lease.ErrPreempted) {
+			r.Holder = lost.By.Holder
+		}
 	}
 	if relErr != nil {
 		r.Err = relErr.Error()
@@ -168,6 +234,12 @@ func lossCause(lost *lease.LostError) string {
 	switch {
 	case errors.Is(lost, lease.ErrForceReleased):
 		s := "force-released by " + lost.By.Actor
+		if lost.By.Reason != "" {
+			s += " (" + lost.By.Reason + ")"
+		}
+		return s
+	case errors.Is(lost, lease.ErrPreempted):
+		s := "preempted by " + lost.By.Holder
 		if lost.By.Reason != "" {
 			s += " (" + lost.By.Reason + ")"
 		}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasetop/leasetop/data"
@@ -21,6 +22,11 @@ type DeviceConfig struct {
 	Sessions []string
 	TTL      time.Duration
 	Seed     int64
+	// Mix is the strategies its user chooses from (nil: DefaultMix).
+	Mix Mix
+	// NextMix, when it receives, switches the mix to NextMix(mix) (the
+	// demo's key for it reaches the device as SIGUSR1).
+	NextMix <-chan os.Signal
 }
 
 // Validate checks the configuration; RunDevice does too.
@@ -79,6 +85,10 @@ type deviceProcess struct {
 	out    *reporter
 	holder string
 	timing timing
+	// streams numbers the streams its runs write to (their attachments).
+	streams atomic.Int64
+	// mix is the strategies its user chooses from now.
+	mix atomic.Pointer[Mix]
 }
 
 // RunDevice runs one device until ctx ends: for each of its conversations,
@@ -91,6 +101,9 @@ type deviceProcess struct {
 func RunDevice(ctx context.Context, store *data.Store, cfg DeviceConfig, out io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return err
+	}
+	if cfg.Mix == nil {
+		cfg.Mix = DefaultMix()
 	}
 	client, err := lease.New(store, lease.Config{TTL: cfg.TTL})
 	if err != nil {
@@ -109,8 +122,22 @@ func RunDevice(ctx context.Context, store *data.Store, cfg DeviceConfig, out io.
 		holder: holder,
 		timing: timingFor(cfg.TTL),
 	}
+	d.mix.Store(&cfg.Mix)
 	d.out.report(Report{Kind: ReportReady, PID: os.Getpid(), Holder: d.holder})
 	var wg sync.WaitGroup
+	if cfg.NextMix != nil {
+		go func() {
+			for {
+				select {
+				case <-cfg.NextMix:
+					next := NextMix(*d.mix.Load())
+					d.mix.Store(&next)
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
 	for i, s := range cfg.Sessions {
 		rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(i)))
 		wg.Go(func() { d.converse(ctx, s, rng) })

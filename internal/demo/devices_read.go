@@ -97,6 +97,7 @@ func (p processRow) device() (monitor.Device, error) {
 		d.Reported = *p.reportedAt
 		d.Holder = st.Holder
 		d.Runs, d.Refusals, d.WritesAccepted, d.WritesRefused = st.Runs, st.Refusals, st.WritesAccepted, st.WritesRefused
+		d.Preempts, d.Preempted, d.Joins, d.QueueWaits, d.HandOvers = st.Preempts, st.Preempted, st.Joins, st.QueueWaits, st.HandOvers
 		d.State, d.Why = monitor.DeviceIdle, ""
 		d.Since = d.Reported
 		primary := -1
@@ -112,8 +113,8 @@ func (p processRow) device() (monitor.Device, error) {
 		if primary >= 0 {
 			s := st.Sessions[primary]
 			d.State, d.Since, d.Key = s.State, d.Reported.Add(-s.Age), data.Key{Account: p.account, Session: s.Session}
-			d.Run, d.Fence, d.Owner, d.Why = s.Run, s.Fence, s.Owner, s.Why
-			if s.State == monitor.DeviceRefused {
+			d.Run, d.Fence, d.Owner, d.Why, d.Attachment, d.Place = s.Run, s.Fence, s.Owner, s.Why, s.Attachment, s.Place
+			if s.State == monitor.DeviceRefused || s.State == monitor.DeviceAsking {
 				d.OwnerExpires = d.Reported.Add(s.OwnerLeft)
 			}
 		}
@@ -137,10 +138,12 @@ func (p processRow) device() (monitor.Device, error) {
 }
 
 // rank orders a conversation's states for the one a device's row shows:
-// what it holds first, then what it waits for or tries, then what it lost
-// or was refused.
+// what it holds first, then what happened to it when a conversation was
+// busy (preempted, following, queued, preempting, waiting: the story the
+// row tells), then what it tries, then what it lost or was refused.
 var rank = map[monitor.DeviceState]int{
-	monitor.DeviceHolding: 5, monitor.DeviceWaiting: 4, monitor.DeviceTrying: 3, monitor.DeviceLost: 2, monitor.DeviceRefused: 1,
+	monitor.DeviceHolding: 5, monitor.DevicePreempted: 4, monitor.DevicePreempting: 4, monitor.DeviceFollowing: 4,
+	monitor.DeviceWaiting: 4, monitor.DeviceQueued: 4, monitor.DeviceAsking: 4, monitor.DeviceHandedOver: 4, monitor.DeviceTrying: 3, monitor.DeviceLost: 2, monitor.DeviceRefused: 1,
 }
 
 // outranks reports whether conversation state a is the one to show rather

@@ -22,6 +22,11 @@ type deviceStatus struct {
 	Refusals       int             `json:"refusals"`
 	WritesAccepted int             `json:"writes_accepted"`
 	WritesRefused  int             `json:"writes_refused"`
+	Preempts       int             `json:"preempts,omitempty"`
+	Preempted      int             `json:"preempted,omitempty"`
+	Joins          int             `json:"joins,omitempty"`
+	QueueWaits     int             `json:"queue_waits,omitempty"`
+	HandOvers      int             `json:"hand_overs,omitempty"`
 }
 
 // sessionStatus is one open conversation's state on the device.
@@ -37,6 +42,10 @@ type sessionStatus struct {
 	Owner     string        `json:"owner,omitempty"`
 	OwnerLeft time.Duration `json:"owner_left,omitempty"`
 	Why       string        `json:"why,omitempty"`
+	// Attachment is the stream the run writes (holding) or the run it
+	// follows writes (following).
+	Attachment string `json:"attachment,omitempty"`
+	Place      int    `json:"place,omitempty"`
 }
 
 // attemptRow is one line of leasetop_demo.attempt: what the device asked
@@ -61,6 +70,8 @@ type sessionState struct {
 	owner      string
 	ownerUntil time.Time
 	why        string
+	attachment string
+	place      int
 }
 
 // tracker folds a device's reports into its status and the attempts to
@@ -105,6 +116,9 @@ func (t *tracker) apply(r Report, now time.Time) {
 			t.attempts = slices.Delete(t.attempts, 0, n-maxPendingAttempts)
 		}
 	}
+	if t.applyBusy(r, s, set, log, now) {
+		return
+	}
 	switch r.Kind {
 	case ReportTrying:
 		set(sessionState{state: monitor.DeviceTrying})
@@ -113,16 +127,31 @@ func (t *tracker) apply(r Report, now time.Time) {
 		set(sessionState{state: monitor.DeviceRefused, owner: r.Holder, ownerUntil: now.Add(r.Remaining)})
 		log("acquire", false, "busy: %s has it, %s left", r.Holder, r.Remaining.Round(100*time.Millisecond))
 	case ReportWaiting:
-		set(sessionState{state: monitor.DeviceWaiting, owner: r.Holder})
-	case ReportGaveUp:
-		set(sessionState{state: monitor.DeviceIdle})
-		log("wait", false, "still held after %s: its user gave up", r.Waited.Round(100*time.Millisecond))
+		set(sessionState{state: monitor.DeviceWaiting, owner: r.Holder, why: r.Cause})
 	case ReportStarted:
 		t.counts.Runs++
-		set(sessionState{state: monitor.DeviceHolding, run: r.Run, fence: r.Fence})
-		if r.Waited > 0 {
+		st := sessionState{state: monitor.DeviceHolding, run: r.Run, fence: r.Fence, attachment: r.Attachment}
+		switch {
+		case r.HandedBy != "":
+			t.counts.HandOvers++
+			st.why = "handed over by " + r.HandedBy
+		case r.Holder != "":
+			t.counts.Preempts++
+			st.why = "preempted " + r.Holder
+		case r.Paying:
+			st.why = "paying, not preemptible"
+		}
+		set(st)
+		switch {
+		case r.HandedBy != "":
+			log("ask", true, "handed over by %s: fence %d", r.HandedBy, r.Fence)
+		case r.Holder != "":
+			log("preempt", true, "granted: fence %d, %s's run stopped", r.Fence, r.Holder)
+		case r.Queued:
+			log("queue", true, "its turn after %s: fence %d", r.Waited.Round(100*time.Millisecond), r.Fence)
+		case r.Waited > 0:
 			log("wait", true, "granted after %s: fence %d", r.Waited.Round(100*time.Millisecond), r.Fence)
-		} else {
+		default:
 			log("acquire", true, "granted: fence %d", r.Fence)
 		}
 	case ReportWrite:
@@ -142,10 +171,19 @@ func (t *tracker) apply(r Report, now time.Time) {
 			log("renew", false, "rejected: the lease is not its any more (a zombie's renewal)")
 		}
 	case ReportEnded:
-		if r.How == EndLost {
+		switch {
+		case r.How == EndHandedOver:
+			t.counts.HandOvers++
+			set(sessionState{state: monitor.DeviceHandedOver, run: r.Run, fence: r.Fence, owner: r.Holder})
+			log("hand over", true, "handed over to %s, who asked", r.Holder)
+		case r.How == EndLost && r.Holder != "":
+			t.counts.Preempted++
+			set(sessionState{state: monitor.DevicePreempted, run: r.Run, fence: r.Fence, owner: r.Holder, why: r.Cause})
+			log("release", false, "lost before it ended: %s", r.Cause)
+		case r.How == EndLost:
 			set(sessionState{state: monitor.DeviceLost, run: r.Run, fence: r.Fence, why: r.Cause})
 			log("release", false, "lost before it ended: %s", r.Cause)
-		} else {
+		default:
 			set(sessionState{state: monitor.DeviceIdle})
 			log("release", true, "released")
 		}
@@ -161,8 +199,9 @@ func (t *tracker) status(now time.Time) (deviceStatus, []attemptRow) {
 	st.Holder, st.Stopped = t.holder, t.stopped
 	for _, name := range t.order {
 		s := t.sessions[name]
-		ss := sessionStatus{Session: name, State: s.state, Age: now.Sub(s.since), Run: s.run, Fence: s.fence, Owner: s.owner, Why: s.why}
-		if s.state == monitor.DeviceRefused {
+		ss := sessionStatus{Session: name, State: s.state, Age: now.Sub(s.since), Run: s.run, Fence: s.fence, Owner: s.owner, Why: s.why,
+			Attachment: s.attachment, Place: s.place}
+		if s.state == monitor.DeviceRefused || s.state == monitor.DeviceAsking {
 			ss.OwnerLeft = s.ownerUntil.Sub(now)
 		}
 		st.Sessions = append(st.Sessions, ss)
@@ -170,4 +209,23 @@ func (t *tracker) status(now time.Time) (deviceStatus, []attemptRow) {
 	attempts := t.attempts
 	t.attempts = nil
 	return st, attempts
+}
+
+// fallbackText names a fallback strategy in an attempt's answer.
+func fallbackText(s Strategy) string {
+	if s == "" || s == StratTry {
+		return "nothing (gives up)"
+	}
+	return string(s)
+}
+
+// shortID is a run id's first 8 hex digits.
+func shortID(id uuid.UUID) string { return id.String()[:8] }
+
+// errSuffix is ": err", or "" without one.
+func errSuffix(err string) string {
+	if err == "" {
+		return ""
+	}
+	return ": " + err
 }

@@ -37,10 +37,36 @@ func writeDevices(w io.Writer, devices []monitor.Device, readErr error) {
 	for _, d := range devices {
 		fmt.Fprintln(w, row(termtext.Clean(d.Account+" "+d.Name, 20), fmt.Sprint(d.PID), fmt.Sprint(d.Runs), fmt.Sprint(d.Refusals),
 			fmt.Sprintf("%d/%d", d.WritesAccepted, d.WritesRefused), termtext.Clean(endedAs(d), max(summaryWidth-endedAt, 20))))
+		if busy := busyCounts(d); busy != "" {
+			fmt.Fprintf(w, "      %s\n", busy)
+		}
 		for _, b := range d.Believes {
 			fmt.Fprintf(w, "      %s\n", termtext.Clean(fmt.Sprintf("still believed it held %s (fence %d)", b.Key, b.Fence), summaryWidth-6))
 		}
 	}
+}
+
+// busyCounts says, on a line of its own, what the device did when a
+// conversation was busy (its strategies), or "" if none of them happened.
+func busyCounts(d monitor.Device) string {
+	var parts []string
+	add := func(n int, one, many string) {
+		switch {
+		case n == 1:
+			parts = append(parts, one)
+		case n > 1:
+			parts = append(parts, fmt.Sprintf(many, n))
+		}
+	}
+	add(d.Preempts, "1 preempt", "%d preempts")
+	add(d.Preempted, "preempted once", "preempted %d times")
+	add(d.Joins, "1 join", "%d joins")
+	add(d.QueueWaits, "1 queue wait", "%d queue waits")
+	add(d.HandOvers, "1 hand-over", "%d hand-overs")
+	if len(parts) == 0 {
+		return ""
+	}
+	return "busy: " + strings.Join(parts, ", ")
 }
 
 // endedAs says how a device process ended.

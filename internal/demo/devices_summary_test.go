@@ -12,7 +12,8 @@ import (
 )
 
 // TestDeviceSummaryFitsIn80Columns: a killed device that still believed it
-// held two sessions gets both in full, on lines of their own, and no line
+// held two sessions gets both in full, on lines of their own, a device's
+// busy strategies are counted on a line of their own, and no line
 // of the block is wider than 80 columns (the row ran past its column and was
 // cut: "killed (kill -9) holding globex/chat-1 (fence 86) holding g…").
 func TestDeviceSummaryFitsIn80Columns(t *testing.T) {
@@ -23,7 +24,8 @@ func TestDeviceSummaryFitsIn80Columns(t *testing.T) {
 				{Key: data.Key{Account: "globex", Session: "chat-1"}, Fence: 86},
 				{Key: data.Key{Account: "globex", Session: "chat-2"}, Fence: 87},
 			}},
-		{Account: "globex", Name: "phone", PID: 16665, State: monitor.DeviceKilled, Why: "exited by itself (exit status 1)", Runs: 1},
+		{Account: "globex", Name: "phone", PID: 16665, State: monitor.DeviceKilled, Why: "exited by itself (exit status 1)", Runs: 1,
+			Preempts: 3, Preempted: 1, Joins: 2, QueueWaits: 4, HandOvers: 5},
 	}
 	var b bytes.Buffer
 	writeDevices(&b, devices, nil)
@@ -38,6 +40,7 @@ func TestDeviceSummaryFitsIn80Columns(t *testing.T) {
 		"still believed it held globex/chat-2 (fence 87)\n",
 		"  killed (kill -9)\n",
 		"  exited (exit status 1)\n",
+		"      busy: 3 preempts, preempted once, 2 joins, 4 queue waits, 5 hand-overs\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the devices block lacks %q:\n%s", want, out)

@@ -34,7 +34,8 @@ func TestDeviceReportsThroughTheDatabase(t *testing.T) {
 	if _, err := store.Acquire(ctx, key, ours, time.Minute, "the test"); err != nil {
 		t.Fatal(err)
 	}
-	p := startLeasetop(t, "device", "--name", "phone", "--account", "acme", "--sessions", "chat-1", "--ttl", "1s", "--seed", "7", "--dsn", db.URL)
+	p := startLeasetop(t, "device", "--name", "phone", "--account", "acme", "--sessions", "chat-1", "--ttl", "1s", "--seed", "7",
+		"--strategy", "try", "--dsn", db.URL) // refused, not preempting, joining or queueing
 	pid := p.cmd.Process.Pid
 
 	var dev monitor.Device

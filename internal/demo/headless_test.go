@@ -44,7 +44,7 @@ func checkHeadlessRun(t *testing.T, p *demoProc, db pgtest.DB, dsn string) {
 	if code != 0 {
 		t.Fatalf("leasetop demo --headless exited %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, p.stderr.String())
 	}
-	for n := 1; n <= 4; n++ {
+	for n := 1; n <= 8; n++ {
 		if !regexp.MustCompile(`(?m)^  ok    ` + strconv.Itoa(n) + `\. `).MatchString(out) {
 			t.Errorf("invariant %d is not reported ok:\n%s", n, out)
 		}

@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/leasetop/leasetop/data"
@@ -35,8 +36,34 @@ func (r *runner) onReport(p *proc, rep Report) {
 	switch rep.Kind {
 	case ReportRefused:
 		r.rec.Refusals++
+		if strings.HasPrefix(rep.Cause, "ask ") {
+			r.rec.FallbacksRun[p.label]++
+		}
 		r.emit("refused", fmt.Sprintf("%s  %s pressed send: busy, %s owns it for %s more",
 			clean(key.String()), p, clean(rep.Holder), rep.Remaining.Round(100*time.Millisecond)))
+	case ReportQueued, ReportPreempting:
+		if strings.HasPrefix(rep.Cause, "ask ") {
+			r.rec.FallbacksRun[p.label]++
+		}
+	case ReportPreemptRefused:
+		r.rec.PreemptsRefused++
+		r.emit("not preemptible", fmt.Sprintf("%s  %s sent a new message: preempt refused, %s is paying (not preemptible); it waits its turn",
+			clean(key.String()), p, clean(rep.Holder)))
+	case ReportAsking:
+		r.emit("asking", fmt.Sprintf("%s  %s found it busy and asks %s to hand it over (continue on this device), %s to answer",
+			clean(key.String()), p, clean(rep.Holder), rep.Remaining.Round(100*time.Millisecond)))
+	case ReportAskEnded:
+		if rep.How != EndHandedOver {
+			r.rec.FallbacksChosen[p.label]++
+			r.emit("ask "+clean(rep.How), fmt.Sprintf("%s  %s's ask to %s %s after %s; it falls back to %s",
+				clean(key.String()), p, clean(rep.Holder), clean(rep.How), rep.Waited.Round(100*time.Millisecond), fallbackText(rep.Strategy)))
+		}
+	case ReportAnswered:
+		r.emit("answered", fmt.Sprintf("%s  %s, asked by %s for run %s: %s", clean(key.String()), p, clean(rep.Holder), short(rep.Run), clean(rep.How)))
+	case ReportFollowing:
+		r.rec.Joins++
+		r.emit("joined", fmt.Sprintf("%s  %s found it busy and follows %s's run %s (stream %s) instead of starting one",
+			clean(key.String()), p, clean(rep.Holder), short(rep.OwnerRun), clean(rep.Attachment)))
 	case ReportStarted:
 		r.active[rep.Run] = &activeRun{run: rep.Run, key: key, fence: rep.Fence, proc: p}
 		r.rec.Started[rep.Run] = audit.StartedRun{Key: key, Fence: rep.Fence, Holder: p.label}
@@ -57,6 +84,10 @@ func (r *runner) onReport(p *proc, rep Report) {
 	case ReportEnded:
 		delete(r.active, rep.Run)
 		r.rec.Ended[rep.Run] = rep.How
+		if rep.How == EndHandedOver {
+			r.emit("handed over", fmt.Sprintf("%s  %s finished its step and handed run %s (fence %d) over to %s",
+				clean(key.String()), p, short(rep.Run), rep.Fence, clean(rep.Holder)))
+		}
 		if rep.How == EndLost {
 			r.emit("lost", fmt.Sprintf("%s  %s stopped run %s (fence %d): %s",
 				clean(key.String()), p, short(rep.Run), rep.Fence, clean(rep.Cause)))
@@ -67,7 +98,7 @@ func (r *runner) onReport(p *proc, rep Report) {
 	case ReportError:
 		r.emit("device error", fmt.Sprintf("%s  %s: %s", clean(key.String()), p, clean(rep.Err)))
 	case ReportReady:
-		p.failures = 0
+		p.failures, p.ready = 0, true
 	}
 }
 

@@ -29,6 +29,7 @@ type proc struct {
 	label     string // its holder label, HolderLabel(name, pid)
 	alive     bool
 	frozen    bool
+	ready     bool      // it reported ready: it handles SIGUSR1 (the next strategy mix)
 	resumeAt  time.Time // when frozen: when to SIGCONT it
 	killed    bool      // the demo killed this generation on purpose
 	startedAt time.Time
@@ -63,6 +64,7 @@ type spawner struct {
 	dsn  string
 	ttl  time.Duration
 	seed int64
+	mix  Mix
 	msgs chan<- procMsg
 	wg   *sync.WaitGroup
 }
@@ -72,7 +74,7 @@ func (s *spawner) start(p *proc) error {
 	seed := s.seed*1_000_003 + int64(p.idx)*7919 + int64(p.gen+1)
 	cmd := exec.Command(s.exe, "device",
 		"--name", p.name, "--account", p.account, "--sessions", strings.Join(p.sessions, ","),
-		"--ttl", s.ttl.String(), "--seed", strconv.FormatInt(seed, 10))
+		"--ttl", s.ttl.String(), "--seed", strconv.FormatInt(seed, 10), "--strategy", s.mix.String())
 	cmd.Env = deviceEnv(s.dsn)
 	// Its own process group: a terminal's ctrl+c reaches only the demo, which
 	// stops the devices in order. If the demo dies, the kernel sends SIGTERM
@@ -90,7 +92,7 @@ func (s *spawner) start(p *proc) error {
 		return fmt.Errorf("start device %s: %w", p, err)
 	}
 	p.gen++
-	p.cmd, p.pid, p.alive, p.frozen, p.killed = cmd, cmd.Process.Pid, true, false, false
+	p.cmd, p.pid, p.alive, p.frozen, p.killed, p.ready = cmd, cmd.Process.Pid, true, false, false, false
 	p.label = HolderLabel(p.name, p.pid)
 	p.startedAt, p.restartAt, p.lastErr = time.Now(), time.Time{}, ""
 	idx, gen := p.idx, p.gen

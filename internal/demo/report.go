@@ -31,7 +31,9 @@ const (
 	// ReportGaveUp: its user stopped waiting after Waited.
 	ReportGaveUp ReportKind = "gave_up"
 	// ReportStarted: the device owns the conversation: Run, Fence, ExpiresAt;
-	// Waited when it was granted at the end of a wait.
+	// Waited when it was granted at the end of a wait; Paying when it must
+	// not be preempted; Holder when it preempted that holder's run;
+	// Attachment the stream it writes to.
 	ReportStarted ReportKind = "started"
 	// ReportWrite: a chunk of output went through the fence check; Accepted
 	// says whether it was written.
@@ -42,8 +44,39 @@ const (
 	// ReportLateRenewal: the zombie's late heartbeat; Accepted says whether
 	// the database took it (it must not once the lease expired).
 	ReportLateRenewal ReportKind = "late_renewal"
-	// ReportEnded: the run ended; How is "released" or "lost", Cause why.
+	// ReportEnded: the run ended; How is "released", "lost" or
+	// "handed_over", Cause why; Holder the run that preempted it, or that it
+	// handed the conversation over to.
 	ReportEnded ReportKind = "ended"
+	// ReportPreempting: busy, its user sent a new message: it preempts
+	// Holder's run OwnerRun (fence Fence).
+	ReportPreempting ReportKind = "preempting"
+	// ReportPreemptRefused: the preempt was refused: Holder's run is paying
+	// (not preemptible). Its user waits instead.
+	ReportPreemptRefused ReportKind = "preempt_refused"
+	// ReportFollowing: busy, it joins Holder's run OwnerRun instead of
+	// starting one, following the stream named by Attachment.
+	ReportFollowing ReportKind = "following"
+	// ReportUnfollowed: it stopped following OwnerRun (the run ended, or
+	// its user stopped watching) after Waited.
+	ReportUnfollowed ReportKind = "unfollowed"
+	// ReportQueued: busy, it took a ticket in the conversation's queue
+	// (Holder has the conversation): Place is its place (1: next); again
+	// when its place changes. Cause says why when it queues after a
+	// preempt was refused.
+	ReportQueued ReportKind = "queued"
+	// ReportAsking: busy, it asked Holder (run OwnerRun) to hand the
+	// conversation over ("continue on this device"); the ask is pending for
+	// Remaining.
+	ReportAsking ReportKind = "asking"
+	// ReportAskEnded: its ask ended after Waited: How is handed_over,
+	// declined, expired or busy (another device's ask was pending); when it
+	// did not get the conversation, Strategy is the fallback it runs next.
+	ReportAskEnded ReportKind = "ask_ended"
+	// ReportAnswered: the holder's side: Holder asked for Run; How is
+	// declined (a paying run keeps its conversation) or expired (it answered
+	// too late); Err what the database said.
+	ReportAnswered ReportKind = "answered"
 	// ReportError: something failed that the device survives (Err).
 	ReportError ReportKind = "error"
 )
@@ -53,6 +86,9 @@ const (
 const (
 	EndReleased = audit.EndReleased
 	EndLost     = audit.EndLost
+	// EndHandedOver: the run handed the conversation over to the device
+	// that asked for it (Holder).
+	EndHandedOver = audit.EndHandedOver
 )
 
 // Report is one line a device prints on stdout: one thing that happened to
@@ -74,6 +110,17 @@ type Report struct {
 	Cause     string        `json:"cause,omitempty"`
 	Err       string        `json:"err,omitempty"`
 	PID       int           `json:"pid,omitempty"`
+	// Strategy is what the press chose (trying).
+	Strategy   Strategy `json:"strategy,omitempty"`
+	Paying     bool     `json:"paying,omitempty"`
+	Attachment string   `json:"attachment,omitempty"`
+	// Place in a queue (queued); Queued: the run was granted, or the user
+	// gave up, at the end of a queue wait.
+	Place  int  `json:"place,omitempty"`
+	Queued bool `json:"queued,omitempty"`
+	// HandedBy is the holder that handed the run over to this device
+	// (started).
+	HandedBy string `json:"handed_by,omitempty"`
 }
 
 // maxReportLine bounds one report line.
@@ -93,7 +140,9 @@ func DecodeReport(line []byte) (Report, error) {
 	}
 	switch r.Kind {
 	case ReportReady, ReportTrying, ReportRefused, ReportWaiting, ReportGaveUp, ReportStarted, ReportWrite,
-		ReportFrozen, ReportLateRenewal, ReportEnded, ReportError:
+		ReportFrozen, ReportLateRenewal, ReportEnded, ReportError,
+		ReportPreempting, ReportPreemptRefused, ReportFollowing, ReportUnfollowed, ReportQueued,
+		ReportAsking, ReportAskEnded, ReportAnswered:
 		return r, nil
 	}
 	return r, fmt.Errorf("%w: unknown kind %q", ErrBadReport, truncate(string(r.Kind), 32))

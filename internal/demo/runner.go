@@ -70,7 +70,7 @@ func (d *Demo) newRunner(startID int64) *runner {
 		start:  time.Now(),
 		sched:  NewSchedule(d.cfg.Seed, d.cfg.TTL),
 	}
-	r.spawn = &spawner{exe: d.cfg.Exe, dsn: d.cfg.DSN, ttl: d.cfg.TTL, seed: d.cfg.Seed, msgs: r.msgs, wg: &r.wg}
+	r.spawn = &spawner{exe: d.cfg.Exe, dsn: d.cfg.DSN, ttl: d.cfg.TTL, seed: d.cfg.Seed, mix: d.cfg.Mix, msgs: r.msgs, wg: &r.wg}
 	r.next = r.sched.Next()
 	for a := range d.cfg.Accounts {
 		r.scope[d.cfg.Account(a)] = true
@@ -136,6 +136,7 @@ func (r *runner) loop(ctx context.Context) {
 // been read. ctx bounds what it records.
 func (r *runner) shutdown(ctx context.Context) {
 	r.stopping = true
+	_ = r.store.Pool().QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&r.rec.StoppedAt) // asks pending from now are withdrawn
 	for _, p := range r.procs {
 		if p.frozen {
 			if p.signal(syscall.SIGCONT) == nil {
@@ -202,6 +203,9 @@ func (r *runner) onTick(ctx context.Context) {
 func (r *runner) onCommand(ctx context.Context, c command) Line {
 	if r.stopping {
 		return Line{At: r.elapsed(), Tag: "demo", Text: "the demo is stopping"}
+	}
+	if c.kind == actNextMix {
+		return r.nextMix()
 	}
 	l, err := r.act(ctx, c.kind, 0, &c.key, keyReason)
 	if err != nil {

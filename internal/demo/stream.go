@@ -45,6 +45,17 @@ func describe(ev data.Event) (tag, text string) {
 	case data.KindTakenOver:
 		return "taken over", fmt.Sprintf("%s  %s, fence %d, from run %s (fence %d, expired %s before)",
 			key, holder, ev.Fence, short(ev.PrevRunID), ev.PrevFence, ev.At.Sub(ev.PrevExpiresAt).Round(time.Millisecond))
+	case data.KindPreempted:
+		s := fmt.Sprintf("%s  %s, fence %d, stopped run %s (%s, fence %d, %s left)", key, holder, ev.Fence,
+			short(ev.PrevRunID), clean(ev.PrevHolder), ev.PrevFence, ev.PrevExpiresAt.Sub(ev.At).Round(time.Millisecond))
+		if ev.Reason != "" {
+			s += ": " + clean(ev.Reason)
+		}
+		return "PREEMPTED", s
+	case data.KindQueueJoined:
+		return "queued", fmt.Sprintf("%s  %s took a ticket (run %s)", key, holder, short(ev.RunID))
+	case data.KindQueueLeft:
+		return "queue left", fmt.Sprintf("%s  %s's ticket ended: %s", key, holder, clean(ev.Reason))
 	case data.KindReleased:
 		return "released", fmt.Sprintf("%s  %s, fence %d", key, holder, ev.Fence)
 	case data.KindForceReleased:

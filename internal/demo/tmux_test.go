@@ -92,13 +92,19 @@ func (tm *tmuxTerm) waitFor(what string, timeout time.Duration, ok func(screen s
 var (
 	deviceRowRe = regexp.MustCompile(`(?m)^[ ▶] (acme|globex) +(desktop|browser|phone) +\d+ `)
 	holdingRe   = regexp.MustCompile(`holding chat-\d run [0-9a-f]{8} fence \d+ .*✓ holds chat-\d · server: agrees`)
+	preemptedRe = regexp.MustCompile(`(?m)^[ ▶] (acme|globex) +(desktop|browser|phone) +\d+ preempted by (desktop|browser|phone) pid \d+: chat-\d run [0-9a-f]{8}`)
+	followingRe = regexp.MustCompile(`(?m)^[ ▶] (acme|globex) +(desktop|browser|phone) +\d+ following (desktop|browser|phone) pid \d+'s run [0-9a-f]{8} in chat-\d`)
+	handedRe    = regexp.MustCompile(`(?m)^[ ▶] (acme|globex) +(desktop|browser|phone) +\d+ (handed chat-\d over to (desktop|browser|phone) pid \d+|holding chat-\d run [0-9a-f]{8} fence \d+ \(handed over by)`)
 	attemptRe   = regexp.MustCompile(`(?m)^  \d\d:\d\d:\d\d\.\d{3} pid \d+ +(acquire|wait|write|release) .*→ (granted: fence \d+|busy: \S+ pid \d+ has it|accepted by the fence check|released)`)
 )
 
 // TestDemoInTmux drives the real demo in a real terminal: `leasetop demo
 // --seed 42` in tmux at 150x40, as a user would run it. The devices pane is
 // there by default with a row per device process and a device holding a
-// session that the server agrees it holds; d hides it and shows it again;
+// session that the server agrees it holds; within the first minute a
+// device row says it was preempted by another device, one that it
+// follows another device's run, and one a hand-over (the busy
+// strategies); d hides it and shows it again;
 // tab and enter open a device's attempts with the server's answers; esc
 // goes back; q quits and the demo's summary says every invariant held.
 func TestDemoInTmux(t *testing.T) {
@@ -111,6 +117,9 @@ func TestDemoInTmux(t *testing.T) {
 	if !strings.Contains(s, "d devices") {
 		t.Errorf("the key hints do not offer d for the devices pane:\n%s", s)
 	}
+	tm.waitFor("a device row preempted by another device", 90*time.Second, func(s string) bool { return preemptedRe.MatchString(s) })
+	tm.waitFor("a device row following another device's run", 90*time.Second, func(s string) bool { return followingRe.MatchString(s) })
+	tm.waitFor("a device row with a hand-over", 90*time.Second, func(s string) bool { return handedRe.MatchString(s) })
 
 	tm.keys("d")
 	tm.waitFor("the pane hidden", 10*time.Second, func(s string) bool {
@@ -139,7 +148,7 @@ func TestDemoInTmux(t *testing.T) {
 
 	tm.keys("q")
 	s = tm.waitFor("the demo's end", 60*time.Second, func(s string) bool { return strings.Contains(s, "leasetop exited") })
-	if !strings.Contains(s, "leasetop exited 0") || !strings.Contains(s, "ok    4. every started run ended") {
+	if !strings.Contains(s, "leasetop exited 0") || !strings.Contains(s, "ok    8. every ask ended") {
 		t.Errorf("after q, want the summary with every invariant ok and exit 0:\n%s", s)
 	}
 }
