@@ -312,11 +312,13 @@ func (f *Feed) queue(ctx context.Context, items []Item) {
 	now := time.Now()
 	truncated := false
 	f.mu.Lock()
+	prev := f.highest
 	for _, it := range items {
 		it.At = now
 		f.push(it)
 		truncated = f.noteTruncated(it.Event) || truncated
 	}
+	jumped := f.noteTimelineLocked(prev)
 	overflow := len(f.items) > f.cfg.MaxPending
 	if overflow {
 		// The consumer is far behind: drop what it has not taken, and give it
@@ -330,7 +332,7 @@ func (f *Feed) queue(ctx context.Context, items []Item) {
 	}
 	f.mu.Unlock()
 	signal(f.ready)
-	if (overflow || truncated) && ctx.Err() == nil {
+	if (overflow || truncated || jumped) && ctx.Err() == nil {
 		f.Resync()
 	}
 }

@@ -159,7 +159,13 @@ func (r *rig) mirrorsDBBut(m *monitortest.Mirror, lost int64) {
 // sameAsDB says how the monitor's leases differ from want ("" when equal).
 func sameAsDB(s *monitor.State, want map[data.Key]data.Lease) string {
 	if s.Len() != len(want) {
-		return fmt.Sprintf("%d leases, the database has %d", s.Len(), len(want))
+		var extra []string
+		for _, l := range s.Leases() {
+			if _, ok := want[l.Key]; !ok {
+				extra = append(extra, fmt.Sprintf("%v (run %s, fence %d, holder %q)", l.Key, l.RunID, l.Fence, l.Holder))
+			}
+		}
+		return fmt.Sprintf("%d leases, the database has %d; shown, not in the database: %v", s.Len(), len(want), extra)
 	}
 	for k, w := range want {
 		g, ok := s.Lease(k)
