@@ -32,27 +32,7 @@ func (s *Store) Acquire(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 	if err := validateAcquire(key, runID, ttl, holder); err != nil {
 		return Grant{}, err
 	}
-	var (
-		g     Grant
-		found bool
-		err   error
-	)
-	scan := func(rows pgx.Rows) error {
-		for rows.Next() {
-			found = true
-			if err := rows.Scan(&g.RunID, &g.Fence, &g.ExpiresAt); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
-	}
-	for attempt := 1; attempt <= 3; attempt++ {
-		found = false
-		err = s.call(ctx, sqlcall.AcquireThenNotify, key, runID, []any{key.Account, key.Session, runID, ttl, holder}, scan)
-		if !isSerializationFailure(err) {
-			break
-		}
-	}
+	g, found, err := s.grantCall(ctx, sqlcall.AcquireThenNotify, key, runID, []any{key.Account, key.Session, runID, ttl, holder})
 	if err != nil {
 		return Grant{}, fmt.Errorf("acquire %s: %w", key, translate(err))
 	}
