@@ -163,8 +163,11 @@ func (l *Lease) onDeadline() {
 
 // rejected records a renewal the database refused, naming the event that
 // ended the lease when it can be read quickly.
-func (l *Lease) rejected() {
-	by := l.endingEvent()
+func (l *Lease) rejected() { l.lostTo(l.endingEvent()) }
+
+// lostTo records the lease as lost to by, the event that ended it (zero
+// when that could not be told).
+func (l *Lease) lostTo(by data.Event) {
 	reason := ErrRejected
 	switch by.Kind {
 	case data.KindForceReleased:

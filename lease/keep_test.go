@@ -98,7 +98,8 @@ func TestStateHeldAtRiskLost(t *testing.T) {
 	}
 }
 
-// A forced release is noticed by the next renewal, with who did it and why.
+// A forced release is noticed (by the holder watch, or the next renewal),
+// with who did it and why.
 func TestForcedReleaseLosesLease(t *testing.T) {
 	db := pgtest.New(t)
 	store := db.Store(t)
@@ -122,12 +123,7 @@ func TestForcedReleaseLosesLease(t *testing.T) {
 	if l.State().Status != lease.Lost {
 		t.Errorf("status %v, want lost", l.State().Status)
 	}
-	// The rejected renewal is recorded by the server.
-	evs, err := store.EventsFor(context.Background(), testKey, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.ContainsFunc(evs, func(e lease.Event) bool { return e.Kind == "renew_rejected" && e.RunID == l.RunID() }) {
-		t.Errorf("events = %+v, want a renew_rejected for run %v", evs, l.RunID())
-	}
+	// Whether the history also holds a renew_rejected for the run depends on
+	// who noticed first: a renewal (the listener's first resync) writes one,
+	// the holder watch's read does not (TestHolderWatchWritesNoZombieLine).
 }

@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/leasetop/leasetop/data"
 )
@@ -37,6 +38,12 @@ type notifier struct {
 
 	waiters  int  // subscriptions that need the catch-up (listen, not watch)
 	catching bool // the running listener reads the catch-up
+
+	// renewToCheck is set once the login was refused a read of a held
+	// lease's row: holders check by renewing from then on (watch.go).
+	renewToCheck atomic.Bool
+	// checks counts the holder checks the database answered (watch.go).
+	checks atomic.Int64
 }
 
 // notice is what a subscription hears: an event naming its key, a resync

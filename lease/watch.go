@@ -20,20 +20,27 @@ import (
 // poll mode.
 //
 // A notification is never proof of loss: anyone who may connect can NOTIFY
-// on the channel. It only triggers the check, a renewal sent on its own
-// (outside the batches, on the heartbeat's goroutine, without moving the
-// heartbeat's schedule): granted, the lease stays held with a later
-// deadline; refused, it is lost exactly as a refused heartbeat loses it. A
-// flood of forged notifications costs one renewal in flight per lease at a
-// time (checks coalesce) and at least checkGap between two. A resync of the
+// on the channel. It only triggers the check, a read of the lease's row on
+// the heartbeat's goroutine (data.Store.CheckHolder: does the row still name
+// this run's public id with its fence? and if not, which event ended it),
+// which writes nothing: a lease that has lost its row to a preempt or a
+// forced release stops without a renewal, so the history gets no
+// renew_rejected "zombie" line for it. Still named, the lease stays held and
+// the heartbeat goes on unchanged (the read extends nothing); no longer
+// named, it is lost at once, with the cause the history gives. A login that
+// may not read the lease tables (no lease_reader) checks by a renewal sent
+// on its own instead, as before: granted, a later deadline; refused, lost
+// as a refused heartbeat loses it. A flood of forged notifications costs
+// one check in flight per lease at a time (checks coalesce) and at least
+// checkGap between two. A resync of the
 // listener (it has just started listening, or reconnected, or dropped
 // notifications: something may have been missed) pulls every held lease
 // into the next renewal batch, so an event between the grant and the
 // listener's start is not missed either.
 // A check that fails for another reason (the database did not answer)
 // changes nothing: the heartbeat goes on as before. A lease that watches
-// its asks checks as it renews, reading the pending ask in the same round
-// trip, so an ask's notification delivers the ask (Lease.Asked) at once.
+// its asks reads the pending ask in the same round trip, so an ask's
+// notification delivers the ask (Lease.Asked) at once.
 
 // checkGap is the least time between two checks of one lease.
 const checkGap = 10 * time.Millisecond
@@ -91,11 +98,11 @@ func (l *Lease) concerns(ev data.Event) bool {
 	return ev.RunID != l.RunID() || ev.Kind.Ends()
 }
 
-// checkNow renews l on its own, at once, and reports whether the heartbeat
-// goes on. It runs on the heartbeat's goroutine, so it never overlaps a
-// renewal of the heartbeat's own. The call is bounded by the local
-// deadline, not by the lease's context: Release waits for it, so that its
-// delete never reaches the server before this renewal.
+// checkNow checks l against its row at once, and reports whether the
+// heartbeat goes on. It runs on the heartbeat's goroutine, so it never
+// overlaps a renewal of the heartbeat's own. The call is bounded by the
+// local deadline, not by the lease's context: Release waits for it, so that
+// its delete never reaches the server before this check.
 func (l *Lease) checkNow() bool {
 	l.renewMu.Lock() // as every renewal: never while HandOver moves the lease (asked.go)
 	defer l.renewMu.Unlock()
@@ -116,12 +123,41 @@ func (l *Lease) checkNow() bool {
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), until)
 	defer cancel()
-	var exp time.Time
-	err := lateCall(until, "check "+l.token.Key.String())
-	if err == nil {
-		exp, err = l.client.renewer.renewOne(ctx, l) // with the pending ask, when l watches its asks
+	if err := lateCall(until, "check "+l.token.Key.String()); err != nil {
+		return true // not answered: the heartbeat's own renewals decide
 	}
+	if l.client.notes.renewToCheck.Load() {
+		return l.renewCheck(ctx, sent)
+	}
+	c, err := l.client.store.CheckHolder(ctx, l.token.Key, l.RunID(), l.token.Fence)
+	switch {
+	case errors.Is(err, data.ErrPermission) || errors.Is(err, data.ErrSchema):
+		l.client.notes.renewToCheck.Store(true) // this login may not read the row: check by renewing
+		return l.renewCheck(ctx, sent)
+	case l.keepCtx.Err() != nil:
+		return false
+	case err != nil:
+		return true // not answered: the heartbeat's own renewals decide
+	}
+	l.client.notes.checks.Add(1)
+	if !c.Held {
+		l.lostTo(c.Ending)
+		return false
+	}
+	if l.asks.watching.Load() {
+		l.noteAsk(c.Ask)
+	}
+	return true
+}
+
+// renewCheck is the check of a login that may not read the lease's row: a
+// renewal sent on its own (with the pending ask, when l watches its asks).
+func (l *Lease) renewCheck(ctx context.Context, sent time.Time) bool {
+	exp, err := l.client.renewer.renewOne(ctx, l)
 	recv := time.Now()
+	if err == nil || errors.Is(err, data.ErrNotHeld) {
+		l.client.notes.checks.Add(1)
+	}
 	switch {
 	case err == nil:
 		l.cfg.Metrics.observeRenew(recv.Sub(sent), nil)

@@ -66,8 +66,8 @@ func TestHolderWatchForcedRelease(t *testing.T) {
 
 // TestHolderWatchIgnoresForgedNotify: a notification claiming that the held
 // lease was force-released, sent by anyone who may connect, only makes the
-// holder check: the check renews the lease (its expiry moves), and the lease
-// stays held.
+// holder check: the check reads the row, which still names the run, and the
+// lease stays held, its expiry unmoved (the check writes nothing).
 func TestHolderWatchIgnoresForgedNotify(t *testing.T) {
 	db := pgtest.New(t)
 	store, pool := db.Store(t), db.Pool(t)
@@ -79,17 +79,20 @@ func TestHolderWatchIgnoresForgedNotify(t *testing.T) {
 	pgtest.Eventually(t, 10*time.Second, "the renewal at the listener's start", func() bool {
 		return l.State().ExpiresAt.After(granted)
 	})
-	before := l.State().ExpiresAt
+	before, checks := l.State().ExpiresAt, lease.HolderChecks(c)
 	forged := fmt.Sprintf(`{"id":987654321,"kind":"force_released","account_id":%q,"session_id":%q,"run_id":%q,"fence":%d,"actor":"mallory"}`,
 		testKey.Account, testKey.Session, l.RunID(), l.Fence())
 	if _, err := db.Conn(t).Exec(context.Background(), `SELECT pg_notify('lease_events', $1)`, forged); err != nil {
 		t.Fatal(err)
 	}
 	pgtest.Eventually(t, 10*time.Second, "the check the forged notification asked for", func() bool {
-		return l.State().ExpiresAt.After(before)
+		return lease.HolderChecks(c) > checks
 	})
 	if st := l.State(); st.Status != lease.Held || l.Err() != nil {
 		t.Fatalf("after a forged notification: %v (%v), want held", st.Status, l.Err())
+	}
+	if got := l.State().ExpiresAt; !got.Equal(before) {
+		t.Errorf("the check moved the expiry from %v to %v: it renewed", before, got)
 	}
 	if got := holderOf(t, store, testKey); got.RunID != l.RunID() || got.Fence != l.Fence() {
 		t.Fatalf("the table holds %v fence %d, want %v fence %d", got.RunID, got.Fence, l.RunID(), l.Fence())
