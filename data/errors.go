@@ -3,6 +3,7 @@ package data
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -55,27 +56,40 @@ type HeldError struct {
 	Ask *PendingAsk
 }
 
-func (e *HeldError) Error() string {
-	var msg string
-	if e.RunID == uuid.Nil {
-		msg = fmt.Sprintf("lease %s held by another run", e.Key)
-		if e.Queued > 0 {
-			msg = fmt.Sprintf("lease %s is free but reserved for the queue", e.Key)
+func (e *HeldError) Error() string { return e.Describe(func(s string) string { return s }) }
+
+// Describe words the refusal in one line: who holds the lease and for how
+// long, whether it may be preempted, what it published, the queue ahead and
+// a pending ask to hand over. Every text read from the database (the key,
+// labels, the attachment) goes through clean first, so a caller that shows
+// the line on a terminal passes a function that makes it inert
+// (termtext.Clean); Error passes it as is.
+func (e *HeldError) Describe(clean func(string) string) string {
+	var b strings.Builder
+	key := clean(e.Key.String())
+	switch {
+	case e.RunID == uuid.Nil && e.Queued > 0:
+		fmt.Fprintf(&b, "lease %s is free but reserved for its queue", key)
+	case e.RunID == uuid.Nil:
+		fmt.Fprintf(&b, "lease %s is held by another run", key)
+	default:
+		fmt.Fprintf(&b, "lease %s is held by run %s (%q) for %s more", key, e.RunID,
+			clean(e.Holder), e.Remaining.Round(100*time.Millisecond))
+		if !e.Preemptible {
+			b.WriteString(", not preemptible")
 		}
-	} else {
-		msg = fmt.Sprintf("lease %s held by run %s (%s) for %s more",
-			e.Key, e.RunID, e.Holder, e.Remaining.Round(time.Millisecond))
-	}
-	if e.RunID != uuid.Nil && !e.Preemptible {
-		msg += ", not preemptible"
+		if e.Attachment != "" {
+			fmt.Fprintf(&b, ", attachment %q", clean(e.Attachment))
+		}
 	}
 	if e.Queued > 0 {
-		msg += fmt.Sprintf(" (queued: %d ahead)", e.Queued)
+		fmt.Fprintf(&b, " (queued: %d ahead)", e.Queued)
 	}
 	if e.Ask != nil {
-		msg += fmt.Sprintf("; run %s (%s) asked it to hand over, %s left", e.Ask.RunID, e.Ask.Holder, e.Ask.Remaining.Round(time.Millisecond))
+		fmt.Fprintf(&b, "; run %s (%q) has asked it to hand over (%s left)", e.Ask.RunID,
+			clean(e.Ask.Holder), e.Ask.Remaining.Round(100*time.Millisecond))
 	}
-	return msg
+	return b.String()
 }
 
 // Is makes errors.Is(err, ErrHeld) true.

@@ -135,16 +135,6 @@ func (s *supervisor) handOver() bool {
 	return true
 }
 
-// askSuffix names the ask pending on a refused lease, if any: "; run X
-// ("label") has asked it to hand over (Ns left)".
-func askSuffix(h *lease.HeldError) string {
-	if h.Ask == nil {
-		return ""
-	}
-	return fmt.Sprintf("; run %s (%q) has asked it to hand over (%s left)", h.Ask.RunID,
-		termtext.Clean(h.Ask.Holder, 0), h.Ask.Remaining.Round(100*time.Millisecond))
-}
-
 // sigName is "SIGTERM" for syscall.SIGTERM.
 func sigName(sig syscall.Signal) string {
 	for name, s := range askSignals {

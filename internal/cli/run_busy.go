@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/termtext"
@@ -139,31 +135,8 @@ func preemptError(err error) error {
 	return connError(err)
 }
 
-// heldMessage names who holds the lease and for how long, whether it may be
-// preempted, what it published, the queue ahead and a pending ask to hand
-// over, with database text made inert.
+// heldMessage is the refusal's one line (data.HeldError.Describe), with
+// database text made inert.
 func heldMessage(h *lease.HeldError) string {
-	key := termtext.Clean(h.Key.String(), 0)
-	queued := ""
-	if h.Queued > 0 {
-		queued = fmt.Sprintf(" (queued: %d ahead)", h.Queued)
-	}
-	if h.RunID == uuid.Nil {
-		if h.Queued > 0 {
-			return fmt.Sprintf("lease %s is free but reserved for its queue%s", key, queued) + askSuffix(h)
-		}
-		return fmt.Sprintf("lease %s is held by another run", key) + askSuffix(h)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "lease %s is held by run %s (%q) for %s more", key, h.RunID,
-		termtext.Clean(h.Holder, 0), h.Remaining.Round(100*time.Millisecond))
-	if !h.Preemptible {
-		b.WriteString(", not preemptible")
-	}
-	if h.Attachment != "" {
-		fmt.Fprintf(&b, ", attachment %q", termtext.Clean(h.Attachment, 0))
-	}
-	b.WriteString(queued)
-	b.WriteString(askSuffix(h))
-	return b.String()
+	return h.Describe(func(s string) string { return termtext.Clean(s, 0) })
 }
