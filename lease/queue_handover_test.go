@@ -1,0 +1,100 @@
+package lease_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/lease"
+	"github.com/leasetop/leasetop/lease/leasetest"
+)
+
+// TestQueuedWaiterAfterHandover: a waiter queued behind the desktop's lease
+// stays at the head while the desktop hands the lease over to the phone that
+// asked; when the phone releases, the waiter is granted the lease next, with
+// nothing in between in the history (handed_over, released, the waiter's
+// acquired) and a higher fence, woken by the release's notification. Each
+// run is a Client of its own.
+func TestQueuedWaiterAfterHandover(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	// Leases and tickets live 10 minutes, and the waiters poll as rarely: a
+	// grant within 2 minutes of the release is the notifications' doing.
+	cfg := lease.Config{TTL: 10 * time.Minute, PollInterval: 10 * time.Minute}
+	desktopC, tabletC, phoneC := newClient(t, db.Store(t), cfg), newClient(t, db.Store(t), cfg), newClient(t, db.Store(t), cfg)
+	desktop := acquire(t, desktopC, permit(t, desktopC, testKey, "desktop"))
+	asked := desktop.Asked()
+
+	queued := make(chan *lease.Lease, 1)
+	failed := make(chan error, 1)
+	go func() {
+		l, err := tabletC.Queue(ctx, permit(t, tabletC, testKey, "tablet"))
+		if err != nil {
+			failed <- err
+			return
+		}
+		queued <- l
+	}()
+	leasetest.WaitQueued(t, s, testKey, 1)
+
+	go func() {
+		select {
+		case <-asked:
+			_ = desktop.HandOver(ctx) // the outcome is read from the phone's side
+		case <-time.After(time.Minute):
+		}
+	}()
+	phone, err := phoneC.Ask(ctx, permit(t, phoneC, testKey, "phone"), time.Minute, lease.ThenRefuse)
+	if err != nil {
+		t.Fatalf("Ask with a waiter queued: %v", err)
+	}
+	if q := leasetest.WaitQueued(t, s, testKey, 1); q[0].Holder != "tablet" {
+		t.Fatalf("queue after the hand-over = %+v, want the tablet's ticket still there", q)
+	}
+	select {
+	case l := <-queued:
+		t.Fatalf("the waiter was granted the lease (fence %d) while the phone held it", l.Fence())
+	case err := <-failed:
+		t.Fatalf("the waiter's Queue ended: %v", err)
+	default:
+	}
+	if err := phone.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var tablet *lease.Lease
+	select {
+	case tablet = <-queued:
+	case err := <-failed:
+		t.Fatalf("the waiter's Queue ended: %v", err)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the waiter was not granted the lease within 2 minutes of the phone's release")
+	}
+	defer tablet.Release(ctx)
+	if tablet.Fence() <= phone.Fence() {
+		t.Errorf("the waiter's fence %d, want above the phone's %d", tablet.Fence(), phone.Fence())
+	}
+	evs, err := s.EventsFor(ctx, testKey, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var owners []string // the ownership changes, oldest first
+	for i := len(evs) - 1; i >= 0; i-- {
+		switch e := evs[i]; e.Kind {
+		case data.KindAcquired, data.KindTakenOver, data.KindPreempted, data.KindHandedOver, data.KindReleased, data.KindForceReleased:
+			owners = append(owners, string(e.Kind)+" "+e.Holder)
+		}
+	}
+	want := []string{"acquired desktop", "handed_over phone", "released phone", "acquired tablet"}
+	if len(owners) != len(want) {
+		t.Fatalf("ownership changes = %q, want %q", owners, want)
+	}
+	for i := range want {
+		if owners[i] != want[i] {
+			t.Fatalf("ownership changes = %q, want %q", owners, want)
+		}
+	}
+}
