@@ -30,6 +30,7 @@ func comparisons() []comparison {
 		{name: "acquire p50 / plain UPSERT p50", num: "acquire", den: "upsert", stat: "p50", op: "<=", limit: 1.5},
 		{name: "acquire+release cycles/s / the seed's UPSERT+DELETE cycles/s", num: "cycle", den: "seed-cycle", stat: "ops", op: ">=", limit: 0.8},
 		{name: "renew ops/s / renew without trigger ops/s", num: "renew", den: "renew-notrigger", stat: "ops", op: ">=", limit: 0.9},
+		{name: "renew ops/s (Store.Renew's call) / the seed's per-key UPDATE ops/s", num: "renew", den: "seed-renew", stat: "ops", op: ">=", limit: 0.8},
 		{name: "handoff p50, NOTIFY wake-up", num: "handoff-notify", stat: "p50", op: "<=", limit: 5},
 		{name: "takeover after a dead holder's expiry p50", num: "takeover", stat: "p50", op: "<=", limit: 30},
 		{name: "takeover after a dead holder's expiry max", num: "takeover", stat: "max", op: "<=", limit: 100},

@@ -40,6 +40,7 @@ func workloads() []workload {
 		{name: "acquire-contended", set: "contended", loop: acquireContended, desc: "lease.acquire on one key held by another run, all clients at once"},
 		{name: "seed-cycle", set: "cycle", loop: originalCycle},
 		{name: "cycle", set: "cycle", loop: cycle},
+		{name: "seed-renew", set: "renew", loop: seedRenew, desc: "the seed's per-key UPDATE ... WHERE key AND run_id AND unexpired on the copy without trigger"},
 		{name: "renew-notrigger", set: "renew", loop: renewNoTrigger, desc: "lease.renew's code on the copy without trigger"},
 		{name: "renew", set: "renew", loop: renew, desc: "lease.renew (renewals do not NOTIFY by default)"},
 		{name: "renew-notify", run: renewNotify},
