@@ -241,6 +241,7 @@ CREATE OR REPLACE FUNCTION lease.acquire_quiet(
 RETURNS SETOF lease.quiet_grant
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
+SET lock_timeout = '5s'
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -278,6 +279,7 @@ CREATE OR REPLACE FUNCTION lease.release_quiet(account_id text, session_id text,
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
+SET lock_timeout = '5s'
 AS $fn$
 #variable_conflict use_column
 DECLARE

@@ -40,6 +40,8 @@ func workloads() []workload {
 		{name: "acquire-contended", set: "contended", loop: acquireContended, desc: "lease.acquire on one key held by another run, all clients at once"},
 		{name: "seed-cycle", set: "cycle", loop: originalCycle},
 		{name: "cycle", set: "cycle", loop: cycle},
+		{name: "cycle-plain", set: "cycle", loop: plainCycle, desc: "lease.acquire of a free key + lease.release as plain statements, each committing with the trigger's NOTIFY (what a SQL caller got before acquire_quiet)"},
+		{name: "cycle-sql", set: "cycle", loop: sqlCallerQuiet, desc: "a SQL caller's post-commit path: lease.acquire_quiet, lease.notify_event, lease.release_quiet, lease.notify_event, each statement its own transaction"},
 		{name: "seed-renew", set: "renew", loop: seedRenew, desc: "the seed's per-key UPDATE ... WHERE key AND run_id AND unexpired on the copy without trigger"},
 		{name: "renew-notrigger", set: "renew", loop: renewNoTrigger, desc: "lease.renew's code on the copy without trigger"},
 		{name: "renew", set: "renew", loop: renew, desc: "lease.renew (renewals do not NOTIFY by default)"},
