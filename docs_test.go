@@ -47,8 +47,12 @@ func TestFunctionAttributes(t *testing.T) {
 		"on_session_lease_change": owner, "on_session_lease_truncate": owner, "on_session_lease_renewal": owner,
 		"prune_events":    owner,
 		"notify_renewals": invoker, "set_notify_renewals": invoker,
-		"check_key": invoker, "check_ttl": invoker, "check_label": invoker, "public_run_id": invoker, "event_json": invoker,
+		"check_key": invoker, "check_ttl": invoker, "check_label": invoker, "public_run_id": {}, "event_json": invoker,
 		"safe_text": {}, "timeline_floor": {}, "follow_timeline": {}, "move_past_timeline": invoker,
+		// one copy of the shared SQL, and the post-commit path for SQL callers (issue 29)
+		"key_ok": {}, "ttl_ok": {}, "grant_ok": {}, "check_ttl_span": invoker, "check_run_id": invoker, "refuse_grant": invoker,
+		"check_fresh_fence": invoker, "record_zombie": invoker, "quiet_event_id": invoker,
+		"acquire_quiet": caller, "release_quiet": caller, "notify_event": owner,
 		// the queue (sql/queue.sql)
 		"enqueue": caller, "renew_ticket": caller, "cancel_ticket": caller,
 		"queue_event": owner, "queue_granted": owner, "queue_admits": invoker, "queue_place_of": invoker, "queue_limit": {},

@@ -9,16 +9,18 @@ import (
 	leasesql "github.com/leasetop/leasetop/sql"
 )
 
-// TestFenceRaceChecksSkipTheSameKinds: every fence-race check (lease.acquire
-// in functions.sql, lease.preempt in preempt.sql, any to come) reads the
-// key's latest ownership events and must skip the same kinds, the ones that
-// carry a fence but move no lease: rejected renewals, the queue's tickets
-// and the hand-over's asks. handed_over is an ownership change and must not
-// be skipped.
+// TestFenceRaceChecksSkipTheSameKinds: the fence-race check
+// (lease.check_fresh_fence in functions.sql, which lease.acquire and
+// lease.preempt call) reads the key's latest ownership events and must skip
+// the kinds that carry a fence but move no lease: rejected renewals, the
+// queue's tickets and the hand-over's asks. handed_over is an ownership
+// change and must not be skipped. There is one such list, and every
+// function that INSERTs a lease row with a fence drawn first calls it.
 func TestFenceRaceChecksSkipTheSameKinds(t *testing.T) {
 	want := []string{"handover_asked", "handover_declined", "handover_expired", "queue_joined", "queue_left", "renew_rejected"}
 	list := regexp.MustCompile(`(?s)e\.kind NOT IN \(([^)]*)\)`)
-	found := map[string]bool{}
+	found := map[string]int{}
+	calls := map[string]int{}
 	for _, f := range leasesql.Files() {
 		for _, m := range list.FindAllStringSubmatch(f.SQL, -1) {
 			var kinds []string
@@ -29,10 +31,14 @@ func TestFenceRaceChecksSkipTheSameKinds(t *testing.T) {
 			if !slices.Equal(kinds, want) {
 				t.Errorf("%s: a fence-race check skips %v, want %v", f.Name, kinds, want)
 			}
-			found[f.Name] = true
+			found[f.Name]++
 		}
+		calls[f.Name] = strings.Count(f.SQL, "PERFORM lease.check_fresh_fence(")
 	}
-	if !found["functions.sql"] || !found["preempt.sql"] {
-		t.Errorf("fence-race checks found in %v, want functions.sql (acquire) and preempt.sql (preempt)", found)
+	if len(found) != 1 || found["functions.sql"] != 1 {
+		t.Errorf("fence-race lists found in %v, want one, in functions.sql (lease.check_fresh_fence)", found)
+	}
+	if calls["functions.sql"] != 1 || calls["preempt.sql"] != 1 {
+		t.Errorf("calls of lease.check_fresh_fence: %v, want one in functions.sql (acquire) and one in preempt.sql (preempt)", calls)
 	}
 }

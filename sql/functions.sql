@@ -21,18 +21,27 @@
 -- public_run_id is the id everybody may see for the run whose secret id is
 -- run_id: the first 16 bytes of sha256(run_id's 16 bytes), as a version-8
 -- (custom) UUID. data.PublicRunID is its Go twin.
+--
+-- One expression, so that the callers' cached plans inline it: a call of a
+-- PL/pgSQL function with its own search_path is set up again in every
+-- transaction, and the hot calls (acquire, renew, release, check_fence)
+-- each make one. It hashes three times (the version and variant bytes are
+-- read from the hash): about a microsecond, far less than the call was. No
+-- SET clause, which would stop the inlining, so every name in it is
+-- qualified.
 CREATE OR REPLACE FUNCTION lease.public_run_id(run_id uuid)
 RETURNS uuid
-LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-SET search_path = pg_catalog, lease, pg_temp
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 AS $fn$
-DECLARE
-    h bytea := substring(sha256(uuid_send(run_id)) FROM 1 FOR 16);
-BEGIN
-    h := set_byte(h, 6, (get_byte(h, 6) & 15) | 128); -- version 8
-    h := set_byte(h, 8, (get_byte(h, 8) & 63) | 128); -- RFC 9562 variant
-    RETURN encode(h, 'hex')::uuid;
-END
+    SELECT pg_catalog.encode(
+               pg_catalog.set_byte(
+                   pg_catalog.set_byte(
+                       pg_catalog.substr(pg_catalog.sha256(pg_catalog.uuid_send(run_id)), 1, 16),
+                       6, (pg_catalog.get_byte(pg_catalog.sha256(pg_catalog.uuid_send(run_id)), 6)
+                           OPERATOR(pg_catalog.&) 15) OPERATOR(pg_catalog.|) 128), -- version 8
+                   8, (pg_catalog.get_byte(pg_catalog.sha256(pg_catalog.uuid_send(run_id)), 8)
+                       OPERATOR(pg_catalog.&) 63) OPERATOR(pg_catalog.|) 128), -- RFC 9562 variant
+               'hex')::pg_catalog.uuid
 $fn$;
 
 -- check_key raises SQLSTATE 22023 unless both ids are 1..512 bytes that pass
@@ -93,6 +102,111 @@ BEGIN
     IF NOT lease.safe_text(value) THEN
         RAISE EXCEPTION '% must not contain control or bidirectional formatting characters', name USING ERRCODE = '22023';
     END IF;
+END
+$fn$;
+
+-- key_ok, ttl_ok and grant_ok are the validation of the calls' arguments as
+-- one expression each, for valid input to pass without a function call: a
+-- call of a function with its own search_path is set up again in every
+-- transaction (three of them cost an acquire about a tenth of its time).
+-- Plain SQL functions without a SET clause, so the callers' cached plans
+-- inline them; every name in them is qualified (their callers pin their
+-- search_path anyway). They answer NULL for NULL input: callers wrap them in
+-- coalesce(..., false), and input they refuse goes to the check_* functions
+-- (or refuse_grant) for the precise error.
+
+-- key_ok is check_key as one expression: true when check_key passes.
+CREATE OR REPLACE FUNCTION lease.key_ok(account_id text, session_id text)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $fn$
+    SELECT pg_catalog.octet_length(account_id) OPERATOR(pg_catalog.>=) 1
+       AND pg_catalog.octet_length(account_id) OPERATOR(pg_catalog.<=) 512
+       AND pg_catalog.octet_length(session_id) OPERATOR(pg_catalog.>=) 1
+       AND pg_catalog.octet_length(session_id) OPERATOR(pg_catalog.<=) 512
+       AND lease.safe_text(account_id OPERATOR(pg_catalog.||) session_id)
+$fn$;
+
+-- ttl_ok is check_ttl_span as one expression: true when ttl is greater than
+-- 0 and at most 24 hours, and so is the span now_ + ttl on the calendar.
+CREATE OR REPLACE FUNCTION lease.ttl_ok(ttl interval, now_ timestamptz)
+RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $fn$
+    SELECT ttl OPERATOR(pg_catalog.>) '0'::pg_catalog.interval
+       AND ttl OPERATOR(pg_catalog.<=) '24 hours'::pg_catalog.interval
+       AND (now_ OPERATOR(pg_catalog.+) ttl) OPERATOR(pg_catalog.>) now_
+       AND (now_ OPERATOR(pg_catalog.+) ttl) OPERATOR(pg_catalog.<=) (now_ OPERATOR(pg_catalog.+) '24 hours'::pg_catalog.interval)
+$fn$;
+
+-- grant_ok is refuse_grant's test as one expression: true when a grant's
+-- arguments (key, ttl, holder label, run id) pass. One safe_text test
+-- covers the ids and the label.
+CREATE OR REPLACE FUNCTION lease.grant_ok(account_id text, session_id text, run_id uuid, ttl interval, holder text, now_ timestamptz)
+RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $fn$
+    SELECT pg_catalog.octet_length(account_id) OPERATOR(pg_catalog.>=) 1
+       AND pg_catalog.octet_length(account_id) OPERATOR(pg_catalog.<=) 512
+       AND pg_catalog.octet_length(session_id) OPERATOR(pg_catalog.>=) 1
+       AND pg_catalog.octet_length(session_id) OPERATOR(pg_catalog.<=) 512
+       AND lease.ttl_ok(ttl, now_)
+       AND COALESCE(pg_catalog.octet_length(holder), 0) OPERATOR(pg_catalog.<=) 256
+       AND run_id OPERATOR(pg_catalog.<>) '00000000-0000-0000-0000-000000000000'::pg_catalog.uuid
+       AND lease.safe_text(account_id OPERATOR(pg_catalog.||) session_id OPERATOR(pg_catalog.||) COALESCE(holder, ''))
+$fn$;
+
+-- check_ttl_span raises SQLSTATE 22023 unless ttl passes check_ttl and the
+-- expiry now_ + ttl it gives on the database clock spans more than 0 and at
+-- most 24 hours (see check_ttl): the check of every call that stores now_ +
+-- ttl.
+CREATE OR REPLACE FUNCTION lease.check_ttl_span(ttl interval, now_ timestamptz)
+RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, lease, pg_temp
+AS $fn$
+BEGIN
+    PERFORM lease.check_ttl(ttl);
+    IF NOT coalesce(now_ + ttl > now_ AND now_ + ttl <= now_ + interval '24 hours', false) THEN
+        RAISE EXCEPTION 'ttl must span more than 0 and at most 24 hours on the database clock, got %', ttl
+            USING ERRCODE = '22023';
+    END IF;
+END
+$fn$;
+
+-- check_run_id raises SQLSTATE 22023 when a run id that is to hold or wait
+-- for a lease is NULL or the nil UUID. The nil UUID is no secret: its public
+-- id would let anyone renew, release and fence-check the lease (data.Acquire
+-- refuses it too).
+CREATE OR REPLACE FUNCTION lease.check_run_id(run_id uuid)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, lease, pg_temp
+AS $fn$
+BEGIN
+    IF run_id IS NULL OR run_id = '00000000-0000-0000-0000-000000000000' THEN
+        RAISE EXCEPTION 'run_id must not be NULL or the nil UUID' USING ERRCODE = '22023';
+    END IF;
+END
+$fn$;
+
+-- refuse_grant raises the precise SQLSTATE 22023 error for a grant's
+-- arguments that grant_ok refused: the key (check_key), the ttl and its span
+-- (check_ttl_span), the holder label (check_label) and the run id
+-- (check_run_id), in that order. It always raises: call it only when
+-- grant_ok is not true. lease.acquire, lease.preempt and lease.enqueue
+-- share it.
+CREATE OR REPLACE FUNCTION lease.refuse_grant(account_id text, session_id text, run_id uuid, ttl interval, holder text, now_ timestamptz)
+RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, lease, pg_temp
+AS $fn$
+BEGIN
+    PERFORM lease.check_key(account_id, session_id);
+    PERFORM lease.check_ttl_span(ttl, now_);
+    PERFORM lease.check_label('holder', holder, 256);
+    PERFORM lease.check_run_id(run_id);
+    RAISE EXCEPTION 'invalid arguments' USING ERRCODE = '22023'; -- grant_ok and the checks above disagree: refuse anyway
 END
 $fn$;
 
@@ -171,6 +285,38 @@ AS $fn$
     END
 $fn$;
 
+-- check_fresh_fence raises SQLSTATE 40001 (serialization_failure: nothing
+-- granted, retry) when a grant that INSERTed the key's row, with a fence
+-- drawn before it knew the key was free, finds a higher fence in the key's
+-- history: another run acquired and released the key in between. Whoever
+-- held the key before this grant committed its events before the INSERT
+-- could succeed, and nobody else can take the key until this transaction
+-- ends, so the key's two latest ownership events (this grant's and the one
+-- before it) show any higher fence. Rejected renewals, the queue's events
+-- and the hand-over asks (which carry an older holder's fence) are not
+-- ownership events; handed_over is. lease.acquire and lease.preempt
+-- (preempt.sql) share it; what names the call in the message.
+CREATE OR REPLACE FUNCTION lease.check_fresh_fence(account_id text, session_id text, fence bigint, what text)
+RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, lease, pg_temp
+AS $fn$
+#variable_conflict use_column
+BEGIN
+    IF EXISTS (
+        SELECT 1
+          FROM (SELECT e.fence FROM lease.event e
+                 WHERE e.account_id = check_fresh_fence.account_id AND e.session_id = check_fresh_fence.session_id
+                   AND e.kind NOT IN ('renew_rejected', 'queue_joined', 'queue_left',
+                                      'handover_asked', 'handover_declined', 'handover_expired')
+                 ORDER BY e.id DESC LIMIT 2) h
+         WHERE h.fence > check_fresh_fence.fence) THEN
+        RAISE EXCEPTION 'another run acquired and released %/% while this % drew its fence; retry',
+            check_fresh_fence.account_id, check_fresh_fence.session_id, what USING ERRCODE = '40001';
+    END IF;
+END
+$fn$;
+
 -- acquire grants the session to run_id for ttl, in one conditional UPSERT. The
 -- row records lease.public_run_id(run_id); run_id itself stays the caller's.
 --
@@ -203,30 +349,12 @@ DECLARE
     inserted boolean;
     queued boolean;
 BEGIN
-    -- Valid input passes one expression; only invalid input calls the
-    -- check_* functions, which raise the precise error. (Each call of a
-    -- function with its own search_path is set up again in every
-    -- transaction: three of them cost an acquire about a tenth of its time.)
-    IF NOT coalesce(octet_length(acquire.account_id) BETWEEN 1 AND 512
-                    AND octet_length(acquire.session_id) BETWEEN 1 AND 512
-                    AND acquire.ttl > interval '0' AND acquire.ttl <= interval '24 hours'
-                    AND now_ + acquire.ttl > now_ AND now_ + acquire.ttl <= now_ + interval '24 hours'
-                    AND coalesce(octet_length(acquire.holder), 0) <= 256
-                    AND acquire.run_id <> '00000000-0000-0000-0000-000000000000'
-                    AND lease.safe_text(acquire.account_id || acquire.session_id || coalesce(acquire.holder, '')),
-                    false) THEN
-        PERFORM lease.check_key(acquire.account_id, acquire.session_id);
-        PERFORM lease.check_ttl(acquire.ttl);
-        IF NOT coalesce(now_ + acquire.ttl > now_ AND now_ + acquire.ttl <= now_ + interval '24 hours', false) THEN
-            RAISE EXCEPTION 'ttl must span more than 0 and at most 24 hours on the database clock, got %', acquire.ttl
-                USING ERRCODE = '22023';
-        END IF;
-        PERFORM lease.check_label('holder', acquire.holder, 256);
-        -- The nil UUID is no secret: its public id would let anyone renew,
-        -- release and fence-check the lease (data.Acquire refuses it too).
-        IF acquire.run_id IS NULL OR acquire.run_id = '00000000-0000-0000-0000-000000000000' THEN
-            RAISE EXCEPTION 'run_id must not be NULL or the nil UUID' USING ERRCODE = '22023';
-        END IF;
+    -- Valid input passes one expression (grant_ok, inlined); only invalid
+    -- input calls refuse_grant, which raises the precise error.
+    IF NOT coalesce(lease.grant_ok(acquire.account_id, acquire.session_id, acquire.run_id,
+                                   acquire.ttl, acquire.holder, now_), false) THEN
+        PERFORM lease.refuse_grant(acquire.account_id, acquire.session_id, acquire.run_id,
+                                   acquire.ttl, acquire.holder, now_);
     END IF;
     pub := lease.public_run_id(acquire.run_id);
 
@@ -277,23 +405,9 @@ BEGIN
     IF FOUND THEN
         -- Only an INSERT drew its fence before it knew the key was free (a
         -- row that was inserted has no xmax; a takeover's new version carries
-        -- its row lock). Whoever held the key before this grant committed its
-        -- events before the INSERT could succeed, and nobody else can take the
-        -- key until this transaction ends: the key's two latest ownership
-        -- events (this grant's and the one before it) show any higher fence.
-        -- Rejected renewals, the queue's events and the hand-over asks (which
-        -- carry an older holder's fence) are not ownership events; handed_over
-        -- is. The same list is in lease.preempt (preempt.sql).
-        IF inserted AND EXISTS (
-            SELECT 1
-              FROM (SELECT e.fence FROM lease.event e
-                     WHERE e.account_id = acquire.account_id AND e.session_id = acquire.session_id
-                       AND e.kind NOT IN ('renew_rejected', 'queue_joined', 'queue_left',
-                                          'handover_asked', 'handover_declined', 'handover_expired')
-                     ORDER BY e.id DESC LIMIT 2) h
-             WHERE h.fence > granted.fence) THEN
-            RAISE EXCEPTION 'another run acquired and released %/% while this acquire drew its fence; retry',
-                acquire.account_id, acquire.session_id USING ERRCODE = '40001';
+        -- its row lock): see check_fresh_fence.
+        IF inserted THEN
+            PERFORM lease.check_fresh_fence(acquire.account_id, acquire.session_id, granted.fence, 'acquire');
         END IF;
         IF queued THEN
             PERFORM lease.queue_granted(acquire.account_id, acquire.session_id, pub, now_); -- ends its ticket
@@ -311,6 +425,48 @@ BEGIN
            AND l.session_id = acquire.session_id
            AND l.run_id = pub
            AND l.expires_at > now_;
+END
+$fn$;
+
+-- record_zombie is the zombie rule of lease.renew and lease.renew_many: a
+-- rejected renewal of the key by the run whose public id is pub, where cur
+-- is the key's row as the call read it (NULL: no lease), is recorded as a
+-- renew_rejected event, with the public run id, and notified, if the run
+-- held this key: its own expired lease, or the run in one of the key's last
+-- 1000 events (event_session_idx, newest first, bounded). Any other
+-- rejected renewal writes nothing, so a caller renewing random keys or run
+-- ids cannot flood the history and the notifications, nor fake zombies on
+-- real sessions. Returns whether it recorded one.
+CREATE OR REPLACE FUNCTION lease.record_zombie(account_id text, session_id text, pub uuid,
+                                               cur lease.session_lease, now_ timestamptz)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, lease, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    ev lease.event;
+BEGIN
+    IF cur.run_id IS DISTINCT FROM pub AND NOT EXISTS (
+        SELECT 1
+          FROM (SELECT e.run_id, e.prev_run_id FROM lease.event e
+                 WHERE e.account_id = record_zombie.account_id AND e.session_id = record_zombie.session_id
+                 ORDER BY e.id DESC LIMIT 1000) h
+         WHERE h.run_id = pub OR h.prev_run_id = pub) THEN
+        RETURN false;
+    END IF;
+    IF lease.follow_timeline() THEN NULL; END IF; -- before the event: see follow_timeline
+    INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder, reason)
+    VALUES (now_, 'renew_rejected', record_zombie.account_id, record_zombie.session_id, pub,
+            cur.fence, cur.expires_at, cur.holder,
+            CASE
+                WHEN cur.run_id IS NULL THEN 'no lease'
+                WHEN cur.run_id = pub THEN 'lease expired'
+                ELSE 'held by run ' || cur.run_id::text
+            END)
+    RETURNING * INTO ev;
+    PERFORM pg_notify('lease_events', lease.event_json(ev));
+    RETURN true;
 END
 $fn$;
 
@@ -336,15 +492,12 @@ DECLARE
     pub uuid := lease.public_run_id(renew.run_id);
     new_expiry timestamptz;
     cur lease.session_lease;
-    ev lease.event;
 BEGIN
-    PERFORM lease.check_key(renew.account_id, renew.session_id);
-    IF NOT coalesce(now_ + renew.ttl > now_ AND now_ + renew.ttl <= now_ + interval '24 hours', false) THEN
-        PERFORM lease.check_ttl(renew.ttl); -- the precise error for NULL, <= 0 or > 24 hours
-        RAISE EXCEPTION 'ttl must span more than 0 and at most 24 hours on the database clock, got %', renew.ttl
-            USING ERRCODE = '22023';
+    -- Valid input passes one expression; invalid input gets the precise error.
+    IF NOT coalesce(lease.key_ok(renew.account_id, renew.session_id) AND lease.ttl_ok(renew.ttl, now_), false) THEN
+        PERFORM lease.check_key(renew.account_id, renew.session_id);
+        PERFORM lease.check_ttl_span(renew.ttl, now_);
     END IF;
-    PERFORM lease.check_ttl(renew.ttl);
     IF renew.run_id IS NULL THEN
         RETURN NULL; -- no run: nothing to renew, and no zombie to record (NULL matches no history)
     END IF;
@@ -361,31 +514,10 @@ BEGIN
         RETURN new_expiry;
     END IF;
 
-    -- A zombie: this run lost the lease but is still heartbeating. Record it,
-    -- if it is one: its own expired lease, or its recent history on the key
-    -- (event_session_idx, newest first, bounded).
+    -- A zombie: this run lost the lease but is still heartbeating (record_zombie).
     SELECT * INTO cur FROM lease.session_lease l
      WHERE l.account_id = renew.account_id AND l.session_id = renew.session_id;
-    IF cur.run_id IS DISTINCT FROM pub AND NOT EXISTS (
-        SELECT 1
-          FROM (SELECT e.run_id, e.prev_run_id FROM lease.event e
-                 WHERE e.account_id = renew.account_id AND e.session_id = renew.session_id
-                 ORDER BY e.id DESC LIMIT 1000) h
-         WHERE h.run_id = pub OR h.prev_run_id = pub) THEN
-        RETURN NULL;
-    END IF;
-
-    IF lease.follow_timeline() THEN NULL; END IF; -- before the event: see follow_timeline
-    INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder, reason)
-    VALUES (now_, 'renew_rejected', renew.account_id, renew.session_id, pub,
-            cur.fence, cur.expires_at, cur.holder,
-            CASE
-                WHEN cur.run_id IS NULL THEN 'no lease'
-                WHEN cur.run_id = pub THEN 'lease expired'
-                ELSE 'held by run ' || cur.run_id::text
-            END)
-    RETURNING * INTO ev;
-    PERFORM pg_notify('lease_events', lease.event_json(ev));
+    PERFORM lease.record_zombie(renew.account_id, renew.session_id, pub, cur, now_);
     RETURN NULL;
 END
 $fn$;
@@ -431,7 +563,6 @@ DECLARE
     r record;
     pub uuid;
     cur lease.session_lease;
-    ev lease.event;
 BEGIN
     IF n IS NULL OR cardinality(renew_many.session_ids) IS DISTINCT FROM n
        OR cardinality(renew_many.run_ids) IS DISTINCT FROM n THEN
@@ -440,17 +571,13 @@ BEGIN
     IF n > 10000 THEN
         RAISE EXCEPTION 'at most 10000 renewals per call, got %', n USING ERRCODE = '22023';
     END IF;
-    IF NOT coalesce(now_ + renew_many.ttl > now_ AND now_ + renew_many.ttl <= now_ + interval '24 hours', false) THEN
-        PERFORM lease.check_ttl(renew_many.ttl); -- the precise error for NULL, <= 0 or > 24 hours
-        RAISE EXCEPTION 'ttl must span more than 0 and at most 24 hours on the database clock, got %', renew_many.ttl
-            USING ERRCODE = '22023';
+    IF NOT coalesce(lease.ttl_ok(renew_many.ttl, now_), false) THEN
+        PERFORM lease.check_ttl_span(renew_many.ttl, now_);
     END IF;
-    PERFORM lease.check_ttl(renew_many.ttl);
     -- Valid keys pass one expression; the first invalid one gets check_key's precise error.
     SELECT u.a, u.s INTO r
       FROM unnest(renew_many.account_ids, renew_many.session_ids) AS u(a, s)
-     WHERE NOT coalesce(octet_length(u.a) BETWEEN 1 AND 512 AND octet_length(u.s) BETWEEN 1 AND 512
-                        AND lease.safe_text(u.a || u.s), false)
+     WHERE NOT coalesce(lease.key_ok(u.a, u.s), false)
      LIMIT 1;
     IF FOUND THEN
         PERFORM lease.check_key(r.a, r.s);
@@ -517,25 +644,7 @@ BEGIN
             CONTINUE; -- held, unexpired and locked by another transaction: undecided, left out
         END IF;
         RETURN NEXT;
-        IF cur.run_id IS DISTINCT FROM pub AND NOT EXISTS (
-            SELECT 1
-              FROM (SELECT e.run_id, e.prev_run_id FROM lease.event e
-                     WHERE e.account_id = r.a AND e.session_id = r.s
-                     ORDER BY e.id DESC LIMIT 1000) h
-             WHERE h.run_id = pub OR h.prev_run_id = pub) THEN
-            CONTINUE; -- never held it: nothing to record
-        END IF;
-        IF lease.follow_timeline() THEN NULL; END IF; -- before the event: see follow_timeline
-        INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder, reason)
-        VALUES (now_, 'renew_rejected', r.a, r.s, pub,
-                cur.fence, cur.expires_at, cur.holder,
-                CASE
-                    WHEN cur.run_id IS NULL THEN 'no lease'
-                    WHEN cur.run_id = pub THEN 'lease expired'
-                    ELSE 'held by run ' || cur.run_id::text
-                END)
-        RETURNING * INTO ev;
-        PERFORM pg_notify('lease_events', lease.event_json(ev));
+        PERFORM lease.record_zombie(r.a, r.s, pub, cur, now_);
     END LOOP;
 END
 $fn$;
@@ -553,10 +662,7 @@ SET lock_timeout = '5s'
 AS $fn$
 #variable_conflict use_column
 BEGIN
-    IF NOT coalesce(octet_length(release.account_id) BETWEEN 1 AND 512
-                    AND octet_length(release.session_id) BETWEEN 1 AND 512
-                    AND lease.safe_text(release.account_id || release.session_id),
-                    false) THEN
+    IF NOT coalesce(lease.key_ok(release.account_id, release.session_id), false) THEN
         PERFORM lease.check_key(release.account_id, release.session_id); -- raises the precise error
     END IF;
     PERFORM set_config('lease.op', '', true);

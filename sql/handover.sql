@@ -146,9 +146,7 @@ BEGIN
             USING ERRCODE = '22023';
     END IF;
     PERFORM lease.check_label('holder', ask_handover.holder, 256);
-    IF ask_handover.run_id IS NULL OR ask_handover.run_id = '00000000-0000-0000-0000-000000000000' THEN
-        RAISE EXCEPTION 'run_id must not be NULL or the nil UUID' USING ERRCODE = '22023';
-    END IF;
+    PERFORM lease.check_run_id(ask_handover.run_id);
     pub := lease.public_run_id(ask_handover.run_id);
 
     FOR attempt IN 1..2 LOOP
@@ -236,11 +234,7 @@ DECLARE
     f bigint;
 BEGIN
     PERFORM lease.check_key(hand_over.account_id, hand_over.session_id);
-    PERFORM lease.check_ttl(hand_over.ttl);
-    IF NOT coalesce(now_ + hand_over.ttl > now_ AND now_ + hand_over.ttl <= now_ + interval '24 hours', false) THEN
-        RAISE EXCEPTION 'ttl must span more than 0 and at most 24 hours on the database clock, got %', hand_over.ttl
-            USING ERRCODE = '22023';
-    END IF;
+    PERFORM lease.check_ttl_span(hand_over.ttl, now_);
     pub := lease.public_run_id(hand_over.run_id);
     -- The lease row first, then the ask: the order decline_handover keeps too.
     SELECT * INTO cur FROM lease.session_lease l

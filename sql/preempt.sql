@@ -157,18 +157,13 @@ DECLARE
     granted lease.grant;
     inserted boolean;
 BEGIN
-    PERFORM lease.check_key(preempt.account_id, preempt.session_id);
-    PERFORM lease.check_ttl(preempt.ttl);
-    IF NOT coalesce(now_ + preempt.ttl > now_ AND now_ + preempt.ttl <= now_ + interval '24 hours', false) THEN
-        RAISE EXCEPTION 'ttl must span more than 0 and at most 24 hours on the database clock, got %', preempt.ttl
-            USING ERRCODE = '22023';
+    IF NOT coalesce(lease.grant_ok(preempt.account_id, preempt.session_id, preempt.run_id,
+                                   preempt.ttl, preempt.holder, now_), false) THEN
+        PERFORM lease.refuse_grant(preempt.account_id, preempt.session_id, preempt.run_id,
+                                   preempt.ttl, preempt.holder, now_);
     END IF;
-    PERFORM lease.check_label('holder', preempt.holder, 256);
     PERFORM lease.check_label('reason', preempt.reason, 512);
     PERFORM lease.check_holder_options(preempt.preemptible, preempt.attachment);
-    IF preempt.run_id IS NULL OR preempt.run_id = '00000000-0000-0000-0000-000000000000' THEN
-        RAISE EXCEPTION 'run_id must not be NULL or the nil UUID' USING ERRCODE = '22023';
-    END IF;
     pub := lease.public_run_id(preempt.run_id);
 
     -- The holder this call means to preempt: the one it finds first, before
@@ -193,19 +188,8 @@ BEGIN
         IF NOT FOUND THEN
             RETURN; -- acquired by another run meanwhile: not the holder this call saw
         END IF;
-        -- The INSERT drew its fence before it knew the key was free: as in lease.acquire
-        -- (the same list of kinds that are not ownership events).
-        IF EXISTS (
-            SELECT 1
-              FROM (SELECT e.fence FROM lease.event e
-                     WHERE e.account_id = preempt.account_id AND e.session_id = preempt.session_id
-                       AND e.kind NOT IN ('renew_rejected', 'queue_joined', 'queue_left',
-                                          'handover_asked', 'handover_declined', 'handover_expired')
-                     ORDER BY e.id DESC LIMIT 2) h
-             WHERE h.fence > granted.fence) THEN
-            RAISE EXCEPTION 'another run acquired and released %/% while this preempt drew its fence; retry',
-                preempt.account_id, preempt.session_id USING ERRCODE = '40001';
-        END IF;
+        -- The INSERT drew its fence before it knew the key was free: as in lease.acquire.
+        PERFORM lease.check_fresh_fence(preempt.account_id, preempt.session_id, granted.fence, 'preempt');
         granted.run_id := preempt.run_id;
         RETURN NEXT granted;
         RETURN;

@@ -121,15 +121,10 @@ DECLARE
     t lease.queue_ticket;
     live integer;
 BEGIN
-    PERFORM lease.check_key(enqueue.account_id, enqueue.session_id);
-    PERFORM lease.check_ttl(enqueue.ttl);
-    IF NOT coalesce(now_ + enqueue.ttl > now_ AND now_ + enqueue.ttl <= now_ + interval '24 hours', false) THEN
-        RAISE EXCEPTION 'ttl must span more than 0 and at most 24 hours on the database clock, got %', enqueue.ttl
-            USING ERRCODE = '22023';
-    END IF;
-    PERFORM lease.check_label('holder', coalesce(enqueue.holder, ''), 256);
-    IF enqueue.run_id IS NULL OR enqueue.run_id = '00000000-0000-0000-0000-000000000000' THEN
-        RAISE EXCEPTION 'run_id must not be NULL or the nil UUID' USING ERRCODE = '22023';
+    IF NOT coalesce(lease.grant_ok(enqueue.account_id, enqueue.session_id, enqueue.run_id,
+                                   enqueue.ttl, enqueue.holder, now_), false) THEN
+        PERFORM lease.refuse_grant(enqueue.account_id, enqueue.session_id, enqueue.run_id,
+                                   enqueue.ttl, enqueue.holder, now_);
     END IF;
     pub := lease.public_run_id(enqueue.run_id);
 
@@ -200,11 +195,7 @@ DECLARE
     t lease.queue_ticket;
 BEGIN
     PERFORM lease.check_key(renew_ticket.account_id, renew_ticket.session_id);
-    PERFORM lease.check_ttl(renew_ticket.ttl);
-    IF NOT coalesce(now_ + renew_ticket.ttl > now_ AND now_ + renew_ticket.ttl <= now_ + interval '24 hours', false) THEN
-        RAISE EXCEPTION 'ttl must span more than 0 and at most 24 hours on the database clock, got %', renew_ticket.ttl
-            USING ERRCODE = '22023';
-    END IF;
+    PERFORM lease.check_ttl_span(renew_ticket.ttl, now_);
     UPDATE lease.queue_ticket q
        SET renewed_at = now_, expires_at = now_ + renew_ticket.ttl
      WHERE q.account_id = renew_ticket.account_id AND q.session_id = renew_ticket.session_id

@@ -3,7 +3,8 @@
 --   lease_reader  SELECT on the leases and the event history: the monitor in --read-only mode.
 --   lease_app     lease_reader + EXECUTE on acquire, renew, renew_many, release, check_fence,
 --                 the queue's enqueue, renew_ticket and cancel_ticket, and the hand-over's
---                 ask_handover, hand_over, decline_handover and withdraw_handover: programs
+--                 ask_handover, hand_over, decline_handover and withdraw_handover, and the
+--                 post-commit path acquire_quiet, release_quiet and notify_event: programs
 --                 that own executions. No INSERT/UPDATE/DELETE: a lease changes only
 --                 through the protocol.
 --   lease_admin   lease_app + EXECUTE on force_release: operators.
@@ -37,6 +38,13 @@ GRANT EXECUTE ON FUNCTION
     lease.enqueue(text, text, uuid, interval, text),
     lease.renew_ticket(text, text, uuid, interval),
     lease.cancel_ticket(text, text, uuid)
+    TO lease_app;
+
+-- The post-commit path for SQL callers (triggers.sql): lease_app.
+GRANT EXECUTE ON FUNCTION
+    lease.acquire_quiet(text, text, uuid, interval, text),
+    lease.release_quiet(text, text, uuid),
+    lease.notify_event(bigint)
     TO lease_app;
 
 -- Asking for a hand-over and answering one (sql/handover.sql): lease_app.

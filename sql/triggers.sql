@@ -183,3 +183,144 @@ AS $fn$
         SELECT 1 FROM pg_trigger
          WHERE tgrelid = 'lease.session_lease'::regclass AND tgname = 'session_lease_renewed')
 $fn$;
+
+-- The post-commit path for SQL callers (issue 29). A transaction that sends a
+-- NOTIFY commits alone (see the header), so a caller that acquires and
+-- releases through the plain calls gets a fifth of the seed's cycles per
+-- second. acquire_quiet and release_quiet are lease.acquire and
+-- lease.release with the trigger's NOTIFY left out of their commit, as the
+-- Go library does it (internal/sqlcall), and they return the id of the event
+-- their transition wrote; the caller then sends that event's notification
+-- after its commit, from a transaction of its own that writes nothing:
+--
+--     SELECT * FROM lease.acquire_quiet('acme', 'chat-1', $run, '30 seconds', 'worker 7');
+--     -- committed; then, with the event_id it returned:
+--     SELECT lease.notify_event($event_id);
+--
+-- A caller that never sends it (it died between the two) leaves listeners
+-- to read the row within a second, as for the library
+-- (data.ListenerConfig.CatchUp). The opt-out covers only the quiet call
+-- itself: a plain call later in the same transaction notifies in its commit
+-- as before.
+
+-- quiet_event_id is the id of the newest event of the given kinds on the key
+-- by the run with public id pub that this transaction wrote, or NULL.
+CREATE OR REPLACE FUNCTION lease.quiet_event_id(account_id text, session_id text, pub uuid, kinds text[])
+RETURNS bigint
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, lease, pg_temp
+AS $fn$
+#variable_conflict use_column
+BEGIN
+    RETURN (SELECT h.id
+              FROM (SELECT e.id, e.run_id, e.kind, e.xmin AS x FROM lease.event e
+                     WHERE e.account_id = quiet_event_id.account_id AND e.session_id = quiet_event_id.session_id
+                     ORDER BY e.id DESC LIMIT 4) h
+             WHERE h.run_id = pub AND h.kind = ANY (kinds)
+               AND h.x = pg_current_xact_id_if_assigned()::xid
+             ORDER BY h.id DESC LIMIT 1);
+END
+$fn$;
+
+-- What lease.acquire_quiet returns: lease.grant and the event to notify.
+DO $$
+BEGIN
+    IF to_regtype('lease.quiet_grant') IS NULL THEN
+        CREATE TYPE lease.quiet_grant AS (run_id uuid, fence bigint, expires_at timestamptz, event_id bigint);
+    END IF;
+END
+$$;
+
+-- acquire_quiet is lease.acquire (same arguments, same outcome) whose
+-- ownership notification is not sent in the commit. Its row adds event_id:
+-- the acquired or taken_over event this call wrote, to pass to
+-- lease.notify_event after the commit; NULL when the call wrote none (a
+-- retry by the run that holds the lease already). No row: not granted.
+CREATE OR REPLACE FUNCTION lease.acquire_quiet(
+    account_id text, session_id text, run_id uuid, ttl interval, holder text)
+RETURNS SETOF lease.quiet_grant
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, lease, pg_temp
+SET lock_timeout = '5s'
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    g lease.grant;
+    granted boolean;
+BEGIN
+    PERFORM set_config('lease.caller_notifies', extract(epoch FROM now())::text, true);
+    SELECT * INTO g FROM lease.acquire(acquire_quiet.account_id, acquire_quiet.session_id,
+                                       acquire_quiet.run_id, acquire_quiet.ttl, acquire_quiet.holder);
+    granted := FOUND;
+    PERFORM set_config('lease.caller_notifies', '', true);
+    IF NOT granted THEN
+        RETURN;
+    END IF;
+    RETURN NEXT ROW(g.run_id, g.fence, g.expires_at,
+                    lease.quiet_event_id(acquire_quiet.account_id, acquire_quiet.session_id,
+                                         lease.public_run_id(acquire_quiet.run_id),
+                                         ARRAY['acquired', 'taken_over']))::lease.quiet_grant;
+END
+$fn$;
+
+-- release_quiet is lease.release (same arguments, same outcome) whose
+-- notification is not sent in the commit. It returns the id of the released
+-- event, to pass to lease.notify_event after the commit, or NULL when it
+-- released nothing (lease.release's false).
+--
+-- It leaves synchronous_commit alone. The library's release commits without
+-- waiting for its flush (a lost release only leaves the lease to expire, and
+-- the key's next acquire flushes it first), but its transaction holds the
+-- release alone; a function cannot know what else its caller's transaction
+-- writes, and those writes must not lose their durability for it. A caller
+-- whose transaction holds only the release may add
+-- SET LOCAL synchronous_commit = off itself.
+CREATE OR REPLACE FUNCTION lease.release_quiet(account_id text, session_id text, run_id uuid)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, lease, pg_temp
+SET lock_timeout = '5s'
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    released boolean;
+BEGIN
+    PERFORM set_config('lease.caller_notifies', extract(epoch FROM now())::text, true);
+    released := lease.release(release_quiet.account_id, release_quiet.session_id, release_quiet.run_id);
+    PERFORM set_config('lease.caller_notifies', '', true);
+    IF NOT released THEN
+        RETURN NULL;
+    END IF;
+    RETURN lease.quiet_event_id(release_quiet.account_id, release_quiet.session_id,
+                                lease.public_run_id(release_quiet.run_id), ARRAY['released']);
+END
+$fn$;
+
+-- notify_event sends the notification of event id on lease_events, with the
+-- trigger's payload (lease.event_json of the row), and returns true; false
+-- when there is no such event (pruned, or never written). NULL: nothing.
+-- Call it after the commit of the transaction that wrote the event, in a
+-- transaction that writes nothing, so that its commit waits for no flush.
+--
+-- It can only repeat what the history says: the payload is the committed
+-- row. That gives a caller nothing it did not have: anyone who may connect
+-- can NOTIFY lease_events with any payload, so listeners take a payload as
+-- news to check, never as proof (data.Listener checks its shape and bounds,
+-- and a consumer reads the table for the truth; a repeat of an id it has
+-- seen changes nothing).
+CREATE OR REPLACE FUNCTION lease.notify_event(event_id bigint)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE STRICT SECURITY DEFINER
+SET search_path = pg_catalog, lease, pg_temp
+AS $fn$
+DECLARE
+    ev lease.event;
+BEGIN
+    SELECT * INTO ev FROM lease.event e WHERE e.id = notify_event.event_id;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    PERFORM pg_notify('lease_events', lease.event_json(ev));
+    RETURN true;
+END
+$fn$;

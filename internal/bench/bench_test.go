@@ -57,7 +57,7 @@ func TestRunAllWorkloads(t *testing.T) {
 	for _, r := range rep.Ratios {
 		t.Logf("%s = %.2f%s %s", r.Name, r.Value, r.Unit, r.Target)
 	}
-	if got, want := len(rep.Ratios), 40; got != want {
+	if got, want := len(rep.Ratios), 44; got != want {
 		t.Errorf("%d ratios, want %d (one per comparison)", got, want)
 	}
 	assertCleanedUp(t, db.Conn(t))

@@ -208,6 +208,12 @@ func renewLoop(acq acquirer, ren string) loop {
 
 func renew(r *run) loop { return renewLoop(r.libAcquire, sqlcall.Renew) }
 
+// seedRenew is the seed's renewal (originalRenewSQL) of keys the seed's
+// UPSERT acquired: the baseline of Store.Renew's target (issue 29).
+func seedRenew(r *run) loop {
+	return renewLoop(statementAcquire(originalUpsertSQL(r)), originalRenewSQL(r))
+}
+
 func renewNoTrigger(r *run) loop {
 	return renewLoop(statementAcquire(scratchAcquireSQL(r)), scratchRenewSQL(r))
 }

@@ -26,6 +26,11 @@ import (
 //     acquire_ev, lease.acquire on event_lease: it separates the event row's
 //     cost from NOTIFY's.
 //
+// The internal helpers a copy calls that read or write lease.event
+// (helpers) are copied with it, as <helper>_<copy>, on the scratch event
+// table: no scratch function ever writes the real lease.event (a copy of
+// lease.renew calling the real lease.record_zombie would).
+//
 // Every copy notifies a private channel instead of lease_events, so no
 // monitor ever hears of the copies. The copies are made from the same
 // embedded text that migrate applies, so they cannot drift from the real
@@ -48,6 +53,10 @@ var copies = []copySpec{
 	{file: "functions.sql", name: "acquire", as: "acquire_ev", table: "event_lease"},
 	{file: "triggers.sql", name: "on_session_lease_change", as: "on_change_silent", table: "event_lease", events: true, silent: true},
 }
+
+// helpers are the internal functions that touch lease.event, which a copy
+// must not call in schema lease (see copyHelpers).
+var helpers = []string{"record_zombie", "check_fresh_fence"}
 
 var (
 	sessionLeaseRef = regexp.MustCompile(`\blease\.session_lease\b`)
@@ -76,6 +85,11 @@ func scratchDDL(schema, channel string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
+		fn, hs, err := copyHelpers(files["functions.sql"], fn, c, s, channel)
+		if err != nil {
+			return nil, err
+		}
+		stmts = append(stmts, hs...)
 		stmts = append(stmts, fn)
 	}
 	trigs := ownershipTrig.FindAllString(files["triggers.sql"], -1)
@@ -113,6 +127,28 @@ func copyFunction(src string, c copySpec, s, channel string) (string, error) {
 		fn = notifyLine.ReplaceAllString(fn, "")
 	}
 	return strings.ReplaceAll(fn, "'lease_events'", quoteLiteral(channel)), nil
+}
+
+// copyHelpers points copy fn (of c) at its own copies of the helpers it
+// calls, and returns it with their CREATE FUNCTION statements (to run
+// first): each helper renamed <helper>_<c.as>, on c's table and the scratch
+// event table.
+func copyHelpers(src, fn string, c copySpec, s, channel string) (string, []string, error) {
+	var stmts []string
+	for _, h := range helpers {
+		call := "lease." + h + "("
+		if !strings.Contains(fn, call) {
+			continue
+		}
+		hc := copySpec{name: h, as: h + "_" + c.as, table: c.table, events: true}
+		stmt, err := copyFunction(src, hc, s, channel)
+		if err != nil {
+			return "", nil, err
+		}
+		stmts = append(stmts, stmt)
+		fn = strings.ReplaceAll(fn, call, s+"."+hc.as+"(")
+	}
+	return fn, stmts, nil
 }
 
 // renewalTriggerDDL returns the statements that switch the renewal

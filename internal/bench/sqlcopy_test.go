@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -40,10 +41,40 @@ func TestScratchDDL(t *testing.T) {
 		{"silent trigger function is used", `EXECUTE FUNCTION "lease_bench_x".on_change_silent()`, true},
 		{"takeover trigger keeps its WHEN", `WHEN (OLD.run_id IS DISTINCT FROM NEW.run_id`, true},
 		{"never the real channel", `'lease_events'`, false},
+		{"renew calls its own zombie rule", `PERFORM "lease_bench_x".record_zombie_renew(renew.account_id`, true},
+		{"the zombie rule's copy writes the scratch events", `INSERT INTO "lease_bench_x".event (at, kind, account_id, session_id, run_id, fence, expires_at, holder, reason)`, true},
+		{"acquire checks its fence on its own copy", `PERFORM "lease_bench_x".check_fresh_fence_acquire(acquire.account_id`, true},
+		{"acquire_ev's fence check reads the scratch events", `check_fresh_fence_acquire_ev.account_id AND e.session_id`, true},
+		{"no real zombie rule", `lease.record_zombie(`, false},
+		{"no real fence check", `lease.check_fresh_fence(`, false},
 	}
 	for _, tt := range tests {
 		if got := strings.Contains(all, tt.contains); got != tt.want {
 			t.Errorf("%s: contains %q = %t, want %t", tt.name, tt.contains, got, tt.want)
+		}
+	}
+}
+
+// TestScratchCallsWriteNothingReal holds every lease.* function the scratch
+// copies still call in schema lease to a list of functions that write
+// nothing: a helper added to a copied function that writes lease.event (as
+// lease.record_zombie does) must be copied too (helpers in sqlcopy.go).
+func TestScratchCallsWriteNothingReal(t *testing.T) {
+	stmts, err := scratchDDL("lease_bench_x", "lease_bench_x")
+	if err != nil {
+		t.Fatalf("scratchDDL: %v", err)
+	}
+	readOnly := map[string]string{
+		"public_run_id": "", "safe_text": "", "key_ok": "", "ttl_ok": "", "grant_ok": "", "refuse_grant": "",
+		"check_key": "", "check_ttl": "", "check_ttl_span": "", "check_label": "", "check_run_id": "",
+		"event_json": "", "queue_admits": "",
+		"follow_timeline": "moves the real sequences on a new timeline, as every real write does",
+		"queue_granted":   "runs only when lease.queue_ticket holds a ticket for a bench key, which nobody takes",
+	}
+	calls := regexp.MustCompile(`\blease\.([a-z_]+)\(`)
+	for _, m := range calls.FindAllStringSubmatch(strings.Join(stmts, "\n"), -1) {
+		if _, ok := readOnly[m[1]]; !ok {
+			t.Errorf("a scratch copy calls lease.%s, which is not known to write nothing: copy it (helpers in sqlcopy.go)", m[1])
 		}
 	}
 }
