@@ -95,7 +95,7 @@ func (s *State) ApplyEvent(ev data.Event, at time.Time) bool {
 		}
 		changed = true
 	case data.KindReleased, data.KindForceReleased:
-		if cur, ok := s.leases[ev.Key]; ok && cur.RunID == ev.RunID && cur.Fence <= ev.Fence {
+		if cur, ok := s.leases[ev.Key]; ok && cur.RunID == ev.RunID {
 			delete(s.leases, ev.Key)
 			changed = true
 		}
