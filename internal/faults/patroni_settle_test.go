@@ -32,9 +32,10 @@ func (r *rig) wrote(run uuid.UUID) {
 
 // settled is how long after the fault (stop) the holders of the runs held
 // then had each either had a fenced write accepted by the new primary (one
-// after newFrom, when the old primary had stopped accepting writes: the
-// fence check read a lease the new primary holds, so the holder renewed
-// there) or stopped working. slowest is the last of them, median the
+// after newFrom, when the test found the new primary writable: the fence
+// check read a lease the new primary holds, so the holder renewed there; a
+// holder that did so a little earlier counts from its first write after
+// newFrom) or stopped working. slowest is the last of them, median the
 // middle one; unsettled counts the runs that did neither before their
 // holders were stopped by the test.
 func (r *rig) settled(stop, newFrom time.Time) (slowest, median time.Duration, runs, unsettled int) {

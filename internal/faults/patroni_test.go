@@ -279,7 +279,7 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 	if err != nil {
 		t.Fatalf("%s did not rejoin as a replica: %v\n%s", other.Name, err, c.Logs(10))
 	}
-	settledIn, settledMedian, settledRuns, unsettled := r.settled(stop, stop.Add(writable))
+	settledIn, settledMedian, settledRuns, unsettled := r.settled(stop, promoted)
 	long.stop()
 	short.stop()
 	patient.stop()
