@@ -67,8 +67,10 @@ func (s *State) ApplySync(sync data.Sync, at time.Time) []data.Event {
 }
 
 // ApplyEvent applies one notification received at local time at. Events
-// are applied once: an id already seen is ignored. It reports whether the
-// event was new.
+// are applied once: an id already seen is ignored. An ownership transition
+// at or below the highest fence the State knows for its session is
+// recorded but changes no lease: a snapshot already reflected it (ended.go).
+// It reports whether the event was new.
 func (s *State) ApplyEvent(ev data.Event, at time.Time) bool {
 	if ev.Kind == data.KindRenewed {
 		s.renewed(ev.Key, ev.RunID, ev.Fence, ev.At, ev.ExpiresAt)
