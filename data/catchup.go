@@ -121,6 +121,7 @@ func (c *catchUp) skip(ev Event) {
 func (l *Listener) Missing(ids []int64) {
 	var late []Event
 	l.catch.mu.Lock()
+	gen := l.catch.gen
 	for _, id := range ids {
 		delete(l.catch.heard, id)
 		if ev, ok := l.catch.skipped[id]; ok {
@@ -131,7 +132,7 @@ func (l *Listener) Missing(ids []int64) {
 	l.catch.mu.Unlock()
 	slices.SortFunc(late, func(a, b Event) int { return cmp.Compare(a.ID, b.ID) })
 	for _, ev := range late {
-		l.catchUpDeliver(ev)
+		l.catchUpDeliver(ev, gen)
 	}
 }
 
@@ -176,6 +177,7 @@ func (l *Listener) startCatchUp(ctx context.Context) {
 	}
 	l.catch.mu.Lock()
 	defer l.catch.mu.Unlock()
+	l.catch.gen++ // what was collected for delivery meanwhile is the old connection's
 	l.catch.cur = cur
 	l.catch.heard = make(map[int64]heardNote)
 	l.catch.pending = make(map[int64]pendingRow)
@@ -272,6 +274,7 @@ func (l *Listener) deliverUnheard(ctx context.Context) (next time.Duration, more
 	var late []Event
 	next = catchUpGrace
 	l.catch.mu.Lock()
+	gen := l.catch.gen
 	for id, p := range l.catch.pending {
 		if wait := catchUpGrace - now.Sub(p.read); wait > 0 {
 			next, more = min(next, wait), true
@@ -286,7 +289,7 @@ func (l *Listener) deliverUnheard(ctx context.Context) (next time.Duration, more
 		if ctx.Err() != nil {
 			return 0, false
 		}
-		if l.catchUpDeliver(ev) {
+		if l.catchUpDeliver(ev, gen) {
 			continue
 		}
 		more = true // kept: due again after catchUpGrace
@@ -294,16 +297,26 @@ func (l *Listener) deliverUnheard(ctx context.Context) (next time.Duration, more
 	return next, more
 }
 
-// catchUpDeliver delivers a row the catch-up read, and reports whether it
-// did. A row the consumer has no room for is kept pending and tried again,
-// never dropped: a resync re-reads only a window below the newest event,
-// and the row may lie far below it (its transaction was held open).
-func (l *Listener) catchUpDeliver(ev Event) bool {
+// catchUpDeliver delivers a row the catch-up read while its state was at
+// generation gen, and reports whether it is done with it. A row the consumer
+// has no room for is kept pending and tried again, never dropped: a resync
+// re-reads only a window below the newest event, and the row may lie far
+// below it (its transaction was held open). A row read before a new
+// connection started over (startCatchUp) is dropped, as startCatchUp drops
+// the rows pending then: it came from the server of an earlier connection,
+// which after a failover may have lost it, and delivered after the new
+// connection's resync marker it would reach the consumer after the new
+// server's snapshot. So the row is queued under the catch-up's lock, which
+// startCatchUp takes before that marker is queued.
+func (l *Listener) catchUpDeliver(ev Event, gen int) bool {
+	l.catch.mu.Lock()
+	defer l.catch.mu.Unlock()
+	if gen != l.catch.gen {
+		return true
+	}
 	if l.box.push(FromCatchUp, []Event{ev}, false) {
 		return true
 	}
-	l.catch.mu.Lock()
-	defer l.catch.mu.Unlock()
 	if l.catch.started {
 		l.catch.pending[ev.ID] = pendingRow{ev: ev, read: time.Now()}
 	}

@@ -48,6 +48,7 @@ func (s *State) ApplySync(sync data.Sync, at time.Time) []data.Event {
 	for _, l := range sync.Leases {
 		s.leases[l.Key] = l
 	}
+	s.notePast(sync)
 	var fresh []data.Event
 	for _, ev := range sync.Events {
 		if ev.ID == 0 {
@@ -66,8 +67,10 @@ func (s *State) ApplySync(sync data.Sync, at time.Time) []data.Event {
 }
 
 // ApplyEvent applies one notification received at local time at. Events
-// are applied once: an id already seen is ignored. It reports whether the
-// event was new.
+// are applied once: an id already seen is ignored. An ownership transition
+// at or below the highest fence the State knows for its session is
+// recorded but changes no lease: a snapshot already reflected it (ended.go).
+// It reports whether the event was new.
 func (s *State) ApplyEvent(ev data.Event, at time.Time) bool {
 	if ev.Kind == data.KindRenewed {
 		s.renewed(ev.Key, ev.RunID, ev.Fence, ev.At, ev.ExpiresAt)
@@ -84,9 +87,10 @@ func (s *State) ApplyEvent(ev data.Event, at time.Time) bool {
 	changed := false
 	switch ev.Kind {
 	case data.KindAcquired, data.KindTakenOver, data.KindPreempted, data.KindHandedOver:
-		if cur, ok := s.leases[ev.Key]; ok && cur.Fence > ev.Fence {
-			break // older than what we show (cannot happen in commit order)
+		if ev.Fence <= s.knownFence(ev.Key) {
+			break // older than what we show or saw end: a snapshot already reflected it (ended.go)
 		}
+		delete(s.ended, ev.Key)
 		s.leases[ev.Key] = data.Lease{
 			Key: ev.Key, RunID: ev.RunID, Holder: ev.Holder, Fence: ev.Fence,
 			AcquiredAt: ev.At, RenewedAt: ev.At, ExpiresAt: ev.ExpiresAt,
@@ -97,8 +101,10 @@ func (s *State) ApplyEvent(ev data.Event, at time.Time) bool {
 			delete(s.leases, ev.Key)
 			changed = true
 		}
+		s.noteEnded(ev.Key, ev.Fence)
 	case data.KindTruncated:
 		clear(s.leases) // the listener asks for a resync too
+		clear(s.ended)
 		changed = true
 	}
 	if changed {

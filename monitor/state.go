@@ -30,7 +30,8 @@ type State struct {
 	cfg Config
 
 	leases  map[data.Key]data.Lease
-	events  []data.Event // newest first (id descending), at most cfg.EventLimit
+	ended   map[data.Key]int64 // highest fence seen ended, for sessions with no lease shown (ended.go)
+	events  []data.Event       // newest first (id descending), at most cfg.EventLimit
 	seen    idSet
 	applied int64 // distinct events applied
 	dups    int64 // events ignored because they were already seen
@@ -64,13 +65,14 @@ type State struct {
 func NewState(cfg Config) *State {
 	cfg.EventLimit = cmp.Or(cfg.EventLimit, 500)
 	cfg.ExpiringSoon = cmp.Or(cfg.ExpiringSoon, 0.25)
-	return &State{cfg: cfg, leases: map[data.Key]data.Lease{}}
+	return &State{cfg: cfg, leases: map[data.Key]data.Lease{}, ended: map[data.Key]int64{}}
 }
 
 // Clone returns an independent copy (the frozen picture of a paused screen).
 func (s *State) Clone() *State {
 	c := *s
 	c.leases = maps.Clone(s.leases)
+	c.ended = maps.Clone(s.ended)
 	c.events = slices.Clone(s.events)
 	c.seen = s.seen.clone()
 	return &c

@@ -160,7 +160,9 @@ func (h *holder) work(ctx context.Context, l *lease.Lease, d time.Duration) {
 		case <-tick.C:
 		}
 		wctx, cancel := context.WithTimeout(l.Context(), 2*time.Second)
-		_, _ = demo.WriteChunk(wctx, h.writes, l.Token(), h.name, chunk) // a refusal is recorded; an error wrote nothing
+		if ok, err := demo.WriteChunk(wctx, h.writes, l.Token(), h.name, chunk); ok && err == nil { // a refusal is recorded; an error wrote nothing
+			h.rig.wrote(l.RunID())
+		}
 		cancel()
 	}
 }

@@ -21,8 +21,9 @@ import (
 // the DSN. Patroni, not the test, detects the fault and promotes.
 
 // TestPatroniFailover runs the cases: the first three (about a minute each
-// on two cores) with LEASETOP_PATRONI=1, all eight with LEASETOP_PATRONI=all
-// (about ten minutes: docs/RELIABILITY.md, "Under Patroni").
+// on two cores) with LEASETOP_LONG=1 (as .ci/run does) or LEASETOP_PATRONI=1,
+// all ten with LEASETOP_PATRONI=all (about twelve minutes:
+// docs/RELIABILITY.md, "Under Patroni").
 func TestPatroniFailover(t *testing.T) {
 	cases := []struct {
 		name string
@@ -62,17 +63,20 @@ func TestPatroniFailover(t *testing.T) {
 		// restarts the old primary in place instead. Nothing is lost; the
 		// cluster has no primary until crash recovery ends.
 		{"async-kill-too-far-behind", patroniCase{mode: pgserver.Asynchronous, fault: killPostmaster, behind: true, tooFar: true}},
+		// sync-kill with the monitor, events --follow and the exporter
+		// connected through HAProxy (GET /primary) instead.
+		{"sync-kill-consumers-via-haproxy", patroniCase{mode: pgserver.Synchronous, fault: killPostmaster, consumersViaHAProxy: true}},
+		{"async-kill-behind-consumers-via-haproxy", patroniCase{mode: pgserver.Asynchronous, fault: killPostmaster, behind: true,
+			maxLag: asyncMaxLag, consumersViaHAProxy: true}},
 	}
-	switch os.Getenv("LEASETOP_PATRONI") {
-	case "all":
-	case "1":
+	switch {
+	case os.Getenv("LEASETOP_PATRONI") == "all":
+	case os.Getenv("LEASETOP_PATRONI") == "1" || longRun(): // .ci/run sets LEASETOP_LONG
 		cases = cases[:3]
 	default:
-		// Opt-in until the consumers' convergence after an asynchronous
-		// failover is fixed (docs/RELIABILITY.md, "Under Patroni": open
-		// defects); the cluster harness itself runs in every suite
-		// (internal/pgserver TestPatroniCluster).
-		t.Skip("set LEASETOP_PATRONI=1 (three cases) or all (eight) to run the Patroni failovers")
+		// About three minutes on two cores: the cluster harness itself runs
+		// in every suite (internal/pgserver TestPatroniCluster).
+		t.Skip("set LEASETOP_LONG=1 or LEASETOP_PATRONI=1 (three cases) or LEASETOP_PATRONI=all (ten) to run the Patroni failovers")
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { patroniFailover(t, tc.pc) })
@@ -117,6 +121,10 @@ type patroniCase struct {
 	// behind blackholes replication from the primary before the fault, so
 	// that the standby lacks the last grants for certain.
 	behind bool
+	// consumersViaHAProxy connects the monitor's feed and program, events
+	// --follow and the exporter through HAProxy instead of the multi-host
+	// DSN.
+	consumersViaHAProxy bool
 }
 
 // startPatroni starts the test's Patroni cluster with HAProxy, or fails
@@ -164,8 +172,12 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 	// Ten sessions: run-a and the four sticky holders keep five through
 	// the failover, the others churn on the rest.
 	r := newRigOn(t, dsn, 10)
-	cs := r.startConsumers(consumerDSN{dsn: dsn}) // events --follow, the monitor's program, the exporter
-	m := r.startMirror(dsn, mirrorCfg())
+	watchers := dsn
+	if pc.consumersViaHAProxy {
+		watchers = viaHAProxy
+	}
+	cs := r.startConsumers(consumerDSN{dsn: watchers}) // events --follow, the monitor's program, the exporter
+	m := r.startMirror(watchers, mirrorCfg())
 	split := func(i int) string { // half the holders through each way
 		if i%2 == 0 {
 			return dsn
@@ -193,6 +205,7 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 	}
 	lastBefore := r.lastEventID()
 
+	r.watchWrites()
 	stop := time.Now()
 	oldWritable := writableFor(c.URL(old, "postgres"))
 	switch pc.fault {
@@ -266,6 +279,7 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 	if err != nil {
 		t.Fatalf("%s did not rejoin as a replica: %v\n%s", other.Name, err, c.Logs(10))
 	}
+	settledIn, settledMedian, settledRuns, unsettled := r.settled(stop, promoted)
 	long.stop()
 	short.stop()
 	patient.stop()
@@ -286,7 +300,9 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 		"no_writable_primary_for", promoted.Sub(stop.Add(writable)), "new_primary_after", promoted.Sub(stop),
 		"first_run_on_new_primary_in", firstRun, "monitor_converged_in", converged, "haproxy_switched_in", haproxyIn,
 		"new_primary", next.Name, "old_primary", old.Name, "other_rejoined_in", rejoined,
-		"old_holders_renewed_on_new_primary", renewed, "old_holders_stopped_before_next_owner", gaveUp,
+		"old_holders_renewed_on_new_primary", renewed,
+		"every_old_holder_renewed_or_stopped_in", settledIn, "median_old_holder_in", settledMedian, "old_holders_timed", settledRuns,
+		"old_holders_neither", unsettled, "consumers_via", map[bool]string{false: "dsn", true: "haproxy"}[pc.consumersViaHAProxy], "old_holders_stopped_before_next_owner", gaveUp,
 		"granted_again_while_old_holder_worked", overlaps, "grants_lost", lostRuns, "lost_events_the_monitor_showed", lostEvents,
 		"of_them_releases", lostReleases, "fences_checked_rising", rising, "event_ids_checked_rising", idsRise,
 		"run_a_exit", codeA, "run_b_exit", codeB,

@@ -36,6 +36,9 @@ type rig struct {
 	// when each run started, stopped working (before its release) and
 	// ended, as the holder saw it (local clock)
 	startedAt, stoppedAt, endedAt map[uuid.UUID]time.Time
+	// accepted fenced writes per run after watchWrites (patroni_settle_test.go)
+	writesFrom time.Time
+	writesAt   map[uuid.UUID][]time.Time
 }
 
 // newRig makes a rig on a fresh database of the package's server with
