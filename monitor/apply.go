@@ -87,7 +87,7 @@ func (s *State) ApplyEvent(ev data.Event, at time.Time) bool {
 	changed := false
 	switch ev.Kind {
 	case data.KindAcquired, data.KindTakenOver, data.KindPreempted, data.KindHandedOver:
-		if ev.Fence <= s.knownFence(ev.Key) {
+		if known := s.knownFence(ev.Key); known > 0 && ev.Fence <= known {
 			break // older than what we show or saw end: a snapshot already reflected it (ended.go)
 		}
 		delete(s.ended, ev.Key)
