@@ -51,7 +51,7 @@ func TestFunctionAttributes(t *testing.T) {
 		"safe_text": {}, "timeline_floor": {}, "follow_timeline": {}, "move_past_timeline": invoker,
 		// one copy of the shared SQL, and the post-commit path for SQL callers (issue 29)
 		"key_ok": {}, "ttl_ok": {}, "grant_ok": {}, "check_ttl_span": invoker, "check_run_id": invoker, "refuse_grant": invoker,
-		"check_fresh_fence": invoker, "record_zombie": invoker, "quiet_event_id": invoker,
+		"higher_fences": {}, "record_zombie": invoker, "quiet_event_id": invoker,
 		"acquire_quiet": caller, "release_quiet": caller, "notify_event": owner,
 		// the queue (sql/queue.sql)
 		"enqueue": caller, "renew_ticket": caller, "cancel_ticket": caller,

@@ -12,14 +12,14 @@ import (
 	"github.com/leasetop/leasetop/internal/pgtest"
 )
 
-// checkHelpers are the validation functions, and the run id's hash, that the
+// checkHelpers are the validation functions, the run id's hash and the fence-race check that the
 // hot calls must not call on valid input: each call of a function with its
 // own search_path is set up again in every transaction. Valid input passes
 // their inlined one-expression forms (lease.key_ok, ttl_ok, grant_ok), which
 // PostgreSQL does not count as calls because it never calls them.
 var checkHelpers = []string{
 	"check_key", "check_ttl", "check_ttl_span", "check_label", "check_run_id", "refuse_grant",
-	"key_ok", "ttl_ok", "grant_ok", "safe_text", "public_run_id",
+	"key_ok", "ttl_ok", "grant_ok", "safe_text", "public_run_id", "higher_fences",
 }
 
 // TestHotCallsCallNoCheckOnValidInput counts, with track_functions = 'all',

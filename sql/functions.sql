@@ -285,36 +285,32 @@ AS $fn$
     END
 $fn$;
 
--- check_fresh_fence raises SQLSTATE 40001 (serialization_failure: nothing
--- granted, retry) when a grant that INSERTed the key's row, with a fence
--- drawn before it knew the key was free, finds a higher fence in the key's
--- history: another run acquired and released the key in between. Whoever
+-- higher_fences is the fence-race check of a grant that INSERTed the key's
+-- row with a fence drawn before it knew the key was free: the fences above
+-- fence among the key's two latest ownership events. Any row means another
+-- run acquired and released the key in between, and the caller raises
+-- SQLSTATE 40001 (serialization_failure: nothing granted, retry). Whoever
 -- held the key before this grant committed its events before the INSERT
 -- could succeed, and nobody else can take the key until this transaction
--- ends, so the key's two latest ownership events (this grant's and the one
--- before it) show any higher fence. Rejected renewals, the queue's events
--- and the hand-over asks (which carry an older holder's fence) are not
--- ownership events; handed_over is. lease.acquire and lease.preempt
--- (preempt.sql) share it; what names the call in the message.
-CREATE OR REPLACE FUNCTION lease.check_fresh_fence(account_id text, session_id text, fence bigint, what text)
-RETURNS void
-LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, lease, pg_temp
+-- ends, so those two events (this grant's and the one before it) show any
+-- higher fence. Rejected renewals, the queue's events and the hand-over asks
+-- (which carry an older holder's fence) are not ownership events;
+-- handed_over is. lease.acquire and lease.preempt (preempt.sql) share it.
+--
+-- A set-returning SQL function without a SET clause, so that the callers'
+-- EXISTS inlines it: a fresh acquire calls no function for it. Every name in
+-- it is qualified.
+CREATE OR REPLACE FUNCTION lease.higher_fences(account_id text, session_id text, fence bigint)
+RETURNS SETOF bigint
+LANGUAGE sql STABLE
 AS $fn$
-#variable_conflict use_column
-BEGIN
-    IF EXISTS (
-        SELECT 1
-          FROM (SELECT e.fence FROM lease.event e
-                 WHERE e.account_id = check_fresh_fence.account_id AND e.session_id = check_fresh_fence.session_id
-                   AND e.kind NOT IN ('renew_rejected', 'queue_joined', 'queue_left',
-                                      'handover_asked', 'handover_declined', 'handover_expired')
-                 ORDER BY e.id DESC LIMIT 2) h
-         WHERE h.fence > check_fresh_fence.fence) THEN
-        RAISE EXCEPTION 'another run acquired and released %/% while this % drew its fence; retry',
-            check_fresh_fence.account_id, check_fresh_fence.session_id, what USING ERRCODE = '40001';
-    END IF;
-END
+    SELECT h.fence
+      FROM (SELECT e.fence, e.id FROM lease.event e
+             WHERE e.account_id OPERATOR(pg_catalog.=) $1 AND e.session_id OPERATOR(pg_catalog.=) $2
+               AND e.kind::pg_catalog.text OPERATOR(pg_catalog.<>) ALL (ARRAY['renew_rejected', 'queue_joined', 'queue_left',
+                   'handover_asked', 'handover_declined', 'handover_expired']::pg_catalog.text[])
+             ORDER BY e.id DESC LIMIT 2) h
+     WHERE h.fence OPERATOR(pg_catalog.>) $3
 $fn$;
 
 -- acquire grants the session to run_id for ttl, in one conditional UPSERT. The
@@ -405,9 +401,10 @@ BEGIN
     IF FOUND THEN
         -- Only an INSERT drew its fence before it knew the key was free (a
         -- row that was inserted has no xmax; a takeover's new version carries
-        -- its row lock): see check_fresh_fence.
-        IF inserted THEN
-            PERFORM lease.check_fresh_fence(acquire.account_id, acquire.session_id, granted.fence, 'acquire');
+        -- its row lock): see higher_fences.
+        IF inserted AND EXISTS (SELECT FROM lease.higher_fences(acquire.account_id, acquire.session_id, granted.fence)) THEN
+            RAISE EXCEPTION 'another run acquired and released %/% while this acquire drew its fence; retry',
+                acquire.account_id, acquire.session_id USING ERRCODE = '40001';
         END IF;
         IF queued THEN
             PERFORM lease.queue_granted(acquire.account_id, acquire.session_id, pub, now_); -- ends its ticket

@@ -189,7 +189,10 @@ BEGIN
             RETURN; -- acquired by another run meanwhile: not the holder this call saw
         END IF;
         -- The INSERT drew its fence before it knew the key was free: as in lease.acquire.
-        PERFORM lease.check_fresh_fence(preempt.account_id, preempt.session_id, granted.fence, 'preempt');
+        IF EXISTS (SELECT FROM lease.higher_fences(preempt.account_id, preempt.session_id, granted.fence)) THEN
+            RAISE EXCEPTION 'another run acquired and released %/% while this preempt drew its fence; retry',
+                preempt.account_id, preempt.session_id USING ERRCODE = '40001';
+        END IF;
         granted.run_id := preempt.run_id;
         RETURN NEXT granted;
         RETURN;

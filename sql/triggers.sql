@@ -200,8 +200,8 @@ $fn$;
 -- A caller that never sends it (it died between the two) leaves listeners
 -- to read the row within a second, as for the library
 -- (data.ListenerConfig.CatchUp). The opt-out covers only the quiet call
--- itself: a plain call later in the same transaction notifies in its commit
--- as before.
+-- itself (the setting is put back as the caller had it): a plain call later
+-- in the same transaction notifies in its commit as before.
 
 -- quiet_event_id is the id of the newest event of the given kinds on the key
 -- by the run with public id pub that this transaction wrote, or NULL.
@@ -247,12 +247,13 @@ AS $fn$
 DECLARE
     g lease.grant;
     granted boolean;
+    opted text := coalesce(current_setting('lease.caller_notifies', true), '');
 BEGIN
     PERFORM set_config('lease.caller_notifies', extract(epoch FROM now())::text, true);
     SELECT * INTO g FROM lease.acquire(acquire_quiet.account_id, acquire_quiet.session_id,
                                        acquire_quiet.run_id, acquire_quiet.ttl, acquire_quiet.holder);
     granted := FOUND;
-    PERFORM set_config('lease.caller_notifies', '', true);
+    PERFORM set_config('lease.caller_notifies', opted, true); -- as the caller had it
     IF NOT granted THEN
         RETURN;
     END IF;
@@ -284,10 +285,11 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
     released boolean;
+    opted text := coalesce(current_setting('lease.caller_notifies', true), '');
 BEGIN
     PERFORM set_config('lease.caller_notifies', extract(epoch FROM now())::text, true);
     released := lease.release(release_quiet.account_id, release_quiet.session_id, release_quiet.run_id);
-    PERFORM set_config('lease.caller_notifies', '', true);
+    PERFORM set_config('lease.caller_notifies', opted, true); -- as the caller had it
     IF NOT released THEN
         RETURN NULL;
     END IF;

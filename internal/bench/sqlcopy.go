@@ -56,7 +56,7 @@ var copies = []copySpec{
 
 // helpers are the internal functions that touch lease.event, which a copy
 // must not call in schema lease (see copyHelpers).
-var helpers = []string{"record_zombie", "check_fresh_fence"}
+var helpers = []string{"record_zombie", "higher_fences"}
 
 var (
 	sessionLeaseRef = regexp.MustCompile(`\blease\.session_lease\b`)

@@ -16,6 +16,10 @@ func TestScratchDDL(t *testing.T) {
 	}
 	all := strings.Join(stmts, "\n")
 	silent := stmts[slices.IndexFunc(stmts, func(s string) bool { return strings.Contains(s, ".on_change_silent()\nRETURNS") })]
+	if i := slices.IndexFunc(stmts, func(s string) bool { return strings.Contains(s, `"lease_bench_x".higher_fences_acquire_ev(`) }); i < 0 ||
+		!strings.Contains(stmts[i], `FROM "lease_bench_x".event e`) {
+		t.Errorf("acquire_ev's fence-race check is not copied onto the scratch events")
+	}
 	if strings.Contains(silent, "pg_notify") {
 		t.Errorf("on_change_silent still notifies:\n%s", silent)
 	}
@@ -43,10 +47,9 @@ func TestScratchDDL(t *testing.T) {
 		{"never the real channel", `'lease_events'`, false},
 		{"renew calls its own zombie rule", `PERFORM "lease_bench_x".record_zombie_renew(renew.account_id`, true},
 		{"the zombie rule's copy writes the scratch events", `INSERT INTO "lease_bench_x".event (at, kind, account_id, session_id, run_id, fence, expires_at, holder, reason)`, true},
-		{"acquire checks its fence on its own copy", `PERFORM "lease_bench_x".check_fresh_fence_acquire(acquire.account_id`, true},
-		{"acquire_ev's fence check reads the scratch events", `check_fresh_fence_acquire_ev.account_id AND e.session_id`, true},
+		{"acquire checks its fence on its own copy", `EXISTS (SELECT FROM "lease_bench_x".higher_fences_acquire(acquire.account_id`, true},
 		{"no real zombie rule", `lease.record_zombie(`, false},
-		{"no real fence check", `lease.check_fresh_fence(`, false},
+		{"no real fence check", `lease.higher_fences(`, false},
 	}
 	for _, tt := range tests {
 		if got := strings.Contains(all, tt.contains); got != tt.want {
