@@ -144,7 +144,6 @@ $fn$;
 
 SELECT count(*) FROM lease.maintain_events(NULL, 7);
 
--- Retention drops history: operators' right (lease_admin). Listing the
--- partitions reads only the catalog: readers may.
+-- Retention drops history: operators' right (lease_admin). The helpers are
+-- the owner's alone (maintain_events calls them as the owner).
 GRANT EXECUTE ON FUNCTION lease.maintain_events(interval, integer) TO lease_admin;
-GRANT EXECUTE ON FUNCTION lease.event_partitions() TO lease_reader;
