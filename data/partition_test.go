@@ -87,11 +87,28 @@ func TestMissingPartitionNeverFailsATransition(t *testing.T) {
 	}
 }
 
+// dropFloor drops the first partition (FROM MINVALUE, made empty by
+// migrate), as the superuser, so that events written before the partitions'
+// days land in lease.event_default, as they would were they written while the
+// maintenance was not running; the next MaintainEvents moves them to
+// partitions of their days and makes the first partition again.
+func dropFloor(t testing.TB, conn *pgx.Conn) {
+	t.Helper()
+	var floor string
+	if err := conn.QueryRow(context.Background(), `SELECT part::text FROM lease.event_partitions() WHERE lo IS NULL AND NOT is_default`).Scan(&floor); err != nil {
+		t.Fatalf("the first partition: %v", err)
+	}
+	if _, err := conn.Exec(context.Background(), `ALTER TABLE lease.event DETACH PARTITION `+floor+`; DROP TABLE `+floor); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // oldEvents writes, as the superuser, one acquired event of session "old"
 // at each of the given ages before the server's clock (they land in
-// lease.event_default), and returns their ids.
+// lease.event_default: see dropFloor), and returns their ids.
 func oldEvents(t *testing.T, conn *pgx.Conn, ages ...time.Duration) []int64 {
 	t.Helper()
+	dropFloor(t, conn)
 	ids := make([]int64, len(ages))
 	for i, age := range ages {
 		if err := conn.QueryRow(context.Background(), `INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence)
@@ -106,7 +123,8 @@ func oldEvents(t *testing.T, conn *pgx.Conn, ages ...time.Duration) []int64 {
 // TestMaintainEventsDropsWholeOldDays: events 40, 35 and 2 days old; with a
 // 30-day retention MaintainEvents moves them to partitions of their days and
 // drops the two older days whole, without touching the partitions it keeps
-// (their files are the same); the history then starts at the kept event,
+// (their files are the same), and makes the first partition (FROM MINVALUE)
+// again below the oldest kept day; the history then starts at the kept event,
 // and OwnersAt before it says so (ErrHistoryPruned).
 func TestMaintainEventsDropsWholeOldDays(t *testing.T) {
 	t.Parallel()
@@ -120,6 +138,7 @@ func TestMaintainEventsDropsWholeOldDays(t *testing.T) {
 		t.Fatal(err)
 	}
 	kept := partitionOf(t, conn, ids[2])
+	gone := map[string]bool{partitionOf(t, conn, ids[0]): true, partitionOf(t, conn, ids[1]): true}
 	var fileBefore uint32
 	if err := conn.QueryRow(ctx, `SELECT relfilenode FROM pg_class WHERE oid = $1::regclass`, kept).Scan(&fileBefore); err != nil {
 		t.Fatal(err)
@@ -128,17 +147,21 @@ func TestMaintainEventsDropsWholeOldDays(t *testing.T) {
 	if err != nil {
 		t.Fatalf("MaintainEvents(keep 30 days): %v", err)
 	}
-	var dropped []string
 	for _, c := range changes {
 		if c.Action == "dropped" {
-			dropped = append(dropped, c.Partition)
+			delete(gone, c.Partition)
 			if c.Bytes <= 0 || c.Until.After(time.Now().Add(-30*day)) {
 				t.Errorf("dropped %+v: want freed bytes and an end more than 30 days ago", c)
 			}
 		}
 	}
-	if len(dropped) != 2 {
-		t.Fatalf("MaintainEvents(keep 30 days) = %+v, want the partitions of 40 and 35 days ago dropped", changes)
+	if len(gone) != 0 {
+		t.Fatalf("MaintainEvents(keep 30 days) = %+v, did not drop %v", changes, gone)
+	}
+	var floorEnd, keptStart time.Time
+	if err := conn.QueryRow(ctx, `SELECT (SELECT hi FROM lease.event_partitions() WHERE lo IS NULL AND NOT is_default),
+		(SELECT lo FROM lease.event_partitions() WHERE part = $1::regclass)`, kept).Scan(&floorEnd, &keptStart); err != nil || !floorEnd.Equal(keptStart) {
+		t.Errorf("after the drop the first partition ends at %v (%v), want the kept day's start %v", floorEnd, err, keptStart)
 	}
 	var fileAfter uint32
 	if err := conn.QueryRow(ctx, `SELECT relfilenode FROM pg_class WHERE oid = $1::regclass`, kept).Scan(&fileAfter); err != nil || fileAfter != fileBefore {

@@ -53,7 +53,6 @@ DECLARE
     today timestamptz := date_trunc('day', clock_timestamp(), 'UTC');
     d timestamptz;
     made text;
-    p record;
 BEGIN
     IF keep IS NOT NULL AND keep < interval '0' THEN
         RAISE EXCEPTION 'keep must be a non-negative interval' USING ERRCODE = '22023';
@@ -79,12 +78,41 @@ BEGIN
         END IF;
     END LOOP;
 
-    IF keep IS NULL THEN
-        RETURN;
+    IF keep IS NOT NULL THEN
+        RETURN QUERY SELECT * FROM lease.drop_event_partitions(clock_timestamp() - keep);
     END IF;
+
+    -- The first partition reaches down to MINVALUE, so that a read bounded
+    -- above in time (the last event before an instant) never has the DEFAULT
+    -- partition in its way: PostgreSQL prunes it when the partitions cover
+    -- every time up to the bound, and then reads the partitions in order,
+    -- newest first, stopping at the first row (an ordered Append, not a
+    -- Merge Append of every partition). After a drop it is made again, empty.
+    IF NOT EXISTS (SELECT FROM lease.event_partitions() ep WHERE NOT ep.is_default AND ep.lo IS NULL) THEN
+        d := coalesce((SELECT min(ep.lo) FROM lease.event_partitions() ep WHERE NOT ep.is_default), today);
+        made := 'event_until_' || to_char(d AT TIME ZONE 'UTC', 'YYYYMMDD');
+        EXECUTE format('CREATE TABLE lease.%I (LIKE lease.event INCLUDING DEFAULTS)', made);
+        EXECUTE format('CREATE UNIQUE INDEX %I ON lease.%I (id)', made || '_id_key', made);
+        EXECUTE format('ALTER TABLE lease.event ATTACH PARTITION lease.%I FOR VALUES FROM (MINVALUE) TO (%L)', made, d);
+        RETURN QUERY SELECT 'created'::text, 'lease.' || quote_ident(made), NULL::timestamptz, d, 0::bigint, NULL::bigint;
+    END IF;
+END
+$fn$;
+
+-- drop_event_partitions detaches and drops every partition of lease.event
+-- (but the DEFAULT one) that ends at or before cutoff, oldest first, as
+-- maintain_events reports them. Called by maintain_events only.
+CREATE OR REPLACE FUNCTION lease.drop_event_partitions(cutoff timestamptz)
+RETURNS TABLE (action text, part text, lo timestamptz, hi timestamptz, n_rows bigint, bytes bigint)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, lease, pg_temp
+AS $fn$
+DECLARE
+    p record;
+BEGIN
     FOR p IN SELECT ep.part AS rel, 'lease.' || quote_ident(c.relname) AS name, ep.lo AS lo_, ep.hi AS hi_
                FROM lease.event_partitions() ep JOIN pg_class c ON c.oid = ep.part
-              WHERE NOT ep.is_default AND ep.hi <= clock_timestamp() - keep ORDER BY ep.hi LOOP
+              WHERE NOT ep.is_default AND ep.hi <= cutoff ORDER BY ep.hi LOOP
         bytes := pg_total_relation_size(p.rel);
         BEGIN
             EXECUTE format('ALTER TABLE lease.event DETACH PARTITION %s', p.name);
