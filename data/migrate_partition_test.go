@@ -182,3 +182,49 @@ func TestMigratePartitionsTheHistoryInPlace(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkMigrateBigHistory times the upgrade of a version-3 database
+// whose history holds 1,000,000 events (written in bulk) to the partitioned
+// history: the old table becomes the first partition in place, and ATTACH
+// reads it once to check its bound while holding its lock (transitions wait
+// for that read). Compared in the same run with the next migrate of the same
+// database, which finds it current (functions refreshed).
+//
+//	go test ./data -run '^$' -bench BenchmarkMigrateBigHistory -benchtime 1x
+func BenchmarkMigrateBigHistory(b *testing.B) {
+	ctx := context.Background()
+	for range b.N {
+		b.StopTimer()
+		db := pgtest.NewEmpty(b)
+		conn := db.Conn(b)
+		createV3(b, conn)
+		if _, err := conn.Exec(ctx, `
+			INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder)
+			SELECT clock_timestamp() - (1000000 - j) * interval '1 ms', 'taken_over', 'bench', 's' || (j % 10000),
+			       gen_random_uuid(), j, clock_timestamp(), 'device'
+			  FROM generate_series(1, 1000000) j`); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, `VACUUM ANALYZE lease.event`); err != nil {
+			b.Fatal(err)
+		}
+		var size int64
+		if err := conn.QueryRow(ctx, `SELECT pg_total_relation_size('lease.event')`).Scan(&size); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start := time.Now()
+		if err := data.Migrate(ctx, conn); err != nil {
+			b.Fatal(err)
+		}
+		upgrade := time.Since(start)
+		start = time.Now()
+		if err := data.Migrate(ctx, conn); err != nil {
+			b.Fatal(err)
+		}
+		current := time.Since(start)
+		b.ReportMetric(float64(upgrade.Milliseconds()), "upgrade-ms")
+		b.ReportMetric(float64(current.Milliseconds()), "current-ms")
+		b.ReportMetric(float64(size)/(1<<20), "history-MiB")
+	}
+}
