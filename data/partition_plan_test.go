@@ -135,3 +135,34 @@ func TestPartitionedReadsWith30Days(t *testing.T) {
 		t.Logf("%s: %.0f pages, rows from %d partitions\n%s", q.name, pages, len(read), text)
 	}
 }
+
+// TestHistoryReadsPlanEachTime: the history reads by time (EventsBetween,
+// OwnersAt) leave no prepared statement on their connection, so PostgreSQL
+// plans each with its times and prunes the daily partitions; a prepared
+// statement's generic plan, used from its sixth run, reads every
+// partition's index, DEFAULT included (the scrub step's 50 lanes: a Merge
+// Append of every partition per lane instead of the newest partitions in
+// order). Fails when they run as cached prepared statements.
+func TestHistoryReadsPlanEachTime(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	end := monthFixture(t, db, 3, 100)
+	s := pgtest.OpenStore(t, withParam(db.URL, "pool_max_conns=1"), data.Options{})
+	for range 8 {
+		if _, err := s.OwnersAt(ctx, end.Add(-time.Hour), data.HistoryFilter{Keys: lanes(5)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.EventsBetween(ctx, data.HistoryFilter{Keys: lanes(5), Since: end.Add(-2 * time.Hour), Until: end}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var prepared []string
+	rows, err := s.Pool().Query(ctx, `SELECT statement FROM pg_prepared_statements WHERE statement LIKE '%lease.event%' AND statement NOT LIKE '%pg_prepared_statements%' AND cardinality(parameter_types) > 0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prepared, err = pgxCollectStrings(rows); err != nil || len(prepared) != 0 {
+		t.Errorf("the history reads left %d prepared statements on their connection (%v), want none:\n%s", len(prepared), err, strings.Join(prepared, "\n---\n"))
+	}
+}

@@ -22,8 +22,10 @@ import (
 //     tables: an idle poll (id > the newest, LIMIT 1000), a catch-up of 1000
 //     events from 15 days ago, the detail view (one session's newest 50 by
 //     id), the timeline (50 lanes' last 15 minutes) and a scrub step (the
-//     last event of each of 50 lanes at or before an instant); each result
-//     notes the pages the read touched (EXPLAIN ANALYZE BUFFERS);
+//     last event of each of 50 lanes at or before an instant), each planned
+//     with its values as the data package's history reads are; each result
+//     notes the pages the read touched and its planning time (EXPLAIN
+//     ANALYZE BUFFERS);
 //   - retention of historyMonthDrops days, one day at a time: on the
 //     partitioned table DETACH and DROP of the oldest day's partition
 //     (history-month-drop-day), on the plain one DELETE of the same day's
@@ -179,7 +181,9 @@ func (m *monthTables) probes(ctx context.Context, name string) ([]Result, error)
 		for i := range historyMonthProbes {
 			for _, table := range []string{m.parts, m.flat} {
 				start := time.Now()
-				rows, err := m.r.admin.Query(ctx, fmt.Sprintf(p.sql, table), p.args(m, i)...)
+				// Planned each time with its values, as the data package's
+				// history reads are (data.customPlan).
+				rows, err := m.r.admin.Query(ctx, fmt.Sprintf(p.sql, table), append([]any{pgx.QueryExecModeExec}, p.args(m, i)...)...)
 				if err == nil {
 					rows.Close()
 					err = rows.Err()
@@ -193,32 +197,34 @@ func (m *monthTables) probes(ctx context.Context, name string) ([]Result, error)
 		for _, t := range []struct{ table, suffix, desc string }{
 			{m.parts, "partitioned", "30 daily partitions"}, {m.flat, "plain", "one plain table, the same rows"},
 		} {
-			pages, err := m.pages(ctx, fmt.Sprintf(p.sql, t.table), p.args(m, 0))
+			pages, planning, err := m.pages(ctx, fmt.Sprintf(p.sql, t.table), p.args(m, 0))
 			if err != nil {
 				return nil, err
 			}
 			res := newResult(fmt.Sprintf("%s-%s-%s", name, p.name, t.suffix), p.desc+" ("+t.desc+")", hs[t.table], 0)
-			res.Note = fmt.Sprintf("%d pages", pages)
+			res.Note = fmt.Sprintf("%d pages, planned in %.2f ms", pages, planning)
 			out = append(out, res)
 		}
 	}
 	return out, nil
 }
 
-// pages is how many buffers a read touched (EXPLAIN ANALYZE BUFFERS).
-func (m *monthTables) pages(ctx context.Context, sql string, args []any) (int64, error) {
+// pages is how many buffers a read touched and how long it took to plan, in
+// milliseconds (EXPLAIN ANALYZE BUFFERS).
+func (m *monthTables) pages(ctx context.Context, sql string, args []any) (int64, float64, error) {
 	rows, err := m.r.admin.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+sql, args...)
 	if err != nil {
-		return 0, fmt.Errorf("history-month: explain: %w", err)
+		return 0, 0, fmt.Errorf("history-month: explain: %w", err)
 	}
 	doc, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[[]map[string]any])
 	if err != nil || len(doc) == 0 {
-		return 0, fmt.Errorf("history-month: explain: %v", err)
+		return 0, 0, fmt.Errorf("history-month: explain: %v", err)
 	}
 	plan, _ := doc[0]["Plan"].(map[string]any)
 	hit, _ := plan["Shared Hit Blocks"].(float64)
 	read, _ := plan["Shared Read Blocks"].(float64)
-	return int64(hit + read), nil
+	planning, _ := doc[0]["Planning Time"].(float64)
+	return int64(hit + read), planning, nil
 }
 
 // retention drops historyMonthDrops days from each table, one at a time:
