@@ -2,8 +2,6 @@ package data_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -19,21 +17,8 @@ import (
 // unpartitioned history, from testdata/v3 (git show 4abe894:sql/<file>),
 // applied in version 3's order by the superuser.
 func createV3(t testing.TB, conn *pgx.Conn) {
-	t.Helper()
-	ctx := context.Background()
-	for _, name := range []string{"prelude.sql", "schema.sql", "functions.sql", "preempt.sql", "queue.sql",
-		"handover.sql", "triggers.sql", "roles.sql", "members.sql"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "v3", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := conn.Exec(ctx, string(b)); err != nil {
-			t.Fatalf("version 3 %s: %v", name, err)
-		}
-	}
-	if _, err := conn.Exec(ctx, `INSERT INTO lease.schema_version (version) VALUES (3)`); err != nil {
-		t.Fatal(err)
-	}
+	createOld(t, conn, 3, "prelude.sql", "schema.sql", "functions.sql", "preempt.sql", "queue.sql",
+		"handover.sql", "triggers.sql", "roles.sql", "members.sql")
 }
 
 // oldHistory writes a history through the old schema's own functions (200
@@ -97,7 +82,7 @@ func relfiles(t testing.TB, conn *pgx.Conn) map[string]uint32 {
 // second migrate changes nothing.
 func TestMigratePartitionsTheHistoryInPlace(t *testing.T) {
 	t.Parallel()
-	for name, create := range map[string]func(testing.TB, *pgx.Conn){"version 2": func(t testing.TB, c *pgx.Conn) { createV2(t.(*testing.T), c) }, "version 3": createV3} {
+	for name, create := range map[string]func(testing.TB, *pgx.Conn){"version 2": createV2, "version 3": createV3} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
