@@ -1,7 +1,7 @@
 -- leasetop: the history's partitions (schema.sql partitions lease.event by
 -- day of at). Runs as the objects' owner after the functions; ends by making
 -- the partitions of today and the next days, so a new or upgraded database
--- has them at once.
+-- has them at once. Granted: maintain_events to lease_admin, nothing else.
 --
 -- Who calls lease.maintain_events on a schedule: `leasetop maintain` (from
 -- cron, daily or more often; README, Retention), as a member of lease_admin.
@@ -37,8 +37,9 @@ $fn$;
 -- keep is not null, detaches and drops every partition whose days all lie
 -- more than keep before the database clock (whole days only: prune_events
 -- deletes row by row to the exact instant). One row per thing done: action
--- 'moved' (rows: how many rows went to a new partition), 'created',
--- 'dropped' (bytes: the size it freed), or 'busy' (a drop that could not get
+-- 'moved' (n_rows: how many rows went to a new partition), 'created' (lo
+-- null for the first partition, made again below the oldest day after a
+-- drop), 'dropped' (bytes: the size it freed), or 'busy' (a drop that could not get
 -- its lock within lock_timeout, left to the next run). Runs one at a time
 -- (an advisory lock); a drop takes lease.event's lock for an instant, and
 -- waits at most lock_timeout (1 s) for the transactions in its way.
