@@ -25,7 +25,7 @@ func monthFixture(t *testing.T, db pgtest.DB, days, perDay int) time.Time {
 		t.Fatal(err)
 	}
 	n := days * perDay
-	dropFloor(t, conn)
+	dropFloor(t, db)
 	if _, err := conn.Exec(ctx, `
 		INSERT INTO lease.event (at, kind, account_id, session_id, run_id, prev_run_id, fence, expires_at, holder, actor)
 		SELECT $1::timestamptz - ($2 - j) * ($3::interval / $2),

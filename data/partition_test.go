@@ -32,14 +32,7 @@ func TestMissingPartitionNeverFailsATransition(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	conn := db.Conn(t)
-	var today string
-	if err := conn.QueryRow(ctx, `SELECT part::text FROM lease.event_partitions()
-		WHERE NOT is_default AND coalesce(lo, '-infinity') <= clock_timestamp() AND hi > clock_timestamp()`).Scan(&today); err != nil {
-		t.Fatalf("today's partition after migrate: %v", err)
-	}
-	if _, err := conn.Exec(ctx, `ALTER TABLE lease.event DETACH PARTITION `+today+`; DROP TABLE `+today); err != nil {
-		t.Fatal(err)
-	}
+	pgtest.DropEventPartition(t, db, `coalesce(lo, '-infinity') <= clock_timestamp() AND hi > clock_timestamp()`)
 	s := db.Store(t)
 	k := data.Key{Account: "acme", Session: "no-partition"}
 	run := uuid.New()
@@ -92,23 +85,18 @@ func TestMissingPartitionNeverFailsATransition(t *testing.T) {
 // days land in lease.event_default, as they would were they written while the
 // maintenance was not running; the next MaintainEvents moves them to
 // partitions of their days and makes the first partition again.
-func dropFloor(t testing.TB, conn *pgx.Conn) {
+func dropFloor(t testing.TB, db pgtest.DB) {
 	t.Helper()
-	var floor string
-	if err := conn.QueryRow(context.Background(), `SELECT part::text FROM lease.event_partitions() WHERE lo IS NULL AND NOT is_default`).Scan(&floor); err != nil {
-		t.Fatalf("the first partition: %v", err)
-	}
-	if _, err := conn.Exec(context.Background(), `ALTER TABLE lease.event DETACH PARTITION `+floor+`; DROP TABLE `+floor); err != nil {
-		t.Fatal(err)
-	}
+	pgtest.DropEventPartition(t, db, `lo IS NULL`)
 }
 
 // oldEvents writes, as the superuser, one acquired event of session "old"
 // at each of the given ages before the server's clock (they land in
 // lease.event_default: see dropFloor), and returns their ids.
-func oldEvents(t *testing.T, conn *pgx.Conn, ages ...time.Duration) []int64 {
+func oldEvents(t *testing.T, db pgtest.DB, ages ...time.Duration) []int64 {
 	t.Helper()
-	dropFloor(t, conn)
+	conn := db.Conn(t)
+	dropFloor(t, db)
 	ids := make([]int64, len(ages))
 	for i, age := range ages {
 		if err := conn.QueryRow(context.Background(), `INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence)
@@ -133,7 +121,7 @@ func TestMaintainEventsDropsWholeOldDays(t *testing.T) {
 	conn := db.Conn(t)
 	s := db.Store(t)
 	day := 24 * time.Hour
-	ids := oldEvents(t, conn, 40*day, 35*day, 2*day)
+	ids := oldEvents(t, db, 40*day, 35*day, 2*day)
 	if _, err := s.MaintainEvents(ctx, data.MaintainOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +180,7 @@ func TestPruneEventsAcrossPartitions(t *testing.T) {
 	conn := db.Conn(t)
 	s := db.Store(t)
 	day := 24 * time.Hour
-	ids := oldEvents(t, conn, 40*day, 35*day, 2*day+time.Hour, 2*day-time.Hour, time.Minute)
+	ids := oldEvents(t, db, 40*day, 35*day, 2*day+time.Hour, 2*day-time.Hour, time.Minute)
 	if _, err := s.MaintainEvents(ctx, data.MaintainOptions{}); err != nil {
 		t.Fatal(err)
 	}

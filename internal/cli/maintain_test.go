@@ -26,11 +26,8 @@ func TestMaintainCommand(t *testing.T) {
 	if code != cli.ExitOK || errOut != "" || strings.Count(out, "created lease.event_") != 3 {
 		t.Fatalf("maintain --ahead 10: code %d stderr %q stdout:\n%s\nwant three days more created", code, errOut, out)
 	}
-	var floor string
-	if err := conn.QueryRow(ctx, `SELECT part::text FROM lease.event_partitions() WHERE lo IS NULL AND NOT is_default`).Scan(&floor); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `ALTER TABLE lease.event DETACH PARTITION `+floor+`; DROP TABLE `+floor+`;
+	pgtest.DropEventPartition(t, db, `lo IS NULL`)
+	if _, err := conn.Exec(ctx, `
 		INSERT INTO lease.event (at, kind, account_id, session_id) VALUES (clock_timestamp() - interval '40 days', 'acquired', 'acme', 'old')`); err != nil {
 		t.Fatal(err)
 	}
