@@ -56,6 +56,8 @@ func TestFunctionAttributes(t *testing.T) {
 		// the queue (sql/queue.sql)
 		"enqueue": caller, "renew_ticket": caller, "cancel_ticket": caller,
 		"queue_event": owner, "queue_granted": owner, "queue_admits": invoker, "queue_place_of": invoker, "queue_limit": {},
+		// the history's partitions (sql/partition.sql)
+		"maintain_events": owner, "event_partitions": invoker, "make_event_partition": invoker, "drop_event_partitions": invoker,
 	}
 	db := pgtest.New(t)
 	rows, err := db.Conn(t).Query(context.Background(), `

@@ -6,6 +6,12 @@ var (
 	PollGapsSQL = pollQuery(true)
 )
 
+// The reads by id and by session, for the partition plans' test.
+const (
+	EventsSinceSQL = eventsSinceSQL
+	EventsForSQL   = eventsForSQL
+)
+
 // SetAfterCommit makes s call f once an acquire's or a release's
 // transaction has committed, before its notification is sent (see
 // sqlcall.Options.AfterCommit): the notifier-dies test stops its child there.

@@ -143,7 +143,7 @@ func (s *Store) EventsBetween(ctx context.Context, f HistoryFilter) ([]Event, er
 		return nil, err
 	}
 	query, args := eventsBetweenQuery(f)
-	return s.events(ctx, query, args...)
+	return s.events(ctx, query, customPlan(args)...)
 }
 
 // EventsBetweenAll iterates over every event f selects, oldest first (f's
@@ -162,7 +162,7 @@ func (s *Store) EventsBetweenAll(ctx context.Context, f HistoryFilter) iter.Seq2
 		var after *Event
 		for {
 			query, args := eventsPageQuery(f, after)
-			page, err := s.events(ctx, query, args...)
+			page, err := s.events(ctx, query, customPlan(args)...)
 			if err != nil {
 				yield(Event{}, err)
 				return

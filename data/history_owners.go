@@ -231,7 +231,7 @@ func (s *Store) OwnersAt(ctx context.Context, at time.Time, f HistoryFilter) (Ow
 				at.Format(time.RFC3339Nano), out.ServerTime.Format(time.RFC3339Nano))}
 		}
 		query, args := ownersQuery(at, f)
-		rows, err := tx.Query(ctx, query, args...)
+		rows, err := tx.Query(ctx, query, customPlan(args)...)
 		if err != nil {
 			return err
 		}

@@ -2,8 +2,6 @@ package data_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,20 +16,7 @@ import (
 // createV1 builds the lease schema as leasetop's version 1 left it, from the
 // version-1 SQL files in testdata/v1 (git show a77cb11~1:sql/<file>).
 func createV1(t *testing.T, conn *pgx.Conn) {
-	t.Helper()
-	ctx := context.Background()
-	for _, name := range []string{"schema.sql", "functions.sql", "triggers.sql", "roles.sql"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "v1", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := conn.Exec(ctx, string(b)); err != nil {
-			t.Fatalf("version 1 %s: %v", name, err)
-		}
-	}
-	if _, err := conn.Exec(ctx, `INSERT INTO lease.schema_version (version) VALUES (1)`); err != nil {
-		t.Fatal(err)
-	}
+	createOld(t, conn, 1, "schema.sql", "functions.sql", "triggers.sql", "roles.sql")
 }
 
 // TestMigrateFromVersion1 migrates a real version-1 schema, with a live lease

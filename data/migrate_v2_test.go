@@ -3,6 +3,7 @@ package data_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -19,19 +20,26 @@ import (
 // createV2 builds the lease schema as leasetop's version 2 left it, from the
 // version-2 SQL files in testdata/v2 (git show 2acf346:sql/<file>), applied
 // in version 2's order by the superuser.
-func createV2(t *testing.T, conn *pgx.Conn) {
+func createV2(t testing.TB, conn *pgx.Conn) {
+	createOld(t, conn, 2, "prelude.sql", "schema.sql", "functions.sql", "triggers.sql", "roles.sql", "members.sql")
+}
+
+// createOld builds the lease schema as leasetop's version left it: its SQL
+// files in testdata/v<version>, applied in the given order by the superuser,
+// and the version recorded.
+func createOld(t testing.TB, conn *pgx.Conn, version int, files ...string) {
 	t.Helper()
 	ctx := context.Background()
-	for _, name := range []string{"prelude.sql", "schema.sql", "functions.sql", "triggers.sql", "roles.sql", "members.sql"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "v2", name))
+	for _, name := range files {
+		b, err := os.ReadFile(filepath.Join("testdata", fmt.Sprintf("v%d", version), name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := conn.Exec(ctx, string(b)); err != nil {
-			t.Fatalf("version 2 %s: %v", name, err)
+			t.Fatalf("version %d %s: %v", version, name, err)
 		}
 	}
-	if _, err := conn.Exec(ctx, `INSERT INTO lease.schema_version (version) VALUES (2)`); err != nil {
+	if _, err := conn.Exec(ctx, `INSERT INTO lease.schema_version (version) VALUES ($1)`, version); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -99,10 +99,18 @@ func readSnapshot(ctx context.Context, q Querier, query string, args ...any) (Sn
 const eventColumns = `id, at, kind, account_id, session_id, run_id, prev_run_id, fence, prev_fence,
 	expires_at, prev_expires_at, holder, actor, reason, prev_holder`
 
+// eventsSinceSQL and eventsForSQL are EventsSince's and EventsFor's reads:
+// by id (catch-up, `events --since`) and by session (the detail view).
+const (
+	eventsSinceSQL = `SELECT ` + eventColumns + ` FROM lease.event WHERE id > $1 ORDER BY id LIMIT $2`
+	eventsForSQL   = `SELECT ` + eventColumns + ` FROM lease.event
+		WHERE account_id = $1 AND session_id = $2 ORDER BY id DESC LIMIT $3`
+)
+
 // EventsSince returns up to limit events with id > after, oldest first: one
 // page of the history (Events reads all of it).
 func (s *Store) EventsSince(ctx context.Context, after int64, limit int) ([]Event, error) {
-	return s.events(ctx, `SELECT `+eventColumns+` FROM lease.event WHERE id > $1 ORDER BY id LIMIT $2`, after, limit)
+	return s.events(ctx, eventsSinceSQL, after, limit)
 }
 
 // eventsPage is how many events Events reads at a time.
@@ -141,8 +149,7 @@ func (s *Store) Events(ctx context.Context, after int64) iter.Seq2[Event, error]
 
 // EventsFor returns up to limit of key's most recent events, newest first.
 func (s *Store) EventsFor(ctx context.Context, key Key, limit int) ([]Event, error) {
-	return s.events(ctx, `SELECT `+eventColumns+` FROM lease.event
-		WHERE account_id = $1 AND session_id = $2 ORDER BY id DESC LIMIT $3`, key.Account, key.Session, limit)
+	return s.events(ctx, eventsForSQL, key.Account, key.Session, limit)
 }
 
 // LastEventID returns the highest event id, 0 when there are none.

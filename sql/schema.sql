@@ -1,4 +1,4 @@
--- leasetop schema, version 2: tables, the fence sequence and the schema version.
+-- leasetop schema, version 4: tables, the fence sequence and the schema version.
 -- Applied by `leasetop migrate` inside one transaction; every statement is idempotent.
 -- A database at version 1 gets the one-time steps in upgrade_1.sql as well.
 
@@ -153,8 +153,19 @@ $$;
 
 -- The append-only history: one row per ownership transition (renewals are not
 -- stored). Written by the triggers in triggers.sql and by lease.renew.
+--
+-- Partitioned by range of at, one partition per UTC day (partition.sql makes
+-- them ahead, moves what landed in the DEFAULT partition, and drops the days
+-- older than the retention). A day: at 1000 transitions/s it is 86 M rows,
+-- the unit retention drops at once, and a month is about 30 partitions, few
+-- enough that a read by id, which cannot prune by at, stays one index probe
+-- per partition. The ids still come from the one identity (lease.event_id_seq):
+-- every consumer reads by id. A primary key would have to include at, so each
+-- partition has its own unique index on id instead (its name ends in _id_key),
+-- and the identity keeps ids unique across partitions. A missing partition
+-- never fails a transition: its row lands in lease.event_default.
 CREATE TABLE IF NOT EXISTS lease.event (
-    id              bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id              bigint      GENERATED ALWAYS AS IDENTITY,
     at              timestamptz NOT NULL,
     kind            lease.event_kind NOT NULL,
     account_id      text        NOT NULL DEFAULT '',
@@ -168,7 +179,7 @@ CREATE TABLE IF NOT EXISTS lease.event (
     holder          text,
     actor           text        NOT NULL DEFAULT session_user,
     reason          text
-);
+) PARTITION BY RANGE (at);
 
 -- A database created before the domain checked kind in the table: the same
 -- values, so the column takes the domain without a rewrite (it is checked).
@@ -182,11 +193,54 @@ BEGIN
 END
 $$;
 
+-- A history made before version 4 is a plain table: it becomes the first
+-- partition, in place, holding every event up to the end of the current UTC
+-- day (named event_until_<that day>). Nothing is copied and no index is
+-- built: the table keeps its rows, its indexes (renamed; the parent's below
+-- adopt them) and its primary key (as its unique index on id). The identity
+-- moves to the new parent with the sequence's state, so the next id is above
+-- every old one. ATTACH reads the old table once to check the bound, holding
+-- its lock: transitions wait for that read (docs/RELIABILITY.md).
+DO $$
+DECLARE
+    last_id bigint;
+    called boolean;
+    upto timestamptz;
+    legacy text;
+BEGIN
+    IF (SELECT relkind FROM pg_class WHERE oid = 'lease.event'::regclass) <> 'r' THEN
+        RETURN;
+    END IF;
+    SELECT last_value, is_called INTO last_id, called FROM lease.event_id_seq;
+    SELECT date_trunc('day', greatest(max(at), clock_timestamp()), 'UTC') + interval '1 day' INTO upto FROM lease.event;
+    legacy := 'event_until_' || to_char(upto AT TIME ZONE 'UTC', 'YYYYMMDD');
+    ALTER TABLE lease.event ALTER COLUMN id DROP IDENTITY;
+    EXECUTE format('ALTER TABLE lease.event RENAME TO %I', legacy);
+    EXECUTE format('ALTER TABLE lease.%I RENAME CONSTRAINT event_pkey TO %I', legacy, legacy || '_id_key');
+    EXECUTE format('ALTER INDEX IF EXISTS lease.event_session_idx RENAME TO %I', legacy || '_session_idx');
+    EXECUTE format('ALTER INDEX IF EXISTS lease.event_at_idx RENAME TO %I', legacy || '_at_idx');
+    EXECUTE format('ALTER INDEX IF EXISTS lease.event_key_at_idx RENAME TO %I', legacy || '_key_at_idx');
+    EXECUTE format('CREATE TABLE lease.event (LIKE lease.%I INCLUDING DEFAULTS) PARTITION BY RANGE (at)', legacy);
+    ALTER TABLE lease.event ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY;
+    PERFORM setval('lease.event_id_seq', last_id, called);
+    CREATE INDEX event_session_idx ON lease.event (account_id, session_id, id);
+    CREATE INDEX event_at_idx ON lease.event (at);
+    CREATE INDEX event_key_at_idx ON lease.event (account_id, session_id, at, id);
+    EXECUTE format('ALTER TABLE lease.event ATTACH PARTITION lease.%I FOR VALUES FROM (MINVALUE) TO (%L)', legacy, upto);
+END
+$$;
+
 CREATE INDEX IF NOT EXISTS event_session_idx ON lease.event (account_id, session_id, id);
 CREATE INDEX IF NOT EXISTS event_at_idx ON lease.event (at);
 -- History by time per session (data.EventsBetween's lanes, data.OwnersAt's
 -- last event before an instant): a range of one session's events by time.
 CREATE INDEX IF NOT EXISTS event_key_at_idx ON lease.event (account_id, session_id, at, id);
+
+-- Where an event lands when no partition covers its time (the maintenance
+-- has not run ahead of the clock): lease.maintain_events moves such rows
+-- into their day's partition.
+CREATE TABLE IF NOT EXISTS lease.event_default PARTITION OF lease.event DEFAULT;
+CREATE UNIQUE INDEX IF NOT EXISTS event_default_id_key ON lease.event_default (id);
 
 -- What lease.acquire returns: the grant a run holds.
 DO $$

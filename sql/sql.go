@@ -37,7 +37,14 @@ import "embed"
 // write it (handover.sql), and the event kinds handover_asked, handed_over,
 // handover_declined and handover_expired join the history. A version-2
 // database migrates in place.
-const Version = 3
+//
+// Version 4 (partitioned history): lease.event is partitioned by UTC day of
+// at, with a DEFAULT partition where a transition's row lands when its day's
+// partition is missing; lease.maintain_events (partition.sql, granted to
+// lease_admin) makes partitions ahead, moves rows out of the DEFAULT one and
+// drops the days older than a retention. A version-2 or -3 history becomes
+// the first partition in place (no copy), and ids go on from its identity.
+const Version = 4
 
 //go:embed *.sql
 var files embed.FS
@@ -51,6 +58,7 @@ func Files() []File {
 		read("preempt.sql", true),
 		read("queue.sql", true),
 		read("handover.sql", true),
+		read("partition.sql", true),
 		read("triggers.sql", true),
 		read("roles.sql", true),
 		read("members.sql", false),

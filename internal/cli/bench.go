@@ -26,7 +26,7 @@ func cmdBench(ctx context.Context, env Env, args []string) error {
 	keys := fs.Int("keys", 1000, "lease keys, split between the clients")
 	duration := fs.Duration("duration", 5*time.Second, "how long each workload is measured")
 	warmup := fs.Duration("warmup", time.Second, "how long each workload runs before it is measured")
-	monitorLeases := fs.Int("monitor-leases", 100_000, "live leases the monitor, exporter and poll-cost workloads write (--only monitor,exporter,poll-cost)")
+	monitorLeases := fs.Int("monitor-leases", 100_000, "live leases the monitor, exporter and poll-cost workloads write (--only monitor,exporter,poll-cost); history-month's events a day")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	only := fs.String("only", "", "comma-separated workloads or groups to run (default all but the opt-in monitor, exporter, pooler and poll-cost): "+strings.Join(bench.Names(), ", "))
 	if err := parseFlags(fs, args); err != nil {

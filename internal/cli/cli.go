@@ -36,6 +36,7 @@ func commands() []command {
 		{name: "watch", summary: "open the live monitor (the default command)", run: cmdWatch},
 		{name: "demo", summary: "start a throwaway PostgreSQL and devices contending for conversations, and watch them", ownSignals: true, run: cmdDemo},
 		{name: "migrate", summary: "create or upgrade the lease schema, functions, triggers and roles", run: cmdMigrate},
+		{name: "maintain", summary: "keep the history's daily partitions: make them ahead, drop days past --keep (cron)", run: cmdMaintain},
 		{name: "run", summary: "run a command only while holding a session's lease (like consul lock)", ownSignals: true, run: cmdRun},
 		{name: "ls", summary: "list live leases once, with remaining TTL on the server clock", run: cmdLs},
 		{name: "events", summary: "print the event history, then follow it live", run: cmdEvents},

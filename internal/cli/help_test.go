@@ -14,7 +14,7 @@ import (
 func TestHelpListsTheCommands(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	commands := []string{"watch", "demo", "migrate", "run", "ls", "events", "release", "bench", "exporter"}
+	commands := []string{"watch", "demo", "migrate", "maintain", "run", "ls", "events", "release", "bench", "exporter"}
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"help", "help"}} {
 		out, errOut, code := leasetop(ctx, "postgres://127.0.0.1:1/none", args...)
 		if code != cli.ExitOK || errOut != "" {

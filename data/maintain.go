@@ -1,0 +1,79 @@
+package data
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// PartitionChange is one thing lease.maintain_events did to the history's
+// partitions.
+type PartitionChange struct {
+	// Action is "moved" (rows that had landed in the DEFAULT partition went
+	// to a new partition of their day), "created" (a partition made ahead),
+	// "dropped" (a day older than the retention, detached and dropped) or
+	// "busy" (a drop that could not get its lock at once, left to the next
+	// run).
+	Action string
+	// Partition is the partition's qualified name.
+	Partition string
+	// From and Until bound the partition's times (From zero for the first
+	// partition, which an upgrade made of the whole older history).
+	From, Until time.Time
+	// Rows is how many rows were moved ("moved"), else 0.
+	Rows int64
+	// Bytes is the size a drop freed ("dropped"), else 0.
+	Bytes int64
+}
+
+// MaintainOptions says what MaintainEvents keeps.
+type MaintainOptions struct {
+	// Keep, when positive, drops every partition whose days all lie more
+	// than Keep before the database clock. Zero drops nothing.
+	Keep time.Duration
+	// Ahead is how many days after today get a partition. Zero means 7.
+	Ahead int
+}
+
+// defaultAhead is how many days ahead MaintainEvents makes partitions: a week
+// of runs missed before a transition's row lands in the DEFAULT partition.
+const defaultAhead = 7
+
+// MaintainEvents calls lease.maintain_events (sql/partition.sql), which needs
+// lease_admin: it moves what landed in the DEFAULT partition, makes the
+// partitions ahead, and drops whole days older than opts.Keep. Run it daily
+// or more often (`leasetop maintain` from cron).
+func (s *Store) MaintainEvents(ctx context.Context, opts MaintainOptions) ([]PartitionChange, error) {
+	if opts.Keep < 0 {
+		return nil, &InputError{Field: "keep", Problem: "must not be negative"}
+	}
+	if opts.Ahead < 0 || opts.Ahead > 366 {
+		return nil, &InputError{Field: "ahead", Problem: "must be between 0 and 366 days"}
+	}
+	ahead := opts.Ahead
+	if ahead == 0 {
+		ahead = defaultAhead
+	}
+	var keep *time.Duration
+	if opts.Keep > 0 {
+		keep = &opts.Keep
+	}
+	rows, err := s.pool.Query(ctx, `SELECT action, part, lo, hi, coalesce(n_rows, 0), coalesce(bytes, 0)
+		FROM lease.maintain_events($1, $2)`, keep, ahead)
+	if err != nil {
+		return nil, fmt.Errorf("maintain events: %w", translate(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PartitionChange, error) {
+		var c PartitionChange
+		var from *time.Time
+		err := r.Scan(&c.Action, &c.Partition, &from, &c.Until, &c.Rows, &c.Bytes)
+		c.From = deref(from)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("maintain events: %w", translate(err))
+	}
+	return out, nil
+}
