@@ -3,6 +3,7 @@ package monitor
 import (
 	"maps"
 	"slices"
+	"strings"
 )
 
 // interner numbers the texts many leases share (accounts, holder labels,
@@ -70,3 +71,17 @@ func (in *interner) name(id uint32) string { return in.names[id] }
 
 // count is the number of ids in use (the empty text aside).
 func (in *interner) count() int { return len(in.ids) }
+
+// ranks returns each id's position in the texts' order ("" first).
+func (in *interner) ranks() []int32 {
+	ids := make([]int32, len(in.names))
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	slices.SortFunc(ids, func(a, b int32) int { return strings.Compare(in.names[a], in.names[b]) })
+	rank := make([]int32, len(ids))
+	for pos, id := range ids {
+		rank[id] = int32(pos)
+	}
+	return rank
+}

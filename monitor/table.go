@@ -24,6 +24,7 @@ type leaseTable struct {
 	strs  interner
 	index keyIndex
 	epoch uint32
+	order keyOrder // by account then session, for listing rows
 
 	account  []uint32 // interned
 	session  []string
@@ -85,6 +86,7 @@ func (t *leaseTable) clone() leaseTable {
 	c := *t
 	c.strs = t.strs.clone()
 	c.index.slots = slices.Clone(t.index.slots)
+	c.order = t.order.clone()
 	c.account, c.session, c.holder = slices.Clone(t.account), slices.Clone(t.session), slices.Clone(t.holder)
 	c.attach, c.run, c.fence = slices.Clone(t.attach), slices.Clone(t.run), slices.Clone(t.fence)
 	c.acquired, c.renewed, c.expires = slices.Clone(t.acquired), slices.Clone(t.renewed), slices.Clone(t.expires)
@@ -148,6 +150,7 @@ func (t *leaseTable) put(l data.Lease) {
 	t.set(i, l, flags)
 	t.live++
 	t.index.insert(t, i)
+	t.order.noteAdded(i, len(t.flags))
 }
 
 func (t *leaseTable) set(i int32, l data.Lease, flags uint8) {
@@ -168,4 +171,13 @@ func (t *leaseTable) remove(i int32) {
 	t.gen[i]++
 	t.free = append(t.free, i)
 	t.live--
+}
+
+// ref names slot i's lease as it is now.
+func (t *leaseTable) ref(i int32) RowRef { return RowRef{slot: i, gen: t.gen[i], epoch: t.epoch} }
+
+// current reports whether r's lease is still in the table (possibly
+// renewed or taken over since, under the same key).
+func (t *leaseTable) current(r RowRef) bool {
+	return r.epoch == t.epoch && int(r.slot) < len(t.flags) && t.gen[r.slot] == r.gen && t.alive(r.slot)
 }

@@ -54,6 +54,8 @@ func (m *Model) applyBatch(b monitor.Batch) {
 	}
 	switch {
 	case m.frozen != nil:
+	case synced:
+		m.syncRows() // a resync replaced every lease: the old rows name none
 	case m.mode == modeTimeline && len(m.rows) > 0:
 		m.rowsDirty = true // the table is not on screen: rebuilt when it is, or when the lanes scroll
 	case m.now.Sub(m.builtAt) < m.rebuildEvery():
@@ -61,6 +63,7 @@ func (m *Model) applyBatch(b monitor.Batch) {
 	default:
 		m.syncRows()
 	}
+	m.pruneRows()
 	m.reselectEvent()
 }
 

@@ -1,0 +1,84 @@
+package monitor
+
+import (
+	"cmp"
+	"slices"
+)
+
+// keyOrder is every lease's slot sorted by account then session, kept from
+// one listing of rows to the next: between two listings only the leases
+// added since are sorted (a handful a second even at 1000 transitions/s,
+// which mostly change holders, not keys) and merged in, instead of sorting
+// a million keys by their texts each time.
+type keyOrder struct {
+	epoch uint32
+	refs  []RowRef // sorted by key; some may be stale (their lease gone)
+	added []int32  // slots given a new lease since refs was brought up to date
+}
+
+// noteAdded records that slot i got a new key.
+// A program that never lists rows (the exporter) would let added grow: past
+// as many entries as slots, the order is dropped and sorted afresh when
+// next asked for.
+func (o *keyOrder) noteAdded(i int32, slots int) {
+	if o.refs == nil {
+		return
+	}
+	if len(o.added) >= slots {
+		o.refs, o.added = nil, nil
+		return
+	}
+	o.added = append(o.added, i)
+}
+
+func (o *keyOrder) clone() keyOrder {
+	return keyOrder{epoch: o.epoch, refs: slices.Clone(o.refs), added: slices.Clone(o.added)}
+}
+
+// sorted brings the order up to date with t and returns it: live leases
+// only, by account then session.
+func (o *keyOrder) sorted(t *leaseTable) []RowRef {
+	byKey := func(a, b RowRef) int {
+		return cmp.Or(cmp.Compare(t.strs.name(t.account[a.slot]), t.strs.name(t.account[b.slot])),
+			cmp.Compare(t.session[a.slot], t.session[b.slot]))
+	}
+	if o.epoch != t.epoch || o.refs == nil {
+		// A new table: sort it all.
+		o.epoch, o.added = t.epoch, o.added[:0]
+		o.refs = make([]RowRef, 0, t.live)
+		for i := range int32(t.slots()) {
+			if t.alive(i) {
+				o.refs = append(o.refs, t.ref(i))
+			}
+		}
+		slices.SortFunc(o.refs, byKey)
+		return o.refs
+	}
+	if len(o.added) == 0 && len(o.refs) == t.live {
+		return o.refs
+	}
+	var fresh []RowRef
+	for _, i := range o.added {
+		if t.alive(i) {
+			fresh = append(fresh, t.ref(i))
+		}
+	}
+	o.added = o.added[:0]
+	slices.SortFunc(fresh, byKey)
+	fresh = slices.CompactFunc(fresh, func(a, b RowRef) bool { return a == b })
+	merged := make([]RowRef, 0, t.live)
+	refs := o.refs
+	for len(refs) > 0 || len(fresh) > 0 {
+		if len(refs) > 0 && !t.current(refs[0]) {
+			refs = refs[1:]
+			continue
+		}
+		if len(fresh) == 0 || (len(refs) > 0 && byKey(refs[0], fresh[0]) <= 0) {
+			merged, refs = append(merged, refs[0]), refs[1:]
+		} else {
+			merged, fresh = append(merged, fresh[0]), fresh[1:]
+		}
+	}
+	o.refs = merged
+	return o.refs
+}

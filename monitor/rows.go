@@ -1,0 +1,205 @@
+package monitor
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/leasetop/leasetop/data"
+)
+
+// RowRef names one lease of a State, as a row of a sorted listing (Rows):
+// twelve bytes where a copy of the lease took some two hundred. Row reads
+// the lease through it, as it is now.
+type RowRef struct {
+	slot  int32
+	gen   uint32
+	epoch uint32
+}
+
+// Order is the order Rows lists leases in.
+type Order int
+
+// The orders. Each breaks ties by account then session.
+const (
+	OrderTTL     Order = iota // earliest expiry first (expired at the top)
+	OrderAccount              // account, then session
+	OrderHeld                 // earliest acquired (held longest) first
+	OrderHolder               // holder label
+)
+
+// RowQuery is what Rows lists.
+type RowQuery struct {
+	Order Order
+	// Filter keeps the leases whose account, session, holder or run id
+	// contains it, in any case ("" keeps all).
+	Filter string
+	// Held, if set, is a listing to keep: its leases that are still there
+	// come first, in its order, and the others follow in Order.
+	Held []RowRef
+}
+
+// Rows appends to dst the leases q selects, in q's order. At a million
+// leases it costs one pass over the columns and a sort of sixteen-byte
+// integer pairs: the key order is kept between calls (keyOrder).
+func (s *State) Rows(dst []RowRef, q RowQuery) []RowRef {
+	t := &s.leases
+	byKey := t.order.sorted(t)
+	rank := make([]int32, t.slots())
+	for i, r := range byKey {
+		rank[r.slot] = int32(i)
+	}
+	keep := newRowFilter(t, q.Filter)
+	var heldAt []int32 // by slot: 1 + the position in q.Held of its lease
+	for i, r := range q.Held {
+		if t.current(r) {
+			if heldAt == nil {
+				heldAt = make([]int32, t.slots())
+			}
+			heldAt[r.slot] = int32(i) + 1
+		}
+	}
+	if q.Order == OrderAccount && heldAt == nil {
+		for _, r := range byKey {
+			if keep.match(r.slot) {
+				dst = append(dst, r)
+			}
+		}
+		return dst
+	}
+	var holderRank []int32
+	if q.Order == OrderHolder {
+		holderRank = t.strs.ranks()
+	}
+	type keyed struct {
+		k    int64
+		rank int32
+		slot int32
+	}
+	ks := make([]keyed, 0, len(byKey))
+	for _, r := range byKey {
+		i := r.slot
+		if !keep.match(i) {
+			continue
+		}
+		var k int64
+		switch q.Order {
+		case OrderTTL:
+			k = t.expires[i]
+		case OrderHeld:
+			k = t.acquired[i]
+		case OrderHolder:
+			k = int64(holderRank[t.holder[i]])
+		}
+		if heldAt != nil && heldAt[i] > 0 {
+			k = int64(heldAt[i]) - (1 << 62) // before every new lease, in the held order
+		}
+		ks = append(ks, keyed{k, rank[i], i})
+	}
+	slices.SortFunc(ks, func(a, b keyed) int { return cmp.Or(cmp.Compare(a.k, b.k), cmp.Compare(a.rank, b.rank)) })
+	for _, k := range ks {
+		dst = append(dst, t.ref(k.slot))
+	}
+	return dst
+}
+
+// Row returns r's lease as it is now; false if it is gone since r was
+// listed (released, or a resync replaced every lease).
+func (s *State) Row(r RowRef) (data.Lease, bool) {
+	if !s.leases.current(r) {
+		return data.Lease{}, false
+	}
+	return s.leases.lease(r.slot), true
+}
+
+// RowKey returns r's key without building the whole lease.
+func (s *State) RowKey(r RowRef) (data.Key, bool) {
+	if !s.leases.current(r) {
+		return data.Key{}, false
+	}
+	return s.leases.key(r.slot), true
+}
+
+// RowOf returns the RowRef key's lease has now.
+func (s *State) RowOf(key data.Key) (RowRef, bool) {
+	i, ok := s.leases.find(key)
+	if !ok {
+		return RowRef{}, false
+	}
+	return s.leases.ref(i), true
+}
+
+// rowFilter is a filter worked out once per interned text (accounts and
+// holders repeat) and per session without allocating.
+type rowFilter struct {
+	t        *leaseTable
+	f        string // lower case; "" keeps all
+	names    []bool // by interned id: the text contains f
+	withRuns bool   // f could be part of a run id (hex digits and dashes)
+}
+
+func newRowFilter(t *leaseTable, filter string) rowFilter {
+	f := strings.ToLower(filter)
+	rf := rowFilter{t: t, f: f}
+	if f == "" {
+		return rf
+	}
+	rf.names = make([]bool, len(t.strs.names))
+	for id, name := range t.strs.names {
+		rf.names[id] = id != 0 && containsFold(name, f)
+	}
+	rf.withRuns = strings.Trim(f, "0123456789abcdef-") == ""
+	return rf
+}
+
+func (rf *rowFilter) match(i int32) bool {
+	t := rf.t
+	if rf.f == "" || rf.names[t.account[i]] || rf.names[t.holder[i]] || containsFold(t.session[i], rf.f) {
+		return true
+	}
+	if !rf.withRuns || t.run[i] == [16]byte{} {
+		return false
+	}
+	var buf [36]byte
+	return strings.Contains(string(uuidText(&buf, t.run[i])), rf.f)
+}
+
+// containsFold reports whether s contains f, which is lower case, in any
+// case; ASCII without allocating.
+func containsFold(s, f string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return strings.Contains(strings.ToLower(s), f)
+		}
+	}
+	n := len(f)
+outer:
+	for i := 0; i+n <= len(s); i++ {
+		for j := 0; j < n; j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != f[j] {
+				continue outer
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// uuidText writes id's canonical text into buf.
+func uuidText(buf *[36]byte, id [16]byte) []byte {
+	const hex = "0123456789abcdef"
+	j := 0
+	for i, b := range id {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			buf[j] = '-'
+			j++
+		}
+		buf[j], buf[j+1] = hex[b>>4], hex[b&0xf]
+		j += 2
+	}
+	return buf[:]
+}
