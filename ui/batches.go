@@ -33,7 +33,10 @@ func (m *Model) applyPending() {
 		m.applyBatch(b)
 		m.pending[i] = monitor.Batch{}
 	}
-	m.pending = m.pending[:0]
+	if len(m.pending) > 0 {
+		m.pending = m.pending[:0]
+		m.pruneRows()
+	}
 }
 
 // applyBatch applies one batch to the live state at m.now and refreshes
@@ -63,7 +66,9 @@ func (m *Model) applyBatch(b monitor.Batch) {
 	default:
 		m.syncRows()
 	}
-	m.pruneRows()
+	if len(m.pending) == 0 { // else once after the last held batch
+		m.pruneRows()
+	}
 	m.reselectEvent()
 }
 
