@@ -39,7 +39,7 @@ func (o *keyOrder) clone() keyOrder {
 // only, by account then session.
 func (o *keyOrder) sorted(t *leaseTable) []RowRef {
 	byKey := func(a, b RowRef) int {
-		return cmp.Or(cmp.Compare(t.strs.name(t.account[a.slot]), t.strs.name(t.account[b.slot])),
+		return cmp.Or(cmp.Compare(t.accts.name(t.account[a.slot]), t.accts.name(t.account[b.slot])),
 			cmp.Compare(t.session[a.slot], t.session[b.slot]))
 	}
 	if o.epoch != t.epoch || o.refs == nil {

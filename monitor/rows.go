@@ -134,7 +134,8 @@ func (s *State) RowOf(key data.Key) (RowRef, bool) {
 type rowFilter struct {
 	t        *leaseTable
 	f        string // lower case; "" keeps all
-	names    []bool // by interned id: the text contains f
+	accts    []bool // by interned account id: the account contains f
+	names    []bool // by interned holder label: the label contains f
 	withRuns bool   // f could be part of a run id (hex digits and dashes)
 }
 
@@ -144,17 +145,23 @@ func newRowFilter(t *leaseTable, filter string) rowFilter {
 	if f == "" {
 		return rf
 	}
-	rf.names = make([]bool, len(t.strs.names))
-	for id, name := range t.strs.names {
-		rf.names[id] = id != 0 && containsFold(name, f)
-	}
+	rf.accts, rf.names = foldMatches(&t.accts, f), foldMatches(&t.strs, f)
 	rf.withRuns = strings.Trim(f, "0123456789abcdef-") == ""
 	return rf
 }
 
+// foldMatches says of each text of in whether it contains f.
+func foldMatches(in *interner, f string) []bool {
+	out := make([]bool, len(in.names))
+	for id, name := range in.names {
+		out[id] = id != 0 && containsFold(name, f)
+	}
+	return out
+}
+
 func (rf *rowFilter) match(i int32) bool {
 	t := rf.t
-	if rf.f == "" || rf.names[t.account[i]] || rf.names[t.holder[i]] || containsFold(t.session[i], rf.f) {
+	if rf.f == "" || rf.accts[t.account[i]] || rf.names[t.holder[i]] || containsFold(t.session[i], rf.f) {
 		return true
 	}
 	if !rf.withRuns || t.run[i] == [16]byte{} {

@@ -21,12 +21,13 @@ import (
 // A reset (a resync) starts a new epoch: every RowRef of the old one is
 // stale.
 type leaseTable struct {
-	strs  interner
+	accts interner // account ids (apart, so a scan can count by account in an array of them)
+	strs  interner // holder labels and attachments
 	index keyIndex
 	epoch uint32
 	order keyOrder // by account then session, for listing rows
 
-	account  []uint32 // interned
+	account  []uint32 // interned in accts
 	session  []string
 	holder   []uint32 // interned
 	attach   []uint32 // interned
@@ -66,7 +67,7 @@ func fromUnixNano(ns int64) time.Time {
 
 // reset empties the table, with room for n leases, and starts a new epoch.
 func (t *leaseTable) reset(n int) {
-	*t = leaseTable{epoch: t.epoch + 1, strs: newInterner()}
+	*t = leaseTable{epoch: t.epoch + 1, accts: newInterner(), strs: newInterner()}
 	t.index.init(n)
 	t.account = make([]uint32, 0, n)
 	t.session = make([]string, 0, n)
@@ -84,7 +85,7 @@ func (t *leaseTable) reset(n int) {
 // clone returns an independent copy.
 func (t *leaseTable) clone() leaseTable {
 	c := *t
-	c.strs = t.strs.clone()
+	c.accts, c.strs = t.accts.clone(), t.strs.clone()
 	c.index.slots = slices.Clone(t.index.slots)
 	c.order = t.order.clone()
 	c.account, c.session, c.holder = slices.Clone(t.account), slices.Clone(t.session), slices.Clone(t.holder)
@@ -102,7 +103,7 @@ func (t *leaseTable) alive(i int32) bool { return t.flags[i]&slotLive != 0 }
 
 // find returns key's slot.
 func (t *leaseTable) find(key data.Key) (int32, bool) {
-	acct, ok := t.strs.lookup(key.Account)
+	acct, ok := t.accts.lookup(key.Account)
 	if !ok {
 		return 0, false
 	}
@@ -111,7 +112,7 @@ func (t *leaseTable) find(key data.Key) (int32, bool) {
 
 // key returns slot i's key.
 func (t *leaseTable) key(i int32) data.Key {
-	return data.Key{Account: t.strs.name(t.account[i]), Session: t.session[i]}
+	return data.Key{Account: t.accts.name(t.account[i]), Session: t.session[i]}
 }
 
 // lease returns slot i's lease.
@@ -146,7 +147,7 @@ func (t *leaseTable) put(l data.Lease) {
 		t.acquired, t.renewed, t.expires = append(t.acquired, 0), append(t.renewed, 0), append(t.expires, 0)
 		t.flags, t.gen = append(t.flags, 0), append(t.gen, 0)
 	}
-	t.account[i], t.session[i] = t.strs.intern(l.Account), l.Session
+	t.account[i], t.session[i] = t.accts.intern(l.Account), l.Session
 	t.set(i, l, flags)
 	t.live++
 	t.index.insert(t, i)
@@ -163,9 +164,9 @@ func (t *leaseTable) set(i int32, l data.Lease, flags uint8) {
 // remove frees slot i.
 func (t *leaseTable) remove(i int32) {
 	t.index.remove(t, i)
-	for _, id := range []uint32{t.account[i], t.holder[i], t.attach[i]} {
-		t.strs.release(id)
-	}
+	t.accts.release(t.account[i])
+	t.strs.release(t.holder[i])
+	t.strs.release(t.attach[i])
 	t.account[i], t.session[i], t.holder[i], t.attach[i] = 0, "", 0, 0
 	t.flags[i] = 0
 	t.gen[i]++

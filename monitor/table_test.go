@@ -55,8 +55,8 @@ func TestLeaseTableAgreesWithAMap(t *testing.T) {
 			}
 		}
 	}
-	if n := tab.strs.count(); n > 7+50+3 {
-		t.Errorf("%d interned texts, want at most %d: released ones are not reused", n, 7+50+3)
+	if n, a := tab.strs.count(), tab.accts.count(); n > 50+3 || a > 7 {
+		t.Errorf("%d interned texts and %d accounts, want at most %d and %d: released ones are not reused", n, a, 50+3, 7)
 	}
 }
 

@@ -57,10 +57,9 @@ type Exporter struct {
 	started  time.Time
 	ready    atomic.Bool // the first resync has been applied
 
-	mu      sync.Mutex // guards state, index and dropped; held by apply and by a scrape
+	mu      sync.Mutex // guards state and dropped; held by apply and by a scrape
 	state   *monitor.State
-	index   leaseIndex // what the gauges need of state's leases
-	dropped int64      // the listener's dropped notifications, from the last batch
+	dropped int64 // the listener's dropped notifications, from the last batch
 
 	link monitor.Link // the link last reported to OnLink; Run's goroutine only
 }
@@ -77,7 +76,6 @@ func New(store *data.Store, cfg Config) *Exporter {
 		// The exporter shows no event list: one kept event is enough.
 		// De-duplication does not depend on it (State keeps every id seen).
 		state: monitor.NewState(monitor.Config{EventLimit: 1}),
-		index: newLeaseIndex(),
 		link:  monitor.LinkConnecting,
 	}
 	e.registry.MustRegister(
@@ -146,7 +144,6 @@ func (e *Exporter) applyItem(one monitor.Batch, now time.Time) {
 	history := it.Sync != nil && !e.state.Synced()
 	starts := e.runStarts(it)
 	fresh := e.state.Apply(one, now)
-	e.index.applied(e.state, it)
 	if it.Sync != nil {
 		e.m.resyncs.Inc()
 		if it.Sync.Truncated && !history {
