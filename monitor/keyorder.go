@@ -38,8 +38,12 @@ func (o *keyOrder) clone() keyOrder {
 // sorted brings the order up to date with t and returns it: live leases
 // only, by account then session.
 func (o *keyOrder) sorted(t *leaseTable) []RowRef {
+	if o.epoch == t.epoch && o.refs != nil && len(o.added) == 0 && len(o.refs) == t.live {
+		return o.refs
+	}
+	acctRank := t.accts.ranks() // integers first: texts only within one account
 	byKey := func(a, b RowRef) int {
-		return cmp.Or(cmp.Compare(t.accts.name(t.account[a.slot]), t.accts.name(t.account[b.slot])),
+		return cmp.Or(cmp.Compare(acctRank[t.account[a.slot]], acctRank[t.account[b.slot]]),
 			cmp.Compare(t.session[a.slot], t.session[b.slot]))
 	}
 	if o.epoch != t.epoch || o.refs == nil {
@@ -52,9 +56,6 @@ func (o *keyOrder) sorted(t *leaseTable) []RowRef {
 			}
 		}
 		slices.SortFunc(o.refs, byKey)
-		return o.refs
-	}
-	if len(o.added) == 0 && len(o.refs) == t.live {
 		return o.refs
 	}
 	var fresh []RowRef

@@ -1,8 +1,7 @@
 package monitor
 
 import (
-	"cmp"
-	"slices"
+	"math"
 	"strings"
 
 	"github.com/leasetop/leasetop/data"
@@ -71,12 +70,11 @@ func (s *State) Rows(dst []RowRef, q RowQuery) []RowRef {
 	if q.Order == OrderHolder {
 		holderRank = t.strs.ranks()
 	}
-	type keyed struct {
-		k    int64
-		rank int32
-		slot int32
-	}
-	ks := make([]keyed, 0, len(byKey))
+	// byKey is in key order, and the radix sort is stable: sorting on the
+	// order's key alone breaks its ties by account then session.
+	ks := make([]sortItem, 0, len(byKey))
+	const sign = 1 << 63 // flipped, it orders int64s as uint64s
+	minK := uint64(math.MaxUint64)
 	for _, r := range byKey {
 		i := r.slot
 		if !keep.match(i) {
@@ -94,11 +92,15 @@ func (s *State) Rows(dst []RowRef, q RowQuery) []RowRef {
 		if heldAt != nil && heldAt[i] > 0 {
 			k = int64(heldAt[i]) - (1 << 62) // before every new lease, in the held order
 		}
-		ks = append(ks, keyed{k, rank[i], i})
+		u := uint64(k) ^ sign
+		minK = min(minK, u)
+		ks = append(ks, sortItem{k: u, slot: i})
 	}
-	slices.SortFunc(ks, func(a, b keyed) int { return cmp.Or(cmp.Compare(a.k, b.k), cmp.Compare(a.rank, b.rank)) })
-	for _, k := range ks {
-		dst = append(dst, t.ref(k.slot))
+	for j := range ks {
+		ks[j].k -= minK // fewer digits to sort on
+	}
+	for _, it := range radixSort(ks, make([]sortItem, len(ks))) {
+		dst = append(dst, t.ref(it.slot))
 	}
 	return dst
 }
