@@ -44,10 +44,6 @@ type RowQuery struct {
 func (s *State) Rows(dst []RowRef, q RowQuery) []RowRef {
 	t := &s.leases
 	byKey := t.order.sorted(t)
-	rank := make([]int32, t.slots())
-	for i, r := range byKey {
-		rank[r.slot] = int32(i)
-	}
 	keep := newRowFilter(t, q.Filter)
 	var heldAt []int32 // by slot: 1 + the position in q.Held of its lease
 	for i, r := range q.Held {
@@ -176,10 +172,20 @@ func (rf *rowFilter) match(i int32) bool {
 // containsFold reports whether s contains f, which is lower case, in any
 // case; ASCII without allocating.
 func containsFold(s, f string) bool {
+	if strings.Contains(s, f) {
+		return true // as is: the usual case, and a fast search
+	}
+	folds := false
 	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
+		switch c := s[i]; {
+		case c >= 0x80:
 			return strings.Contains(strings.ToLower(s), f)
+		case 'A' <= c && c <= 'Z':
+			folds = true
 		}
+	}
+	if !folds {
+		return false // no capital to fold: Contains said it all
 	}
 	n := len(f)
 outer:
