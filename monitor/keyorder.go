@@ -3,6 +3,7 @@ package monitor
 import (
 	"cmp"
 	"slices"
+	"strings"
 )
 
 // keyOrder is every lease's slot sorted by account then session, kept from
@@ -49,13 +50,7 @@ func (o *keyOrder) sorted(t *leaseTable) []RowRef {
 	if o.epoch != t.epoch || o.refs == nil {
 		// A new table: sort it all.
 		o.epoch, o.added = t.epoch, o.added[:0]
-		o.refs = make([]RowRef, 0, t.live)
-		for i := range int32(t.slots()) {
-			if t.alive(i) {
-				o.refs = append(o.refs, t.ref(i))
-			}
-		}
-		slices.SortFunc(o.refs, byKey)
+		o.refs = sortByKey(t, acctRank)
 		return o.refs
 	}
 	var fresh []RowRef
@@ -82,4 +77,44 @@ func (o *keyOrder) sorted(t *leaseTable) []RowRef {
 	}
 	o.refs = merged
 	return o.refs
+}
+
+// keyItem is one lease being sorted by key: what the comparisons read, side
+// by side, so a sort of a million does not jump around the columns.
+type keyItem struct {
+	session string
+	acct    int32 // the account's rank
+	slot    int32
+}
+
+// sortByKey returns every lease of t by account then session: a counting
+// sort by account rank, then each account's sessions compared as texts.
+func sortByKey(t *leaseTable, acctRank []int32) []RowRef {
+	items := make([]keyItem, 0, t.live)
+	starts := make([]int, len(acctRank)+1)
+	for i := range int32(t.slots()) {
+		if t.alive(i) {
+			r := acctRank[t.account[i]]
+			items = append(items, keyItem{session: t.session[i], acct: r, slot: i})
+			starts[r+1]++
+		}
+	}
+	for r := 1; r < len(starts); r++ {
+		starts[r] += starts[r-1]
+	}
+	sorted := make([]keyItem, len(items))
+	next := slices.Clone(starts[:len(acctRank)])
+	for _, it := range items {
+		sorted[next[it.acct]] = it
+		next[it.acct]++
+	}
+	items = nil
+	for r := range acctRank {
+		slices.SortFunc(sorted[starts[r]:starts[r+1]], func(a, b keyItem) int { return strings.Compare(a.session, b.session) })
+	}
+	refs := make([]RowRef, len(sorted))
+	for j, it := range sorted {
+		refs[j] = t.ref(it.slot)
+	}
+	return refs
 }
