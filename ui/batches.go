@@ -58,7 +58,8 @@ func (m *Model) applyBatch(b monitor.Batch) {
 	switch {
 	case m.frozen != nil:
 	case synced:
-		m.syncRows() // a resync replaced every lease: the old rows name none
+		m.syncRows()               // a resync replaced every lease: the old rows name none
+		m.resynced = m.state.Len() // waitNext frees the read's memory once this Update is done with it
 	case m.mode == modeTimeline && len(m.rows) > 0:
 		m.rowsDirty = true // the table is not on screen: rebuilt when it is, or when the lanes scroll
 	case m.now.Sub(m.builtAt) < m.rebuildEvery():

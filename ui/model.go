@@ -126,6 +126,7 @@ type Model struct {
 	counts    monitor.Counts     // the header's counts, refreshed with the rows and on each tick
 	countIdx  monitor.CountIndex // the leases' expiries as of the rows' rebuild
 	order     []monitor.RowRef   // the rows as shown when navigation started holding their order
+	resynced  int                // leases of a resync just applied: waitNext frees the read (monitor.FreeAfterResync)
 	holdUntil time.Time          // the order is held until then (after navigation)
 	sel       data.Key
 	hasSel    bool

@@ -107,6 +107,9 @@ func (e *Exporter) Run(ctx context.Context) error {
 		}
 		now := time.Now()
 		h := e.apply(b, now)
+		if resynced(b) {
+			monitor.FreeAfterResync(e.leases())
+		}
 		// Once ctx ends the feed reports itself stopped, which reads as
 		// down: that is this stop, not a link to report.
 		if h.Link != e.link && e.cfg.OnLink != nil && ctx.Err() == nil {
@@ -157,4 +160,21 @@ func (e *Exporter) applyItem(one monitor.Batch, now time.Time) {
 	for _, ev := range fresh {
 		e.m.observe(ev, serverNow, starts)
 	}
+}
+
+// resynced reports whether b holds a resync.
+func resynced(b monitor.Batch) bool {
+	for _, it := range b.Items {
+		if it.Sync != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// leases is how many leases the state holds.
+func (e *Exporter) leases() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.state.Len()
 }
