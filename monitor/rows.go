@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"bytes"
 	"math"
 	"strings"
 
@@ -132,6 +133,7 @@ func (s *State) RowOf(key data.Key) (RowRef, bool) {
 type rowFilter struct {
 	t        *leaseTable
 	f        string // lower case; "" keeps all
+	fb       []byte // f, to search run ids' text without making strings of them
 	accts    []bool // by interned account id: the account contains f
 	names    []bool // by interned holder label: the label contains f
 	withRuns bool   // f could be part of a run id (hex digits and dashes)
@@ -139,7 +141,7 @@ type rowFilter struct {
 
 func newRowFilter(t *leaseTable, filter string) rowFilter {
 	f := strings.ToLower(filter)
-	rf := rowFilter{t: t, f: f}
+	rf := rowFilter{t: t, f: f, fb: []byte(f)}
 	if f == "" {
 		return rf
 	}
@@ -166,7 +168,7 @@ func (rf *rowFilter) match(i int32) bool {
 		return false
 	}
 	var buf [36]byte
-	return strings.Contains(string(uuidText(&buf, t.run[i])), rf.f)
+	return bytes.Contains(uuidText(&buf, t.run[i]), rf.fb)
 }
 
 // containsFold reports whether s contains f, which is lower case, in any
