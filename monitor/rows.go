@@ -102,6 +102,23 @@ func (s *State) Rows(dst []RowRef, q RowQuery) []RowRef {
 	return dst
 }
 
+// Narrow keeps, in their order, the rows whose lease is still there and
+// passes filter (as RowQuery.Filter): one pass and no sort. Rows listed with
+// a filter that filter contains, from an unchanged State, narrowed this way
+// equal a new listing with filter.
+func (s *State) Narrow(rows []RowRef, filter string) []RowRef {
+	t := &s.leases
+	keep := newRowFilter(t, filter)
+	kept := rows[:0]
+	for _, r := range rows {
+		if t.current(r) && keep.match(r.slot) {
+			kept = append(kept, r)
+		}
+	}
+	clear(rows[len(kept):])
+	return kept
+}
+
 // Row returns r's lease as it is now; false if it is gone since r was
 // listed (released, or a resync replaced every lease).
 func (s *State) Row(r RowRef) (data.Lease, bool) {

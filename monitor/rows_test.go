@@ -62,6 +62,16 @@ func TestRowsAgreeWithSortingCopies(t *testing.T) {
 				if !slices.Equal(got, want) {
 					t.Fatalf("round %d order %d filter %q:\n got %v\nwant %v", round, order, f, got, want)
 				}
+				// Narrowing the unfiltered listing, or this one, by a longer
+				// filter lists what a new listing with it does.
+				for _, from := range []string{"", f} {
+					longer := f + "1"
+					narrowed := s.Narrow(s.Rows(nil, RowQuery{Order: order, Filter: from}), longer)
+					fresh := s.Rows(nil, RowQuery{Order: order, Filter: longer})
+					if !slices.Equal(narrowed, fresh) {
+						t.Fatalf("round %d order %d: %q narrowed to %q lists %d rows, a new listing %d", round, order, from, longer, len(narrowed), len(fresh))
+					}
+				}
 			}
 		}
 	}

@@ -121,6 +121,7 @@ type Model struct {
 	rows      []monitor.RowRef   // filtered and sorted leases of the shown state (ui/rowrefs.go)
 	rowsVer   uint64             // the shown state's LeasesVersion the rows were built at
 	rowsOf    *monitor.State     // the state they were built from (live or frozen)
+	rowsBy    rowsQuery          // what they list (narrowRows)
 	rowsDirty bool               // the leases changed; rebuild on the next tick
 	builtAt   time.Time          // when the rows were last rebuilt
 	counts    monitor.Counts     // the header's counts, refreshed with the rows and on each tick

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // TestHugeTableDropsAReleasedRowAtTheTick: above hugeTable leases the rows
@@ -44,5 +45,37 @@ func TestHugeTableDropsAReleasedRowAtTheTick(t *testing.T) {
 	apply(m, syncBatch(leases[:5], nil))
 	if len(m.rows) != 5 || rowKeyAt(m, 0) != leases[0].Key {
 		t.Errorf("after a resync of 5 leases: %d rows, first %v; want 5, %v first", len(m.rows), rowKeyAt(m, 0), leases[0].Key)
+	}
+}
+
+// TestFilterKeysNarrowTheRows types a filter one key at a time, in mixed
+// case, and erases it: each key that only adds to the filter narrows the
+// rows in place (narrowRows), and every step must list exactly what a new
+// listing with the filter does, in the same order.
+func TestFilterKeysNarrowTheRows(t *testing.T) {
+	t.Parallel()
+	m, _ := newModel(t, 120, 30)
+	apply(m, syncBatch(fleet(300), nil))
+	press(m, "s", "s", "s") // the holder order
+	press(m, "/")
+	check := func(step string) {
+		t.Helper()
+		want := m.state.Rows(nil, monitor.RowQuery{Order: m.sortBy.order(), Filter: m.filter})
+		if len(m.rows) != len(want) {
+			t.Fatalf("%s: filter %q shows %d rows, a new listing %d", step, m.filter, len(m.rows), len(want))
+		}
+		for i := range want {
+			if m.rows[i] != want[i] {
+				t.Fatalf("%s: filter %q row %d differs from a new listing", step, m.filter, i)
+			}
+		}
+	}
+	for _, k := range []string{"S", "-", "0", "0", "1"} {
+		press(m, k)
+		check("typed " + k)
+	}
+	for range 5 {
+		press(m, "backspace")
+		check("erased")
 	}
 }

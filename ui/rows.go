@@ -86,7 +86,13 @@ func (m *Model) rebuildRows(force bool) {
 		m.refreshCounts()
 		return
 	}
+	if m.narrowRows(st) {
+		m.reselect()
+		m.reselectEvent()
+		return
+	}
 	m.rowsOf, m.rowsVer, m.rowsDirty, m.builtAt = st, st.LeasesVersion(), false, m.now
+	m.rowsBy = m.query()
 	m.rows = st.Rows(m.rows[:0], monitor.RowQuery{Order: m.sortBy.order(), Filter: m.filter, Held: m.heldOrder()})
 	m.countIdx = st.CountIndex()
 	m.refreshCounts()
