@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -33,7 +34,7 @@ func (r *run) bulkLeases(ctx context.Context, tag string, n int) error {
 			}
 			return err
 		})
-		if nb, ok := err.(errNoBulk); ok && lo == 1 {
+		if nb := (errNoBulk{}); errors.As(err, &nb) && lo == 1 {
 			r.progress(fmt.Sprintf("bulk load unavailable (%v): writing through lease.acquire", nb.err))
 			return r.preloadLeases(ctx, tag, n)
 		}
