@@ -44,9 +44,9 @@ func (s *State) ApplySync(sync data.Sync, at time.Time) []data.Event {
 	if sync.Truncated {
 		s.gaps++
 	}
-	s.leases = make(map[data.Key]data.Lease, len(sync.Leases))
+	s.leases.reset(len(sync.Leases))
 	for _, l := range sync.Leases {
-		s.leases[l.Key] = l
+		s.leases.put(l)
 	}
 	s.notePast(sync)
 	var fresh []data.Event
@@ -91,19 +91,19 @@ func (s *State) ApplyEvent(ev data.Event, at time.Time) bool {
 			break // older than what we show or saw end: a snapshot already reflected it (ended.go)
 		}
 		delete(s.ended, ev.Key)
-		s.leases[ev.Key] = data.Lease{
+		s.leases.put(data.Lease{
 			Key: ev.Key, RunID: ev.RunID, Holder: ev.Holder, Fence: ev.Fence,
 			AcquiredAt: ev.At, RenewedAt: ev.At, ExpiresAt: ev.ExpiresAt,
-		}
+		})
 		changed = true
 	case data.KindReleased, data.KindForceReleased:
-		if cur, ok := s.leases[ev.Key]; ok && cur.RunID == ev.RunID {
-			delete(s.leases, ev.Key)
+		if i, ok := s.leases.find(ev.Key); ok && s.leases.run[i] == ev.RunID {
+			s.leases.remove(i)
 			changed = true
 		}
 		s.noteEnded(ev.Key, ev.Fence)
 	case data.KindTruncated:
-		clear(s.leases) // the listener asks for a resync too
+		s.leases.reset(0) // the listener asks for a resync too
 		clear(s.ended)
 		changed = true
 	}
@@ -127,12 +127,12 @@ func (s *State) ApplyDelta(snap data.Snapshot, at time.Time) {
 }
 
 func (s *State) renewed(key data.Key, run uuid.UUID, fence int64, renewedAt, expiresAt time.Time) {
-	cur, ok := s.leases[key]
-	if !ok || cur.RunID != run || cur.Fence != fence || !expiresAt.After(cur.ExpiresAt) {
+	t := &s.leases
+	i, ok := t.find(key)
+	if !ok || t.run[i] != run || t.fence[i] != fence || unixNano(expiresAt) <= t.expires[i] {
 		return
 	}
-	cur.RenewedAt, cur.ExpiresAt = renewedAt, expiresAt
-	s.leases[key] = cur
+	t.renewed[i], t.expires[i] = unixNano(renewedAt), unixNano(expiresAt)
 	s.leasesChanged()
 }
 

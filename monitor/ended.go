@@ -27,8 +27,8 @@ const maxEnded = 1 << 16
 // the last one seen ended.
 func (s *State) knownFence(key data.Key) int64 {
 	f := s.ended[key]
-	if l, ok := s.leases[key]; ok {
-		f = max(f, l.Fence)
+	if i, ok := s.leases.find(key); ok {
+		f = max(f, s.leases.fence[i])
 	}
 	return f
 }
@@ -61,12 +61,12 @@ func (s *State) noteEnded(key data.Key, fence int64) {
 // lease's fence says more).
 func (s *State) notePast(sync data.Sync) {
 	for k := range s.ended {
-		if _, ok := s.leases[k]; ok {
+		if _, ok := s.leases.find(k); ok {
 			delete(s.ended, k)
 		}
 	}
 	for _, ev := range sync.Events {
-		if _, ok := s.leases[ev.Key]; !ok && ev.Fence > 0 && (ev.Kind.Ends() || ownership(ev.Kind)) {
+		if _, ok := s.leases.find(ev.Key); !ok && ev.Fence > 0 && (ev.Kind.Ends() || ownership(ev.Kind)) {
 			s.noteEnded(ev.Key, ev.Fence)
 		}
 	}

@@ -29,7 +29,7 @@ type Config struct {
 type State struct {
 	cfg Config
 
-	leases  map[data.Key]data.Lease
+	leases  leaseTable
 	ended   map[data.Key]int64 // highest fence seen ended, for sessions with no lease shown (ended.go)
 	events  []data.Event       // newest first (id descending), at most cfg.EventLimit
 	seen    idSet
@@ -65,13 +65,15 @@ type State struct {
 func NewState(cfg Config) *State {
 	cfg.EventLimit = cmp.Or(cfg.EventLimit, 500)
 	cfg.ExpiringSoon = cmp.Or(cfg.ExpiringSoon, 0.25)
-	return &State{cfg: cfg, leases: map[data.Key]data.Lease{}, ended: map[data.Key]int64{}}
+	s := &State{cfg: cfg, ended: map[data.Key]int64{}}
+	s.leases.reset(0)
+	return s
 }
 
 // Clone returns an independent copy (the frozen picture of a paused screen).
 func (s *State) Clone() *State {
 	c := *s
-	c.leases = maps.Clone(s.leases)
+	c.leases = s.leases.clone()
 	c.ended = maps.Clone(s.ended)
 	c.events = slices.Clone(s.events)
 	c.seen = s.seen.clone()
@@ -94,8 +96,9 @@ func (s *State) leasesChanged() {
 // Range calls fn with every lease, in no particular order, until fn returns
 // false.
 func (s *State) Range(fn func(l data.Lease) bool) {
-	for _, l := range s.leases {
-		if !fn(l) {
+	t := &s.leases
+	for i := range int32(t.slots()) {
+		if t.alive(i) && !fn(t.lease(i)) {
 			return
 		}
 	}
@@ -106,17 +109,24 @@ func (s *State) Range(fn func(l data.Lease) bool) {
 func (s *State) Synced() bool { return s.synced }
 
 // Len returns the number of leases.
-func (s *State) Len() int { return len(s.leases) }
+func (s *State) Len() int { return s.leases.live }
 
 // Lease returns key's lease.
 func (s *State) Lease(key data.Key) (data.Lease, bool) {
-	l, ok := s.leases[key]
-	return l, ok
+	i, ok := s.leases.find(key)
+	if !ok {
+		return data.Lease{}, false
+	}
+	return s.leases.lease(i), true
 }
 
 // Leases returns every lease, ordered by account then session.
 func (s *State) Leases() []data.Lease {
-	out := slices.Collect(maps.Values(s.leases))
+	out := make([]data.Lease, 0, s.Len())
+	s.Range(func(l data.Lease) bool {
+		out = append(out, l)
+		return true
+	})
 	slices.SortFunc(out, func(a, b data.Lease) int {
 		return cmp.Or(cmp.Compare(a.Account, b.Account), cmp.Compare(a.Session, b.Session))
 	})
@@ -211,12 +221,16 @@ func (s *State) buildCountIndexes() {
 	if s.countsVer == s.leasesVer && s.expiries != nil {
 		return
 	}
-	exp := make([]int64, 0, len(s.leases))
-	soon := make([]int64, 0, len(s.leases))
-	for _, l := range s.leases {
-		e := l.ExpiresAt.UnixNano()
+	t := &s.leases
+	exp := make([]int64, 0, t.live)
+	soon := make([]int64, 0, t.live)
+	for i := range int32(t.slots()) {
+		if !t.alive(i) {
+			continue
+		}
+		e := t.expires[i]
 		exp = append(exp, e)
-		ttl := l.ExpiresAt.Sub(l.RenewedAt)
+		ttl := time.Duration(e - t.renewed[i])
 		if ttl <= 0 {
 			soon = append(soon, math.MinInt64) // no TTL to speak of: always "soon"
 			continue

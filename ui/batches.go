@@ -33,7 +33,10 @@ func (m *Model) applyPending() {
 		m.applyBatch(b)
 		m.pending[i] = monitor.Batch{}
 	}
-	m.pending = m.pending[:0]
+	if len(m.pending) > 0 {
+		m.pending = m.pending[:0]
+		m.pruneRows()
+	}
 }
 
 // applyBatch applies one batch to the live state at m.now and refreshes
@@ -54,12 +57,18 @@ func (m *Model) applyBatch(b monitor.Batch) {
 	}
 	switch {
 	case m.frozen != nil:
+	case synced:
+		m.syncRows()               // a resync replaced every lease: the old rows name none
+		m.resynced = m.state.Len() // waitNext frees the read's memory once this Update is done with it
 	case m.mode == modeTimeline && len(m.rows) > 0:
 		m.rowsDirty = true // the table is not on screen: rebuilt when it is, or when the lanes scroll
 	case m.now.Sub(m.builtAt) < m.rebuildEvery():
 		m.rowsDirty = true // shown on a later tick
 	default:
 		m.syncRows()
+	}
+	if len(m.pending) == 0 { // else once after the last held batch
+		m.pruneRows()
 	}
 	m.reselectEvent()
 }

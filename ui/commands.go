@@ -60,7 +60,10 @@ func (m *Model) waitNext() tea.Cmd {
 	if next == nil {
 		return nil
 	}
+	freed := m.resynced
+	m.resynced = 0
 	return func() tea.Msg {
+		monitor.FreeAfterResync(freed) // the resync's read is garbage by now
 		b, ok := next()
 		return batchMsg{batch: b, ok: ok}
 	}

@@ -1,12 +1,9 @@
 package ui
 
 import (
-	"cmp"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/monitor"
 )
 
@@ -50,21 +47,6 @@ func (m *Model) shownNow() time.Time {
 	return m.now
 }
 
-// matches reports whether l passes the filter: a case-insensitive
-// substring of the account, session, holder or run id.
-func matches(l data.Lease, filter string) bool {
-	if filter == "" {
-		return true
-	}
-	f := strings.ToLower(filter)
-	for _, s := range []string{l.Account, l.Session, l.Holder, l.RunID.String()} {
-		if strings.Contains(strings.ToLower(s), f) {
-			return true
-		}
-	}
-	return false
-}
-
 // sortHold is how long navigation freezes the rows' order, so the rows
 // around the cursor do not shuffle while the user looks and acts (the way
 // pg_activity freezes after navigation keys). New rows sort below.
@@ -104,16 +86,14 @@ func (m *Model) rebuildRows(force bool) {
 		m.refreshCounts()
 		return
 	}
+	if m.narrowRows(st) {
+		m.reselect()
+		m.reselectEvent()
+		return
+	}
 	m.rowsOf, m.rowsVer, m.rowsDirty, m.builtAt = st, st.LeasesVersion(), false, m.now
-	buf := m.rowBuf[:0]
-	st.Range(func(l data.Lease) bool {
-		if matches(l, m.filter) {
-			buf = append(buf, l)
-		}
-		return true
-	})
-	m.rowBuf = buf
-	m.rows = sortRows(m.rows[:0], buf, m.sortBy, m.heldOrder())
+	m.rowsBy = m.query()
+	m.rows = st.Rows(m.rows[:0], monitor.RowQuery{Order: m.sortBy.order(), Filter: m.filter, Held: m.heldOrder()})
 	m.countIdx = st.CountIndex()
 	m.refreshCounts()
 	m.reselect()
@@ -121,7 +101,7 @@ func (m *Model) rebuildRows(force bool) {
 }
 
 // heldOrder returns the order to keep while navigation holds it, else nil.
-func (m *Model) heldOrder() map[data.Key]int {
+func (m *Model) heldOrder() []monitor.RowRef {
 	if m.now.Before(m.holdUntil) {
 		return m.order
 	}
@@ -132,10 +112,7 @@ func (m *Model) heldOrder() map[data.Key]int {
 // screen now.
 func (m *Model) holdOrder() {
 	if !m.now.Before(m.holdUntil) {
-		m.order = make(map[data.Key]int, len(m.rows))
-		for i, l := range m.rows {
-			m.order[l.Key] = i
-		}
+		m.order = slices.Clone(m.rows)
 	}
 	m.holdUntil = m.now.Add(sortHold)
 }
@@ -146,48 +123,4 @@ func (m *Model) holdOrder() {
 func (m *Model) refreshCounts() {
 	st := m.shown()
 	m.counts = m.countIdx.At(st.ServerNow(m.shownNow()))
-}
-
-// sortRows points rows at the leases in buf, sorted by mode; with held set,
-// leases keep their held positions and new ones follow. Time orders sort on
-// precomputed integers: at fleet scale the comparisons dominate.
-func sortRows(rows []*data.Lease, buf []data.Lease, mode sortMode, held map[data.Key]int) []*data.Lease {
-	type keyed struct {
-		k int64
-		l *data.Lease
-	}
-	byKey := func(a, b *data.Lease) int {
-		return cmp.Or(cmp.Compare(a.Account, b.Account), cmp.Compare(a.Session, b.Session))
-	}
-	ks := make([]keyed, len(buf))
-	for i := range buf {
-		l := &buf[i]
-		switch mode {
-		case sortTTL:
-			ks[i] = keyed{l.ExpiresAt.UnixNano(), l}
-		case sortHeld:
-			ks[i] = keyed{l.AcquiredAt.UnixNano(), l}
-		default:
-			ks[i] = keyed{0, l}
-		}
-		if held != nil {
-			if pos, ok := held[l.Key]; ok {
-				ks[i].k = int64(pos) - (1 << 62) // before every new lease, in the held order
-			}
-		}
-	}
-	then := byKey
-	if mode == sortHolder {
-		then = func(a, b *data.Lease) int { return cmp.Or(cmp.Compare(a.Holder, b.Holder), byKey(a, b)) }
-	}
-	slices.SortFunc(ks, func(a, b keyed) int {
-		if a.k != b.k {
-			return cmp.Compare(a.k, b.k)
-		}
-		return then(a.l, b.l)
-	})
-	for _, k := range ks {
-		rows = append(rows, k.l)
-	}
-	return rows
 }

@@ -22,13 +22,13 @@ func (m *Model) reselect() {
 		return
 	}
 	if m.hasSel {
-		if i := slices.IndexFunc(m.rows, func(l *data.Lease) bool { return l.Key == m.sel }); i >= 0 {
+		if i := m.rowIndex(m.sel); i >= 0 {
 			c.follow(i)
 			return
 		}
 	}
 	c.move(0)
-	m.sel, m.hasSel = m.rows[m.cur].Key, true
+	m.sel, m.hasSel = m.rowKey(m.cur)
 }
 
 // moveTable moves the cursor by delta rows.
@@ -37,7 +37,7 @@ func (m *Model) moveTable(delta int) {
 		return
 	}
 	m.tableCursor().move(delta)
-	m.sel, m.hasSel = m.rows[m.cur].Key, true
+	m.sel, m.hasSel = m.rowKey(m.cur)
 }
 
 // clampTable keeps the cursor inside the visible rows.
@@ -48,7 +48,7 @@ func (m *Model) selected() (data.Lease, bool) {
 	if !m.hasSel || m.cur >= len(m.rows) {
 		return data.Lease{}, false
 	}
-	return *m.rows[m.cur], true
+	return m.rowLease(m.cur)
 }
 
 // eventCursor is the events pane's cursor over evs, the events it shows.

@@ -194,8 +194,10 @@ func (m *Model) laneKeys(top, n int) []data.Key {
 	top = min(max(top, 0), max(len(m.rows)-1, 0))
 	end := min(top+n, len(m.rows))
 	keys := make([]data.Key, 0, max(end-top, 0))
-	for _, l := range m.rows[top:end] {
-		keys = append(keys, l.Key)
+	for i := top; i < end; i++ {
+		if k, ok := m.rowKey(i); ok {
+			keys = append(keys, k)
+		}
 	}
 	return keys
 }

@@ -186,8 +186,8 @@ func TestSortKeyCyclesWithIndicator(t *testing.T) {
 	}
 	for _, tt := range tests {
 		press(m, "s")
-		if m.sortBy != tt.mode || m.rows[0].Key != tt.first {
-			t.Errorf("sort %v first %v, want %v first %v", m.sortBy, m.rows[0].Key, tt.mode, tt.first)
+		if first, _ := m.rowKey(0); m.sortBy != tt.mode || first != tt.first {
+			t.Errorf("sort %v first %v, want %v first %v", m.sortBy, first, tt.mode, tt.first)
 		}
 		if out := screen(m); !strings.Contains(out, tt.header) || !strings.Contains(out, "sort "+tt.mode.String()) {
 			t.Errorf("sort %v: header lacks %q or the sort label", tt.mode, tt.header)
@@ -542,13 +542,13 @@ func TestNavigationHoldsTheOrder(t *testing.T) {
 	renewed, _ := m.state.Lease(sess(0))
 	renewed.RenewedAt, renewed.ExpiresAt = server, server.Add(time.Hour)
 	apply(m, monitor.Batch{Items: []monitor.Item{{Delta: &data.Snapshot{Leases: []data.Lease{renewed}}, At: c.t}}, Conn: data.ListenerState{Status: data.ListenerLive}})
-	if m.rows[0].Key != sess(0) || selectedKey(t, m) != sess(1) || m.cur != 1 {
-		t.Fatalf("while held: first row %v, selected %v at %d; want s00 first and s01 at 1", m.rows[0].Key, selectedKey(t, m), m.cur)
+	if rowKeyAt(m, 0) != sess(0) || selectedKey(t, m) != sess(1) || m.cur != 1 {
+		t.Fatalf("while held: first row %v, selected %v at %d; want s00 first and s01 at 1", rowKeyAt(m, 0), selectedKey(t, m), m.cur)
 	}
 	c.Advance(sortHold)
 	m.onTick()
-	if m.rows[len(m.rows)-1].Key != sess(0) || selectedKey(t, m) != sess(1) || m.cur != 0 {
-		t.Errorf("after the hold: last row %v, selected %v at %d; want s00 last and s01 at 0", m.rows[len(m.rows)-1].Key, selectedKey(t, m), m.cur)
+	if rowKeyAt(m, len(m.rows)-1) != sess(0) || selectedKey(t, m) != sess(1) || m.cur != 0 {
+		t.Errorf("after the hold: last row %v, selected %v at %d; want s00 last and s01 at 0", rowKeyAt(m, len(m.rows)-1), selectedKey(t, m), m.cur)
 	}
 }
 
@@ -574,9 +574,15 @@ func TestBigTablesCoalesceRebuilds(t *testing.T) {
 			}
 			c.Advance(m.cfg.Tick)
 			m.onTick()
-			if len(m.rows) != n+1 || m.rows[0].Key != ev.Key {
-				t.Errorf("after a tick: %d rows, first %v; want %d and the new lease first", len(m.rows), m.rows[0].Key, n+1)
+			if len(m.rows) != n+1 || rowKeyAt(m, 0) != ev.Key {
+				t.Errorf("after a tick: %d rows, first %v; want %d and the new lease first", len(m.rows), rowKeyAt(m, 0), n+1)
 			}
 		})
 	}
+}
+
+// rowKeyAt is the key of the table's row i (the zero key if there is none).
+func rowKeyAt(m *Model, i int) data.Key {
+	k, _ := m.rowKey(i)
+	return k
 }

@@ -16,7 +16,8 @@ import (
 // viewTable is the column header and the visible rows.
 func (m *Model) viewTable(lay layout) []string {
 	end := min(m.off+lay.tableRows, len(m.rows))
-	content := contentWidths(m.rows[min(m.off, end):end])
+	visible := m.visibleRows(min(m.off, end), end)
+	content := contentWidths(visible)
 	if m.queues.any() {
 		content[colQueue] = 1
 	}
@@ -37,8 +38,8 @@ func (m *Model) viewTable(lay layout) []string {
 	if n := end - m.off; len(m.cache.rows) < n {
 		m.cache.rows = append(m.cache.rows, make([]rowEntry, n-len(m.cache.rows))...)
 	}
-	for i := m.off; i < end; i++ {
-		lines = append(lines, m.tableRow(&m.cache.rows[i-m.off], cols, m.rows[i], i == m.cur, serverNow, shown))
+	for i, l := range visible {
+		lines = append(lines, m.tableRow(&m.cache.rows[i], cols, l, m.off+i == m.cur, serverNow, shown))
 	}
 	return lines
 }

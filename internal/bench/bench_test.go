@@ -161,6 +161,11 @@ func TestMonitorWorkload(t *testing.T) {
 	if r := byName["monitor-frame"]; r.Ops == 0 || r.P50ms <= 0 {
 		t.Errorf("monitor-frame = %+v, want frames timed", r)
 	}
+	for name, keys := range map[string]uint64{"monitor-sort": 4, "monitor-filter": 10} {
+		if r := byName[name]; r.Ops != keys || r.P50ms <= 0 {
+			t.Errorf("%s = %+v, want %d keys timed to their frames", name, r, keys)
+		}
+	}
 	verdicts := 0
 	for _, ra := range rep.Ratios {
 		if ra.Met != nil {

@@ -45,7 +45,7 @@ func exporterScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	debug.FreeOSMemory()
 	rssBefore := residentMB("VmRSS")
 
-	es, err := startExporterServer(ctx, store)
+	es, err := startExporterServer(ctx, store, exporter.Config{Feed: scaleFeed(n)})
 	if err != nil {
 		return nil, err
 	}
@@ -106,8 +106,8 @@ func (r *run) scaleLeases(ctx context.Context, n int) error {
 	case have == n:
 		return nil
 	case have == 0:
-		r.progress(fmt.Sprintf("exporter: writing %d leases through lease.acquire", n))
-		return r.preloadLeases(ctx, "monitor", n)
+		r.progress(fmt.Sprintf("exporter: writing %d leases in bulk", n))
+		return r.bulkLeases(ctx, "monitor", n)
 	default:
 		return fmt.Errorf("the monitor workload left %d of its %d leases held", have, n)
 	}
@@ -171,14 +171,14 @@ type exporterServer struct {
 	lastSize atomic.Int64 // bytes of the last scrape, as sent
 }
 
-func startExporterServer(ctx context.Context, store *data.Store) (*exporterServer, error) {
+func startExporterServer(ctx context.Context, store *data.Store, cfg exporter.Config) (*exporterServer, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen for the exporter: %w", err)
 	}
 	ectx, cancel := context.WithCancel(ctx)
 	es := &exporterServer{
-		exp:     exporter.New(store, exporter.Config{}),
+		exp:     exporter.New(store, cfg),
 		url:     "http://" + ln.Addr().String() + "/metrics",
 		started: time.Now(),
 		cancel:  cancel,

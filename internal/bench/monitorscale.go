@@ -16,11 +16,12 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/monitor"
 	"github.com/leasetop/leasetop/ui"
 )
 
 // The monitor at scale: Config.MonitorLeases live leases (100,000 by
-// default) written through lease.acquire, then the monitor (the program
+// default) written in bulk (bulkLeases), then the monitor (the program
 // ui.Run runs, built by ui.NewProgram, but drawing a 200x50 screen into
 // io.Discard) runs in this process:
 //
@@ -37,9 +38,9 @@ import (
 func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	n := r.cfg.MonitorLeases
 	if r.cfg.Progress != nil {
-		r.cfg.Progress(fmt.Sprintf("monitor: writing %d leases through lease.acquire", n))
+		r.cfg.Progress(fmt.Sprintf("monitor: writing %d leases in bulk", n))
 	}
-	if err := r.preloadLeases(ctx, "monitor", n); err != nil {
+	if err := r.bulkLeases(ctx, "monitor", n); err != nil {
 		return nil, err
 	}
 	store, err := r.openStore(ctx, nil)
@@ -50,7 +51,7 @@ func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	debug.FreeOSMemory()
 	rssBefore := residentMB("VmRSS")
 
-	mon, err := startMonitor(ctx, store)
+	mon, err := startMonitor(ctx, store, scaleFeed(n))
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +71,14 @@ func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	mon.frames.swap()
 	idle, idleFrames := r.usageWindow(ctx, mon, nil)
 	idle.Name, idle.Description = "monitor-idle", fmt.Sprintf("%d leases, nothing changes: CPU of the monitor's process, resident memory", n)
+
+	r.progress("monitor: sort and filter keys")
+	sorts, filters, err := monitorAnswers(ctx, mon)
+	if err != nil {
+		return nil, err
+	}
+	sortRes := newResult("monitor-sort", fmt.Sprintf("s (the next sort order) -> the frame that shows it, %d leases, each of the four orders", n), sorts, 0)
+	filterRes := newResult("monitor-filter", fmt.Sprintf("one key of a filter typed or erased -> the frame that shows it, %d leases", n), filters, 0)
 
 	if r.cfg.Progress != nil {
 		r.cfg.Progress("monitor: active window, 1000 transitions/s")
@@ -98,7 +107,19 @@ func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	idleFrames.Merge(activeFrames)
 	frame := newResult("monitor-frame", "time to render one 200x50 frame of the monitor (View), idle and active windows", idleFrames, 0)
 	frame.Note = fmt.Sprintf("peak rss %.0f MB", residentMB("VmHWM"))
-	return []Result{loadRes, idle, active, frame}, nil
+	return []Result{loadRes, idle, sortRes, filterRes, active, frame}, nil
+}
+
+// scaleFeed is the feed of the monitor and the exporter watching n leases.
+// Reading every lease costs the client about 4 s of CPU at a million (5 to
+// 16 s on this shared machine), past the feed's default ReadTimeout of
+// 10 s, which would time the first read out again and again: above 200,000
+// leases the bench allows a minute.
+func scaleFeed(n int) monitor.FeedConfig {
+	if n <= 200_000 {
+		return monitor.FeedConfig{}
+	}
+	return monitor.FeedConfig{ReadTimeout: time.Minute}
 }
 
 // preloadLeases acquires n leases through lease.acquire (1000 accounts of the
@@ -175,21 +196,24 @@ type monitorProgram struct {
 	loaded   chan struct{}
 	loadTime time.Duration // set before loaded is closed
 	frames   *frameLog
+	input    io.Writer // the program's keyboard
+	answers  *answerLog
 }
 
-func startMonitor(ctx context.Context, store *data.Store) (*monitorProgram, error) {
+func startMonitor(ctx context.Context, store *data.Store, feed monitor.FeedConfig) (*monitorProgram, error) {
 	pctx, cancel := context.WithCancel(ctx)
 	in, inW := io.Pipe()
 	p, err := ui.NewProgram(pctx, ui.Options{
-		Config: ui.Config{ReadOnly: true}, Store: store,
+		Config: ui.Config{ReadOnly: true}, Store: store, Feed: feed,
 		Input: in, Output: io.Discard, Environ: []string{"TERM=xterm-256color"},
 	})
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	mp := &monitorProgram{cancel: cancel, done: make(chan error, 1), loaded: make(chan struct{}), frames: &frameLog{h: &Histogram{}}}
-	model := &timedModel{m: p.Model(), frames: mp.frames, onLoad: func() {
+	mp := &monitorProgram{cancel: cancel, done: make(chan error, 1), loaded: make(chan struct{}), frames: &frameLog{h: &Histogram{}},
+		input: inW, answers: newAnswerLog()}
+	model := &timedModel{m: p.Model(), frames: mp.frames, answers: mp.answers, onLoad: func() {
 		mp.loadTime = time.Since(mp.started)
 		close(mp.loaded)
 	}}
@@ -262,15 +286,17 @@ func (f *frameLog) swap() *Histogram {
 // after the Update that applied the first resync: the first picture of every
 // lease is built (read, applied, rows sorted).
 type timedModel struct {
-	m      *ui.Model
-	frames *frameLog
-	onLoad func() // nil once called
+	m       *ui.Model
+	frames  *frameLog
+	answers *answerLog
+	onLoad  func() // nil once called
 }
 
 func (t *timedModel) Init() tea.Cmd { return t.m.Init() }
 
 func (t *timedModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	_, cmd := t.m.Update(msg)
+	t.answers.update(msg)
 	if t.onLoad != nil && t.m.State().Synced() {
 		t.onLoad()
 		t.onLoad = nil
@@ -282,6 +308,7 @@ func (t *timedModel) View() tea.View {
 	t0 := time.Now()
 	v := t.m.View()
 	t.frames.record(time.Since(t0))
+	t.answers.viewed()
 	return v
 }
 

@@ -136,6 +136,7 @@ func (r *run) cleanup(ctx context.Context) error {
 	}
 	defer conn.Close(ctx)
 	var errs []error
+	quietDelete(ctx, conn, r.prefix)
 	for _, stmt := range []string{
 		`DELETE FROM lease.session_lease WHERE starts_with(account_id, $1)`,
 		`DELETE FROM lease.event WHERE starts_with(account_id, $1)`,

@@ -20,16 +20,16 @@ type accountCounts struct {
 // limit accounts with the most held leases (then the most expired, then by
 // name, so the choice is stable between scrapes), and last one "other" entry
 // with the sum of the rest (zero when none are left).
-func topAccounts(names []string, per []counts, limit int) []accountCounts {
+func topAccounts(name func(uint32) string, per []counts, limit int) []accountCounts {
 	all := make([]accountCounts, 0, len(per))
 	var other counts
 	for i, c := range per {
 		switch {
 		case c == counts{}: // an account seen since the last resync that has no lease now
-		case names[i] == OtherAccount:
+		case name(uint32(i)) == OtherAccount:
 			other.add(c)
 		default:
-			all = append(all, accountCounts{name: names[i], counts: c})
+			all = append(all, accountCounts{name: name(uint32(i)), counts: c})
 		}
 	}
 	slices.SortFunc(all, func(a, b accountCounts) int {

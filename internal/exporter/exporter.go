@@ -57,10 +57,9 @@ type Exporter struct {
 	started  time.Time
 	ready    atomic.Bool // the first resync has been applied
 
-	mu      sync.Mutex // guards state, index and dropped; held by apply and by a scrape
+	mu      sync.Mutex // guards state and dropped; held by apply and by a scrape
 	state   *monitor.State
-	index   leaseIndex // what the gauges need of state's leases
-	dropped int64      // the listener's dropped notifications, from the last batch
+	dropped int64 // the listener's dropped notifications, from the last batch
 
 	link monitor.Link // the link last reported to OnLink; Run's goroutine only
 }
@@ -77,7 +76,6 @@ func New(store *data.Store, cfg Config) *Exporter {
 		// The exporter shows no event list: one kept event is enough.
 		// De-duplication does not depend on it (State keeps every id seen).
 		state: monitor.NewState(monitor.Config{EventLimit: 1}),
-		index: newLeaseIndex(),
 		link:  monitor.LinkConnecting,
 	}
 	e.registry.MustRegister(
@@ -109,6 +107,9 @@ func (e *Exporter) Run(ctx context.Context) error {
 		}
 		now := time.Now()
 		h := e.apply(b, now)
+		if resynced(b) {
+			monitor.FreeAfterResync(e.leases())
+		}
 		// Once ctx ends the feed reports itself stopped, which reads as
 		// down: that is this stop, not a link to report.
 		if h.Link != e.link && e.cfg.OnLink != nil && ctx.Err() == nil {
@@ -146,7 +147,6 @@ func (e *Exporter) applyItem(one monitor.Batch, now time.Time) {
 	history := it.Sync != nil && !e.state.Synced()
 	starts := e.runStarts(it)
 	fresh := e.state.Apply(one, now)
-	e.index.applied(e.state, it)
 	if it.Sync != nil {
 		e.m.resyncs.Inc()
 		if it.Sync.Truncated && !history {
@@ -160,4 +160,21 @@ func (e *Exporter) applyItem(one monitor.Batch, now time.Time) {
 	for _, ev := range fresh {
 		e.m.observe(ev, serverNow, starts)
 	}
+}
+
+// resynced reports whether b holds a resync.
+func resynced(b monitor.Batch) bool {
+	for _, it := range b.Items {
+		if it.Sync != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// leases is how many leases the state holds.
+func (e *Exporter) leases() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.state.Len()
 }

@@ -133,28 +133,28 @@ func (e *Exporter) scan(now time.Time) scanned {
 	var s scanned
 	var perAccount []counts
 	if e.cfg.ByAccount {
-		perAccount = make([]counts, len(e.index.names))
+		perAccount = make([]counts, st.Accounts())
 	}
-	for _, r := range e.index.rows {
+	st.ScanInstants(func(expires, acquired int64, account uint32) {
 		var c counts
 		switch {
-		case r.expires <= nowNS: // expired once now >= ExpiresAt
+		case expires <= nowNS: // expired once now >= ExpiresAt
 			c.expired = 1
 		default:
 			c.held = 1
-			if r.expires <= soonNS {
+			if expires <= soonNS {
 				c.expiring = 1
 			}
-			oldest = min(oldest, r.acquired)
+			oldest = min(oldest, acquired)
 		}
 		s.total.add(c)
 		if perAccount != nil {
-			perAccount[r.account].add(c)
+			perAccount[account].add(c)
 		}
-	}
+	})
 	s.oldest = max(time.Duration(nowNS-oldest), 0)
 	if perAccount != nil {
-		s.accounts = topAccounts(e.index.names, perAccount, e.cfg.MaxAccounts)
+		s.accounts = topAccounts(st.AccountName, perAccount, e.cfg.MaxAccounts)
 	}
 	h := st.Health(now)
 	s.feed = feedState(h.Link)

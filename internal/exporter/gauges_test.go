@@ -164,8 +164,8 @@ func TestLeaseGaugesByAccount(t *testing.T) {
 			t.Errorf("%s is exported; with --by-account --max-accounts 2 only a, b and other are", name)
 		}
 	}
-	// Releasing a's first lease moves another row of the index into its
-	// place: every account's figures must stay right.
+	// Releasing a's first lease frees its slot in the state's columns:
+	// every account's figures must stay right.
 	if _, err := pool.Exec(context.Background(), `SELECT lease.release('a', 'h1', md5('a/h1')::uuid)`); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,74 @@
+package monitor_test
+
+import (
+	"context"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/monitor"
+)
+
+// BenchmarkScaleMillion is the monitor's first picture of 1,000,000 leases
+// in its parts, each as CPU time of this process (on a loaded machine the
+// wall time mostly measures the others): the read (ReadSync), the apply
+// and the first sorted rows, and the heap the State and its rows keep
+// (issue 30). It writes the leases straight into the table, triggers off.
+// Run it with
+//
+//	go test ./monitor -run '^$' -bench ScaleMillion -benchtime 1x
+func BenchmarkScaleMillion(b *testing.B) {
+	const n = 1_000_000
+	db := pgtest.New(b)
+	conn := db.Conn(b)
+	for _, q := range []string{`SET session_replication_role = replica`,
+		`INSERT INTO lease.session_lease (account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at)
+		 SELECT 'acct-' || lpad((g % 1000)::text, 4, '0'), 'sess-' || lpad(g::text, 7, '0'), gen_random_uuid(),
+		        'device-' || (g % 500), g, now() - interval '1 hour', now() - interval '10 minutes', now() + interval '1 hour'
+		   FROM generate_series(1, 1000000) g`, `RESET session_replication_role`, `ANALYZE lease.session_lease`} {
+		if _, err := conn.Exec(context.Background(), q); err != nil {
+			b.Fatalf("seed: %v", err)
+		}
+	}
+	store := db.Store(b)
+	ctx := context.Background()
+	var readCPU, applyCPU, rowsCPU time.Duration
+	var heap float64
+	for b.Loop() {
+		c0 := cpuNow()
+		sync, err := store.ReadSync(ctx, data.SyncQuery{After: -1, Tail: 500})
+		if err != nil {
+			b.Fatalf("ReadSync: %v", err)
+		}
+		c1 := cpuNow()
+		st := monitor.NewState(monitor.Config{})
+		st.ApplySync(sync, time.Now())
+		c2 := cpuNow()
+		rows := st.Rows(nil, monitor.RowQuery{})
+		_ = st.CountIndex()
+		c3 := cpuNow()
+		if len(rows) != n {
+			b.Fatalf("%d rows, want %d", len(rows), n)
+		}
+		sync = data.Sync{}
+		readCPU, applyCPU, rowsCPU = readCPU+c1-c0, applyCPU+c2-c1, rowsCPU+c3-c2
+		heap = heapMB()
+		runtime.KeepAlive(st)
+		runtime.KeepAlive(rows)
+	}
+	per := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(b.N) }
+	b.ReportMetric(per(readCPU), "read-cpu-ms")
+	b.ReportMetric(per(applyCPU), "apply-cpu-ms")
+	b.ReportMetric(per(rowsCPU), "rows-cpu-ms")
+	b.ReportMetric(heap, "heap-MB")
+}
+
+// cpuNow is this process's user and system CPU time.
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
