@@ -155,14 +155,13 @@ func grants(t *testing.T, db pgtest.DB) (holders []string, at []time.Time) {
 }
 
 // TestQueueGrantsInOrderAcrossProcesses: 16 real processes queue in a known
-// order on one session and each holds briefly; over the rounds every grant
-// goes to the next process in that order: none out of order.
+// order on one session and each holds briefly; over the rounds (8, or
+// $LEASETOP_QUEUE_ROUNDS) every grant goes to the next process in that
+// order: none out of order.
 func TestQueueGrantsInOrderAcrossProcesses(t *testing.T) {
 	t.Parallel()
-	const (
-		n      = 16
-		rounds = 8
-	)
+	const n = 16
+	rounds := queueRounds(t, 8)
 	ctx := context.Background()
 	db := pgtest.New(t)
 	s := db.Store(t)
@@ -172,7 +171,7 @@ func TestQueueGrantsInOrderAcrossProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, p := range procs {
-		if code := p.Wait(t, 5*time.Minute); code != 0 {
+		if code := p.Wait(t, 5*time.Minute*time.Duration(max(1, rounds/8))); code != 0 {
 			t.Fatalf("child %d exited %d: %s%s", i, code, p.Stdout.String(), p.Stderr.String())
 		}
 	}

@@ -9,12 +9,12 @@ import (
 )
 
 const handoverDesc = "ask -> handed over -> asker holds: lease.Client.Ask on a session another Client's lease holds (TTL 1s); " +
-	"the holder's Lease.Asked delivers the ask at once (its holder watch renews on the ask's notification, reading the ask; else at its next renewal, every TTL/3) and it hands over at once (Lease.HandOver, one transaction); " +
+	"the holder's Lease.Asked delivers the ask at once (its holder watch reads its row and the ask on the ask's notification; else at its next renewal, every TTL/3) and it hands over at once (Lease.HandOver, one transaction); " +
 	"time from Ask's call to its return with the lease held"
 
-// handoverTTL is the holder's lease: its holder watch renews at once on the
-// ask's notification and the renewal delivers the ask; without the
-// notification its renewals, every TTL/3, do.
+// handoverTTL is the holder's lease: its holder watch reads its row and the
+// pending ask at once on the ask's notification and delivers the ask;
+// without the notification its renewals, every TTL/3, do.
 const handoverTTL = time.Second
 
 // runHandover measures asking to hand over, end to end, through the

@@ -70,7 +70,7 @@ func (r *run) runQueue(ctx context.Context, w workload) ([]Result, error) {
 		return nil, err
 	}
 	res := newResult(w.name, fmt.Sprintf("%d waiters, each a lease.Client, queued in a known order: release -> the queue's next waiter owns the lease", n), &q.hist, window)
-	res.Note = fmt.Sprintf("%d grants, %d out of order", q.grants, q.outOfOrder)
+	res.Note = fmt.Sprintf("%d grants (%d rounds of %d), %d out of order", q.grants, q.grants/n, n, q.outOfOrder)
 	if q.outOfOrder > 0 {
 		res.Error = fmt.Sprintf("%d of %d grants out of queue order", q.outOfOrder, q.grants)
 	}

@@ -3,10 +3,8 @@ package faults_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -71,12 +69,7 @@ func TestQueuesAndAsksOnStandby(t *testing.T) {
 	}
 
 	p := openPTY(t, 120, 30)
-	cmd := exec.Command(leasetopBin, "watch", "--read-only", "--dsn", onStandby)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.term, p.term, p.term
-	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "XDG_CONFIG_HOME="+t.TempDir())
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	w := startProc(t, cmd)
-	p.readOutput()
+	w := startWatch(t, p, "--read-only", "--dsn", onStandby)
 	pgtest.Eventually(t, 30*time.Second, "the standby's table", func() bool {
 		s := p.screen()
 		return strings.Contains(s, "[RO]") && strings.Contains(s, "desktop") && strings.Contains(s, "QUEUE")

@@ -33,29 +33,7 @@ func TestQueueSurvivesPoolerRestart(t *testing.T) {
 	if _, err := direct.Acquire(ctx, key, holder, time.Minute, "desktop"); err != nil {
 		t.Fatal(err)
 	}
-	client, err := lease.New(pooled, lease.Config{TTL: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	allow := lease.AuthorizerFunc(func(context.Context, lease.Request) error { return nil })
-	granted := make(chan string, 2)
-	for i, label := range []string{"phone", "tablet"} {
-		p, err := client.Authorize(ctx, allow, key, label)
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			l, err := client.Queue(ctx, p)
-			if err != nil {
-				granted <- "error: " + err.Error()
-				return
-			}
-			granted <- label
-			_ = l.Release(ctx)
-		}()
-		leasetest.WaitQueued(t, direct, key, i+1)
-	}
+	granted := queueWaiters(t, pooled, direct, key, "phone", "tablet")
 	before := leasetest.WaitQueued(t, direct, key, 2)
 
 	b.Stop()
@@ -82,15 +60,7 @@ func TestQueueSurvivesPoolerRestart(t *testing.T) {
 	if _, err := direct.Release(ctx, key, holder); err != nil {
 		t.Fatal(err)
 	}
-	var order []string
-	for range 2 {
-		select {
-		case g := <-granted:
-			order = append(order, g)
-		case <-time.After(time.Minute):
-			t.Fatalf("granted so far: %v; the rest never were", order)
-		}
-	}
+	order := grantOrder(t, granted, 2)
 	if fmt.Sprint(order) != "[phone tablet]" {
 		t.Fatalf("grants after the pooler restart went to %v, want [phone tablet]", order)
 	}

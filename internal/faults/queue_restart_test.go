@@ -31,29 +31,7 @@ func TestQueueSurvivesServerRestart(t *testing.T) {
 	if _, err := s.Acquire(ctx, key, holder, time.Minute, "desktop"); err != nil {
 		t.Fatal(err)
 	}
-	client, err := lease.New(s, lease.Config{TTL: 20 * time.Second, PollInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	allow := lease.AuthorizerFunc(func(context.Context, lease.Request) error { return nil })
-	granted := make(chan string, 2)
-	for i, label := range []string{"phone", "tablet"} {
-		p, err := client.Authorize(ctx, allow, key, label)
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			l, err := client.Queue(ctx, p)
-			if err != nil {
-				granted <- "error: " + err.Error()
-				return
-			}
-			granted <- label
-			_ = l.Release(ctx)
-		}()
-		leasetest.WaitQueued(t, s, key, i+1)
-	}
+	granted := queueWaiters(t, s, s, key, "phone", "tablet")
 
 	srv.Stop()
 	if err := srv.Restart(ctx); err != nil {
@@ -71,15 +49,7 @@ func TestQueueSurvivesServerRestart(t *testing.T) {
 	if _, err := s.Release(ctx, key, holder); err != nil {
 		t.Fatal(err)
 	}
-	var order []string
-	for range 2 {
-		select {
-		case g := <-granted:
-			order = append(order, g)
-		case <-time.After(time.Minute):
-			t.Fatalf("granted so far: %v; the rest never were", order)
-		}
-	}
+	order := grantOrder(t, granted, 2)
 	if fmt.Sprint(order) != "[phone tablet]" {
 		t.Fatalf("grants after the restart went to %v, want [phone tablet]", order)
 	}

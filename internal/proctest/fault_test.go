@@ -59,13 +59,13 @@ func TestRenewalFailureStopsBeforeExpiry(t *testing.T) {
 }
 
 // lease.force_release on a running holder stops its command at once: the
-// holder hears the release's notification and renews at once (the holder
-// watch), the database rejects that renewal, and the command stops with
-// exit 4 and the operator's reason, within one renew interval of the
-// release. The release is made a quarter of an interval after a renewal (on
-// the database clock), so the rejected renewal must come before the next
-// scheduled one, three quarters of an interval later; a holder that noticed
-// only at its next renewal, or at its local deadline, fails it.
+// holder hears the release's notification and reads its row at once (the
+// holder watch), finds it gone, and the command stops with exit 4 and the
+// operator's reason, writing no renew_rejected ("zombie") line. The release
+// is made a quarter of an interval after a renewal (on the database clock),
+// so the command must stop before the next scheduled renewal, three
+// quarters of an interval later; a holder that noticed only at its next
+// renewal, or at its local deadline, fails it.
 func TestForcedReleaseStopsHolder(t *testing.T) {
 	e := newEnv(t)
 	e.dumpOnFailure(t)
@@ -100,28 +100,20 @@ func TestForcedReleaseStopsHolder(t *testing.T) {
 	if last := forced.ExpiresAt.Add(-ttl); !last.Equal(renewed) {
 		t.Fatalf("the released lease was last renewed at %v, not at %v: a renewal came within a quarter interval", last, renewed)
 	}
-	var rejected []data.Event
 	for _, ev := range evs {
 		if ev.Kind == data.KindRenewRejected && ev.RunID == first.RunID {
-			rejected = append(rejected, ev)
+			t.Errorf("a renew_rejected of the run at %v: the holder watch checked by renewing, not by reading its row", ev.At)
 		}
-	}
-	if len(rejected) != 1 || !rejected[0].At.After(forced.At) {
-		t.Fatalf("rejected renewals of the run: %+v; want exactly one, after the forced release at %v", rejected, forced.At)
-	}
-	if due := renewed.Add(interval); !rejected[0].At.Before(due) {
-		t.Errorf("the rejected renewal came at %v, not before the next scheduled one at %v: the holder did not check at the release's notification", rejected[0].At, due)
 	}
 	child := e.children(t)[0]
 	if !child.Stopped {
 		t.Fatalf("child did not record its stop: %v", child)
 	}
 	took := child.End.Sub(forced.At)
-	t.Logf("renewal rejected %s and command stopped %s after the forced release (renew interval %s)",
-		rejected[0].At.Sub(forced.At).Round(time.Millisecond), took.Round(time.Millisecond), interval)
-	if child.End.Before(rejected[0].At) || took >= interval {
-		t.Errorf("command stopped %s after the forced release (its renewal was rejected %s after it), want after the rejection and within the renew interval %s",
-			took, rejected[0].At.Sub(forced.At), interval)
+	t.Logf("command stopped %s after the forced release (renew interval %s)", took.Round(time.Millisecond), interval)
+	if due := interval * 3 / 4; took >= due {
+		t.Errorf("command stopped %s after the forced release, not before the next scheduled renewal (%s after it): the holder did not check at the release's notification",
+			took, due)
 	}
 	for _, r := range child.Records {
 		if r.Kind == "write" && r.At.After(forced.At) {
