@@ -55,7 +55,7 @@
 // Renew, RenewMany with ErrLocked, Release: use lease.Client), the operator's
 // (ForceRelease and its variants, Lockers, Owner), and what the monitor,
 // the exporter, the CLI, the demo and the benchmark read (Snapshot, Sync,
-// Clock, Recovery, Changed, the Events methods, Event and Kind, the
+// Clock, Recovery, Store.Standby, Changed, the Events methods, Event and Kind, the
 // Listener and its states, NotifyQueueUsage, NotifyRenewals,
 // SetNotifyRenewals). It stays in this package, not under internal/,
 // because the public packages monitor and ui are built of its types

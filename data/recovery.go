@@ -1,6 +1,9 @@
 package data
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Recovery is what a read learned about replication: whether the server is
 // a hot standby, and when the last transaction it replayed committed on the
@@ -47,4 +50,15 @@ func (c recoveryColumns) recovery() Recovery {
 		r.LastReplay = *c.replay
 	}
 	return r
+}
+
+// Standby reports whether the server is a hot standby (pg_is_in_recovery()),
+// which any login may ask: the CLI refuses a waiting mode there at once,
+// where the wait would retry read-only errors for ever.
+func (s *Store) Standby(ctx context.Context) (bool, error) {
+	var standby bool
+	if err := s.pool.QueryRow(ctx, `SELECT pg_catalog.pg_is_in_recovery()`).Scan(&standby); err != nil {
+		return false, translate(err)
+	}
+	return standby, nil
 }

@@ -121,12 +121,12 @@ func (a *asking) run(ctx context.Context) (*Lease, error) {
 	timer := time.NewTimer(0)
 	<-timer.C
 	defer timer.Stop()
-	failures := 0
+	var b backoff
 	retry := func(err error) error {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		delay, ok := c.retryDelay(err, &failures)
+		delay, ok := c.retryDelay(err, &b)
 		if !ok {
 			return err
 		}
@@ -163,7 +163,7 @@ func (a *asking) run(ctx context.Context) (*Lease, error) {
 			}
 			continue
 		}
-		failures = 0
+		b.answer()
 		switch ans.Outcome {
 		case data.AskAsked, data.AskPending:
 			a.asked = true

@@ -48,11 +48,11 @@ func (c *Client) Queue(ctx context.Context, p Permit) (*Lease, error) {
 // queuer is one Queue call: its run id (which owns the ticket) and what the
 // last answers said.
 type queuer struct {
-	c        *Client
-	req      Request
-	tr       *tracker
-	failures int
-	tickets  []uuid.UUID // every run id that took a ticket, to cancel on give-up
+	c       *Client
+	req     Request
+	tr      *tracker
+	backoff backoff
+	tickets []uuid.UUID // every run id that took a ticket, to cancel on give-up
 }
 
 func (q *queuer) run(ctx context.Context, w *waiter) (*Lease, error) {
@@ -98,7 +98,7 @@ func (q *queuer) step(ctx context.Context) (*Lease, time.Duration, error) {
 		if errors.Is(err, data.ErrQueueFull) {
 			return nil, 0, fmt.Errorf("queue %q: %w", q.req.Key.String(), err)
 		}
-		delay, retry := c.retryDelay(err, &q.failures)
+		delay, retry := c.retryDelay(err, &q.backoff)
 		if !retry {
 			return nil, 0, err
 		}
@@ -107,7 +107,7 @@ func (q *queuer) step(ctx context.Context) (*Lease, time.Duration, error) {
 	if place.Ticketed() && (len(q.tickets) == 0 || q.tickets[len(q.tickets)-1] != run) {
 		q.tickets = append(q.tickets, run)
 	}
-	q.failures = 0
+	q.backoff.answer()
 	delay := jitter(c.cfg.PollInterval)
 	if place.Ahead == 0 {
 		l, err := c.try(ctx, q.req, q.tr, c.acquire)
@@ -117,7 +117,7 @@ func (q *queuer) step(ctx context.Context) (*Lease, time.Duration, error) {
 		if ctx.Err() != nil {
 			return nil, 0, nil
 		}
-		d, retry := c.retryDelay(err, &q.failures)
+		d, retry := c.retryDelay(err, &q.backoff)
 		if !retry {
 			return nil, 0, err
 		}

@@ -19,7 +19,9 @@ import (
 // Transient database errors, and attempts that time out (each is bounded by
 // TTL - SafetyMargin; a holder frozen inside its fenced transaction keeps
 // the row locked), are retried with backoff while ctx lives; invalid input,
-// a missing schema and permission errors are returned.
+// a missing schema and permission errors are returned, and so is a
+// read-only server (data.ErrReadOnly) before the server has answered any
+// attempt (see retryDelay).
 //
 // When ctx ends first, Wait returns context.Cause(ctx) and holds nothing;
 // when the Client is closed, ErrClosed.
@@ -36,7 +38,7 @@ func (c *Client) Wait(ctx context.Context, p Permit) (*Lease, error) {
 	timer := time.NewTimer(0)
 	<-timer.C
 	defer timer.Stop()
-	failures := 0
+	var b backoff
 	giveUp := func(err error) (*Lease, error) {
 		if tr.maybeGranted() {
 			c.cleanup(p.req.Key, tr.runID, tr.lastSent.Add(c.cfg.TTL-c.cfg.SafetyMargin))
@@ -54,7 +56,7 @@ func (c *Client) Wait(ctx context.Context, p Permit) (*Lease, error) {
 		case ctx.Err() != nil:
 			return giveUp(context.Cause(ctx))
 		}
-		delay, retry := c.retryDelay(err, &failures)
+		delay, retry := c.retryDelay(err, &b)
 		if !retry {
 			return giveUp(err)
 		}
@@ -70,23 +72,40 @@ func (c *Client) Wait(ctx context.Context, p Permit) (*Lease, error) {
 	}
 }
 
-// retryDelay says whether Wait should try again after err, and when.
-func (c *Client) retryDelay(err error, failures *int) (time.Duration, bool) {
+// backoff is a waiting loop's memory of its failed attempts.
+type backoff struct {
+	failures int  // consecutive failures since the server last answered
+	answered bool // a writable server has answered this loop (a refusal, a ticket, an ask)
+}
+
+// answer records that a writable server answered an attempt.
+func (b *backoff) answer() {
+	b.failures = 0
+	b.answered = true
+}
+
+// retryDelay says whether a waiting loop should try again after err, and
+// when. A read-only server (ErrReadOnly) is retried only once a writable
+// one has answered the loop: then it is a failover in progress (a pooler or
+// a proxy still sends the connection to the demoted primary), while before
+// it the loop was pointed at a standby, where it would wait for ever; it is
+// refused there with the usual line, as a plain Try is.
+func (c *Client) retryDelay(err error, b *backoff) (time.Duration, bool) {
 	var held *data.HeldError
 	switch {
 	case errors.As(err, &held):
-		*failures = 0
+		b.answer()
 		if held.RunID != uuid.Nil && held.Remaining < c.cfg.PollInterval {
 			return afterExpiry(held.Remaining), true
 		}
 		return jitter(c.cfg.PollInterval), true
 	case errors.Is(err, ErrExpired):
 		return 0, true // a late grant: it was released; try again now
-	case permanent(err):
+	case permanent(err), errors.Is(err, data.ErrReadOnly) && !b.answered:
 		return 0, false
 	default:
-		*failures++
-		d := min(100*time.Millisecond<<min(*failures-1, 10), c.cfg.PollInterval)
+		b.failures++
+		d := min(100*time.Millisecond<<min(b.failures-1, 10), c.cfg.PollInterval)
 		return jitter(d), true
 	}
 }

@@ -29,13 +29,32 @@ func TestRetryDelayAfterExpiry(t *testing.T) {
 		t.Run(fmt.Sprint(tc.remaining), func(t *testing.T) {
 			held := fmt.Errorf("acquire: %w", &data.HeldError{RunID: run, Remaining: tc.remaining})
 			for range 1000 {
-				failures := 3
-				d, retry := c.retryDelay(held, &failures)
-				if !retry || d < tc.lo || d > tc.hi || failures != 0 {
+				b := backoff{failures: 3}
+				d, retry := c.retryDelay(held, &b)
+				if !retry || d < tc.lo || d > tc.hi || b.failures != 0 {
 					t.Fatalf("retryDelay(held, remaining %v) = %v, %v (failures %d); want a retry in [%v, %v], failures reset",
-						tc.remaining, d, retry, failures, tc.lo, tc.hi)
+						tc.remaining, d, retry, b.failures, tc.lo, tc.hi)
 				}
 			}
 		})
+	}
+}
+
+// A read-only server ends a waiting loop that no writable server has
+// answered yet (it was pointed at a standby, where it would wait for ever)
+// and is retried, as a failover in progress, once one has.
+func TestRetryDelayReadOnly(t *testing.T) {
+	t.Parallel()
+	c := &Client{cfg: Config{PollInterval: 2 * time.Second}}
+	readOnly := fmt.Errorf("acquire: %w: cannot execute INSERT in a read-only transaction", data.ErrReadOnly)
+	var b backoff
+	if _, retry := c.retryDelay(readOnly, &b); retry {
+		t.Errorf("retryDelay(read-only) before any answer retries; want it refused, as on a standby")
+	}
+	if _, retry := c.retryDelay(&data.HeldError{RunID: uuid.New(), Remaining: time.Second}, &b); !retry {
+		t.Fatal("retryDelay(held) does not retry")
+	}
+	if d, retry := c.retryDelay(readOnly, &b); !retry || d <= 0 || b.failures != 1 {
+		t.Errorf("retryDelay(read-only) after an answer = %v, %v (failures %d); want a backoff retry, as in a failover", d, retry, b.failures)
 	}
 }

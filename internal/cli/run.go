@@ -64,7 +64,7 @@ func cmdRun(ctx context.Context, env Env, args []string) error {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}
 	defer client.Close()
-	l, err := acquireForRun(actx, env, client, opts)
+	l, err := acquireForRun(actx, env, store, client, opts)
 	stopWaiting()
 	if in := interruption(actx); in != nil {
 		if l != nil { // acquired just as the signal arrived: give it back

@@ -79,7 +79,7 @@ func (f *busyFlags) options() (busyOptions, error) {
 
 // acquireForRun authorizes and acquires the lease; when another run holds
 // it, it does what --on-busy says.
-func acquireForRun(ctx context.Context, env Env, client *lease.Client, opts runOptions) (*lease.Lease, error) {
+func acquireForRun(ctx context.Context, env Env, store *data.Store, client *lease.Client, opts runOptions) (*lease.Lease, error) {
 	permit, err := client.AuthorizeRequest(ctx, commandLineAuthorizer{}, lease.Request{Key: opts.key, Holder: opts.holder,
 		NotPreemptible: opts.busy.notPreemptible, Attachment: opts.busy.attachment})
 	if err != nil {
@@ -92,6 +92,9 @@ func acquireForRun(ctx context.Context, env Env, client *lease.Client, opts runO
 		return l, nil
 	case !errors.As(err, &held):
 		return nil, connError(err)
+	}
+	if err := refuseWaitOnStandby(ctx, store, opts.busy.policy); err != nil {
+		return nil, err
 	}
 	switch opts.busy.policy {
 	case busyWait:
@@ -139,4 +142,22 @@ func preemptError(err error) error {
 // database text made inert.
 func heldMessage(h *lease.HeldError) string {
 	return h.Describe(func(s string) string { return termtext.Clean(s, 0) })
+}
+
+// refuseWaitOnStandby returns the usual read-only error when policy would
+// wait (wait, queue, ask) and the server is a hot standby: a refusal read
+// there says who holds the lease, but the wait's writes would fail
+// read-only, which the library retries as a failover in progress, for ever.
+func refuseWaitOnStandby(ctx context.Context, store *data.Store, policy string) error {
+	if policy != busyWait && policy != busyQueue && policy != busyAsk {
+		return nil
+	}
+	standby, err := store.Standby(ctx)
+	switch {
+	case err != nil:
+		return connError(err)
+	case standby:
+		return connError(fmt.Errorf("run --on-busy %s: %w", policy, data.ErrReadOnly))
+	}
+	return nil
 }

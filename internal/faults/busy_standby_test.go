@@ -17,9 +17,9 @@ import (
 // TestQueuesAndAsksOnStandby: on a hot standby, as a lease_reader, the
 // read-only tools show a session's queue and the ask pending on its lease:
 // `ls --json` (queue_length, queues, pending_ask) and the monitor's detail
-// view (the tickets in order, who asked and until when). (Joining the queue
-// or asking there is not refused: `run --on-busy queue|ask` retries the
-// read-only error, like every wait, and waits silently.)
+// view (the tickets in order, who asked and until when). Joining the queue
+// or asking there is refused with the read-only line
+// (internal/cli's TestWaitingModesRefuseOnStandby).
 func TestQueuesAndAsksOnStandby(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
