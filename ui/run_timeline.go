@@ -15,6 +15,13 @@ const historyReadLimit = 50_000
 // range through the history's index (data.EventsBetween, keys = the lanes on
 // screen), and who held them at an instant (data.OwnersAt).
 func storeTimeline(ctx context.Context, store *data.Store) (func([]data.Key, time.Time, time.Time) (History, error), func([]data.Key, time.Time) (Owners, error)) {
+	return storeTimelineCapped(ctx, store, historyReadLimit)
+}
+
+// storeTimelineCapped is storeTimeline with a read's cap of limit events:
+// a read that reaches it returns the oldest, up to the instant of the last
+// (History.ReadUntil).
+func storeTimelineCapped(ctx context.Context, store *data.Store, limit int) (func([]data.Key, time.Time, time.Time) (History, error), func([]data.Key, time.Time) (Owners, error)) {
 	owners := func(keys []data.Key, at time.Time) (Owners, error) {
 		o, err := store.OwnersAt(ctx, at, data.HistoryFilter{Keys: keys})
 		if errors.Is(err, data.ErrHistoryPruned) {
@@ -40,9 +47,16 @@ func storeTimeline(ctx context.Context, store *data.Store) (func([]data.Key, tim
 		// Since is inclusive: an event at since is in the start too, and
 		// replaying it again changes no lane (it starts the span it started,
 		// or ends none), but the events pane and n/N need it.
-		evs, err := store.EventsBetween(ctx, data.HistoryFilter{Keys: keys, Since: since, Limit: historyReadLimit})
+		evs, err := store.EventsBetween(ctx, data.HistoryFilter{Keys: keys, Since: since, Limit: limit})
 		if err != nil {
 			return History{}, err
+		}
+		var cut time.Time
+		if len(evs) == limit {
+			// The cap: the oldest limit events, whose last one's instant may
+			// have more not read. The lanes are known up to it, not after.
+			cut = evs[len(evs)-1].At
+			evs = beforeTime(evs, cut)
 		}
 		// A TRUNCATE's event names no session (its ids are ''), so the
 		// keys' read does not see it; it ends every lane's span. Read as the
@@ -53,9 +67,21 @@ func storeTimeline(ctx context.Context, store *data.Store) (func([]data.Key, tim
 		if err != nil {
 			return History{}, err
 		}
-		return History{Start: start, Events: append(evs, trunc...)}, nil
+		if !cut.IsZero() {
+			trunc = beforeTime(trunc, cut)
+		}
+		return History{Start: start, Events: append(evs, trunc...), ReadUntil: cut}, nil
 	}
 	return timeline, owners
+}
+
+// beforeTime returns the events (oldest first) before t.
+func beforeTime(evs []data.Event, t time.Time) []data.Event {
+	n := len(evs)
+	for n > 0 && !evs[n-1].At.Before(t) {
+		n--
+	}
+	return evs[:n]
 }
 
 // ownersOf is the history's answer as the view takes it.

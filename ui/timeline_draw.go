@@ -157,8 +157,22 @@ func withCursor(bar string, ln *lane, w window, c int, st *timelineStyles) strin
 
 // unknownText fills n columns from column c of a stretch before the history
 // kept: blank, and where the known history starts, if it starts right
-// after, a ┊ and the time, when they fit.
+// after, a ┊ and the time, when they fit. After where the read stopped at
+// its cap, it says so and how to read less.
 func unknownText(ln *lane, w window, c, n int) string {
+	if !ln.cut.IsZero() && w.col(ln.cut) <= c {
+		for _, text := range []string{
+			"┊ not read: too many events for one read, zoom in (+)",
+			"┊ not read: zoom in (+)",
+			"┊ not read",
+			"┊",
+		} {
+			if tw := ansi.StringWidth(text); tw <= n {
+				return text + strings.Repeat(" ", n-tw)
+			}
+		}
+		return strings.Repeat(" ", n)
+	}
 	if ln.known.IsZero() || w.col(ln.known) != c+n {
 		return strings.Repeat(" ", n)
 	}
