@@ -52,32 +52,32 @@ func startTimelineMonitor(ctx context.Context, store *data.Store) (*timelineProg
 }
 
 // press types key and waits, up to timeout, for the first frame whose
-// timeline satisfies ok. It returns the time from the key to that frame
-// and the timeline's status then.
-func (tp *timelineProgram) press(ctx context.Context, key string, ok func(ui.TimelineStatus) bool, timeout time.Duration) (time.Duration, ui.TimelineStatus, error) {
+// timeline satisfies ok. It returns the time from the key to that frame,
+// where that time went, and the timeline's status then.
+func (tp *timelineProgram) press(ctx context.Context, key string, ok func(ui.TimelineStatus) bool, timeout time.Duration) (probeResult, error) {
 	pr := &probe{ok: ok, done: make(chan probeResult, 1)}
 	tp.model.mu.Lock()
 	tp.model.probe = pr
 	pr.t0 = time.Now()
 	tp.model.mu.Unlock()
 	if _, err := io.WriteString(tp.keys, key); err != nil {
-		return 0, ui.TimelineStatus{}, fmt.Errorf("type %q: %w", key, err)
+		return probeResult{}, fmt.Errorf("type %q: %w", key, err)
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
 	case res := <-pr.done:
 		if res.st.Err != nil {
-			return 0, res.st, fmt.Errorf("the timeline's read failed: %w", res.st.Err)
+			return res, fmt.Errorf("the timeline's read failed: %w", res.st.Err)
 		}
-		return res.d, res.st, nil
+		return res, nil
 	case err := <-tp.done:
 		tp.done <- err
-		return 0, ui.TimelineStatus{}, fmt.Errorf("monitor stopped: %v", err)
+		return probeResult{}, fmt.Errorf("monitor stopped: %v", err)
 	case <-t.C:
-		return 0, ui.TimelineStatus{}, fmt.Errorf("no frame within %v of %q showed what it should", timeout, key)
+		return probeResult{}, fmt.Errorf("no frame within %v of %q showed what it should", timeout, key)
 	case <-ctx.Done():
-		return 0, ui.TimelineStatus{}, ctx.Err()
+		return probeResult{}, ctx.Err()
 	}
 }
 
@@ -91,11 +91,38 @@ type probe struct {
 	t0   time.Time
 	ok   func(ui.TimelineStatus) bool
 	done chan probeResult // buffered: one send
+	// Where the step's time went, from t0 (the program's goroutine only
+	// touches these, before done's send).
+	keyAt, answerAt time.Duration
 }
 
 type probeResult struct {
 	d  time.Duration
 	st ui.TimelineStatus
+	// keyAt is when the program's goroutine took the key (Update), after
+	// the messages queued before it; answerAt when the last read's answer
+	// (the history or who held the lanes) reached Update: zero when the
+	// step read nothing.
+	keyAt, answerAt time.Duration
+}
+
+// saw notes a message the program's goroutine takes at t while the probe
+// waits.
+func (pr *probe) saw(msg tea.Msg, t time.Time) {
+	switch msg.(type) {
+	case tea.KeyPressMsg:
+		if pr.keyAt == 0 {
+			pr.keyAt = t.Sub(pr.t0)
+		}
+		return
+	}
+	if pr.keyAt == 0 {
+		return
+	}
+	switch fmt.Sprintf("%T", msg) { // the reads' answers, unexported in ui
+	case "ui.timelineMsg", "ui.ownersMsg":
+		pr.answerAt = t.Sub(pr.t0)
+	}
 }
 
 // probedModel is timedModel, and after each View checks the pending probe
@@ -107,6 +134,11 @@ type probedModel struct {
 }
 
 func (p *probedModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	p.mu.Lock()
+	if pr := p.probe; pr != nil {
+		pr.saw(msg, time.Now())
+	}
+	p.mu.Unlock()
 	_, cmd := p.timedModel.Update(msg)
 	return p, cmd
 }
@@ -117,7 +149,7 @@ func (p *probedModel) View() tea.View {
 	defer p.mu.Unlock()
 	if pr := p.probe; pr != nil {
 		if st := p.m.Timeline(); st.Err != nil || pr.ok(st) {
-			pr.done <- probeResult{d: time.Since(pr.t0), st: st}
+			pr.done <- probeResult{d: time.Since(pr.t0), st: st, keyAt: pr.keyAt, answerAt: pr.answerAt}
 			p.probe = nil
 		}
 	}
