@@ -217,45 +217,19 @@ func where(conds []string) string {
 // an at after the server's clock is ErrInvalid.
 func (s *Store) OwnersAt(ctx context.Context, at time.Time, f HistoryFilter) (OwnersAt, error) {
 	out := OwnersAt{At: at}
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		var start *time.Time
-		if err := tx.QueryRow(ctx, `SELECT clock_timestamp(), (SELECT min(at) FROM lease.event)`).Scan(&out.ServerTime, &start); err != nil {
-			return err
-		}
-		out.HistoryStart = deref(start)
-		if start == nil || at.Before(*start) {
-			return &PrunedError{At: at, HistoryStart: out.HistoryStart}
-		}
-		if at.After(out.ServerTime) {
-			return &InputError{Field: "at", Problem: fmt.Sprintf("(%s) is after the server's clock (%s)",
-				at.Format(time.RFC3339Nano), out.ServerTime.Format(time.RFC3339Nano))}
-		}
-		query, args := ownersQuery(at, f)
-		rows, err := tx.Query(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		states, err := pgx.CollectRows(rows, scanOwnerRow)
-		if err != nil {
-			return err
-		}
-		for _, st := range states {
-			if h, ok := st.holding(at); ok {
-				out.Holdings = append(out.Holdings, h)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		var pe *PrunedError
-		var ie *InputError
-		if errors.As(err, &pe) || errors.As(err, &ie) {
-			return out, err
-		}
+	var rows []ownerRow
+	b := &pgx.Batch{}
+	queueHistoryStart(b, &out.ServerTime, &out.HistoryStart)
+	queueOwners(b, at, f, &rows)
+	if err := s.readSnapshot(ctx, b); err != nil {
 		return out, fmt.Errorf("read history: %w", translate(err))
 	}
-	slices.SortFunc(out.Holdings, func(a, b Holding) int {
+	return ownersOf(out, rows)
+}
+
+// sortHoldings orders holdings by account and session.
+func sortHoldings(hs []Holding) {
+	slices.SortFunc(hs, func(a, b Holding) int {
 		return cmp.Or(cmp.Compare(a.Account, b.Account), cmp.Compare(a.Session, b.Session))
 	})
-	return out, nil
 }

@@ -12,8 +12,9 @@ import (
 const historyReadLimit = 50_000
 
 // storeTimeline is the timeline's reads on store: the lanes' events by time
-// range through the history's index (data.EventsBetween, keys = the lanes on
-// screen), and who held them at an instant (data.OwnersAt).
+// range through the history's index, with who held them at the range's
+// start (data.Replay, keys = the lanes on screen), and who held them at an
+// instant (data.OwnersAt); each one round trip.
 func storeTimeline(ctx context.Context, store *data.Store) (func([]data.Key, time.Time, time.Time) (History, error), func([]data.Key, time.Time) (Owners, error)) {
 	return storeTimelineCapped(ctx, store, historyReadLimit)
 }
@@ -33,44 +34,33 @@ func storeTimelineCapped(ctx context.Context, store *data.Store, limit int) (fun
 		return ownersOf(o), nil
 	}
 	timeline := func(keys []data.Key, since, until time.Time) (History, error) {
-		start, err := owners(keys, since)
+		// Who held the lanes at since (or where the history kept starts, if
+		// later) and their events from then on, in one round trip. Since is
+		// inclusive: an event at since is in the start too, and replaying it
+		// again changes no lane (it starts the span it started, or ends
+		// none), but the events pane and n/N need it.
+		r, err := store.Replay(ctx, data.HistoryFilter{Keys: keys, Since: since, Limit: limit})
+		if errors.Is(err, data.ErrHistoryPruned) {
+			return History{Start: Owners{HistoryStart: r.Start.HistoryStart}}, nil // no history at all
+		}
 		if err != nil {
 			return History{}, err
 		}
-		if hs := start.HistoryStart; len(start.Leases) == 0 && hs.After(since) {
-			// The window starts before the history kept: replay from where it starts.
-			if start, err = owners(keys, hs); err != nil {
-				return History{}, err
-			}
-			since = hs
-		}
-		// Since is inclusive: an event at since is in the start too, and
-		// replaying it again changes no lane (it starts the span it started,
-		// or ends none), but the events pane and n/N need it.
-		evs, err := store.EventsBetween(ctx, data.HistoryFilter{Keys: keys, Since: since, Limit: limit})
-		if err != nil {
-			return History{}, err
-		}
+		evs, trunc := r.Events, r.Truncations
 		var cut time.Time
 		if len(evs) == limit {
 			// The cap: the oldest limit events, whose last one's instant may
 			// have more not read. The lanes are known up to it, not after.
 			cut = evs[len(evs)-1].At
 			evs = beforeTime(evs, cut)
-		}
-		// A TRUNCATE's event names no session (its ids are ''), so the
-		// keys' read does not see it; it ends every lane's span. Read as the
-		// events of the key ('', ''), it is a range of the same index, not
-		// a scan of the window's every event (at 1000 transitions a second,
-		// 900,000 in 15 minutes: 360 ms against 0.1).
-		trunc, err := store.EventsBetween(ctx, data.HistoryFilter{Keys: []data.Key{{}}, Kinds: []data.Kind{data.KindTruncated}, Since: since})
-		if err != nil {
-			return History{}, err
-		}
-		if !cut.IsZero() {
 			trunc = beforeTime(trunc, cut)
 		}
-		return History{Start: start, Events: append(evs, trunc...), ReadUntil: cut}, nil
+		// A TRUNCATE's event names no session (its ids are ''), so the
+		// keys' read does not see it; it ends every lane's span. Replay
+		// reads them as the events of the key ('', ''), a range of the same
+		// index, not a scan of the window's every event (at 1000 transitions
+		// a second, 900,000 in 15 minutes: 360 ms against 0.1).
+		return History{Start: ownersOf(r.Start), Events: append(evs, trunc...), ReadUntil: cut}, nil
 	}
 	return timeline, owners
 }
