@@ -217,8 +217,8 @@ func timelineScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	nextRes := newResult("timeline-next", "n (the next event) -> the first frame with the cursor on it and who held each lane then, "+load, next, 0)
 	frameRes := newResult("timeline-frame", "time to render one 200x50 frame of the timeline (View), scrubbing and idle", tlFrames, 0)
 	dbOpen.Merge(dbScrub)
-	dbRes := newResult("timeline-db", "the database reads' time (EventsBetween, OwnersAt) within each open and scrub step", dbOpen, 0)
-	dbRes.Note = fmt.Sprintf("%d statements in all", reads.n.Load())
+	dbRes := newResult("timeline-db", "the database reads' time (Replay, OwnersAt) within each open and scrub step", dbOpen, 0)
+	dbRes.Note = fmt.Sprintf("%d round trips in all (a pipeline of statements is one)", reads.n.Load())
 	idle.Name, idle.Description = "timeline-idle", fmt.Sprintf("%d leases, the timeline open and live, nothing changes: CPU of the monitor's process, resident memory", n)
 	return []Result{mainRes, openRes, scrubRes, nextRes, frameRes, dbRes, idle}, nil
 }

@@ -157,8 +157,9 @@ func (p *probedModel) View() tea.View {
 }
 
 // readTimer times the timeline's database reads on a store (its tracer):
-// the statements of data.EventsBetween and data.OwnersAt, which read
-// lease.event under the alias e (the feed's reads do not).
+// the statements of data.EventsBetween, and the pipelines of data.Replay
+// and data.OwnersAt (each one round trip), which read lease.event under
+// the alias e (the feed's reads do not).
 type readTimer struct {
 	total atomic.Int64 // nanoseconds
 	n     atomic.Int64
@@ -182,6 +183,24 @@ func (t *readTimer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQ
 		t.total.Add(int64(time.Since(t0)))
 		t.n.Add(1)
 	}
+}
+
+func (t *readTimer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	if d.Batch == nil {
+		return ctx
+	}
+	for _, q := range d.Batch.QueuedQueries {
+		if isTimelineRead(q.SQL) {
+			return context.WithValue(ctx, readStart{}, time.Now())
+		}
+	}
+	return ctx
+}
+
+func (t *readTimer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (t *readTimer) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchEndData) {
+	t.TraceQueryEnd(ctx, nil, pgx.TraceQueryEndData{})
 }
 
 // spent is the reads' total time so far.
