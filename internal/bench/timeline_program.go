@@ -27,28 +27,15 @@ type timelineProgram struct {
 }
 
 func startTimelineMonitor(ctx context.Context, store *data.Store) (*timelineProgram, error) {
-	pctx, cancel := context.WithCancel(ctx)
-	in, inW := io.Pipe()
-	p, err := ui.NewProgram(pctx, ui.Options{
-		Config: ui.Config{ReadOnly: true}, Store: store,
-		Input: in, Output: io.Discard, Environ: []string{"TERM=xterm-256color"},
+	var model *probedModel
+	mp, keys, err := runMonitor(ctx, store, func(t *timedModel) tea.Model {
+		model = &probedModel{timedModel: t}
+		return model
 	})
 	if err != nil {
-		cancel()
 		return nil, err
 	}
-	mp := &monitorProgram{cancel: cancel, done: make(chan error, 1), loaded: make(chan struct{}), frames: &frameLog{h: &Histogram{}}}
-	model := &probedModel{timedModel: timedModel{m: p.Model(), frames: mp.frames, onLoad: func() {
-		mp.loadTime = time.Since(mp.started)
-		close(mp.loaded)
-	}}}
-	mp.started = time.Now()
-	go func() { // owned: Stop cancels the program and receives done
-		err := p.Run(pctx, model, tea.WithWindowSize(200, 50), tea.WithoutSignalHandler())
-		_ = in.Close()
-		mp.done <- err
-	}()
-	return &timelineProgram{monitorProgram: mp, keys: inW, model: model}, nil
+	return &timelineProgram{monitorProgram: mp, keys: keys, model: model}, nil
 }
 
 // press types key and waits, up to timeout, for the first frame whose
@@ -128,7 +115,7 @@ func (pr *probe) saw(msg tea.Msg, t time.Time) {
 // probedModel is timedModel, and after each View checks the pending probe
 // (a failed read satisfies every probe, to be reported).
 type probedModel struct {
-	timedModel
+	*timedModel
 	mu    sync.Mutex
 	probe *probe
 }
