@@ -39,6 +39,13 @@ type OwnersAt struct {
 	At           time.Time // the instant, on the database clock
 	ServerTime   time.Time // the database clock when it was read
 	HistoryStart time.Time // the oldest event kept: nothing before it can be told
+	// Whole says no event was ever removed from the history (by
+	// prune_events): its oldest is the first the database wrote (the
+	// lowest id lease.event's sequence issues). Before HistoryStart nobody
+	// then held anything: every grant writes an event. It errs only
+	// towards false: when the database's very first transition was rolled
+	// back, its id is never seen.
+	Whole bool
 	// Holdings are the leases whose row existed at At (held, or expired and
 	// not yet taken over), by account and session.
 	Holdings []Holding
@@ -219,7 +226,7 @@ func (s *Store) OwnersAt(ctx context.Context, at time.Time, f HistoryFilter) (Ow
 	out := OwnersAt{At: at}
 	var rows []ownerRow
 	b := &pgx.Batch{}
-	queueHistoryStart(b, &out.ServerTime, &out.HistoryStart)
+	queueHistoryStart(b, &out)
 	queueOwners(b, at, f, &rows)
 	if err := s.readSnapshot(ctx, b); err != nil {
 		return out, fmt.Errorf("read history: %w", translate(err))

@@ -30,14 +30,19 @@ func (s *Store) readSnapshot(ctx context.Context, b *pgx.Batch) error {
 	return s.pool.SendBatch(ctx, full).Close()
 }
 
-// queueHistoryStart queues the server's clock and the oldest event kept.
-func queueHistoryStart(b *pgx.Batch, server, start *time.Time) {
-	b.Queue(`SELECT clock_timestamp(), (SELECT min(at) FROM lease.event)`).QueryRow(func(row pgx.Row) error {
+// queueHistoryStart queues the server's clock, the oldest event kept, and
+// whether the history is whole (OwnersAt.Whole): its oldest event is the
+// first id the database ever issued for one.
+func queueHistoryStart(b *pgx.Batch, out *OwnersAt) {
+	b.Queue(`SELECT clock_timestamp(), (SELECT min(at) FROM lease.event),
+	                coalesce((SELECT min(id) FROM lease.event) =
+	                         (SELECT s.seqstart FROM pg_catalog.pg_sequence s
+	                           WHERE s.seqrelid = 'lease.event_id_seq'::pg_catalog.regclass), false)`).QueryRow(func(row pgx.Row) error {
 		var st *time.Time
-		if err := row.Scan(server, &st); err != nil {
+		if err := row.Scan(&out.ServerTime, &st, &out.Whole); err != nil {
 			return err
 		}
-		*start = deref(st)
+		out.HistoryStart = deref(st)
 		return nil
 	})
 }
@@ -115,7 +120,7 @@ func (s *Store) Replay(ctx context.Context, f HistoryFilter) (Replay, error) {
 	out := Replay{Start: OwnersAt{At: f.Since}}
 	var rows []ownerRow
 	b := &pgx.Batch{}
-	queueHistoryStart(b, &out.Start.ServerTime, &out.Start.HistoryStart)
+	queueHistoryStart(b, &out.Start)
 	queueOwners(b, f.Since, f, &rows)
 	queueEvents(b, f, &out.Events)
 	trunc := HistoryFilter{Keys: []Key{{}}, Kinds: []Kind{KindTruncated}, Since: f.Since, Until: f.Until}

@@ -26,6 +26,9 @@ func storeTimelineCapped(ctx context.Context, store *data.Store, limit int) (fun
 	owners := func(keys []data.Key, at time.Time) (Owners, error) {
 		o, err := store.OwnersAt(ctx, at, data.HistoryFilter{Keys: keys})
 		if errors.Is(err, data.ErrHistoryPruned) {
+			if o.Whole {
+				return Owners{}, nil // before the database's first event: nobody
+			}
 			return Owners{HistoryStart: o.HistoryStart}, nil // nothing can be told: the view says so
 		}
 		if err != nil {
@@ -46,6 +49,10 @@ func storeTimelineCapped(ctx context.Context, store *data.Store, limit int) (fun
 		if err != nil {
 			return History{}, err
 		}
+		start := ownersOf(r.Start)
+		if r.Start.Whole && r.Start.At.After(since) {
+			start = Owners{} // before the database's first event nobody held anything
+		}
 		evs, trunc := r.Events, r.Truncations
 		var cut time.Time
 		if len(evs) == limit {
@@ -60,7 +67,7 @@ func storeTimelineCapped(ctx context.Context, store *data.Store, limit int) (fun
 		// reads them as the events of the key ('', ''), a range of the same
 		// index, not a scan of the window's every event (at 1000 transitions
 		// a second, 900,000 in 15 minutes: 360 ms against 0.1).
-		return History{Start: ownersOf(r.Start), Events: append(evs, trunc...), ReadUntil: cut}, nil
+		return History{Start: start, Events: append(evs, trunc...), ReadUntil: cut}, nil
 	}
 	return timeline, owners
 }
@@ -74,9 +81,14 @@ func beforeTime(evs []data.Event, t time.Time) []data.Event {
 	return evs[:n]
 }
 
-// ownersOf is the history's answer as the view takes it.
+// ownersOf is the history's answer as the view takes it. A whole history
+// (nothing ever pruned) has no start to show: before its first event
+// nobody held anything.
 func ownersOf(o data.OwnersAt) Owners {
-	out := Owners{Leases: make(map[data.Key]data.Lease, len(o.Holdings)), HistoryStart: o.HistoryStart}
+	out := Owners{Leases: make(map[data.Key]data.Lease, len(o.Holdings))}
+	if !o.Whole {
+		out.HistoryStart = o.HistoryStart
+	}
 	for _, h := range o.Holdings {
 		out.Leases[h.Key] = h.Lease
 		if !h.ExpiryKnown && !h.Expired {

@@ -87,7 +87,17 @@ func TestScrubAgreesWithTheHistory(t *testing.T) {
 			t.Errorf("%s: the lane shows %v run %v at %v, want %v run %v", p.Name, sp.kind, sp.run, p.At, want, p.Run)
 		}
 	}
+	// Nothing was pruned: before the database's first event nobody held it.
 	drain(m, m.scrubTo(h.Start.Add(-time.Millisecond)))
+	if cell := ansi.Strip(m.heldCell(h.Key, 40)); !strings.HasPrefix(cell, "nobody") {
+		t.Errorf("before the first event of a whole history: held-by %q, want nobody", cell)
+	}
+	// Once the oldest event is gone (as prune_events removes them), the
+	// instant is before the history kept, and the column says so.
+	if _, err := db.Conn(t).Exec(ctx, `DELETE FROM lease.event WHERE id = (SELECT min(id) FROM lease.event)`); err != nil {
+		t.Fatal(err)
+	}
+	drain(m, m.scrubTo(h.Start))
 	if cell := ansi.Strip(m.heldCell(h.Key, 40)); !strings.HasPrefix(cell, "before history") {
 		t.Errorf("before the history kept: held-by %q, want \"before history\"", cell)
 	}
