@@ -6,12 +6,10 @@ import (
 	"testing"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
-	"github.com/leasetop/leasetop/monitor"
 )
 
 // TestTimelineSaysWhereACappedReadStopped: a lane whose window holds more
@@ -45,22 +43,7 @@ func TestTimelineSaysWhereACappedReadStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := db.Store(t)
-	snap, err := s.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	timeline, owners := storeTimeline(ctx, s)
-	clock := &fixedClock{t: time.Now()}
-	m, err := New(Config{Now: clock.Now, Location: time.UTC, Source: Source{TimelineFunc: timeline, OwnersAtFunc: owners}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Update(tea.WindowSizeMsg{Width: 150, Height: 40})
-	apply(m, monitor.Batch{Items: []monitor.Item{{Sync: &data.Sync{Snapshot: snap}, At: clock.t}}, Conn: data.ListenerState{Status: data.ListenerLive}})
-	pressDrain(m, "t")
-	if m.tl.loaded == nil || m.tl.loadErr != nil {
-		t.Fatalf("the history was not read: %v", m.tl.loadErr)
-	}
+	m, _ := timelineOnStore(t, s, "t")
 	// The last event read is the cap's; the 500 after it (2.5 s) and the
 	// acquire are not.
 	lastRead := now.Add(-5*time.Minute + time.Duration(historyReadLimit)*5*time.Millisecond)

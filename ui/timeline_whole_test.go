@@ -6,12 +6,10 @@ import (
 	"testing"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
-	"github.com/leasetop/leasetop/monitor"
 )
 
 // TestTimelineOfANewDatabase: on a new database (nothing ever pruned), the
@@ -31,22 +29,7 @@ func TestTimelineOfANewDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := db.Store(t)
-	snap, err := s.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	timeline, owners := storeTimeline(ctx, s)
-	clock := &fixedClock{t: time.Now()}
-	m, err := New(Config{Now: clock.Now, Location: time.UTC, Source: Source{TimelineFunc: timeline, OwnersAtFunc: owners}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Update(tea.WindowSizeMsg{Width: 150, Height: 40})
-	apply(m, monitor.Batch{Items: []monitor.Item{{Sync: &data.Sync{Snapshot: snap}, At: clock.t}}, Conn: data.ListenerState{Status: data.ListenerLive}})
-	pressDrain(m, "t")
-	if m.tl.loaded == nil || m.tl.loadErr != nil {
-		t.Fatalf("the history was not read: %v", m.tl.loadErr)
-	}
+	m, clock := timelineOnStore(t, s, "t")
 	before := first.Add(-5 * time.Minute)
 	lanes := m.timelineLanes(m.tlWindow())
 	if sp, ok := lanes[0].at(before); !ok || sp.kind != spanNobody {
