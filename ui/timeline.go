@@ -88,7 +88,7 @@ type timelineView struct {
 	// The lanes' bars as last drawn, without the cursor: a frame that
 	// changes neither the lanes nor the size draws none again (each bar is
 	// tens of styled stretches), a scrub step only its cursor's column.
-	bars   []string
+	bars   []drawnBar
 	barsOf barsKey
 }
 
