@@ -16,13 +16,7 @@ const historyReadLimit = 50_000
 // start (data.Replay, keys = the lanes on screen), and who held them at an
 // instant (data.OwnersAt); each one round trip.
 func storeTimeline(ctx context.Context, store *data.Store) (func([]data.Key, time.Time, time.Time) (History, error), func([]data.Key, time.Time) (Owners, error)) {
-	return storeTimelineCapped(ctx, store, historyReadLimit)
-}
-
-// storeTimelineCapped is storeTimeline with a read's cap of limit events:
-// a read that reaches it returns the oldest, up to the instant of the last
-// (History.ReadUntil).
-func storeTimelineCapped(ctx context.Context, store *data.Store, limit int) (func([]data.Key, time.Time, time.Time) (History, error), func([]data.Key, time.Time) (Owners, error)) {
+	const limit = historyReadLimit // a read that reaches it returns the oldest, up to the instant of the last (History.ReadUntil)
 	owners := func(keys []data.Key, at time.Time) (Owners, error) {
 		o, err := store.OwnersAt(ctx, at, data.HistoryFilter{Keys: keys})
 		if errors.Is(err, data.ErrHistoryPruned) {
