@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -43,16 +44,31 @@ func joinPieces(pieces []piece, cells int) drawnBar {
 		}
 		start := b.Len()
 		b.WriteString(on)
-		for i, g := range graphemes(p.text) {
-			if g.width != 1 {
-				regular = false
-			}
-			col := barCol{at: b.Len(), on: on}
+		col := func(i int) {
 			if i == 0 {
-				col = barCol{at: start}
+				cols = append(cols, barCol{at: start})
+			} else {
+				cols = append(cols, barCol{at: b.Len(), on: on})
 			}
-			cols = append(cols, col)
-			b.WriteString(g.text)
+		}
+		if narrow(p.text) { // a rune a cell: no grapheme to measure
+			i := 0
+			for j, r := range p.text {
+				col(i)
+				b.WriteString(p.text[j : j+utf8.RuneLen(r)])
+				i++
+			}
+		} else {
+			for i, rest := 0, p.text; rest != ""; i++ {
+				g, w := ansi.FirstGraphemeCluster(rest, ansi.GraphemeWidth)
+				if g == "" {
+					break
+				}
+				regular = regular && w == 1
+				col(i)
+				b.WriteString(g)
+				rest = rest[len(g):]
+			}
 		}
 		b.WriteString(off)
 	}
@@ -62,39 +78,15 @@ func joinPieces(pieces []piece, cells int) drawnBar {
 	return drawnBar{text: b.String(), cols: cols}
 }
 
-type grapheme struct {
-	text  string
-	width int
-}
-
-// graphemes splits text into its graphemes and their widths: rune by rune
-// where every rune is ASCII or one of narrowGlyphs, else as the terminal
-// measures them.
-func graphemes(text string) []grapheme {
-	out := make([]grapheme, 0, len(text))
-	simple := true
+// narrow says every rune of text is ASCII or one of narrowGlyphs: one
+// grapheme one cell wide each.
+func narrow(text string) bool {
 	for _, r := range text {
 		if r >= 0x80 && !strings.ContainsRune(narrowGlyphs, r) {
-			simple = false
-			break
+			return false
 		}
 	}
-	if simple {
-		for i, r := range text {
-			n := len(string(r))
-			out = append(out, grapheme{text: text[i : i+n], width: 1})
-		}
-		return out
-	}
-	for rest := text; rest != ""; {
-		g, w := ansi.FirstGraphemeCluster(rest, ansi.GraphemeWidth)
-		if g == "" {
-			break
-		}
-		out = append(out, grapheme{text: g, width: w})
-		rest = rest[len(g):]
-	}
-	return out
+	return true
 }
 
 // cut draws glyph (already styled) over column c: the text before it, a
