@@ -14,7 +14,8 @@ import (
 // text (ansi.Truncate, as before the index) shows, in every column: held
 // spans with their labels, expiry, nobody, marks, the history kept's start
 // and a capped read's end; a label with a wide rune falls back to
-// measuring, and shows the same.
+// measuring, and shows the same (a cursor on half of the wide rune then
+// widens the line by one cell, as it always did).
 func TestCursorSlicesAsTruncateMeasures(t *testing.T) {
 	t.Parallel()
 	t0 := server.Add(-100 * time.Second)
