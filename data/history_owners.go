@@ -39,6 +39,13 @@ type OwnersAt struct {
 	At           time.Time // the instant, on the database clock
 	ServerTime   time.Time // the database clock when it was read
 	HistoryStart time.Time // the oldest event kept: nothing before it can be told
+	// Whole says no event was ever removed from the history (by
+	// prune_events): its oldest is the first the database wrote (the
+	// lowest id lease.event's sequence issues). Before HistoryStart nobody
+	// then held anything: every grant writes an event. It errs only
+	// towards false: when the database's very first transition was rolled
+	// back, its id is never seen.
+	Whole bool
 	// Holdings are the leases whose row existed at At (held, or expired and
 	// not yet taken over), by account and session.
 	Holdings []Holding
@@ -217,45 +224,19 @@ func where(conds []string) string {
 // an at after the server's clock is ErrInvalid.
 func (s *Store) OwnersAt(ctx context.Context, at time.Time, f HistoryFilter) (OwnersAt, error) {
 	out := OwnersAt{At: at}
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		var start *time.Time
-		if err := tx.QueryRow(ctx, `SELECT clock_timestamp(), (SELECT min(at) FROM lease.event)`).Scan(&out.ServerTime, &start); err != nil {
-			return err
-		}
-		out.HistoryStart = deref(start)
-		if start == nil || at.Before(*start) {
-			return &PrunedError{At: at, HistoryStart: out.HistoryStart}
-		}
-		if at.After(out.ServerTime) {
-			return &InputError{Field: "at", Problem: fmt.Sprintf("(%s) is after the server's clock (%s)",
-				at.Format(time.RFC3339Nano), out.ServerTime.Format(time.RFC3339Nano))}
-		}
-		query, args := ownersQuery(at, f)
-		rows, err := tx.Query(ctx, query, customPlan(args)...)
-		if err != nil {
-			return err
-		}
-		states, err := pgx.CollectRows(rows, scanOwnerRow)
-		if err != nil {
-			return err
-		}
-		for _, st := range states {
-			if h, ok := st.holding(at); ok {
-				out.Holdings = append(out.Holdings, h)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		var pe *PrunedError
-		var ie *InputError
-		if errors.As(err, &pe) || errors.As(err, &ie) {
-			return out, err
-		}
+	var rows []ownerRow
+	b := &pgx.Batch{}
+	queueHistoryStart(b, &out)
+	queueOwners(b, at, f, &rows)
+	if err := s.readSnapshot(ctx, b); err != nil {
 		return out, fmt.Errorf("read history: %w", translate(err))
 	}
-	slices.SortFunc(out.Holdings, func(a, b Holding) int {
+	return ownersOf(out, rows)
+}
+
+// sortHoldings orders holdings by account and session.
+func sortHoldings(hs []Holding) {
+	slices.SortFunc(hs, func(a, b Holding) int {
 		return cmp.Or(cmp.Compare(a.Account, b.Account), cmp.Compare(a.Session, b.Session))
 	})
-	return out, nil
 }

@@ -12,12 +12,17 @@ import (
 const historyReadLimit = 50_000
 
 // storeTimeline is the timeline's reads on store: the lanes' events by time
-// range through the history's index (data.EventsBetween, keys = the lanes on
-// screen), and who held them at an instant (data.OwnersAt).
+// range through the history's index, with who held them at the range's
+// start (data.Replay, keys = the lanes on screen), and who held them at an
+// instant (data.OwnersAt); each one round trip.
 func storeTimeline(ctx context.Context, store *data.Store) (func([]data.Key, time.Time, time.Time) (History, error), func([]data.Key, time.Time) (Owners, error)) {
+	const limit = historyReadLimit // a read that reaches it returns the oldest, up to the instant of the last (History.ReadUntil)
 	owners := func(keys []data.Key, at time.Time) (Owners, error) {
 		o, err := store.OwnersAt(ctx, at, data.HistoryFilter{Keys: keys})
 		if errors.Is(err, data.ErrHistoryPruned) {
+			if o.Whole {
+				return Owners{}, nil // before the database's first event: nobody
+			}
 			return Owners{HistoryStart: o.HistoryStart}, nil // nothing can be told: the view says so
 		}
 		if err != nil {
@@ -26,41 +31,58 @@ func storeTimeline(ctx context.Context, store *data.Store) (func([]data.Key, tim
 		return ownersOf(o), nil
 	}
 	timeline := func(keys []data.Key, since, until time.Time) (History, error) {
-		start, err := owners(keys, since)
+		// Who held the lanes at since (or where the history kept starts, if
+		// later) and their events from then on, in one round trip. Since is
+		// inclusive: an event at since is in the start too, and replaying it
+		// again changes no lane (it starts the span it started, or ends
+		// none), but the events pane and n/N need it.
+		r, err := store.Replay(ctx, data.HistoryFilter{Keys: keys, Since: since, Limit: limit})
+		if errors.Is(err, data.ErrHistoryPruned) {
+			return History{Start: Owners{HistoryStart: r.Start.HistoryStart}}, nil // no history at all
+		}
 		if err != nil {
 			return History{}, err
 		}
-		if hs := start.HistoryStart; len(start.Leases) == 0 && hs.After(since) {
-			// The window starts before the history kept: replay from where it starts.
-			if start, err = owners(keys, hs); err != nil {
-				return History{}, err
-			}
-			since = hs
+		start := ownersOf(r.Start)
+		if r.Start.Whole && r.Start.At.After(since) {
+			start = Owners{} // before the database's first event nobody held anything
 		}
-		// Since is inclusive: an event at since is in the start too, and
-		// replaying it again changes no lane (it starts the span it started,
-		// or ends none), but the events pane and n/N need it.
-		evs, err := store.EventsBetween(ctx, data.HistoryFilter{Keys: keys, Since: since, Limit: historyReadLimit})
-		if err != nil {
-			return History{}, err
+		evs, trunc := r.Events, r.Truncations
+		var cut time.Time
+		if len(evs) == limit {
+			// The cap: the oldest limit events, whose last one's instant may
+			// have more not read. The lanes are known up to it, not after.
+			cut = evs[len(evs)-1].At
+			evs = beforeTime(evs, cut)
+			trunc = beforeTime(trunc, cut)
 		}
 		// A TRUNCATE's event names no session (its ids are ''), so the
-		// keys' read does not see it; it ends every lane's span. Read as the
-		// events of the key ('', ''), it is a range of the same index, not
-		// a scan of the window's every event (at 1000 transitions a second,
-		// 900,000 in 15 minutes: 360 ms against 0.1).
-		trunc, err := store.EventsBetween(ctx, data.HistoryFilter{Keys: []data.Key{{}}, Kinds: []data.Kind{data.KindTruncated}, Since: since})
-		if err != nil {
-			return History{}, err
-		}
-		return History{Start: start, Events: append(evs, trunc...)}, nil
+		// keys' read does not see it; it ends every lane's span. Replay
+		// reads them as the events of the key ('', ''), a range of the same
+		// index, not a scan of the window's every event (at 1000 transitions
+		// a second, 900,000 in 15 minutes: 360 ms against 0.1).
+		return History{Start: start, Events: append(evs, trunc...), ReadUntil: cut}, nil
 	}
 	return timeline, owners
 }
 
-// ownersOf is the history's answer as the view takes it.
+// beforeTime returns the events (oldest first) before t.
+func beforeTime(evs []data.Event, t time.Time) []data.Event {
+	n := len(evs)
+	for n > 0 && !evs[n-1].At.Before(t) {
+		n--
+	}
+	return evs[:n]
+}
+
+// ownersOf is the history's answer as the view takes it. A whole history
+// (nothing ever pruned) has no start to show: before its first event
+// nobody held anything.
 func ownersOf(o data.OwnersAt) Owners {
-	out := Owners{Leases: make(map[data.Key]data.Lease, len(o.Holdings)), HistoryStart: o.HistoryStart}
+	out := Owners{Leases: make(map[data.Key]data.Lease, len(o.Holdings))}
+	if !o.Whole {
+		out.HistoryStart = o.HistoryStart
+	}
 	for _, h := range o.Holdings {
 		out.Leases[h.Key] = h.Lease
 		if !h.ExpiryKnown && !h.Expired {

@@ -29,6 +29,10 @@ type History struct {
 	// of the history kept if that is later (Owners.HistoryStart).
 	Start  Owners
 	Events []data.Event
+	// ReadUntil, when not zero, says the read stopped at its cap
+	// (historyReadLimit events): Events holds none at or after it, and the
+	// lanes are not known from there.
+	ReadUntil time.Time
 }
 
 // Owners is who held each of a set of sessions at one instant, as the
@@ -84,7 +88,7 @@ type timelineView struct {
 	// The lanes' bars as last drawn, without the cursor: a frame that
 	// changes neither the lanes nor the size draws none again (each bar is
 	// tens of styled stretches), a scrub step only its cursor's column.
-	bars   []string
+	bars   []drawnBar
 	barsOf barsKey
 }
 
@@ -104,6 +108,7 @@ type historyQuery struct {
 type historyData struct {
 	q       historyQuery
 	start   Owners
+	until   time.Time                 // History.ReadUntil: zero when the read is whole
 	byKey   map[data.Key][]data.Event // oldest first
 	events  []data.Event              // every event, newest first (for the events pane)
 	maxID   int64                     // the largest id read or merged
@@ -122,7 +127,7 @@ type lanesKey struct {
 
 // newHistoryData indexes a read's answer.
 func newHistoryData(q historyQuery, h History) *historyData {
-	d := &historyData{q: q, start: h.Start, byKey: map[data.Key][]data.Event{}}
+	d := &historyData{q: q, start: h.Start, until: h.ReadUntil, byKey: map[data.Key][]data.Event{}}
 	d.add(h.Events)
 	return d
 }

@@ -39,7 +39,7 @@ type laneCell struct {
 // where it fits, ░ where a lease sat expired, ─ where nobody held it, blank
 // before the history kept (saying where it starts), and the marks over all.
 // The result is exactly w.cells cells wide.
-func drawLane(ln *lane, w window, st *timelineStyles) string {
+func drawLane(ln *lane, w window, st *timelineStyles) drawnBar {
 	cells := make([]laneCell, w.cells)
 	for i := range cells {
 		cells[i].span = -1
@@ -116,15 +116,7 @@ func drawLane(ln *lane, w window, st *timelineStyles) string {
 		}
 		c = end
 	}
-	var b strings.Builder
-	for _, p := range pieces {
-		if p.style == nil {
-			b.WriteString(p.text)
-		} else {
-			b.WriteString(p.style.wrap(p.text))
-		}
-	}
-	return b.String()
+	return joinPieces(pieces, w.cells)
 }
 
 // piece is a stretch of a drawn line in one style.
@@ -138,11 +130,16 @@ type piece struct {
 // reverse video through every lane (a mark in that column stays), so the
 // cursor reads without colour too. Only that column changes: the bars
 // themselves are drawn once per window, not per scrub step.
-func withCursor(bar string, ln *lane, w window, c int, st *timelineStyles) string {
+func withCursor(bar drawnBar, ln *lane, w window, c int, st *timelineStyles) string {
 	if c < 0 || c >= w.cells {
-		return bar
+		return bar.text
 	}
-	glyph := "│"
+	return bar.cut(c, st.cursorSGR.wrap(cursorGlyph(ln, w, c)))
+}
+
+// cursorGlyph is what the cursor shows in column c: the strongest mark
+// there, else │.
+func cursorGlyph(ln *lane, w window, c int) string {
 	mk := markNone
 	for _, x := range ln.marks {
 		if w.col(x.at) == c && x.kind > mk {
@@ -150,15 +147,29 @@ func withCursor(bar string, ln *lane, w window, c int, st *timelineStyles) strin
 		}
 	}
 	if mk != markNone {
-		glyph = markGlyphs[mk]
+		return markGlyphs[mk]
 	}
-	return ansi.Truncate(bar, c, "") + "\x1b[m" + st.cursor.Render(glyph) + ansi.TruncateLeft(bar, c+1, "")
+	return "│"
 }
 
 // unknownText fills n columns from column c of a stretch before the history
 // kept: blank, and where the known history starts, if it starts right
-// after, a ┊ and the time, when they fit.
+// after, a ┊ and the time, when they fit. After where the read stopped at
+// its cap, it says so and how to read less.
 func unknownText(ln *lane, w window, c, n int) string {
+	if !ln.cut.IsZero() && w.col(ln.cut) <= c {
+		for _, text := range []string{
+			"┊ not read: too many events for one read, zoom in (+)",
+			"┊ not read: zoom in (+)",
+			"┊ not read",
+			"┊",
+		} {
+			if tw := ansi.StringWidth(text); tw <= n {
+				return text + strings.Repeat(" ", n-tw)
+			}
+		}
+		return strings.Repeat(" ", n)
+	}
 	if ln.known.IsZero() || w.col(ln.known) != c+n {
 		return strings.Repeat(" ", n)
 	}

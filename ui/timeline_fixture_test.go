@@ -100,13 +100,6 @@ func withHistory(pruned time.Time) func(*Config) {
 	}
 }
 
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
 // run runs cmd as Bubble Tea would, feeding the model what it returns
 // (batches included), for the timeline's reads. It never runs a tick.
 func drain(m *Model, cmd tea.Cmd) {

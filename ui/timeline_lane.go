@@ -76,6 +76,9 @@ type lane struct {
 	// known is where the history kept for the lane starts, if after the
 	// window's start; zero when the whole window is known.
 	known time.Time
+	// cut is where the history read stopped at its cap, if before the
+	// lane's end: from there the lane is unknown.
+	cut time.Time
 }
 
 // laneInput is what buildLane needs for one session.
@@ -94,10 +97,22 @@ type laneInput struct {
 	// live is the session's lease now, if any: it tells the current
 	// holder's expiry (renewals write no event).
 	live *data.Lease
+	// readUntil, when not zero, is where the read of the history stopped
+	// at its cap (History.ReadUntil): the lane is unknown from there.
+	readUntil time.Time
 }
 
 // buildLane rebuilds a session's lane from its history.
 func buildLane(in laneInput) lane {
+	if cut := in.readUntil; !cut.IsZero() && cut.Before(in.until) {
+		end := in.until
+		in.readUntil, in.live = time.Time{}, nil // the live lease is not the cut's
+		in.until = maxTime(cut, in.from)
+		ln := buildLane(in)
+		ln.cut = in.until
+		ln.spans = append(ln.spans, span{kind: spanUnknown, from: in.until, to: end})
+		return ln
+	}
 	ln := lane{key: in.key}
 	t0 := in.from
 	if in.historyStart.After(in.from) {
@@ -219,6 +234,13 @@ func withTo(s span, to time.Time) span { s.to = to; return s }
 
 func minTime(a, b time.Time) time.Time {
 	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
 		return a
 	}
 	return b

@@ -61,7 +61,7 @@ func TestBuildLane(t *testing.T) {
 		}
 	}
 	st := newStyles(true)
-	got := ansi.Strip(drawLane(&ln, window{from: t0, cell: time.Second, cells: 100}, &st.tl))
+	got := ansi.Strip(drawLane(&ln, window{from: t0, cell: time.Second, cells: 100}, &st.tl).text)
 	if n := ansi.StringWidth(got); n != 100 {
 		t.Errorf("lane is %d cells, want 100: %q", n, got)
 	}

@@ -27,22 +27,7 @@ func TestScrubAgreesWithTheHistory(t *testing.T) {
 	db := pgtest.New(t)
 	s := db.Store(t)
 	h := pgtest.BuildKnownHistory(t, db, s)
-	snap, err := s.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	timeline, owners := storeTimeline(ctx, s)
-	clock := &fixedClock{t: time.Now()}
-	m, err := New(Config{Now: clock.Now, Location: time.UTC, Source: Source{TimelineFunc: timeline, OwnersAtFunc: owners}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Update(tea.WindowSizeMsg{Width: 150, Height: 40})
-	apply(m, monitor.Batch{Items: []monitor.Item{{Sync: &data.Sync{Snapshot: snap}, At: clock.t}}, Conn: data.ListenerState{Status: data.ListenerLive}})
-	pressDrain(m, "t", "+", "+", "+", "+", "+") // a 10 s window: the history is a few seconds long
-	if m.tl.loaded == nil || m.tl.loadErr != nil {
-		t.Fatalf("the history was not read: %v", m.tl.loadErr)
-	}
+	m, _ := timelineOnStore(t, s, "t", "+", "+", "+", "+", "+") // a 10 s window: the history is a few seconds long
 	runs := map[string]string{}
 	for _, ev := range h.Events {
 		if ev.Kind == data.KindAcquired || ev.Kind == data.KindTakenOver { // a rejection names the holder, not its run's
@@ -87,7 +72,17 @@ func TestScrubAgreesWithTheHistory(t *testing.T) {
 			t.Errorf("%s: the lane shows %v run %v at %v, want %v run %v", p.Name, sp.kind, sp.run, p.At, want, p.Run)
 		}
 	}
+	// Nothing was pruned: before the database's first event nobody held it.
 	drain(m, m.scrubTo(h.Start.Add(-time.Millisecond)))
+	if cell := ansi.Strip(m.heldCell(h.Key, 40)); !strings.HasPrefix(cell, "nobody") {
+		t.Errorf("before the first event of a whole history: held-by %q, want nobody", cell)
+	}
+	// Once the oldest event is gone (as prune_events removes them), the
+	// instant is before the history kept, and the column says so.
+	if _, err := db.Conn(t).Exec(ctx, `DELETE FROM lease.event WHERE id = (SELECT min(id) FROM lease.event)`); err != nil {
+		t.Fatal(err)
+	}
+	drain(m, m.scrubTo(h.Start))
 	if cell := ansi.Strip(m.heldCell(h.Key, 40)); !strings.HasPrefix(cell, "before history") {
 		t.Errorf("before the history kept: held-by %q, want \"before history\"", cell)
 	}
@@ -127,4 +122,30 @@ func TestTimelineReadsTruncates(t *testing.T) {
 	if s, ok := ln.at(now); !ok || s.kind != spanNobody {
 		t.Errorf("after the TRUNCATE the lane shows %v, want nobody", s.kind)
 	}
+}
+
+// timelineOnStore is a 150x40 model whose timeline reads the history from s
+// (storeTimeline), its table synced with s's leases now (a fixed clock,
+// returned), with keys pressed and what they read answered. It fails t
+// unless the lanes' history was read.
+func timelineOnStore(t *testing.T, s *data.Store, keys ...string) (*Model, *fixedClock) {
+	t.Helper()
+	ctx := context.Background()
+	snap, err := s.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	timeline, owners := storeTimeline(ctx, s)
+	clock := &fixedClock{t: time.Now()}
+	m, err := New(Config{Now: clock.Now, Location: time.UTC, Source: Source{TimelineFunc: timeline, OwnersAtFunc: owners}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 150, Height: 40})
+	apply(m, monitor.Batch{Items: []monitor.Item{{Sync: &data.Sync{Snapshot: snap}, At: clock.t}}, Conn: data.ListenerState{Status: data.ListenerLive}})
+	pressDrain(m, keys...)
+	if m.tl.loaded == nil || m.tl.loadErr != nil {
+		t.Fatalf("the history was not read: %v", m.tl.loadErr)
+	}
+	return m, clock
 }

@@ -25,6 +25,7 @@ type timelineStyles struct {
 	holderSGR, labelSGR  []sgr
 	expiredSGR, emptySGR sgr
 	markSGR              [len(markGlyphs)]sgr
+	cursorSGR            sgr
 }
 
 // sgr is a style as the sequences around the text it styles.
@@ -72,6 +73,7 @@ func newTimelineStyles(isDark bool, s styles) timelineStyles {
 		t.labelSGR = append(t.labelSGR, sgrOf(t.labels[i]))
 	}
 	t.expiredSGR, t.emptySGR = sgrOf(t.expired), sgrOf(t.empty)
+	t.cursorSGR = sgrOf(t.cursor)
 	for i := range t.marks {
 		t.markSGR[i] = sgrOf(t.marks[i])
 	}

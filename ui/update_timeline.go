@@ -150,10 +150,18 @@ func (m *Model) jumpEvent(dir int) tea.Cmd {
 	cur := m.tlCursor()
 	// d.events is newest first.
 	if dir > 0 {
-		for i := len(d.events) - 1; i >= 0; i-- {
+		var next *data.Event
+		for i := len(d.events) - 1; i >= 0 && next == nil; i-- {
 			if d.events[i].At.After(cur) {
-				return m.scrubTo(d.events[i].At)
+				next = &d.events[i]
 			}
+		}
+		switch {
+		case !d.until.IsZero() && cur.Before(d.until) && (next == nil || !next.At.Before(d.until)):
+			m.setStatus(statusWarn, cutText(d.until, m.cfg.Location)) // not past events never read
+			return nil
+		case next != nil:
+			return m.scrubTo(next.At)
 		}
 		m.setStatus(statusInfo, "no later event in the lanes")
 		return nil
@@ -296,6 +304,9 @@ func (m *Model) onTimeline(msg timelineMsg) tea.Cmd {
 	d.mergeLive(st.Events(), st.Version(), m.eventLimit())
 	d.stale = false // what the read missed is in the state's events, or will be read next time
 	m.tl.loaded = d
+	if !d.until.IsZero() {
+		m.setStatus(statusWarn, cutText(d.until, m.cfg.Location))
+	}
 	return m.tlEnsure() // the window may have moved while it was read
 }
 
@@ -330,6 +341,12 @@ func (m *Model) timelineTick() tea.Cmd {
 		d.mergeLive(st.Events(), st.Version(), m.eventLimit())
 	}
 	return m.tlEnsure()
+}
+
+// cutText says that a read of the lanes' history stopped at its cap.
+func cutText(until time.Time, loc *time.Location) string {
+	return fmt.Sprintf("the lanes' history after %s is not read: more than %d events in the window; zoom in (+) to read less",
+		until.In(loc).Format("15:04:05.000"), historyReadLimit)
 }
 
 // zoomText is a window's length: 10s, 15m, 3h.
@@ -373,6 +390,7 @@ func (m *Model) timelineLanes(w window) []lane {
 			in.live = &live
 		}
 		in.events = d.byKey[k]
+		in.readUntil = d.until
 		ln := buildLane(in)
 		lanes = append(lanes, ln)
 	}

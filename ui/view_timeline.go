@@ -130,7 +130,7 @@ func (m *Model) laneLines(g tlGeom, w window, cursor int) []string {
 	}
 	lanes := m.timelineLanes(w)
 	if bk := (barsKey{m.tl.lanesOf, w.cells, &m.styles.tl}); bk != m.tl.barsOf || len(m.tl.bars) != len(lanes) {
-		m.tl.bars = make([]string, len(lanes))
+		m.tl.bars = make([]drawnBar, len(lanes))
 		for i := range lanes {
 			m.tl.bars[i] = drawLane(&lanes[i], w, &s.tl)
 		}

@@ -201,29 +201,8 @@ type monitorProgram struct {
 }
 
 func startMonitor(ctx context.Context, store *data.Store, feed monitor.FeedConfig) (*monitorProgram, error) {
-	pctx, cancel := context.WithCancel(ctx)
-	in, inW := io.Pipe()
-	p, err := ui.NewProgram(pctx, ui.Options{
-		Config: ui.Config{ReadOnly: true}, Store: store, Feed: feed,
-		Input: in, Output: io.Discard, Environ: []string{"TERM=xterm-256color"},
-	})
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	mp := &monitorProgram{cancel: cancel, done: make(chan error, 1), loaded: make(chan struct{}), frames: &frameLog{h: &Histogram{}},
-		input: inW, answers: newAnswerLog()}
-	model := &timedModel{m: p.Model(), frames: mp.frames, answers: mp.answers, onLoad: func() {
-		mp.loadTime = time.Since(mp.started)
-		close(mp.loaded)
-	}}
-	mp.started = time.Now()
-	go func() { // owned: Stop cancels the program and receives done
-		err := p.Run(pctx, model, tea.WithWindowSize(200, 50), tea.WithoutSignalHandler())
-		_ = inW.Close()
-		mp.done <- err
-	}()
-	return mp, nil
+	mp, _, err := runMonitor(ctx, store, feed, func(t *timedModel) tea.Model { return t })
+	return mp, err
 }
 
 // err returns the program's error once it has stopped, nil while it runs.

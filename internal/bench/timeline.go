@@ -123,17 +123,20 @@ func timelineScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 
 	r.progress(fmt.Sprintf("timeline: opening it %d times", timelineOpens))
 	open, dbOpen := &Histogram{}, &Histogram{}
+	openParts, scrubParts := newStepParts(), newStepParts()
 	var lanes, events int
 	for i := range timelineOpens {
 		db0 := reads.spent()
-		d, st, err := mon.press(ctx, keyTimeline, func(st ui.TimelineStatus) bool { return st.Open && st.Read }, stepTimeout)
+		res, err := mon.press(ctx, keyTimeline, func(st ui.TimelineStatus) bool { return st.Open && st.Read }, stepTimeout)
 		if err != nil {
 			return nil, fmt.Errorf("open %d: %w", i+1, err)
 		}
-		open.Record(d)
+		st := res.st
+		open.Record(res.d)
+		openParts.record(res)
 		dbOpen.Record(reads.spent() - db0)
 		lanes, events = st.Lanes, st.Events
-		if _, _, err := mon.press(ctx, keyTimeline, func(st ui.TimelineStatus) bool { return !st.Open }, stepTimeout); err != nil {
+		if _, err := mon.press(ctx, keyTimeline, func(st ui.TimelineStatus) bool { return !st.Open }, stepTimeout); err != nil {
 			return nil, fmt.Errorf("close %d: %w", i+1, err)
 		}
 		if err := mon.typeKeys(keyPageDown); err != nil { // the next lanes: not read yet
@@ -142,7 +145,7 @@ func timelineScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	}
 
 	r.progress("timeline: scrubbing")
-	if _, _, err := mon.press(ctx, keyTimeline, func(st ui.TimelineStatus) bool { return st.Open && st.Read }, stepTimeout); err != nil {
+	if _, err := mon.press(ctx, keyTimeline, func(st ui.TimelineStatus) bool { return st.Open && st.Read }, stepTimeout); err != nil {
 		return nil, fmt.Errorf("open: %w", err)
 	}
 	mon.frames.swap()
@@ -168,23 +171,25 @@ func timelineScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 		}
 		prev := cursor
 		db0 := reads.spent()
-		d, st, err := mon.press(ctx, key, func(st ui.TimelineStatus) bool {
+		res, err := mon.press(ctx, key, func(st ui.TimelineStatus) bool {
 			return st.Scrubbed && !st.Cursor.Equal(prev) && st.HeldRead
 		}, stepTimeout)
 		if err != nil {
 			return nil, fmt.Errorf("scrub step %d (%q): %w", i+1, key, err)
 		}
-		h.Record(d)
+		st := res.st
+		h.Record(res.d)
+		scrubParts.record(res)
 		dbScrub.Record(reads.spent() - db0)
 		cursor = st.Cursor
 		if histEnd.Sub(cursor) > timelineHistoryWindow-2*time.Minute { // near the history's start: back to live
-			if _, _, err := mon.press(ctx, keyEsc, func(st ui.TimelineStatus) bool { return !st.Scrubbed }, stepTimeout); err != nil {
+			if _, err := mon.press(ctx, keyEsc, func(st ui.TimelineStatus) bool { return !st.Scrubbed }, stepTimeout); err != nil {
 				return nil, fmt.Errorf("back to live: %w", err)
 			}
 			cursor = time.Time{}
 		}
 	}
-	if _, _, err := mon.press(ctx, keyEsc, func(st ui.TimelineStatus) bool { return !st.Scrubbed }, stepTimeout); err != nil {
+	if _, err := mon.press(ctx, keyEsc, func(st ui.TimelineStatus) bool { return !st.Scrubbed }, stepTimeout); err != nil {
 		return nil, fmt.Errorf("back to live: %w", err)
 	}
 	tlFrames := mon.frames.swap()
@@ -206,13 +211,14 @@ func timelineScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	load := fmt.Sprintf("%d leases, %d events of history over %v, %.0f transitions/s", n, rate*int(timelineHistoryWindow/time.Second), timelineHistoryWindow, achieved)
 	mainRes := newResult("timeline-main-frame", "the baseline: time to render one 200x50 frame of the main table, "+load, mainFrames, 0)
 	openRes := newResult("timeline-open", "t -> the first frame with the lanes drawn from their history, "+load, open, 0)
-	openRes.Note = fmt.Sprintf("%d lanes, %d events read for them (the last open)", lanes, events)
+	openRes.Note = fmt.Sprintf("%d lanes, %d events read for them (the last open); %s", lanes, events, openParts)
 	scrubRes := newResult("timeline-scrub", "← or [ (back 1 or 10 columns) -> the first frame with the cursor there and who held each lane then, "+load, scrub, 0)
+	scrubRes.Note = scrubParts.String() + " (← [ and n)"
 	nextRes := newResult("timeline-next", "n (the next event) -> the first frame with the cursor on it and who held each lane then, "+load, next, 0)
 	frameRes := newResult("timeline-frame", "time to render one 200x50 frame of the timeline (View), scrubbing and idle", tlFrames, 0)
 	dbOpen.Merge(dbScrub)
-	dbRes := newResult("timeline-db", "the database reads' time (EventsBetween, OwnersAt) within each open and scrub step", dbOpen, 0)
-	dbRes.Note = fmt.Sprintf("%d statements in all", reads.n.Load())
+	dbRes := newResult("timeline-db", "the database reads' time (Replay, OwnersAt) within each open and scrub step", dbOpen, 0)
+	dbRes.Note = fmt.Sprintf("%d round trips in all (a pipeline of statements is one)", reads.n.Load())
 	idle.Name, idle.Description = "timeline-idle", fmt.Sprintf("%d leases, the timeline open and live, nothing changes: CPU of the monitor's process, resident memory", n)
 	return []Result{mainRes, openRes, scrubRes, nextRes, frameRes, dbRes, idle}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/monitor"
 	"github.com/leasetop/leasetop/ui"
 )
 
@@ -27,57 +28,44 @@ type timelineProgram struct {
 }
 
 func startTimelineMonitor(ctx context.Context, store *data.Store) (*timelineProgram, error) {
-	pctx, cancel := context.WithCancel(ctx)
-	in, inW := io.Pipe()
-	p, err := ui.NewProgram(pctx, ui.Options{
-		Config: ui.Config{ReadOnly: true}, Store: store,
-		Input: in, Output: io.Discard, Environ: []string{"TERM=xterm-256color"},
+	var model *probedModel
+	mp, keys, err := runMonitor(ctx, store, monitor.FeedConfig{}, func(t *timedModel) tea.Model {
+		model = &probedModel{timedModel: t}
+		return model
 	})
 	if err != nil {
-		cancel()
 		return nil, err
 	}
-	mp := &monitorProgram{cancel: cancel, done: make(chan error, 1), loaded: make(chan struct{}), frames: &frameLog{h: &Histogram{}}}
-	model := &probedModel{timedModel: timedModel{m: p.Model(), frames: mp.frames, onLoad: func() {
-		mp.loadTime = time.Since(mp.started)
-		close(mp.loaded)
-	}}}
-	mp.started = time.Now()
-	go func() { // owned: Stop cancels the program and receives done
-		err := p.Run(pctx, model, tea.WithWindowSize(200, 50), tea.WithoutSignalHandler())
-		_ = in.Close()
-		mp.done <- err
-	}()
-	return &timelineProgram{monitorProgram: mp, keys: inW, model: model}, nil
+	return &timelineProgram{monitorProgram: mp, keys: keys, model: model}, nil
 }
 
 // press types key and waits, up to timeout, for the first frame whose
-// timeline satisfies ok. It returns the time from the key to that frame
-// and the timeline's status then.
-func (tp *timelineProgram) press(ctx context.Context, key string, ok func(ui.TimelineStatus) bool, timeout time.Duration) (time.Duration, ui.TimelineStatus, error) {
+// timeline satisfies ok. It returns the time from the key to that frame,
+// where that time went, and the timeline's status then.
+func (tp *timelineProgram) press(ctx context.Context, key string, ok func(ui.TimelineStatus) bool, timeout time.Duration) (probeResult, error) {
 	pr := &probe{ok: ok, done: make(chan probeResult, 1)}
 	tp.model.mu.Lock()
 	tp.model.probe = pr
 	pr.t0 = time.Now()
 	tp.model.mu.Unlock()
 	if _, err := io.WriteString(tp.keys, key); err != nil {
-		return 0, ui.TimelineStatus{}, fmt.Errorf("type %q: %w", key, err)
+		return probeResult{}, fmt.Errorf("type %q: %w", key, err)
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
 	case res := <-pr.done:
 		if res.st.Err != nil {
-			return 0, res.st, fmt.Errorf("the timeline's read failed: %w", res.st.Err)
+			return res, fmt.Errorf("the timeline's read failed: %w", res.st.Err)
 		}
-		return res.d, res.st, nil
+		return res, nil
 	case err := <-tp.done:
 		tp.done <- err
-		return 0, ui.TimelineStatus{}, fmt.Errorf("monitor stopped: %v", err)
+		return probeResult{}, fmt.Errorf("monitor stopped: %v", err)
 	case <-t.C:
-		return 0, ui.TimelineStatus{}, fmt.Errorf("no frame within %v of %q showed what it should", timeout, key)
+		return probeResult{}, fmt.Errorf("no frame within %v of %q showed what it should", timeout, key)
 	case <-ctx.Done():
-		return 0, ui.TimelineStatus{}, ctx.Err()
+		return probeResult{}, ctx.Err()
 	}
 }
 
@@ -91,22 +79,54 @@ type probe struct {
 	t0   time.Time
 	ok   func(ui.TimelineStatus) bool
 	done chan probeResult // buffered: one send
+	// Where the step's time went, from t0 (the program's goroutine only
+	// touches these, before done's send).
+	keyAt, answerAt time.Duration
 }
 
 type probeResult struct {
 	d  time.Duration
 	st ui.TimelineStatus
+	// keyAt is when the program's goroutine took the key (Update), after
+	// the messages queued before it; answerAt when the last read's answer
+	// (the history or who held the lanes) reached Update: zero when the
+	// step read nothing.
+	keyAt, answerAt time.Duration
+}
+
+// saw notes a message the program's goroutine takes at t while the probe
+// waits.
+func (pr *probe) saw(msg tea.Msg, t time.Time) {
+	switch msg.(type) {
+	case tea.KeyPressMsg:
+		if pr.keyAt == 0 {
+			pr.keyAt = t.Sub(pr.t0)
+		}
+		return
+	}
+	if pr.keyAt == 0 {
+		return
+	}
+	switch fmt.Sprintf("%T", msg) { // the reads' answers, unexported in ui
+	case "ui.timelineMsg", "ui.ownersMsg":
+		pr.answerAt = t.Sub(pr.t0)
+	}
 }
 
 // probedModel is timedModel, and after each View checks the pending probe
 // (a failed read satisfies every probe, to be reported).
 type probedModel struct {
-	timedModel
+	*timedModel
 	mu    sync.Mutex
 	probe *probe
 }
 
 func (p *probedModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	p.mu.Lock()
+	if pr := p.probe; pr != nil {
+		pr.saw(msg, time.Now())
+	}
+	p.mu.Unlock()
 	_, cmd := p.timedModel.Update(msg)
 	return p, cmd
 }
@@ -117,7 +137,7 @@ func (p *probedModel) View() tea.View {
 	defer p.mu.Unlock()
 	if pr := p.probe; pr != nil {
 		if st := p.m.Timeline(); st.Err != nil || pr.ok(st) {
-			pr.done <- probeResult{d: time.Since(pr.t0), st: st}
+			pr.done <- probeResult{d: time.Since(pr.t0), st: st, keyAt: pr.keyAt, answerAt: pr.answerAt}
 			p.probe = nil
 		}
 	}
@@ -125,8 +145,9 @@ func (p *probedModel) View() tea.View {
 }
 
 // readTimer times the timeline's database reads on a store (its tracer):
-// the statements of data.EventsBetween and data.OwnersAt, which read
-// lease.event under the alias e (the feed's reads do not).
+// the statements of data.EventsBetween, and the pipelines of data.Replay
+// and data.OwnersAt (each one round trip), which read lease.event under
+// the alias e (the feed's reads do not).
 type readTimer struct {
 	total atomic.Int64 // nanoseconds
 	n     atomic.Int64
@@ -150,6 +171,24 @@ func (t *readTimer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQ
 		t.total.Add(int64(time.Since(t0)))
 		t.n.Add(1)
 	}
+}
+
+func (t *readTimer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	if d.Batch == nil {
+		return ctx
+	}
+	for _, q := range d.Batch.QueuedQueries {
+		if isTimelineRead(q.SQL) {
+			return context.WithValue(ctx, readStart{}, time.Now())
+		}
+	}
+	return ctx
+}
+
+func (t *readTimer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (t *readTimer) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchEndData) {
+	t.TraceQueryEnd(ctx, nil, pgx.TraceQueryEndData{})
 }
 
 // spent is the reads' total time so far.

@@ -21,7 +21,8 @@ import (
 // says "as of" its instant, the events pane's cursor is on it, and the
 // lane's held-by column, read from the history, says device-b), N again to
 // device-a's acquisition (device-a held it then), and ← one step before it
-// (the history starts there: the lane says so). esc goes back to live.
+// (the database's first event: nothing was pruned, so nobody held it
+// before). esc goes back to live.
 func TestTimelineScrubInTmux(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -69,10 +70,10 @@ func TestTimelineScrubInTmux(t *testing.T) {
 		return strings.Contains(s, asOf(acquired)) && heldBy(s) == "device-a"
 	})
 	tm.keys("Left")
-	// The first event is where the history starts: before it, the lane and
-	// its held-by column say so rather than "nobody".
-	tm.waitFor("a step before it: before the history", 20*time.Second, func(s string) bool {
-		return strings.Contains(s, "as of ") && !strings.Contains(s, asOf(acquired)) && heldBy(s) == "before history"
+	// The first event of a new database: before it nobody held the
+	// session (nothing was pruned), not "before history".
+	tm.waitFor("a step before it: nobody", 20*time.Second, func(s string) bool {
+		return strings.Contains(s, "as of ") && !strings.Contains(s, asOf(acquired)) && heldBy(s) == "nobody"
 	})
 	tm.keys("Escape")
 	tm.waitFor("live again", 20*time.Second, func(s string) bool {
