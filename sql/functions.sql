@@ -297,16 +297,43 @@ $fn$;
 -- (which carry an older holder's fence) are not ownership events;
 -- handed_over is. lease.acquire and lease.preempt (preempt.sql) share it.
 --
+-- The read is bounded by time, [lo, hi], so that PostgreSQL prunes
+-- lease.event's daily partitions to the one or two around now instead of
+-- probing (and locking) every day kept. The race it guards is "another run
+-- acquired and released the key between this call's fence draw and its
+-- INSERT": the other run's fence is higher, so it was drawn after this
+-- call's, and the sequence ends with a delete event (released or
+-- force_released; the key is free when the INSERT succeeds) that the
+-- trigger (triggers.sql) stamps clock_timestamp() after that draw, so after
+-- the caller's now_ (sampled before its draw), and before the caller's
+-- INSERT, so before the check. That delete event carries the last holder's
+-- fence, at least the racing run's (fences rise per key), and it and this
+-- grant's own event (at = now_) are the key's two latest ownership events.
+-- Every delete is stamped so: release, force_release and the owner's own
+-- DELETE all go through that trigger's clock_timestamp(); preempt,
+-- hand_over and a takeover of an expired lease UPDATE the row (stamped with
+-- their acquired_at) and never free the key, so they cannot end the race.
+-- The callers pass lo = now_ - 1 hour and hi = clock_timestamp() + 1 hour
+-- at the check: the hour is the margin for a system clock that steps back
+-- (or forth) during the race, far beyond an NTP correction; its cost is a
+-- second partition probed in the first and last hour of each UTC day. Both
+-- are plain values (plpgsql variables), so a plan made for them prunes at
+-- planning and locks only the partitions it reads (an expression such as
+-- now_ - interval '1 hour' inside the query is only stable, which PostgreSQL
+-- 15 prunes at execution, after locking every partition).
+--
 -- A set-returning SQL function without a SET clause, so that the callers'
 -- EXISTS inlines it: a fresh acquire calls no function for it. Every name in
 -- it is qualified.
-CREATE OR REPLACE FUNCTION lease.higher_fences(account_id text, session_id text, fence bigint)
+DROP FUNCTION IF EXISTS lease.higher_fences(text, text, bigint); -- before the time bound
+CREATE OR REPLACE FUNCTION lease.higher_fences(account_id text, session_id text, fence bigint, lo timestamptz, hi timestamptz)
 RETURNS SETOF bigint
 LANGUAGE sql STABLE
 AS $fn$
     SELECT h.fence
       FROM (SELECT e.fence, e.id FROM lease.event e
              WHERE e.account_id OPERATOR(pg_catalog.=) $1 AND e.session_id OPERATOR(pg_catalog.=) $2
+               AND e.at OPERATOR(pg_catalog.>=) $4 AND e.at OPERATOR(pg_catalog.<=) $5
                AND e.kind::pg_catalog.text OPERATOR(pg_catalog.<>) ALL (ARRAY['renew_rejected', 'queue_joined', 'queue_left',
                    'handover_asked', 'handover_declined', 'handover_expired']::pg_catalog.text[])
              ORDER BY e.id DESC LIMIT 2) h
@@ -344,6 +371,8 @@ DECLARE
     granted lease.grant;
     inserted boolean;
     queued boolean;
+    race_lo timestamptz;
+    race_hi timestamptz;
 BEGIN
     -- Valid input passes one expression (grant_ok, inlined); only invalid
     -- input calls refuse_grant, which raises the precise error.
@@ -402,7 +431,11 @@ BEGIN
         -- Only an INSERT drew its fence before it knew the key was free (a
         -- row that was inserted has no xmax; a takeover's new version carries
         -- its row lock): see higher_fences.
-        IF inserted AND EXISTS (SELECT FROM lease.higher_fences(acquire.account_id, acquire.session_id, granted.fence)) THEN
+        IF inserted THEN
+            race_lo := now_ - interval '1 hour'; -- the race's window: see higher_fences
+            race_hi := clock_timestamp() + interval '1 hour';
+        END IF;
+        IF inserted AND EXISTS (SELECT FROM lease.higher_fences(acquire.account_id, acquire.session_id, granted.fence, race_lo, race_hi)) THEN
             RAISE EXCEPTION 'another run acquired and released %/% while this acquire drew its fence; retry',
                 acquire.account_id, acquire.session_id USING ERRCODE = '40001';
         END IF;

@@ -156,6 +156,8 @@ DECLARE
     cur lease.session_lease;
     granted lease.grant;
     inserted boolean;
+    race_lo timestamptz;
+    race_hi timestamptz;
 BEGIN
     IF NOT coalesce(lease.grant_ok(preempt.account_id, preempt.session_id, preempt.run_id,
                                    preempt.ttl, preempt.holder, now_), false) THEN
@@ -189,7 +191,9 @@ BEGIN
             RETURN; -- acquired by another run meanwhile: not the holder this call saw
         END IF;
         -- The INSERT drew its fence before it knew the key was free: as in lease.acquire.
-        IF EXISTS (SELECT FROM lease.higher_fences(preempt.account_id, preempt.session_id, granted.fence)) THEN
+        race_lo := now_ - interval '1 hour'; -- the race's window: see higher_fences
+        race_hi := clock_timestamp() + interval '1 hour';
+        IF EXISTS (SELECT FROM lease.higher_fences(preempt.account_id, preempt.session_id, granted.fence, race_lo, race_hi)) THEN
             RAISE EXCEPTION 'another run acquired and released %/% while this preempt drew its fence; retry',
                 preempt.account_id, preempt.session_id USING ERRCODE = '40001';
         END IF;
