@@ -87,6 +87,7 @@ func TestFenceRaceReadPrunesPartitions(t *testing.T) {
 		}
 	}
 	walk(doc[0].Plan)
+	t.Logf("generic plan: %d partitions scanned, %.0f removed at execution", scanned, removed)
 	if scanned == 0 || scanned > 2 || int(removed)+scanned != parts {
 		t.Errorf("the generic plan of higher_fences scans %d partitions and removes %.0f of %d at execution, want at most 2 scanned and the rest removed:\n%s", scanned, removed, parts, out)
 	}
