@@ -324,7 +324,7 @@ $fn$;
 -- PostgreSQL keeps planning this read for each call's values (the generic
 -- plan's estimate for unknown times looks dearer), and planning it, even
 -- when it prunes at planning, cost more than the probes of every partition
--- it saves (docs/BENCHMARKS.md, Partitioned history). PostgreSQL 15 still
+-- it saves (docs/BENCHMARKS.md, The history partitioned by day). PostgreSQL 15 still
 -- locks every partition for a generic plan.
 --
 -- A set-returning SQL function without a SET clause, so that the callers'
