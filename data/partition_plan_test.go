@@ -16,7 +16,7 @@ import (
 // perDay events a day over 1000 sessions of account "bench" (s1..s1000),
 // moves them into a partition per day (MaintainEvents), and analyzes. It
 // returns the server time the history ends at.
-func monthFixture(t *testing.T, db pgtest.DB, days, perDay int) time.Time {
+func monthFixture(t testing.TB, db pgtest.DB, days, perDay int) time.Time {
 	t.Helper()
 	ctx := context.Background()
 	conn := db.Conn(t)

@@ -297,16 +297,49 @@ $fn$;
 -- (which carry an older holder's fence) are not ownership events;
 -- handed_over is. lease.acquire and lease.preempt (preempt.sql) share it.
 --
+-- The read is bounded by time, so that PostgreSQL reads only the one or
+-- two of lease.event's daily partitions around now instead of probing every
+-- day kept. The race it guards is "another run acquired and released the
+-- key between this call's fence draw and its INSERT": the other run's fence
+-- is higher, so it was drawn after this call's, and the sequence ends with
+-- a delete event (released or force_released: the key is free when the
+-- INSERT succeeds) that the trigger (triggers.sql) stamps clock_timestamp()
+-- after that draw, so after the caller's now_ (sampled before its draw),
+-- and before the caller's INSERT, so before the check. That delete event
+-- carries the last holder's fence, at least the racing run's (fences rise
+-- per key), and it and this grant's own event (at = now_) are the key's two
+-- latest ownership events. Every delete is stamped so: release,
+-- force_release and the owner's own DELETE all fire that trigger; preempt,
+-- hand_over and a takeover of an expired lease UPDATE the row (their events
+-- are stamped with their acquired_at) and never free the key, so none of
+-- them can end the race. The callers pass since = their now_ and upto =
+-- clock_timestamp() at the check, and the read keeps [since - 1 hour,
+-- upto + 1 hour]: the hour is the margin for a system clock that steps
+-- back (or forth) during the race, far beyond an NTP correction; its cost is
+-- a second partition read in the first and last hour of each UTC day.
+--
+-- The read's plan is the cached generic one, which prunes the partitions
+-- when it starts executing (Subplans Removed) and plans nothing per call:
+-- the callers SET plan_cache_mode = force_generic_plan. Left to choose,
+-- PostgreSQL keeps planning this read for each call's values (the generic
+-- plan's estimate for unknown times looks dearer), and planning it, even
+-- when it prunes at planning, cost more than the probes of every partition
+-- it saves (docs/BENCHMARKS.md, The history partitioned by day). PostgreSQL 15 still
+-- locks every partition for a generic plan.
+--
 -- A set-returning SQL function without a SET clause, so that the callers'
 -- EXISTS inlines it: a fresh acquire calls no function for it. Every name in
 -- it is qualified.
-CREATE OR REPLACE FUNCTION lease.higher_fences(account_id text, session_id text, fence bigint)
+DROP FUNCTION IF EXISTS lease.higher_fences(text, text, bigint); -- before the time bound
+CREATE OR REPLACE FUNCTION lease.higher_fences(account_id text, session_id text, fence bigint, since timestamptz, upto timestamptz)
 RETURNS SETOF bigint
 LANGUAGE sql STABLE
 AS $fn$
     SELECT h.fence
       FROM (SELECT e.fence, e.id FROM lease.event e
              WHERE e.account_id OPERATOR(pg_catalog.=) $1 AND e.session_id OPERATOR(pg_catalog.=) $2
+               AND e.at OPERATOR(pg_catalog.>=) ($4 OPERATOR(pg_catalog.-) '1 hour'::pg_catalog.interval)
+               AND e.at OPERATOR(pg_catalog.<=) ($5 OPERATOR(pg_catalog.+) '1 hour'::pg_catalog.interval)
                AND e.kind::pg_catalog.text OPERATOR(pg_catalog.<>) ALL (ARRAY['renew_rejected', 'queue_joined', 'queue_left',
                    'handover_asked', 'handover_declined', 'handover_expired']::pg_catalog.text[])
              ORDER BY e.id DESC LIMIT 2) h
@@ -336,6 +369,7 @@ RETURNS SETOF lease.grant
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
+SET plan_cache_mode = 'force_generic_plan' -- the fence-race read prunes at execution: see higher_fences
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -344,6 +378,7 @@ DECLARE
     granted lease.grant;
     inserted boolean;
     queued boolean;
+    checked timestamptz;
 BEGIN
     -- Valid input passes one expression (grant_ok, inlined); only invalid
     -- input calls refuse_grant, which raises the precise error.
@@ -402,7 +437,10 @@ BEGIN
         -- Only an INSERT drew its fence before it knew the key was free (a
         -- row that was inserted has no xmax; a takeover's new version carries
         -- its row lock): see higher_fences.
-        IF inserted AND EXISTS (SELECT FROM lease.higher_fences(acquire.account_id, acquire.session_id, granted.fence)) THEN
+        IF inserted THEN
+            checked := clock_timestamp(); -- the race ended before now: see higher_fences
+        END IF;
+        IF inserted AND EXISTS (SELECT FROM lease.higher_fences(acquire.account_id, acquire.session_id, granted.fence, now_, checked)) THEN
             RAISE EXCEPTION 'another run acquired and released %/% while this acquire drew its fence; retry',
                 acquire.account_id, acquire.session_id USING ERRCODE = '40001';
         END IF;

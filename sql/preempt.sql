@@ -147,6 +147,7 @@ RETURNS SETOF lease.grant
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
+SET plan_cache_mode = 'force_generic_plan' -- the fence-race read prunes at execution: see higher_fences
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -156,6 +157,7 @@ DECLARE
     cur lease.session_lease;
     granted lease.grant;
     inserted boolean;
+    checked timestamptz;
 BEGIN
     IF NOT coalesce(lease.grant_ok(preempt.account_id, preempt.session_id, preempt.run_id,
                                    preempt.ttl, preempt.holder, now_), false) THEN
@@ -189,7 +191,8 @@ BEGIN
             RETURN; -- acquired by another run meanwhile: not the holder this call saw
         END IF;
         -- The INSERT drew its fence before it knew the key was free: as in lease.acquire.
-        IF EXISTS (SELECT FROM lease.higher_fences(preempt.account_id, preempt.session_id, granted.fence)) THEN
+        checked := clock_timestamp(); -- the race ended before now: see higher_fences
+        IF EXISTS (SELECT FROM lease.higher_fences(preempt.account_id, preempt.session_id, granted.fence, now_, checked)) THEN
             RAISE EXCEPTION 'another run acquired and released %/% while this preempt drew its fence; retry',
                 preempt.account_id, preempt.session_id USING ERRCODE = '40001';
         END IF;

@@ -1,0 +1,143 @@
+package data_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/internal/pgtest"
+)
+
+// TestFenceRaceReadPrunesPartitions: the fence-race check of a fresh grant
+// (lease.higher_fences, read by lease.acquire and lease.preempt) is bounded
+// by time, so with 30 daily partitions of history an acquire and a preempt
+// of a free key read (scan the index of) only the partitions around now
+// (the day's, and its neighbour within the hour's margin), not every day
+// kept, also once PostgreSQL has cached the check's generic plan, which
+// prunes when it starts executing. Before the bound each call probed all 40
+// partitions. -v logs how many partitions each call locked (PostgreSQL 15
+// locks them all for a generic plan; see higher_fences).
+//
+//	go test ./data -run TestFenceRaceReadPrunesPartitions -count=1 -v
+func TestFenceRaceReadPrunesPartitions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	monthFixture(t, db, 30, 300)
+	conn := db.Conn(t)
+	var parts int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM lease.event_partitions()`).Scan(&parts); err != nil || parts < 31 {
+		t.Fatalf("%d partitions (%v), want at least 30 days and the default", parts, err)
+	}
+	for _, call := range []struct{ name, sql string }{
+		{"acquire", `SELECT count(*) FROM lease.acquire('acct', $1, gen_random_uuid(), '1 minute', 'h')`},
+		{"preempt", `SELECT count(*) FROM lease.preempt('acct', $1, gen_random_uuid(), '1 minute', 'h', 'test')`},
+	} {
+		// PostgreSQL plans a statement for its values on its first five
+		// runs and then settles on the generic plan: check the first and a
+		// later run.
+		for i := range 8 {
+			read, locked := partitionsRead(t, conn, call.sql, fmt.Sprintf("%s-%d", call.name, i))
+			if i != 0 && i < 7 {
+				continue
+			}
+			var far []string
+			for _, p := range read {
+				if !p.near {
+					far = append(far, p.name)
+				}
+			}
+			if len(read) == 0 || len(read) > 2 || len(far) > 0 {
+				t.Errorf("%s #%d of a free key read %d of %d partitions of lease.event (%v), %v of them not within an hour of now; want the day's (and its neighbour within the hour)",
+					call.name, i, len(read), parts, read, far)
+			}
+			t.Logf("%s #%d: read %v, locked %d of %d partitions", call.name, i, read, locked, parts)
+		}
+	}
+
+	// The check's generic plan prunes when it starts executing.
+	if _, err := conn.Exec(ctx, `PREPARE hf(text, text, bigint, timestamptz, timestamptz) AS SELECT FROM lease.higher_fences($1, $2, $3, $4, $5);
+		SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	if err := conn.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE hf('acct', 'acquire-0', 0, clock_timestamp(), clock_timestamp())`,
+		pgx.QueryExecModeSimpleProtocol).Scan(&out); err != nil {
+		t.Fatal(err)
+	}
+	var doc []struct{ Plan map[string]any }
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	removed, scanned := 0.0, 0
+	var walk func(n map[string]any)
+	walk = func(n map[string]any) {
+		if r, ok := n["Subplans Removed"].(float64); ok {
+			removed += r
+		}
+		if _, ok := n["Relation Name"]; ok {
+			scanned++
+		}
+		kids, _ := n["Plans"].([]any)
+		for _, k := range kids {
+			walk(k.(map[string]any))
+		}
+	}
+	walk(doc[0].Plan)
+	t.Logf("generic plan: %d partitions scanned, %.0f removed at execution", scanned, removed)
+	if scanned == 0 || scanned > 2 || int(removed)+scanned != parts {
+		t.Errorf("the generic plan of higher_fences scans %d partitions and removes %.0f of %d at execution, want at most 2 scanned and the rest removed:\n%s", scanned, removed, parts, out)
+	}
+}
+
+// readPartition is a partition of lease.event a transaction scanned, and
+// whether its days come within an hour of the server's clock.
+type readPartition struct {
+	name string
+	near bool
+}
+
+// partitionsRead runs sql (an acquire or preempt of key) in a transaction
+// it rolls back, and returns the partitions of lease.event the transaction
+// scanned (pg_stat_xact_user_tables) and how many it locked.
+func partitionsRead(t *testing.T, conn *pgx.Conn, sql, key string) ([]readPartition, int) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // the test's own transaction
+	var granted int
+	if err := tx.QueryRow(ctx, sql, key).Scan(&granted); err != nil || granted != 1 {
+		t.Fatalf("%s %s: %d rows (%v), want a grant", sql, key, granted, err)
+	}
+	var locked int
+	if err := tx.QueryRow(ctx, `SELECT count(DISTINCT l.relation) FROM pg_locks l JOIN lease.event_partitions() ep ON ep.part = l.relation
+		WHERE l.pid = pg_backend_pid()`).Scan(&locked); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := tx.Query(ctx, `
+		SELECT ep.part::text, coalesce(ep.lo, '-infinity') < clock_timestamp() + interval '1 hour'
+		                      AND coalesce(ep.hi, 'infinity') > clock_timestamp() - interval '1 hour' AND NOT ep.is_default
+		  FROM pg_stat_xact_user_tables s JOIN lease.event_partitions() ep ON ep.part = s.relid
+		 WHERE coalesce(s.idx_scan, 0) + s.seq_scan > 0 ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []readPartition
+	for rows.Next() {
+		var p readPartition
+		if err := rows.Scan(&p.name, &p.near); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out, locked
+}
