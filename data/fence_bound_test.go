@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/sqlcall"
 )
 
 // TestFenceRaceReadPrunesPartitions: the fence-race check of a fresh grant
@@ -140,4 +142,30 @@ func partitionsRead(t *testing.T, conn *pgx.Conn, sql, key string) ([]readPartit
 		t.Fatal(err)
 	}
 	return out, locked
+}
+
+// TestNotifyAfterCommitPrunesPartitions: the library's notification after
+// its commit (sqlcall's notifyOwn, which reads the key's last events)
+// keeps to the partitions of the last hour once its plan is generic, as
+// the fence-race read does: with 30 daily partitions of history, all but
+// today's, the days ahead and DEFAULT are removed when it starts
+// executing. Before the bound it probed every partition twice per cycle.
+func TestNotifyAfterCommitPrunesPartitions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	monthFixture(t, db, 30, 300)
+	conn := db.Conn(t)
+	if _, err := conn.Exec(ctx, `PREPARE n(text, text, uuid) AS `+sqlcall.AcquireThenNotify.Notify.SQL+`;
+		SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	if err := conn.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE n('acct', 'notify', gen_random_uuid())`,
+		pgx.QueryExecModeSimpleProtocol).Scan(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"Subplans Removed": 3`) { // 30 or more: the days before today
+		t.Errorf("the notification's generic plan removes fewer than 30 partitions when it starts:\n%s", out)
+	}
 }
