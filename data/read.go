@@ -58,8 +58,9 @@ type snapshotRead struct {
 	progress func() // called every progressRows rows received; may be nil
 }
 
-// progressRows is how many rows a read receives between progress calls.
-const progressRows = 4096
+// progressRows is how many rows a read receives between progress calls:
+// a few tens of kilobytes, so that a slow link still reports progress often.
+const progressRows = 256
 
 // readSnapshotWith is readSnapshot with a size hint and a progress call.
 func readSnapshotWith(ctx context.Context, q Querier, how snapshotRead, query string, args ...any) (Snapshot, error) {

@@ -24,7 +24,7 @@ type SyncQuery struct {
 	// that must see every event pages forward from the last one returned.
 	Oldest bool
 	// Progress, when set, is called as the read receives the leases (every
-	// few thousand) and once it has the events: a caller can tell a read
+	// few hundred) and once it has the events: a caller can tell a read
 	// that is long from one that has stalled.
 	Progress func()
 }

@@ -41,7 +41,9 @@ type FeedConfig struct {
 	// MaxPending caps the items waiting for a slow consumer; past it they
 	// are dropped and replaced by a resync. Default 20000.
 	MaxPending int
-	// ReadTimeout bounds each read. Default 10 s.
+	// ReadTimeout bounds each read. A resync, which reads every lease, is
+	// cut off only when it receives nothing for ReadTimeout: one of a
+	// million leases that keeps arriving may take longer. Default 10 s.
 	ReadTimeout time.Duration
 	// MinResyncInterval is the least time between the starts of two
 	// resyncs; one asked for sooner (a dropped notification, a truncation,
@@ -537,16 +539,18 @@ func (f *Feed) queryLocked() data.SyncQuery {
 
 // resync reads the leases and the recent events; it reports success.
 func (f *Feed) resync(ctx context.Context) bool {
-	rctx, cancel := context.WithTimeout(ctx, f.cfg.ReadTimeout)
-	defer cancel()
+	rctx, touch, stop := idleContext(ctx, f.cfg.ReadTimeout)
+	defer stop()
 	q := f.query()
+	q.Progress = touch
 	sync, err := f.store.ReadSync(rctx, q)
 	if err != nil {
 		if ctx.Err() == nil {
-			f.setReadErr(err)
+			f.setReadErr(stalled(rctx, err))
 		}
 		return false
 	}
+	touch()
 	at := time.Now()
 	notify, nerr := f.store.NotifyRenewals(rctx)
 	f.mu.Lock()
