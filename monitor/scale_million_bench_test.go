@@ -16,7 +16,8 @@ import (
 // in its parts, each as CPU time of this process (on a loaded machine the
 // wall time mostly measures the others): the read (ReadSync), the apply
 // and the first sorted rows, and the heap the State and its rows keep
-// (issue 30). It writes the leases straight into the table, triggers off.
+// (issue 30), with what the read allocates and the process's peak resident
+// memory. It writes the leases straight into the table, triggers off.
 // Run it with
 //
 //	go test ./monitor -run '^$' -bench ScaleMillion -benchtime 1x
@@ -36,14 +37,18 @@ func BenchmarkScaleMillion(b *testing.B) {
 	store := db.Store(b)
 	ctx := context.Background()
 	var readCPU, applyCPU, rowsCPU time.Duration
-	var heap float64
+	var heap, readAlloc float64
 	for b.Loop() {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
 		c0 := cpuNow()
 		sync, err := store.ReadSync(ctx, data.SyncQuery{After: -1, Tail: 500})
 		if err != nil {
 			b.Fatalf("ReadSync: %v", err)
 		}
 		c1 := cpuNow()
+		runtime.ReadMemStats(&m1)
+		readAlloc += float64(m1.TotalAlloc-m0.TotalAlloc) / (1 << 20)
 		st := monitor.NewState(monitor.Config{})
 		st.ApplySync(sync, time.Now())
 		c2 := cpuNow()
@@ -64,6 +69,15 @@ func BenchmarkScaleMillion(b *testing.B) {
 	b.ReportMetric(per(applyCPU), "apply-cpu-ms")
 	b.ReportMetric(per(rowsCPU), "rows-cpu-ms")
 	b.ReportMetric(heap, "heap-MB")
+	b.ReportMetric(readAlloc/float64(b.N), "read-alloc-MB")
+	b.ReportMetric(peakRSSMB(), "peak-rss-MB")
+}
+
+// peakRSSMB is this process's peak resident memory.
+func peakRSSMB() float64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Maxrss) / 1024 // kilobytes on Linux
 }
 
 // cpuNow is this process's user and system CPU time.
