@@ -54,8 +54,9 @@ func readSnapshot(ctx context.Context, q Querier, query string, args ...any) (Sn
 
 // snapshotRead is how readSnapshotWith reads a large snapshot.
 type snapshotRead struct {
-	sizeHint int    // the leases expected: room for them is made at once
-	progress func() // called every progressRows rows received; may be nil
+	sizeHint int         // the leases expected: room for them is made at once
+	progress func()      // called every progressRows rows received; may be nil
+	each     func(Lease) // when set, called with every lease instead of keeping them
 }
 
 // progressRows is how many rows a read receives between progress calls:
@@ -71,7 +72,10 @@ func readSnapshotWith(ctx context.Context, q Querier, how snapshotRead, query st
 		return snap, fmt.Errorf("read leases: %w", translate(err))
 	}
 	defer rows.Close()
-	if how.sizeHint > 0 {
+	keep := func(l Lease) { snap.Leases = append(snap.Leases, l) }
+	if how.each != nil {
+		keep = how.each
+	} else if how.sizeHint > 0 {
 		snap.Leases = make([]Lease, 0, how.sizeHint)
 	}
 	raw := newRawLeases(rows.FieldDescriptions())
@@ -82,7 +86,7 @@ func readSnapshotWith(ctx context.Context, q Querier, how snapshotRead, query st
 		}
 		var l Lease
 		if !first && raw.decode(rows.RawValues(), &l) {
-			snap.Leases = append(snap.Leases, l)
+			keep(l)
 			continue
 		}
 		l, ok, err := scanSnapshotRow(rows, &snap, first, t0)
@@ -91,7 +95,7 @@ func readSnapshotWith(ctx context.Context, q Querier, how snapshotRead, query st
 		}
 		first = false
 		if ok {
-			snap.Leases = append(snap.Leases, l)
+			keep(l)
 		}
 	}
 	if err := rows.Err(); err != nil {

@@ -27,6 +27,11 @@ type SyncQuery struct {
 	// few hundred) and once it has the events: a caller can tell a read
 	// that is long from one that has stalled.
 	Progress func()
+	// Each, when set, is called with every lease as it arrives, and the
+	// Sync returned holds none: a reader that keeps the leases its own way
+	// (the monitor's columns) never holds them all as data.Lease. A read
+	// that fails may have called it with some.
+	Each func(Lease)
 }
 
 // Sync is one consistent read of the lease table and the event history: a
@@ -57,7 +62,11 @@ func (s *Store) ReadSync(ctx context.Context, q SyncQuery) (Sync, error) {
 	var out Sync
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
 		func(tx pgx.Tx) error {
-			snap, err := readSnapshotWith(ctx, tx, snapshotRead{sizeHint: leaseEstimate(ctx, tx), progress: q.Progress},
+			var hint int
+			if q.Each == nil {
+				hint = leaseEstimate(ctx, tx)
+			}
+			snap, err := readSnapshotWith(ctx, tx, snapshotRead{sizeHint: hint, progress: q.Progress, each: q.Each},
 				allLeases)
 			if err != nil {
 				return err

@@ -98,6 +98,7 @@ type Feed struct {
 	truncated int64 // highest id of a truncated event acted on
 
 	since time.Time // server time the next delta read starts at; Run's goroutine only
+	sized int       // leases the last resync read, the room the next makes; Run's goroutine only
 }
 
 // NewFeed returns a feed on store's database. Start it with Run.
@@ -543,6 +544,12 @@ func (f *Feed) resync(ctx context.Context) bool {
 	defer stop()
 	q := f.query()
 	q.Progress = touch
+	// The leases go straight into columns as they arrive, here rather
+	// than on the consumer's goroutine, and never all as data.Lease: at a
+	// million that held some 180 MB beside the columns (issue 30).
+	table := &leaseTable{}
+	table.reset(f.sized)
+	q.Each = table.put
 	sync, err := f.store.ReadSync(rctx, q)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -571,7 +578,8 @@ func (f *Feed) resync(ctx context.Context) bool {
 		// this is no gap.
 		f.pageFrom, sync.Truncated = sync.Events[len(sync.Events)-1].ID, false
 	}
-	f.push(Item{Sync: &sync, At: at})
+	f.sized = table.live
+	f.push(Item{Sync: &sync, At: at, table: table})
 	f.mu.Unlock()
 	f.since = sync.Clock.At(at).Add(-f.cfg.DeltaOverlap)
 	signal(f.ready)
