@@ -93,3 +93,35 @@ func TestReadSyncAllocations(t *testing.T) {
 		t.Errorf("%.0f bytes allocated a lease, want at most 260 (a data.Lease is about 170)", bytes)
 	}
 }
+
+// TestReadSyncEach: with SyncQuery.Each the read hands over every lease as
+// it arrives, the same leases a read without it returns, and keeps none.
+func TestReadSyncEach(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	seedLeases(t, db, `INSERT INTO lease.session_lease (account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at)
+		SELECT 'acct-' || (g % 7), 'sess-' || g, gen_random_uuid(), 'device-' || (g % 3), g, now(), now(), now() + interval '1 hour'
+		  FROM generate_series(1, 1000) g`)
+	s := db.Store(t)
+	ctx := context.Background()
+	whole, err := s.ReadSync(ctx, data.SyncQuery{After: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[data.Key]data.Lease{}
+	streamed, err := s.ReadSync(ctx, data.SyncQuery{After: -1, Each: func(l data.Lease) { got[l.Key] = l }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(streamed.Leases) != 0 || streamed.Clock.IsZero() {
+		t.Errorf("ReadSync with Each kept %d leases (want 0), clock %v (want measured)", len(streamed.Leases), streamed.Clock)
+	}
+	if len(got) != len(whole.Leases) || len(got) != 1000 {
+		t.Fatalf("Each got %d leases, ReadSync returns %d, want 1000", len(got), len(whole.Leases))
+	}
+	for _, want := range whole.Leases {
+		if got[want.Key] != want {
+			t.Errorf("Each got %+v for %v, want %+v", got[want.Key], want.Key, want)
+		}
+	}
+}
