@@ -49,6 +49,22 @@ const allLeases = `
 // JOIN returns when no lease matches. The clock's uncertainty is half the
 // time to the first row.
 func readSnapshot(ctx context.Context, q Querier, query string, args ...any) (Snapshot, error) {
+	return readSnapshotWith(ctx, q, snapshotRead{}, query, args...)
+}
+
+// snapshotRead is how readSnapshotWith reads a large snapshot.
+type snapshotRead struct {
+	sizeHint int         // the leases expected: room for them is made at once
+	progress func()      // called every progressRows rows received; may be nil
+	each     func(Lease) // when set, called with every lease instead of keeping them
+}
+
+// progressRows is how many rows a read receives between progress calls:
+// a few tens of kilobytes, so that a slow link still reports progress often.
+const progressRows = 256
+
+// readSnapshotWith is readSnapshot with a size hint and a progress call.
+func readSnapshotWith(ctx context.Context, q Querier, how snapshotRead, query string, args ...any) (Snapshot, error) {
 	var snap Snapshot
 	t0 := time.Now()
 	rows, err := q.Query(ctx, query, args...)
@@ -56,44 +72,72 @@ func readSnapshot(ctx context.Context, q Querier, query string, args ...any) (Sn
 		return snap, fmt.Errorf("read leases: %w", translate(err))
 	}
 	defer rows.Close()
+	keep := func(l Lease) { snap.Leases = append(snap.Leases, l) }
+	if how.each != nil {
+		keep = how.each
+	} else if how.sizeHint > 0 {
+		snap.Leases = make([]Lease, 0, how.sizeHint)
+	}
+	raw := newRawLeases(rows.FieldDescriptions())
 	first := true
-	for rows.Next() {
-		var (
-			server time.Time
-			rec    recoveryColumns
-			l      Lease
-			run    *uuid.UUID
-			acct   *string
-			sess   *string
-			holder *string
-			fence  *int64
-			acq    *time.Time
-			ren    *time.Time
-			exp    *time.Time
-			pre    *bool // preemptible
-			att    *string
-		)
-		if err := rows.Scan(&server, &rec.standby, &rec.replay, &acct, &sess, &run, &holder, &fence, &acq, &ren, &exp, &pre, &att); err != nil {
+	for n := 1; rows.Next(); n++ {
+		if how.progress != nil && n%progressRows == 0 {
+			how.progress()
+		}
+		var l Lease
+		if !first && raw.decode(rows.RawValues(), &l) {
+			keep(l)
+			continue
+		}
+		l, ok, err := scanSnapshotRow(rows, &snap, first, t0)
+		if err != nil {
 			return snap, fmt.Errorf("read leases: %w", translate(err))
 		}
-		if first {
-			snap.Clock = NewClock(server, t0, time.Now())
-			snap.Recovery = rec.recovery()
-			first = false
+		first = false
+		if ok {
+			keep(l)
 		}
-		if acct == nil {
-			continue // the LEFT JOIN's row when there are no leases
-		}
-		l.Key = Key{Account: *acct, Session: *sess}
-		l.RunID, l.Holder, l.Fence = *run, *holder, *fence
-		l.AcquiredAt, l.RenewedAt, l.ExpiresAt = *acq, *ren, *exp
-		l.NotPreemptible, l.Attachment = pre != nil && !*pre, deref(att)
-		snap.Leases = append(snap.Leases, l)
 	}
 	if err := rows.Err(); err != nil {
 		return snap, fmt.Errorf("read leases: %w", translate(err))
 	}
 	return snap, nil
+}
+
+// scanSnapshotRow scans a snapshot row with rows.Scan: the first (which
+// carries the clock) and any rawLeases does not decode. It reports false
+// for the LEFT JOIN's row when there are no leases.
+func scanSnapshotRow(rows pgx.Rows, snap *Snapshot, first bool, t0 time.Time) (Lease, bool, error) {
+	var (
+		server time.Time
+		rec    recoveryColumns
+		l      Lease
+		run    *uuid.UUID
+		acct   *string
+		sess   *string
+		holder *string
+		fence  *int64
+		acq    *time.Time
+		ren    *time.Time
+		exp    *time.Time
+		pre    *bool // preemptible
+		att    *string
+	)
+	if err := rows.Scan(&server, &rec.standby, &rec.replay, &acct, &sess, &run, &holder, &fence, &acq, &ren, &exp, &pre, &att); err != nil {
+		return l, false, err
+	}
+	if first {
+		snap.Clock = NewClock(server, t0, time.Now())
+		snap.Recovery = rec.recovery()
+	}
+	if acct == nil {
+		return l, false, nil // the LEFT JOIN's row when there are no leases
+	}
+	l.Key = Key{Account: *acct, Session: *sess}
+	l.RunID, l.Holder, l.Fence = *run, *holder, *fence
+	l.AcquiredAt, l.RenewedAt, l.ExpiresAt = *acq, *ren, *exp
+	l.NotPreemptible, l.Attachment = pre != nil && !*pre, deref(att)
+	return l, true, nil
 }
 
 const eventColumns = `id, at, kind, account_id, session_id, run_id, prev_run_id, fence, prev_fence,

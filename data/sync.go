@@ -23,6 +23,15 @@ type SyncQuery struct {
 	// Oldest keeps the oldest Limit events instead of the newest: a reader
 	// that must see every event pages forward from the last one returned.
 	Oldest bool
+	// Progress, when set, is called as the read receives the leases (every
+	// few hundred) and once it has the events: a caller can tell a read
+	// that is long from one that has stalled.
+	Progress func()
+	// Each, when set, is called with every lease as it arrives, and the
+	// Sync returned holds none: a reader that keeps the leases its own way
+	// (the monitor's columns) never holds them all as data.Lease. A read
+	// that fails may have called it with some.
+	Each func(Lease)
 }
 
 // Sync is one consistent read of the lease table and the event history: a
@@ -53,11 +62,19 @@ func (s *Store) ReadSync(ctx context.Context, q SyncQuery) (Sync, error) {
 	var out Sync
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
 		func(tx pgx.Tx) error {
-			snap, err := readSnapshot(ctx, tx, allLeases)
+			var hint int
+			if q.Each == nil {
+				hint = leaseEstimate(ctx, tx)
+			}
+			snap, err := readSnapshotWith(ctx, tx, snapshotRead{sizeHint: hint, progress: q.Progress, each: q.Each},
+				allLeases)
 			if err != nil {
 				return err
 			}
 			out.Snapshot = snap
+			if q.Progress != nil {
+				q.Progress()
+			}
 			after := q.After
 			if after < 0 {
 				var maxID int64
@@ -87,6 +104,9 @@ func (s *Store) ReadSync(ctx context.Context, q SyncQuery) (Sync, error) {
 				slices.Reverse(evs)
 			}
 			out.Events = evs
+			if q.Progress != nil {
+				q.Progress()
+			}
 			return nil
 		})
 	if err != nil {

@@ -16,7 +16,7 @@ func (s *State) Apply(b Batch, now time.Time) []data.Event {
 	for _, it := range b.Items {
 		switch {
 		case it.Sync != nil:
-			fresh = append(fresh, s.ApplySync(*it.Sync, it.At)...)
+			fresh = append(fresh, s.applySync(*it.Sync, it.table, it.At)...)
 		case it.Event != nil:
 			if s.ApplyEvent(*it.Event, it.At) {
 				fresh = append(fresh, *it.Event)
@@ -37,6 +37,12 @@ func (s *State) Apply(b Batch, now time.Time) []data.Event {
 // (those not seen yet) at local time at. It returns the new events, oldest
 // first.
 func (s *State) ApplySync(sync data.Sync, at time.Time) []data.Event {
+	return s.applySync(sync, nil, at)
+}
+
+// applySync is ApplySync with the leases already in columns when table is
+// not nil (a Feed's resync: sync.Leases is empty then).
+func (s *State) applySync(sync data.Sync, table *leaseTable, at time.Time) []data.Event {
 	if !s.synced {
 		s.baseline = sync.After
 		s.synced = true
@@ -44,9 +50,15 @@ func (s *State) ApplySync(sync data.Sync, at time.Time) []data.Event {
 	if sync.Truncated {
 		s.gaps++
 	}
-	s.leases.reset(len(sync.Leases))
-	for _, l := range sync.Leases {
-		s.leases.put(l)
+	if table != nil {
+		epoch := s.leases.epoch
+		s.leases = table.clone()
+		s.leases.epoch = epoch + 1 // as reset: every RowRef of the old leases is stale
+	} else {
+		s.leases.reset(len(sync.Leases))
+		for _, l := range sync.Leases {
+			s.leases.put(l)
+		}
 	}
 	s.notePast(sync)
 	var fresh []data.Event

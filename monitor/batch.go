@@ -37,4 +37,9 @@ type Item struct {
 	Delta *data.Snapshot
 	// At is the local time the item was read or received.
 	At time.Time
+
+	// table is a Feed's resync's leases, which it read straight into
+	// columns (Sync then holds none). It is shared and never changed: a
+	// State applying the item takes a copy.
+	table *leaseTable
 }

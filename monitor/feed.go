@@ -41,7 +41,9 @@ type FeedConfig struct {
 	// MaxPending caps the items waiting for a slow consumer; past it they
 	// are dropped and replaced by a resync. Default 20000.
 	MaxPending int
-	// ReadTimeout bounds each read. Default 10 s.
+	// ReadTimeout bounds each read. A resync, which reads every lease, is
+	// cut off only when it receives nothing for ReadTimeout: one of a
+	// million leases that keeps arriving may take longer. Default 10 s.
 	ReadTimeout time.Duration
 	// MinResyncInterval is the least time between the starts of two
 	// resyncs; one asked for sooner (a dropped notification, a truncation,
@@ -96,6 +98,7 @@ type Feed struct {
 	truncated int64 // highest id of a truncated event acted on
 
 	since time.Time // server time the next delta read starts at; Run's goroutine only
+	sized int       // leases the last resync read, the room the next makes; Run's goroutine only
 }
 
 // NewFeed returns a feed on store's database. Start it with Run.
@@ -537,16 +540,24 @@ func (f *Feed) queryLocked() data.SyncQuery {
 
 // resync reads the leases and the recent events; it reports success.
 func (f *Feed) resync(ctx context.Context) bool {
-	rctx, cancel := context.WithTimeout(ctx, f.cfg.ReadTimeout)
-	defer cancel()
+	rctx, touch, stop := idleContext(ctx, f.cfg.ReadTimeout)
+	defer stop()
 	q := f.query()
+	q.Progress = touch
+	// The leases go straight into columns as they arrive, here rather
+	// than on the consumer's goroutine, and never all as data.Lease: at a
+	// million that held some 180 MB beside the columns (issue 30).
+	table := &leaseTable{}
+	table.reset(f.sized)
+	q.Each = table.put
 	sync, err := f.store.ReadSync(rctx, q)
 	if err != nil {
 		if ctx.Err() == nil {
-			f.setReadErr(err)
+			f.setReadErr(stalled(rctx, err))
 		}
 		return false
 	}
+	touch()
 	at := time.Now()
 	notify, nerr := f.store.NotifyRenewals(rctx)
 	f.mu.Lock()
@@ -567,7 +578,8 @@ func (f *Feed) resync(ctx context.Context) bool {
 		// this is no gap.
 		f.pageFrom, sync.Truncated = sync.Events[len(sync.Events)-1].ID, false
 	}
-	f.push(Item{Sync: &sync, At: at})
+	f.sized = table.live
+	f.push(Item{Sync: &sync, At: at, table: table})
 	f.mu.Unlock()
 	f.since = sync.Clock.At(at).Add(-f.cfg.DeltaOverlap)
 	signal(f.ready)

@@ -45,7 +45,7 @@ func exporterScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	debug.FreeOSMemory()
 	rssBefore := residentMB("VmRSS")
 
-	es, err := startExporterServer(ctx, store, exporter.Config{Feed: scaleFeed(n)})
+	es, err := startExporterServer(ctx, store, exporter.Config{})
 	if err != nil {
 		return nil, err
 	}

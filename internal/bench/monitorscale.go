@@ -51,7 +51,7 @@ func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	debug.FreeOSMemory()
 	rssBefore := residentMB("VmRSS")
 
-	mon, err := startMonitor(ctx, store, scaleFeed(n))
+	mon, err := startMonitor(ctx, store, monitor.FeedConfig{}) // the default ReadTimeout: a resync that keeps receiving is not cut off
 	if err != nil {
 		return nil, err
 	}
@@ -108,18 +108,6 @@ func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	frame := newResult("monitor-frame", "time to render one 200x50 frame of the monitor (View), idle and active windows", idleFrames, 0)
 	frame.Note = fmt.Sprintf("peak rss %.0f MB", residentMB("VmHWM"))
 	return []Result{loadRes, idle, sortRes, filterRes, active, frame}, nil
-}
-
-// scaleFeed is the feed of the monitor and the exporter watching n leases.
-// Reading every lease costs the client about 4 s of CPU at a million (5 to
-// 16 s on this shared machine), past the feed's default ReadTimeout of
-// 10 s, which would time the first read out again and again: above 200,000
-// leases the bench allows a minute.
-func scaleFeed(n int) monitor.FeedConfig {
-	if n <= 200_000 {
-		return monitor.FeedConfig{}
-	}
-	return monitor.FeedConfig{ReadTimeout: time.Minute}
 }
 
 // preloadLeases acquires n leases through lease.acquire (1000 accounts of the

@@ -17,6 +17,8 @@ type Proxy struct {
 	up     *gate // client -> server
 	down   *gate // server -> client
 	held   atomic.Int64
+	slow   atomic.Int64 // Slow's delay in nanoseconds, 0: full speed
+	sent   atomic.Int64 // bytes delivered to clients
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -116,8 +118,7 @@ func (p *Proxy) pump(dst, src net.Conn, g *gate, upstream bool) {
 			if upstream && !g.isOpen() {
 				p.held.Add(int64(n))
 			}
-			g.wait()
-			if _, werr := dst.Write(buf[:n]); werr != nil {
+			if werr := p.write(dst, buf[:n], g, upstream); werr != nil {
 				return
 			}
 		}
