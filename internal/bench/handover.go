@@ -70,25 +70,45 @@ func (r *run) runHandover(ctx context.Context, w workload) ([]Result, error) {
 	il.Asked()
 	r.checkpoint(ctx)
 
-	round := func(ctx context.Context) (time.Duration, error) {
+	round := func(ctx context.Context) ([]time.Duration, error) {
 		return handoverRound(ctx, holderC, holderP, askerC, askerP)
 	}
-	h, window, err := r.measureRounds(ctx, []roundFunc{round})
+	hs, window, err := r.measureParts(ctx, []partsFunc{round}, len(handoverParts)+1)
 	if err != nil {
 		return nil, err
 	}
-	res := newResult(w.name, handoverDesc, h, window)
+	res := newResult(w.name, handoverDesc, hs[0], window)
 	res.Note = fmt.Sprintf("1 pair; the holder (TTL %s) answers at once", handoverTTL)
-	return []Result{res}, nil
+	out := []Result{res}
+	for i, p := range handoverParts {
+		part := newResult(w.name+" "+p.name, p.desc, hs[i+1], 0)
+		part.Note = "part of each round"
+		out = append(out, part)
+	}
+	return out, nil
 }
 
-// handoverRound is one ask and hand-over; it returns the Ask call's time.
-func handoverRound(ctx context.Context, holderC *lease.Client, holderP lease.Permit, askerC *lease.Client, askerP lease.Permit) (time.Duration, error) {
+// handoverParts are the parts of a hand-over round the bench prints below
+// its total, in the order handoverRound returns them. The holder's own time
+// to let go is the time from Asked's delivery to its HandOver call: nil in
+// this bench (it calls HandOver at once), so ask -> handed over is all
+// protocol, and handed over -> asker holds is the asker's side alone.
+var handoverParts = []struct{ name, desc string }{
+	{"ask->handed-over", "from Ask's call to the holder's HandOver returned (the holder's own time to let go, nil here, would be in it)"},
+	{"handed-over->holds", "from the holder's HandOver returned to Ask's return with the lease held (0 when Ask returned first)"},
+	{"ask->told", "from Ask's call to the holder's Lease.Asked delivering the ask"},
+	{"handover-call", "the holder's Lease.HandOver call (one transaction)"},
+}
+
+// handoverRound is one ask and hand-over; it returns the Ask call's time,
+// then the parts named by handoverParts.
+func handoverRound(ctx context.Context, holderC *lease.Client, holderP lease.Permit, askerC *lease.Client, askerP lease.Permit) ([]time.Duration, error) {
 	hl, err := holderC.Try(ctx, holderP)
 	if err != nil {
-		return 0, fmt.Errorf("handover: holder: %w", err)
+		return nil, fmt.Errorf("handover: holder: %w", err)
 	}
 	defer hl.Release(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op once handed over
+	var told, handed time.Time                   // the holder's: read after answered
 	answered := make(chan error, 1)
 	asks := hl.Asked()
 	go func() {
@@ -98,23 +118,26 @@ func handoverRound(ctx context.Context, holderC *lease.Client, holderP lease.Per
 				answered <- fmt.Errorf("handover: the holder's lease ended: %w", hl.Err())
 				return
 			}
-			answered <- hl.HandOver(ctx)
+			told = time.Now()
+			err := hl.HandOver(ctx)
+			handed = time.Now()
+			answered <- err
 		case <-ctx.Done():
 			answered <- ctx.Err()
 		}
 	}()
 	start := time.Now()
 	al, err := askerC.Ask(ctx, askerP, 10*time.Second, lease.ThenRefuse)
-	d := time.Since(start)
+	end := time.Now()
 	if herr := <-answered; herr != nil && err == nil {
 		err = herr
 	}
 	if err != nil {
 		_ = al.Release(context.WithoutCancel(ctx))
-		return 0, fmt.Errorf("handover: %w", err)
+		return nil, fmt.Errorf("handover: %w", err)
 	}
 	if err := al.Release(ctx); err != nil {
-		return 0, fmt.Errorf("handover: asker release: %w", err)
+		return nil, fmt.Errorf("handover: asker release: %w", err)
 	}
-	return d, nil
+	return []time.Duration{end.Sub(start), handed.Sub(start), end.Sub(handed), told.Sub(start), handed.Sub(told)}, nil
 }
