@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -76,12 +77,13 @@ func (c *Client) Ask(ctx context.Context, p Permit, timeout time.Duration, then 
 	if then < ThenRefuse || then > ThenPreempt {
 		return nil, &data.InputError{Field: "then", Problem: "must be refuse, queue or preempt"}
 	}
-	w, err := c.subscribeKinds(p.req.Key, asksWake)
+	tr := &tracker{runID: uuid.New()}
+	w, err := c.watchAsk(p.req.Key, data.PublicRunID(tr.runID))
 	if err != nil {
 		return nil, err
 	}
-	defer c.unsubscribe(w)
-	a := &asking{c: c, p: p, tr: &tracker{runID: uuid.New()}, timeout: timeout, wake: w.wake}
+	defer c.notes.unsubscribe(w.sub)
+	a := &asking{c: c, p: p, tr: tr, timeout: timeout, wake: w.wake, handed: &w.handed}
 	l, err := a.run(ctx)
 	if err != nil {
 		a.giveUp()
@@ -109,7 +111,8 @@ type asking struct {
 	tr      *tracker
 	timeout time.Duration
 	wake    <-chan struct{}
-	asked   bool // an ask of this run may be recorded
+	handed  *atomic.Bool // a handed_over notification named this run (askerWatch)
+	asked   bool         // an ask of this run may be recorded
 }
 
 // run asks and waits until the ask ends or the lease is this run's. Once an
@@ -149,6 +152,16 @@ func (a *asking) run(ctx context.Context) (*Lease, error) {
 					return nil, err
 				}
 				continue
+			}
+		}
+
+		if a.asked && a.handed.Swap(false) {
+			// Told the lease is this run's: claim it at once; if that
+			// fails, ask again below, whose answer decides.
+			if l, err := a.claimNotified(ctx); err == nil {
+				return l, nil
+			} else if ctx.Err() != nil {
+				return nil, context.Cause(ctx)
 			}
 		}
 
@@ -211,27 +224,19 @@ func (a *asking) sleep(ctx context.Context, timer *time.Timer, d time.Duration) 
 	return nil
 }
 
-// claim takes the lease the holder handed to this run with fence. It
-// renews it rather than acquiring it: lease.acquire returns a run's own
-// unexpired lease unchanged, with the expiry lease.hand_over gave it when
-// the holder let go, so a local deadline counted from the acquire's send
-// time could outlast it. A renewal sent at sent makes the row outlast
-// sent + TTL, and the lease's deadline counts from there.
+// claim takes the lease the holder handed to this run with fence (read
+// from the ask's answer). It renews it rather than acquiring it:
+// lease.acquire returns a run's own unexpired lease unchanged, with the
+// expiry lease.hand_over gave it when the holder let go, so a local
+// deadline counted from the acquire's send time could outlast it. A
+// renewal sent at sent makes the row outlast sent + TTL, and the lease's
+// deadline counts from there (claimBy).
 func (a *asking) claim(ctx context.Context, fence int64) (*Lease, error) {
-	c, req := a.c, a.p.req
-	window := c.cfg.TTL - c.cfg.SafetyMargin
-	rctx, cancel := context.WithTimeout(ctx, window)
-	defer cancel()
-	sent := time.Now()
-	exp, err := c.store.Renew(rctx, req.Key, a.tr.runID, c.cfg.TTL)
-	if err != nil {
-		return nil, fmt.Errorf("claim the lease %q handed over: %w", req.Key.String(), err)
-	}
-	if !time.Now().Before(sent.Add(window)) {
-		return nil, fmt.Errorf("claim the lease %q handed over: %w: the renewal arrived past its safe deadline", req.Key.String(), ErrExpired)
-	}
-	a.asked = false
-	return c.start(ctx, req, a.tr.runID, data.Grant{RunID: a.tr.runID, Fence: fence, ExpiresAt: exp}, sent), nil
+	c, key, run := a.c, a.p.req.Key, a.tr.runID
+	return a.claimBy(ctx, func(ctx context.Context) (data.Grant, error) {
+		exp, err := c.store.Renew(ctx, key, run, c.cfg.TTL)
+		return data.Grant{RunID: run, Fence: fence, ExpiresAt: exp}, err
+	})
 }
 
 // giveUp cleans up after an Ask that holds nothing: a grant whose reply was

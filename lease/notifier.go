@@ -44,6 +44,9 @@ type notifier struct {
 	renewToCheck atomic.Bool
 	// checks counts the holder checks the database answered (watch.go).
 	checks atomic.Int64
+	// claims counts the asks that claimed their lease on a handed_over
+	// notification (ask_claim.go).
+	claims atomic.Int64
 }
 
 // notice is what a subscription hears: an event naming its key, a resync

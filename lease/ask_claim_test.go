@@ -1,0 +1,69 @@
+package lease_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/lease"
+)
+
+// listeners counts the lease clients' listener connections that have
+// issued a LISTEN (see listening).
+func listeners(t *testing.T, db pgtest.DB) int {
+	t.Helper()
+	var n int
+	err := db.Pool(t).QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND application_name = 'leasetop listener' AND query ILIKE 'listen%'`).Scan(&n)
+	if err != nil {
+		t.Fatalf("pg_stat_activity: %v", err)
+	}
+	return n
+}
+
+// TestAskClaimOnNotificationCountsFromTheAskersSend: an asker woken by the
+// handed_over notification naming its run claims the lease at once (one
+// renewal that reads the fence too), and its local deadline counts its own
+// TTL from a time it took before that renewal was sent: after the
+// hand-over began, before Ask returned. The holder's TTL (1 s, the expiry
+// lease.hand_over gave the row) is far shorter than the asker's (1 min): a
+// deadline taken from the row's expiry would end about 1 s after the
+// hand-over. The asker holds the handed fence, and the row runs for its TTL.
+func TestAskClaimOnNotificationCountsFromTheAskersSend(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	holderC := newClient(t, db.Store(t), lease.Config{TTL: time.Second})
+	askerC := newClient(t, db.Store(t), lease.Config{TTL: time.Minute, PollInterval: time.Minute})
+	l := acquire(t, holderC, permit(t, holderC, testKey, "desktop"))
+	done := askAsync(ctx, askerC, permit(t, askerC, testKey, "phone"), 30*time.Second, lease.ThenRefuse)
+	nextAsk(t, l)
+	// Both Clients listen (the holder's watch, the asker's wait): the
+	// handed_over notification reaches the asker.
+	pgtest.Eventually(t, 10*time.Second, "both listeners", func() bool { return listeners(t, db) >= 2 })
+	claims := lease.NotifiedClaims(askerC)
+	began := time.Now()
+	if err := l.HandOver(ctx); err != nil {
+		t.Fatalf("HandOver: %v", err)
+	}
+	r := result(t, done)
+	returned := time.Now()
+	if r.err != nil {
+		t.Fatalf("Ask: %v", r.err)
+	}
+	if got := lease.NotifiedClaims(askerC) - claims; got != 1 {
+		t.Fatalf("claims on the handed_over notification = %d, want 1", got)
+	}
+	cfg := askerC.Config()
+	sent := r.l.State().Deadline.Add(-(cfg.TTL - cfg.SafetyMargin))
+	if sent.Before(began) || sent.After(returned) {
+		t.Fatalf("the asker's deadline counts from %s, want a send time between the hand-over's start %s and Ask's return %s (holder's expiry used?)",
+			sent.Format(time.RFC3339Nano), began.Format(time.RFC3339Nano), returned.Format(time.RFC3339Nano))
+	}
+	row := holderOf(t, db.Store(t), testKey)
+	if row.RunID != r.l.RunID() || row.Fence != r.l.Fence() || row.Fence <= l.Fence() || row.ExpiresAt.Sub(row.RenewedAt) != time.Minute {
+		t.Fatalf("row = run %s fence %d running %s; want the asker's run %s, its fence %d above %d, 1m0s",
+			row.RunID, row.Fence, row.ExpiresAt.Sub(row.RenewedAt), r.l.RunID(), r.l.Fence(), l.Fence())
+	}
+}
