@@ -10,20 +10,25 @@ import (
 	"github.com/leasetop/leasetop/internal/sqlcall"
 )
 
-// claimHandedOverQuery renews the lease of run $3 (its own, secret id) on
-// key ($1, $2) for $4, as lease.renew does, and reads the fence of the row
-// naming the run by its public id ($5), in one statement. The read sees the
-// statement's snapshot, taken before the renewal: a lease that became the
-// run's between the two reads NULL and is claimed again.
-const claimHandedOverQuery = `SELECT lease.renew($1, $2, $3, $4),
-	(SELECT l.fence FROM lease.session_lease l
-	  WHERE l.account_id = $1 AND l.session_id = $2 AND l.run_id = $5)`
+// claimHandedOverQuery reads the fence of key's ($1, $2) row when it names
+// run $3 (its own, secret id) by its public id ($5), and only then renews
+// the run's lease for $4 as lease.renew does, in one statement: a run the
+// row does not name writes nothing (no renew_rejected line for an asker
+// whose lease was not handed over yet). The read sees the statement's
+// snapshot: a lease that became the run's after it reads NULL, and is
+// claimed again.
+const claimHandedOverQuery = `
+	SELECT CASE WHEN f.fence IS NULL THEN NULL ELSE lease.renew($1, $2, $3, $4) END, f.fence
+	  FROM (SELECT (SELECT l.fence FROM lease.session_lease l
+	                 WHERE l.account_id = $1 AND l.session_id = $2 AND l.run_id = $5) AS fence
+	        OFFSET 0) f`
 
 // ClaimHandedOver claims the lease lease.hand_over moved to runID (the
 // asker's own, secret id) in one round trip: it renews the row for ttl, so
 // that it runs ttl past the call's arrival, and returns the grant with the
 // row's fence, which the caller need not know beforehand (a notification's
-// fence is never trusted). It writes what Renew writes. ErrNotHeld when
+// fence is never trusted). A run the row does not name writes nothing;
+// otherwise it writes what Renew writes. ErrNotHeld when
 // runID holds no unexpired lease on key, or when the fence could not be read
 // with the renewal; without SELECT on lease.session_lease (lease_reader) the
 // error is ErrPermission.
