@@ -156,8 +156,9 @@ func (a *asking) run(ctx context.Context) (*Lease, error) {
 		}
 
 		if a.asked && a.handed.Swap(false) {
-			// Told the lease is this run's: claim it at once; if that
-			// fails, ask again below, whose answer decides.
+			// Told the lease is this run's (or a resync may have missed
+			// it): claim it at once; if that fails, ask again below, whose
+			// answer decides.
 			if l, err := a.claimNotified(ctx); err == nil {
 				return l, nil
 			} else if ctx.Err() != nil {

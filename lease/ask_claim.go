@@ -13,14 +13,17 @@ import (
 
 // askerWatch is an Ask's subscription to its key: it wakes the ask on the
 // events asksWake names (and on a resync or the Client closing), and marks
-// a handed_over event naming the ask's run as the new holder, so that the
-// ask claims the lease at once, in one round trip (claimNotified), instead
-// of asking again first and then claiming. The mark is only a hint (anyone
-// may NOTIFY): the claim's renewal decides.
+// a handed_over event naming the ask's run as the new holder, or a resync
+// (the listener has just started: the hand-over may have come before it
+// listened; Ask's own listener starts with the Ask), so that the ask claims
+// the lease first, in one round trip (claimNotified), instead of asking
+// again first and then claiming. The mark is only a hint (anyone may
+// NOTIFY): the claim's renewal decides, and where the row does not name
+// the run it is a read that writes nothing.
 type askerWatch struct {
 	sub    *subscription
 	wake   chan struct{}
-	handed atomic.Bool
+	handed atomic.Bool // claim first: a handed_over naming the run, or a resync
 }
 
 // watchAsk subscribes an ask of the run whose public id is pub to key.
@@ -28,8 +31,8 @@ func (c *Client) watchAsk(key Key, pub uuid.UUID) (*askerWatch, error) {
 	w := &askerWatch{wake: make(chan struct{}, 1)}
 	sub, err := c.notes.listen(key, func(n notice) {
 		switch {
-		case n.resync || n.closed:
-		case n.ev.Kind == data.KindHandedOver && n.ev.RunID == pub:
+		case n.closed:
+		case n.resync || n.ev.Kind == data.KindHandedOver && n.ev.RunID == pub:
 			w.handed.Store(true)
 		case !asksWake(n.ev.Kind):
 			return
@@ -44,7 +47,8 @@ func (c *Client) watchAsk(key Key, pub uuid.UUID) (*askerWatch, error) {
 }
 
 // claimNotified claims the lease a handed_over notification says was
-// handed to this run: one renewal that also reads the row's fence
+// handed to this run (or that a resync may have missed): one renewal that
+// also reads the row's fence
 // (data.Store.ClaimHandedOver). Any error (not handed over after all, a
 // login that may not read the row, no answer) leaves the ask as it was: the
 // caller asks again, and that answer decides.

@@ -34,7 +34,8 @@ func listeners(t *testing.T, db pgtest.DB) int {
 // An asker that a resync (its listener's start) woke while the hand-over
 // was on its way claims through its ask's answer instead; that claim must
 // count from its own send time too. Rounds repeat until one claimed on the
-// notification (the listener's start is the only race).
+// notification or on its listener's resync (the listener's start is the
+// only race).
 func TestAskClaimOnNotificationCountsFromTheAskersSend(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
