@@ -113,12 +113,16 @@ type asking struct {
 	wake    <-chan struct{}
 	handed  *atomic.Bool // a handed_over notification named this run (askerWatch)
 	asked   bool         // an ask of this run may be recorded
+	free    bool         // the last answer found the session free: acquire it
 }
 
-// run asks and waits until the ask ends or the lease is this run's. Once an
-// ask is recorded it only asks again (a repeat writes nothing): an acquire
-// would return a handed-over lease with the expiry the holder gave it, which
-// claim must not use (see claim).
+// run asks and waits until the ask ends or the lease is this run's. It asks
+// first, without trying an acquire: lease.ask_handover answers free when
+// nobody holds the session, and only then does it acquire (a busy session,
+// Ask's case, costs one round trip less; an AskError then has no Held). Once
+// an ask is recorded it only asks again (a repeat writes nothing): an
+// acquire would return a handed-over lease with the expiry the holder gave
+// it, which claim must not use (see claim).
 func (a *asking) run(ctx context.Context) (*Lease, error) {
 	c, req := a.c, a.p.req
 	timer := time.NewTimer(0)
@@ -140,7 +144,7 @@ func (a *asking) run(ctx context.Context) (*Lease, error) {
 		if c.isClosed() {
 			return nil, ErrClosed
 		}
-		if !a.asked {
+		if a.free && !a.asked {
 			l, err := c.try(ctx, req, a.tr, c.acquire)
 			switch {
 			case err == nil:
@@ -153,6 +157,7 @@ func (a *asking) run(ctx context.Context) (*Lease, error) {
 				}
 				continue
 			}
+			a.free = false // held again (or queued): ask
 		}
 
 		if a.asked && a.handed.Swap(false) {
@@ -196,7 +201,7 @@ func (a *asking) run(ctx context.Context) (*Lease, error) {
 			}
 			return l, err
 		case data.AskFree:
-			a.asked = false // nothing pending: acquire it
+			a.asked, a.free = false, true // nothing pending: acquire it
 		case data.AskBusy:
 			return nil, &AskError{Key: req.Key, Reason: ErrAskBusy, Ask: ans.Ask, Held: held}
 		case data.AskDeclined:
