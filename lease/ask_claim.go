@@ -11,7 +11,13 @@ import (
 	"github.com/leasetop/leasetop/data"
 )
 
-// askerWatch is an Ask's subscription to its key: it wakes the ask on the
+// askerWatch is an Ask's subscription to its key, a holder's kind (without
+// the catch-up: Ask asks again every PollInterval and at its deadline, so a
+// notification a dead notifier never sent costs it at most that): so an Ask
+// on a Client that already listens (it holds other sessions) uses the
+// running listener, where a waiter's subscription would restart it with
+// the catch-up, a new connection whose start the hand-over then waits for.
+// It wakes the ask on the
 // events asksWake names (and on a resync or the Client closing), and marks
 // a handed_over event naming the ask's run as the new holder, or a resync
 // (the listener has just started: the hand-over may have come before it
@@ -29,7 +35,7 @@ type askerWatch struct {
 // watchAsk subscribes an ask of the run whose public id is pub to key.
 func (c *Client) watchAsk(key Key, pub uuid.UUID) (*askerWatch, error) {
 	w := &askerWatch{wake: make(chan struct{}, 1)}
-	sub, err := c.notes.listen(key, func(n notice) {
+	sub, err := c.notes.watch(key, func(n notice) {
 		switch {
 		case n.closed:
 		case n.resync || n.ev.Kind == data.KindHandedOver && n.ev.RunID == pub:

@@ -83,3 +83,30 @@ func askClaimRound(t *testing.T, db pgtest.DB, holderC, askerC *lease.Client, hp
 		t.Fatalf("the asker's Release: %v", err)
 	}
 }
+
+// TestAskKeepsTheRunningListener: an Ask on a Client that already listens
+// (it holds another session) neither restarts its listener when it starts
+// nor when it ends (a waiter's subscription with the catch-up did, twice: a
+// new connection whose start the hand-over waited for).
+func TestAskKeepsTheRunningListener(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	holderC := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
+	askerC := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
+	idle := acquire(t, askerC, permit(t, askerC, lease.Key{Account: testKey.Account, Session: "idle"}, "backend"))
+	t.Cleanup(func() { _ = idle.Release(context.Background()) })
+	starts := lease.ListenerStarts(askerC)
+	l := acquire(t, holderC, permit(t, holderC, testKey, "desktop"))
+	done := askAsync(ctx, askerC, permit(t, askerC, testKey, "phone"), 30*time.Second, lease.ThenRefuse)
+	nextAsk(t, l)
+	if err := l.HandOver(ctx); err != nil {
+		t.Fatalf("HandOver: %v", err)
+	}
+	if r := result(t, done); r.err != nil {
+		t.Fatalf("Ask: %v", r.err)
+	}
+	if got := lease.ListenerStarts(askerC) - starts; got != 0 {
+		t.Fatalf("the asker's listener was (re)started %d times by the Ask, want 0", got)
+	}
+}
