@@ -25,8 +25,8 @@ const handoverTTL = time.Second
 // figure is the asker's Ask call, from call to the lease held; then the
 // asker releases.
 func (r *run) runHandover(ctx context.Context, w workload) ([]Result, error) {
-	keys := r.keys(w.name, 2)
-	key, idle := keys[0], keys[1]
+	keys := r.keys(w.name, 3)
+	key, idle, askerIdle := keys[0], keys[1], keys[2]
 	allow := lease.AuthorizerFunc(func(context.Context, lease.Request) error { return nil })
 	side := func(holder string, ttl time.Duration) (*lease.Client, lease.Permit, func(), error) {
 		store, err := r.openStore(ctx, nil)
@@ -73,15 +73,40 @@ func (r *run) runHandover(ctx context.Context, w workload) ([]Result, error) {
 	round := func(ctx context.Context) ([]time.Duration, error) {
 		return handoverRound(ctx, holderC, holderP, askerC, askerP)
 	}
+	out, err := r.measureHandover(ctx, w.name, round, fmt.Sprintf("1 pair; the holder (TTL %s) answers at once; the asker's Client listens only while it asks", handoverTTL))
+	if err != nil {
+		return nil, err
+	}
+	// Again with an asker whose Client listens already (it holds another
+	// session, as a backend does): its Ask uses the running listener.
+	ap, err := askerC.Authorize(ctx, allow, askerIdle, "bench asker idle")
+	if err != nil {
+		return nil, err
+	}
+	al, err := askerC.Try(ctx, ap)
+	if err != nil {
+		return nil, fmt.Errorf("handover: the asker's idle lease: %w", err)
+	}
+	defer al.Release(context.WithoutCancel(ctx)) //nolint:errcheck // best effort; cleanup deletes bench rows
+	warm, err := r.measureHandover(ctx, w.name+" listening", round, "the same; the asker's Client listens already (it holds another session)")
+	if err != nil {
+		return nil, err
+	}
+	return append(out, warm...), nil
+}
+
+// measureHandover measures round and returns its line, named name, and
+// one line per part (handoverParts).
+func (r *run) measureHandover(ctx context.Context, name string, round partsFunc, note string) ([]Result, error) {
 	hs, window, err := r.measureParts(ctx, []partsFunc{round}, len(handoverParts)+1)
 	if err != nil {
 		return nil, err
 	}
-	res := newResult(w.name, handoverDesc, hs[0], window)
-	res.Note = fmt.Sprintf("1 pair; the holder (TTL %s) answers at once", handoverTTL)
+	res := newResult(name, handoverDesc, hs[0], window)
+	res.Note = note
 	out := []Result{res}
 	for i, p := range handoverParts {
-		part := newResult(w.name+" "+p.name, p.desc, hs[i+1], 0)
+		part := newResult(name+" "+p.name, p.desc, hs[i+1], 0)
 		part.Note = "part of each round"
 		out = append(out, part)
 	}
