@@ -9,19 +9,6 @@ import (
 	"github.com/leasetop/leasetop/lease"
 )
 
-// listeners counts the lease clients' listener connections that have
-// issued a LISTEN (see listening).
-func listeners(t *testing.T, db pgtest.DB) int {
-	t.Helper()
-	var n int
-	err := db.Pool(t).QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-		WHERE datname = current_database() AND application_name = 'leasetop listener' AND query ILIKE 'listen%'`).Scan(&n)
-	if err != nil {
-		t.Fatalf("pg_stat_activity: %v", err)
-	}
-	return n
-}
-
 // TestAskClaimOnNotificationCountsFromTheAskersSend: an asker woken by the
 // handed_over notification naming its run claims the lease at once (one
 // renewal that reads the fence too), and its local deadline counts its own
@@ -58,7 +45,7 @@ func askClaimRound(t *testing.T, db pgtest.DB, holderC, askerC *lease.Client, hp
 	nextAsk(t, l)
 	// Both Clients listen (the holder's watch, the asker's wait): the
 	// handed_over notification can reach the asker.
-	pgtest.Eventually(t, 10*time.Second, "both listeners", func() bool { return listeners(t, db) >= 2 })
+	pgtest.Eventually(t, 10*time.Second, "both listeners", func() bool { return listeners(t, db.Pool(t)) >= 2 })
 	began := time.Now()
 	if err := l.HandOver(ctx); err != nil {
 		t.Fatalf("HandOver: %v", err)

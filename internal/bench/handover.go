@@ -58,13 +58,9 @@ func (r *run) runHandover(ctx context.Context, w workload) ([]Result, error) {
 	defer closeAsker()
 	// An idle lease of the holder's Client watches its asks too, as in a
 	// process that holds other sessions.
-	ip, err := holderC.Authorize(ctx, allow, idle, "bench idle")
+	il, err := idleLease(ctx, holderC, idle, "bench idle")
 	if err != nil {
 		return nil, err
-	}
-	il, err := holderC.Try(ctx, ip)
-	if err != nil {
-		return nil, fmt.Errorf("handover: idle lease: %w", err)
 	}
 	defer il.Release(context.WithoutCancel(ctx)) //nolint:errcheck // best effort; cleanup deletes bench rows
 	il.Asked()
@@ -79,13 +75,9 @@ func (r *run) runHandover(ctx context.Context, w workload) ([]Result, error) {
 	}
 	// Again with an asker whose Client listens already (it holds another
 	// session, as a backend does): its Ask uses the running listener.
-	ap, err := askerC.Authorize(ctx, allow, askerIdle, "bench asker idle")
+	al, err := idleLease(ctx, askerC, askerIdle, "bench asker idle")
 	if err != nil {
 		return nil, err
-	}
-	al, err := askerC.Try(ctx, ap)
-	if err != nil {
-		return nil, fmt.Errorf("handover: the asker's idle lease: %w", err)
 	}
 	defer al.Release(context.WithoutCancel(ctx)) //nolint:errcheck // best effort; cleanup deletes bench rows
 	warm, err := r.measureHandover(ctx, w.name+" listening", round, "the same; the asker's Client listens already (it holds another session)")
@@ -93,6 +85,20 @@ func (r *run) runHandover(ctx context.Context, w workload) ([]Result, error) {
 		return nil, err
 	}
 	return append(out, warm...), nil
+}
+
+// idleLease takes key for c, labelled holder: a lease that keeps c's
+// listener running, as another session of the same process would.
+func idleLease(ctx context.Context, c *lease.Client, key lease.Key, holder string) (*lease.Lease, error) {
+	p, err := c.Authorize(ctx, allowBench, key, holder)
+	if err != nil {
+		return nil, err
+	}
+	l, err := c.Try(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("handover: idle lease %q: %w", holder, err)
+	}
+	return l, nil
 }
 
 // measureHandover measures round and returns its line, named name, and
