@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -76,12 +77,13 @@ func (c *Client) Ask(ctx context.Context, p Permit, timeout time.Duration, then 
 	if then < ThenRefuse || then > ThenPreempt {
 		return nil, &data.InputError{Field: "then", Problem: "must be refuse, queue or preempt"}
 	}
-	w, err := c.subscribeKinds(p.req.Key, asksWake)
+	tr := &tracker{runID: uuid.New()}
+	w, err := c.watchAsk(p.req.Key, data.PublicRunID(tr.runID))
 	if err != nil {
 		return nil, err
 	}
-	defer c.unsubscribe(w)
-	a := &asking{c: c, p: p, tr: &tracker{runID: uuid.New()}, timeout: timeout, wake: w.wake}
+	defer c.notes.unsubscribe(w.sub)
+	a := &asking{c: c, p: p, tr: tr, timeout: timeout, wake: w.wake, handed: &w.handed}
 	l, err := a.run(ctx)
 	if err != nil {
 		a.giveUp()
@@ -109,13 +111,18 @@ type asking struct {
 	tr      *tracker
 	timeout time.Duration
 	wake    <-chan struct{}
-	asked   bool // an ask of this run may be recorded
+	handed  *atomic.Bool // a handed_over notification named this run (askerWatch)
+	asked   bool         // an ask of this run may be recorded
+	free    bool         // the last answer found the session free: acquire it
 }
 
-// run asks and waits until the ask ends or the lease is this run's. Once an
-// ask is recorded it only asks again (a repeat writes nothing): an acquire
-// would return a handed-over lease with the expiry the holder gave it, which
-// claim must not use (see claim).
+// run asks and waits until the ask ends or the lease is this run's. It asks
+// first, without trying an acquire: lease.ask_handover answers free when
+// nobody holds the session, and only then does it acquire (a busy session,
+// Ask's case, costs one round trip less; an AskError then has no Held). Once
+// an ask is recorded it only asks again (a repeat writes nothing): an
+// acquire would return a handed-over lease with the expiry the holder gave
+// it, which claim must not use (see claim).
 func (a *asking) run(ctx context.Context) (*Lease, error) {
 	c, req := a.c, a.p.req
 	timer := time.NewTimer(0)
@@ -137,7 +144,7 @@ func (a *asking) run(ctx context.Context) (*Lease, error) {
 		if c.isClosed() {
 			return nil, ErrClosed
 		}
-		if !a.asked {
+		if a.free && !a.asked {
 			l, err := c.try(ctx, req, a.tr, c.acquire)
 			switch {
 			case err == nil:
@@ -149,6 +156,18 @@ func (a *asking) run(ctx context.Context) (*Lease, error) {
 					return nil, err
 				}
 				continue
+			}
+			a.free = false // held again (or queued): ask
+		}
+
+		if a.asked && a.handed.Swap(false) {
+			// Told the lease is this run's (or a resync may have missed
+			// it): claim it at once; if that fails, ask again below, whose
+			// answer decides.
+			if l, err := a.claimNotified(ctx); err == nil {
+				return l, nil
+			} else if ctx.Err() != nil {
+				return nil, context.Cause(ctx)
 			}
 		}
 
@@ -182,7 +201,7 @@ func (a *asking) run(ctx context.Context) (*Lease, error) {
 			}
 			return l, err
 		case data.AskFree:
-			a.asked = false // nothing pending: acquire it
+			a.asked, a.free = false, true // nothing pending: acquire it
 		case data.AskBusy:
 			return nil, &AskError{Key: req.Key, Reason: ErrAskBusy, Ask: ans.Ask, Held: held}
 		case data.AskDeclined:
@@ -211,27 +230,19 @@ func (a *asking) sleep(ctx context.Context, timer *time.Timer, d time.Duration) 
 	return nil
 }
 
-// claim takes the lease the holder handed to this run with fence. It
-// renews it rather than acquiring it: lease.acquire returns a run's own
-// unexpired lease unchanged, with the expiry lease.hand_over gave it when
-// the holder let go, so a local deadline counted from the acquire's send
-// time could outlast it. A renewal sent at sent makes the row outlast
-// sent + TTL, and the lease's deadline counts from there.
+// claim takes the lease the holder handed to this run with fence (read
+// from the ask's answer). It renews it rather than acquiring it:
+// lease.acquire returns a run's own unexpired lease unchanged, with the
+// expiry lease.hand_over gave it when the holder let go, so a local
+// deadline counted from the acquire's send time could outlast it. A
+// renewal sent at sent makes the row outlast sent + TTL, and the lease's
+// deadline counts from there (claimBy).
 func (a *asking) claim(ctx context.Context, fence int64) (*Lease, error) {
-	c, req := a.c, a.p.req
-	window := c.cfg.TTL - c.cfg.SafetyMargin
-	rctx, cancel := context.WithTimeout(ctx, window)
-	defer cancel()
-	sent := time.Now()
-	exp, err := c.store.Renew(rctx, req.Key, a.tr.runID, c.cfg.TTL)
-	if err != nil {
-		return nil, fmt.Errorf("claim the lease %q handed over: %w", req.Key.String(), err)
-	}
-	if !time.Now().Before(sent.Add(window)) {
-		return nil, fmt.Errorf("claim the lease %q handed over: %w: the renewal arrived past its safe deadline", req.Key.String(), ErrExpired)
-	}
-	a.asked = false
-	return c.start(ctx, req, a.tr.runID, data.Grant{RunID: a.tr.runID, Fence: fence, ExpiresAt: exp}, sent), nil
+	c, key, run := a.c, a.p.req.Key, a.tr.runID
+	return a.claimBy(ctx, func(ctx context.Context) (data.Grant, error) {
+		exp, err := c.store.Renew(ctx, key, run, c.cfg.TTL)
+		return data.Grant{RunID: run, Fence: fence, ExpiresAt: exp}, err
+	})
 }
 
 // giveUp cleans up after an Ask that holds nothing: a grant whose reply was

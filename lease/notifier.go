@@ -44,6 +44,11 @@ type notifier struct {
 	renewToCheck atomic.Bool
 	// checks counts the holder checks the database answered (watch.go).
 	checks atomic.Int64
+	// claims counts the asks that claimed their lease on a handed_over
+	// notification (ask_claim.go).
+	claims atomic.Int64
+	// starts counts the listeners started (and restarted).
+	starts atomic.Int64
 }
 
 // notice is what a subscription hears: an event naming its key, a resync
@@ -118,6 +123,7 @@ func (n *notifier) startLocked() {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n.stop, n.catching = cancel, catchUp
+	n.starts.Add(1)
 	n.wg.Go(func() { n.run(ctx, cfg) })
 }
 

@@ -20,13 +20,20 @@ import (
 // issued a LISTEN (pgxlisten issues one per channel, in no fixed order).
 func listening(t *testing.T, pool *pgxpool.Pool) bool {
 	t.Helper()
+	return listeners(t, pool) > 0
+}
+
+// listeners counts the lease clients' listener connections that have
+// issued a LISTEN.
+func listeners(t *testing.T, pool *pgxpool.Pool) int {
+	t.Helper()
 	var n int
 	err := pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
 		WHERE datname = current_database() AND application_name = 'leasetop listener' AND query ILIKE 'listen%'`).Scan(&n)
 	if err != nil {
 		t.Fatalf("pg_stat_activity: %v", err)
 	}
-	return n > 0
+	return n
 }
 
 // A waiter is woken by the release notification: with a 30 s TTL and a 30 s

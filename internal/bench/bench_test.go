@@ -223,8 +223,20 @@ func TestHandoverWorkload(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if len(rep.Results) != 1 || rep.Results[0].Error != "" || rep.Results[0].Ops == 0 || rep.Results[0].P50ms <= 0 {
-		t.Fatalf("results = %+v, want one handover result with rounds", rep.Results)
+	// Two measures (a fresh asker, a listening one), each a total and its
+	// four parts, every one with the same rounds.
+	want := []string{"handover", "handover ask->handed-over", "handover handed-over->holds", "handover ask->told", "handover handover-call"}
+	for _, n := range want[1:] {
+		want = append(want, strings.Replace(n, "handover", "handover listening", 1))
+	}
+	want = append(want[:5], append([]string{"handover listening"}, want[5:]...)...)
+	if len(rep.Results) != len(want) {
+		t.Fatalf("results = %+v, want %d rows: %q", rep.Results, len(want), want)
+	}
+	for i, res := range rep.Results {
+		if res.Name != want[i] || res.Error != "" || res.Ops == 0 || res.Ops != rep.Results[i/5*5].Ops || (i%5 == 0 && res.P50ms <= 0) {
+			t.Fatalf("result %d = %+v, want %q with the rounds of its total", i, res, want[i])
+		}
 	}
 	t.Logf("handover p50 %.3f ms p99 %.3f ms n=%d", rep.Results[0].P50ms, rep.Results[0].P99ms, rep.Results[0].Ops)
 	assertCleanedUp(t, db.Conn(t))
