@@ -13,11 +13,16 @@ const maxLeaseEstimate = 4_000_000
 // kept by ANALYZE and autovacuum), 0 when there is none: a snapshot makes
 // room for that many leases at once instead of growing its slice, which at
 // 1,000,000 leases copied them over and over (a third of the read's CPU,
-// issue 30). A failure only loses the hint: what made it fail (a cancelled
-// context, a missing schema) fails the lease read after it too.
+// issue 30). The table is found by name in the catalogue, not by a regclass
+// cast, which needs USAGE on schema lease: a login without it must get the
+// lease read's own permission error, not an aborted transaction. A failure
+// only loses the hint: what made it fail (a cancelled context) fails the
+// lease read after it too.
 func leaseEstimate(ctx context.Context, q Querier) int {
 	var n float64
-	err := q.QueryRow(ctx, `SELECT reltuples::float8 FROM pg_catalog.pg_class WHERE oid = 'lease.session_lease'::regclass`).Scan(&n)
+	err := q.QueryRow(ctx, `SELECT c.reltuples::float8 FROM pg_catalog.pg_class c
+		JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = 'lease' AND c.relname = 'session_lease'`).Scan(&n)
 	if err != nil || n <= 0 || math.IsNaN(n) {
 		return 0
 	}
