@@ -158,6 +158,14 @@ func (a *asking) run(ctx context.Context) (*Lease, error) {
 				continue
 			}
 			a.free = false // held again (or queued): ask
+			if held.RunID == uuid.Nil {
+				// Refused for the queue, with nobody holding: an ask would
+				// answer free again at once. Wait as a waiter does (a
+				// notification, or the poll) before asking again.
+				if err := retry(err); err != nil {
+					return nil, err
+				}
+			}
 		}
 
 		if a.asked && a.handed.Swap(false) {

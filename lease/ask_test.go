@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/lease"
@@ -388,5 +391,49 @@ func TestAskThenPreempt(t *testing.T) {
 	}
 	if len(pre) != 1 || pre[0].RunID != got.RunID() || pre[0].PrevRunID != l.RunID() || pre[0].Reason == "" {
 		t.Fatalf("preempted events = %+v; want one, of the holder by the asker, with a reason", pre)
+	}
+}
+
+// TestAskWaitsBehindAQueueOfAFreeSession: a session nobody holds but whose
+// queue has a live ticket refuses an acquire (the ticket goes first) while
+// an ask answers "free". Ask then waits as a waiter does, a poll or a
+// notification between rounds, instead of alternating the two calls as
+// fast as the server answers (thousands of asks a second). Counted with
+// track_functions after the asker's connections have ended.
+func TestAskWaitsBehindAQueueOfAFreeSession(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	conn := db.Conn(t)
+	if _, err := conn.Exec(ctx, `ALTER DATABASE `+pgx.Identifier{db.Name}.Sanitize()+` SET track_functions = 'pl'`); err != nil {
+		t.Fatal(err)
+	}
+	s := db.Store(t)
+	holder := uuid.New()
+	if _, err := s.Acquire(ctx, testKey, holder, time.Minute, "desktop"); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.Enqueue(ctx, testKey, uuid.New(), time.Minute, "tablet"); err != nil || !p.Ticketed() {
+		t.Fatalf("Enqueue behind the desktop = %+v, %v; want a ticket", p, err)
+	}
+	if ok, err := s.Release(ctx, testKey, holder); err != nil || !ok {
+		t.Fatalf("Release = %v, %v", ok, err)
+	}
+	askerStore := db.Store(t)
+	askerC := newClient(t, askerStore, lease.Config{TTL: 3 * time.Second, PollInterval: 500 * time.Millisecond})
+	actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if l, err := askerC.Ask(actx, permit(t, askerC, testKey, "phone"), time.Minute, lease.ThenRefuse); err == nil {
+		t.Fatalf("Ask behind a live ticket got the lease %v; want it to wait until its context ends", l)
+	}
+	askerC.Close()
+	askerStore.Close() // its backends end and report their function calls
+	var asks int64
+	pgtest.Eventually(t, 30*time.Second, "the asker's calls counted", func() bool {
+		_, _ = conn.Exec(ctx, `SELECT pg_stat_clear_snapshot()`)
+		return conn.QueryRow(ctx, `SELECT coalesce(sum(calls), 0) FROM pg_stat_user_functions WHERE schemaname = 'lease' AND funcname = 'ask_handover'`).Scan(&asks) == nil && asks > 0
+	})
+	if asks > 20 { // 2 s at a 0.5 s poll: a handful
+		t.Errorf("Ask called lease.ask_handover %d times in 2 s behind a live ticket; want a few (one per poll)", asks)
 	}
 }
