@@ -298,9 +298,9 @@ func (l *Listener) listen(ctx context.Context) PollReason {
 // when the connection is the store's own (no listen DSN) and goes through a
 // pooler (see samePooler).
 func (l *Listener) connect(ctx context.Context) (*pgx.Conn, error) {
-	var standby bool
-	if err := l.store.pool.QueryRow(ctx, `SELECT pg_is_in_recovery()`).Scan(&standby); err != nil {
-		return nil, translate(err)
+	standby, err := l.store.Standby(ctx)
+	if err != nil {
+		return nil, err
 	}
 	if standby {
 		return nil, &pollSwitch{PollReason{Cause: PollStandby}}

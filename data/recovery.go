@@ -53,8 +53,9 @@ func (c recoveryColumns) recovery() Recovery {
 }
 
 // Standby reports whether the server is a hot standby (pg_is_in_recovery()),
-// which any login may ask: the CLI refuses a waiting mode there at once,
-// where the wait would retry read-only errors for ever.
+// which any login may ask: a listener polls there (LISTEN cannot run), and
+// the CLI refuses a waiting mode there at once, where the wait would retry
+// read-only errors for ever.
 func (s *Store) Standby(ctx context.Context) (bool, error) {
 	var standby bool
 	if err := s.pool.QueryRow(ctx, `SELECT pg_catalog.pg_is_in_recovery()`).Scan(&standby); err != nil {

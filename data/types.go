@@ -89,6 +89,12 @@ func (k Kind) Valid() bool {
 // Ends reports whether an event of this kind ends the lease row it names.
 func (k Kind) Ends() bool { return k == KindReleased || k == KindForceReleased }
 
+// Grants reports whether an event of this kind gives its session to a run:
+// an acquire, a takeover, a preempt or a hand-over.
+func (k Kind) Grants() bool {
+	return k == KindAcquired || k == KindTakenOver || k == KindPreempted || k == KindHandedOver
+}
+
 // Event is one row of lease.event (or a "renewed" notification, ID 0).
 // Zero values stand for SQL NULL. RunID and PrevRunID are public run ids
 // (PublicRunID).

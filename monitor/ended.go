@@ -66,13 +66,8 @@ func (s *State) notePast(sync data.Sync) {
 		}
 	}
 	for _, ev := range sync.Events {
-		if _, ok := s.leases.find(ev.Key); !ok && ev.Fence > 0 && (ev.Kind.Ends() || ownership(ev.Kind)) {
+		if _, ok := s.leases.find(ev.Key); !ok && ev.Fence > 0 && (ev.Kind.Ends() || ev.Kind.Grants()) {
 			s.noteEnded(ev.Key, ev.Fence)
 		}
 	}
-}
-
-// ownership reports whether an event of kind k gives its session to a run.
-func ownership(k data.Kind) bool {
-	return k == data.KindAcquired || k == data.KindTakenOver || k == data.KindPreempted || k == data.KindHandedOver
 }

@@ -118,8 +118,7 @@ func (e *Exporter) runStarts(it monitor.Item) map[uuid.UUID]time.Time {
 	}
 	for i, ev := range evs {
 		switch {
-		case ev.Kind == data.KindAcquired || ev.Kind == data.KindTakenOver || ev.Kind == data.KindPreempted ||
-			ev.Kind == data.KindHandedOver:
+		case ev.Kind.Grants():
 			if i < len(evs)-1 { // a later event of this item may release it
 				put(ev.RunID, ev.At)
 			}
