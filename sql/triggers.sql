@@ -206,8 +206,9 @@ $fn$;
 -- quiet_event_id is the id of the newest event of the given kinds on the key
 -- by the run with public id pub that this transaction wrote, or NULL. The
 -- event is stamped at or after the transaction's start, so the read keeps to
--- the partitions of the last hour (the hour is higher_fences' margin for a
--- clock that steps back).
+-- the partitions within an hour of now, both ways (a bound below alone would
+-- read every partition made ahead; the hour is higher_fences' margin for a
+-- clock that steps).
 CREATE OR REPLACE FUNCTION lease.quiet_event_id(account_id text, session_id text, pub uuid, kinds text[])
 RETURNS bigint
 LANGUAGE plpgsql STABLE
@@ -218,7 +219,7 @@ BEGIN
     RETURN (SELECT h.id
               FROM (SELECT e.id, e.run_id, e.kind, e.xmin AS x FROM lease.event e
                      WHERE e.account_id = quiet_event_id.account_id AND e.session_id = quiet_event_id.session_id
-                       AND e.at >= now() - interval '1 hour'
+                       AND e.at BETWEEN now() - interval '1 hour' AND now() + interval '1 hour'
                      ORDER BY e.id DESC LIMIT 4) h
              WHERE h.run_id = pub AND h.kind = ANY (kinds)
                AND h.x = pg_current_xact_id_if_assigned()::xid
