@@ -96,6 +96,10 @@ type member struct {
 	window  time.Duration // measured so far
 	results []Result
 	err     error
+	// serverCPU is the CPU time the clients' server processes spent in the
+	// measured slices, while cpuOK (every slice read it from /proc).
+	serverCPU time.Duration
+	cpuOK     bool
 }
 
 // runSet runs closed-loop workloads interleaved. Every member is set up and
@@ -134,7 +138,11 @@ func (r *run) interleave(ctx context.Context, ms []*member) {
 			if m.err != nil || m.window >= r.cfg.Duration {
 				continue
 			}
+			cpu0, err0 := clientsCPU(m.clients)
 			d, err := runSlice(ctx, m, min(slice, r.cfg.Duration-m.window), true)
+			cpu1, err1 := clientsCPU(m.clients)
+			m.cpuOK = err0 == nil && err1 == nil && (m.cpuOK || m.window == 0)
+			m.serverCPU += cpu1 - cpu0
 			m.window += d
 			m.err = err
 			more = more || m.window < r.cfg.Duration
@@ -146,8 +154,29 @@ func (r *run) interleave(ctx context.Context, ms []*member) {
 		}
 		if m.err == nil {
 			m.results = r.loopResults(m.clients, m.l.rows, m.window)
+			for i, rw := range m.l.rows {
+				if res := &m.results[i]; rw.part == "" && m.cpuOK && res.Ops > 0 {
+					res.ServerCPUus = float64(m.serverCPU.Microseconds()) / float64(res.Ops)
+					res.Note = fmt.Sprintf("server CPU %.0f us", res.ServerCPUus)
+				}
+			}
 		}
 	}
+}
+
+// clientsCPU is the CPU time the clients' server processes have used so
+// far: backendCPU of each connection's backend, so only when the server runs
+// on this machine (an error otherwise).
+func clientsCPU(clients []*client) (time.Duration, error) {
+	var sum time.Duration
+	for _, c := range clients {
+		d, err := backendCPU(c.conn.PgConn().PID())
+		if err != nil {
+			return 0, err
+		}
+		sum += d
+	}
+	return sum, nil
 }
 
 // prepare gives m its clients (on conns) and runs its setup.

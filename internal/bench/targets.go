@@ -34,6 +34,8 @@ func comparisons() []comparison {
 		{name: "a SQL caller's cycles/s, plain calls (NOTIFY in the commit) / the seed's cycles/s", num: "cycle-plain", den: "seed-cycle", stat: "ops"},
 		{name: "a SQL caller's cycles/s, post-commit path / plain calls", num: "cycle-sql", den: "cycle-plain", stat: "ops"},
 		{name: "renew ops/s (Store.Renew's call) / the seed's per-key UPDATE ops/s", num: "renew", den: "seed-renew", stat: "ops", op: ">=", limit: 0.8},
+		{name: "server CPU per acquire+release cycle, the library's / the seed's", num: "cycle", den: "seed-cycle", stat: "server-us"},
+		{name: "server CPU per renewal, Store.Renew's call / the seed's per-key UPDATE", num: "renew", den: "seed-renew", stat: "server-us"},
 		{name: "handoff p50, NOTIFY wake-up", num: "handoff-notify", stat: "p50", op: "<=", limit: 5},
 		{name: "takeover after a dead holder's expiry p50", num: "takeover", stat: "p50", op: "<=", limit: 30},
 		{name: "takeover after a dead holder's expiry max", num: "takeover", stat: "max", op: "<=", limit: 100},
