@@ -6,6 +6,16 @@
 -- only EXECUTE (see roles.sql). lock_timeout bounds how long a call can wait
 -- behind another transaction that holds the row.
 --
+-- Every entry point also sets enable_seqscan off, so that its lookups by key
+-- use the key index whatever the statistics say. Sessions come and go: the
+-- tables keep a few live rows while their key index grew with every session
+-- they ever held, and PostgreSQL's estimate for one key through such an index
+-- (its pages over its few tuples) comes out above a scan of the whole heap,
+-- dead rows included. It then read the table on every call: 165 pages per
+-- acquire and per release in a long bench database, about a tenth of a
+-- cycle's server CPU (data/churned_plan_test.go). No lookup here wants a
+-- sequential scan.
+--
 -- Every search_path ends in pg_temp. Unless it is listed, PostgreSQL searches
 -- the caller's temporary schema *first* for types and relations, so a caller
 -- could shadow text or timestamptz with a domain whose CHECK runs as the
@@ -369,6 +379,7 @@ RETURNS SETOF lease.grant
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
 SET plan_cache_mode = 'force_generic_plan' -- the fence-race read prunes at execution: see higher_fences
 AS $fn$
 #variable_conflict use_column
@@ -520,6 +531,7 @@ RETURNS timestamptz
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -694,6 +706,7 @@ RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
 AS $fn$
 #variable_conflict use_column
 BEGIN
@@ -719,6 +732,7 @@ RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -753,6 +767,7 @@ RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
 AS $fn$
 #variable_conflict use_column
 BEGIN

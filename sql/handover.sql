@@ -128,6 +128,7 @@ RETURNS lease.handover_answer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -224,6 +225,7 @@ RETURNS lease.handover_answer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -281,6 +283,7 @@ RETURNS lease.handover_answer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -325,6 +328,7 @@ RETURNS lease.handover_answer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
 AS $fn$
 #variable_conflict use_column
 DECLARE

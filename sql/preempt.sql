@@ -68,6 +68,7 @@ RETURNS SETOF lease.grant
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -101,6 +102,7 @@ RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
 AS $fn$
 #variable_conflict use_column
 BEGIN
@@ -147,6 +149,7 @@ RETURNS SETOF lease.grant
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
 SET plan_cache_mode = 'force_generic_plan' -- the fence-race read prunes at execution: see higher_fences
 AS $fn$
 #variable_conflict use_column

@@ -111,6 +111,7 @@ RETURNS lease.queue_place
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -188,6 +189,7 @@ RETURNS lease.queue_place
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -216,6 +218,7 @@ RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
 AS $fn$
 #variable_conflict use_column
 DECLARE

@@ -247,6 +247,7 @@ RETURNS SETOF lease.quiet_grant
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -286,6 +287,7 @@ RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
 AS $fn$
 #variable_conflict use_column
 DECLARE
