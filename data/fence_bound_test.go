@@ -20,8 +20,11 @@ import (
 // (the day's, and its neighbour within the hour's margin), not every day
 // kept, also once PostgreSQL has cached the check's generic plan, which
 // prunes when it starts executing. Before the bound each call probed all 40
-// partitions. -v logs how many partitions each call locked (PostgreSQL 15
-// locks them all for a generic plan; see higher_fences).
+// partitions. The read happens only when another fence was drawn after the
+// call's (lease.fence_overtaken): a trigger of the test's draws one after
+// every INSERT, and without it the calls read no partition at all. -v logs
+// how many partitions each call locked (PostgreSQL 15 locks them all for a
+// generic plan; see higher_fences).
 //
 //	go test ./data -run TestFenceRaceReadPrunesPartitions -count=1 -v
 func TestFenceRaceReadPrunesPartitions(t *testing.T) {
@@ -34,10 +37,24 @@ func TestFenceRaceReadPrunesPartitions(t *testing.T) {
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM lease.event_partitions()`).Scan(&parts); err != nil || parts < 31 {
 		t.Fatalf("%d partitions (%v), want at least 30 days and the default", parts, err)
 	}
-	for _, call := range []struct{ name, sql string }{
+	calls := []struct{ name, sql string }{
 		{"acquire", `SELECT count(*) FROM lease.acquire('acct', $1, gen_random_uuid(), '1 minute', 'h')`},
 		{"preempt", `SELECT count(*) FROM lease.preempt('acct', $1, gen_random_uuid(), '1 minute', 'h', 'test')`},
-	} {
+	}
+	// Nobody else drew a fence: nothing to read.
+	for _, call := range calls {
+		if read, _ := partitionsRead(t, conn, call.sql, call.name+"-alone"); len(read) != 0 {
+			t.Errorf("%s of a free key with no fence drawn after its own read %v, want no partition", call.name, read)
+		}
+	}
+	if _, err := conn.Exec(ctx, `
+		CREATE FUNCTION public.draw_a_fence() RETURNS trigger LANGUAGE plpgsql AS
+		$$ BEGIN PERFORM nextval('lease.fence_seq'); RETURN NULL; END $$;
+		CREATE TRIGGER draw_a_fence AFTER INSERT ON lease.session_lease
+		FOR EACH ROW EXECUTE FUNCTION public.draw_a_fence()`); err != nil {
+		t.Fatal(err)
+	}
+	for _, call := range calls {
 		// PostgreSQL plans a statement for its values on its first five
 		// runs and then settles on the generic plan: check the first and a
 		// later run.

@@ -340,6 +340,19 @@ $fn$;
 -- A set-returning SQL function without a SET clause, so that the callers'
 -- EXISTS inlines it: a fresh acquire calls no function for it. Every name in
 -- it is qualified.
+-- fence_overtaken is the fence-race check's first step, and usually its
+-- last: whether any fence was drawn after fence. The race higher_fences
+-- looks for needs another run's higher fence, drawn after this one; when the
+-- sequence's last value is still this fence, nobody drew one, and the call
+-- skips the read of lease.event (and the locks its generic plan takes on
+-- every partition). Inlined (no SET clause, every name qualified).
+CREATE OR REPLACE FUNCTION lease.fence_overtaken(fence bigint)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+AS $fn$
+    SELECT pg_catalog.pg_sequence_last_value('lease.fence_seq'::pg_catalog.regclass) IS DISTINCT FROM $1
+$fn$;
+
 DROP FUNCTION IF EXISTS lease.higher_fences(text, text, bigint); -- before the time bound
 CREATE OR REPLACE FUNCTION lease.higher_fences(account_id text, session_id text, fence bigint, since timestamptz, upto timestamptz)
 RETURNS SETOF bigint
@@ -448,12 +461,12 @@ BEGIN
         -- Only an INSERT drew its fence before it knew the key was free (a
         -- row that was inserted has no xmax; a takeover's new version carries
         -- its row lock): see higher_fences.
-        IF inserted THEN
+        IF inserted AND lease.fence_overtaken(granted.fence) THEN
             checked := clock_timestamp(); -- the race ended before now: see higher_fences
-        END IF;
-        IF inserted AND EXISTS (SELECT FROM lease.higher_fences(acquire.account_id, acquire.session_id, granted.fence, now_, checked)) THEN
-            RAISE EXCEPTION 'another run acquired and released %/% while this acquire drew its fence; retry',
-                acquire.account_id, acquire.session_id USING ERRCODE = '40001';
+            IF EXISTS (SELECT FROM lease.higher_fences(acquire.account_id, acquire.session_id, granted.fence, now_, checked)) THEN
+                RAISE EXCEPTION 'another run acquired and released %/% while this acquire drew its fence; retry',
+                    acquire.account_id, acquire.session_id USING ERRCODE = '40001';
+            END IF;
         END IF;
         IF queued THEN
             PERFORM lease.queue_granted(acquire.account_id, acquire.session_id, pub, now_); -- ends its ticket

@@ -194,10 +194,12 @@ BEGIN
             RETURN; -- acquired by another run meanwhile: not the holder this call saw
         END IF;
         -- The INSERT drew its fence before it knew the key was free: as in lease.acquire.
-        checked := clock_timestamp(); -- the race ended before now: see higher_fences
-        IF EXISTS (SELECT FROM lease.higher_fences(preempt.account_id, preempt.session_id, granted.fence, now_, checked)) THEN
-            RAISE EXCEPTION 'another run acquired and released %/% while this preempt drew its fence; retry',
-                preempt.account_id, preempt.session_id USING ERRCODE = '40001';
+        IF lease.fence_overtaken(granted.fence) THEN
+            checked := clock_timestamp(); -- the race ended before now: see higher_fences
+            IF EXISTS (SELECT FROM lease.higher_fences(preempt.account_id, preempt.session_id, granted.fence, now_, checked)) THEN
+                RAISE EXCEPTION 'another run acquired and released %/% while this preempt drew its fence; retry',
+                    preempt.account_id, preempt.session_id USING ERRCODE = '40001';
+            END IF;
         END IF;
         granted.run_id := preempt.run_id;
         RETURN NEXT granted;

@@ -49,7 +49,11 @@ func TestRunAllWorkloads(t *testing.T) {
 			t.Errorf("%s failed: %s", res.Name, res.Error)
 			continue
 		}
-		if res.Ops == 0 || res.P50ms <= 0 || res.P99ms < res.P50ms {
+		// A propagation latency is the receive time on the server's clock
+		// minus the event's time: under load the clock's reading is off by
+		// up to half its round trip, so a sub-millisecond median may read 0.
+		crossClock := strings.HasPrefix(res.Name, "propagation-") && !strings.HasSuffix(res.Name, "-write")
+		if res.Ops == 0 || res.P50ms < 0 || res.P50ms == 0 && !crossClock || res.P99ms < res.P50ms {
 			t.Errorf("%s: ops %d, p50 %v ms, p99 %v ms; want ops > 0 and 0 < p50 <= p99", res.Name, res.Ops, res.P50ms, res.P99ms)
 		}
 		t.Logf("%-20s %8.0f/s p50 %.3f ms p99 %.3f ms n=%d %s", res.Name, res.OpsPerSec, res.P50ms, res.P99ms, res.Ops, res.Note)

@@ -26,10 +26,12 @@ import (
 //     acquire_ev, lease.acquire on event_lease: it separates the event row's
 //     cost from NOTIFY's.
 //
-// The internal helpers a copy calls that read or write lease.event
-// (helpers) are copied with it, as <helper>_<copy>, on the scratch event
-// table: no scratch function ever writes the real lease.event (a copy of
-// lease.renew calling the real lease.record_zombie would).
+// The internal helpers a copy calls that read or write lease.event or read
+// lease.fence_seq (helpers) are copied with it, as <helper>_<copy>, on the
+// scratch event table and fence_seq: no scratch function ever writes the
+// real lease.event (a copy of lease.renew calling the real
+// lease.record_zombie would), and the copies' fence-race check compares
+// their fences with their own sequence.
 //
 // Every copy notifies a private channel instead of lease_events, so no
 // monitor ever hears of the copies. The copies are made from the same
@@ -54,9 +56,10 @@ var copies = []copySpec{
 	{file: "triggers.sql", name: "on_session_lease_change", as: "on_change_silent", table: "event_lease", events: true, silent: true},
 }
 
-// helpers are the internal functions that touch lease.event, which a copy
-// must not call in schema lease (see copyHelpers).
-var helpers = []string{"record_zombie", "higher_fences"}
+// helpers are the internal functions that touch lease.event or
+// lease.fence_seq, which a copy must not call in schema lease (see
+// copyHelpers).
+var helpers = []string{"record_zombie", "higher_fences", "fence_overtaken"}
 
 var (
 	sessionLeaseRef = regexp.MustCompile(`\blease\.session_lease\b`)

@@ -50,6 +50,9 @@ func TestScratchDDL(t *testing.T) {
 		{"acquire checks its fence on its own copy", `EXISTS (SELECT FROM "lease_bench_x".higher_fences_acquire(acquire.account_id`, true},
 		{"no real zombie rule", `lease.record_zombie(`, false},
 		{"no real fence check", `lease.higher_fences(`, false},
+		{"acquire asks its own sequence whether its fence was overtaken", `"lease_bench_x".fence_overtaken_acquire(granted.fence)`, true},
+		{"the overtaken check's copy reads the scratch sequence", `pg_sequence_last_value('"lease_bench_x".fence_seq'`, true},
+		{"no real overtaken check", `lease.fence_overtaken(`, false},
 	}
 	for _, tt := range tests {
 		if got := strings.Contains(all, tt.contains); got != tt.want {
