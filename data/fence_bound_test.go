@@ -30,9 +30,7 @@ import (
 func TestFenceRaceReadPrunesPartitions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := pgtest.New(t)
-	monthFixture(t, db, 30, 300)
-	conn := db.Conn(t)
+	conn := monthConn(t)
 	var parts int
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM lease.event_partitions()`).Scan(&parts); err != nil || parts < 31 {
 		t.Fatalf("%d partitions (%v), want at least 30 days and the default", parts, err)
@@ -173,9 +171,7 @@ func partitionsRead(t *testing.T, conn *pgx.Conn, sql, key string) ([]readPartit
 func TestNotifyAfterCommitPrunesPartitions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := pgtest.New(t)
-	monthFixture(t, db, 30, 300)
-	conn := db.Conn(t)
+	conn := monthConn(t)
 	if _, err := conn.Exec(ctx, `PREPARE n(text, text, uuid) AS `+sqlcall.AcquireThenNotify.Notify.SQL+`;
 		SET plan_cache_mode = force_generic_plan`); err != nil {
 		t.Fatal(err)
@@ -203,9 +199,7 @@ func TestNotifyAfterCommitPrunesPartitions(t *testing.T) {
 func TestQuietEventIDPrunesPartitions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := pgtest.New(t)
-	monthFixture(t, db, 30, 300)
-	conn := db.Conn(t)
+	conn := monthConn(t)
 	// Plan it first (a generic plan, as a session's repeated calls get): the
 	// planner's estimates probe every partition's index once per plan. The
 	// flush keeps those probes out of the counts partitionsRead reads.
@@ -224,4 +218,13 @@ func TestQuietEventIDPrunesPartitions(t *testing.T) {
 			t.Errorf("quiet_event_id read partition %s, whose days are more than an hour from now", p.name)
 		}
 	}
+}
+
+// monthConn is a connection to a new database holding 30 days of history
+// in daily partitions (monthFixture), 300 events a day.
+func monthConn(t *testing.T) *pgx.Conn {
+	t.Helper()
+	db := pgtest.New(t)
+	monthFixture(t, db, 30, 300)
+	return db.Conn(t)
 }
