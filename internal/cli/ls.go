@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -45,25 +46,25 @@ func cmdLs(ctx context.Context, env Env, args []string) error {
 		return connError(err)
 	}
 	now := snap.Clock.Now()
-	leases := slices.DeleteFunc(snap.Leases, func(l data.Lease) bool {
-		return (len(accounts) > 0 && !slices.Contains(accounts, l.Account)) ||
-			(len(sessions) > 0 && !slices.Contains(sessions, l.Session))
-	})
-	slices.SortFunc(leases, func(a, b data.Lease) int {
-		return cmp.Or(cmp.Compare(a.Account, b.Account), cmp.Compare(a.Session, b.Session))
-	})
+	skip := func(k data.Key) bool {
+		return (len(accounts) > 0 && !slices.Contains(accounts, k.Account)) ||
+			(len(sessions) > 0 && !slices.Contains(sessions, k.Session))
+	}
+	leases := slices.DeleteFunc(snap.Leases, func(l data.Lease) bool { return skip(l.Key) })
+	slices.SortFunc(leases, func(a, b data.Lease) int { return compareKeys(a.Key, b.Key) })
+	queues, err := store.QueueLengths(ctx)
+	if err != nil {
+		return connError(err)
+	}
+	maps.DeleteFunc(queues, func(k data.Key, _ int) bool { return skip(k) })
+	asks, err := store.PendingAsks(ctx)
+	if err != nil {
+		return connError(err)
+	}
 	if *asJSON {
-		queues, err := store.QueueLengths(ctx)
-		if err != nil {
-			return connError(err)
-		}
-		asks, err := store.PendingAsks(ctx)
-		if err != nil {
-			return connError(err)
-		}
 		return writeLeasesJSON(env.Stdout, now, leases, queues, asks)
 	}
-	return writeLeasesText(env.Stdout, now, leases)
+	return writeLeasesText(env.Stdout, now, leases, queues, asks)
 }
 
 // leaseJSON is one lease in ls --json.
@@ -126,24 +127,64 @@ func nonEmpty(s string) *string {
 	return &s
 }
 
-func writeLeasesText(w io.Writer, now time.Time, leases []data.Lease) error {
-	if len(leases) == 0 {
+func writeLeasesText(w io.Writer, now time.Time, leases []data.Lease, queues map[data.Key]int, asks map[data.Key]data.PendingAsk) error {
+	free := freeQueued(leases, queues)
+	if len(leases) == 0 && len(free) == 0 {
 		_, err := fmt.Fprintln(w, "no leases held")
 		return err
 	}
-	rows := [][]string{{"ACCOUNT", "SESSION", "HOLDER", "RUN", "FENCE", "TTL LEFT", "HELD FOR"}}
+	rows := [][]string{{"ACCOUNT", "SESSION", "HOLDER", "RUN", "FENCE", "TTL LEFT", "HELD FOR", "WAITING"}}
 	for _, l := range leases {
 		left := l.ExpiresAt.Sub(now)
 		ttl := left.Round(100 * time.Millisecond).String()
 		if left <= 0 {
 			ttl = "expired " + (-left).Round(time.Second).String() + " ago"
 		}
+		var ask *data.PendingAsk
+		if a, ok := asks[l.Key]; ok && a.HolderRunID == l.RunID {
+			ask = &a
+		}
 		rows = append(rows, []string{
 			termtext.Mark(l.Account, 0), termtext.Mark(l.Session, 0), termtext.Mark(l.Holder, 0),
 			l.RunID.String(), fmt.Sprint(l.Fence), ttl, now.Sub(l.AcquiredAt).Round(time.Second).String(),
+			waiting(queues[l.Key], ask),
 		})
 	}
+	for _, k := range free {
+		rows = append(rows, []string{termtext.Mark(k.Account, 0), termtext.Mark(k.Session, 0), "", "free", "", "", "", waiting(queues[k], nil)})
+	}
 	return writeColumns(w, rows)
+}
+
+// freeQueued are the sessions with a queue and no lease in leases (sorted by
+// key), by key: their head is about to take the lease.
+func freeQueued(leases []data.Lease, queues map[data.Key]int) []data.Key {
+	var out []data.Key
+	for k := range queues {
+		if _, held := slices.BinarySearchFunc(leases, k, func(l data.Lease, k data.Key) int { return compareKeys(l.Key, k) }); !held {
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, compareKeys)
+	return out
+}
+
+// compareKeys orders keys by account, then session: ls's order.
+func compareKeys(a, b data.Key) int {
+	return cmp.Or(cmp.Compare(a.Account, b.Account), cmp.Compare(a.Session, b.Session))
+}
+
+// waiting is the WAITING column: the queue's length and the pending ask to
+// hand over (its asker's label and time left), empty for neither.
+func waiting(queued int, ask *data.PendingAsk) string {
+	var parts []string
+	if queued > 0 {
+		parts = append(parts, fmt.Sprintf("%d queued", queued))
+	}
+	if ask != nil {
+		parts = append(parts, fmt.Sprintf("ask by %s, %s left", termtext.Mark(ask.Holder, 0), ask.Remaining.Round(time.Second)))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // writeColumns aligns cells by display width (tabwriter counts bytes).
