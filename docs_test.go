@@ -31,14 +31,15 @@ func TestREADMEQuotesTheSchemaLines(t *testing.T) {
 }
 
 // TestFunctionAttributes: the README (The SQL contract) says which lease
-// functions are SECURITY DEFINER, which set lock_timeout and which pin their
-// search_path; this is what the migrated schema has. A function added to
+// functions are SECURITY DEFINER, which set lock_timeout (and enable_seqscan
+// off: the functions programs call) and which pin their search_path; this is
+// what the migrated schema has. A function added to
 // sql/ fails here until the README says what it is.
 func TestFunctionAttributes(t *testing.T) {
-	type attrs struct{ definer, lockTimeout, pinned bool }
-	caller := attrs{definer: true, lockTimeout: true, pinned: true} // the functions programs call
-	owner := attrs{definer: true, pinned: true}                     // triggers, prune_events
-	invoker := attrs{pinned: true}                                  // the rest
+	type attrs struct{ definer, lockTimeout, pinned, noSeqScan bool }
+	caller := attrs{definer: true, lockTimeout: true, pinned: true, noSeqScan: true} // the functions programs call
+	owner := attrs{definer: true, pinned: true}                                      // triggers, prune_events
+	invoker := attrs{pinned: true}                                                   // the rest
 	want := map[string]attrs{
 		"acquire": caller, "renew": caller, "renew_many": caller, "release": caller, "force_release": caller, "check_fence": caller,
 		"acquire_with": caller, "set_attachment": caller, "preempt": caller, "check_holder_options": invoker,
@@ -51,7 +52,7 @@ func TestFunctionAttributes(t *testing.T) {
 		"safe_text": {}, "timeline_floor": {}, "follow_timeline": {}, "move_past_timeline": invoker,
 		// one copy of the shared SQL, and the post-commit path for SQL callers (issue 29)
 		"key_ok": {}, "ttl_ok": {}, "grant_ok": {}, "check_ttl_span": invoker, "check_run_id": invoker, "refuse_grant": invoker,
-		"higher_fences": {}, "record_zombie": invoker, "quiet_event_id": invoker,
+		"higher_fences": {}, "fence_overtaken": {}, "record_zombie": invoker, "quiet_event_id": invoker,
 		"acquire_quiet": caller, "release_quiet": caller, "notify_event": owner,
 		// the queue (sql/queue.sql)
 		"enqueue": caller, "renew_ticket": caller, "cancel_ticket": caller,
@@ -63,7 +64,8 @@ func TestFunctionAttributes(t *testing.T) {
 	rows, err := db.Conn(t).Query(context.Background(), `
 		SELECT p.proname, p.prosecdef,
 		       coalesce('lock_timeout=5s' = ANY(p.proconfig), false),
-		       coalesce(EXISTS (SELECT 1 FROM unnest(p.proconfig) c WHERE c LIKE 'search_path=%pg_temp'), false)
+		       coalesce(EXISTS (SELECT 1 FROM unnest(p.proconfig) c WHERE c LIKE 'search_path=%pg_temp'), false),
+		       coalesce('enable_seqscan=off' = ANY(p.proconfig), false)
 		  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
 		 WHERE n.nspname = 'lease'`)
 	if err != nil {
@@ -73,7 +75,7 @@ func TestFunctionAttributes(t *testing.T) {
 	for rows.Next() {
 		var name string
 		var a attrs
-		if err := rows.Scan(&name, &a.definer, &a.lockTimeout, &a.pinned); err != nil {
+		if err := rows.Scan(&name, &a.definer, &a.lockTimeout, &a.pinned, &a.noSeqScan); err != nil {
 			t.Fatal(err)
 		}
 		got[name] = a
@@ -89,9 +91,9 @@ func TestFunctionAttributes(t *testing.T) {
 		w, ok := want[name]
 		switch {
 		case !ok:
-			t.Errorf("lease.%s (definer %v, lock_timeout %v, pinned search_path %v) is not in this test: say in the README's SQL contract what it is", name, g.definer, g.lockTimeout, g.pinned)
+			t.Errorf("lease.%s (definer %v, lock_timeout %v, pinned search_path %v, enable_seqscan off %v) is not in this test: say in the README's SQL contract what it is", name, g.definer, g.lockTimeout, g.pinned, g.noSeqScan)
 		case g != w:
-			t.Errorf("lease.%s: definer %v, lock_timeout %v, pinned search_path %v; the README says %v, %v, %v", name, g.definer, g.lockTimeout, g.pinned, w.definer, w.lockTimeout, w.pinned)
+			t.Errorf("lease.%s: definer %v, lock_timeout %v, pinned search_path %v, enable_seqscan off %v; the README says %+v", name, g.definer, g.lockTimeout, g.pinned, g.noSeqScan, w)
 		case !strings.HasPrefix(name, "on_") && !strings.Contains(string(b), name):
 			t.Errorf("the README does not name lease.%s", name)
 		}
