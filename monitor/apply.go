@@ -51,9 +51,10 @@ func (s *State) applySync(sync data.Sync, table *leaseTable, at time.Time) []dat
 		s.gaps++
 	}
 	if table != nil {
-		epoch := s.leases.epoch
+		epoch, scratch := s.leases.epoch, s.leases.scratch
 		s.leases = table.clone()
 		s.leases.epoch = epoch + 1 // as reset: every RowRef of the old leases is stale
+		s.leases.scratch = scratch
 	} else {
 		s.leases.reset(len(sync.Leases))
 		for _, l := range sync.Leases {

@@ -50,7 +50,8 @@ func (s *State) Rows(dst []RowRef, q RowQuery) []RowRef {
 	for i, r := range q.Held {
 		if t.current(r) {
 			if heldAt == nil {
-				heldAt = make([]int32, t.slots())
+				heldAt = t.scratch.heldPositions(t.slots())
+				defer clearHeld(heldAt, q.Held)
 			}
 			heldAt[r.slot] = int32(i) + 1
 		}
@@ -69,7 +70,7 @@ func (s *State) Rows(dst []RowRef, q RowQuery) []RowRef {
 	}
 	// byKey is in key order, and the radix sort is stable: sorting on the
 	// order's key alone breaks its ties by account then session.
-	ks := make([]sortItem, 0, len(byKey))
+	ks, spare := t.scratch.sortBuffers(len(byKey))
 	const sign = 1 << 63 // flipped, it orders int64s as uint64s
 	minK := uint64(math.MaxUint64)
 	for _, r := range byKey {
@@ -96,10 +97,19 @@ func (s *State) Rows(dst []RowRef, q RowQuery) []RowRef {
 	for j := range ks {
 		ks[j].k -= minK // fewer digits to sort on
 	}
-	for _, it := range radixSort(ks, make([]sortItem, len(ks))) {
+	for _, it := range radixSort(ks, spare[:len(ks)]) {
 		dst = append(dst, t.ref(it.slot))
 	}
 	return dst
+}
+
+// clearHeld zeroes the positions of held in heldAt, which is all zero again.
+func clearHeld(heldAt []int32, held []RowRef) {
+	for _, r := range held {
+		if int(r.slot) < len(heldAt) {
+			heldAt[r.slot] = 0
+		}
+	}
 }
 
 // Narrow keeps, in their order, the rows whose lease is still there and

@@ -26,6 +26,9 @@ type leaseTable struct {
 	index keyIndex
 	epoch uint32
 	order keyOrder // by account then session, for listing rows
+	// scratch is the memory listing rows works in: kept across a reset
+	// (a resync), not shared by a clone.
+	scratch rowScratch
 
 	account  []uint32 // interned in accts
 	session  []string
@@ -67,7 +70,7 @@ func fromUnixNano(ns int64) time.Time {
 
 // reset empties the table, with room for n leases, and starts a new epoch.
 func (t *leaseTable) reset(n int) {
-	*t = leaseTable{epoch: t.epoch + 1, accts: newInterner(), strs: newInterner()}
+	*t = leaseTable{epoch: t.epoch + 1, accts: newInterner(), strs: newInterner(), scratch: t.scratch}
 	t.index.init(n)
 	t.account = make([]uint32, 0, n)
 	t.session = make([]string, 0, n)
@@ -87,7 +90,7 @@ func (t *leaseTable) clone() leaseTable {
 	c := *t
 	c.accts, c.strs = t.accts.clone(), t.strs.clone()
 	c.index.slots = slices.Clone(t.index.slots)
-	c.order = t.order.clone()
+	c.order, c.scratch = t.order.clone(), rowScratch{}
 	c.account, c.session, c.holder = slices.Clone(t.account), slices.Clone(t.session), slices.Clone(t.holder)
 	c.attach, c.run, c.fence = slices.Clone(t.attach), slices.Clone(t.run), slices.Clone(t.fence)
 	c.acquired, c.renewed, c.expires = slices.Clone(t.acquired), slices.Clone(t.renewed), slices.Clone(t.expires)
