@@ -43,9 +43,11 @@ type RowQuery struct {
 // leases it costs one pass over the columns and a sort of sixteen-byte
 // integer pairs: the key order is kept between calls (keyOrder).
 func (s *State) Rows(dst []RowRef, q RowQuery) []RowRef {
+	s.listings++
 	t := &s.leases
 	byKey := t.order.sorted(t)
 	keep := newRowFilter(t, q.Filter)
+	keep.prepare(len(byKey))
 	var heldAt []int32 // by slot: 1 + the position in q.Held of its lease
 	for i, r := range q.Held {
 		if t.current(r) {
@@ -112,21 +114,36 @@ func clearHeld(heldAt []int32, held []RowRef) {
 	}
 }
 
+// Listings is the number of listings of every lease (Rows) so far: a
+// view can tell that it answered a key from the rows it had (Narrow,
+// Filter), in one pass over them.
+func (s *State) Listings() uint64 { return s.listings }
+
 // Narrow keeps, in their order, the rows whose lease is still there and
 // passes filter (as RowQuery.Filter): one pass and no sort. Rows listed with
 // a filter that filter contains, from an unchanged State, narrowed this way
 // equal a new listing with filter.
 func (s *State) Narrow(rows []RowRef, filter string) []RowRef {
-	t := &s.leases
-	keep := newRowFilter(t, filter)
-	kept := rows[:0]
-	for _, r := range rows {
-		if t.current(r) && keep.match(r.slot) {
-			kept = append(kept, r)
-		}
-	}
+	kept := s.Filter(rows[:0], rows, filter)
 	clear(rows[len(kept):])
 	return kept
+}
+
+// Filter appends to dst, in their order, the rows whose lease is still
+// there and passes filter (as RowQuery.Filter): one pass and no sort. Rows
+// listed without a filter from an unchanged State, filtered this way, equal
+// a new listing with filter; so a filter that is erased or changed is
+// answered from them. dst may be rows[:0].
+func (s *State) Filter(dst, rows []RowRef, filter string) []RowRef {
+	t := &s.leases
+	keep := newRowFilter(t, filter)
+	keep.prepare(len(rows))
+	for _, r := range rows {
+		if t.current(r) && keep.match(r.slot) {
+			dst = append(dst, r)
+		}
+	}
+	return dst
 }
 
 // Row returns r's lease as it is now; false if it is gone since r was
@@ -164,6 +181,10 @@ type rowFilter struct {
 	accts    []bool // by interned account id: the account contains f
 	names    []bool // by interned holder label: the label contains f
 	withRuns bool   // f could be part of a run id (hex digits and dashes)
+	// set, when prepared, is whether each slot matches, by slot: worked
+	// out in slot order, the columns' order, before a pass over rows in
+	// another order reads one bit of each (prepare).
+	set []uint64
 }
 
 func newRowFilter(t *leaseTable, filter string) rowFilter {
@@ -186,9 +207,41 @@ func foldMatches(in *interner, f string) []bool {
 	return out
 }
 
-func (rf *rowFilter) match(i int32) bool {
+// prepare works out the match of every slot at once, in the columns'
+// order, when a pass is to match rows of them (most of a big table): read
+// in a listing's order, every row's texts were a cache miss.
+func (rf *rowFilter) prepare(rows int) {
 	t := rf.t
-	if rf.f == "" || rf.accts[t.account[i]] || rf.names[t.holder[i]] || containsFold(t.session[i], rf.f) {
+	if rf.f == "" || rows < 1024 || rows < t.slots()/8 {
+		return
+	}
+	set := t.scratch.matchSet(t.slots())
+	for i := range int32(t.slots()) {
+		if t.alive(i) && rf.matchSlot(i) {
+			set[i>>6] |= 1 << (i & 63)
+		}
+	}
+	rf.set = set
+}
+
+// match reports whether slot i's lease passes the filter.
+func (rf *rowFilter) match(i int32) bool {
+	if rf.set != nil {
+		return rf.set[i>>6]&(1<<(i&63)) != 0
+	}
+	return rf.matchSlot(i)
+}
+
+func (rf *rowFilter) matchSlot(i int32) bool {
+	t := rf.t
+	if rf.f == "" || rf.accts[t.account[i]] || rf.names[t.holder[i]] {
+		return true
+	}
+	if session := t.session[i]; t.flags[i]&slotSessionFolds == 0 {
+		if strings.Contains(session, rf.f) {
+			return true // no capital, nothing beyond ASCII: the text is its lower case
+		}
+	} else if containsFold(session, rf.f) {
 		return true
 	}
 	if !rf.withRuns || t.run[i] == [16]byte{} {

@@ -9,6 +9,7 @@ package monitor
 type rowScratch struct {
 	items, spare []sortItem // the radix sort's input and its other buffer
 	heldAt       []int32    // by slot: 1 + the position in RowQuery.Held; all zero between listings
+	matches      []uint64   // a filter's match of each slot, a bit each (rowFilter.prepare)
 }
 
 // sortBuffers returns an empty slice with room for n items, and a second
@@ -27,4 +28,15 @@ func (sc *rowScratch) heldPositions(slots int) []int32 {
 		sc.heldAt = make([]int32, slots+slots/8)
 	}
 	return sc.heldAt
+}
+
+// matchSet returns a zeroed bit for each of slots.
+func (sc *rowScratch) matchSet(slots int) []uint64 {
+	n := (slots + 63) / 64
+	if cap(sc.matches) < n {
+		sc.matches = make([]uint64, n+n/8)
+	}
+	set := sc.matches[:n]
+	clear(set)
+	return set
 }

@@ -59,6 +59,7 @@ type State struct {
 	countsVer  uint64  // leasesVer the count indexes below were built at
 	expiries   []int64 // sorted ExpiresAt (unix ns) of every lease
 	soonStarts []int64 // sorted instants each lease starts "expiring soon"
+	listings   uint64  // calls of Rows (Listings)
 }
 
 // NewState returns an empty State.

@@ -49,6 +49,7 @@ type leaseTable struct {
 const (
 	slotLive           uint8 = 1 << iota // the slot holds a lease
 	slotNotPreemptible                   // data.Lease.NotPreemptible
+	slotSessionFolds                     // the session id has capitals or bytes beyond ASCII: a filter folds its case
 )
 
 // zeroTime stands for the zero time.Time, whose UnixNano is undefined.
@@ -134,6 +135,9 @@ func (t *leaseTable) put(l data.Lease) {
 	if l.NotPreemptible {
 		flags |= slotNotPreemptible
 	}
+	if folds(l.Session) {
+		flags |= slotSessionFolds
+	}
 	if i, ok := t.find(l.Key); ok {
 		t.strs.release(t.holder[i])
 		t.strs.release(t.attach[i])
@@ -184,4 +188,15 @@ func (t *leaseTable) ref(i int32) RowRef { return RowRef{slot: i, gen: t.gen[i],
 // renewed or taken over since, under the same key).
 func (t *leaseTable) current(r RowRef) bool {
 	return r.epoch == t.epoch && int(r.slot) < len(t.flags) && t.gen[r.slot] == r.gen && t.alive(r.slot)
+}
+
+// folds reports whether s has a capital or a byte beyond ASCII: whether its
+// lower case may differ from it.
+func folds(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 || ('A' <= c && c <= 'Z') {
+			return true
+		}
+	}
+	return false
 }
