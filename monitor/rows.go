@@ -155,6 +155,10 @@ func (s *State) Row(r RowRef) (data.Lease, bool) {
 	return s.leases.lease(r.slot), true
 }
 
+// Current reports whether r's lease is still there: neither released nor
+// replaced by a resync since r was listed. It reads no text of the lease.
+func (s *State) Current(r RowRef) bool { return s.leases.current(r) }
+
 // RowKey returns r's key without building the whole lease.
 func (s *State) RowKey(r RowRef) (data.Key, bool) {
 	if !s.leases.current(r) {

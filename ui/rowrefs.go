@@ -79,7 +79,7 @@ func (m *Model) pruneRows() {
 	}
 	kept := m.rows[:0]
 	for _, r := range m.rows {
-		if _, ok := m.state.RowKey(r); ok {
+		if m.state.Current(r) {
 			kept = append(kept, r)
 		}
 	}
