@@ -1,12 +1,9 @@
 package monitor
 
 import (
-	"fmt"
 	"runtime"
 	"testing"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
 )
@@ -20,15 +17,9 @@ import (
 // in bytes allocated, not time.
 func TestCountIndexReusesItsBuffers(t *testing.T) {
 	const n = 50_000
-	s := NewState(Config{})
 	base := time.Unix(1_700_000_000, 0)
-	leases := make([]data.Lease, n)
-	for i := range leases {
-		leases[i] = data.Lease{Key: data.Key{Account: "a", Session: fmt.Sprint(i)}, RunID: uuid.New(), Fence: int64(i + 1),
-			AcquiredAt: base, RenewedAt: base, ExpiresAt: base.Add(time.Duration(i) * time.Millisecond)}
-	}
-	s.ApplySync(data.Sync{Snapshot: data.Snapshot{Leases: leases}}, base)
-	mid := base.Add(n / 2 * time.Millisecond)
+	s, leases := bigState(n, base)
+	mid := base.Add(time.Minute + 500*time.Millisecond) // leases 0 to 3 expired by then
 	release := func(i int) {
 		l := leases[i]
 		s.ApplyEvent(data.Event{ID: int64(n + i + 1), Kind: data.KindReleased, Key: l.Key, RunID: l.RunID, Fence: l.Fence}, base)

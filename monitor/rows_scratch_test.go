@@ -20,16 +20,8 @@ import (
 // Counted in bytes allocated, not time.
 func TestRowsReuseTheirScratch(t *testing.T) {
 	const n = 50_000
-	s := NewState(Config{})
 	base := time.Unix(1_700_000_000, 0)
-	leases := make([]data.Lease, n)
-	for i := range leases {
-		at := base.Add(time.Duration(i%997) * time.Millisecond)
-		leases[i] = data.Lease{Key: data.Key{Account: fmt.Sprintf("acct-%03d", i%100), Session: fmt.Sprintf("sess-%06d", i)},
-			RunID: uuid.New(), Holder: fmt.Sprintf("dev-%d", i%50), Fence: int64(i + 1),
-			AcquiredAt: at, RenewedAt: at, ExpiresAt: at.Add(time.Minute)}
-	}
-	s.ApplySync(data.Sync{Snapshot: data.Snapshot{Leases: leases}}, base)
+	s, leases := bigState(n, base)
 	queries := []RowQuery{{Order: OrderTTL}, {Order: OrderAccount}, {Order: OrderHeld}, {Order: OrderHolder}, {Order: OrderTTL, Filter: "sess-00"}}
 	var rows []RowRef
 	for _, q := range queries { // the first listings size the buffers
