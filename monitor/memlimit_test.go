@@ -1,12 +1,14 @@
 package monitor
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +37,9 @@ func TestBigFleetSetsItsOwnMemoryLimit(t *testing.T) {
 			t.Parallel()
 			cmd := exec.Command(os.Args[0], "-test.run=^TestMemoryLimitChild$", "-test.v")
 			cmd.Env = append(cleanGCEnv(), "LEASETOP_MEMLIMIT_CHILD=1")
+			if tt.owned {
+				cmd.Env = append(cmd.Env, "LEASETOP_MEMLIMIT_CHILD_MB=320") // above limitFloor, which the limit follows from
+			}
 			cmd.Env = append(cmd.Env, tt.env...)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
@@ -86,13 +91,18 @@ func childLine(out string) string {
 }
 
 // TestMemoryLimitChild is TestBigFleetSetsItsOwnMemoryLimit's process: it
-// keeps 64 MB live, calls FreeAfterResync for 300,000 leases, then keeps
-// 64 MB more and waits for the limit to follow (or for a deadline).
+// keeps LEASETOP_MEMLIMIT_CHILD_MB MiB live (64 by default), calls
+// FreeAfterResync for 300,000 leases, then keeps 64 MiB more and waits for
+// the limit to follow (or for a deadline).
 func TestMemoryLimitChild(t *testing.T) {
 	if os.Getenv("LEASETOP_MEMLIMIT_CHILD") != "1" {
 		t.Skip("run by TestBigFleetSetsItsOwnMemoryLimit")
 	}
-	keep := [][]byte{make([]byte, 64<<20)}
+	mb, err := strconv.Atoi(cmp.Or(os.Getenv("LEASETOP_MEMLIMIT_CHILD_MB"), "64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := [][]byte{make([]byte, mb<<20)}
 	FreeAfterResync(300_000)
 	first, limit1 := liveHeap(), debug.SetMemoryLimit(-1)
 	keep = append(keep, make([]byte, 64<<20))
@@ -115,4 +125,25 @@ func liveHeap() int64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapAlloc)
+}
+
+// TestMemoryLimitFor: the limit is a margin above what the runtime holds
+// after a collection (an eighth of the live heap, at least 24 MiB), never
+// below limitFloor, where GOGC paces the collector instead.
+func TestMemoryLimitFor(t *testing.T) {
+	const mib = 1 << 20
+	tests := []struct {
+		live, inUse uint64
+		want        int64
+	}{
+		{64 * mib, 70 * mib, limitFloor},
+		{240 * mib, 250 * mib, 280 * mib},
+		{800 * mib, 820 * mib, 920 * mib},
+		{300 * mib, 0, 337*mib + mib/2}, // no figure for what it holds: the live heap
+	}
+	for _, tt := range tests {
+		if got := memoryLimitFor(tt.live, tt.inUse); got != tt.want {
+			t.Errorf("memoryLimitFor(%d MiB, %d MiB) = %.1f MiB, want %.1f", tt.live/mib, tt.inUse/mib, float64(got)/mib, float64(tt.want)/mib)
+		}
+	}
 }
