@@ -549,9 +549,9 @@ func (f *Feed) resync(ctx context.Context) bool {
 	// The leases go straight into columns as they arrive, here rather
 	// than on the consumer's goroutine, and never all as data.Lease: at a
 	// million that held some 180 MB beside the columns (issue 30).
-	table := &leaseTable{}
-	table.reset(f.sized)
-	q.Each = table.put
+	table := &resyncTable{}
+	table.t.reset(f.sized)
+	q.Each = table.t.put
 	sync, err := f.store.ReadSync(rctx, q)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -580,7 +580,7 @@ func (f *Feed) resync(ctx context.Context) bool {
 		// this is no gap.
 		f.pageFrom, sync.Truncated = sync.Events[len(sync.Events)-1].ID, false
 	}
-	f.sized = table.live
+	f.sized = table.t.live
 	f.push(Item{Sync: &sync, At: at, table: table})
 	f.mu.Unlock()
 	f.since = sync.Clock.At(at).Add(-f.cfg.DeltaOverlap)
