@@ -2,17 +2,15 @@ package ui
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"runtime"
 	"runtime/metrics"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/monitortest"
 	"github.com/leasetop/leasetop/monitor"
 )
 
@@ -37,24 +35,11 @@ func BenchmarkScaleActive(b *testing.B) {
 		var gc0 runtime.MemStats
 		runtime.ReadMemStats(&gc0)
 		b.ReportMetric(procStatusMB("VmRSS"), "start-rss-MB")
-		c0 := cpuTime(b)
-		id := int64(1 << 40)
-		for sec := range seconds {
+		c0 := monitortest.ProcessCPU()
+		w := monitortest.NewWriter(1 << 40)
+		for range seconds {
 			for batch := range batches {
-				var items []monitor.Item
-				for j := range perSecond / batches {
-					id++
-					w := (sec*perSecond + batch*perSecond/batches + j) / 2 % 1000
-					key := data.Key{Account: "acct-writer", Session: fmt.Sprintf("w-%04d", w)}
-					ev := data.Event{ID: id, Kind: data.KindAcquired, At: server, Key: key, RunID: run(byte(id)), Fence: id,
-						ExpiresAt: server.Add(time.Minute), Holder: "writer"}
-					if j%2 == 1 {
-						ev.Kind, ev.Fence = data.KindReleased, id-1
-						ev.RunID = run(byte(id - 1))
-					}
-					items = append(items, monitor.Item{Event: &ev, At: clock.t})
-				}
-				apply(m, monitor.Batch{Items: items, Conn: data.ListenerState{Status: data.ListenerLive}})
+				apply(m, w.Batch(perSecond/batches, clock.t))
 				if batch%(batches/4) == 0 {
 					clock.Advance(250 * time.Millisecond)
 					m.Update(tickMsg(clock.t))
@@ -62,7 +47,7 @@ func BenchmarkScaleActive(b *testing.B) {
 				}
 			}
 		}
-		b.ReportMetric(float64(cpuTime(b)-c0)/float64(time.Millisecond)/seconds, "cpu-ms/s")
+		b.ReportMetric(float64(monitortest.ProcessCPU()-c0)/float64(time.Millisecond)/seconds, "cpu-ms/s")
 		var gc1 runtime.MemStats
 		runtime.ReadMemStats(&gc1)
 		b.ReportMetric(float64(gc1.HeapInuse)/(1<<20), "heap-inuse-MB")
@@ -85,15 +70,6 @@ func BenchmarkScaleActive(b *testing.B) {
 		}
 		runtime.KeepAlive(m)
 	}
-}
-
-// cpuTime is this process's user and system CPU time.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatalf("getrusage: %v", err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // procStatusMB reads a memory figure (VmRSS, VmHWM) of this process, in MB.

@@ -1,17 +1,13 @@
 package exporter
 
 import (
-	"fmt"
 	"io"
 	"net/http/httptest"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/monitortest"
 	"github.com/leasetop/leasetop/monitor"
 )
 
@@ -33,37 +29,25 @@ func BenchmarkScaleActiveScrape(b *testing.B) {
 		var gc0, gc1 runtime.MemStats
 		runtime.ReadMemStats(&gc0)
 		var scrapeCPU, allCPU time.Duration
-		start := processCPU()
+		start := monitortest.ProcessCPU()
 		now := time.Now()
-		id := int64(1 << 40)
-		for sec := range seconds {
+		w := monitortest.NewWriter(1 << 40)
+		for range seconds {
 			for batch := range batches {
-				var items []monitor.Item
-				for j := range perSecond / batches {
-					id++
-					key := data.Key{Account: "acct-writer", Session: fmt.Sprintf("w-%04d", (sec*perSecond+batch*perSecond/batches+j)/2%1000)}
-					ev := data.Event{ID: id, Kind: data.KindAcquired, At: now, Key: key, RunID: uuid.New(), Fence: id,
-						ExpiresAt: now.Add(time.Minute), Holder: "writer"}
-					if j%2 == 1 {
-						ev.Kind, ev.Fence = data.KindReleased, id-1
-						ev.RunID = items[len(items)-1].Event.RunID
-					}
-					items = append(items, monitor.Item{Event: &ev, At: now})
-				}
-				e.apply(monitor.Batch{Items: items, Conn: data.ListenerState{Status: data.ListenerLive}}, now)
+				e.apply(w.Batch(perSecond/batches, now), now)
 				if batch%(batches/4) == 0 {
-					c0 := processCPU()
+					c0 := monitortest.ProcessCPU()
 					req := httptest.NewRequest("GET", "/metrics", nil)
 					req.Header.Set("Accept-Encoding", "gzip")
-					w := httptest.NewRecorder()
-					h.ServeHTTP(w, req)
-					_, _ = io.Copy(io.Discard, w.Body)
-					scrapeCPU += processCPU() - c0
+					rec := httptest.NewRecorder()
+					h.ServeHTTP(rec, req)
+					_, _ = io.Copy(io.Discard, rec.Body)
+					scrapeCPU += monitortest.ProcessCPU() - c0
 				}
 			}
 			now = now.Add(time.Second)
 		}
-		allCPU = processCPU() - start
+		allCPU = monitortest.ProcessCPU() - start
 		runtime.ReadMemStats(&gc1)
 		b.ReportMetric(float64(scrapeCPU)/float64(time.Millisecond)/(seconds*4), "cpu-ms/scrape")
 		b.ReportMetric(float64(allCPU)/float64(time.Millisecond)/seconds, "cpu-ms/s")
@@ -71,11 +55,4 @@ func BenchmarkScaleActiveScrape(b *testing.B) {
 		b.ReportMetric(float64(gc1.HeapAlloc)/(1<<20), "heap-MB")
 		runtime.KeepAlive(e)
 	}
-}
-
-// processCPU is this process's user and system CPU time.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
