@@ -66,6 +66,9 @@ const progressRows = 256
 // readSnapshotWith is readSnapshot with a size hint and a progress call.
 func readSnapshotWith(ctx context.Context, q Querier, how snapshotRead, query string, args ...any) (Snapshot, error) {
 	var snap Snapshot
+	if how.progress == nil {
+		how.progress = readProgress(ctx)
+	}
 	t0 := time.Now()
 	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
@@ -208,7 +211,17 @@ func (s *Store) events(ctx context.Context, query string, args ...any) ([]Event,
 	if err != nil {
 		return nil, fmt.Errorf("read events: %w", translate(err))
 	}
-	evs, err := pgx.CollectRows(rows, scanEvent)
+	scan := scanEvent
+	if progress := readProgress(ctx); progress != nil {
+		n := 0
+		scan = func(row pgx.CollectableRow) (Event, error) {
+			if n++; n%progressRows == 0 {
+				progress()
+			}
+			return scanEvent(row)
+		}
+	}
+	evs, err := pgx.CollectRows(rows, scan)
 	if err != nil {
 		return nil, fmt.Errorf("read events: %w", translate(err))
 	}

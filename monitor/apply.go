@@ -10,8 +10,15 @@ import (
 )
 
 // Apply applies a batch taken from a Feed at local time now, and returns
-// the events it had not seen before, in the order it applied them.
+// the events it had not seen before, in the order it applied them. A batch
+// is applied once: the State takes a resync's leases as the Feed read them
+// (Batch.Clone gives another State its own copy).
 func (s *State) Apply(b Batch, now time.Time) []data.Event {
+	for _, it := range b.Items {
+		if it.table != nil && it.table.taken.Load() {
+			panic(errAppliedTwice) // before any item: nothing half applied
+		}
+	}
 	var fresh []data.Event
 	for _, it := range b.Items {
 		switch {
@@ -42,7 +49,11 @@ func (s *State) ApplySync(sync data.Sync, at time.Time) []data.Event {
 
 // applySync is ApplySync with the leases already in columns when table is
 // not nil (a Feed's resync: sync.Leases is empty then).
-func (s *State) applySync(sync data.Sync, table *leaseTable, at time.Time) []data.Event {
+func (s *State) applySync(sync data.Sync, table *resyncTable, at time.Time) []data.Event {
+	var read leaseTable
+	if table != nil {
+		read = table.take() // first: a resync applied twice changes nothing
+	}
 	if !s.synced {
 		s.baseline = sync.After
 		s.synced = true
@@ -51,9 +62,10 @@ func (s *State) applySync(sync data.Sync, table *leaseTable, at time.Time) []dat
 		s.gaps++
 	}
 	if table != nil {
-		epoch := s.leases.epoch
-		s.leases = table.clone()
+		epoch, scratch := s.leases.epoch, s.leases.scratch
+		s.leases = read
 		s.leases.epoch = epoch + 1 // as reset: every RowRef of the old leases is stale
+		s.leases.scratch = scratch
 	} else {
 		s.leases.reset(len(sync.Leases))
 		for _, l := range sync.Leases {

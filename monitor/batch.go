@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"slices"
 	"time"
 
 	"github.com/leasetop/leasetop/data"
@@ -39,7 +40,21 @@ type Item struct {
 	At time.Time
 
 	// table is a Feed's resync's leases, which it read straight into
-	// columns (Sync then holds none). It is shared and never changed: a
-	// State applying the item takes a copy.
-	table *leaseTable
+	// columns (Sync then holds none). The State applying the item takes it
+	// (resyncTable).
+	table *resyncTable
+}
+
+// Clone returns a copy of b that another State can apply: the State that
+// applies a Feed's resync takes the leases it read, without copying them,
+// so a batch is applied to one State. Clone it before it is applied.
+func (b Batch) Clone() Batch {
+	c := b
+	c.Items = slices.Clone(b.Items)
+	for i, it := range c.Items {
+		if it.table != nil {
+			c.Items[i].table = it.table.copy()
+		}
+	}
+	return c
 }

@@ -41,9 +41,10 @@ type FeedConfig struct {
 	// MaxPending caps the items waiting for a slow consumer; past it they
 	// are dropped and replaced by a resync. Default 20000.
 	MaxPending int
-	// ReadTimeout bounds each read. A resync, which reads every lease, is
-	// cut off only when it receives nothing for ReadTimeout: one of a
-	// million leases that keeps arriving may take longer. Default 10 s.
+	// ReadTimeout bounds each read: a read (a resync, which reads every
+	// lease, a delta read, a notification's read-back) is cut off only when
+	// it receives nothing for ReadTimeout: one of a million leases that
+	// keeps arriving may take longer. Default 10 s.
 	ReadTimeout time.Duration
 	// MinResyncInterval is the least time between the starts of two
 	// resyncs; one asked for sooner (a dropped notification, a truncation,
@@ -440,8 +441,9 @@ func (f *Feed) verify(ctx context.Context, notes []data.Event) ([]Item, []int64,
 			ids = append(ids, n.ID)
 		}
 	}
-	rctx, cancel := context.WithTimeout(ctx, f.cfg.ReadTimeout)
-	defer cancel()
+	rctx, touch, stop := idleContext(ctx, f.cfg.ReadTimeout)
+	defer stop()
+	rctx = data.WithReadProgress(rctx, touch)
 	var (
 		items   []Item
 		missing []int64
@@ -449,7 +451,7 @@ func (f *Feed) verify(ctx context.Context, notes []data.Event) ([]Item, []int64,
 	if len(ids) > 0 {
 		rows, err := f.store.EventsByID(rctx, ids)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, stalled(rctx, err)
 		}
 		byID := make(map[int64]*data.Event, len(rows))
 		for i := range rows {
@@ -466,7 +468,7 @@ func (f *Feed) verify(ctx context.Context, notes []data.Event) ([]Item, []int64,
 	if len(keys) > 0 {
 		snap, err := f.store.LeasesFor(rctx, keys)
 		if err != nil {
-			return nil, missing, err
+			return nil, missing, stalled(rctx, err)
 		}
 		items = append(items, Item{Delta: &snap})
 	}
@@ -547,9 +549,9 @@ func (f *Feed) resync(ctx context.Context) bool {
 	// The leases go straight into columns as they arrive, here rather
 	// than on the consumer's goroutine, and never all as data.Lease: at a
 	// million that held some 180 MB beside the columns (issue 30).
-	table := &leaseTable{}
-	table.reset(f.sized)
-	q.Each = table.put
+	table := &resyncTable{}
+	table.t.reset(f.sized)
+	q.Each = table.t.put
 	sync, err := f.store.ReadSync(rctx, q)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -578,7 +580,7 @@ func (f *Feed) resync(ctx context.Context) bool {
 		// this is no gap.
 		f.pageFrom, sync.Truncated = sync.Events[len(sync.Events)-1].ID, false
 	}
-	f.sized = table.live
+	f.sized = table.t.live
 	f.push(Item{Sync: &sync, At: at, table: table})
 	f.mu.Unlock()
 	f.since = sync.Clock.At(at).Add(-f.cfg.DeltaOverlap)
@@ -597,12 +599,12 @@ func (f *Feed) delta(ctx context.Context) {
 	if skip {
 		return
 	}
-	rctx, cancel := context.WithTimeout(ctx, f.cfg.ReadTimeout)
-	defer cancel()
-	snap, err := f.store.Changed(rctx, f.since)
+	rctx, touch, stop := idleContext(ctx, f.cfg.ReadTimeout)
+	defer stop()
+	snap, err := f.store.Changed(data.WithReadProgress(rctx, touch), f.since)
 	if err != nil {
 		if ctx.Err() == nil {
-			f.setReadErr(err)
+			f.setReadErr(stalled(rctx, err))
 		}
 		return
 	}

@@ -27,6 +27,14 @@ const slowTimeout = 2 * time.Second
 // table, and returns a store that reaches it through a proxy.
 func proxiedStore(t *testing.T, n int) (*data.Store, *tcpproxy.Proxy) {
 	t.Helper()
+	s, p, _ := proxiedDB(t, n)
+	return s, p
+}
+
+// proxiedDB is proxiedStore, with the database too (to write to it
+// directly).
+func proxiedDB(t *testing.T, n int) (*data.Store, *tcpproxy.Proxy, pgtest.DB) {
+	t.Helper()
 	db := pgtest.New(t)
 	conn := db.Conn(t)
 	for _, q := range []string{`SET session_replication_role = replica`,
@@ -52,7 +60,7 @@ func proxiedStore(t *testing.T, n int) (*data.Store, *tcpproxy.Proxy) {
 	}
 	t.Cleanup(p.Close)
 	u.Host = p.Addr()
-	return pgtest.OpenStore(t, u.String(), data.Options{}), p
+	return pgtest.OpenStore(t, u.String(), data.Options{}), p, db
 }
 
 // TestFeedSlowResyncCompletes: a resync that takes longer than ReadTimeout

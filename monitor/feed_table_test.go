@@ -13,9 +13,9 @@ import (
 )
 
 // TestFeedResyncSharedByStates: a feed's resync, whose leases the feed read
-// into columns, applied to two States gives each its own copy: a release
-// applied to one leaves the other's lease in place, and both equal the
-// database before it.
+// into columns, applied to two States (the second through Batch.Clone: the
+// first takes the leases) gives each its own copy: a release applied to one
+// leaves the other's lease in place, and both equal the database before it.
 func TestFeedResyncSharedByStates(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
@@ -36,8 +36,9 @@ func TestFeedResyncSharedByStates(t *testing.T) {
 		if !ok {
 			t.Fatal("the feed stopped before its first resync")
 		}
+		other := b.Clone()
 		one.Apply(b, time.Now())
-		two.Apply(b, time.Now())
+		two.Apply(other, time.Now())
 	}
 	for _, st := range []*monitor.State{one, two} {
 		if d := sameAsDB(st, want); d != "" {

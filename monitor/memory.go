@@ -33,11 +33,17 @@ const gcPercentBigFleet = 50
 // (gcPercentBigFleet) for the rest of the process, unless the environment
 // sets GOGC or GOMEMLIMIT: the process is a monitor or an exporter, whose
 // heap is mostly its fleet.
+// It also sets a soft memory limit a margin above the live heap, kept
+// there after every collection (followLiveHeap in memlimit.go).
 func FreeAfterResync(leases int) {
-	if leases > bigFleet && os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+	own := leases > bigFleet && os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == ""
+	if own {
 		debug.SetGCPercent(gcPercentBigFleet)
 	}
 	if leases > bigResync {
 		debug.FreeOSMemory()
+	}
+	if own && !limitSet() {
+		followLiveHeap()
 	}
 }

@@ -43,14 +43,17 @@ type RowQuery struct {
 // leases it costs one pass over the columns and a sort of sixteen-byte
 // integer pairs: the key order is kept between calls (keyOrder).
 func (s *State) Rows(dst []RowRef, q RowQuery) []RowRef {
+	s.listings++
 	t := &s.leases
 	byKey := t.order.sorted(t)
 	keep := newRowFilter(t, q.Filter)
+	keep.prepare(len(byKey))
 	var heldAt []int32 // by slot: 1 + the position in q.Held of its lease
 	for i, r := range q.Held {
 		if t.current(r) {
 			if heldAt == nil {
-				heldAt = make([]int32, t.slots())
+				heldAt = t.scratch.heldPositions(t.slots())
+				defer clearHeld(heldAt, q.Held)
 			}
 			heldAt[r.slot] = int32(i) + 1
 		}
@@ -69,7 +72,7 @@ func (s *State) Rows(dst []RowRef, q RowQuery) []RowRef {
 	}
 	// byKey is in key order, and the radix sort is stable: sorting on the
 	// order's key alone breaks its ties by account then session.
-	ks := make([]sortItem, 0, len(byKey))
+	ks, spare := t.scratch.sortBuffers(len(byKey))
 	const sign = 1 << 63 // flipped, it orders int64s as uint64s
 	minK := uint64(math.MaxUint64)
 	for _, r := range byKey {
@@ -96,27 +99,51 @@ func (s *State) Rows(dst []RowRef, q RowQuery) []RowRef {
 	for j := range ks {
 		ks[j].k -= minK // fewer digits to sort on
 	}
-	for _, it := range radixSort(ks, make([]sortItem, len(ks))) {
+	for _, it := range radixSort(ks, spare[:len(ks)]) {
 		dst = append(dst, t.ref(it.slot))
 	}
 	return dst
 }
+
+// clearHeld zeroes the positions of held in heldAt, which is all zero again.
+func clearHeld(heldAt []int32, held []RowRef) {
+	for _, r := range held {
+		if int(r.slot) < len(heldAt) {
+			heldAt[r.slot] = 0
+		}
+	}
+}
+
+// Listings is the number of listings of every lease (Rows) so far: a
+// view can tell that it answered a key from the rows it had (Narrow,
+// Filter), in one pass over them.
+func (s *State) Listings() uint64 { return s.listings }
 
 // Narrow keeps, in their order, the rows whose lease is still there and
 // passes filter (as RowQuery.Filter): one pass and no sort. Rows listed with
 // a filter that filter contains, from an unchanged State, narrowed this way
 // equal a new listing with filter.
 func (s *State) Narrow(rows []RowRef, filter string) []RowRef {
-	t := &s.leases
-	keep := newRowFilter(t, filter)
-	kept := rows[:0]
-	for _, r := range rows {
-		if t.current(r) && keep.match(r.slot) {
-			kept = append(kept, r)
-		}
-	}
+	kept := s.Filter(rows[:0], rows, filter)
 	clear(rows[len(kept):])
 	return kept
+}
+
+// Filter appends to dst, in their order, the rows whose lease is still
+// there and passes filter (as RowQuery.Filter): one pass and no sort. Rows
+// listed without a filter from an unchanged State, filtered this way, equal
+// a new listing with filter; so a filter that is erased or changed is
+// answered from them. dst may be rows[:0].
+func (s *State) Filter(dst, rows []RowRef, filter string) []RowRef {
+	t := &s.leases
+	keep := newRowFilter(t, filter)
+	keep.prepare(len(rows))
+	for _, r := range rows {
+		if t.current(r) && keep.match(r.slot) {
+			dst = append(dst, r)
+		}
+	}
+	return dst
 }
 
 // Row returns r's lease as it is now; false if it is gone since r was
@@ -127,6 +154,10 @@ func (s *State) Row(r RowRef) (data.Lease, bool) {
 	}
 	return s.leases.lease(r.slot), true
 }
+
+// Current reports whether r's lease is still there: neither released nor
+// replaced by a resync since r was listed. It reads no text of the lease.
+func (s *State) Current(r RowRef) bool { return s.leases.current(r) }
 
 // RowKey returns r's key without building the whole lease.
 func (s *State) RowKey(r RowRef) (data.Key, bool) {
@@ -154,6 +185,10 @@ type rowFilter struct {
 	accts    []bool // by interned account id: the account contains f
 	names    []bool // by interned holder label: the label contains f
 	withRuns bool   // f could be part of a run id (hex digits and dashes)
+	// set, when prepared, is whether each slot matches, by slot: worked
+	// out in slot order, the columns' order, before a pass over rows in
+	// another order reads one bit of each (prepare).
+	set []uint64
 }
 
 func newRowFilter(t *leaseTable, filter string) rowFilter {
@@ -176,9 +211,41 @@ func foldMatches(in *interner, f string) []bool {
 	return out
 }
 
-func (rf *rowFilter) match(i int32) bool {
+// prepare works out the match of every slot at once, in the columns'
+// order, when a pass is to match rows of them (most of a big table): read
+// in a listing's order, every row's texts were a cache miss.
+func (rf *rowFilter) prepare(rows int) {
 	t := rf.t
-	if rf.f == "" || rf.accts[t.account[i]] || rf.names[t.holder[i]] || containsFold(t.session[i], rf.f) {
+	if rf.f == "" || rows < 1024 || rows < t.slots()/8 {
+		return
+	}
+	set := t.scratch.matchSet(t.slots())
+	for i := range int32(t.slots()) {
+		if t.alive(i) && rf.matchSlot(i) {
+			set[i>>6] |= 1 << (i & 63)
+		}
+	}
+	rf.set = set
+}
+
+// match reports whether slot i's lease passes the filter.
+func (rf *rowFilter) match(i int32) bool {
+	if rf.set != nil {
+		return rf.set[i>>6]&(1<<(i&63)) != 0
+	}
+	return rf.matchSlot(i)
+}
+
+func (rf *rowFilter) matchSlot(i int32) bool {
+	t := rf.t
+	if rf.f == "" || rf.accts[t.account[i]] || rf.names[t.holder[i]] {
+		return true
+	}
+	if session := t.session[i]; t.flags[i]&slotSessionFolds == 0 {
+		if strings.Contains(session, rf.f) {
+			return true // no capital, nothing beyond ASCII: the text is its lower case
+		}
+	} else if containsFold(session, rf.f) {
 		return true
 	}
 	if !rf.withRuns || t.run[i] == [16]byte{} {

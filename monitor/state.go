@@ -3,9 +3,7 @@ package monitor
 import (
 	"cmp"
 	"maps"
-	"math"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/leasetop/leasetop/data"
@@ -52,13 +50,12 @@ type State struct {
 	malformed, dropped int64
 	notifyRenewals     bool
 
-	rate       rate
-	pulse      pulse
-	version    uint64  // any change to leases or events
-	leasesVer  uint64  // changes to the leases only
-	countsVer  uint64  // leasesVer the count indexes below were built at
-	expiries   []int64 // sorted ExpiresAt (unix ns) of every lease
-	soonStarts []int64 // sorted instants each lease starts "expiring soon"
+	rate      rate
+	pulse     pulse
+	version   uint64       // any change to leases or events
+	leasesVer uint64       // changes to the leases only
+	counts    countIndexes // the header's counts (countindex.go)
+	listings  uint64       // calls of Rows (Listings)
 }
 
 // NewState returns an empty State.
@@ -77,6 +74,7 @@ func (s *State) Clone() *State {
 	c.ended = maps.Clone(s.ended)
 	c.events = slices.Clone(s.events)
 	c.seen = s.seen.clone()
+	c.counts = s.counts.share()
 	return &c
 }
 
@@ -187,60 +185,6 @@ type Counts struct {
 // searches: the indexes behind it are rebuilt only when the leases change,
 // so a screen can ask on every frame.
 func (s *State) Counts(serverNow time.Time) Counts { return s.CountIndex().At(serverNow) }
-
-// CountIndex is the leases' expiries, sorted, as they were at one
-// LeasesVersion: Counts at any time costs two binary searches. It does not
-// change with the State, so a view can keep the one that matches the rows it
-// shows, and count at every tick without sorting every lease again (at
-// 100,000 leases a rebuild sorts 200,000 instants, about 30 ms).
-type CountIndex struct {
-	expiries   []int64 // sorted ExpiresAt (unix ns) of every lease
-	soonStarts []int64 // sorted instants each lease starts "expiring soon"
-}
-
-// CountIndex returns the index of the leases as they are now, rebuilt only
-// if they changed since the last call.
-func (s *State) CountIndex() CountIndex {
-	s.buildCountIndexes()
-	return CountIndex{expiries: s.expiries, soonStarts: s.soonStarts}
-}
-
-// At returns the counts at server time serverNow.
-func (c CountIndex) At(serverNow time.Time) Counts {
-	now := serverNow.UnixNano()
-	// A lease is expired once now >= ExpiresAt, and expiring soon (or
-	// expired) once now > its soon start, which is before its expiry.
-	expired := sort.Search(len(c.expiries), func(i int) bool { return c.expiries[i] > now })
-	soonOrExpired := sort.Search(len(c.soonStarts), func(i int) bool { return c.soonStarts[i] >= now })
-	return Counts{Held: len(c.expiries) - expired, ExpiringSoon: soonOrExpired - expired, Expired: expired}
-}
-
-// buildCountIndexes sorts new slices (never in place): a CountIndex handed
-// out earlier keeps its own.
-func (s *State) buildCountIndexes() {
-	if s.countsVer == s.leasesVer && s.expiries != nil {
-		return
-	}
-	t := &s.leases
-	exp := make([]int64, 0, t.live)
-	soon := make([]int64, 0, t.live)
-	for i := range int32(t.slots()) {
-		if !t.alive(i) {
-			continue
-		}
-		e := t.expires[i]
-		exp = append(exp, e)
-		ttl := time.Duration(e - t.renewed[i])
-		if ttl <= 0 {
-			soon = append(soon, math.MinInt64) // no TTL to speak of: always "soon"
-			continue
-		}
-		soon = append(soon, e-int64(float64(ttl)*s.cfg.ExpiringSoon))
-	}
-	slices.Sort(exp)
-	slices.Sort(soon)
-	s.expiries, s.soonStarts, s.countsVer = exp, soon, s.leasesVer
-}
 
 // Fraction returns the part of l's TTL left at serverNow, from 0 (expired) to
 // 1 (just renewed). The TTL is the lease's last renewal to its expiry.

@@ -26,6 +26,9 @@ type leaseTable struct {
 	index keyIndex
 	epoch uint32
 	order keyOrder // by account then session, for listing rows
+	// scratch is the memory listing rows works in: kept across a reset
+	// (a resync), not shared by a clone.
+	scratch rowScratch
 
 	account  []uint32 // interned in accts
 	session  []string
@@ -46,6 +49,7 @@ type leaseTable struct {
 const (
 	slotLive           uint8 = 1 << iota // the slot holds a lease
 	slotNotPreemptible                   // data.Lease.NotPreemptible
+	slotSessionFolds                     // the session id has capitals or bytes beyond ASCII: a filter folds its case
 )
 
 // zeroTime stands for the zero time.Time, whose UnixNano is undefined.
@@ -67,7 +71,7 @@ func fromUnixNano(ns int64) time.Time {
 
 // reset empties the table, with room for n leases, and starts a new epoch.
 func (t *leaseTable) reset(n int) {
-	*t = leaseTable{epoch: t.epoch + 1, accts: newInterner(), strs: newInterner()}
+	*t = leaseTable{epoch: t.epoch + 1, accts: newInterner(), strs: newInterner(), scratch: t.scratch}
 	t.index.init(n)
 	t.account = make([]uint32, 0, n)
 	t.session = make([]string, 0, n)
@@ -87,7 +91,7 @@ func (t *leaseTable) clone() leaseTable {
 	c := *t
 	c.accts, c.strs = t.accts.clone(), t.strs.clone()
 	c.index.slots = slices.Clone(t.index.slots)
-	c.order = t.order.clone()
+	c.order, c.scratch = t.order.clone(), rowScratch{}
 	c.account, c.session, c.holder = slices.Clone(t.account), slices.Clone(t.session), slices.Clone(t.holder)
 	c.attach, c.run, c.fence = slices.Clone(t.attach), slices.Clone(t.run), slices.Clone(t.fence)
 	c.acquired, c.renewed, c.expires = slices.Clone(t.acquired), slices.Clone(t.renewed), slices.Clone(t.expires)
@@ -130,6 +134,9 @@ func (t *leaseTable) put(l data.Lease) {
 	flags := slotLive
 	if l.NotPreemptible {
 		flags |= slotNotPreemptible
+	}
+	if folds(l.Session) {
+		flags |= slotSessionFolds
 	}
 	if i, ok := t.find(l.Key); ok {
 		t.strs.release(t.holder[i])
@@ -181,4 +188,15 @@ func (t *leaseTable) ref(i int32) RowRef { return RowRef{slot: i, gen: t.gen[i],
 // renewed or taken over since, under the same key).
 func (t *leaseTable) current(r RowRef) bool {
 	return r.epoch == t.epoch && int(r.slot) < len(t.flags) && t.gen[r.slot] == r.gen && t.alive(r.slot)
+}
+
+// folds reports whether s has a capital or a byte beyond ASCII: whether its
+// lower case may differ from it.
+func folds(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 || ('A' <= c && c <= 'Z') {
+			return true
+		}
+	}
+	return false
 }

@@ -118,20 +118,24 @@ type Model struct {
 	filter    string
 	filtering bool
 	filterIn  textinput.Model
-	rows      []monitor.RowRef   // filtered and sorted leases of the shown state (ui/rowrefs.go)
-	rowsVer   uint64             // the shown state's LeasesVersion the rows were built at
-	rowsOf    *monitor.State     // the state they were built from (live or frozen)
-	rowsBy    rowsQuery          // what they list (narrowRows)
-	rowsDirty bool               // the leases changed; rebuild on the next tick
-	builtAt   time.Time          // when the rows were last rebuilt
-	counts    monitor.Counts     // the header's counts, refreshed with the rows and on each tick
-	countIdx  monitor.CountIndex // the leases' expiries as of the rows' rebuild
-	order     []monitor.RowRef   // the rows as shown when navigation started holding their order
-	resynced  int                // leases of a resync just applied: waitNext frees the read (monitor.FreeAfterResync)
-	holdUntil time.Time          // the order is held until then (after navigation)
-	sel       data.Key
-	hasSel    bool
-	cur, off  int
+	rows      []monitor.RowRef // filtered and sorted leases of the shown state (ui/rowrefs.go)
+	rowsVer   uint64           // the shown state's LeasesVersion the rows were built at
+	rowsOf    *monitor.State   // the state they were built from (live or frozen)
+	rowsBy    rowsQuery        // what they list (refilterRows)
+	// unfiltered is the rows as listed before the filter was typed, while
+	// they are still the shown state's: erasing or changing the filter
+	// filters them again, in one pass (refilterRows).
+	unfiltered []monitor.RowRef
+	rowsDirty  bool               // the leases changed; rebuild on the next tick
+	builtAt    time.Time          // when the rows were last rebuilt
+	counts     monitor.Counts     // the header's counts, refreshed with the rows and on each tick
+	countIdx   monitor.CountIndex // the leases' expiries as of the rows' rebuild
+	order      []monitor.RowRef   // the rows as shown when navigation started holding their order
+	resynced   int                // leases of a resync just applied: waitNext frees the read (monitor.FreeAfterResync)
+	holdUntil  time.Time          // the order is held until then (after navigation)
+	sel        data.Key
+	hasSel     bool
+	cur, off   int
 
 	// The events pane.
 	focus       focusArea

@@ -79,7 +79,7 @@ func (m *Model) pruneRows() {
 	}
 	kept := m.rows[:0]
 	for _, r := range m.rows {
-		if _, ok := m.state.RowKey(r); ok {
+		if m.state.Current(r) {
 			kept = append(kept, r)
 		}
 	}
@@ -102,18 +102,31 @@ func (m *Model) query() rowsQuery {
 	return rowsQuery{sortBy: m.sortBy, filter: strings.ToLower(m.filter), held: m.heldOrder() != nil}
 }
 
-// narrowRows answers a filter key that only adds to the filter by keeping
-// the rows that still match, when nothing else changed since they were
-// listed: one pass, no sort (a key typed into the filter of a million
-// leases). It reports whether it did.
-func (m *Model) narrowRows(st *monitor.State) bool {
+// refilterRows answers a filter key from the rows already listed, when
+// nothing else changed since: one pass over them, no listing of every
+// lease and no sort (a key typed into, or erased from, the filter of a
+// million leases). The first key of a filter keeps the unfiltered rows
+// (m.unfiltered), which any later filter, erased or changed, is worked out
+// from; a filter that only grows narrows the rows shown. It reports
+// whether it answered.
+func (m *Model) refilterRows(st *monitor.State) bool {
 	q := m.query()
 	was := m.rowsBy
 	if st != m.rowsOf || st.LeasesVersion() != m.rowsVer || q.held || was.held ||
-		q.sortBy != was.sortBy || q.filter == was.filter || !strings.Contains(q.filter, was.filter) {
+		q.sortBy != was.sortBy || q.filter == was.filter {
 		return false
 	}
-	m.rows = st.Narrow(m.rows, m.filter)
+	switch {
+	case m.unfiltered != nil:
+		m.rows = st.Filter(m.rows[:0], m.unfiltered, m.filter)
+	case was.filter == "":
+		m.unfiltered = m.rows
+		m.rows = st.Filter(nil, m.unfiltered, m.filter)
+	case strings.Contains(q.filter, was.filter):
+		m.rows = st.Narrow(m.rows, m.filter)
+	default:
+		return false
+	}
 	m.rowsBy = q
 	return true
 }

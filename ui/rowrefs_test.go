@@ -50,7 +50,7 @@ func TestHugeTableDropsAReleasedRowAtTheTick(t *testing.T) {
 
 // TestFilterKeysNarrowTheRows types a filter one key at a time, in mixed
 // case, and erases it: each key that only adds to the filter narrows the
-// rows in place (narrowRows), and every step must list exactly what a new
+// rows in place (refilterRows), and every step must list exactly what a new
 // listing with the filter does, in the same order.
 func TestFilterKeysNarrowTheRows(t *testing.T) {
 	t.Parallel()

@@ -86,11 +86,12 @@ func (m *Model) rebuildRows(force bool) {
 		m.refreshCounts()
 		return
 	}
-	if m.narrowRows(st) {
+	if m.refilterRows(st) {
 		m.reselect()
 		m.reselectEvent()
 		return
 	}
+	m.unfiltered = nil // listed again: the unfiltered rows are of the old listing
 	m.rowsOf, m.rowsVer, m.rowsDirty, m.builtAt = st, st.LeasesVersion(), false, m.now
 	m.rowsBy = m.query()
 	m.rows = st.Rows(m.rows[:0], monitor.RowQuery{Order: m.sortBy.order(), Filter: m.filter, Held: m.heldOrder()})

@@ -75,7 +75,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		err = errors.Join(err, cerr)
 	}
 	rep.Machine.LoadEnd = loadAverage()
-	rep.Ratios = ratios(rep.Results)
+	rep.Ratios = ratios(rep.Results, cfg.MonitorLeases)
 	return rep, err
 }
 

@@ -101,8 +101,9 @@ func comparisons() []comparison {
 	}
 }
 
-// ratios computes every comparison whose results are present and valid.
-func ratios(results []Result) []Ratio {
+// ratios computes every comparison whose results are present and valid,
+// with the targets of a run of leases live leases (forLeases).
+func ratios(results []Result, leases int) []Ratio {
 	byName := map[string]Result{}
 	for _, r := range results {
 		if r.Error == "" {
@@ -110,7 +111,7 @@ func ratios(results []Result) []Ratio {
 		}
 	}
 	var out []Ratio
-	for _, c := range comparisons() {
+	for _, c := range forLeases(comparisons(), leases) {
 		num, ok := byName[c.num]
 		if !ok || (num.Ops == 0 && c.stat != "cpu" && c.stat != "rss") {
 			continue
