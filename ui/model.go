@@ -126,16 +126,20 @@ type Model struct {
 	// they are still the shown state's: erasing or changing the filter
 	// filters them again, in one pass (refilterRows).
 	unfiltered []monitor.RowRef
-	rowsDirty  bool               // the leases changed; rebuild on the next tick
-	builtAt    time.Time          // when the rows were last rebuilt
-	counts     monitor.Counts     // the header's counts, refreshed with the rows and on each tick
-	countIdx   monitor.CountIndex // the leases' expiries as of the rows' rebuild
-	order      []monitor.RowRef   // the rows as shown when navigation started holding their order
-	resynced   int                // leases of a resync just applied: waitNext frees the read (monitor.FreeAfterResync)
-	holdUntil  time.Time          // the order is held until then (after navigation)
-	sel        data.Key
-	hasSel     bool
-	cur, off   int
+	// spareRows is a buffer of rows neither rows nor unfiltered uses, kept
+	// for the next filter's first key: at a million leases a new one (12 MB,
+	// grown by doubling) could start a collection mid-answer.
+	spareRows []monitor.RowRef
+	rowsDirty bool               // the leases changed; rebuild on the next tick
+	builtAt   time.Time          // when the rows were last rebuilt
+	counts    monitor.Counts     // the header's counts, refreshed with the rows and on each tick
+	countIdx  monitor.CountIndex // the leases' expiries as of the rows' rebuild
+	order     []monitor.RowRef   // the rows as shown when navigation started holding their order
+	resynced  int                // leases of a resync just applied: waitNext frees the read (monitor.FreeAfterResync)
+	holdUntil time.Time          // the order is held until then (after navigation)
+	sel       data.Key
+	hasSel    bool
+	cur, off  int
 
 	// The events pane.
 	focus       focusArea

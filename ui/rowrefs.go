@@ -120,8 +120,9 @@ func (m *Model) refilterRows(st *monitor.State) bool {
 	case m.unfiltered != nil:
 		m.rows = st.Filter(m.rows[:0], m.unfiltered, m.filter)
 	case was.filter == "":
-		m.unfiltered = m.rows
-		m.rows = st.Filter(nil, m.unfiltered, m.filter)
+		spare := m.spareRows[:0]
+		m.unfiltered, m.spareRows = m.rows, nil
+		m.rows = st.Filter(spare, m.unfiltered, m.filter)
 	case strings.Contains(q.filter, was.filter):
 		m.rows = st.Narrow(m.rows, m.filter)
 	default:

@@ -91,7 +91,9 @@ func (m *Model) rebuildRows(force bool) {
 		m.reselectEvent()
 		return
 	}
-	m.unfiltered = nil // listed again: the unfiltered rows are of the old listing
+	if m.unfiltered != nil { // listed again: the unfiltered rows are of the old listing
+		m.rows, m.spareRows, m.unfiltered = m.unfiltered, m.rows, nil // the bigger buffer for the listing
+	}
 	m.rowsOf, m.rowsVer, m.rowsDirty, m.builtAt = st, st.LeasesVersion(), false, m.now
 	m.rowsBy = m.query()
 	m.rows = st.Rows(m.rows[:0], monitor.RowQuery{Order: m.sortBy.order(), Filter: m.filter, Held: m.heldOrder()})
