@@ -168,7 +168,9 @@ func lastLine(screen string) string {
 func TestDemoKeysSayWhatTheyDidAt80x24(t *testing.T) {
 	t.Parallel()
 	tm := startTmuxSized(t, 80, 24, fmt.Sprintf("'%s' demo --seed 42 --no-chaos --ttl 2s; echo \"leasetop exited $?\"; sleep 600", leasetopBin))
-	tm.waitFor("a held session", 90*time.Second, func(s string) bool { return regexp.MustCompile(`pid \d+ [0-9a-f]{8} `).MatchString(s) })
+	// A session row: "phone pid 3412  98c62510": the holder column is padded,
+	// so a label shorter than the column (a 4-digit pid) leaves two spaces.
+	tm.waitFor("a held session", 90*time.Second, func(s string) bool { return regexp.MustCompile(`pid \d+ +[0-9a-f]{8} `).MatchString(s) })
 	for _, k := range []struct{ key, action string }{{"K", "kill -9 "}, {"Z", "SIGSTOP "}} {
 		tm.keys(k.key)
 		s := tm.waitFor(k.key+" saying "+k.action, 60*time.Second, func(s string) bool {
