@@ -63,7 +63,7 @@ func (s *Store) CheckHolder(ctx context.Context, key Key, run uuid.UUID, fence i
 		askUntil          *time.Time
 		askLeft           *time.Duration
 	)
-	b := &pgx.Batch{}
+	b := keyLookupBatch()
 	b.Queue(checkHolderQuery, key.Account, key.Session, run, fence).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&c.Held, &askRun, &asker, &askHolder, &askUntil, &askLeft)
 	})

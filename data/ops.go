@@ -100,10 +100,12 @@ func (s *Store) held(ctx context.Context, key Key, runID uuid.UUID) error {
 		askUntil    *time.Time
 		askLeft     *time.Duration
 	)
-	err := s.pool.QueryRow(ctx, heldQuery, key.Account, key.Session, PublicRunID(runID)).
-		Scan(&run, &holder, &fence, &remaining, &preemptible, &attachment, &e.Queued,
+	b := keyLookupBatch()
+	b.Queue(heldQuery, key.Account, key.Session, PublicRunID(runID)).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&run, &holder, &fence, &remaining, &preemptible, &attachment, &e.Queued,
 			&askRun, &asker, &askHolder, &askUntil, &askLeft)
-	if err != nil {
+	})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		// The refusal stands; only the details are missing.
 		return e
 	}
