@@ -3,6 +3,7 @@ package monitor
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/leasetop/leasetop/data"
@@ -135,9 +136,7 @@ func (s *State) Narrow(rows []RowRef, filter string) []RowRef {
 // a new listing with filter; so a filter that is erased or changed is
 // answered from them. dst may be rows[:0].
 func (s *State) Filter(dst, rows []RowRef, filter string) []RowRef {
-	if cap(dst) < len(rows) {
-		dst = make([]RowRef, 0, len(rows)) // one allocation, not a doubling series
-	}
+	dst = slices.Grow(dst, len(rows)) // one allocation at most, not a doubling series
 	t := &s.leases
 	keep := newRowFilter(t, filter)
 	keep.prepare(len(rows))

@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"cmp"
+	"maps"
 	"slices"
 
 	"github.com/leasetop/leasetop/data"
@@ -14,14 +14,11 @@ type queueJSON struct {
 	Length    int    `json:"length"` // live tickets
 }
 
-// queuesJSON lists the queues by key.
+// queuesJSON lists the queues by key, in ls's order.
 func queuesJSON(queues map[data.Key]int) []queueJSON {
 	out := []queueJSON{}
-	for k, n := range queues {
-		out = append(out, queueJSON{AccountID: k.Account, SessionID: k.Session, Length: n})
+	for _, k := range slices.SortedFunc(maps.Keys(queues), compareKeys) {
+		out = append(out, queueJSON{AccountID: k.Account, SessionID: k.Session, Length: queues[k]})
 	}
-	slices.SortFunc(out, func(a, b queueJSON) int {
-		return cmp.Or(cmp.Compare(a.AccountID, b.AccountID), cmp.Compare(a.SessionID, b.SessionID))
-	})
 	return out
 }

@@ -58,15 +58,18 @@ type CommitThenNotify struct {
 // sql/triggers.sql compares it.
 const optOut = `set_config('lease.caller_notifies', extract(epoch FROM now())::text, true)`
 
+// nearNow keeps a read-back of the event a call just committed to the one
+// or two daily partitions of lease.event around now: the event was stamped
+// at or after the call's start, and the hour both ways is higher_fences'
+// margin for a clock that steps (sql/functions.sql). A bound below alone
+// would read every partition made ahead too.
+const nearNow = `at BETWEEN now() - interval '1 hour' AND now() + interval '1 hour'`
+
 // notifyOwn is the notification statement for an event of the given kinds:
 // the newest of them among the key's last four events within an hour of
 // now, if it is the run's (public id). An index scan of event_session_idx,
-// newest first, in the one or two daily partitions around now only
-// (lease.event is partitioned by day; the event was written by the call
-// that just committed, stamped at or after that call's start): both bounds
-// are needed, because a bound below alone leaves every partition made ahead
-// to be read too. A refused acquire finds no event of its run and sends
-// nothing. A clock that stepped more than an hour in between costs the
+// newest first, in the partitions around now only (nearNow). A refused
+// acquire finds no event of its run and sends nothing. A clock that stepped more than an hour in between costs the
 // notification, which listeners' catch-up covers, as for a caller that died
 // before sending it. The payload is the trigger's, lease.event_json: the
 // row's columns as compact JSON.
@@ -74,7 +77,7 @@ func notifyOwn(kinds string) string {
 	return `SELECT pg_notify('lease_events', row_to_json(e)::text)
   FROM (SELECT * FROM lease.event
          WHERE account_id = $1 AND session_id = $2
-           AND at BETWEEN now() - interval '1 hour' AND now() + interval '1 hour'
+           AND ` + nearNow + `
          ORDER BY id DESC LIMIT 4) e
  WHERE e.run_id = $3 AND e.kind IN (` + kinds + `)
  ORDER BY e.id DESC LIMIT 1`

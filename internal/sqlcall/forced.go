@@ -19,7 +19,7 @@ import "github.com/jackc/pgx/v5/pgtype"
 // event of the key's last four that this login recorded for that run. When
 // the call released nothing it may repeat an earlier one of those, which
 // consumers drop by its event id, as they drop every repeated id. Like
-// notifyOwn, it reads the partitions within an hour of now only.
+// notifyOwn, it reads the partitions around now only (nearNow).
 var ForceReleaseThenNotify = CommitThenNotify{
 	Setup: `SELECT ` + optOut,
 	Call: Statement{ForceRelease, []uint32{
@@ -27,7 +27,7 @@ var ForceReleaseThenNotify = CommitThenNotify{
 	Notify: Statement{`SELECT pg_notify('lease_events', row_to_json(e)::text)
   FROM (SELECT * FROM lease.event
          WHERE account_id = $1 AND session_id = $2
-           AND at BETWEEN now() - interval '1 hour' AND now() + interval '1 hour'
+           AND ` + nearNow + `
          ORDER BY id DESC LIMIT 4) e
  WHERE e.kind = 'force_released' AND e.actor = session_user
    AND ($3::uuid IS NULL OR e.run_id = $3)
