@@ -38,7 +38,7 @@ func commands() []command {
 		{name: "migrate", summary: "create or upgrade the lease schema, functions, triggers and roles", run: cmdMigrate},
 		{name: "maintain", summary: "keep the history's daily partitions: make them ahead, drop days past --keep (cron)", run: cmdMaintain},
 		{name: "run", summary: "run a command only while holding a session's lease (like consul lock)", ownSignals: true, run: cmdRun},
-		{name: "ls", summary: "list live leases once, with remaining TTL on the server clock", run: cmdLs},
+		{name: "ls", summary: "list live leases once, with remaining TTL on the server clock and who waits", run: cmdLs},
 		{name: "events", summary: "print the event history, then follow it live", run: cmdEvents},
 		{name: "release", summary: "force-release a session's lease (compare-and-release on --run)", run: cmdRelease},
 		{name: "exporter", summary: "serve Prometheus metrics of the leases, events and feed (/metrics)", ownSignals: true, run: cmdExporter},
