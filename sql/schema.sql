@@ -1,4 +1,4 @@
--- leasetop schema, version 4: tables, the fence sequence and the schema version.
+-- leasetop schema, version 5: tables, the fence sequence and the schema version.
 -- Applied by `leasetop migrate` inside one transaction; every statement is idempotent.
 -- A database at version 1 gets the one-time steps in upgrade_1.sql as well.
 
@@ -16,10 +16,9 @@
 -- selectors, which emoji need). The same set internal/termtext escapes and
 -- data.Validate* refuse. Ids, holder labels and reasons must pass.
 -- No type or unqualified operator in its body, so it is safe without a pinned
--- search_path, and the plpgsql functions' cached plans inline it. The table's
--- CHECKs below spell the same class out instead: a CHECK is prepared again for
--- every statement, and inlining a function there costs each renewal about 5 us
--- per column (upgrade_1.sql repeats them; data/schema_test.go checks all agree).
+-- search_path, and the plpgsql functions' cached plans inline it. The domains
+-- below spell the same class out instead (data/schema_test.go checks all
+-- agree).
 CREATE OR REPLACE FUNCTION lease.safe_text(s text)
 RETURNS boolean
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
@@ -39,6 +38,31 @@ CREATE TABLE IF NOT EXISTS lease.schema_version (
 -- only (never on renew), so it rises strictly per key across takeovers and deletes.
 CREATE SEQUENCE IF NOT EXISTS lease.fence_seq AS bigint;
 
+-- The texts a lease row holds, as domains: lease.id_text (account and
+-- session ids: 1 to 512 bytes), lease.holder_text (holder labels: at most
+-- 256 bytes) and lease.attachment_text (preempt.sql's attachments: at most
+-- 1024 bytes), each refusing what lease.safe_text refuses. Not CHECKs on the
+-- table: PostgreSQL reads a table's CHECKs from their stored text and
+-- prepares them again for every statement that writes a row, a renewal
+-- included, which only sets two timestamps; that was a tenth of a renewal's
+-- server CPU (issue 29). A domain's check is prepared once per session, and
+-- runs only where a value becomes the domain's: an acquire's INSERT checks its
+-- ids and label, a renewal checks nothing. Their constraints are added by
+-- lease.use_text_domains below.
+DO $$
+BEGIN
+    IF to_regtype('lease.id_text') IS NULL THEN
+        CREATE DOMAIN lease.id_text AS text;
+    END IF;
+    IF to_regtype('lease.holder_text') IS NULL THEN
+        CREATE DOMAIN lease.holder_text AS text;
+    END IF;
+    IF to_regtype('lease.attachment_text') IS NULL THEN
+        CREATE DOMAIN lease.attachment_text AS text;
+    END IF;
+END
+$$;
+
 -- The live leases: one row per (account_id, session_id) while somebody holds, or
 -- held and has not released, the session. Written only through lease.* functions.
 --
@@ -46,72 +70,93 @@ CREATE SEQUENCE IF NOT EXISTS lease.fence_seq AS bigint;
 -- functions with, which stays its secret): reading this table gives nobody the
 -- power to renew, release or fence-check another run's lease.
 --
--- Ids and holder labels are bounded and pass lease.safe_text's test, so every
--- notification payload stays far below PostgreSQL's 8000-byte limit and no label
--- can carry a terminal escape sequence or reorder the text around it.
+-- Ids and holder labels are bounded and pass lease.safe_text's test (the
+-- domains above), so every notification payload stays far below PostgreSQL's
+-- 8000-byte limit and no label can carry a terminal escape sequence or reorder
+-- the text around it.
 CREATE TABLE IF NOT EXISTS lease.session_lease (
-    account_id  text        NOT NULL,
-    session_id  text        NOT NULL,
-    run_id      uuid        NOT NULL,
-    holder      text        NOT NULL DEFAULT '',
-    fence       bigint      NOT NULL,
-    acquired_at timestamptz NOT NULL,
-    renewed_at  timestamptz NOT NULL,
-    expires_at  timestamptz NOT NULL,
-    PRIMARY KEY (account_id, session_id),
-    CONSTRAINT session_lease_account_id_check CHECK (
-        octet_length(account_id) BETWEEN 1 AND 512 AND account_id !~ '[\u0001-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f]'),
-    CONSTRAINT session_lease_session_id_check CHECK (
-        octet_length(session_id) BETWEEN 1 AND 512 AND session_id !~ '[\u0001-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f]'),
-    CONSTRAINT session_lease_holder_check CHECK (
-        octet_length(holder) <= 256 AND holder !~ '[\u0001-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f]')
+    account_id  lease.id_text     NOT NULL,
+    session_id  lease.id_text     NOT NULL,
+    run_id      uuid              NOT NULL,
+    holder      lease.holder_text NOT NULL DEFAULT '',
+    fence       bigint            NOT NULL,
+    acquired_at timestamptz       NOT NULL,
+    renewed_at  timestamptz       NOT NULL,
+    expires_at  timestamptz       NOT NULL,
+    PRIMARY KEY (account_id, session_id)
 );
 
--- CREATE TABLE IF NOT EXISTS leaves an existing table's CHECKs as they were,
--- so a table made before the invisible characters were refused gets the CHECKs
--- above here (the test: their text holds the current character class). They
--- are added NOT VALID: every row written from now on is checked, and so is
--- every update of an older row, but the rows already there are not, because a
--- live lease whose ids or label hold a character refused now must not make the
--- migration fail. Such a lease cannot be renewed or released any more (the
--- functions refuse its key as they would a new one): it expires, and a superuser
--- (or lease_owner) can delete its row. When no row breaks them they are validated at once. A
--- table at version 1 is left to upgrade_1.sql, whose UPDATE of every row must
--- run under the CHECKs those rows were written under.
-DO $$
+-- use_text_domains gives lease.session_lease's texts their domains and the
+-- domains their current constraints, and reports whether the rows pass them.
+--
+-- A table made before version 5 held CHECKs instead: they are dropped and its
+-- columns take the domains while the domains have no constraint yet, so that
+-- PostgreSQL neither rewrites the table nor reads it (a domain with a
+-- constraint would make ALTER COLUMN TYPE rewrite every row; the key index is
+-- kept, its operator class is text's). A domain whose constraint is missing or
+-- spells an older class (before the invisible characters were refused) gets
+-- the current one NOT VALID: every value written from now on is checked, but
+-- a live lease whose ids or label hold a character refused now must not make
+-- the migration fail. Such a lease cannot be renewed or released any more (the
+-- functions refuse its key as they would a new one): it expires, and a
+-- superuser (or lease_owner) can delete its row. When no row breaks them the
+-- constraints are validated at once. schema.sql calls it; a table at version
+-- 1 is left to upgrade_1.sql, whose UPDATE of every row must run under the
+-- CHECKs those rows were written under.
+CREATE OR REPLACE FUNCTION lease.use_text_domains()
+RETURNS boolean
+LANGUAGE plpgsql
+SET search_path = pg_catalog, lease, pg_temp
+AS $fn$
 DECLARE
     refused constant text := '[\u0001-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f]';
-    names constant pg_catalog.name[] := ARRAY['session_lease_account_id_check', 'session_lease_session_id_check', 'session_lease_holder_check'];
+    rules constant text[][] := ARRAY[
+        -- domain, its constraint, the rule, the table's CHECK it replaces, the column
+        ['id_text', 'id_text_check', 'octet_length(VALUE) BETWEEN 1 AND 512', 'session_lease_account_id_check', 'account_id'],
+        ['id_text', 'id_text_check', 'octet_length(VALUE) BETWEEN 1 AND 512', 'session_lease_session_id_check', 'session_id'],
+        ['holder_text', 'holder_text_check', 'octet_length(VALUE) <= 256', 'session_lease_holder_check', 'holder'],
+        ['attachment_text', 'attachment_text_check', 'octet_length(VALUE) <= 1024', 'session_lease_attachment_check', 'attachment']];
+    r text[];
+    valid boolean := true;
 BEGIN
-    IF (SELECT pg_catalog.count(*) FROM pg_catalog.pg_constraint
-         WHERE conrelid OPERATOR(pg_catalog.=) 'lease.session_lease'::pg_catalog.regclass
-           AND conname OPERATOR(pg_catalog.=) ANY (names)
-           AND pg_catalog.strpos(pg_catalog.pg_get_constraintdef(oid), refused) OPERATOR(pg_catalog.>) 0)
-       OPERATOR(pg_catalog.=) 3 THEN
-        RETURN;
+    FOREACH r SLICE 1 IN ARRAY rules LOOP
+        IF (SELECT a.atttypid FROM pg_attribute a
+             WHERE a.attrelid = 'lease.session_lease'::regclass AND a.attname = r[5] AND NOT a.attisdropped)
+           IS DISTINCT FROM format('lease.%I', r[1])::regtype
+           AND EXISTS (SELECT FROM pg_attribute a
+                        WHERE a.attrelid = 'lease.session_lease'::regclass AND a.attname = r[5] AND NOT a.attisdropped) THEN
+            EXECUTE format('ALTER DOMAIN lease.%I DROP CONSTRAINT IF EXISTS %I', r[1], r[2]);
+            EXECUTE format('ALTER TABLE lease.session_lease DROP CONSTRAINT IF EXISTS %I, ALTER COLUMN %I TYPE lease.%I',
+                           r[4], r[5], r[1]);
+        END IF;
+    END LOOP;
+    FOREACH r SLICE 1 IN ARRAY rules LOOP
+        IF EXISTS (SELECT FROM pg_constraint c
+                    WHERE c.contypid = format('lease.%I', r[1])::regtype AND c.conname = r[2]
+                      AND strpos(pg_get_constraintdef(c.oid), refused) > 0) THEN
+            CONTINUE;
+        END IF;
+        EXECUTE format('ALTER DOMAIN lease.%I DROP CONSTRAINT IF EXISTS %I', r[1], r[2]);
+        EXECUTE format('ALTER DOMAIN lease.%I ADD CONSTRAINT %I CHECK (%s AND VALUE !~ %L) NOT VALID',
+                       r[1], r[2], r[3], refused);
+        BEGIN
+            EXECUTE format('ALTER DOMAIN lease.%I VALIDATE CONSTRAINT %I', r[1], r[2]);
+        EXCEPTION WHEN check_violation THEN
+            valid := false;
+        END;
+    END LOOP;
+    IF NOT valid THEN
+        RAISE WARNING 'lease.session_lease holds leases whose ids or holder label contain characters refused now: their domains'' constraints stay NOT VALID; those leases can no longer be renewed or released and will expire';
     END IF;
-    IF (SELECT version FROM lease.schema_version) OPERATOR(pg_catalog.=) 1 THEN
-        RETURN; -- upgrade_1.sql replaces them after it has rewritten the rows
+    RETURN valid;
+END
+$fn$;
+
+DO $$
+BEGIN
+    IF (SELECT version FROM lease.schema_version) IS DISTINCT FROM 1 THEN
+        PERFORM lease.use_text_domains();
     END IF;
-    EXECUTE pg_catalog.format($sql$
-        ALTER TABLE lease.session_lease
-            DROP CONSTRAINT IF EXISTS session_lease_account_id_check,
-            DROP CONSTRAINT IF EXISTS session_lease_session_id_check,
-            DROP CONSTRAINT IF EXISTS session_lease_holder_check,
-            ADD CONSTRAINT session_lease_account_id_check CHECK (
-                octet_length(account_id) BETWEEN 1 AND 512 AND account_id !~ %1$L) NOT VALID,
-            ADD CONSTRAINT session_lease_session_id_check CHECK (
-                octet_length(session_id) BETWEEN 1 AND 512 AND session_id !~ %1$L) NOT VALID,
-            ADD CONSTRAINT session_lease_holder_check CHECK (
-                octet_length(holder) <= 256 AND holder !~ %1$L) NOT VALID$sql$, refused);
-    BEGIN
-        ALTER TABLE lease.session_lease
-            VALIDATE CONSTRAINT session_lease_account_id_check,
-            VALIDATE CONSTRAINT session_lease_session_id_check,
-            VALIDATE CONSTRAINT session_lease_holder_check;
-    EXCEPTION WHEN check_violation THEN
-        RAISE WARNING 'lease.session_lease holds leases whose ids or holder label contain characters refused now: their CHECKs stay NOT VALID; those leases can no longer be renewed or released and will expire';
-    END;
 END
 $$;
 

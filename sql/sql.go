@@ -44,7 +44,15 @@ import "embed"
 // lease_admin) makes partitions ahead, moves rows out of the DEFAULT one and
 // drops the days older than a retention. A version-2 or -3 history becomes
 // the first partition in place (no copy), and ids go on from its identity.
-const Version = 4
+//
+// Version 5 (the cost of holding): lease.session_lease's ids, holder label
+// and attachment are domains (lease.id_text, lease.holder_text,
+// lease.attachment_text) instead of the table's CHECKs, which PostgreSQL
+// prepared again for every write, renewals included. A version-4 table
+// migrates in place: no rewrite, no read of its rows
+// (lease.use_text_domains). The trigger keeps the event an opted-out call
+// wrote for the caller's notification after its commit (lease.notify_pending).
+const Version = 5
 
 //go:embed *.sql
 var files embed.FS

@@ -35,7 +35,8 @@
 --     set_config('lease.caller_notifies', extract(epoch FROM now())::text, true)
 --
 -- and after the commit it sends the same payload from a transaction that
--- writes nothing (so it waits for no flush). The value is the transaction's own
+-- writes nothing (so it waits for no flush): the trigger keeps the payload of
+-- an opted-out transition in the session, and lease.notify_pending sends it. The value is the transaction's own
 -- start time, so only a transaction-local setting opts out: a session-level SET
 -- (through a transaction pooler, another client's) matches no later
 -- transaction, and every caller that does not opt out is notified here as
@@ -43,6 +44,55 @@
 -- event row is written either way, and a listener that misses a notification
 -- (the caller died between its commit and its notification) reads the row
 -- within a second (data.ListenerConfig.CatchUp).
+
+-- pending_key names the run and the key of the payload the trigger keeps for
+-- a caller that notifies after its commit (see the header):
+-- lease.notify_pending sends it only to the call that wrote it. The account's
+-- length first, so that no two keys give the same text. Inlined (no SET
+-- clause, every name qualified, nothing in it less than immutable: a SQL
+-- function that is not inlined is planned again on every call).
+CREATE OR REPLACE FUNCTION lease.pending_key(account_id text, session_id text, pub uuid)
+RETURNS text
+LANGUAGE sql IMMUTABLE
+AS $fn$
+    SELECT $3::pg_catalog.text OPERATOR(pg_catalog.||) ' '
+           OPERATOR(pg_catalog.||) pg_catalog.octet_length($1)::pg_catalog.text OPERATOR(pg_catalog.||) ' '
+           OPERATOR(pg_catalog.||) $1 OPERATOR(pg_catalog.||) $2
+$fn$;
+
+-- notify_pending sends, on lease_events, the notification of the last
+-- ownership transition this session's call made with the trigger's NOTIFY
+-- opted out, if that transition was on this key by the run with public id
+-- pub, and forgets it; it returns whether it sent one. The Go library's
+-- acquire calls it after its commit, in a transaction of its own that writes
+-- nothing (internal/sqlcall): no read of lease.event, whose partitions cost
+-- that read-back a tenth of a cycle's server CPU (issue 29).
+--
+-- The payload lives in two session-level settings the trigger sets
+-- (lease.pending_event, lease.pending_for): a rolled-back call leaves the
+-- previous ones, already sent and forgotten, and a call that wrote no event
+-- (refused, or a retry by the holder) finds nothing of its own. Through a
+-- transaction pooler the notifying transaction can run on another server
+-- connection than the call: it then finds no payload for this key and run
+-- and sends nothing, and listeners read the event within a second
+-- (data.ListenerConfig.CatchUp), as for a caller that died before notifying.
+-- It gives a caller nothing new: anyone who may connect can NOTIFY
+-- lease_events with any payload (see notify_event).
+CREATE OR REPLACE FUNCTION lease.notify_pending(account_id text, session_id text, pub uuid)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, lease, pg_temp
+AS $fn$
+BEGIN
+    IF current_setting('lease.pending_for', true) IS DISTINCT FROM lease.pending_key(account_id, session_id, pub) THEN
+        RETURN false;
+    END IF;
+    PERFORM pg_notify('lease_events', current_setting('lease.pending_event')),
+            set_config('lease.pending_for', '', false),
+            set_config('lease.pending_event', '', false);
+    RETURN true;
+END
+$fn$;
 
 CREATE OR REPLACE FUNCTION lease.on_session_lease_change()
 RETURNS trigger
@@ -100,6 +150,12 @@ BEGIN
     END IF;
     IF current_setting('lease.caller_notifies', true) IS DISTINCT FROM extract(epoch FROM now())::text THEN
         PERFORM pg_notify('lease_events', lease.event_json(ev));
+    ELSE
+        -- The caller notifies after its commit: keep the payload for it
+        -- (lease.notify_pending). Session-level, so that it outlives this
+        -- transaction if it commits; a rollback takes it back.
+        PERFORM set_config('lease.pending_event', row_to_json(ev)::text, false),
+                set_config('lease.pending_for', lease.pending_key(ev.account_id, ev.session_id, ev.run_id), false);
     END IF;
     RETURN NULL;
 END

@@ -25,16 +25,10 @@ UPDATE lease.event
  WHERE run_id IS NOT NULL OR prev_run_id IS NOT NULL;
 
 -- Version 2 refuses bidirectional formatting and invisible characters in ids
--- and labels too (lease.safe_text; schema.sql leaves a version-1 table's CHECKs
--- to this step, after the UPDATE above). Rows written under version 1 are not re-checked (NOT
--- VALID), so no live lease stops a migration; every later write is checked.
-ALTER TABLE lease.session_lease
-    DROP CONSTRAINT IF EXISTS session_lease_account_id_check,
-    DROP CONSTRAINT IF EXISTS session_lease_session_id_check,
-    DROP CONSTRAINT IF EXISTS session_lease_holder_check,
-    ADD CONSTRAINT session_lease_account_id_check CHECK (
-        octet_length(account_id) BETWEEN 1 AND 512 AND account_id !~ '[\u0001-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f]') NOT VALID,
-    ADD CONSTRAINT session_lease_session_id_check CHECK (
-        octet_length(session_id) BETWEEN 1 AND 512 AND session_id !~ '[\u0001-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f]') NOT VALID,
-    ADD CONSTRAINT session_lease_holder_check CHECK (
-        octet_length(holder) <= 256 AND holder !~ '[\u0001-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f]') NOT VALID;
+-- and labels too (lease.safe_text), and version 5 checks them with domains
+-- instead of the table's CHECKs. schema.sql leaves a version-1 table to this
+-- step, after the UPDATE above, which ran under version 1's CHECKs: now they
+-- go, and the columns take the domains. Rows written under version 1 are not
+-- re-checked (NOT VALID), so no live lease stops a migration; every later
+-- write is checked.
+SELECT lease.use_text_domains();

@@ -21,7 +21,7 @@ import (
 // it can, five ways, interleaved in slices of a second (as runSet does) so
 // that their ratios see the same machine:
 //
-//   - keepalive-seed: the original SQL's per-key UPDATE on plain_lease (no
+//   - keepalive-seed: the original SQL's per-key UPDATE on seed_lease (no
 //     function; see originalRenewSQL), one key per statement, round robin
 //     over 1000 held keys;
 //   - keepalive-renew: lease.renew one key at a time as data.Store.Renew
@@ -37,7 +37,7 @@ import (
 // WAL written during the row's slices over them.
 func keepAlive(ctx context.Context, r *run, w workload) ([]Result, error) {
 	return runKeepAlive(ctx, r, []*kaMember{
-		{name: "keepalive-seed", n: 1, keys: 1000, desc: "the seed's per-key UPDATE ... WHERE key AND run_id AND unexpired on plain_lease, one client, 1000 held keys round robin"},
+		{name: "keepalive-seed", n: 1, keys: 1000, desc: "the seed's per-key UPDATE ... WHERE key AND run_id AND unexpired on seed_lease, one client, 1000 held keys round robin"},
 		{name: "keepalive-renew", n: 1, keys: 1000, desc: "lease.renew one lease at a time as data.Store.Renew sends it, one client, 1000 held keys round robin"},
 		{name: "keepalive-1", n: 1, keys: 1, batch: true, desc: "lease.renew_many of the client's 1 lease per call, as data.Store.RenewMany sends it"},
 		{name: "keepalive-100", n: 100, keys: 100, batch: true, desc: "lease.renew_many of the client's 100 leases in one call, as data.Store.RenewMany sends it; per lease"},
@@ -157,11 +157,11 @@ func (m *kaMember) setup(ctx context.Context, r *run) error {
 		accounts[k], sessions[k] = key.Account, key.Session
 	}
 	// All of them in one statement: lease.acquire (or the original SQL's
-	// INSERT on plain_lease) per key, as many grants as keys.
+	// INSERT on seed_lease) per key, as many grants as keys.
 	q := `SELECT count(*) FROM unnest($1::text[], $2::text[], $3::uuid[]) u(a, s, r),
 		LATERAL lease.acquire(u.a, u.s, u.r, $4, 'bench') g WHERE g.run_id = u.r`
 	if m.name == "keepalive-seed" {
-		q = `WITH ins AS (INSERT INTO ` + r.table("plain_lease") + `
+		q = `WITH ins AS (INSERT INTO ` + r.table("seed_lease") + `
 			(account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at)
 			SELECT u.a, u.s, u.r, 'bench', nextval(` + quoteLiteral(r.table("fence_seq")) + `), clock_timestamp(), clock_timestamp(), clock_timestamp() + $4
 			  FROM unnest($1::text[], $2::text[], $3::uuid[]) u(a, s, r)

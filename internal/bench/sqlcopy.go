@@ -16,6 +16,8 @@ import (
 //   - plain_lease: a copy of lease.session_lease (same columns, constraints and
 //     primary key) without any trigger, and fence_seq, a copy of
 //     lease.fence_seq;
+//   - seed_lease: the table of the schema the project started from, for the
+//     seed's SQL (seedTable);
 //   - acquire, renew: lease.acquire and lease.renew on plain_lease, so the only
 //     difference from the real ones is the trigger;
 //   - on_session_lease_renewal: the renewal-notification trigger function, for
@@ -37,6 +39,29 @@ import (
 // monitor ever hears of the copies. The copies are made from the same
 // embedded text that migrate applies, so they cannot drift from the real
 // functions; a change that breaks the copying fails loudly.
+
+// seedTable is the seed's lease table, the baseline's: its columns, its key,
+// and its ids and label checked by the table's CHECKs, with today's character
+// class (the seed's refused control characters only). It stays what it is
+// when lease.session_lease changes (version 5 moved those checks to domains,
+// which cost a write less): the baseline measures the seed, not a copy of
+// the current table.
+const seedTable = `(
+	account_id  text        NOT NULL,
+	session_id  text        NOT NULL,
+	run_id      uuid        NOT NULL,
+	holder      text        NOT NULL DEFAULT '',
+	fence       bigint      NOT NULL,
+	acquired_at timestamptz NOT NULL,
+	renewed_at  timestamptz NOT NULL,
+	expires_at  timestamptz NOT NULL,
+	PRIMARY KEY (account_id, session_id),
+	CHECK (octet_length(account_id) BETWEEN 1 AND 512 AND account_id !~ '` + seedRefused + `'),
+	CHECK (octet_length(session_id) BETWEEN 1 AND 512 AND session_id !~ '` + seedRefused + `'),
+	CHECK (octet_length(holder) <= 256 AND holder !~ '` + seedRefused + `'))`
+
+// seedRefused is lease.safe_text's character class.
+const seedRefused = `[\u0001-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f]`
 
 // copySpec is one function copied into the scratch schema.
 type copySpec struct {
@@ -75,6 +100,7 @@ func scratchDDL(schema, channel string) ([]string, error) {
 	stmts := []string{
 		"CREATE SCHEMA " + s,
 		"CREATE TABLE " + s + ".plain_lease (LIKE lease.session_lease INCLUDING ALL)",
+		"CREATE TABLE " + s + ".seed_lease " + seedTable,
 		"CREATE TABLE " + s + ".event_lease (LIKE lease.session_lease INCLUDING ALL)",
 		"CREATE TABLE " + s + ".event (LIKE lease.event INCLUDING ALL)",
 		"CREATE SEQUENCE " + s + ".fence_seq AS bigint",

@@ -42,7 +42,7 @@ func workloads() []workload {
 		{name: "cycle", set: "cycle", loop: cycle},
 		{name: "cycle-plain", set: "cycle", loop: plainCycle, desc: "lease.acquire of a free key + lease.release as plain statements, each committing with the trigger's NOTIFY (what a SQL caller got before acquire_quiet)"},
 		{name: "cycle-sql", set: "cycle", loop: sqlCallerQuiet, desc: "a SQL caller's post-commit path: lease.acquire_quiet, lease.notify_event, lease.release_quiet, lease.notify_event, each statement its own transaction"},
-		{name: "seed-renew", set: "renew", loop: seedRenew, desc: "the seed's per-key UPDATE ... WHERE key AND run_id AND unexpired on the copy without trigger"},
+		{name: "seed-renew", set: "renew", loop: seedRenew, desc: "the seed's per-key UPDATE ... WHERE key AND run_id AND unexpired on the seed's table (CHECKs, no trigger)"},
 		{name: "renew-notrigger", set: "renew", loop: renewNoTrigger, desc: "lease.renew's code on the copy without trigger"},
 		{name: "renew", set: "renew", loop: renew, desc: "lease.renew (renewals do not NOTIFY by default)"},
 		{name: "renew-notify", run: renewNotify},

@@ -45,7 +45,8 @@ type Statement struct {
 type CommitThenNotify struct {
 	// Setup is the first statement of the call's transaction: the opt-out
 	// of the trigger's NOTIFY, and anything else that concerns only this
-	// transaction. No parameters.
+	// transaction. No parameters. Empty when the call opts out itself
+	// (ReleaseThenNotify).
 	Setup string
 	// Call is the lease function's call (Acquire, Release).
 	Call Statement
@@ -58,53 +59,47 @@ type CommitThenNotify struct {
 // sql/triggers.sql compares it.
 const optOut = `set_config('lease.caller_notifies', extract(epoch FROM now())::text, true)`
 
-// nearNow keeps a read-back of the event a call just committed to the one
-// or two daily partitions of lease.event around now: the event was stamped
-// at or after the call's start, and the hour both ways is higher_fences'
-// margin for a clock that steps (sql/functions.sql). A bound below alone
-// would read every partition made ahead too.
+// nearNow keeps a read-back of the event a call just committed
+// (ForceReleaseThenNotify) to the one or two daily partitions of lease.event
+// around now: the event was stamped at or after the call's start, and the
+// hour both ways is higher_fences' margin for a clock that steps
+// (sql/functions.sql). A bound below alone would read every partition made
+// ahead too.
 const nearNow = `at BETWEEN now() - interval '1 hour' AND now() + interval '1 hour'`
-
-// notifyOwn is the notification statement for an event of the given kinds:
-// the newest of them among the key's last four events within an hour of
-// now, if it is the run's (public id). An index scan of event_session_idx,
-// newest first, in the partitions around now only (nearNow). A refused
-// acquire finds no event of its run and sends nothing. A clock that stepped more than an hour in between costs the
-// notification, which listeners' catch-up covers, as for a caller that died
-// before sending it. The payload is the trigger's, lease.event_json: the
-// row's columns as compact JSON.
-func notifyOwn(kinds string) string {
-	return `SELECT pg_notify('lease_events', row_to_json(e)::text)
-  FROM (SELECT * FROM lease.event
-         WHERE account_id = $1 AND session_id = $2
-           AND ` + nearNow + `
-         ORDER BY id DESC LIMIT 4) e
- WHERE e.run_id = $3 AND e.kind IN (` + kinds + `)
- ORDER BY e.id DESC LIMIT 1`
-}
 
 var (
 	keyRun   = []uint32{pgtype.TextOID, pgtype.TextOID, pgtype.UUIDOID}
 	acquireP = []uint32{pgtype.TextOID, pgtype.TextOID, pgtype.UUIDOID, pgtype.IntervalOID, pgtype.TextOID}
 )
 
+// NotifyPending is the notification after the commit of an acquire: it sends
+// the payload the trigger kept in the session for the call's event
+// (lease.notify_pending), without reading lease.event. Parameters: account,
+// session, public run id.
+const NotifyPending = `SELECT lease.notify_pending($1, $2, $3)`
+
 // The library's acquire and release. AcquireThenNotify's call takes Acquire's
 // parameters and returns its rows; ReleaseThenNotify's takes Release's and
-// returns its boolean. A release's transaction also commits without waiting
-// for its WAL flush (synchronous_commit off for that transaction alone): a
-// release lost in a crash is harmless, the lease then expires by itself, and
-// the next acquire of the key, which waits for its own flush, makes the
-// release durable first (WAL is flushed in order).
+// returns its boolean. Both notify after their commit (NotifyPending). A
+// release is one statement: its WHERE, a one-time filter that PostgreSQL
+// evaluates before the call, opts out of the trigger's NOTIFY and turns
+// synchronous_commit off for its transaction alone, so that it commits
+// without waiting for its WAL flush: a release lost in a crash is harmless,
+// the lease then expires by itself, and the next acquire of the key, which
+// waits for its own flush, makes the release durable first (WAL is flushed
+// in order). An acquire's opt-out is a statement of its own: a filter on a
+// set-returning call in FROM runs after it.
 var (
 	AcquireThenNotify = CommitThenNotify{
 		Setup:  `SELECT ` + optOut,
 		Call:   Statement{Acquire, acquireP},
-		Notify: Statement{notifyOwn(`'acquired', 'taken_over'`), keyRun},
+		Notify: Statement{NotifyPending, keyRun},
 	}
 	ReleaseThenNotify = CommitThenNotify{
-		Setup:  `SELECT ` + optOut + `, set_config('synchronous_commit', 'off', true)`,
-		Call:   Statement{Release, keyRun},
-		Notify: Statement{notifyOwn(`'released'`), keyRun},
+		Call: Statement{`SELECT lease.release($1, $2, $3)
+ WHERE ` + optOut + ` IS NOT NULL
+   AND set_config('synchronous_commit', 'off', true) IS NOT NULL`, keyRun},
+		Notify: Statement{NotifyPending, keyRun},
 	}
 )
 
@@ -154,6 +149,9 @@ func (q CommitThenNotify) Run(ctx context.Context, conn *pgx.Conn, o Options, ar
 	stmts := [3]*pgconn.StatementDescription{}
 	if o.Prepared {
 		for i, sql := range [3]string{q.Setup, q.Call.SQL, q.Notify.SQL} {
+			if sql == "" {
+				continue
+			}
 			if stmts[i], err = conn.Prepare(ctx, sql, sql); err != nil {
 				return nil, err
 			}
@@ -173,8 +171,10 @@ func (q CommitThenNotify) run(ctx context.Context, conn *pgx.Conn, o Options, st
 	args, notifyArgs []any, scan func(pgx.Rows) error, notifyErr *error) (pgconn.CommandTag, error) {
 	p := &pipeline{p: conn.PgConn().StartPipeline(ctx), tm: conn.TypeMap()}
 	defer p.p.Close()
-	if err := p.send(stmts[0], Statement{SQL: q.Setup}, nil); err != nil {
-		return pgconn.CommandTag{}, err
+	if q.Setup != "" {
+		if err := p.send(stmts[0], Statement{SQL: q.Setup}, nil); err != nil {
+			return pgconn.CommandTag{}, err
+		}
 	}
 	if err := p.send(stmts[1], q.Call, args); err != nil {
 		return pgconn.CommandTag{}, err
@@ -196,8 +196,12 @@ func (q CommitThenNotify) run(ctx context.Context, conn *pgx.Conn, o Options, st
 	}
 
 	// The call's transaction: Setup's result, the call's, its Sync.
-	tag, err := p.segment(func(i int, rr *pgconn.ResultReader) (pgconn.CommandTag, error) {
-		if i != 1 {
+	call := 1
+	if q.Setup == "" {
+		call = 0
+	}
+	tag, err := p.segment(call, func(i int, rr *pgconn.ResultReader) (pgconn.CommandTag, error) {
+		if i != call {
 			return rr.Close()
 		}
 		rows := pgx.RowsFromResultReader(p.tm, rr)
@@ -223,7 +227,7 @@ func (q CommitThenNotify) run(ctx context.Context, conn *pgx.Conn, o Options, st
 		}
 	}
 	// The notification's transaction.
-	_, *notifyErr = p.segment(func(_ int, rr *pgconn.ResultReader) (pgconn.CommandTag, error) { return rr.Close() })
+	_, *notifyErr = p.segment(-1, func(_ int, rr *pgconn.ResultReader) (pgconn.CommandTag, error) { return rr.Close() })
 	return tag, callErr
 }
 
@@ -260,8 +264,8 @@ func (p *pipeline) send(sd *pgconn.StatementDescription, st Statement, args []an
 // statement's reader to read with its index. After a statement's error the
 // server skips the rest of the transaction: segment returns that error, the
 // server's, after the Sync; any other error (the connection's) at
-// once. The command tag is that of the statement with index 1, if any.
-func (p *pipeline) segment(read func(i int, rr *pgconn.ResultReader) (pgconn.CommandTag, error)) (pgconn.CommandTag, error) {
+// once. The command tag is that of the statement with index call, if any.
+func (p *pipeline) segment(call int, read func(i int, rr *pgconn.ResultReader) (pgconn.CommandTag, error)) (pgconn.CommandTag, error) {
 	var (
 		tag    pgconn.CommandTag
 		stmErr error
@@ -280,7 +284,7 @@ func (p *pipeline) segment(read func(i int, rr *pgconn.ResultReader) (pgconn.Com
 			return tag, stmErr
 		case *pgconn.ResultReader:
 			t, err := read(i, r)
-			if i == 1 {
+			if i == call {
 				tag = t
 			}
 			if err != nil {

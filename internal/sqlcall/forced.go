@@ -18,8 +18,8 @@ import "github.com/jackc/pgx/v5/pgtype"
 // call compared (NULL: whoever held it); it sends the newest force_released
 // event of the key's last four that this login recorded for that run. When
 // the call released nothing it may repeat an earlier one of those, which
-// consumers drop by its event id, as they drop every repeated id. Like
-// notifyOwn, it reads the partitions around now only (nearNow).
+// consumers drop by its event id, as they drop every repeated id. It reads
+// the partitions around now only (nearNow).
 var ForceReleaseThenNotify = CommitThenNotify{
 	Setup: `SELECT ` + optOut,
 	Call: Statement{ForceRelease, []uint32{

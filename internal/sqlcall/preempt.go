@@ -24,18 +24,19 @@ var (
 
 // AcquireWithThenNotify and PreemptThenNotify are made as AcquireThenNotify
 // is: the call in a transaction of its own that opts out of the trigger's
-// NOTIFY, and the notification of the event it wrote sent after its commit.
+// NOTIFY, and the notification of the event it wrote sent after its commit
+// (NotifyPending).
 // A preempt writes acquired or taken_over when the key was free or expired,
 // preempted when it replaced an unexpired holder.
 var (
 	AcquireWithThenNotify = CommitThenNotify{
 		Setup:  `SELECT ` + optOut,
 		Call:   Statement{AcquireWith, acquireWithP},
-		Notify: Statement{notifyOwn(`'acquired', 'taken_over'`), keyRun},
+		Notify: Statement{NotifyPending, keyRun},
 	}
 	PreemptThenNotify = CommitThenNotify{
 		Setup:  `SELECT ` + optOut,
 		Call:   Statement{Preempt, preemptP},
-		Notify: Statement{notifyOwn(`'acquired', 'taken_over', 'preempted'`), keyRun},
+		Notify: Statement{NotifyPending, keyRun},
 	}
 )
