@@ -53,6 +53,9 @@ type CommitThenNotify struct {
 	// Notify sends the notification of the event the call wrote, in a
 	// transaction of its own. Parameters: account, session, public run id.
 	Notify Statement
+	// Plain is the call as Options.Plain makes it, when Call.SQL does more
+	// than call (ReleaseThenNotify's opts out in its WHERE). Empty: Call.SQL.
+	Plain string
 }
 
 // The opt-out of the trigger's NOTIFY: the transaction's start time, as
@@ -100,6 +103,7 @@ var (
  WHERE ` + optOut + ` IS NOT NULL
    AND set_config('synchronous_commit', 'off', true) IS NOT NULL`, keyRun},
 		Notify: Statement{NotifyPending, keyRun},
+		Plain:  Release,
 	}
 )
 
@@ -135,7 +139,11 @@ type Options struct {
 // then the call has committed.
 func (q CommitThenNotify) Run(ctx context.Context, conn *pgx.Conn, o Options, args, notifyArgs []any, scan func(pgx.Rows) error) (notifyErr, err error) {
 	if o.Plain {
-		rows, err := conn.Query(ctx, q.Call.SQL, Secret(o.Mode, args...)...)
+		sql := q.Call.SQL
+		if q.Plain != "" {
+			sql = q.Plain
+		}
+		rows, err := conn.Query(ctx, sql, Secret(o.Mode, args...)...)
 		if err != nil {
 			return nil, err
 		}
