@@ -259,27 +259,29 @@ $fn$;
 -- itself (the setting is put back as the caller had it): a plain call later
 -- in the same transaction notifies in its commit as before.
 
--- quiet_event_id is the id of the newest event of the given kinds on the key
--- by the run with public id pub that this transaction wrote, or NULL. The
--- event is stamped at or after the transaction's start, so the read keeps to
--- the partitions within an hour of now, both ways (a bound below alone would
--- read every partition made ahead; the hour is higher_fences' margin for a
--- clock that steps).
+-- quiet_event_id is the id of the event the trigger kept in this session
+-- for the caller's notification after its commit (see the header), if it is
+-- of the given kinds, on the key, by the run with public id pub; NULL
+-- otherwise. The quiet calls forget the kept event before they call, so one
+-- that wrote no event (a retry by the holder, a release of nothing) finds
+-- none. No read of lease.event: the read of the key's last events it made
+-- before cost a SQL caller's cycle more than the call.
 CREATE OR REPLACE FUNCTION lease.quiet_event_id(account_id text, session_id text, pub uuid, kinds text[])
 RETURNS bigint
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
-#variable_conflict use_column
+DECLARE
+    ev json;
 BEGIN
-    RETURN (SELECT h.id
-              FROM (SELECT e.id, e.run_id, e.kind, e.xmin AS x FROM lease.event e
-                     WHERE e.account_id = quiet_event_id.account_id AND e.session_id = quiet_event_id.session_id
-                       AND e.at BETWEEN now() - interval '1 hour' AND now() + interval '1 hour'
-                     ORDER BY e.id DESC LIMIT 4) h
-             WHERE h.run_id = pub AND h.kind = ANY (kinds)
-               AND h.x = pg_current_xact_id_if_assigned()::xid
-             ORDER BY h.id DESC LIMIT 1);
+    IF current_setting('lease.pending_for', true) IS DISTINCT FROM lease.pending_key(account_id, session_id, pub) THEN
+        RETURN NULL;
+    END IF;
+    ev := current_setting('lease.pending_event')::json;
+    IF NOT coalesce(ev->>'kind' = ANY (kinds), false) THEN
+        RETURN NULL;
+    END IF;
+    RETURN (ev->>'id')::bigint;
 END
 $fn$;
 
@@ -311,7 +313,8 @@ DECLARE
     granted boolean;
     opted text := coalesce(current_setting('lease.caller_notifies', true), '');
 BEGIN
-    PERFORM set_config('lease.caller_notifies', extract(epoch FROM now())::text, true);
+    PERFORM set_config('lease.caller_notifies', extract(epoch FROM now())::text, true),
+            set_config('lease.pending_for', '', false); -- see quiet_event_id
     SELECT * INTO g FROM lease.acquire(acquire_quiet.account_id, acquire_quiet.session_id,
                                        acquire_quiet.run_id, acquire_quiet.ttl, acquire_quiet.holder);
     granted := FOUND;
@@ -350,7 +353,8 @@ DECLARE
     released boolean;
     opted text := coalesce(current_setting('lease.caller_notifies', true), '');
 BEGIN
-    PERFORM set_config('lease.caller_notifies', extract(epoch FROM now())::text, true);
+    PERFORM set_config('lease.caller_notifies', extract(epoch FROM now())::text, true),
+            set_config('lease.pending_for', '', false); -- see quiet_event_id
     released := lease.release(release_quiet.account_id, release_quiet.session_id, release_quiet.run_id);
     PERFORM set_config('lease.caller_notifies', opted, true); -- as the caller had it
     IF NOT released THEN
@@ -367,10 +371,11 @@ $fn$;
 -- Call it after the commit of the transaction that wrote the event, in a
 -- transaction that writes nothing, so that its commit waits for no flush.
 --
--- It can only repeat what the history says: the payload is the committed
--- row. That gives a caller nothing it did not have: anyone who may connect
--- can NOTIFY lease_events with any payload, so listeners take a payload as
--- news to check, never as proof (data.Listener checks its shape and bounds,
+-- The payload is the one the trigger kept in this session for that event
+-- (a quiet call's), else the committed row. Either gives a caller nothing
+-- it did not have: anyone who may connect can NOTIFY lease_events with any
+-- payload (or set the kept one), so listeners take a payload as news to
+-- check, never as proof (data.Listener checks its shape and bounds,
 -- and a consumer reads the table for the truth; a repeat of an id it has
 -- seen changes nothing).
 CREATE OR REPLACE FUNCTION lease.notify_event(event_id bigint)
@@ -381,6 +386,16 @@ AS $fn$
 DECLARE
     ev lease.event;
 BEGIN
+    -- The event the trigger kept in this session for its caller (a quiet
+    -- call's): sent from the session, with no read of lease.event, whose
+    -- every partition a read by id alone probes.
+    IF current_setting('lease.pending_for', true) <> ''
+       AND current_setting('lease.pending_event')::json->>'id' = notify_event.event_id::text THEN
+        PERFORM pg_notify('lease_events', current_setting('lease.pending_event')),
+                set_config('lease.pending_for', '', false),
+                set_config('lease.pending_event', '', false);
+        RETURN true;
+    END IF;
     SELECT * INTO ev FROM lease.event e WHERE e.id = notify_event.event_id;
     IF NOT FOUND THEN
         RETURN false;
