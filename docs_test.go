@@ -54,7 +54,7 @@ func TestFunctionAttributes(t *testing.T) {
 		"key_ok": {}, "ttl_ok": {}, "grant_ok": {}, "check_ttl_span": invoker, "check_run_id": invoker, "refuse_grant": invoker,
 		"higher_fences": {}, "fence_overtaken": {}, "record_zombie": invoker, "quiet_event_id": invoker,
 		"acquire_quiet": caller, "release_quiet": caller, "notify_event": owner,
-		"notify_pending": invoker, "pending_key": {}, "use_text_domains": invoker,
+		"pending_key": {}, "use_text_domains": invoker,
 		// the queue (sql/queue.sql)
 		"enqueue": caller, "renew_ticket": caller, "cancel_ticket": caller,
 		"queue_event": owner, "queue_granted": owner, "queue_admits": invoker, "queue_place_of": invoker, "queue_limit": {},

@@ -161,7 +161,7 @@ func partitionsRead(t *testing.T, conn *pgx.Conn, sql, key string) ([]readPartit
 
 // TestNotifyAfterCommitPrunesPartitions: the library's notifications after
 // a commit read as little of lease.event as they can. An acquire's and a
-// release's send the payload the trigger kept (lease.notify_pending) and read
+// release's send the payload the trigger kept (sqlcall.NotifyPending) and read
 // no partition at all: their read-back of the key's last events was a tenth
 // of a cycle's server CPU. The operator's forced release still reads its
 // event back (ForceReleaseThenNotify), and keeps to the partitions within an

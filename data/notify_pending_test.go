@@ -15,7 +15,7 @@ import (
 )
 
 // TestNotifyPendingSendsOnlyTheCallsOwnEvent: the library's notification
-// after an acquire's commit (lease.notify_pending) sends the payload the
+// after an acquire's commit (sqlcall.NotifyPending) sends the payload the
 // trigger kept for that call, once, and nothing for anything else: another
 // key or run, a refused acquire, a call rolled back, a second time, or a
 // session that made no call (a transaction pooler that ran the notifying
@@ -39,11 +39,11 @@ func TestNotifyPendingSendsOnlyTheCallsOwnEvent(t *testing.T) {
 	}
 	notify := func(c *pgx.Conn, session string, pub uuid.UUID) bool {
 		t.Helper()
-		var sent bool
-		if err := c.QueryRow(ctx, sqlcall.NotifyPending, "acme", session, pub).Scan(&sent); err != nil {
-			t.Fatalf("notify_pending: %v", err)
+		tag, err := c.Exec(ctx, sqlcall.NotifyPending, "acme", session, pub)
+		if err != nil {
+			t.Fatalf("the notification statement: %v", err)
 		}
-		return sent
+		return tag.RowsAffected() == 1
 	}
 
 	if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { acquire(tx, "one", run); return nil }); err != nil {
@@ -62,14 +62,14 @@ func TestNotifyPendingSendsOnlyTheCallsOwnEvent(t *testing.T) {
 		"another connection": {other, "one", pub},
 	} {
 		if notify(c.conn, c.session, c.pub) {
-			t.Errorf("%s: notify_pending sent the payload", name)
+			t.Errorf("%s: the notification statement sent the payload", name)
 		}
 	}
 	if got := drain(); len(got) != 0 {
 		t.Fatalf("notifications %q of payloads that were not the caller's", got)
 	}
 	if !notify(conn, "one", pub) {
-		t.Fatal("notify_pending found no payload for the call's own event")
+		t.Fatal("the notification statement found no payload for the call's own event")
 	}
 	got := drain()
 	var ev struct {
@@ -78,10 +78,10 @@ func TestNotifyPendingSendsOnlyTheCallsOwnEvent(t *testing.T) {
 		RunID   string `json:"run_id"`
 	}
 	if len(got) != 1 || json.Unmarshal([]byte(got[0]), &ev) != nil || ev.Kind != "acquired" || ev.Session != "one" || ev.RunID != pub.String() {
-		t.Fatalf("notify_pending sent %q, want the acquired event of acme/one by %v", got, pub)
+		t.Fatalf("the notification statement sent %q, want the acquired event of acme/one by %v", got, pub)
 	}
 	if notify(conn, "one", pub) {
-		t.Error("notify_pending sent the same payload twice")
+		t.Error("the notification statement sent the same payload twice")
 	}
 
 	// A refused acquire (another run holds the key) wrote no event, and a
@@ -95,7 +95,7 @@ func TestNotifyPendingSendsOnlyTheCallsOwnEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if notify(conn, "one", pub) || notify(conn, "three", data.PublicRunID(rolledBack)) {
-		t.Error("notify_pending sent a payload after a refused or rolled-back acquire")
+		t.Error("the notification statement sent a payload after a refused or rolled-back acquire")
 	}
 	if got := drain(); len(got) != 0 {
 		t.Errorf("notifications %q after a refused and a rolled-back acquire", got)

@@ -17,8 +17,8 @@ import (
 
 // TestNotificationsThroughPooler: through a real PgBouncer in transaction
 // mode, with three stores sharing two server connections, the notification
-// each acquire and release sends after its commit (lease.notify_pending, from
-// the payload kept in the session) arrives for every transition. The call
+// each acquire and release sends after its commit (sqlcall.NotifyPending,
+// from the payload kept in the session) arrives for every transition. The call
 // and its notification go to PgBouncer in one write, as two transactions:
 // were the second run on another server connection, it would find no
 // payload there and send nothing (listeners would learn of it only from

@@ -348,7 +348,7 @@ func TestPreemptNeedsLeasePreempt(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"acquire", "acquire_quiet", "acquire_with", "ask_handover", "cancel_ticket", "check_fence", "decline_handover", "enqueue",
-		"hand_over", "notify_event", "notify_pending", "notify_renewals", "pending_key", "release", "release_quiet", "renew", "renew_many", "renew_ticket", "set_attachment", "withdraw_handover"}
+		"hand_over", "notify_event", "notify_renewals", "pending_key", "release", "release_quiet", "renew", "renew_many", "renew_ticket", "set_attachment", "withdraw_handover"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("lease_app may execute %v, want %v", got, want)
 	}

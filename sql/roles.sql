@@ -45,8 +45,7 @@ GRANT EXECUTE ON FUNCTION
     lease.acquire_quiet(text, text, uuid, interval, text),
     lease.release_quiet(text, text, uuid),
     lease.notify_event(bigint),
-    lease.notify_pending(text, text, uuid),
-    lease.pending_key(text, text, uuid)
+    lease.pending_key(text, text, uuid) -- the library's notification after an acquire's or release's commit
     TO lease_app;
 
 -- Asking for a hand-over and answering one (sql/handover.sql): lease_app.

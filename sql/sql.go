@@ -51,7 +51,7 @@ import "embed"
 // prepared again for every write, renewals included. A version-4 table
 // migrates in place: no rewrite, no read of its rows
 // (lease.use_text_domains). The trigger keeps the event an opted-out call
-// wrote for the caller's notification after its commit (lease.notify_pending).
+// wrote for the caller's notification after its commit (lease.pending_key).
 const Version = 5
 
 //go:embed *.sql

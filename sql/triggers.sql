@@ -36,7 +36,8 @@
 --
 -- and after the commit it sends the same payload from a transaction that
 -- writes nothing (so it waits for no flush): the trigger keeps the payload of
--- an opted-out transition in the session, and lease.notify_pending sends it. The value is the transaction's own
+-- an opted-out transition in the session, and sqlcall.NotifyPending sends it
+-- (see pending_key). The value is the transaction's own
 -- start time, so only a transaction-local setting opts out: a session-level SET
 -- (through a transaction pooler, another client's) matches no later
 -- transaction, and every caller that does not opt out is notified here as
@@ -46,8 +47,17 @@
 -- within a second (data.ListenerConfig.CatchUp).
 
 -- pending_key names the run and the key of the payload the trigger keeps for
--- a caller that notifies after its commit (see the header):
--- lease.notify_pending sends it only to the call that wrote it. The account's
+-- a caller that notifies after its commit (see the header), in the
+-- session-level settings lease.pending_event and lease.pending_for. The
+-- library's notification after its commit (internal/sqlcall.NotifyPending)
+-- sends it, once, only from the session of the call that wrote it and only
+-- for that key and run: a rolled-back call takes its settings back with it,
+-- a call that wrote no event (refused, or a retry by the holder) leaves
+-- nothing of its own, and through a transaction pooler that ran the
+-- notifying transaction on another server connection it finds nothing and
+-- sends nothing (listeners read the event within a second,
+-- data.ListenerConfig.CatchUp). It gives a caller nothing new: anyone who may
+-- connect can NOTIFY lease_events with any payload (see notify_event). The account's
 -- length first, so that no two keys give the same text. Inlined (no SET
 -- clause, every name qualified, nothing in it less than immutable: a SQL
 -- function that is not inlined is planned again on every call).
@@ -58,40 +68,6 @@ AS $fn$
     SELECT $3::pg_catalog.text OPERATOR(pg_catalog.||) ' '
            OPERATOR(pg_catalog.||) pg_catalog.octet_length($1)::pg_catalog.text OPERATOR(pg_catalog.||) ' '
            OPERATOR(pg_catalog.||) $1 OPERATOR(pg_catalog.||) $2
-$fn$;
-
--- notify_pending sends, on lease_events, the notification of the last
--- ownership transition this session's call made with the trigger's NOTIFY
--- opted out, if that transition was on this key by the run with public id
--- pub, and forgets it; it returns whether it sent one. The Go library's
--- acquire calls it after its commit, in a transaction of its own that writes
--- nothing (internal/sqlcall): no read of lease.event, whose partitions cost
--- that read-back a tenth of a cycle's server CPU (issue 29).
---
--- The payload lives in two session-level settings the trigger sets
--- (lease.pending_event, lease.pending_for): a rolled-back call leaves the
--- previous ones, already sent and forgotten, and a call that wrote no event
--- (refused, or a retry by the holder) finds nothing of its own. Through a
--- transaction pooler the notifying transaction can run on another server
--- connection than the call: it then finds no payload for this key and run
--- and sends nothing, and listeners read the event within a second
--- (data.ListenerConfig.CatchUp), as for a caller that died before notifying.
--- It gives a caller nothing new: anyone who may connect can NOTIFY
--- lease_events with any payload (see notify_event).
-CREATE OR REPLACE FUNCTION lease.notify_pending(account_id text, session_id text, pub uuid)
-RETURNS boolean
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, lease, pg_temp
-AS $fn$
-BEGIN
-    IF current_setting('lease.pending_for', true) IS DISTINCT FROM lease.pending_key(account_id, session_id, pub) THEN
-        RETURN false;
-    END IF;
-    PERFORM pg_notify('lease_events', current_setting('lease.pending_event')),
-            set_config('lease.pending_for', '', false),
-            set_config('lease.pending_event', '', false);
-    RETURN true;
-END
 $fn$;
 
 CREATE OR REPLACE FUNCTION lease.on_session_lease_change()
@@ -152,7 +128,7 @@ BEGIN
         PERFORM pg_notify('lease_events', lease.event_json(ev));
     ELSE
         -- The caller notifies after its commit: keep the payload for it
-        -- (lease.notify_pending). Session-level, so that it outlives this
+        -- (pending_key). Session-level, so that it outlives this
         -- transaction if it commits; a rollback takes it back.
         PERFORM set_config('lease.pending_event', row_to_json(ev)::text, false),
                 set_config('lease.pending_for', lease.pending_key(ev.account_id, ev.session_id, ev.run_id), false);

@@ -75,11 +75,16 @@ var (
 	acquireP = []uint32{pgtype.TextOID, pgtype.TextOID, pgtype.UUIDOID, pgtype.IntervalOID, pgtype.TextOID}
 )
 
-// NotifyPending is the notification after the commit of an acquire: it sends
-// the payload the trigger kept in the session for the call's event
-// (lease.notify_pending), without reading lease.event. Parameters: account,
-// session, public run id.
-const NotifyPending = `SELECT lease.notify_pending($1, $2, $3)`
+// NotifyPending is the notification after the commit of an acquire or a
+// release: it sends the payload the trigger kept in the session for the
+// call's event, if it is for this key and run, and forgets it (see
+// lease.pending_key in sql/triggers.sql), without reading lease.event. One
+// statement: its WHERE, a one-time filter, runs first. A row when it sent
+// the notification, none when there was nothing of the call's to send.
+// Parameters: account, session, public run id.
+const NotifyPending = `SELECT pg_notify('lease_events', current_setting('lease.pending_event')),
+       set_config('lease.pending_for', '', false)
+ WHERE current_setting('lease.pending_for', true) = lease.pending_key($1, $2, $3)`
 
 // The library's acquire and release. AcquireThenNotify's call takes Acquire's
 // parameters and returns its rows; ReleaseThenNotify's takes Release's and
