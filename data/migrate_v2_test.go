@@ -29,6 +29,16 @@ func createV2(t testing.TB, conn *pgx.Conn) {
 // and the version recorded.
 func createOld(t testing.TB, conn *pgx.Conn, version int, files ...string) {
 	t.Helper()
+	applyOld(t, conn, version, files...)
+	if _, err := conn.Exec(context.Background(), `INSERT INTO lease.schema_version (version) VALUES ($1)`, version); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// applyOld applies files of testdata/v<version>, in the given order, as
+// conn's current role.
+func applyOld(t testing.TB, conn *pgx.Conn, version int, files ...string) {
+	t.Helper()
 	ctx := context.Background()
 	for _, name := range files {
 		b, err := os.ReadFile(filepath.Join("testdata", fmt.Sprintf("v%d", version), name))
@@ -38,9 +48,6 @@ func createOld(t testing.TB, conn *pgx.Conn, version int, files ...string) {
 		if _, err := conn.Exec(ctx, string(b)); err != nil {
 			t.Fatalf("version %d %s: %v", version, name, err)
 		}
-	}
-	if _, err := conn.Exec(ctx, `INSERT INTO lease.schema_version (version) VALUES ($1)`, version); err != nil {
-		t.Fatal(err)
 	}
 }
 
