@@ -74,9 +74,10 @@ BEGIN
          WHERE c.relnamespace = 'lease'::regnamespace
            AND c.relkind IN ('r', 'p', 'S')
            AND c.relowner <> 'lease_owner'::regrole
-           -- an identity sequence moves with its table
-           AND NOT EXISTS (SELECT FROM pg_depend d
-                            WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype IN ('a', 'i'))
+           -- an identity sequence moves with its table; tables do not (a
+           -- partitioned table depends on itself, a partition on its parent)
+           AND (c.relkind <> 'S' OR NOT EXISTS (SELECT FROM pg_depend d
+                            WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype IN ('a', 'i')))
         UNION ALL
         SELECT format('ALTER FUNCTION %s OWNER TO lease_owner', p.oid::regprocedure)
           FROM pg_proc p
