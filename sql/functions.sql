@@ -801,8 +801,9 @@ $fn$;
 -- well under 8000 bytes. PL/pgSQL, not SQL: a SQL function with its own
 -- search_path is parsed and planned again on every call (it cost a notifying
 -- transition about a quarter of its time); PL/pgSQL keeps its plan for the
--- session. The Go library sends the same payload after its commit
--- (internal/sqlcall: row_to_json of the row, without this function).
+-- session. A transition whose caller notifies after its commit gets the
+-- same payload, kept in the session by the trigger (row_to_json of the row,
+-- without this function; triggers.sql, pending_key).
 CREATE OR REPLACE FUNCTION lease.event_json(e lease.event)
 RETURNS text
 LANGUAGE plpgsql STABLE

@@ -41,12 +41,13 @@ import (
 // functions; a change that breaks the copying fails loudly.
 
 // seedTable is the seed's lease table, the baseline's: its columns, its key,
-// and its ids and label checked by the table's CHECKs, with today's character
-// class (the seed's refused control characters only). It stays what it is
-// when lease.session_lease changes (version 5 moved those checks to domains,
+// and its ids and label checked by the table's CHECKs, with refused, the
+// character class lease.safe_text refuses today. It stays what it is when
+// lease.session_lease changes (version 5 moved those checks to domains,
 // which cost a write less): the baseline measures the seed, not a copy of
 // the current table.
-const seedTable = `(
+func seedTable(refused string) string {
+	return `(
 	account_id  text        NOT NULL,
 	session_id  text        NOT NULL,
 	run_id      uuid        NOT NULL,
@@ -56,12 +57,14 @@ const seedTable = `(
 	renewed_at  timestamptz NOT NULL,
 	expires_at  timestamptz NOT NULL,
 	PRIMARY KEY (account_id, session_id),
-	CHECK (octet_length(account_id) BETWEEN 1 AND 512 AND account_id !~ '` + seedRefused + `'),
-	CHECK (octet_length(session_id) BETWEEN 1 AND 512 AND session_id !~ '` + seedRefused + `'),
-	CHECK (octet_length(holder) <= 256 AND holder !~ '` + seedRefused + `'))`
+	CHECK (octet_length(account_id) BETWEEN 1 AND 512 AND account_id !~ '` + refused + `'),
+	CHECK (octet_length(session_id) BETWEEN 1 AND 512 AND session_id !~ '` + refused + `'),
+	CHECK (octet_length(holder) <= 256 AND holder !~ '` + refused + `'))`
+}
 
-// seedRefused is lease.safe_text's character class.
-const seedRefused = `[\u0001-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f]`
+// refusedClass finds the character class schema.sql's domains refuse, so
+// that the seed's CHECKs cannot drift from it.
+var refusedClass = regexp.MustCompile(`refused constant text := '(\[[^']*\])'`)
 
 // copySpec is one function copied into the scratch schema.
 type copySpec struct {
@@ -96,18 +99,22 @@ var (
 
 // scratchDDL returns the statements that create the scratch schema.
 func scratchDDL(schema, channel string) ([]string, error) {
+	files := map[string]string{}
+	for _, f := range leasesql.Files() {
+		files[f.Name] = f.SQL
+	}
+	refused := refusedClass.FindStringSubmatch(files["schema.sql"])
+	if refused == nil {
+		return nil, fmt.Errorf("bench: no character class (refused constant text) in schema.sql: update sqlcopy.go")
+	}
 	s := pgx.Identifier{schema}.Sanitize()
 	stmts := []string{
 		"CREATE SCHEMA " + s,
 		"CREATE TABLE " + s + ".plain_lease (LIKE lease.session_lease INCLUDING ALL)",
-		"CREATE TABLE " + s + ".seed_lease " + seedTable,
+		"CREATE TABLE " + s + ".seed_lease " + seedTable(refused[1]),
 		"CREATE TABLE " + s + ".event_lease (LIKE lease.session_lease INCLUDING ALL)",
 		"CREATE TABLE " + s + ".event (LIKE lease.event INCLUDING ALL)",
 		"CREATE SEQUENCE " + s + ".fence_seq AS bigint",
-	}
-	files := map[string]string{}
-	for _, f := range leasesql.Files() {
-		files[f.Name] = f.SQL
 	}
 	for _, c := range copies {
 		fn, err := copyFunction(files[c.file], c, s, channel)
