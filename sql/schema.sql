@@ -110,37 +110,42 @@ SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
 DECLARE
     refused constant text := '[\u0001-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f]';
-    rules constant text[][] := ARRAY[
-        -- domain, its constraint, the rule, the table's CHECK it replaces, the column
-        ['id_text', 'id_text_check', 'octet_length(VALUE) BETWEEN 1 AND 512', 'session_lease_account_id_check', 'account_id'],
-        ['id_text', 'id_text_check', 'octet_length(VALUE) BETWEEN 1 AND 512', 'session_lease_session_id_check', 'session_id'],
-        ['holder_text', 'holder_text_check', 'octet_length(VALUE) <= 256', 'session_lease_holder_check', 'holder'],
-        ['attachment_text', 'attachment_text_check', 'octet_length(VALUE) <= 1024', 'session_lease_attachment_check', 'attachment']];
-    r text[];
+    -- each column, the table's CHECK it had, and its domain
+    columns constant text[][] := ARRAY[
+        ['account_id', 'session_lease_account_id_check', 'id_text'],
+        ['session_id', 'session_lease_session_id_check', 'id_text'],
+        ['holder', 'session_lease_holder_check', 'holder_text'],
+        ['attachment', 'session_lease_attachment_check', 'attachment_text']];
+    -- each domain and its rule; its constraint is named <domain>_check
+    domains constant text[][] := ARRAY[
+        ['id_text', 'octet_length(VALUE) BETWEEN 1 AND 512'],
+        ['holder_text', 'octet_length(VALUE) <= 256'],
+        ['attachment_text', 'octet_length(VALUE) <= 1024']];
+    c text[];
+    d text[];
     valid boolean := true;
 BEGIN
-    FOREACH r SLICE 1 IN ARRAY rules LOOP
+    FOREACH c SLICE 1 IN ARRAY columns LOOP
+        -- NULL, so no step, for a column not there yet (attachment before preempt.sql)
         IF (SELECT a.atttypid FROM pg_attribute a
-             WHERE a.attrelid = 'lease.session_lease'::regclass AND a.attname = r[5] AND NOT a.attisdropped)
-           IS DISTINCT FROM format('lease.%I', r[1])::regtype
-           AND EXISTS (SELECT FROM pg_attribute a
-                        WHERE a.attrelid = 'lease.session_lease'::regclass AND a.attname = r[5] AND NOT a.attisdropped) THEN
-            EXECUTE format('ALTER DOMAIN lease.%I DROP CONSTRAINT IF EXISTS %I', r[1], r[2]);
+             WHERE a.attrelid = 'lease.session_lease'::regclass AND a.attname = c[1] AND NOT a.attisdropped)
+           <> format('lease.%I', c[3])::regtype THEN
+            EXECUTE format('ALTER DOMAIN lease.%I DROP CONSTRAINT IF EXISTS %I', c[3], c[3] || '_check');
             EXECUTE format('ALTER TABLE lease.session_lease DROP CONSTRAINT IF EXISTS %I, ALTER COLUMN %I TYPE lease.%I',
-                           r[4], r[5], r[1]);
+                           c[2], c[1], c[3]);
         END IF;
     END LOOP;
-    FOREACH r SLICE 1 IN ARRAY rules LOOP
-        IF EXISTS (SELECT FROM pg_constraint c
-                    WHERE c.contypid = format('lease.%I', r[1])::regtype AND c.conname = r[2]
-                      AND strpos(pg_get_constraintdef(c.oid), refused) > 0) THEN
+    FOREACH d SLICE 1 IN ARRAY domains LOOP
+        IF EXISTS (SELECT FROM pg_constraint k
+                    WHERE k.contypid = format('lease.%I', d[1])::regtype AND k.conname = d[1] || '_check'
+                      AND strpos(pg_get_constraintdef(k.oid), refused) > 0) THEN
             CONTINUE;
         END IF;
-        EXECUTE format('ALTER DOMAIN lease.%I DROP CONSTRAINT IF EXISTS %I', r[1], r[2]);
+        EXECUTE format('ALTER DOMAIN lease.%I DROP CONSTRAINT IF EXISTS %I', d[1], d[1] || '_check');
         EXECUTE format('ALTER DOMAIN lease.%I ADD CONSTRAINT %I CHECK (%s AND VALUE !~ %L) NOT VALID',
-                       r[1], r[2], r[3], refused);
+                       d[1], d[1] || '_check', d[2], refused);
         BEGIN
-            EXECUTE format('ALTER DOMAIN lease.%I VALIDATE CONSTRAINT %I', r[1], r[2]);
+            EXECUTE format('ALTER DOMAIN lease.%I VALIDATE CONSTRAINT %I', d[1], d[1] || '_check');
         EXCEPTION WHEN check_violation THEN
             valid := false;
         END;
