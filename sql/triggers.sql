@@ -37,8 +37,8 @@
 -- and after the commit it sends the same payload from a transaction that
 -- writes nothing (so it waits for no flush): the trigger keeps the payload of
 -- an opted-out transition in the session, and sqlcall.NotifyPending sends it
--- (see pending_key). The value is the transaction's own
--- start time, so only a transaction-local setting opts out: a session-level SET
+-- (see pending_key). The value is the transaction's own start time, so only
+-- a transaction-local setting opts out: a session-level SET
 -- (through a transaction pooler, another client's) matches no later
 -- transaction, and every caller that does not opt out is notified here as
 -- before. The setting decides only whether this trigger sends the NOTIFY: the
@@ -57,10 +57,12 @@
 -- notifying transaction on another server connection it finds nothing and
 -- sends nothing (listeners read the event within a second,
 -- data.ListenerConfig.CatchUp). It gives a caller nothing new: anyone who may
--- connect can NOTIFY lease_events with any payload (see notify_event). The account's
--- length first, so that no two keys give the same text. Inlined (no SET
--- clause, every name qualified, nothing in it less than immutable: a SQL
--- function that is not inlined is planned again on every call).
+-- connect can NOTIFY lease_events with any payload (see notify_event).
+--
+-- The account's length comes first, so that no two keys give the same text.
+-- Inlined (no SET clause, every name qualified, nothing in it less than
+-- immutable: a SQL function that is not inlined is planned again on every
+-- call).
 CREATE OR REPLACE FUNCTION lease.pending_key(account_id text, session_id text, pub uuid)
 RETURNS text
 LANGUAGE sql IMMUTABLE
