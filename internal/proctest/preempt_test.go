@@ -46,6 +46,8 @@ func TestRunPreempted(t *testing.T) {
 		t.Errorf("the preempted run's lines about it = %q, want one naming run %s, \"phone\" and the reason", named, ev.RunID)
 	}
 	second := e.waitChildren(t, 2, 30*time.Second)[1]
+	t.Logf("the preemptor's command started %s after the preempt, %s after the old command's last record",
+		second.Start.Sub(ev.At).Round(time.Millisecond), second.Start.Sub(e.children(t)[0].End).Round(time.Millisecond))
 	if second.RunID != ev.RunID || second.Fence <= first.Fence {
 		t.Errorf("the preemptor's command runs as %v fence %d, want %v with a fence above %d", second.RunID, second.Fence, ev.RunID, first.Fence)
 	}
