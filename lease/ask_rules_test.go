@@ -113,8 +113,7 @@ func TestAskOfNotPreemptibleHolder(t *testing.T) {
 
 // TestAskMayNotJumpTheQueue: while runs are queued, an ask is refused at
 // once with ErrAskQueued and their number (nothing recorded, the holder not
-// disturbed); ThenQueue joins the queue behind them, with the run id the
-// ask used.
+// disturbed); ThenQueue joins the queue behind them.
 func TestAskMayNotJumpTheQueue(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
