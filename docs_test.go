@@ -43,6 +43,7 @@ func TestFunctionAttributes(t *testing.T) {
 	want := map[string]attrs{
 		"acquire": caller, "renew": caller, "renew_many": caller, "release": caller, "force_release": caller, "check_fence": caller,
 		"acquire_with": caller, "set_attachment": caller, "preempt": caller, "check_holder_options": invoker,
+		"preempt_stopped": caller, "preempt_pending": caller,
 		"ask_handover": caller, "hand_over": caller, "decline_handover": caller, "withdraw_handover": caller,
 		"handover_event": invoker, "handover_end": invoker, "handover_answer_of": invoker,
 		"on_session_lease_change": owner, "on_session_lease_truncate": owner, "on_session_lease_renewal": owner,

@@ -36,12 +36,17 @@ func (c *Client) Queue(ctx context.Context, p Permit) (*Lease, error) {
 	if err := c.check(p); err != nil {
 		return nil, err
 	}
+	return c.queue(ctx, p, &tracker{runID: uuid.New()})
+}
+
+// queue is Queue for tr's run id (a fresh one, or an ask's: askFallback).
+func (c *Client) queue(ctx context.Context, p Permit, tr *tracker) (*Lease, error) {
 	w, err := c.subscribe(p.req.Key)
 	if err != nil {
 		return nil, err
 	}
 	defer c.unsubscribe(w)
-	q := &queuer{c: c, req: p.req, tr: &tracker{runID: uuid.New()}}
+	q := &queuer{c: c, req: p.req, tr: tr}
 	return q.run(ctx, w)
 }
 

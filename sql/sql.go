@@ -52,7 +52,15 @@ import "embed"
 // migrates in place: no rewrite, no read of its rows
 // (lease.use_text_domains). The trigger keeps the event an opted-out call
 // wrote for the caller's notification after its commit (lease.pending_key).
-const Version = 5
+//
+// Version 6 (the busy strategies' edges): an ask to hand over records what
+// its asker declares (lease.handover_ask's preemptible and attachment, which
+// lease.hand_over writes on the lease), is refused by a not-preemptible
+// holder and behind the queue's live tickets (outcomes not_preemptible and
+// queued, lease.handover_answer's ahead), and its handed_over event names
+// the old holder (prev_holder); lease.preempted_run keeps a preempt's victim
+// until it says its work stopped (lease.preempt_stopped, preempt_pending).
+const Version = 6
 
 //go:embed *.sql
 var files embed.FS
