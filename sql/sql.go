@@ -52,7 +52,14 @@ import "embed"
 // migrates in place: no rewrite, no read of its rows
 // (lease.use_text_domains). The trigger keeps the event an opted-out call
 // wrote for the caller's notification after its commit (lease.pending_key).
-const Version = 5
+//
+// Version 6 (the queue's owners): a ticket records the login that took it
+// (lease.queue_ticket.login), one login may hold at most lease.queue_share
+// (half) of a session's queue, lease.clear_queue (lease_admin) ends one
+// ticket or a whole queue, audited as queue_left with reason "cleared: …",
+// and an expired ticket leaves with its queue_left event at the next touch
+// of its queue (lease.queue_purge) instead of at the next enqueue.
+const Version = 6
 
 //go:embed *.sql
 var files embed.FS
