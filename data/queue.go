@@ -28,6 +28,18 @@ var ErrQueueShareFull = fmt.Errorf("%w for this login", ErrQueueFull)
 // after the ticket would have expired; a new run may queue again.
 var ErrTicketCleared = errors.New("an operator cleared this run's ticket from the queue")
 
+// TicketClearedError is the ErrTicketCleared of a run whose ticket an
+// operator cleared: Message is the server's line, naming the run's public
+// id, the queue, the operator's login and reason (untrusted text).
+type TicketClearedError struct {
+	Message string
+}
+
+func (e *TicketClearedError) Error() string { return e.Message }
+
+// Is makes errors.Is(err, ErrTicketCleared) true.
+func (e *TicketClearedError) Is(target error) bool { return target == ErrTicketCleared }
+
 // QueueLimit is the most live tickets a session's queue holds
 // (lease.queue_limit).
 const QueueLimit = 64
@@ -208,8 +220,8 @@ func (s *Store) QueueLengths(ctx context.Context) (map[Key]int, error) {
 // queueError is translate, with lease.enqueue's and renew_ticket's
 // refusals as this package's errors: a full queue (SQLSTATE 54000)
 // ErrQueueFull, a login's full share (LQ001) ErrQueueShareFull, a cleared
-// ticket (LQ002) ErrTicketCleared, the last two with the server's message
-// (who cleared it and why).
+// ticket (LQ002) a *TicketClearedError, the last two with the server's
+// message (whose share; who cleared it and why).
 func queueError(err error) error {
 	switch sqlstate(err) {
 	case "54000":
@@ -217,7 +229,7 @@ func queueError(err error) error {
 	case "LQ001":
 		return fmt.Errorf("%w: %s", ErrQueueShareFull, pgerr.Server(err).Message)
 	case "LQ002":
-		return fmt.Errorf("%w: %s", ErrTicketCleared, pgerr.Server(err).Message)
+		return &TicketClearedError{Message: pgerr.Server(err).Message}
 	}
 	return translate(err)
 }
