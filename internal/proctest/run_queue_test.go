@@ -234,3 +234,36 @@ func TestRunQueuedPrintsItsPlaceWhenItMoves(t *testing.T) {
 		t.Fatalf("the last run's queue lines = %q; want its refusal with (queued: 2 ahead), then 1 ahead, then 0 ahead, once each", lines)
 	}
 }
+
+// TestRunQueuedClearedByOperatorStops (issue 37, item 6): an operator
+// clears the queue with `leasetop queue --clear` as a lease_admin login; the
+// queued `leasetop run` stops waiting (woken by the queue_left
+// notification) and exits 3 with one line naming the operator and the
+// reason, without running its command or queueing again.
+func TestRunQueuedClearedByOperatorStops(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	if _, err := e.store.Acquire(ctx, testKey, uuid.New(), time.Hour, "desktop"); err != nil {
+		t.Fatal(err)
+	}
+	waiter := e.queueRun(t, 1, "1m", "phone", "sh", "-c", "echo ran")
+	adminDSN, admin := pgtest.Login(t, e.db, "lease_admin")
+	clear := e.leasetopEnv(t, []string{"DATABASE_URL=" + adminDSN}, "queue", "--account", testKey.Account, "--session", testKey.Session,
+		"--clear", "--reason", "INC-5")
+	if got := clear.Wait(t, time.Minute); got != 0 {
+		t.Fatalf("queue --clear exit = %d; stderr: %s", got, clear.Stderr.String())
+	}
+	if got := waiter.Wait(t, time.Minute); got != 3 {
+		t.Fatalf("the cleared run's exit = %d, want 3; stderr: %s", got, waiter.Stderr.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(waiter.Stderr.String(), "\n"), "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, "cleared by "+admin) || !strings.Contains(last, "INC-5") {
+		t.Errorf("the cleared run's last line = %q, want it to name %s and the reason", last, admin)
+	}
+	if strings.Contains(waiter.Stdout.String(), "ran") {
+		t.Error("the cleared run ran its command")
+	}
+	if q, err := e.store.QueueOf(ctx, testKey); err != nil || len(q) != 0 {
+		t.Errorf("queue after the clear = %+v, %v; want empty (the run did not queue again)", q, err)
+	}
+}
