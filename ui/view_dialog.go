@@ -9,6 +9,9 @@ import (
 // it was shown (the run that will be released), live time left, and a
 // warning if the lease changed hands while the dialog was open.
 func (m *Model) viewDialog() string {
+	if m.dialog.clear != nil {
+		return m.viewClearDialog()
+	}
 	s, d := m.styles, m.dialog
 	w := m.dialogInnerWidth()
 	l := d.lease
