@@ -257,9 +257,11 @@ func TestRunQueuedClearedByOperatorStops(t *testing.T) {
 		t.Fatalf("the cleared run's exit = %d, want 3; stderr: %s", got, waiter.Stderr.String())
 	}
 	lines := strings.Split(strings.TrimSuffix(waiter.Stderr.String(), "\n"), "\n")
-	if last := lines[len(lines)-1]; !strings.Contains(last, "cleared by "+admin) || !strings.Contains(last, "INC-5") {
+	last := lines[len(lines)-1]
+	if !strings.Contains(last, "cleared by "+admin) || !strings.Contains(last, "INC-5") {
 		t.Errorf("the cleared run's last line = %q, want it to name %s and the reason", last, admin)
 	}
+	t.Logf("the cleared run said: %s", last)
 	if strings.Contains(waiter.Stdout.String(), "ran") {
 		t.Error("the cleared run ran its command")
 	}
