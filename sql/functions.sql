@@ -435,7 +435,8 @@ BEGIN
     -- queue_ticket's primary key.
     SELECT max(q.expires_at) INTO latest FROM lease.queue_ticket q
      WHERE q.account_id = acquire.account_id AND q.session_id = acquire.session_id;
-    IF latest > now_ AND NOT lease.queue_admits(acquire.account_id, acquire.session_id, pub, now_) THEN
+    IF coalesce(latest > now_, false) -- no ticket: false, not NULL, so queue_admits is not called
+       AND NOT lease.queue_admits(acquire.account_id, acquire.session_id, pub, now_) THEN
         RETURN;
     END IF;
 
