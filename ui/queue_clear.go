@@ -149,20 +149,5 @@ func (m *Model) viewClearDialog() string {
 		row("queue", waiting),
 		s.dim.Render(fit("every waiter stops waiting; the lease is not touched", w)),
 	}
-	reason := d.reason.View()
-	if !d.editing && d.reason.Value() == "" {
-		reason = s.dim.Render("(none; " + m.keys.Focus.Help().Key + " to add one)")
-	}
-	lines = append(lines, row("reason", reason), "")
-	question := s.bold.Render("Clear it? (y/N)")
-	if d.editing {
-		question = s.dim.Render("enter or tab: done · esc: cancel")
-	} else {
-		question += s.dim.Render("  " + m.keys.Confirm.Help().Key + " clear · " + m.keys.Cancel.Help().Key + " cancel")
-	}
-	lines = append(lines, question)
-	for i, line := range lines {
-		lines[i] = pad(fit(line, w), w)
-	}
-	return s.dialogBox.Render(strings.Join(lines, "\n"))
+	return m.dialogEnd(lines, row, "Clear it? (y/N)", "clear")
 }
