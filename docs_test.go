@@ -57,8 +57,9 @@ func TestFunctionAttributes(t *testing.T) {
 		"acquire_quiet": caller, "release_quiet": caller, "notify_event": owner,
 		"pending_key": {}, "use_text_domains": invoker,
 		// the queue (sql/queue.sql)
-		"enqueue": caller, "renew_ticket": caller, "cancel_ticket": caller,
+		"enqueue": caller, "renew_ticket": caller, "cancel_ticket": caller, "clear_queue": caller,
 		"queue_event": owner, "queue_granted": owner, "queue_admits": invoker, "queue_place_of": invoker, "queue_limit": {},
+		"queue_share": {}, "queue_purge": invoker, "queue_refuse_cleared": invoker,
 		// the history's partitions (sql/partition.sql)
 		"maintain_events": owner, "event_partitions": invoker, "make_event_partition": invoker, "drop_event_partitions": invoker,
 	}

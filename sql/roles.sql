@@ -8,7 +8,7 @@
 --                 post-commit path acquire_quiet, release_quiet and notify_event: programs
 --                 that own executions. No INSERT/UPDATE/DELETE: a lease changes only
 --                 through the protocol.
---   lease_admin   lease_app + EXECUTE on force_release: operators.
+--   lease_admin   lease_app + EXECUTE on force_release and the queue's clear_queue: operators.
 --   lease_preempt EXECUTE on preempt and preempt_pending: taking a lease from an unexpired
 --                 holder, and learning when its work stopped. Not nested in the others;
 --                 grant it beside lease_app to the logins that may preempt.
@@ -60,6 +60,7 @@ GRANT EXECUTE ON FUNCTION
     TO lease_app;
 
 GRANT EXECUTE ON FUNCTION lease.force_release(text, text, uuid, text) TO lease_admin;
+GRANT EXECUTE ON FUNCTION lease.clear_queue(text, text, uuid, text) TO lease_admin;
 
 GRANT EXECUTE ON FUNCTION lease.preempt(text, text, uuid, interval, text, text, boolean, text) TO lease_preempt;
 

@@ -60,6 +60,13 @@ import "embed"
 // queued, lease.handover_answer's ahead), and its handed_over event names
 // the old holder (prev_holder); lease.preempted_run keeps a preempt's victim
 // until it says its work stopped (lease.preempt_stopped, preempt_pending).
+//
+// Version 6 (the queue's owners): a ticket records the login that took it
+// (lease.queue_ticket.login), one login may hold at most lease.queue_share
+// (half) of a session's queue, lease.clear_queue (lease_admin) ends one
+// ticket or a whole queue, audited as queue_left with reason "cleared: …",
+// and an expired ticket leaves with its queue_left event at the next touch
+// of its queue (lease.queue_purge) instead of at the next enqueue.
 const Version = 6
 
 //go:embed *.sql
