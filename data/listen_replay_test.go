@@ -1,0 +1,106 @@
+package data_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
+)
+
+// replayAsNobody sends the payload of each of evs again on lease_events,
+// rounds times, as a login with CONNECT only, one transaction a round.
+func replayAsNobody(t *testing.T, db pgtest.DB, evs []data.Event, rounds int) {
+	t.Helper()
+	ctx := context.Background()
+	dsn, _ := pgtest.Login(t, db, "")
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for round := range rounds {
+		var payloads []string
+		for _, ev := range evs {
+			ev.Reason = "replay " + string(rune('a'+round%26)) // NOTIFY folds identical payloads in one transaction
+			b, err := json.Marshal(ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			payloads = append(payloads, string(b))
+		}
+		if _, err := conn.Exec(ctx, `SELECT pg_notify('lease_events', p) FROM unnest($1::text[]) p`, payloads); err != nil {
+			t.Fatalf("replay as a CONNECT-only role: %v", err)
+		}
+	}
+}
+
+// TestListenerDropsReplayedEvents (issue 37.5): notifications that name
+// events committed before the listener listened (their real payloads, sent
+// again by a role with CONNECT only) are behind its reading position: the
+// consumer's resync reflects them, and they are never delivered (counted
+// in Repeated). A new event after them is delivered once, and, while the
+// catch-up reads, so is a notification of it sent again. Without the
+// catch-up (a lease.Client that only holds) the position still drops the
+// old ids.
+func TestListenerDropsReplayedEvents(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		catchUp time.Duration
+	}{{"catch-up", 10 * time.Millisecond}, {"no catch-up", -1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := pgtest.New(t)
+			s := db.Store(t)
+			for i := range 10 {
+				k, run := data.Key{Account: "a", Session: "old" + string(rune('a'+i))}, uuid.New()
+				mustAcquire(t, s, k, run, time.Minute)
+				if i%2 == 0 {
+					if _, err := s.ForceRelease(ctx, k, data.PublicRunID(run), "old"); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			old := events(t, s)
+			l := startListener(t, s, data.ListenerConfig{CatchUp: tc.catchUp})
+			waitResync(t, l)
+
+			replayAsNobody(t, db, old, 20)
+			mustAcquire(t, s, data.Key{Account: "a", Session: "new"}, uuid.New(), time.Minute)
+			var fresh data.Event
+			for replayed := 0; fresh.ID == 0; {
+				switch ev := waitEvent(t, l); {
+				case ev.Key.Session == "new":
+					fresh = ev
+				case replayed == 0:
+					t.Errorf("old event %d (%s) delivered again after it was replayed", ev.ID, ev.Kind)
+					fallthrough
+				default:
+					replayed++
+				}
+			}
+			if got, want := l.Repeated(), int64(20*len(old)); got != want {
+				t.Errorf("Repeated() = %d, want %d (every replay)", got, want)
+			}
+			if tc.catchUp < 0 {
+				return
+			}
+			replayAsNobody(t, db, []data.Event{fresh}, 5)
+			marker := silentAcquire(t, db.Conn(t), data.Key{Account: "a", Session: "marker"}, uuid.New())
+			for {
+				ev := waitEvent(t, l)
+				if ev.ID == fresh.ID {
+					t.Fatalf("event %d delivered again after its notification was sent again", ev.ID)
+				}
+				if ev.ID == marker {
+					break
+				}
+			}
+		})
+	}
+}
