@@ -2,43 +2,14 @@ package data_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
 )
-
-// replayAsNobody sends the payload of each of evs again on lease_events,
-// rounds times, as a login with CONNECT only, one transaction a round.
-func replayAsNobody(t *testing.T, db pgtest.DB, evs []data.Event, rounds int) {
-	t.Helper()
-	ctx := context.Background()
-	dsn, _ := pgtest.Login(t, db, "")
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	for round := range rounds {
-		var payloads []string
-		for _, ev := range evs {
-			ev.Reason = "replay " + string(rune('a'+round%26)) // NOTIFY folds identical payloads in one transaction
-			b, err := json.Marshal(ev)
-			if err != nil {
-				t.Fatal(err)
-			}
-			payloads = append(payloads, string(b))
-		}
-		if _, err := conn.Exec(ctx, `SELECT pg_notify('lease_events', p) FROM unnest($1::text[]) p`, payloads); err != nil {
-			t.Fatalf("replay as a CONNECT-only role: %v", err)
-		}
-	}
-}
 
 // TestListenerDropsReplayedEvents (issue 37.5): notifications that name
 // events committed before the listener listened (their real payloads, sent
@@ -70,7 +41,10 @@ func TestListenerDropsReplayedEvents(t *testing.T) {
 			l := startListener(t, s, data.ListenerConfig{CatchUp: tc.catchUp})
 			waitResync(t, l)
 
-			replayAsNobody(t, db, old, 20)
+			nobody := pgtest.ConnectNobody(t, db)
+			for range 20 {
+				nobody.Notify(t, pgtest.Replays(t, old, 1))
+			}
 			mustAcquire(t, s, data.Key{Account: "a", Session: "new"}, uuid.New(), time.Minute)
 			var fresh data.Event
 			for replayed := 0; fresh.ID == 0; {
@@ -90,7 +64,7 @@ func TestListenerDropsReplayedEvents(t *testing.T) {
 			if tc.catchUp < 0 {
 				return
 			}
-			replayAsNobody(t, db, []data.Event{fresh}, 5)
+			nobody.Notify(t, pgtest.Replays(t, []data.Event{fresh}, 5))
 			marker := silentAcquire(t, db.Conn(t), data.Key{Account: "a", Session: "marker"}, uuid.New())
 			for {
 				ev := waitEvent(t, l)

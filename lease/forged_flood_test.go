@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
@@ -39,15 +38,6 @@ func (a *attemptLog) counts() (acquires, renewals int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.acquires, a.renewals
-}
-
-// notifyAll sends every payload on lease_events from conn, in one
-// transaction (each payload differs: NOTIFY folds identical ones).
-func notifyAll(t *testing.T, conn *pgx.Conn, payloads []string) {
-	t.Helper()
-	if _, err := conn.Exec(context.Background(), `SELECT pg_notify('lease_events', p) FROM unnest($1::text[]) p`, payloads); err != nil {
-		t.Fatalf("pg_notify as a CONNECT-only role: %v", err)
-	}
 }
 
 // forged returns a notification payload claiming an event of kind with id
@@ -128,12 +118,7 @@ func TestForgedNotificationFloodCostsABoundedRead(t *testing.T) {
 	wacq, _ := wlog.counts()
 	started := time.Now()
 
-	nobody, _ := pgtest.Login(t, db, "")
-	attacker, err := pgx.Connect(context.Background(), nobody)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer attacker.Close(context.Background())
+	attacker := pgtest.ConnectNobody(t, db)
 	future := pastID + 1_000_000
 	var payloads []string
 	n := 0
@@ -158,7 +143,7 @@ func TestForgedNotificationFloodCostsABoundedRead(t *testing.T) {
 		}
 	}
 	for chunk := range 100 { // 100 transactions of 20, as they come
-		notifyAll(t, attacker, payloads[chunk*20:(chunk+1)*20])
+		attacker.Notify(t, payloads[chunk*20:(chunk+1)*20])
 	}
 
 	// Notifications arrive in order: once a real forced release sent after
@@ -227,12 +212,7 @@ func TestResyncsRenewAtMostOnceAGap(t *testing.T) {
 	asked := lease.ResyncsAsked(c)
 	started := time.Now()
 
-	nobody, _ := pgtest.Login(t, db, "")
-	attacker, err := pgx.Connect(context.Background(), nobody)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer attacker.Close(context.Background())
+	attacker := pgtest.ConnectNobody(t, db)
 	future := lastEventID(t, db) + 1_000_000
 	for burst := range 10 { // 10 commits of 2000: each arrives at once
 		payloads := make([]string, 2000)
@@ -240,7 +220,7 @@ func TestResyncsRenewAtMostOnceAGap(t *testing.T) {
 			n := burst*len(payloads) + i
 			payloads[i] = forged(t, future+int64(n), data.KindTakenOver, ls[n%holders].Key(), uuid.New(), n)
 		}
-		notifyAll(t, attacker, payloads)
+		attacker.Notify(t, payloads)
 	}
 	if _, err := db.Store(t).ForceRelease(context.Background(), last.Key(), last.RunID(), "after the flood"); err != nil {
 		t.Fatal(err)
