@@ -175,8 +175,11 @@ func (l *Listener) Missing(ids []int64) {
 // one may still commit, and the resync reads only what has): up to
 // maxResume ids; past that it starts after the newest again, keeping the
 // old gaps. It places the cursor when the catch-up does not read too
-// (CatchUp < 0), as the reading position. A failed read returns its error
-// and leaves the position unknown: every notification is delivered.
+// (CatchUp < 0), as the reading position, after the newest every time:
+// nothing then delivers a gap's row, so there is nothing to go on from. A
+// failed read returns its error and leaves the position unknown; the
+// listener then drops the connection, unless the login may not read
+// lease.event at all, and then delivers every notification.
 func (l *Listener) startCatchUp(ctx context.Context) error {
 	l.catch.mu.Lock()
 	l.catch.gen++
@@ -185,8 +188,9 @@ func (l *Listener) startCatchUp(ctx context.Context) error {
 	l.catch.mu.Unlock()
 	rctx, cancel := context.WithTimeout(ctx, pollTimeout)
 	defer cancel()
+	reads := l.cfg.CatchUp > 0
 	var cur pollCursor
-	if old.started {
+	if old.started && reads {
 		ids, err := l.store.eventIDsAfter(rctx, old.after, maxResume)
 		if err != nil {
 			return err
@@ -202,7 +206,9 @@ func (l *Listener) startCatchUp(ctx context.Context) error {
 		}
 		cur = pollCursor{window: l.cfg.PollWindow}
 		cur.start(ids)
-		cur.keep(old)
+		if reads {
+			cur.keep(old)
+		}
 	}
 	l.catch.mu.Lock()
 	defer l.catch.mu.Unlock()
@@ -211,7 +217,7 @@ func (l *Listener) startCatchUp(ctx context.Context) error {
 	l.catch.heard = make(map[int64]heardNote)
 	l.catch.pending = make(map[int64]pendingRow)
 	l.catch.skipped = make(map[int64]Event)
-	l.catch.started, l.catch.reads = true, l.cfg.CatchUp > 0
+	l.catch.started, l.catch.reads = true, reads
 	return nil
 }
 

@@ -65,7 +65,8 @@ type notifier struct {
 	// resyncsAsked counts the resyncs asked for, handed on or not (resync.go).
 	resyncsAsked atomic.Int64
 	// unverified is set once the login was refused a read of lease.event:
-	// notifications are handed on as they came, truncations never.
+	// a notification cannot be confirmed, and counts as a resync
+	// (readback.go).
 	unverified atomic.Bool
 }
 

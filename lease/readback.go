@@ -21,12 +21,12 @@ const readBackTimeout = 10 * time.Second
 // notifications name no row and are dropped: a renewal by another run
 // follows an ownership change, whose own event is delivered.
 //
-// A login that may not read lease.event cannot confirm anything: its
-// notifications are handed on as hints (a holder then checks by renewing,
-// at most once every resyncGap), except truncations, never acted on
-// unconfirmed: a lease the table lost is found lost at its next renewal.
-// A read that fails for another reason drops the batch and asks for a
-// resync: something may have been missed.
+// A login that may not read lease.event cannot confirm anything: a batch
+// that names a watched key then counts as a resync (rate-limited: the
+// holders renew early, once a gap, and the waiters try again), and a
+// truncation as nothing: a lease the table lost is found lost at its next
+// renewal. A read that fails for another reason drops the batch and asks
+// for a resync too: something may have been missed.
 func (n *notifier) readBack(ctx context.Context, ln *data.Listener, notes []data.Event) (rows []data.Event, resync bool) {
 	wanted, unread := n.wanted(notes)
 	if len(unread) > 0 {
@@ -36,7 +36,7 @@ func (n *notifier) readBack(ctx context.Context, ln *data.Listener, notes []data
 		return nil, false
 	}
 	if n.unverified.Load() {
-		return hints(wanted), false
+		return nil, namesAKey(wanted)
 	}
 	n.reads.Add(1)
 	rctx, cancel := context.WithTimeout(ctx, readBackTimeout)
@@ -47,7 +47,7 @@ func (n *notifier) readBack(ctx context.Context, ln *data.Listener, notes []data
 		return rows, false
 	case errors.Is(err, data.ErrPermission) || errors.Is(err, data.ErrSchema):
 		n.unverified.Store(true)
-		return hints(wanted), false
+		return nil, namesAKey(wanted)
 	}
 	return nil, ctx.Err() == nil
 }
@@ -69,8 +69,7 @@ func (n *notifier) wanted(notes []data.Event) (wanted []data.Event, unread []int
 	return wanted, unread
 }
 
-// hints returns notifications that cannot be read back as they came, less
-// the truncations.
-func hints(notes []data.Event) []data.Event {
-	return slices.DeleteFunc(slices.Clone(notes), func(ev data.Event) bool { return ev.Kind == data.KindTruncated })
+// namesAKey reports whether one of notes is not a truncation.
+func namesAKey(notes []data.Event) bool {
+	return slices.ContainsFunc(notes, func(ev data.Event) bool { return ev.Kind != data.KindTruncated })
 }
