@@ -47,13 +47,7 @@ func TestReplayedEventsWakeNobody(t *testing.T) {
 			}
 		}
 	}
-	var old []data.Event
-	for ev, err := range admin.Events(ctx, 0) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		old = append(old, ev)
-	}
+	old := pgtest.History(t, admin)
 
 	other := newClient(t, admin, lease.Config{TTL: floodTTL})
 	blocker := acquire(t, other, permit(t, other, busy, "other"))

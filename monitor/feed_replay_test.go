@@ -36,13 +36,7 @@ func TestReplayedEventsAreNotCountedAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var old []data.Event
-	for ev, err := range s.Events(ctx, 0) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		old = append(old, ev)
-	}
+	old := pgtest.History(t, s)
 	if len(old) != 20 {
 		t.Fatalf("%d old events, want 20", len(old))
 	}

@@ -1,12 +1,10 @@
 package cli_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
 )
 
@@ -18,19 +16,12 @@ import (
 // once, and a real event after the replays is printed too.
 func TestEventsFollowPrintsNoReplay(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	db := pgtest.New(t)
 	s := db.Store(t)
 	for i := range 10 {
 		pgtest.MarkerEvent(t, db, "old"+string(rune('a'+i)), false)
 	}
-	var old []data.Event
-	for ev, err := range s.Events(ctx, 0) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		old = append(old, ev)
-	}
+	old := pgtest.History(t, s)
 	pgtest.BulkEvents(t, db, 4100)
 	out, errOut := follow(t, map[string]string{"DATABASE_URL": db.URL}, "--since", "0")
 	pgtest.Eventually(t, 30*time.Second, "following events live", func() bool {

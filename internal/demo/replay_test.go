@@ -36,13 +36,7 @@ func TestHeadlessDemoShowsOnlyEventsItReadBack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var old []data.Event
-	for ev, err := range s.Events(ctx, 0) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		old = append(old, ev)
-	}
+	old := pgtest.History(t, s)
 
 	p := startLeasetop(t, "demo", "--headless", "--duration", "12s", "--ttl", "2s", "--seed", "3", "--no-chaos", "--dsn", db.URL)
 	account := p.waitFor(regexp.MustCompile(`online\s+\S+ pid \d+: (\S+), open on`), 60*time.Second)[1]

@@ -41,13 +41,7 @@ func TestReplayedEventsAreNotCounted(t *testing.T) {
 	if _, err := s.ForceReleaseAny(ctx, forced, "old"); err != nil {
 		t.Fatal(err)
 	}
-	var old []data.Event
-	for ev, err := range s.Events(ctx, 0) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		old = append(old, ev)
-	}
+	old := pgtest.History(t, s)
 	pgtest.BulkEvents(t, db, 600)
 
 	p := startExporter(t, db.URL)

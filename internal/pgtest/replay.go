@@ -57,3 +57,17 @@ func Replays(t testing.TB, evs []data.Event, rounds int) []string {
 	}
 	return out
 }
+
+// History returns every event of lease.event, oldest first: what a test
+// sends again.
+func History(t testing.TB, s *data.Store) []data.Event {
+	t.Helper()
+	var evs []data.Event
+	for ev, err := range s.Events(context.Background(), 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
