@@ -35,6 +35,20 @@ import (
 // has already read and skipped (kept for that, within PollWindow of the
 // newest). A notification the listener drops (its consumer is behind) is
 // not counted as heard either.
+//
+// The catch-up's cursor is also the listener's reading position, placed on
+// every connection before the consumer is told to resync, whether or not
+// the catch-up reads (ListenerConfig.CatchUp): every id at or below the
+// newest id read that is not a gap names a row that had committed by then,
+// which the consumer's resync reflects, or that the listener has handed to
+// it since. A notification naming such an id (anyone may send an old id
+// again) is dropped and counted (Listener.Repeated), never delivered: a
+// consumer counts each committed event once, and a notification costs it
+// nothing when it names what its snapshot already holds. An id that was a
+// gap, or is newer, is still open; while the catch-up reads, a second
+// notification of an id already handed over is dropped too. Ids more than
+// PollWindow below the newest when the first connection starts count as
+// committed, as they do for poll mode.
 
 // DefaultCatchUp is how often a listening listener reads lease.event for
 // transitions whose notification never came.
@@ -54,8 +68,9 @@ const maxHeard = 1 << 16
 // goroutine, told of notifications on pgxlisten's.
 type catchUp struct {
 	mu      sync.Mutex
-	gen     int // bumped by every start: a read made before one is stale
-	started bool
+	gen     int  // bumped by every start: a read made before one is stale
+	started bool // the position is known: cur is placed
+	reads   bool // the catch-up reads (ListenerConfig.CatchUp > 0): notifications are remembered as heard
 	cur     pollCursor
 	heard   map[int64]heardNote
 	pending map[int64]pendingRow
@@ -77,21 +92,36 @@ type pendingRow struct {
 	read time.Time
 }
 
-// hear records a notification received on the current connection.
-func (c *catchUp) hear(ev Event) {
+// hear records a notification received on the current connection and
+// reports whether it is new to the reading position: false when it names
+// an id the position covers (a row committed before the connection started,
+// or read and handed over since) or, while the catch-up reads, one already
+// heard. A renewal notification names no row and is always new.
+func (c *catchUp) hear(ev Event) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.started {
-		return
+	if !c.started || ev.Kind == KindRenewed {
+		return true
 	}
-	if p, ok := c.pending[ev.ID]; ok && noteOf(p.ev) == noteOf(ev) {
-		delete(c.pending, ev.ID)
-		c.skip(p.ev)
-		return
+	if p, ok := c.pending[ev.ID]; ok { // read, its notification awaited
+		if noteOf(p.ev) == noteOf(ev) {
+			delete(c.pending, ev.ID)
+			c.skip(p.ev)
+			return true
+		}
+	} else if c.cur.covers(ev.ID) {
+		return false
+	}
+	if !c.reads {
+		return true
+	}
+	if _, ok := c.heard[ev.ID]; ok {
+		return false // heard already, and not reported missing
 	}
 	if len(c.heard) < maxHeard {
 		c.heard[ev.ID] = noteOf(ev)
 	}
+	return true
 }
 
 // unhear forgets a notification that was not delivered after all.
@@ -136,19 +166,21 @@ func (l *Listener) Missing(ids []int64) {
 	}
 }
 
-// startCatchUp places the catch-up's cursor after the newest event, once a
-// new connection listens and before the consumer is told to resync: what
-// commits before this read, the resync reads; what commits after it is
-// either notified or read by the catch-up. After a reconnection it goes on
-// from the last connection's cursor instead, with its gaps, and lists as
-// gaps the ids missing since (a transaction that drew one may still commit,
-// and the resync reads only what has): up to maxResume ids; past that it
-// starts after the newest again, keeping the old gaps. A failed read
-// leaves the catch-up stopped until the next connection.
-func (l *Listener) startCatchUp(ctx context.Context) {
-	if l.cfg.CatchUp <= 0 {
-		return
-	}
+// startCatchUp places the catch-up's cursor (the reading position) after
+// the newest event, once a new connection listens and before the consumer
+// is told to resync: what commits before this read, the resync reads; what
+// commits after it is either notified or read by the catch-up. After a
+// reconnection it goes on from the last connection's cursor instead, with
+// its gaps, and lists as gaps the ids missing since (a transaction that drew
+// one may still commit, and the resync reads only what has): up to
+// maxResume ids; past that it starts after the newest again, keeping the
+// old gaps. It places the cursor when the catch-up does not read too
+// (CatchUp < 0), as the reading position, after the newest every time:
+// nothing then delivers a gap's row, so there is nothing to go on from. A
+// failed read returns its error and leaves the position unknown; the
+// listener then drops the connection, unless the login may not read
+// lease.event at all, and then delivers every notification.
+func (l *Listener) startCatchUp(ctx context.Context) error {
 	l.catch.mu.Lock()
 	l.catch.gen++
 	l.catch.started = false
@@ -156,11 +188,12 @@ func (l *Listener) startCatchUp(ctx context.Context) {
 	l.catch.mu.Unlock()
 	rctx, cancel := context.WithTimeout(ctx, pollTimeout)
 	defer cancel()
+	reads := l.cfg.CatchUp > 0
 	var cur pollCursor
-	if old.started {
+	if old.started && reads {
 		ids, err := l.store.eventIDsAfter(rctx, old.after, maxResume)
 		if err != nil {
-			return
+			return err
 		}
 		if len(ids) < maxResume {
 			cur = old.resume(ids)
@@ -169,11 +202,13 @@ func (l *Listener) startCatchUp(ctx context.Context) {
 	if !cur.started {
 		ids, err := l.store.recentEventIDs(rctx, l.cfg.PollWindow)
 		if err != nil {
-			return
+			return err
 		}
 		cur = pollCursor{window: l.cfg.PollWindow}
 		cur.start(ids)
-		cur.keep(old)
+		if reads {
+			cur.keep(old)
+		}
 	}
 	l.catch.mu.Lock()
 	defer l.catch.mu.Unlock()
@@ -182,7 +217,8 @@ func (l *Listener) startCatchUp(ctx context.Context) {
 	l.catch.heard = make(map[int64]heardNote)
 	l.catch.pending = make(map[int64]pendingRow)
 	l.catch.skipped = make(map[int64]Event)
-	l.catch.started = true
+	l.catch.started, l.catch.reads = true, reads
+	return nil
 }
 
 // maxResume is how many ids committed while the listener was away the

@@ -2,7 +2,9 @@
 // functions (Acquire, Renew, Release, ForceRelease), reads of the live leases
 // and the event history (Snapshot, Events, EventsFor), the schema
 // migration, decoding of lease_events notifications and a Listener that
-// delivers them, reconnecting and resyncing as needed.
+// delivers them, reconnecting and resyncing as needed, never one that names
+// an event its consumer's snapshot holds already; its consumer reads them
+// back (Listener.ReadBack) before it acts.
 //
 // All writes go through the SQL functions in schema lease (see sql/); this
 // package translates their outcomes and the driver's errors into typed errors

@@ -128,9 +128,12 @@ type ListenerState struct {
 // what a notification said; consumers de-duplicate by event id. Malformed
 // payloads are counted and dropped, never fatal. Any role that may connect
 // can NOTIFY, so a notification is only a claim: a "truncated" one is
-// delivered like any other event, and the consumer reads it back before it
-// acts on it (monitor.Feed resyncs only for a truncated row that lease.event
-// really holds).
+// delivered like any other event, and the consumer reads it back
+// (ReadBack) before it acts on it (monitor.Feed resyncs only for a
+// truncated row that lease.event really holds). A notification naming an
+// event behind the listener's reading position (committed before the
+// connection listened, or delivered already) is not delivered at all
+// (Repeated): an old id sent again is no news to any consumer.
 //
 // A new connection counts as live only once it has heard its own ping. When
 // listening cannot work (a hot standby, the store's own connection through
@@ -162,6 +165,7 @@ type Listener struct {
 
 	malformed atomic.Int64
 	dropped   atomic.Int64
+	repeated  atomic.Int64
 }
 
 // NewListener returns a listener on the store's database. Start it with Run.
@@ -224,6 +228,13 @@ func (l *Listener) Malformed() int64 { return l.malformed.Load() }
 // Dropped returns how many notifications were dropped because the consumer
 // was behind (each run of drops followed by a resync marker).
 func (l *Listener) Dropped() int64 { return l.dropped.Load() }
+
+// Repeated returns how many notifications were dropped because they named
+// an event behind the listener's reading position: one committed before
+// its connection started listening (which the consumer's resync reflects),
+// or one it has delivered already (see catchup.go). Anyone who may connect
+// can send an old event id again; such a notification is never delivered.
+func (l *Listener) Repeated() int64 { return l.repeated.Load() }
 
 // Run listens until ctx is cancelled, reconnecting as needed, or polls when
 // listening cannot work. It returns nil when ctx is cancelled, and a
@@ -440,10 +451,20 @@ func (l *Listener) proveNew(ctx context.Context, cancel context.CancelCauseFunc)
 		cancel(err)
 	default:
 		l.touch()
-		l.startCatchUp(ctx)
+		if err := l.startCatchUp(ctx); err != nil && !unreadable(err) {
+			cancel(err) // no reading position: try again on a new connection
+			return
+		}
 		l.setStatus(ListenerLive, nil)
 		l.box.resync()
 	}
+}
+
+// unreadable reports whether err says that the login may not read
+// lease.event (no lease_reader) or that it is missing: the listener then
+// listens without a reading position, and delivers every notification.
+func unreadable(err error) bool {
+	return errors.Is(err, ErrPermission) || errors.Is(err, ErrSchema)
 }
 
 func (l *Listener) ping(ctx context.Context) error {
@@ -494,7 +515,10 @@ func (h eventHandler) HandleNotification(_ context.Context, n *pgconn.Notificati
 		l.malformed.Add(1)
 		return nil // counted and dropped; an error here would read as a connection failure
 	}
-	l.catch.hear(ev) // before the consumer can report it Missing
+	if !l.catch.hear(ev) { // before the consumer can report it Missing
+		l.repeated.Add(1) // its row is behind the reading position: nothing new
+		return nil
+	}
 	if !l.deliver(ev) {
 		l.catch.unhear(ev.ID) // the consumer never gets to read it back
 	}

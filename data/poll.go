@@ -276,6 +276,17 @@ func (c *pollCursor) mark(from int64, ids []int64) {
 	}
 }
 
+// covers reports whether id is behind the cursor: at or below the newest
+// id read and not a gap, so its row had committed when it was read (or the
+// id was never drawn, or its transaction rolled back).
+func (c *pollCursor) covers(id int64) bool {
+	if !c.started || id > c.after {
+		return false
+	}
+	_, gap := c.gaps[id]
+	return !gap
+}
+
 // gapList returns the gaps, ascending.
 func (c *pollCursor) gapList() []int64 { return slices.Sorted(maps.Keys(c.gaps)) }
 

@@ -33,7 +33,7 @@ func New(store *data.Store, cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{store: store, cfg: cfg, renewer: newRenewer(store, cfg), closing: make(chan struct{})}
-	c.notes = newNotifier(store, cfg.Listener, &c.wg)
+	c.notes = newNotifier(store, cfg.Listener, resyncGap(cfg), &c.wg)
 	return c, nil
 }
 

@@ -11,3 +11,11 @@ func NotifiedClaims(c *Client) int64 { return c.notes.claims.Load() }
 // ListenerStarts returns how many times c's notifier started (or
 // restarted) its listener.
 func ListenerStarts(c *Client) int64 { return c.notes.starts.Load() }
+
+// NotifierReads returns how many read-backs of notifications c's notifier
+// has made (one a batch that names a key it watches, or a truncation).
+func NotifierReads(c *Client) int64 { return c.notes.reads.Load() }
+
+// ResyncsAsked returns how many resyncs c's notifier was asked for (by its
+// listener, or by a truncation read back), handed on or not.
+func ResyncsAsked(c *Client) int64 { return c.notes.resyncsAsked.Load() }

@@ -38,7 +38,7 @@ func (l *Lease) keep(sent time.Time) {
 		case <-t.C:
 		case <-l.early:
 		case <-l.check: // the holder watch (watch.go)
-			if wait := checkGap - time.Since(lastCheck); wait > 0 {
+			if wait := l.gapBetweenChecks() - time.Since(lastCheck); wait > 0 {
 				if checkLate == nil {
 					checkLate = time.After(wait)
 				}

@@ -163,10 +163,11 @@ func (l *Lease) TTL() time.Duration { return l.cfg.TTL }
 //
 // A loss is noticed at once, not at the next renewal: the Client listens to
 // the keys it holds, and any event naming one that is not this run's own (a
-// forced release, a takeover...) makes it renew that lease right away; a
-// refusal cancels the context within a round trip of the notification (in
-// poll mode, of the poll that read it). The notification itself proves
-// nothing: only the database's answer ends the lease.
+// forced release, a takeover...) makes it check that lease right away; a
+// lease the check finds gone cancels the context within a round trip of the
+// notification (in poll mode, of the poll that read it). The notification
+// itself proves nothing: the Client acts only on the event row it reads
+// back, and only the database's answer ends the lease.
 func (l *Lease) Context() context.Context { return l.ctx }
 
 // Done is Context().Done().

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/leasetop/leasetop/data"
 )
@@ -25,10 +26,20 @@ import (
 // that only holds leases pays for a LISTEN connection and its pings, not
 // for a read every 300 ms. The listener restarts when the first waiter
 // comes or the last goes (the restart is a resync: holders renew early).
+//
+// Anyone who may connect can NOTIFY, so nothing a notification says costs
+// more than a bounded read (readback.go): the notifier reads a batch's
+// notifications back in one read, only when one of them names a key it
+// listens to or a truncation, and hands on the rows, never the payloads;
+// the listener has already dropped those naming an event behind its
+// reading position (data.Listener.Repeated). A truncation is acted on only
+// once read back. Resyncs, which make every holder renew and every waiter
+// try again, are handed on at most once every resyncGap (resync.go).
 type notifier struct {
 	store *data.Store
 	cfg   data.ListenerConfig
 	wg    *sync.WaitGroup // the Client's: Close waits for the listener
+	gap   time.Duration   // the least time between two resyncs handed on
 
 	mu     sync.Mutex
 	closed bool
@@ -49,6 +60,14 @@ type notifier struct {
 	claims atomic.Int64
 	// starts counts the listeners started (and restarted).
 	starts atomic.Int64
+	// reads counts the read-backs of notifications (readback.go).
+	reads atomic.Int64
+	// resyncsAsked counts the resyncs asked for, handed on or not (resync.go).
+	resyncsAsked atomic.Int64
+	// unverified is set once the login was refused a read of lease.event:
+	// a notification cannot be confirmed, and counts as a resync
+	// (readback.go).
+	unverified atomic.Bool
 }
 
 // notice is what a subscription hears: an event naming its key, a resync
@@ -70,8 +89,10 @@ type subscription struct {
 	catchUp bool // a waiter's: the listener reads the catch-up while it listens
 }
 
-func newNotifier(store *data.Store, cfg data.ListenerConfig, wg *sync.WaitGroup) *notifier {
-	return &notifier{store: store, cfg: cfg, wg: wg, subs: make(map[Key]map[*subscription]struct{})}
+// newNotifier returns a Client's notifier: cfg configures its listeners,
+// and resyncs are handed on at most once every gap.
+func newNotifier(store *data.Store, cfg data.ListenerConfig, gap time.Duration, wg *sync.WaitGroup) *notifier {
+	return &notifier{store: store, cfg: cfg, gap: gap, wg: wg, subs: make(map[Key]map[*subscription]struct{})}
 }
 
 // listen subscribes a waiter's fn to key's notices, starting the listener
@@ -167,7 +188,8 @@ func (n *notifier) close() {
 }
 
 // run runs one data.Listener until ctx is cancelled and hands what it
-// delivers to the subscriptions of the keys it names.
+// delivers to the subscriptions of the keys it names: rows of lease.event,
+// notifications once read back.
 func (n *notifier) run(ctx context.Context, cfg data.ListenerConfig) {
 	ln := n.store.NewListener(cfg)
 	done := make(chan struct{})
@@ -176,39 +198,42 @@ func (n *notifier) run(ctx context.Context, cfg data.ListenerConfig) {
 		_ = ln.Run(ctx) // returns nil when ctx is cancelled; it reconnects on its own
 	}()
 	defer func() { <-done }()
+	owed := newResyncs(n.gap)
+	defer owed.stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-owed.due():
+			n.resyncOwed(owed)
 		case b := <-ln.Batches():
-			if b.Resync {
-				n.broadcast(notice{resync: true})
+			evs, again := b.Events, b.Resync
+			if b.Source == data.FromNotify && !b.Resync {
+				evs, again = n.readBack(ctx, ln, evs)
 			}
-			n.deliver(b.Events) // whatever their source: each only wakes, or makes a holder check
+			if n.deliver(evs) || again { // each event only wakes, or makes a holder check
+				n.resync(owed)
+			}
 		}
 	}
 }
 
-// deliver hands each event to its key's subscriptions; a truncation names
-// no key and ends every lease: it reaches them all as a resync.
-func (n *notifier) deliver(evs []data.Event) {
+// deliver hands each event to its key's subscriptions. It reports whether
+// one was a truncation, which names no key and ends every lease: it
+// reaches them all as a resync.
+func (n *notifier) deliver(evs []data.Event) (truncated bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, ev := range evs {
 		if ev.Kind == data.KindTruncated {
-			n.broadcastLocked(notice{resync: true})
+			truncated = true
 			continue
 		}
 		for s := range n.subs[ev.Key] {
 			s.fn(notice{ev: ev})
 		}
 	}
-}
-
-func (n *notifier) broadcast(no notice) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.broadcastLocked(no)
+	return truncated
 }
 
 // broadcastLocked hands no to every subscription; n.mu must be held.

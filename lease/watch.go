@@ -32,7 +32,10 @@ import (
 // on its own instead, as before: granted, a later deadline; refused, lost
 // as a refused heartbeat loses it. A flood of forged notifications costs
 // one check in flight per lease at a time (checks coalesce) and at least
-// checkGap between two. A resync of the
+// checkGap between two, or resyncGap between two checks by renewal. A
+// notification reaches the watch only once the Client's notifier has read
+// its row back (readback.go), so a forged one costs one read a batch and
+// no check. A resync of the
 // listener (it has just started listening, or reconnected, or dropped
 // notifications: something may have been missed) pulls every held lease
 // into the next renewal batch, so an event between the grant and the
@@ -44,6 +47,16 @@ import (
 
 // checkGap is the least time between two checks of one lease.
 const checkGap = 10 * time.Millisecond
+
+// gapBetweenChecks is the least time between two checks of l: checkGap
+// for a read of its row, and for a login that checks by renewing, the gap
+// between two early renewals (resyncGap).
+func (l *Lease) gapBetweenChecks() time.Duration {
+	if l.client.notes.renewToCheck.Load() {
+		return resyncGap(l.cfg)
+	}
+	return checkGap
+}
 
 // watch subscribes l to its key's notices. Without a subscription (the
 // Client is closed) the lease is kept by its heartbeat alone.
@@ -85,8 +98,13 @@ func (l *Lease) onNotice(n notice) {
 // concerns a lease that watches its asks (Lease.Asked), whose check reads
 // the ask in the renewal's round trip (renewer.renewOne) and delivers it at
 // once; a declined or expired ask never ends a lease; handed_over is an
-// ownership change like a takeover.
+// ownership change like a takeover. An event with a fence below this run's
+// happened before it was granted the lease, and concerns it in no way: a
+// row read back that someone sent again.
 func (l *Lease) concerns(ev data.Event) bool {
+	if ev.Fence > 0 && ev.Fence < l.token.Fence {
+		return false // from before this run's grant (fences only grow): it cannot end it
+	}
 	switch ev.Kind {
 	case data.KindQueueJoined, data.KindQueueLeft:
 		return false // the queue's tickets never end a lease (sql/queue.sql)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgserver"
 	"github.com/leasetop/leasetop/internal/pgtest"
@@ -65,12 +67,21 @@ func TestHolderWatchForcedRelease(t *testing.T) {
 }
 
 // TestHolderWatchIgnoresForgedNotify: a notification claiming that the held
-// lease was force-released, sent by anyone who may connect, only makes the
-// holder check: the check reads the row, which still names the run, and the
-// lease stays held, its expiry unmoved (the check writes nothing).
+// lease was force-released, sent by anyone who may connect, is read back
+// once by the Client's notifier, finds no row and makes nobody check. A
+// real event that names the key and another run (a zombie: the run the
+// lease was taken over from renewing) makes the holder check: the check
+// reads the row, which still names the run, and the lease stays held, its
+// expiry unmoved (the check writes nothing).
 func TestHolderWatchIgnoresForgedNotify(t *testing.T) {
+	ctx := context.Background()
 	db := pgtest.New(t)
-	store, pool := db.Store(t), db.Pool(t)
+	store, pool, conn := db.Store(t), db.Pool(t), db.Conn(t)
+	zombie := uuid.New()
+	if _, err := conn.Exec(ctx, `SELECT lease.acquire($1, $2, $3, '1 millisecond', 'zombie')`, testKey.Account, testKey.Session, zombie); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.WaitExpired(t, conn, testKey)
 	c := newClient(t, store, lease.Config{TTL: watchTTL})
 	l := acquire(t, c, permit(t, c, testKey, "held"))
 	granted := l.State().ExpiresAt
@@ -79,15 +90,24 @@ func TestHolderWatchIgnoresForgedNotify(t *testing.T) {
 	pgtest.Eventually(t, 10*time.Second, "the renewal at the listener's start", func() bool {
 		return l.State().ExpiresAt.After(granted)
 	})
-	before, checks := l.State().ExpiresAt, lease.HolderChecks(c)
+	before, checks, reads := l.State().ExpiresAt, lease.HolderChecks(c), lease.NotifierReads(c)
 	forged := fmt.Sprintf(`{"id":987654321,"kind":"force_released","account_id":%q,"session_id":%q,"run_id":%q,"fence":%d,"actor":"mallory"}`,
 		testKey.Account, testKey.Session, l.RunID(), l.Fence())
-	if _, err := db.Conn(t).Exec(context.Background(), `SELECT pg_notify('lease_events', $1)`, forged); err != nil {
+	if _, err := conn.Exec(ctx, `SELECT pg_notify('lease_events', $1)`, forged); err != nil {
 		t.Fatal(err)
 	}
-	pgtest.Eventually(t, 10*time.Second, "the check the forged notification asked for", func() bool {
+	if _, err := conn.Exec(ctx, `SELECT lease.renew($1, $2, $3, '1 hour')`, testKey.Account, testKey.Session, zombie); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.Eventually(t, 10*time.Second, "the check the zombie's event asked for", func() bool {
 		return lease.HolderChecks(c) > checks
 	})
+	if got := lease.HolderChecks(c) - checks; got != 1 {
+		t.Errorf("%d checks, want 1: the zombie's event, not the forged one", got)
+	}
+	if got := lease.NotifierReads(c) - reads; got < 1 || got > 2 {
+		t.Errorf("%d read-backs, want 1 or 2 (the forged notification and the real one, apart or in one batch)", got)
+	}
 	if st := l.State(); st.Status != lease.Held || l.Err() != nil {
 		t.Fatalf("after a forged notification: %v (%v), want held", st.Status, l.Err())
 	}

@@ -291,12 +291,8 @@ func (f *Feed) receiveNotes(ctx context.Context, notes []data.Event, lis *data.L
 			return
 		}
 	}
-	items, missing, err := f.verify(ctx, notes)
-	if len(missing) > 0 {
-		lis.Missing(missing) // the listener delivers them when they commit
-	}
+	items, err := f.verify(ctx, notes, lis)
 	if err != nil {
-		lis.Missing(transitionIDs(notes))
 		if ctx.Err() == nil {
 			f.setReadErr(err)
 			f.mu.Lock()
@@ -419,60 +415,41 @@ func transitionIDs(notes []data.Event) []int64 {
 
 // verify turns notifications into what the database says. Anyone who can
 // connect may NOTIFY on lease_events, so a payload is only a claim: a
-// transition names the event id to read from lease.event (a forged id with
-// no row is dropped, and a forged payload never shadows the real row that
-// later takes its id), and a renewal names the session whose lease to read.
-// Rows keep the notifications' order, which is commit order. It returns the
-// ids it found no row for: a notification may come before its row commits
-// (a role that writes events can send one for its own transition), so the
-// id is not seen yet, and the listener must deliver it when it commits.
-func (f *Feed) verify(ctx context.Context, notes []data.Event) ([]Item, []int64, error) {
-	var (
-		ids  []int64
-		keys []data.Key
-		seen = make(map[int64]bool, len(notes))
-	)
+// transition names the event id to read from lease.event
+// (data.Listener.ReadBack: a forged id with no row is dropped, and a forged
+// payload never shadows the real row that later takes its id), and a
+// renewal names the session whose lease to read. Rows keep the
+// notifications' order, which is commit order. A notification may come
+// before its row commits (a role that writes events can send one for its
+// own transition): ReadBack tells the listener the ids it found no row
+// for, and the listener delivers each when it commits.
+func (f *Feed) verify(ctx context.Context, notes []data.Event, lis *data.Listener) ([]Item, error) {
+	var keys []data.Key
 	for _, n := range notes {
-		switch {
-		case n.Kind == data.KindRenewed:
+		if n.Kind == data.KindRenewed {
 			keys = append(keys, n.Key)
-		case !seen[n.ID]:
-			seen[n.ID] = true
-			ids = append(ids, n.ID)
 		}
 	}
 	rctx, touch, stop := idleContext(ctx, f.cfg.ReadTimeout)
 	defer stop()
 	rctx = data.WithReadProgress(rctx, touch)
-	var (
-		items   []Item
-		missing []int64
-	)
-	if len(ids) > 0 {
-		rows, err := f.store.EventsByID(rctx, ids)
-		if err != nil {
-			return nil, nil, stalled(rctx, err)
-		}
-		byID := make(map[int64]*data.Event, len(rows))
-		for i := range rows {
-			byID[rows[i].ID] = &rows[i]
-		}
-		for _, id := range ids {
-			if ev, ok := byID[id]; ok {
-				items = append(items, Item{Event: ev})
-			} else {
-				missing = append(missing, id)
-			}
-		}
+	rows, err := lis.ReadBack(rctx, notes)
+	if err != nil {
+		return nil, stalled(rctx, err)
+	}
+	items := make([]Item, 0, len(rows)+1)
+	for i := range rows {
+		items = append(items, Item{Event: &rows[i]})
 	}
 	if len(keys) > 0 {
 		snap, err := f.store.LeasesFor(rctx, keys)
 		if err != nil {
-			return nil, missing, stalled(rctx, err)
+			lis.Missing(transitionIDs(notes)) // the rows read are dropped with the rest
+			return nil, stalled(rctx, err)
 		}
 		items = append(items, Item{Delta: &snap})
 	}
-	return items, missing, nil
+	return items, nil
 }
 
 // push appends an item; f.mu must be held.

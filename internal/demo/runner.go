@@ -154,7 +154,7 @@ func (r *runner) shutdown(ctx context.Context) {
 		case m := <-r.msgs:
 			r.onProc(ctx, m)
 		case b := <-r.ln.Batches():
-			r.onEvents(b.Events) // stopping: a resync would only repeat what catchUp shows
+			r.onEvents(r.rows(ctx, b)) // stopping: a resync would only repeat what catchUp shows
 		case <-tick.C:
 			if time.Now().After(deadline) {
 				for _, p := range r.procs {

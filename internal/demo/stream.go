@@ -20,13 +20,32 @@ func (r *runner) onEvent(ev data.Event) {
 }
 
 // onBatch shows what the listener delivered: a resync re-reads the events
-// since the last one shown; events are shown whatever their source
-// (notifications, rows the catch-up or poll mode read).
+// since the last one shown; events are shown as lease.event holds them,
+// whatever their source (notifications once read back, rows the catch-up or
+// poll mode read).
 func (r *runner) onBatch(ctx context.Context, b data.Batch) {
 	if b.Resync {
 		r.resync(ctx)
 	}
-	r.onEvents(b.Events)
+	r.onEvents(r.rows(ctx, b))
+}
+
+// rows returns b's events as rows of lease.event. Anyone who may connect
+// can NOTIFY, so a notification is only a claim: the batch's are read back
+// in one read (data.Listener.ReadBack), and a forged one shows nothing. When
+// the read fails they are reported missing, and the listener's catch-up
+// delivers their rows.
+func (r *runner) rows(ctx context.Context, b data.Batch) []data.Event {
+	if b.Source != data.FromNotify {
+		return b.Events
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	evs, err := r.ln.ReadBack(rctx, b.Events)
+	if err != nil {
+		return nil
+	}
+	return evs
 }
 
 // onEvents shows events not shown yet.
