@@ -52,7 +52,11 @@ import "embed"
 // migrates in place: no rewrite, no read of its rows
 // (lease.use_text_domains). The trigger keeps the event an opted-out call
 // wrote for the caller's notification after its commit (lease.pending_key).
-const Version = 5
+//
+// Version 6: lease.notify_event sends the committed row where the session
+// kept no payload (a pooled server connection other than the call's),
+// instead of failing.
+const Version = 6
 
 //go:embed *.sql
 var files embed.FS
