@@ -55,7 +55,10 @@ import "embed"
 //
 // Version 6: lease.notify_event sends the committed row where the session
 // kept no payload (a pooled server connection other than the call's),
-// instead of failing.
+// instead of failing. A zombie's renewal is recorded once per grant it
+// meets on the key, and lease.renew_many records at most 100 a call.
+// lease.maintain_events runs one at a time on lease.maintenance's row, which
+// only the owner can lock, instead of an advisory lock anyone could hold.
 const Version = 6
 
 //go:embed *.sql
