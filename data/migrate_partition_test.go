@@ -213,3 +213,31 @@ func BenchmarkMigrateBigHistory(b *testing.B) {
 		b.ReportMetric(float64(size)/(1<<20), "history-MiB")
 	}
 }
+
+// TestUpgradedHistoryPartitionCanBeDropped (issue 37): version 4 made an
+// older history the first partition of a new lease.event, and
+// lease.event_json of the old table's row type stayed behind with it;
+// nothing called it, but it kept that partition from being dropped, so
+// maintain --keep failed (2BP01) once the partition was old enough, and
+// migrate's check for foreign objects took it for one. Migrate drops it.
+func TestUpgradedHistoryPartitionCanBeDropped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.NewEmpty(t)
+	conn := db.Conn(t)
+	createV3(t, conn)
+	for i := range 2 {
+		if err := data.Migrate(ctx, conn); err != nil {
+			t.Fatalf("Migrate #%d: %v", i+1, err)
+		}
+	}
+	var part string
+	if err := conn.QueryRow(ctx, `SELECT c.oid::regclass::text FROM pg_class c
+		WHERE c.relnamespace = 'lease'::regnamespace AND c.relname LIKE 'event\_until\_%'`).Scan(&part); err != nil {
+		t.Fatalf("the partition the version-3 history became: %v", err)
+	}
+	// What drop_event_partitions does with it once it is older than --keep.
+	if _, err := conn.Exec(ctx, `ALTER TABLE lease.event DETACH PARTITION `+part+`; DROP TABLE `+part); err != nil {
+		t.Errorf("drop %s: %v", part, err)
+	}
+}

@@ -823,6 +823,21 @@ BEGIN
 END
 $fn$;
 
+-- Version 4 made an older history the first partition of a new lease.event,
+-- and the event_json of the old table's row type stayed behind with it:
+-- nothing calls it, and it kept that partition from being dropped (issue 37).
+DO $$
+DECLARE
+    f regprocedure;
+BEGIN
+    FOR f IN SELECT p.oid FROM pg_proc p
+              WHERE p.pronamespace = 'lease'::regnamespace AND p.proname = 'event_json'
+                AND p.proargtypes[0] <> 'lease.event'::regtype LOOP
+        EXECUTE format('DROP FUNCTION %s', f);
+    END LOOP;
+END
+$$;
+
 -- event_json is the notification payload for an event row: compact JSON, the
 -- row's columns by name in their order, bounded by the column constraints to
 -- well under 8000 bytes. PL/pgSQL, not SQL: a SQL function with its own
