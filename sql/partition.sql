@@ -1,7 +1,8 @@
 -- leasetop: the history's partitions (schema.sql partitions lease.event by
 -- day of at). Runs as the objects' owner after the functions; ends by making
 -- the partitions of today and the next days, so a new or upgraded database
--- has them at once. Granted: maintain_events to lease_admin, nothing else.
+-- has them at once. Granted (roles.sql): maintain_events to lease_admin,
+-- nothing else.
 --
 -- Who calls lease.maintain_events on a schedule: `leasetop maintain` (from
 -- cron, daily or more often; README, Retention), as a member of lease_admin.
@@ -189,7 +190,3 @@ END
 $fn$;
 
 SELECT count(*) FROM lease.maintain_events(NULL, 7);
-
--- Retention drops history: operators' right (lease_admin). The helpers are
--- the owner's alone (maintain_events calls them as the owner).
-GRANT EXECUTE ON FUNCTION lease.maintain_events(interval, integer) TO lease_admin;

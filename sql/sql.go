@@ -59,6 +59,11 @@ import "embed"
 // meets on the key, and lease.renew_many records at most 100 a call.
 // lease.maintain_events runs one at a time on lease.maintenance's row, which
 // only the owner can lock, instead of an advisory lock anyone could hold.
+// Migrate takes back every grant on the schema and its objects but the
+// owner's (PUBLIC's default USAGE on the lease types too) and grants its own
+// again (roles.sql), removes the default privileges in the schema
+// (prelude.sql), and drops the lease.event_json that version 4's upgrade
+// left on the old history's row type.
 const Version = 6
 
 //go:embed *.sql
