@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	leasesql "github.com/leasetop/leasetop/sql"
 )
@@ -38,8 +39,11 @@ var (
 	createTrigger  = regexp.MustCompile(`(?i)\bCREATE\s+OR\s+REPLACE\s+TRIGGER\s+(\w+)\s[^;]*?\bON\s+lease\.(\w+)`)
 )
 
-// createdByFiles reads what the migration's files create.
-func createdByFiles() created {
+// createdByFiles is what the migration's files create, read once.
+var createdByFiles = sync.OnceValue(readCreated)
+
+// readCreated reads what the migration's files create.
+func readCreated() created {
 	var c created
 	files := append(leasesql.Files(), leasesql.Upgrade(1)...)
 	for _, f := range files {

@@ -139,11 +139,11 @@ found (cls, oid, note) AS (
        AND NOT (t.typtype = 'd' AND t.typname = ANY ($4::text[]))
     UNION ALL
     SELECT 'pg_proc'::regclass, p.oid, ''
-      FROM pg_proc p, ns
-     WHERE p.pronamespace = ns.oid
+      FROM (SELECT p.oid, p.proname, p.proargtypes FROM pg_proc p, ns WHERE p.pronamespace = ns.oid
+            OFFSET 0) p -- the schema's functions first, then their signatures: not every function's
        -- version 4 made the history a partition of a new lease.event: the
        -- row type of event_json's argument went with the old table
-       AND regexp_replace(p.proname || '(' || oidvectortypes(p.proargtypes) || ')',
+     WHERE regexp_replace(p.proname || '(' || oidvectortypes(p.proargtypes) || ')',
                           'lease\.event_until_\d{8}\M', 'lease.event', 'g') NOT IN (SELECT sig FROM known_funcs)
     UNION ALL SELECT 'pg_operator'::regclass, x.oid, '' FROM pg_operator x, ns WHERE x.oprnamespace = ns.oid
     UNION ALL SELECT 'pg_opfamily'::regclass, x.oid, '' FROM pg_opfamily x, ns WHERE x.opfnamespace = ns.oid
