@@ -79,6 +79,13 @@ func wantForeign(t *testing.T, err error, premade bool, want ...string) *data.Fo
 // dropped, migrate creates its own.
 func TestMigrateRefusesAPremadeSchema(t *testing.T) {
 	t.Parallel()
+	operator := []string{
+		`CREATE SCHEMA lease`,
+		`CREATE DOMAIN lease.id_text AS text`,
+		pwn("lease.pwn", "ATTACKER"),
+		`CREATE FUNCTION lease.pwn_eq(a lease.id_text, b text) RETURNS boolean LANGUAGE sql AS $$ SELECT lease.pwn() $$`,
+		`CREATE OPERATOR lease.= (LEFTARG = lease.id_text, RIGHTARG = text, FUNCTION = lease.pwn_eq)`,
+	}
 	for _, tt := range []struct {
 		name    string
 		attrs   string // the migrating login's; "" is the superuser
@@ -86,20 +93,9 @@ func TestMigrateRefusesAPremadeSchema(t *testing.T) {
 		premade bool
 		want    []string
 	}{
-		{"operator/superuser", "", []string{
-			`CREATE SCHEMA lease`,
-			`CREATE DOMAIN lease.id_text AS text`,
-			pwn("lease.pwn", "ATTACKER"),
-			`CREATE FUNCTION lease.pwn_eq(a lease.id_text, b text) RETURNS boolean LANGUAGE sql AS $$ SELECT lease.pwn() $$`,
-			`CREATE OPERATOR lease.= (LEFTARG = lease.id_text, RIGHTARG = text, FUNCTION = lease.pwn_eq)`,
-		}, true, []string{"schema lease exists already", "holding 4 objects", "operator lease.=(lease.id_text,pg_catalog.text)"}},
-		{"operator/createrole", "CREATEROLE", []string{
-			`CREATE SCHEMA lease`,
-			`CREATE DOMAIN lease.id_text AS text`,
-			pwn("lease.pwn", "ATTACKER"),
-			`CREATE FUNCTION lease.pwn_eq(a lease.id_text, b text) RETURNS boolean LANGUAGE sql AS $$ SELECT lease.pwn() $$`,
-			`CREATE OPERATOR lease.= (LEFTARG = lease.id_text, RIGHTARG = text, FUNCTION = lease.pwn_eq)`,
-		}, true, []string{"schema lease exists already", "operator lease.="}},
+		{"operator/superuser", "", operator, true,
+			[]string{"schema lease exists already", "holding 4 objects", "operator lease.=(lease.id_text,pg_catalog.text)"}},
+		{"operator/createrole", "CREATEROLE", operator, true, []string{"schema lease exists already", "operator lease.="}},
 		{"empty/superuser", "", []string{`CREATE SCHEMA lease`}, true, []string{"schema lease exists already", "and empty"}},
 		// With a lease.schema_version of its own the schema passes for one
 		// a migration made (by a role without CREATEROLE, which keeps
@@ -122,10 +118,9 @@ func TestMigrateRefusesAPremadeSchema(t *testing.T) {
 			ranAs(t, admin)
 			owner, attacker := databaseOwner(t, db, admin)
 			t.Cleanup(func() { resetAttacker(t, admin, attacker) })
-			for i, sql := range tt.plant {
-				tt.plant[i] = strings.ReplaceAll(sql, `"ATTACKER"`, pgx.Identifier{attacker}.Sanitize())
+			for _, sql := range tt.plant {
+				plant(t, owner, strings.ReplaceAll(sql, `"ATTACKER"`, pgx.Identifier{attacker}.Sanitize()))
 			}
-			plant(t, owner, tt.plant...)
 			migrating := admin
 			if tt.attrs != "" {
 				migrating, _ = migrator(t, db, tt.attrs)

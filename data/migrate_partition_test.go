@@ -54,11 +54,18 @@ func oldHistory(t testing.TB, conn *pgx.Conn) []data.Event {
 // indexes, by index name, as the old schema left them.
 func relfiles(t testing.TB, conn *pgx.Conn) map[string]uint32 {
 	t.Helper()
-	rows, err := conn.Query(context.Background(), `
+	return fileNodes(t, conn, `
 		SELECT 'table', relfilenode FROM pg_class WHERE oid = 'lease.event'::regclass
 		UNION ALL
 		SELECT c.relname::text, c.relfilenode FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
 		 WHERE i.indrelid = 'lease.event'::regclass`)
+}
+
+// fileNodes runs query, which reads names and their files (relfilenode),
+// into a map.
+func fileNodes(t testing.TB, conn *pgx.Conn, query string) map[string]uint32 {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), query)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +77,9 @@ func relfiles(t testing.TB, conn *pgx.Conn) map[string]uint32 {
 			t.Fatal(err)
 		}
 		out[name] = file
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

@@ -14,47 +14,14 @@ import (
 )
 
 // createV5 builds the lease schema as version 5's migrate left it, from
-// testdata/v5 (git show 93a9d7b:sql/<file>), in version 5's order: the
-// prelude and members.sql as the superuser, the rest as lease_owner.
-func createV5(t testing.TB, conn *pgx.Conn) {
-	t.Helper()
-	ctx := context.Background()
-	applyOld(t, conn, 5, "prelude.sql")
-	if _, err := conn.Exec(ctx, `SET ROLE lease_owner`); err != nil {
-		t.Fatal(err)
-	}
-	applyOld(t, conn, 5, "schema.sql", "functions.sql", "preempt.sql", "queue.sql",
-		"handover.sql", "partition.sql", "triggers.sql", "roles.sql")
-	if _, err := conn.Exec(ctx, `RESET ROLE`); err != nil {
-		t.Fatal(err)
-	}
-	applyOld(t, conn, 5, "members.sql")
-	if _, err := conn.Exec(ctx, `INSERT INTO lease.schema_version (version) VALUES (5)`); err != nil {
-		t.Fatal(err)
-	}
-}
+// testdata/v5 (git show 93a9d7b:sql/<file>), as createV4 does.
+func createV5(t testing.TB, conn *pgx.Conn) { createAsOwner(t, conn, 5) }
 
 // tableFiles returns every lease table's file (relfilenode), by name.
 func tableFiles(t *testing.T, conn *pgx.Conn) map[string]uint32 {
 	t.Helper()
-	rows, err := conn.Query(context.Background(), `SELECT c.oid::regclass::text, c.relfilenode FROM pg_class c
+	return fileNodes(t, conn, `SELECT c.oid::regclass::text, c.relfilenode FROM pg_class c
 		WHERE c.relnamespace = 'lease'::regnamespace AND c.relkind = 'r'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]uint32{}
-	for rows.Next() {
-		var name string
-		var file uint32
-		if err := rows.Scan(&name, &file); err != nil {
-			t.Fatal(err)
-		}
-		out[name] = file
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // TestMigrateFromVersion5 migrates a real version-5 schema with live leases
