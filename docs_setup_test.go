@@ -67,8 +67,8 @@ func statements(block string) []string {
 // CREATEROLE migrator, then the logins, then PgBouncer in transaction mode
 // with the README's auth_query through its lookup function. A program logs
 // in as backend through that PgBouncer and takes and releases a lease;
-// sre_ro lists the leases through it. A superuser's password is never
-// looked up through the function.
+// sre_ro lists the leases through it; mover preempts a lease backend holds.
+// A superuser's password is never looked up through the function.
 func TestREADMEProductionSetUp(t *testing.T) {
 	ctx := context.Background()
 	setUp := readmeBlocks(t, "**Set up, in this order.**", 3)
@@ -85,7 +85,7 @@ func TestREADMEProductionSetUp(t *testing.T) {
 	defer admin.Close(ctx)
 	t.Cleanup(func() {
 		_, _ = admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		for _, r := range []string{"backend", "sre_ro", "sre", "pgbouncer_auth", "migrator"} {
+		for _, r := range []string{"backend", "sre_ro", "sre", "mover", "pgbouncer_auth", "migrator"} {
 			_, _ = admin.Exec(ctx, "DROP ROLE IF EXISTS "+r)
 		}
 	})
@@ -182,6 +182,21 @@ func TestREADMEProductionSetUp(t *testing.T) {
 	}
 	if ok, err := s.Release(ctx, k, run); err != nil || !ok {
 		t.Fatalf("Release = %v, %v", ok, err)
+	}
+	// The login that may preempt takes a session backend holds.
+	if _, err := s.Acquire(ctx, k, uuid.New(), time.Minute, "readme"); err != nil {
+		t.Fatalf("Acquire as backend through PgBouncer: %v", err)
+	}
+	mover, err := data.Open(ctx, via("mover"))
+	if err != nil {
+		t.Fatalf("mover through PgBouncer: %v", err)
+	}
+	defer mover.Close()
+	if _, err := mover.Preempt(ctx, k, uuid.New(), time.Minute, "mover", "README set-up", data.AcquireOptions{}); err != nil {
+		t.Fatalf("Preempt as mover through PgBouncer: %v", err)
+	}
+	if evs, err := s.EventsFor(ctx, k, 1); err != nil || len(evs) != 1 || evs[0].Kind != data.KindPreempted || evs[0].Actor != "mover" {
+		t.Errorf("last event = %+v, %v; want preempted by mover", evs, err)
 	}
 	lookup, err := pgx.Connect(ctx, as("pgbouncer_auth"))
 	if err != nil {

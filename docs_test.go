@@ -43,6 +43,7 @@ func TestFunctionAttributes(t *testing.T) {
 	want := map[string]attrs{
 		"acquire": caller, "renew": caller, "renew_many": caller, "release": caller, "force_release": caller, "check_fence": caller,
 		"acquire_with": caller, "set_attachment": caller, "preempt": caller, "check_holder_options": invoker,
+		"preempt_stopped": caller, "preempt_pending": caller,
 		"ask_handover": caller, "hand_over": caller, "decline_handover": caller, "withdraw_handover": caller,
 		"handover_event": invoker, "handover_end": invoker, "handover_answer_of": invoker,
 		"on_session_lease_change": owner, "on_session_lease_truncate": owner, "on_session_lease_renewal": owner,
@@ -56,8 +57,9 @@ func TestFunctionAttributes(t *testing.T) {
 		"acquire_quiet": caller, "release_quiet": caller, "notify_event": owner,
 		"pending_key": {}, "use_text_domains": invoker,
 		// the queue (sql/queue.sql)
-		"enqueue": caller, "renew_ticket": caller, "cancel_ticket": caller,
+		"enqueue": caller, "renew_ticket": caller, "cancel_ticket": caller, "clear_queue": caller,
 		"queue_event": owner, "queue_granted": owner, "queue_admits": invoker, "queue_place_of": invoker, "queue_limit": {},
+		"queue_share": {}, "queue_purge": invoker, "queue_refuse_cleared": invoker,
 		// the history's partitions (sql/partition.sql)
 		"maintain_events": owner, "event_partitions": invoker, "make_event_partition": invoker, "drop_event_partitions": invoker,
 	}

@@ -53,7 +53,8 @@
 // Everything else is exported for leasetop's own packages and may change
 // in any release: the protocol's calls that package lease wraps (Acquire,
 // Renew, RenewMany with ErrLocked, Release: use lease.Client), the operator's
-// (ForceRelease and its variants, Lockers, Owner), and what the monitor,
+// (ForceRelease and its variants, ClearQueue and ClearTicket, Lockers,
+// Owner), and what the monitor,
 // the exporter, the CLI, the demo and the benchmark read (Snapshot, Sync,
 // Clock, Recovery, Store.Standby, Changed, the Events methods, Event and Kind, the
 // Listener and its states, NotifyQueueUsage, NotifyRenewals,

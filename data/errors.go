@@ -3,6 +3,7 @@ package data
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,38 +57,43 @@ type HeldError struct {
 	Ask *PendingAsk
 }
 
-func (e *HeldError) Error() string { return e.Describe(func(s string) string { return s }) }
+func (e *HeldError) Error() string { return e.Describe(verbatim, strconv.Quote) }
+
+// verbatim is Describe's text function for a message that is not shown on
+// a terminal as it is.
+func verbatim(s string) string { return s }
 
 // Describe words the refusal in one line: who holds the lease and for how
 // long, whether it may be preempted, what it published, the queue ahead and
-// a pending ask to hand over. Every text read from the database (the key,
-// labels, the attachment) goes through clean first, so a caller that shows
-// the line on a terminal passes a function that makes it inert
-// (termtext.Clean); Error passes it as is.
-func (e *HeldError) Describe(clean func(string) string) string {
+// a pending ask to hand over. Every text read from the database goes through
+// text (the key, shown bare) or quote (labels and the attachment, shown
+// quoted), so a caller that shows the line on a terminal passes functions
+// that make it inert (termtext.Mark and termtext.Quote); Error passes the
+// text as it is and quotes with strconv.Quote.
+func (e *HeldError) Describe(text, quote func(string) string) string {
 	var b strings.Builder
-	key := clean(e.Key.String())
+	key := text(e.Key.String())
 	switch {
 	case e.RunID == uuid.Nil && e.Queued > 0:
 		fmt.Fprintf(&b, "lease %s is free but reserved for its queue", key)
 	case e.RunID == uuid.Nil:
 		fmt.Fprintf(&b, "lease %s is held by another run", key)
 	default:
-		fmt.Fprintf(&b, "lease %s is held by run %s (%q) for %s more", key, e.RunID,
-			clean(e.Holder), e.Remaining.Round(100*time.Millisecond))
+		fmt.Fprintf(&b, "lease %s is held by run %s (%s) for %s more", key, e.RunID,
+			quote(e.Holder), e.Remaining.Round(100*time.Millisecond))
 		if !e.Preemptible {
 			b.WriteString(", not preemptible")
 		}
 		if e.Attachment != "" {
-			fmt.Fprintf(&b, ", attachment %q", clean(e.Attachment))
+			fmt.Fprintf(&b, ", attachment %s", quote(e.Attachment))
 		}
 	}
 	if e.Queued > 0 {
 		fmt.Fprintf(&b, " (queued: %d ahead)", e.Queued)
 	}
 	if e.Ask != nil {
-		fmt.Fprintf(&b, "; run %s (%q) has asked it to hand over (%s left)", e.Ask.RunID,
-			clean(e.Ask.Holder), e.Ask.Remaining.Round(100*time.Millisecond))
+		fmt.Fprintf(&b, "; run %s (%s) has asked it to hand over (%s left)", e.Ask.RunID,
+			quote(e.Ask.Holder), e.Ask.Remaining.Round(100*time.Millisecond))
 	}
 	return b.String()
 }

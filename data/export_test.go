@@ -25,9 +25,9 @@ func Pooled(s *Store) bool {
 }
 
 // CreatedByFiles is what migrate's check for foreign objects reads the
-// files to create: functions as name and argument types, relations, types
-// and triggers ("name table").
-func CreatedByFiles() (funcs, funcArgs, relations, types, triggers []string) {
+// files to create: functions as name and argument types (dropped: the
+// signatures the files drop), relations, types and triggers ("name table").
+func CreatedByFiles() (funcs, funcArgs, dropped, relations, types, triggers []string) {
 	c := createdByFiles()
-	return c.Funcs, c.FuncArgs, c.Relations, c.Types, c.Triggers
+	return c.Funcs, c.FuncArgs, c.Dropped, c.Relations, c.Types, c.Triggers
 }

@@ -41,14 +41,22 @@ const (
 	AskHeld       AskOutcome = "held"        // the asker holds the lease itself
 	AskNoAsk      AskOutcome = "no_ask"      // no ask is pending for this holder
 	AskNotHeld    AskOutcome = "not_held"    // the caller does not hold the lease
+	// AskNotPreemptible: the holder declared that it must not be preempted,
+	// so it may not be asked either; nothing written.
+	AskNotPreemptible AskOutcome = "not_preemptible"
+	// AskQueued: the session's queue has live tickets ahead of the asker
+	// (AskAnswer.Ahead): an ask may not jump the queue; nothing written.
+	AskQueued AskOutcome = "queued"
 )
 
 // AskAnswer is the answer of an ask call: its outcome, the ask it concerns
-// (zero when none) and, after a hand-over, the fence handed over.
+// (zero when none), the fence handed over (AskHandedOver) or held
+// (AskHeld, AskNotPreemptible), and the tickets ahead (AskQueued).
 type AskAnswer struct {
 	Outcome AskOutcome
 	Ask     PendingAsk
 	Fence   int64
+	Ahead   int
 }
 
 // AskHandover records runID's ask to whoever holds key's lease, pending for
@@ -58,8 +66,20 @@ type AskAnswer struct {
 // lease. Asking again with the same runID writes nothing and reports where
 // the ask is (AskPending, AskHandedOver, AskDeclined, AskExpired; at or past
 // its deadline it is ended as expired, atomically against a hand-over).
-// Another run's pending ask is AskBusy, with that ask.
+// Another run's pending ask is AskBusy, with that ask. A holder that
+// declared itself not preemptible cannot be asked (AskNotPreemptible), nor
+// can a session whose queue has live tickets ahead of runID (AskQueued, with
+// their number): nothing is written. The lease handed over is preemptible
+// and has no attachment: AskHandoverWith declares otherwise.
 func (s *Store) AskHandover(ctx context.Context, key Key, runID uuid.UUID, ttl time.Duration, holder string) (AskAnswer, error) {
+	return s.AskHandoverWith(ctx, key, runID, ttl, holder, AcquireOptions{})
+}
+
+// AskHandoverWith is AskHandover with what the asker declares about the
+// lease it would hold, as AcquireWith takes it: the ask records opt, and the
+// hand-over writes it on the lease (the old holder's flag and attachment are
+// not kept).
+func (s *Store) AskHandoverWith(ctx context.Context, key Key, runID uuid.UUID, ttl time.Duration, holder string, opt AcquireOptions) (AskAnswer, error) {
 	if err := ValidateKey(key); err != nil {
 		return AskAnswer{}, err
 	}
@@ -72,7 +92,11 @@ func (s *Store) AskHandover(ctx context.Context, key Key, runID uuid.UUID, ttl t
 	if err := ValidateHolder(holder); err != nil {
 		return AskAnswer{}, err
 	}
-	a, err := s.askCall(ctx, `SELECT * FROM lease.ask_handover($1, $2, $3, $4, $5)`, key.Account, key.Session, runID, ttl, holder)
+	if err := opt.validate(); err != nil {
+		return AskAnswer{}, err
+	}
+	a, err := s.askCall(ctx, `SELECT * FROM lease.ask_handover($1, $2, $3, $4, $5, $6, $7)`,
+		key.Account, key.Session, runID, ttl, holder, !opt.NotPreemptible, opt.Attachment)
 	if err != nil {
 		return AskAnswer{}, fmt.Errorf("ask %s to hand over: %w", key, translate(err))
 	}
@@ -137,9 +161,10 @@ func (s *Store) askCall(ctx context.Context, sql string, args ...any) (AskAnswer
 		until            *time.Time
 		left             *time.Duration
 		fence            *int64
+		ahead            *int32
 	)
 	err := s.pool.QueryRow(ctx, sql, sqlcall.Secret(s.calls.Mode, args...)...).
-		Scan(&outcome, &asker, &label, &holderRun, &until, &left, &fence)
+		Scan(&outcome, &asker, &label, &holderRun, &until, &left, &fence, &ahead)
 	if err != nil {
 		return AskAnswer{}, err
 	}
@@ -161,6 +186,9 @@ func (s *Store) askCall(ctx context.Context, sql string, args ...any) (AskAnswer
 	}
 	if fence != nil {
 		a.Fence = *fence
+	}
+	if ahead != nil {
+		a.Ahead = int(*ahead)
 	}
 	return a, nil
 }

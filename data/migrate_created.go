@@ -25,6 +25,9 @@ type created struct {
 	// commas: the check reads them with to_regtype. Old signatures the files
 	// drop count too (a database not migrated yet still has them).
 	Funcs, FuncArgs []string
+	// Dropped are the signatures among them ("name(args)") that a file
+	// drops: a migrated schema has none of them.
+	Dropped []string
 	// Relations are the tables and sequences, Types the domains and
 	// composite types, by name; Triggers the triggers, as "name table".
 	Relations, Types, Triggers []string
@@ -53,8 +56,11 @@ func readCreated() created {
 			named bool // CREATE names its parameters; DROP lists types only
 		}{{createFunction, true}, {dropFunction, false}} {
 			for _, m := range fn.re.FindAllStringSubmatchIndex(src, -1) {
-				c.Funcs = append(c.Funcs, src[m[2]:m[3]])
-				c.FuncArgs = append(c.FuncArgs, argTypes(parenthesized(src[m[1]:]), fn.named))
+				name, args := src[m[2]:m[3]], argTypes(parenthesized(src[m[1]:]), fn.named)
+				c.Funcs, c.FuncArgs = append(c.Funcs, name), append(c.FuncArgs, args)
+				if !fn.named {
+					c.Dropped = append(c.Dropped, name+"("+args+")")
+				}
 			}
 		}
 		c.Relations = appendNames(c.Relations, createRelation, src)

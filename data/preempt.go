@@ -59,7 +59,9 @@ func (s *Store) AcquireWith(ctx context.Context, key Key, runID uuid.UUID, ttl t
 // preempted run's renewals and fence checks fail from this commit on, and
 // the history records a KindPreempted event with both runs, both labels,
 // the login and reason. The login must be a member of lease_preempt
-// (otherwise ErrPermission).
+// (otherwise ErrPermission, its text ending with PreemptRoleHint). The
+// preempted run's program may still be working: PreemptPending tells when
+// it said it stopped.
 //
 // It returns the grant as Acquire does (runID's own unexpired lease is
 // returned unchanged: a retry), or:
@@ -89,12 +91,54 @@ func (s *Store) Preempt(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 		if errors.Is(err, ErrNotPreemptible) {
 			return Grant{}, fmt.Errorf("preempt %s: %w: %w", key, ErrNotPreemptible, s.held(ctx, key, runID))
 		}
+		if errors.Is(err, ErrPermission) {
+			return Grant{}, fmt.Errorf("preempt %s: %w (%s)", key, err, PreemptRoleHint)
+		}
 		return Grant{}, fmt.Errorf("preempt %s: %w", key, err)
 	}
 	if !found {
 		return Grant{}, s.held(ctx, key, runID)
 	}
 	return g, nil
+}
+
+// PreemptRoleHint is what a refused preempt's ErrPermission adds to the
+// server's message: the role that grants the right.
+const PreemptRoleHint = "preempting needs membership in the role lease_preempt"
+
+// PreemptStopped is the preempted run's word that its work stopped: runID
+// (its own, secret id) lost key's lease to a Preempt, and its program has
+// ended what it did under it. The preemptor, waiting in PreemptPending,
+// learns it. It reports whether that was news: false, with nothing written,
+// when runID is not the session's last preempted run or said so already.
+func (s *Store) PreemptStopped(ctx context.Context, key Key, runID uuid.UUID) (bool, error) {
+	if err := ValidateKey(key); err != nil {
+		return false, err
+	}
+	var news bool
+	err := s.pool.QueryRow(ctx, sqlcall.PreemptStopped,
+		sqlcall.Secret(s.calls.Mode, key.Account, key.Session, runID)...).Scan(&news)
+	if err != nil {
+		return false, fmt.Errorf("report the preempted run of %s stopped: %w", key, translate(err))
+	}
+	return news, nil
+}
+
+// PreemptPending reports whether the run that runID (the preemptor's own,
+// secret id) preempted on key has not yet said that its work stopped
+// (PreemptStopped). False when it has, when runID preempted nobody (the key
+// was free or expired), or when key was preempted again since.
+func (s *Store) PreemptPending(ctx context.Context, key Key, runID uuid.UUID) (bool, error) {
+	if err := ValidateKey(key); err != nil {
+		return false, err
+	}
+	var pending bool
+	err := s.pool.QueryRow(ctx, sqlcall.PreemptPending,
+		sqlcall.Secret(s.calls.Mode, key.Account, key.Session, runID)...).Scan(&pending)
+	if err != nil {
+		return false, fmt.Errorf("read whether the run preempted on %s stopped: %w", key, translate(err))
+	}
+	return pending, nil
 }
 
 // grantCall makes a call that returns at most one grant row, retrying a

@@ -348,7 +348,8 @@ func TestPreemptNeedsLeasePreempt(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"acquire", "acquire_quiet", "acquire_with", "ask_handover", "cancel_ticket", "check_fence", "decline_handover", "enqueue",
-		"hand_over", "notify_event", "notify_renewals", "pending_key", "release", "release_quiet", "renew", "renew_many", "renew_ticket", "set_attachment", "withdraw_handover"}
+		"hand_over", "notify_event", "notify_renewals", "pending_key", "preempt_pending", "preempt_stopped", "release", "release_quiet", "renew", "renew_many",
+		"renew_ticket", "set_attachment", "withdraw_handover"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("lease_app may execute %v, want %v", got, want)
 	}
@@ -376,8 +377,9 @@ func TestPreemptNeedsLeasePreempt(t *testing.T) {
 	}
 	// lease_app alone is told so by the library: ErrPermission.
 	as := pgtest.OpenStore(t, pgURL(t, db), data.Options{})
-	if _, err := as.Preempt(ctx, k, uuid.New(), time.Hour, "x", "y", data.AcquireOptions{}); !errors.Is(err, data.ErrPermission) {
-		t.Errorf("Store.Preempt as lease_app = %v, want ErrPermission", err)
+	if _, err := as.Preempt(ctx, k, uuid.New(), time.Hour, "x", "y", data.AcquireOptions{}); !errors.Is(err, data.ErrPermission) ||
+		!strings.Contains(err.Error(), "membership in the role lease_preempt") {
+		t.Errorf("Store.Preempt as lease_app = %v, want ErrPermission saying it needs membership in lease_preempt", err)
 	}
 }
 

@@ -8,16 +8,46 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/leasetop/leasetop/internal/pgerr"
 	"github.com/leasetop/leasetop/internal/sqlcall"
 )
 
 // ErrQueueFull: the session's queue holds as many live tickets as it may
-// (QueueLimit); nothing was written.
+// (QueueLimit), or the caller's login holds its share of them
+// (ErrQueueShareFull); nothing was written.
 var ErrQueueFull = errors.New("the session's queue is full")
+
+// ErrQueueShareFull: the caller's login (its session_user) holds QueueShare
+// live tickets of the session's queue already, the most one login may;
+// nothing was written. errors.Is(err, ErrQueueFull) holds for it too.
+var ErrQueueShareFull = fmt.Errorf("%w for this login", ErrQueueFull)
+
+// ErrTicketCleared: an operator cleared the run's ticket from the session's
+// queue (Store.ClearTicket, ClearQueue): the run must stop waiting. Its
+// enqueue and renewal are refused, nothing written, until a ticket TTL
+// after the ticket would have expired; a new run may queue again.
+var ErrTicketCleared = errors.New("an operator cleared this run's ticket from the queue")
+
+// TicketClearedError is the ErrTicketCleared of a run whose ticket an
+// operator cleared: Message is the server's line, naming the run's public
+// id, the queue, the operator's login and reason (untrusted text).
+type TicketClearedError struct {
+	Message string
+}
+
+func (e *TicketClearedError) Error() string { return e.Message }
+
+// Is makes errors.Is(err, ErrTicketCleared) true.
+func (e *TicketClearedError) Is(target error) bool { return target == ErrTicketCleared }
 
 // QueueLimit is the most live tickets a session's queue holds
 // (lease.queue_limit).
 const QueueLimit = 64
+
+// QueueShare is the most live tickets one login may hold in a session's
+// queue (lease.queue_share): half of QueueLimit, so that no login can fill
+// a queue and shut every other login out of it.
+const QueueShare = QueueLimit / 2
 
 // Place is a ticket's place in its session's queue, on the database clock
 // when it was read.
@@ -41,6 +71,7 @@ type Ticket struct {
 	ID        int64     // orders the queue
 	RunID     uuid.UUID // the waiter's public run id (PublicRunID)
 	Holder    string
+	Login     string // the login (session_user) that took it; "" before schema version 6
 	JoinedAt  time.Time
 	RenewedAt time.Time
 	ExpiresAt time.Time
@@ -53,7 +84,11 @@ type Ticket struct {
 // ticket. A ticket whose run stops renewing expires and is skipped; once it
 // has expired, Enqueue joins the tail again. When the key is free and has
 // no queue, or runID holds the lease, it takes no ticket and returns a Place
-// with zero ExpiresAt: acquire. A full queue returns ErrQueueFull.
+// with zero ExpiresAt: acquire. A full queue returns ErrQueueFull, a login
+// that holds its share of it ErrQueueShareFull, a run whose ticket an
+// operator cleared ErrTicketCleared. Enqueue, RenewTicket and a grant of
+// the lease end the session's expired tickets, each with its queue_left
+// event.
 func (s *Store) Enqueue(ctx context.Context, key Key, runID uuid.UUID, ttl time.Duration, holder string) (Place, error) {
 	if err := validateAcquire(key, runID, ttl, holder); err != nil {
 		return Place{}, err
@@ -131,7 +166,7 @@ func (s *Store) QueueOf(ctx context.Context, key Key) ([]Ticket, error) {
 		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, `
-		SELECT id, run_id, holder, joined_at, renewed_at, expires_at
+		SELECT id, run_id, holder, login, joined_at, renewed_at, expires_at
 		  FROM lease.queue_ticket
 		 WHERE account_id = $1 AND session_id = $2 AND expires_at > clock_timestamp()
 		 ORDER BY id`, key.Account, key.Session)
@@ -142,7 +177,7 @@ func (s *Store) QueueOf(ctx context.Context, key Key) ([]Ticket, error) {
 	var out []Ticket
 	for rows.Next() {
 		t := Ticket{Key: key}
-		if err := rows.Scan(&t.ID, &t.RunID, &t.Holder, &t.JoinedAt, &t.RenewedAt, &t.ExpiresAt); err != nil {
+		if err := rows.Scan(&t.ID, &t.RunID, &t.Holder, &t.Login, &t.JoinedAt, &t.RenewedAt, &t.ExpiresAt); err != nil {
 			return nil, fmt.Errorf("read queue %s: %w", key, translate(err))
 		}
 		out = append(out, t)
@@ -182,11 +217,19 @@ func (s *Store) QueueLengths(ctx context.Context) (map[Key]int, error) {
 	return out, nil
 }
 
-// queueError is translate, with a full queue (SQLSTATE 54000 from
-// lease.enqueue) as ErrQueueFull.
+// queueError is translate, with lease.enqueue's and renew_ticket's
+// refusals as this package's errors: a full queue (SQLSTATE 54000)
+// ErrQueueFull, a login's full share (LQ001) ErrQueueShareFull, a cleared
+// ticket (LQ002) a *TicketClearedError, the last two with the server's
+// message (whose share; who cleared it and why).
 func queueError(err error) error {
-	if sqlstate(err) == "54000" {
+	switch sqlstate(err) {
+	case "54000":
 		return ErrQueueFull
+	case "LQ001":
+		return fmt.Errorf("%w: %s", ErrQueueShareFull, pgerr.Server(err).Message)
+	case "LQ002":
+		return &TicketClearedError{Message: pgerr.Server(err).Message}
 	}
 	return translate(err)
 }

@@ -27,7 +27,7 @@ func acquireWithoutGate(tb testing.TB) string {
 	}
 	def := regexp.MustCompile(`(?s)CREATE OR REPLACE FUNCTION lease\.acquire\(.*?\n\$fn\$;`).FindString(fns)
 	gate := regexp.MustCompile(`(?s)    -- The queue \(queue\.sql\).*?END IF;\n`)
-	granted := regexp.MustCompile(`(?s)        IF queued THEN\n.*?END IF;\n`)
+	granted := regexp.MustCompile(`(?s)        IF latest IS NOT NULL THEN\n.*?END IF;\n`)
 	if def == "" || !gate.MatchString(def) || !granted.MatchString(def) {
 		tb.Fatal("lease.acquire's queue gate not found: update acquireWithoutGate")
 	}

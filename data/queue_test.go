@@ -116,7 +116,9 @@ func TestQueueRenewalsAndRepeatsWriteNothing(t *testing.T) {
 }
 
 // TestQueueFullRefusesAndWritesNothing: the 65th ticket is refused with
-// ErrQueueFull and neither a ticket nor an event is written.
+// ErrQueueFull and neither a ticket nor an event is written. Two logins
+// fill the queue, each its share; a third login is refused because the
+// queue is full, not for its share.
 func TestQueueFullRefusesAndWritesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -124,15 +126,20 @@ func TestQueueFullRefusesAndWritesNothing(t *testing.T) {
 	s := db.Store(t)
 	k := data.Key{Account: "a", Session: "full"}
 	mustAcquire(t, s, k, uuid.New(), time.Minute)
+	var logins []*data.Store
+	for range 3 {
+		dsn, _ := pgtest.Login(t, db, "lease_app")
+		logins = append(logins, pgtest.OpenStore(t, dsn, data.Options{}))
+	}
 	for i := range data.QueueLimit {
-		if p, err := s.Enqueue(ctx, k, uuid.New(), time.Minute, ""); err != nil || p.Ahead != i {
+		if p, err := logins[i/data.QueueShare].Enqueue(ctx, k, uuid.New(), time.Minute, ""); err != nil || p.Ahead != i {
 			t.Fatalf("ticket %d: %+v, %v", i, p, err)
 		}
 	}
 	before := len(events(t, s))
-	_, err := s.Enqueue(ctx, k, uuid.New(), time.Minute, "")
-	if !errors.Is(err, data.ErrQueueFull) {
-		t.Fatalf("ticket %d: %v, want ErrQueueFull", data.QueueLimit+1, err)
+	_, err := logins[2].Enqueue(ctx, k, uuid.New(), time.Minute, "")
+	if !errors.Is(err, data.ErrQueueFull) || errors.Is(err, data.ErrQueueShareFull) {
+		t.Fatalf("ticket %d: %v, want ErrQueueFull (not the login's share)", data.QueueLimit+1, err)
 	}
 	if n := len(events(t, s)); n != before {
 		t.Fatalf("a refused ticket wrote %d events", n-before)
@@ -269,5 +276,82 @@ func TestQueueReaderReadsButCannotEnqueue(t *testing.T) {
 	}
 	if _, err := reader.CancelTicket(ctx, k, w); !errors.Is(err, data.ErrPermission) {
 		t.Fatalf("reader's CancelTicket: %v, want ErrPermission", err)
+	}
+}
+
+// TestQueueExpiredTicketLeavesAtTheNextTouch (issue 38, item 5): a ticket
+// nobody renews leaves with its queue_left event (reason expired, its
+// expiry) at the next touch of its queue, not only when a new ticket is
+// taken: a live waiter's renewal (Enqueue, RenewTicket) records it, and so
+// does a grant of the lease when the dead ticket is the only one left.
+func TestQueueExpiredTicketLeavesAtTheNextTouch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	pool := db.Pool(t)
+	left := func(k data.Key, run uuid.UUID) []data.Event {
+		var out []data.Event
+		for _, e := range events(t, s) {
+			if e.Key == k && e.Kind == data.KindQueueLeft && e.RunID == data.PublicRunID(run) {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	renewals := map[string]func(k data.Key, run uuid.UUID) error{
+		"Enqueue": func(k data.Key, run uuid.UUID) error {
+			_, err := s.Enqueue(ctx, k, run, time.Minute, "live")
+			return err
+		},
+		"RenewTicket": func(k data.Key, run uuid.UUID) error {
+			_, err := s.RenewTicket(ctx, k, run, time.Minute)
+			return err
+		},
+	}
+	for name, renew := range renewals {
+		k := data.Key{Account: "a", Session: "renewed-by-" + name}
+		mustAcquire(t, s, k, uuid.New(), time.Hour)
+		dead, live := uuid.New(), uuid.New()
+		pd, err := s.Enqueue(ctx, k, dead, time.Second, "dead")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Enqueue(ctx, k, live, time.Minute, "live"); err != nil {
+			t.Fatal(err)
+		}
+		pgtest.WaitServerPast(t, pool, pd.ExpiresAt)
+		if got := left(k, dead); len(got) != 0 {
+			t.Fatalf("%s: the dead ticket left before anyone touched the queue: %+v", name, got)
+		}
+		if err := renew(k, live); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := left(k, dead)
+		if len(got) != 1 || got[0].Reason != "expired" || !got[0].ExpiresAt.Equal(pd.ExpiresAt) {
+			t.Fatalf("after the live waiter's %s, the dead ticket's queue_left events = %+v; want one, reason expired, expiry %v",
+				name, got, pd.ExpiresAt)
+		}
+	}
+
+	k := data.Key{Account: "a", Session: "granted"}
+	holder, dead := uuid.New(), uuid.New()
+	mustAcquire(t, s, k, holder, time.Hour)
+	pd, err := s.Enqueue(ctx, k, dead, time.Second, "dead")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Release(ctx, k, holder); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.WaitServerPast(t, pool, pd.ExpiresAt)
+	mustAcquire(t, s, k, uuid.New(), time.Minute)
+	if got := left(k, dead); len(got) != 1 || got[0].Reason != "expired" {
+		t.Fatalf("after a grant, the dead ticket's queue_left events = %+v; want one, reason expired", got)
+	}
+	var rows int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM lease.queue_ticket WHERE account_id = $1 AND session_id = $2`,
+		k.Account, k.Session).Scan(&rows); err != nil || rows != 0 {
+		t.Fatalf("%d ticket rows left (%v), want none", rows, err)
 	}
 }

@@ -26,8 +26,9 @@ type Map struct {
 	// others act inside it: move its cursor through time (a step, ten steps,
 	// to the next or previous event) and zoom.
 	Timeline, Earlier, Later, EarlierMore, LaterMore, PrevEvent, NextEvent, ZoomIn, ZoomOut key.Binding
-	// Actions that change the database; disabled by SetReadOnly.
-	Release key.Binding
+	// Actions that change the database; disabled by SetReadOnly: force-release
+	// the selected lease, clear the selected session's queue.
+	Release, ClearQueue key.Binding
 	// The (y/N) confirmation dialog.
 	Confirm, Cancel key.Binding
 }
@@ -40,8 +41,8 @@ type Group struct {
 }
 
 // Default returns the default bindings: vi-style and arrow navigation, / to
-// filter, space or p to pause, x or ctrl+d to force-release (k9s habit), ?
-// for help, q or ctrl+c to quit.
+// filter, space or p to pause, x or ctrl+d to force-release (k9s habit), C
+// to clear a queue, ? for help, q or ctrl+c to quit.
 func Default() Map {
 	b := func(keys []string, help, desc string) key.Binding {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
@@ -76,7 +77,8 @@ func Default() Map {
 		ZoomIn:      b([]string{"+", "="}, "+/=", "zoom in (down to 10 seconds)"),
 		ZoomOut:     b([]string{"-", "_"}, "-/_", "zoom out (up to 12 hours); esc goes live, then back"),
 
-		Release: b([]string{"x", "ctrl+d"}, "x/ctrl+d", "force-release the selected lease (asks y/N)"),
+		Release:    b([]string{"x", "ctrl+d"}, "x/ctrl+d", "force-release the selected lease (asks y/N)"),
+		ClearQueue: b([]string{"C"}, "C", "clear the selected session's queue (asks y/N)"),
 
 		Confirm: b([]string{"y", "Y"}, "y", "confirm"),
 		Cancel:  b([]string{"n", "N", "esc", "enter"}, "N/esc", "cancel (the default)"),
@@ -120,6 +122,7 @@ func (m *Map) actions() []action {
 		{"quit", groupView, &m.Quit, false},
 		{"devices", groupView, &m.Devices, false},
 		{"release", groupActions, &m.Release, true},
+		{"clear_queue", groupActions, &m.ClearQueue, true},
 		{"confirm", groupDialog, &m.Confirm, false},
 		{"cancel", groupDialog, &m.Cancel, false},
 		{"timeline", groupTimeline, &m.Timeline, false},

@@ -46,7 +46,7 @@ func TestDefaultHasNoConflicts(t *testing.T) {
 	}
 }
 
-func TestSetReadOnlyDisablesReleaseOnly(t *testing.T) {
+func TestSetReadOnlyDisablesTheDatabaseActionsOnly(t *testing.T) {
 	m := Default()
 	m.SetReadOnly()
 	x := tea.KeyPressMsg{Code: 'x', Text: "x"}
@@ -67,7 +67,10 @@ func TestSetReadOnlyDisablesReleaseOnly(t *testing.T) {
 			}
 		}
 	}
-	if got, want := strings.Join(disabled, ","), "x/ctrl+d"; got != want {
+	if key.Matches(tea.KeyPressMsg{Code: 'C', Text: "C"}, m.ClearQueue) {
+		t.Error("C matches ClearQueue in read-only mode")
+	}
+	if got, want := strings.Join(disabled, ","), "x/ctrl+d,C"; got != want {
 		t.Errorf("disabled bindings = %q, want %q", got, want)
 	}
 }

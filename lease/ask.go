@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,16 +13,17 @@ import (
 	"github.com/leasetop/leasetop/data"
 )
 
-// Then is what Ask does when its ask expires unanswered.
+// Then is what Ask does when the holder does not hand over.
 type Then int
 
 // The fallbacks of an ask.
 const (
-	// ThenRefuse gives up: Ask returns an *AskError with ErrAskExpired.
+	// ThenRefuse gives up: Ask returns the *AskError.
 	ThenRefuse Then = iota
-	// ThenQueue joins the session's queue.
+	// ThenQueue joins the session's queue (Client.Queue).
 	ThenQueue
-	// ThenPreempt preempts the holder (a privilege: lease_preempt).
+	// ThenPreempt preempts the holder (Client.Preempt; a privilege:
+	// lease_preempt, and refused when the holder is not preemptible).
 	ThenPreempt
 )
 
@@ -47,35 +49,64 @@ func ParseThen(s string) (Then, error) {
 	return 0, &data.InputError{Field: "then", Problem: "must be refuse, queue or preempt"}
 }
 
-// Ask acquires p's lease for a fresh run id, asking its holder to hand it
-// over when the session is busy ("continue on this device"). It records one
-// ask, pending for timeout (at most data.MaxAskTTL) on the database clock,
-// which the holder's Lease.Asked delivers; when the holder hands over
-// (Lease.HandOver), the lease moves to this run in one transaction with a
-// higher fence, and Ask returns it held. A free session is acquired as Try
-// does, and one freed while the ask is pending too.
+// AskOptions say how Client.AskWith asks and what it does when the holder
+// does not hand over.
+type AskOptions struct {
+	// Timeout is how long the ask stays pending on the database clock:
+	// more than 0, at most data.MaxAskTTL.
+	Timeout time.Duration
+	// Then is the fallback when the ask ends without the lease.
+	Then Then
+	// Reason is what a ThenPreempt records in its preempted event (at most
+	// data.MaxReasonBytes, the rules of holder labels); "" records why the
+	// ask failed ("asked to hand over; declined", ...).
+	Reason string
+}
+
+// Ask is AskWith with a timeout and a fallback, and the default reason.
+func (c *Client) Ask(ctx context.Context, p Permit, timeout time.Duration, then Then) (*Lease, error) {
+	return c.AskWith(ctx, p, AskOptions{Timeout: timeout, Then: then})
+}
+
+// AskWith acquires p's lease for a fresh run id, asking its holder to hand
+// it over when the session is busy ("continue on this device"). It records
+// one ask, pending for o.Timeout on the database clock, with what p's
+// request declares (Request.NotPreemptible, Attachment: the lease handed
+// over carries them, not the old holder's), which the holder's Lease.Asked
+// delivers; when the holder hands over (Lease.HandOver), the lease moves to
+// this run in one transaction with a higher fence, and AskWith returns it
+// held. A free session is acquired as Try does, and one freed while the ask
+// is pending too.
 //
-// Otherwise it returns an *AskError (errors.Is(err, ErrHeld) as well):
-// ErrAskBusy at once when another run's ask is pending (naming it and its
-// deadline), ErrAskDeclined when the holder declines. When the deadline
-// passes unanswered, the ask ends as expired and then decides: ThenRefuse
-// returns ErrAskExpired, ThenQueue queues (Client.Queue) and ThenPreempt
-// preempts the holder (Client.Preempt; lease_preempt), returning what
-// those return.
+// The ask ends without the lease, with an *AskError (errors.Is(err,
+// ErrHeld) as well), when another run's ask is pending (ErrAskBusy, naming
+// it and its deadline), when the holder declared itself not preemptible
+// (ErrNotPreemptible: such a holder may not be asked either; nothing is
+// written), when the session's queue has runs ahead of this one
+// (ErrAskQueued: an ask may not jump the queue; nothing is written), when
+// the holder declines (ErrAskDeclined) and when the deadline passes
+// unanswered (ErrAskExpired). Then o.Then decides: ThenRefuse returns the
+// *AskError, ThenQueue queues (Client.Queue) and ThenPreempt preempts the
+// holder (Client.Preempt; lease_preempt), returning what those return.
+// The fallback uses the ask's run id when it can, so the history links the
+// ask with the ticket or the preempt (the same run_id).
 //
 // The handover_asked, handed_over and handover_declined notifications wake
 // it at once (the Client's shared listener); without them it looks again
 // every PollInterval. When ctx ends first it returns context.Cause(ctx) and
 // holds nothing: a lease handed over meanwhile is released.
-func (c *Client) Ask(ctx context.Context, p Permit, timeout time.Duration, then Then) (*Lease, error) {
+func (c *Client) AskWith(ctx context.Context, p Permit, o AskOptions) (*Lease, error) {
 	if err := c.check(p); err != nil {
 		return nil, err
 	}
-	if timeout <= 0 || timeout > data.MaxAskTTL {
-		return nil, &data.InputError{Field: "ask timeout", Problem: fmt.Sprintf("must be more than 0 and at most %s, got %s", data.MaxAskTTL, timeout)}
+	if o.Timeout <= 0 || o.Timeout > data.MaxAskTTL {
+		return nil, &data.InputError{Field: "ask timeout", Problem: fmt.Sprintf("must be more than 0 and at most %s, got %s", data.MaxAskTTL, o.Timeout)}
 	}
-	if then < ThenRefuse || then > ThenPreempt {
+	if o.Then < ThenRefuse || o.Then > ThenPreempt {
 		return nil, &data.InputError{Field: "then", Problem: "must be refuse, queue or preempt"}
+	}
+	if err := data.ValidateReason(o.Reason); err != nil {
+		return nil, err
 	}
 	tr := &tracker{runID: uuid.New()}
 	w, err := c.watchAsk(p.req.Key, data.PublicRunID(tr.runID))
@@ -83,15 +114,20 @@ func (c *Client) Ask(ctx context.Context, p Permit, timeout time.Duration, then 
 		return nil, err
 	}
 	defer c.notes.unsubscribe(w.sub)
-	a := &asking{c: c, p: p, tr: tr, timeout: timeout, wake: w.wake, handed: &w.handed}
+	a := &asking{c: c, p: p, tr: tr, timeout: o.Timeout, wake: w.wake, handed: &w.handed}
 	l, err := a.run(ctx)
-	if err != nil {
-		a.giveUp()
-		if errors.Is(err, ErrAskExpired) && then != ThenRefuse {
-			return c.askFallback(ctx, p, then, err)
-		}
+	if err == nil {
+		return l, nil
 	}
-	return l, err
+	reusable := a.giveUp()
+	var ae *AskError
+	if !errors.As(err, &ae) || o.Then == ThenRefuse {
+		return nil, err
+	}
+	if !reusable {
+		tr = &tracker{runID: uuid.New()}
+	}
+	return c.askFallback(ctx, p, o, tr, ae)
 }
 
 // asksWake: the events that can end an ask or free the session.
@@ -180,7 +216,7 @@ func (a *asking) run(ctx context.Context) (*Lease, error) {
 		}
 
 		sent := time.Now()
-		ans, err := c.store.AskHandover(ctx, req.Key, a.tr.runID, a.timeout, req.Holder)
+		ans, err := c.store.AskHandoverWith(ctx, req.Key, a.tr.runID, a.timeout, req.Holder, req.options())
 		if err != nil {
 			if !data.NotApplied(err) {
 				a.asked = true // it may have been recorded
@@ -212,6 +248,11 @@ func (a *asking) run(ctx context.Context) (*Lease, error) {
 			a.asked, a.free = false, true // nothing pending: acquire it
 		case data.AskBusy:
 			return nil, &AskError{Key: req.Key, Reason: ErrAskBusy, Ask: ans.Ask, Held: held}
+		case data.AskNotPreemptible:
+			return nil, &AskError{Key: req.Key, Reason: ErrNotPreemptible, Held: held}
+		case data.AskQueued:
+			a.asked = false
+			return nil, &AskError{Key: req.Key, Reason: ErrAskQueued, Ahead: ans.Ahead, Held: held}
 		case data.AskDeclined:
 			a.asked = false
 			return nil, &AskError{Key: req.Key, Reason: ErrAskDeclined, Ask: ans.Ask, Held: held}
@@ -256,8 +297,9 @@ func (a *asking) claim(ctx context.Context, fence int64) (*Lease, error) {
 // giveUp cleans up after an Ask that holds nothing: a grant whose reply was
 // lost is released, and an ask that may still be pending is withdrawn (a
 // lease the holder handed over meanwhile is released: lease.release deletes
-// only this run's own row).
-func (a *asking) giveUp() {
+// only this run's own row). It reports whether the run id is free for a
+// fallback: false when a release of it was left running in the background.
+func (a *asking) giveUp() bool {
 	c, key, run := a.c, a.p.req.Key, a.tr.runID
 	if a.asked {
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ReleaseTimeout)
@@ -265,37 +307,47 @@ func (a *asking) giveUp() {
 		cancel()
 		if err != nil || ans.Outcome == data.AskHandedOver {
 			c.cleanup(key, run, time.Now().Add(c.cfg.TTL-c.cfg.SafetyMargin))
-			return
+			return false
 		}
 	}
 	if a.tr.maybeGranted() {
 		c.cleanup(key, run, a.tr.lastSent.Add(c.cfg.TTL-c.cfg.SafetyMargin))
+		return false
 	}
+	return true
 }
 
-// askFallbackReason is the reason a ThenPreempt records in its preempted
-// event.
-const askFallbackReason = "asked to hand over; no answer in time"
+// askFallbackReasons are what a ThenPreempt records in its preempted event
+// when AskOptions.Reason is empty, by how the ask ended.
+var askFallbackReasons = map[error]string{
+	ErrAskExpired:  "asked to hand over; no answer in time",
+	ErrAskDeclined: "asked to hand over; declined",
+	ErrAskBusy:     "asked to hand over; another run's ask was pending",
+	ErrAskQueued:   "asked to hand over; runs were queued ahead",
+}
 
-// askFallback runs what an ask chose to do when it expired unanswered:
-// ThenQueue joins the session's queue (Client.Queue), ThenPreempt preempts
-// the holder (Client.Preempt, with askFallbackReason). Their errors are
-// returned as those calls return them, after the expired ask.
-func (c *Client) askFallback(ctx context.Context, p Permit, then Then, expired error) (*Lease, error) {
+// askFallback runs what an ask chose to do when it ended without the lease
+// (ae says how), with tr's run id: ThenQueue joins the session's queue
+// (Client.Queue), ThenPreempt preempts the holder (Client.Preempt, with
+// o.Reason or askFallbackReasons). Their errors are returned as those calls
+// return them, after the words of how the ask ended (not wrapped: the
+// error is the fallback's).
+func (c *Client) askFallback(ctx context.Context, p Permit, o AskOptions, tr *tracker, ae *AskError) (*Lease, error) {
 	var (
 		l   *Lease
 		err error
 	)
-	switch then {
+	switch o.Then {
 	case ThenQueue:
-		l, err = c.Queue(ctx, p)
+		l, err = c.queue(ctx, p, tr)
 	case ThenPreempt:
-		l, err = c.Preempt(ctx, p, askFallbackReason)
+		reason := cmp.Or(o.Reason, askFallbackReasons[ae.Reason], askFallbackReasons[ErrAskExpired])
+		l, err = c.preempt(ctx, p, reason, tr)
 	default:
-		return nil, expired
+		return nil, ae
 	}
 	if err != nil {
-		return nil, fmt.Errorf("ask to hand over expired unanswered; then %s: %w", then, err)
+		return nil, fmt.Errorf("%v; then %s: %w", ae, o.Then, err)
 	}
 	return l, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -190,26 +191,47 @@ var (
 	// ErrAskExpired: the ask passed its deadline unanswered (or its holder
 	// let the lease go to another run first).
 	ErrAskExpired = errors.New("the ask to hand over expired unanswered")
+	// ErrAskQueued: the session's queue has runs ahead of the asker, which
+	// an ask may not pass (AskError.Ahead says how many); nothing was
+	// written. Join the queue instead (ThenQueue).
+	ErrAskQueued = errors.New("runs are queued ahead; an ask may not pass them")
 )
 
 // AskError is how an ask to hand over ended without the lease: the asker
 // was refused because another run's ask is pending (ErrAskBusy), the holder
-// declined (ErrAskDeclined), or the ask expired (ErrAskExpired). It is an
-// ErrHeld too: the session stays busy.
+// declared itself not preemptible (ErrNotPreemptible) or runs are queued
+// ahead (ErrAskQueued), the holder declined (ErrAskDeclined), or the ask
+// expired (ErrAskExpired). It is an ErrHeld too: the session stays busy.
 type AskError struct {
-	Key    Key
-	Reason error           // ErrAskBusy, ErrAskDeclined or ErrAskExpired
+	Key Key
+	// Reason is ErrAskBusy, ErrNotPreemptible, ErrAskQueued, ErrAskDeclined
+	// or ErrAskExpired.
+	Reason error
 	Ask    data.PendingAsk // the ask: another run's (ErrAskBusy) or this run's
+	Ahead  int             // ErrAskQueued: the live tickets ahead of the asker
 	Held   *HeldError      // the holder when it was read, else nil
 }
 
 // Error describes the outcome. Labels are quoted: they are untrusted text.
-func (e *AskError) Error() string {
-	if errors.Is(e.Reason, ErrAskBusy) {
-		return fmt.Sprintf("lease %q: %v: run %s (%q), until %s (%s left)", e.Key.String(), e.Reason,
-			e.Ask.RunID, e.Ask.Holder, e.Ask.Until.UTC().Format(time.RFC3339Nano), e.Ask.Remaining.Round(time.Millisecond))
+func (e *AskError) Error() string { return e.Describe(strconv.Quote) }
+
+// Describe words the outcome in one line, every text that came from the
+// database (the key, the other asker's label) passed through quote: Error
+// quotes with strconv.Quote; a line shown on a terminal passes a function
+// that also makes look-alikes and combining marks visible (leasetop's
+// termtext.Quote).
+func (e *AskError) Describe(quote func(string) string) string {
+	key := quote(e.Key.String())
+	switch {
+	case errors.Is(e.Reason, ErrAskBusy):
+		return fmt.Sprintf("lease %s: %v: run %s (%s), until %s (%s left)", key, e.Reason,
+			e.Ask.RunID, quote(e.Ask.Holder), e.Ask.Until.UTC().Format(time.RFC3339Nano), e.Ask.Remaining.Round(time.Millisecond))
+	case errors.Is(e.Reason, ErrNotPreemptible):
+		return fmt.Sprintf("lease %s: the holder declared that it must not be preempted, so it may not be asked to hand over either", key)
+	case errors.Is(e.Reason, ErrAskQueued):
+		return fmt.Sprintf("lease %s: %d queued ahead; an ask may not pass them", key, e.Ahead)
 	}
-	return fmt.Sprintf("lease %q: %v", e.Key.String(), e.Reason)
+	return fmt.Sprintf("lease %s: %v", key, e.Reason)
 }
 
 // Unwrap makes errors.Is(err, e.Reason) and errors.Is(err, ErrHeld) true.

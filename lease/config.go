@@ -24,7 +24,8 @@ type Config struct {
 	// RenewInterval is how often the heartbeat renews a held lease, counted
 	// from the send time of the last confirmed renewal. Default TTL/3. It must
 	// be shorter than TTL - SafetyMargin, so that a renewal is due before the
-	// local deadline.
+	// local deadline. It is also how long Queue's ticket lives (renewed every
+	// half of it): a dead waiter holds a queue up for at most this long.
 	RenewInterval time.Duration
 	// SafetyMargin is subtracted from TTL to get the local safe deadline: the
 	// lease counts as held only until sentAt + TTL - SafetyMargin, where sentAt

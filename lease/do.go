@@ -25,15 +25,20 @@ const (
 //
 // It returns fn's error, or, when the lease was lost before fn returned, one
 // error on one line that errors.Is both ErrLost and the cause
-// (ErrForceReleased, ErrTakenOver, ErrRejected or ErrExpired; errors.As
-// gives the *LostError): the *LostError itself when fn's error was only the
-// consequence of the loss (nil, or a context error such as pgx's "context
-// canceled"), fn's error when it carries the loss already (the context's
-// cause, or FencedTx's ErrStale), else the *LostError followed by fn's
-// error. A failed Release is added to fn's error on the same line. When the
-// lease is never acquired Do returns the acquisition error and never
-// reports a loss. fn must return promptly once its context is done: the
-// lease is released only after it returns.
+// (ErrForceReleased, ErrTakenOver, ErrPreempted, ErrRejected or ErrExpired;
+// errors.As gives the *LostError): the *LostError itself when fn's error was
+// only the consequence of the loss (nil, or a context error such as pgx's
+// "context canceled"), fn's error when it carries the loss already (the
+// context's cause, or FencedTx's ErrStale), else the *LostError followed by
+// fn's error. A failed Release is added to fn's error on the same line. When
+// the lease is never acquired Do returns the acquisition error and never
+// reports a loss.
+//
+// A hand-over is not a loss: when fn handed the lease over (Lease.HandOver,
+// in answer to Lease.Asked), Do returns fn's own error, nil when fn returned
+// nil or only the consequence of the hand-over (a context error, or an error
+// that is ErrHandedOver). fn must return promptly once its context is done:
+// the lease is released only after it returns.
 func (c *Client) Do(ctx context.Context, p Permit, mode Mode, fn func(ctx context.Context, l *Lease) error) (err error) {
 	var l *Lease
 	if mode == Wait {
@@ -51,6 +56,8 @@ func (c *Client) Do(ctx context.Context, p Permit, mode Mode, fn func(ctx contex
 		lostBefore := errors.As(l.Err(), &lost)
 		relErr := l.Release(ctx)
 		switch {
+		case lostBefore && errors.Is(lost.Reason, ErrHandedOver):
+			err = afterHandOver(err)
 		case lostBefore:
 			err = withLoss(lost, err)
 		case relErr != nil && err == nil:
@@ -72,6 +79,15 @@ func withLoss(lost *LostError, err error) error {
 		return err // it carries the loss already: the context's cause, FencedTx's ErrStale
 	}
 	return fmt.Errorf("%w; the work failed too: %w", lost, err)
+}
+
+// afterHandOver is Do's error when fn handed the lease over and returned
+// err: nil when err is only the hand-over's consequence.
+func afterHandOver(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrHandedOver) {
+		return nil
+	}
+	return err
 }
 
 // run calls fn with a context cancelled by ctx or by the end of the lease,

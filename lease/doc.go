@@ -66,11 +66,11 @@
 //
 // AtRisk (Chubby's jeopardy) means a renewal failed but the deadline has not
 // passed: get ready to stop. Lost cancels Lease.Context with a *LostError
-// whose reason says why: ErrForceReleased or ErrTakenOver or ErrRejected
-// (the database refused the renewal: someone else owns it, or an operator
-// force-released it) or ErrExpired (the local deadline passed without a
-// confirmed renewal: the database is unreachable, or this process was
-// paused). Because the margin is subtracted, a holder cut off from the
+// whose reason says why: ErrPreempted, ErrForceReleased, ErrTakenOver or
+// ErrRejected (the database says someone else owns it now) or ErrExpired
+// (the local deadline passed without a confirmed renewal: the database is
+// unreachable, or this process was paused); after Lease.HandOver it is
+// ErrHandedOver, which Do does not report as a loss. Because the margin is subtracted, a holder cut off from the
 // database stops before the server lets anyone else in. Nothing revives a
 // lost lease: renewals name the exact run id, and the server refuses (and
 // records as renew_rejected) a renewal of a lease that ended.

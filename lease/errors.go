@@ -3,6 +3,7 @@ package lease
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -16,20 +17,22 @@ import (
 var (
 	// ErrLost: the lease ended without Release; the run must stop.
 	ErrLost = errors.New("lease lost")
-	// ErrRejected: a renewal was refused: the database says this run no
-	// longer holds an unexpired lease (taken over, force-released, or
-	// expired on the server).
+	// ErrRejected: the database says this run no longer holds an unexpired
+	// lease (taken over, force-released, preempted or expired on the
+	// server): a renewal was refused, or the holder watch read the row.
 	ErrRejected = errors.New("renewal rejected")
 	// ErrForceReleased: an operator force-released the lease. It wraps
 	// ErrRejected.
-	ErrForceReleased = fmt.Errorf("%w: force-released", ErrRejected)
+	ErrForceReleased error = &ended{"force-released"}
 	// ErrTakenOver: another run took the lease over after it expired on the
 	// server. It wraps ErrRejected.
-	ErrTakenOver = fmt.Errorf("%w: taken over", ErrRejected)
+	ErrTakenOver error = &ended{"taken over"}
 	// ErrPreempted: a member of lease_preempt took the lease from this run
 	// while it was unexpired (Client.Preempt). The *LostError's By names the
 	// preemptor: its label, public run id and reason. It wraps ErrRejected.
-	ErrPreempted = fmt.Errorf("%w: preempted", ErrRejected)
+	// Release after it tells the preemptor that the work stopped
+	// (Lease.WaitPreempted).
+	ErrPreempted error = &ended{"preempted"}
 	// ErrNotPreemptible: Preempt was refused because the holder declared
 	// that it must not be preempted (Request.NotPreemptible); nothing was
 	// written. The error is also an ErrHeld with a *HeldError.
@@ -82,33 +85,51 @@ type LostError struct {
 	Last error
 }
 
-// Error describes the loss. Text that came from the database (holder labels,
-// actors, reasons) is quoted, so it cannot carry terminal escapes.
-func (e *LostError) Error() string {
+// Error describes the loss. Text that came from the database (the key,
+// holder labels, actors, reasons) is quoted, so it cannot carry terminal
+// escapes.
+func (e *LostError) Error() string { return e.Describe(strconv.Quote) }
+
+// Describe words the loss in one line, every text that came from the
+// database (the key, holder labels, actors, reasons) passed through quote:
+// Error quotes with strconv.Quote; a line shown on a terminal passes a
+// function that also makes look-alikes and combining marks visible
+// (leasetop's termtext.Quote).
+func (e *LostError) Describe(quote func(string) string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "lease %q fence %d lost: %v", e.Key.String(), e.Fence, e.Reason)
+	fmt.Fprintf(&b, "lease %s fence %d lost: %v", quote(e.Key.String()), e.Fence, e.Reason)
 	switch e.By.Kind {
 	case data.KindForceReleased:
-		fmt.Fprintf(&b, " by %q", e.By.Actor)
+		fmt.Fprintf(&b, " by %s", quote(e.By.Actor))
 		if e.By.Reason != "" {
-			fmt.Fprintf(&b, " (reason %q)", e.By.Reason)
+			fmt.Fprintf(&b, " (reason %s)", quote(e.By.Reason))
 		}
 	case data.KindTakenOver:
-		fmt.Fprintf(&b, " by run %s (%q, fence %d)", e.By.RunID, e.By.Holder, e.By.Fence)
+		fmt.Fprintf(&b, " by run %s (%s, fence %d)", e.By.RunID, quote(e.By.Holder), e.By.Fence)
 	case data.KindPreempted:
-		fmt.Fprintf(&b, " by run %s (%q, fence %d, login %q", e.By.RunID, e.By.Holder, e.By.Fence, e.By.Actor)
+		fmt.Fprintf(&b, " by run %s (%s, fence %d, login %s", e.By.RunID, quote(e.By.Holder), e.By.Fence, quote(e.By.Actor))
 		if e.By.Reason != "" {
-			fmt.Fprintf(&b, ", reason %q", e.By.Reason)
+			fmt.Fprintf(&b, ", reason %s", quote(e.By.Reason))
 		}
 		b.WriteString(")")
 	case data.KindHandedOver:
-		fmt.Fprintf(&b, " to run %s (%q, fence %d)", e.By.RunID, e.By.Holder, e.By.Fence)
+		fmt.Fprintf(&b, " to run %s (%s, fence %d)", e.By.RunID, quote(e.By.Holder), e.By.Fence)
 	}
 	if e.Last != nil {
 		fmt.Fprintf(&b, "; last renewal error: %v", e.Last)
 	}
 	return b.String()
 }
+
+// ended is a cause of loss the database told: it reads as what happened
+// ("preempted"), not as a refused renewal, which it need not have been (the
+// holder watch reads the row), and it wraps ErrRejected.
+type ended struct{ what string }
+
+func (e *ended) Error() string { return e.what }
+
+// Unwrap makes errors.Is(e, ErrRejected) true.
+func (e *ended) Unwrap() error { return ErrRejected }
 
 // Unwrap makes errors.Is(err, ErrLost) and errors.Is(err, e.Reason) (and
 // what Reason wraps) true.

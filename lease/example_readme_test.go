@@ -92,7 +92,8 @@ func reply(ctx context.Context, dsn string, user User, key lease.Key, answer str
 		// Only with lease.Try: someone else is working on it.
 	case errors.Is(err, lease.ErrStale), errors.Is(err, lease.ErrLost):
 		// Another run owns the conversation now. ErrStale: the write was refused, nothing
-		// was written. ErrLost: ErrForceReleased, ErrTakenOver, ErrRejected or ErrExpired say why.
+		// was written. ErrLost: ErrPreempted, ErrForceReleased, ErrTakenOver, ErrRejected or
+		// ErrExpired say why. (A hand-over, l.HandOver, is no loss: Do never returns ErrHandedOver.)
 	}
 	return err
 }

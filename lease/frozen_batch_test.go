@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -56,11 +57,21 @@ func frozenBatchChild(ctx context.Context, store *data.Store, ttl time.Duration)
 		frozen atomic.Int64 // the frozen batch's send time (UnixNano)
 	)
 	answered := make(chan error, 1) // the frozen batch's call returned
+	// The hook returns only once the process has been continued: kill(2)
+	// returns before a stop takes effect on every thread, and on a loaded
+	// machine this goroutine ran on past the clock check and stopped inside
+	// the call's write, which it then finished after SIGCONT, renewing the
+	// leases after their deadlines. Waiting for SIGCONT puts the whole
+	// freeze between the batch's send time and its clock check, where this
+	// test means it to be.
+	continued := make(chan os.Signal, 1)
+	signal.Notify(continued, syscall.SIGCONT)
 	lease.SetBatchHook(client, func(n int, sent time.Time) {
 		if n == frozenBatchSize && armed.CompareAndSwap(true, false) {
 			frozen.Store(sent.UnixNano())
 			fmt.Println("freezing")
 			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			<-continued
 		}
 	})
 	lease.SetBatchAnsweredHook(client, func(_ int, sent time.Time, err error) {

@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,6 +66,32 @@ type State struct {
 	ExpiresAt time.Time
 }
 
+// String words the state in one line: the status, and what goes with it
+// (the local safe deadline and the database's expiry while held or at
+// risk, the error that put it at risk, the cause of a loss). Times are
+// shown to the millisecond, the deadline on the local clock and the expiry
+// on the database clock in UTC.
+func (s State) String() string {
+	const clock = "15:04:05.000"
+	until := fmt.Sprintf("safe until %s, expires %sZ on the database clock",
+		s.Deadline.Format(clock), s.ExpiresAt.UTC().Format(clock))
+	switch s.Status {
+	case Held:
+		return "held, " + until
+	case AtRisk:
+		if s.Err == nil {
+			return "at risk since " + s.Since.Format(clock) + ", " + until
+		}
+		return fmt.Sprintf("at risk since %s (%v), %s", s.Since.Format(clock), s.Err, until)
+	case Lost:
+		if s.Err == nil {
+			return "lost"
+		}
+		return fmt.Sprintf("lost: %v", s.Err)
+	}
+	return s.Status.String()
+}
+
 // Lease is one execution's ownership of a session: a run id, a fencing
 // token and a heartbeat that keeps it. Get one from Client.Try,
 // Client.Wait or Client.Do; stop work when Context() is done; call Release
@@ -93,8 +120,9 @@ type Lease struct {
 	changed  chan struct{}
 	watchdog *time.Timer // loses the lease at the local deadline
 
-	releaseMu sync.Mutex // serialises Release calls
-	rowGone   bool       // a release confirmed this run's row is gone
+	releaseMu   sync.Mutex // serialises Release calls
+	rowGone     bool       // a release confirmed this run's row is gone
+	stoppedSent bool       // Release told the preemptor the work stopped (l.mu)
 
 	renewMu sync.Mutex // held by each renewal, and by HandOver while it moves the lease
 	asks    askWatch   // Asked's watch (asked.go)

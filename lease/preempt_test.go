@@ -44,6 +44,9 @@ func TestPreemptCancelsTheHolder(t *testing.T) {
 			t.Errorf("cause %q does not name %s", cause, want)
 		}
 	}
+	if strings.Contains(cause.Error(), "renewal rejected") || !errors.Is(cause, lease.ErrRejected) {
+		t.Errorf("cause %q: want it to say preempted, not that a renewal was rejected, and to be ErrRejected still", cause)
+	}
 	if lost.By.Kind != data.KindPreempted || lost.By.RunID != p.RunID() || lost.By.PrevHolder != "desktop" {
 		t.Errorf("cause's event = %+v, want preempted by %v of desktop", lost.By, p.RunID())
 	}

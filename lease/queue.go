@@ -12,37 +12,74 @@ import (
 )
 
 // ErrQueueFull is returned by Queue when the session's queue holds as many
-// live tickets as it may (data.QueueLimit): nothing was written.
+// live tickets as it may (data.QueueLimit), or when this login holds its
+// share of them (data.QueueShare, data.ErrQueueShareFull): nothing was
+// written.
 var ErrQueueFull = data.ErrQueueFull
+
+// ErrTicketCleared is returned by Queue when an operator cleared its ticket
+// (leasetop queue --clear, the monitor's clear-queue key): it stops waiting,
+// holding nothing. A new Queue call may queue again.
+var ErrTicketCleared = data.ErrTicketCleared
 
 // Queue acquires p's lease in turn, waiting as long as ctx allows: it takes
 // a ticket in the session's queue (a durable FIFO on the database, see
-// data.Store.Enqueue), keeps it alive while it waits (every RenewInterval at
-// most, as a heartbeat keeps a lease), and acquires when its ticket is the
-// head and the lease is free. While the queue has a live ticket nobody else
-// can take the free lease, so the waiters are granted it in the order they
-// queued. A waiter that dies stops renewing: its ticket expires after TTL
-// and the queue moves on.
+// data.Store.Enqueue), keeps it alive while it waits, and acquires when its
+// ticket is the head and the lease is free. While the queue has a live
+// ticket nobody else can take the free lease, so the waiters are granted it
+// in the order they queued.
+//
+// The ticket lives for RenewInterval and is renewed every half of it, so a
+// waiter that dies (kill -9) stops renewing and its ticket leaves the queue
+// within RenewInterval of its last renewal, recorded with a queue_left
+// event (reason expired) by the next waiter's renewal: a dead head holds
+// the queue up for at most that, never a lease TTL. A waiter stalled past
+// its ticket's expiry loses its place and queues again at the tail.
 //
 // It wakes on the notifications for its key (a release, a forced release, a
 // takeover, a ticket that left the queue), otherwise when the lease or the
 // tickets ahead could expire, or after PollInterval. When the key is free
-// and has no queue it acquires at once, as Try does.
+// and has no queue it acquires at once, as Try does. OnPlace reports its
+// place as it moves up.
 //
 // When ctx ends first, Queue cancels its ticket (the next waiter moves up at
 // once) and returns context.Cause(ctx), holding nothing; ErrQueueFull when
-// the queue is full; ErrClosed when the Client is closed.
-func (c *Client) Queue(ctx context.Context, p Permit) (*Lease, error) {
+// the queue is full; ErrTicketCleared when an operator cleared its ticket;
+// ErrClosed when the Client is closed.
+func (c *Client) Queue(ctx context.Context, p Permit, opts ...QueueOption) (*Lease, error) {
 	if err := c.check(p); err != nil {
 		return nil, err
 	}
+	return c.queue(ctx, p, &tracker{runID: uuid.New()}, opts...)
+}
+
+// queue is Queue for tr's run id (a fresh one, or an ask's: askFallback).
+func (c *Client) queue(ctx context.Context, p Permit, tr *tracker, opts ...QueueOption) (*Lease, error) {
 	w, err := c.subscribe(p.req.Key)
 	if err != nil {
 		return nil, err
 	}
 	defer c.unsubscribe(w)
-	q := &queuer{c: c, req: p.req, tr: &tracker{runID: uuid.New()}}
+	q := &queuer{c: c, req: p.req, tr: tr, ahead: -1}
+	for _, o := range opts {
+		o(&q.opts)
+	}
 	return q.run(ctx, w)
+}
+
+// A QueueOption changes what Queue does while it waits.
+type QueueOption func(*queueOptions)
+
+type queueOptions struct {
+	place func(ahead int)
+}
+
+// OnPlace has Queue call f with the number of live tickets ahead of its own
+// when it takes its ticket and each time that number changes (a ticket
+// ahead was granted, cancelled, cleared or expired). f runs on Queue's
+// goroutine before it goes on, so it must return quickly.
+func OnPlace(f func(ahead int)) QueueOption {
+	return func(o *queueOptions) { o.place = f }
 }
 
 // queuer is one Queue call: its run id (which owns the ticket) and what the
@@ -50,9 +87,11 @@ func (c *Client) Queue(ctx context.Context, p Permit) (*Lease, error) {
 type queuer struct {
 	c       *Client
 	req     Request
+	opts    queueOptions
 	tr      *tracker
 	backoff backoff
 	tickets []uuid.UUID // every run id that took a ticket, to cancel on give-up
+	ahead   int         // the place last reported to OnPlace; -1 before the first
 }
 
 func (q *queuer) run(ctx context.Context, w *waiter) (*Lease, error) {
@@ -90,12 +129,12 @@ func (q *queuer) run(ctx context.Context, w *waiter) (*Lease, error) {
 // before the next step, or an error that ends Queue.
 func (q *queuer) step(ctx context.Context) (*Lease, time.Duration, error) {
 	c := q.c
-	ttl := c.cfg.TTL
-	renewBy := c.cfg.RenewInterval // the ticket must be renewed before it expires
+	ttl := c.cfg.RenewInterval // a ticket lives a renewal interval: see Queue
+	renewBy := ttl / 2         // and is renewed twice in it
 	run := q.tr.runID
 	place, err := c.store.Enqueue(ctx, q.req.Key, run, ttl, q.req.Holder)
 	if err != nil {
-		if errors.Is(err, data.ErrQueueFull) {
+		if errors.Is(err, data.ErrQueueFull) || errors.Is(err, data.ErrTicketCleared) {
 			return nil, 0, fmt.Errorf("queue %q: %w", q.req.Key.String(), err)
 		}
 		delay, retry := c.retryDelay(err, &q.backoff)
@@ -108,6 +147,7 @@ func (q *queuer) step(ctx context.Context) (*Lease, time.Duration, error) {
 		q.tickets = append(q.tickets, run)
 	}
 	q.backoff.answer()
+	q.report(place)
 	delay := jitter(c.cfg.PollInterval)
 	if place.Ahead == 0 {
 		l, err := c.try(ctx, q.req, q.tr, c.acquire)
@@ -132,6 +172,15 @@ func (q *queuer) step(ctx context.Context) (*Lease, time.Duration, error) {
 		delay = min(delay, renewBy)
 	}
 	return nil, delay, nil
+}
+
+// report calls OnPlace's function when the ticket's place changed.
+func (q *queuer) report(place data.Place) {
+	if q.opts.place == nil || !place.Ticketed() || place.Ahead == q.ahead {
+		return
+	}
+	q.ahead = place.Ahead
+	q.opts.place(place.Ahead)
 }
 
 // giveUp cancels the tickets taken and releases a grant whose reply may

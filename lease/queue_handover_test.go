@@ -11,12 +11,14 @@ import (
 	"github.com/leasetop/leasetop/lease/leasetest"
 )
 
-// TestQueuedWaiterAfterHandover: a waiter queued behind the desktop's lease
-// stays at the head while the desktop hands the lease over to the phone that
-// asked; when the phone releases, the waiter is granted the lease next, with
-// nothing in between in the history (handed_over, released, the waiter's
-// acquired) and a higher fence, woken by the release's notification. Each
-// run is a Client of its own.
+// TestQueuedWaiterAfterHandover: the phone asks the desktop to hand over,
+// then a tablet queues; an ask recorded before a ticket keeps its place
+// (an ask may not jump the queue, but this one was first), so the desktop
+// hands over to the phone and the tablet stays at the queue's head; when
+// the phone releases, the tablet is granted the lease next, with nothing in
+// between in the history (handed_over, released, the tablet's acquired) and
+// a higher fence, woken by the release's notification. Each run is a Client
+// of its own.
 func TestQueuedWaiterAfterHandover(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -27,7 +29,8 @@ func TestQueuedWaiterAfterHandover(t *testing.T) {
 	cfg := lease.Config{TTL: 10 * time.Minute, PollInterval: 10 * time.Minute}
 	desktopC, tabletC, phoneC := newClient(t, db.Store(t), cfg), newClient(t, db.Store(t), cfg), newClient(t, db.Store(t), cfg)
 	desktop := acquire(t, desktopC, permit(t, desktopC, testKey, "desktop"))
-	asked := desktop.Asked()
+	asking := askAsync(ctx, phoneC, permit(t, phoneC, testKey, "phone"), time.Minute, lease.ThenRefuse)
+	nextAsk(t, desktop)
 
 	queued := make(chan *lease.Lease, 1)
 	failed := make(chan error, 1)
@@ -41,17 +44,14 @@ func TestQueuedWaiterAfterHandover(t *testing.T) {
 	}()
 	leasetest.WaitQueued(t, s, testKey, 1)
 
-	go func() {
-		select {
-		case <-asked:
-			_ = desktop.HandOver(ctx) // the outcome is read from the phone's side
-		case <-time.After(time.Minute):
-		}
-	}()
-	phone, err := phoneC.Ask(ctx, permit(t, phoneC, testKey, "phone"), time.Minute, lease.ThenRefuse)
-	if err != nil {
-		t.Fatalf("Ask with a waiter queued: %v", err)
+	if err := desktop.HandOver(ctx); err != nil {
+		t.Fatalf("HandOver with a waiter queued after the ask: %v", err)
 	}
+	r := result(t, asking)
+	if r.err != nil {
+		t.Fatalf("Ask recorded before the waiter queued: %v", r.err)
+	}
+	phone := r.l
 	if q := leasetest.WaitQueued(t, s, testKey, 1); q[0].Holder != "tablet" {
 		t.Fatalf("queue after the hand-over = %+v, want the tablet's ticket still there", q)
 	}

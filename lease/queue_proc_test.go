@@ -191,9 +191,10 @@ func TestQueueGrantsInOrderAcrossProcesses(t *testing.T) {
 }
 
 // TestQueueKilledWaiterCostsAtMostItsTTL: a queued waiter killed with
-// SIGKILL stops renewing its ticket; the waiter behind it is granted the
-// lease once that ticket has expired on the database clock (not before) and
-// within a TTL of it, and the order goes on without it.
+// SIGKILL stops renewing its ticket; the ticket leaves with a queue_left
+// event (reason expired), the waiter behind it is granted the lease once
+// that ticket has expired on the database clock (not before) and within a
+// TTL of it, and the order goes on without it.
 func TestQueueKilledWaiterCostsAtMostItsTTL(t *testing.T) {
 	t.Parallel()
 	const (
@@ -219,10 +220,13 @@ func TestQueueKilledWaiterCostsAtMostItsTTL(t *testing.T) {
 			t.Fatalf("child %d exited %d: %s%s", i, code, p.Stdout.String(), p.Stderr.String())
 		}
 	}
-	var deadExpiry time.Time
-	if err := db.Pool(t).QueryRow(ctx, `SELECT expires_at FROM lease.queue_ticket WHERE holder = $1`,
-		queuerName(dead)).Scan(&deadExpiry); err != nil {
-		t.Fatalf("the killed waiter's ticket: %v", err)
+	var (
+		deadExpiry time.Time
+		reason     string
+	)
+	if err := db.Pool(t).QueryRow(ctx, `SELECT expires_at, reason FROM lease.event WHERE kind = 'queue_left' AND holder = $1`,
+		queuerName(dead)).Scan(&deadExpiry, &reason); err != nil || reason != "expired" {
+		t.Fatalf("the killed waiter's queue_left event: reason %q, %v; want one, reason expired", reason, err)
 	}
 	holders, at := grants(t, db)
 	holders, at = holders[1:], at[1:]

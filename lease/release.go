@@ -11,6 +11,10 @@ import (
 // ErrReleased (a lost lease keeps its *LostError), then deletes this run's
 // row. Call it after the work has returned, never while it still runs.
 //
+// After a preempt (ErrPreempted), Release also tells the preemptor that this
+// run's work has stopped (Lease.WaitPreempted), once, best effort: a
+// preemptor that is not told waits its own bound.
+//
 // Release is idempotent and never revives anything: the database deletes
 // the row only if this run still holds it, so a late or repeated Release
 // cannot touch the next holder's lease. It runs on a context detached from
@@ -30,7 +34,11 @@ func (l *Lease) Release(ctx context.Context) error {
 	l.mu.Lock()
 	l.setLocked(Released, ErrReleased)
 	timeout := l.releaseTimeoutLocked()
+	preempted := l.preemptedLocked()
 	l.mu.Unlock()
+	if preempted {
+		l.reportStopped(ctx)
+	}
 	if l.rowGone || timeout <= 0 {
 		return nil
 	}
@@ -60,4 +68,24 @@ func (l *Lease) releaseTimeoutLocked() time.Duration {
 	default:
 		return min(l.cfg.ReleaseTimeout, max(l.cfg.SafetyMargin, 100*time.Millisecond))
 	}
+}
+
+// preemptedLocked reports whether the lease was lost to a preempt and the
+// preemptor has not been told yet that the work stopped; l.mu must be held.
+func (l *Lease) preemptedLocked() bool {
+	var lost *LostError
+	if l.stoppedSent || !errors.As(l.state.Err, &lost) || !errors.Is(lost.Reason, ErrPreempted) {
+		return false
+	}
+	l.stoppedSent = true
+	return true
+}
+
+// reportStopped tells the preemptor that this run's work has stopped
+// (data.Store.PreemptStopped), bounded by ReleaseTimeout. Best effort: the
+// preemptor waits at most its own bound anyway.
+func (l *Lease) reportStopped(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.ReleaseTimeout)
+	defer cancel()
+	_, _ = l.client.store.PreemptStopped(rctx, l.token.Key, l.token.RunID)
 }

@@ -401,7 +401,7 @@ DECLARE
     pub uuid;
     granted lease.grant;
     inserted boolean;
-    queued boolean;
+    latest timestamptz; -- the latest expiry among the session's tickets, NULL when it has none
     checked timestamptz;
 BEGIN
     -- Valid input passes one expression (grant_ok, inlined); only invalid
@@ -429,12 +429,14 @@ BEGIN
 
     -- The queue (queue.sql): while the session has a live ticket, only the
     -- head ticket's run may take the free lease; anyone else is refused as
-    -- if it were held. A session without a queue pays one probe of an
-    -- empty range of queue_ticket's primary key.
-    queued := EXISTS (SELECT 1 FROM lease.queue_ticket q
-                       WHERE q.account_id = acquire.account_id AND q.session_id = acquire.session_id
-                         AND q.expires_at > now_);
-    IF queued AND NOT lease.queue_admits(acquire.account_id, acquire.session_id, pub, now_) THEN
+    -- if it were held. A grant to a session with any ticket, live or
+    -- expired, ends the grantee's and the expired ones (queue_granted). A
+    -- session without a queue pays one probe of an empty range of
+    -- queue_ticket's primary key.
+    SELECT max(q.expires_at) INTO latest FROM lease.queue_ticket q
+     WHERE q.account_id = acquire.account_id AND q.session_id = acquire.session_id;
+    IF coalesce(latest > now_, false) -- no ticket: false, not NULL, so queue_admits is not called
+       AND NOT lease.queue_admits(acquire.account_id, acquire.session_id, pub, now_) THEN
         RETURN;
     END IF;
 
@@ -468,7 +470,7 @@ BEGIN
                     acquire.account_id, acquire.session_id USING ERRCODE = '40001';
             END IF;
         END IF;
-        IF queued THEN
+        IF latest IS NOT NULL THEN
             PERFORM lease.queue_granted(acquire.account_id, acquire.session_id, pub, now_); -- ends its ticket
         END IF;
         granted.run_id := acquire.run_id;

@@ -23,8 +23,20 @@
 --
 -- Every function answers with a lease.handover_answer: outcome, the ask's
 -- asker (public run id, label), the holder it addressed (public run id), its
--- deadline and the time left to it on the database clock, and the fence
--- handed over.
+-- deadline and the time left to it on the database clock, the fence handed
+-- over, and for a refusal for the queue the number of tickets ahead.
+--
+-- What an ask may not do (version 6):
+--   - stop a holder that declared itself not preemptible: such a lease cannot
+--     be asked for (outcome not_preemptible, nothing written), as it cannot be
+--     preempted;
+--   - jump the queue: while the session has live tickets ahead of the asker's
+--     own (lease.queue_ticket), the ask is refused (outcome queued, with their
+--     number; nothing written): join the queue instead. An ask recorded
+--     before a ticket was taken keeps its place;
+--   - give the asker a lease that says what its old holder declared: the ask
+--     records the asker's own preemptible flag and attachment, and hand_over
+--     writes them on the lease it moves.
 
 CREATE TABLE IF NOT EXISTS lease.handover_ask (
     account_id    text        NOT NULL,
@@ -43,6 +55,24 @@ CREATE TABLE IF NOT EXISTS lease.handover_ask (
     CONSTRAINT handover_ask_asker_check CHECK (octet_length(asker) <= 256 AND lease.safe_text(asker))
 );
 
+-- What the asker declares about the lease it would hold (version 6), as
+-- lease.acquire_with takes it: whether it may be preempted, and its
+-- attachment. Added only where missing, after the table's first columns, so
+-- the column order is the same in a new database and an upgraded one.
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'lease.handover_ask'::regclass
+                      AND attname = 'preemptible' AND NOT attisdropped) THEN
+        ALTER TABLE lease.handover_ask ADD COLUMN preemptible boolean NOT NULL DEFAULT true;
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'lease.handover_ask'::regclass
+                      AND attname = 'attachment' AND NOT attisdropped) THEN
+        ALTER TABLE lease.handover_ask ADD COLUMN attachment text
+            CONSTRAINT handover_ask_attachment_check CHECK (octet_length(attachment) <= 1024 AND lease.safe_text(attachment));
+    END IF;
+END
+$$;
+
 DO $$
 BEGIN
     IF to_regtype('lease.handover_answer') IS NULL THEN
@@ -54,6 +84,11 @@ BEGIN
             until_at      timestamptz,
             remaining     interval,    -- until_at - now on the database clock, at least 0
             fence         bigint);
+    END IF;
+    -- The tickets ahead of an ask refused for the queue (version 6).
+    IF NOT EXISTS (SELECT FROM pg_attribute a JOIN pg_type t ON t.typrelid = a.attrelid
+                    WHERE t.oid = 'lease.handover_answer'::regtype AND a.attname = 'ahead' AND NOT a.attisdropped) THEN
+        ALTER TYPE lease.handover_answer ADD ATTRIBUTE ahead integer;
     END IF;
 END
 $$;
@@ -103,27 +138,44 @@ LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
     SELECT ROW(outcome, a.asker_run_id, a.asker, a.holder_run_id, a.until_at,
-               greatest(a.until_at - now_, interval '0'), a.fence)::lease.handover_answer
+               greatest(a.until_at - now_, interval '0'), a.fence, NULL)::lease.handover_answer
 $fn$;
 
 -- ask_handover records run_id's ask to the run holding the session, pending
 -- for ttl (more than 0, at most 1 hour) on the database clock, labelled
--- holder (the label the asker will hold the lease under). Outcomes:
+-- holder (the label the asker will hold the lease under), with what the
+-- asker declares about the lease it would hold (preemptible, attachment: as
+-- lease.acquire_with takes them; hand_over writes them on the lease).
+-- Outcomes:
 --
---   asked        a new ask was recorded (event handover_asked, NOTIFY).
---   pending      this run's ask is pending: nothing written.
---   busy         another run's ask is pending: refused, nothing written; the
---                answer names that asker and its deadline.
---   handed_over  the holder handed the lease to this run: claim it with
---                lease.acquire (same run id), which returns it.
---   declined     the holder declined this run's ask.
---   expired      this run's ask passed its deadline unanswered, or another
---                run holds the lease now (written now if it had not been:
---                handover_expired).
---   free         nobody holds an unexpired lease: acquire it; nothing asked
---                (this run's pending ask, if any, ended: handover_expired).
---   held         this run holds the lease itself.
-CREATE OR REPLACE FUNCTION lease.ask_handover(account_id text, session_id text, run_id uuid, ttl interval, holder text)
+--   asked            a new ask was recorded (event handover_asked, NOTIFY).
+--   pending          this run's ask is pending: nothing written.
+--   busy             another run's ask is pending: refused, nothing written;
+--                    the answer names that asker and its deadline.
+--   not_preemptible  the holder declared that it must not be preempted, so
+--                    it may not be asked either: refused, nothing written;
+--                    the answer names the holder (holder_run_id, fence).
+--   queued           the session's queue has live tickets ahead of this
+--                    run's own (all of them when it has none): an ask may not
+--                    jump the queue. Refused, nothing written; ahead says how
+--                    many. This run's own ask that ended meanwhile is answered
+--                    as below.
+--   handed_over      the holder handed the lease to this run: claim it with
+--                    lease.acquire (same run id), which returns it.
+--   declined         the holder declined this run's ask.
+--   expired          this run's ask passed its deadline unanswered, or another
+--                    run holds the lease now (written now if it had not been:
+--                    handover_expired).
+--   free             nobody holds an unexpired lease and no ticket is ahead:
+--                    acquire it; nothing asked (this run's pending ask, if
+--                    any, ended: handover_expired).
+--   held             this run holds the lease itself.
+--
+-- The five-argument form of versions 3 to 5 is this one with its defaults: a
+-- preemptible lease without attachment.
+DROP FUNCTION IF EXISTS lease.ask_handover(text, text, uuid, interval, text); -- version 5's: now the defaults below
+CREATE OR REPLACE FUNCTION lease.ask_handover(account_id text, session_id text, run_id uuid, ttl interval, holder text,
+                                              preemptible boolean DEFAULT true, attachment text DEFAULT NULL)
 RETURNS lease.handover_answer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
@@ -138,6 +190,7 @@ DECLARE
     a lease.handover_ask;
     have boolean;
     changed boolean;
+    ahead integer;
     attempt integer;
 BEGIN
     PERFORM lease.check_key(ask_handover.account_id, ask_handover.session_id);
@@ -147,12 +200,20 @@ BEGIN
             USING ERRCODE = '22023';
     END IF;
     PERFORM lease.check_label('holder', ask_handover.holder, 256);
+    PERFORM lease.check_holder_options(ask_handover.preemptible, ask_handover.attachment);
     PERFORM lease.check_run_id(ask_handover.run_id);
     pub := lease.public_run_id(ask_handover.run_id);
 
     FOR attempt IN 1..2 LOOP
         SELECT * INTO cur FROM lease.session_lease l
          WHERE l.account_id = ask_handover.account_id AND l.session_id = ask_handover.session_id;
+        -- The live tickets ahead of this run's own (all of them without one).
+        SELECT count(*) INTO ahead FROM lease.queue_ticket q
+         WHERE q.account_id = ask_handover.account_id AND q.session_id = ask_handover.session_id
+           AND q.expires_at > now_ AND q.run_id <> pub
+           AND q.id < coalesce((SELECT o.id FROM lease.queue_ticket o
+                                 WHERE o.account_id = ask_handover.account_id AND o.session_id = ask_handover.session_id
+                                   AND o.run_id = pub AND o.expires_at > now_), 9223372036854775807);
         SELECT * INTO a FROM lease.handover_ask h
          WHERE h.account_id = ask_handover.account_id AND h.session_id = ask_handover.session_id
            FOR UPDATE;
@@ -171,6 +232,9 @@ BEGIN
                 RETURN lease.handover_answer_of('pending', a, now_);
             END IF;
             IF changed AND (cur.run_id IS NULL OR cur.expires_at <= now_) THEN
+                IF ahead > 0 THEN -- the holder let go, to the queue
+                    RETURN ROW('queued', NULL, NULL, NULL, NULL, NULL, NULL, ahead)::lease.handover_answer;
+                END IF;
                 RETURN lease.handover_answer_of('free', a, now_); -- the holder let go: acquire it
             END IF;
             RETURN lease.handover_answer_of(a.state, a, now_); -- handed_over, declined, expired
@@ -178,20 +242,28 @@ BEGIN
         IF have AND a.state = 'pending' THEN
             RETURN lease.handover_answer_of('busy', a, now_);
         END IF;
-        IF cur.run_id IS NULL OR cur.expires_at <= now_ THEN
-            RETURN ROW('free', NULL, NULL, NULL, NULL, NULL, NULL)::lease.handover_answer;
+        IF cur.run_id = pub AND cur.expires_at > now_ THEN
+            RETURN ROW('held', NULL, NULL, pub, NULL, NULL, cur.fence, NULL)::lease.handover_answer;
         END IF;
-        IF cur.run_id = pub THEN
-            RETURN ROW('held', NULL, NULL, pub, NULL, NULL, cur.fence)::lease.handover_answer;
+        IF ahead > 0 THEN
+            RETURN ROW('queued', NULL, NULL, cur.run_id, NULL, NULL, NULL, ahead)::lease.handover_answer;
+        END IF;
+        IF cur.run_id IS NULL OR cur.expires_at <= now_ THEN
+            RETURN ROW('free', NULL, NULL, NULL, NULL, NULL, NULL, NULL)::lease.handover_answer;
+        END IF;
+        IF NOT cur.preemptible THEN
+            RETURN ROW('not_preemptible', NULL, NULL, cur.run_id, NULL, NULL, cur.fence, NULL)::lease.handover_answer;
         END IF;
 
         a := ROW(ask_handover.account_id, ask_handover.session_id, pub, coalesce(ask_handover.holder, ''),
-                 cur.run_id, cur.fence, 'pending', now_, now_ + ask_handover.ttl, NULL, NULL)::lease.handover_ask;
+                 cur.run_id, cur.fence, 'pending', now_, now_ + ask_handover.ttl, NULL, NULL,
+                 ask_handover.preemptible, nullif(ask_handover.attachment, ''))::lease.handover_ask;
         IF have THEN
             UPDATE lease.handover_ask h
                SET asker_run_id = a.asker_run_id, asker = a.asker, holder_run_id = a.holder_run_id,
                    holder_fence = a.holder_fence, state = a.state, asked_at = a.asked_at,
-                   until_at = a.until_at, ended_at = NULL, fence = NULL
+                   until_at = a.until_at, ended_at = NULL, fence = NULL,
+                   preemptible = a.preemptible, attachment = a.attachment
              WHERE h.account_id = a.account_id AND h.session_id = a.session_id;
         ELSE
             INSERT INTO lease.handover_ask VALUES (a.*) ON CONFLICT DO NOTHING;
@@ -209,7 +281,8 @@ $fn$;
 
 -- hand_over moves the session's lease from run_id, its holder, to the run of
 -- the ask pending for it, in this one transaction: the row gets the asker's
--- public run id and label, a fence drawn under the row lock (so it rises),
+-- public run id and label, what the asker declared (preemptible, attachment:
+-- the old holder's are not kept), a fence drawn under the row lock (so it rises),
 -- and an expiry now + ttl; the asker's lease.acquire with its own run id
 -- then returns that grant. Nobody can take the lease in between: it is
 -- never free. The UPDATE is recorded by the trigger as handed_over (both
@@ -243,13 +316,13 @@ BEGIN
      WHERE l.account_id = hand_over.account_id AND l.session_id = hand_over.session_id
        FOR UPDATE;
     IF NOT FOUND OR cur.run_id IS DISTINCT FROM pub OR cur.expires_at <= now_ THEN
-        RETURN ROW('not_held', NULL, NULL, NULL, NULL, NULL, NULL)::lease.handover_answer;
+        RETURN ROW('not_held', NULL, NULL, NULL, NULL, NULL, NULL, NULL)::lease.handover_answer;
     END IF;
     SELECT * INTO a FROM lease.handover_ask h
      WHERE h.account_id = hand_over.account_id AND h.session_id = hand_over.session_id
        FOR UPDATE;
     IF NOT FOUND OR a.state <> 'pending' OR a.holder_run_id <> pub THEN
-        RETURN ROW('no_ask', NULL, NULL, NULL, NULL, NULL, NULL)::lease.handover_answer;
+        RETURN ROW('no_ask', NULL, NULL, NULL, NULL, NULL, NULL, NULL)::lease.handover_answer;
     END IF;
     IF a.until_at <= now_ THEN
         a := lease.handover_end(a, now_, 'no answer by the deadline');
@@ -267,7 +340,8 @@ BEGIN
     PERFORM set_config('lease.op', 'handover', true);
     UPDATE lease.session_lease l
        SET run_id = a.asker_run_id, holder = a.asker, fence = f,
-           acquired_at = now_, renewed_at = now_, expires_at = now_ + hand_over.ttl
+           acquired_at = now_, renewed_at = now_, expires_at = now_ + hand_over.ttl,
+           preemptible = a.preemptible, attachment = a.attachment
      WHERE l.account_id = hand_over.account_id AND l.session_id = hand_over.session_id;
     PERFORM set_config('lease.op', '', true);
     RETURN lease.handover_answer_of('handed_over', a, now_);
@@ -298,13 +372,13 @@ BEGIN
      WHERE l.account_id = decline_handover.account_id AND l.session_id = decline_handover.session_id
        FOR SHARE;
     IF NOT FOUND OR cur.run_id IS DISTINCT FROM pub OR cur.expires_at <= now_ THEN
-        RETURN ROW('not_held', NULL, NULL, NULL, NULL, NULL, NULL)::lease.handover_answer;
+        RETURN ROW('not_held', NULL, NULL, NULL, NULL, NULL, NULL, NULL)::lease.handover_answer;
     END IF;
     SELECT * INTO a FROM lease.handover_ask h
      WHERE h.account_id = decline_handover.account_id AND h.session_id = decline_handover.session_id
        FOR UPDATE;
     IF NOT FOUND OR a.state <> 'pending' OR a.holder_run_id <> pub THEN
-        RETURN ROW('no_ask', NULL, NULL, NULL, NULL, NULL, NULL)::lease.handover_answer;
+        RETURN ROW('no_ask', NULL, NULL, NULL, NULL, NULL, NULL, NULL)::lease.handover_answer;
     END IF;
     IF a.until_at <= now_ THEN
         a := lease.handover_end(a, now_, 'no answer by the deadline');
@@ -342,7 +416,7 @@ BEGIN
      WHERE h.account_id = withdraw_handover.account_id AND h.session_id = withdraw_handover.session_id
        FOR UPDATE;
     IF NOT FOUND OR a.asker_run_id IS DISTINCT FROM pub THEN
-        RETURN ROW('no_ask', NULL, NULL, NULL, NULL, NULL, NULL)::lease.handover_answer;
+        RETURN ROW('no_ask', NULL, NULL, NULL, NULL, NULL, NULL, NULL)::lease.handover_answer;
     END IF;
     IF a.state = 'pending' THEN
         a := lease.handover_end(a, now_, CASE WHEN a.until_at <= now_ THEN 'no answer by the deadline'
@@ -360,7 +434,7 @@ REVOKE ALL ON FUNCTION
     lease.handover_event(text, lease.handover_ask, timestamptz, text),
     lease.handover_end(lease.handover_ask, timestamptz, text),
     lease.handover_answer_of(text, lease.handover_ask, timestamptz),
-    lease.ask_handover(text, text, uuid, interval, text),
+    lease.ask_handover(text, text, uuid, interval, text, boolean, text),
     lease.hand_over(text, text, uuid, interval),
     lease.decline_handover(text, text, uuid),
     lease.withdraw_handover(text, text, uuid)

@@ -29,13 +29,33 @@ BEGIN
                       AND attname = 'attachment' AND NOT attisdropped) THEN
         ALTER TABLE lease.session_lease ADD COLUMN attachment lease.attachment_text;
     END IF;
-    -- The label of the run a transition replaced (a preempted event's victim).
+    -- The label of the run a transition replaced (a preempted event's victim,
+    -- a handed_over event's old holder).
     IF NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'lease.event'::regclass
                       AND attname = 'prev_holder' AND NOT attisdropped) THEN
         ALTER TABLE lease.event ADD COLUMN prev_holder text;
     END IF;
 END
 $$;
+
+-- preempted_run is, per session, the last run lease.preempt took the lease
+-- from and whether that run has said its work stopped (version 6). A
+-- preempt ends the victim's lease at once, but not the work its program is
+-- doing: fences refuse its fenced writes, nothing else. So a preemptor that
+-- must not overlap the old work waits until the victim reports that it
+-- stopped (lease.preempt_stopped: the library's Release after the loss;
+-- leasetop run's once its command has exited), bounded by a grace of its
+-- own (lease.preempt_pending). One row per session, replaced by each
+-- preempt: bounded as lease.handover_ask is.
+CREATE TABLE IF NOT EXISTS lease.preempted_run (
+    account_id   text        NOT NULL,
+    session_id   text        NOT NULL,
+    run_id       uuid        NOT NULL, -- the preempted run, by its public id
+    by_run_id    uuid        NOT NULL, -- the preemptor, by its public id
+    preempted_at timestamptz NOT NULL,
+    stopped_at   timestamptz,          -- when the preempted run said its work stopped
+    PRIMARY KEY (account_id, session_id)
+);
 
 -- check_holder_options raises SQLSTATE 22023 unless attachment is NULL or at
 -- most 1024 bytes that pass lease.safe_text, and preemptible is not NULL.
@@ -128,6 +148,9 @@ $fn$;
 --     as actor). The preempted run's renewals and fence checks fail from the
 --     commit on;
 --   - run_id's own unexpired lease: unchanged (a retried call).
+--
+-- A preempted holder is recorded in lease.preempted_run until it says its
+-- work stopped (preempt_stopped); the preemptor asks with preempt_pending.
 --
 -- It returns zero rows when the key changed hands while the call waited for
 -- the row lock (another preempt, or an acquire, got there first): the caller
@@ -235,12 +258,64 @@ BEGIN
     RETURNING l.fence, l.expires_at INTO granted.fence, granted.expires_at;
     PERFORM set_config('lease.op', '', true);
     PERFORM set_config('lease.reason', '', true);
+    -- The victim, until it says its work stopped (preempt_stopped).
+    IF cur.expires_at > now_ THEN
+        INSERT INTO lease.preempted_run AS p (account_id, session_id, run_id, by_run_id, preempted_at, stopped_at)
+        VALUES (preempt.account_id, preempt.session_id, cur.run_id, pub, now_, NULL)
+        ON CONFLICT (account_id, session_id) DO UPDATE
+           SET run_id = EXCLUDED.run_id, by_run_id = EXCLUDED.by_run_id,
+               preempted_at = EXCLUDED.preempted_at, stopped_at = NULL;
+    END IF;
     granted.run_id := preempt.run_id;
     RETURN NEXT granted;
 END
 $fn$;
 
+-- preempt_stopped is the preempted run's word that its work has stopped:
+-- run_id (the run's own, secret id) was preempted on the session and its
+-- program has ended what it was doing. It returns true when that was news,
+-- false (nothing written) when run_id is not the session's last preempted
+-- run or said so already. No event: the preempted event tells the story.
+CREATE OR REPLACE FUNCTION lease.preempt_stopped(account_id text, session_id text, run_id uuid)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, lease, pg_temp
+SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
+AS $fn$
+#variable_conflict use_column
+BEGIN
+    PERFORM lease.check_key(preempt_stopped.account_id, preempt_stopped.session_id);
+    UPDATE lease.preempted_run p SET stopped_at = clock_timestamp()
+     WHERE p.account_id = preempt_stopped.account_id AND p.session_id = preempt_stopped.session_id
+       AND p.run_id = lease.public_run_id(preempt_stopped.run_id) AND p.stopped_at IS NULL;
+    RETURN FOUND;
+END
+$fn$;
+
+-- preempt_pending reports whether the run that run_id (the preemptor's own,
+-- secret id) preempted on the session has not yet said its work stopped
+-- (preempt_stopped). False when it did, when run_id preempted nobody, or when
+-- the session was preempted again since.
+CREATE OR REPLACE FUNCTION lease.preempt_pending(account_id text, session_id text, run_id uuid)
+RETURNS boolean
+LANGUAGE plpgsql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, lease, pg_temp
+SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
+AS $fn$
+#variable_conflict use_column
+BEGIN
+    PERFORM lease.check_key(preempt_pending.account_id, preempt_pending.session_id);
+    RETURN EXISTS (SELECT FROM lease.preempted_run p
+                    WHERE p.account_id = preempt_pending.account_id AND p.session_id = preempt_pending.session_id
+                      AND p.by_run_id = lease.public_run_id(preempt_pending.run_id) AND p.stopped_at IS NULL);
+END
+$fn$;
+
 REVOKE ALL ON FUNCTION lease.check_holder_options(boolean, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lease.preempt_stopped(text, text, uuid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lease.preempt_pending(text, text, uuid) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lease.acquire_with(text, text, uuid, interval, text, boolean, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lease.set_attachment(text, text, uuid, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lease.preempt(text, text, uuid, interval, text, text, boolean, text) FROM PUBLIC;

@@ -3,13 +3,16 @@
 --   lease_reader  SELECT on the leases and the event history: the monitor in --read-only mode.
 --   lease_app     lease_reader + EXECUTE on acquire, renew, renew_many, release, check_fence,
 --                 the queue's enqueue, renew_ticket and cancel_ticket, and the hand-over's
---                 ask_handover, hand_over, decline_handover and withdraw_handover, and the
+--                 ask_handover, hand_over, decline_handover and withdraw_handover, the
+--                 preempted run's preempt_stopped, and the
 --                 post-commit path acquire_quiet, release_quiet and notify_event: programs
 --                 that own executions. No INSERT/UPDATE/DELETE: a lease changes only
 --                 through the protocol.
---   lease_admin   lease_app + EXECUTE on force_release and maintain_events: operators.
---   lease_preempt EXECUTE on preempt: taking a lease from an unexpired holder. Not nested in
---                 the others; grant it beside lease_app to the logins that may preempt.
+--   lease_admin   lease_app + EXECUTE on force_release, the queue's clear_queue and
+--                 maintain_events: operators.
+--   lease_preempt EXECUTE on preempt and preempt_pending: taking a lease from an unexpired
+--                 holder, and learning when its work stopped. Not nested in the others;
+--                 grant it beside lease_app to the logins that may preempt.
 --
 -- Roles are NOLOGIN groups; grant them to login roles (GRANT lease_app TO backend).
 -- PUBLIC has no rights on anything in schema lease.
@@ -95,16 +98,24 @@ GRANT EXECUTE ON FUNCTION
 -- Asking for a hand-over and answering one (sql/handover.sql): lease_app.
 GRANT SELECT ON lease.handover_ask TO lease_reader;
 GRANT EXECUTE ON FUNCTION
-    lease.ask_handover(text, text, uuid, interval, text),
+    lease.ask_handover(text, text, uuid, interval, text, boolean, text),
     lease.hand_over(text, text, uuid, interval),
     lease.decline_handover(text, text, uuid),
     lease.withdraw_handover(text, text, uuid)
     TO lease_app;
 
 GRANT EXECUTE ON FUNCTION lease.force_release(text, text, uuid, text) TO lease_admin;
+GRANT EXECUTE ON FUNCTION lease.clear_queue(text, text, uuid, text) TO lease_admin;
 
 -- Retention drops history: operators' right (lease_admin). The helpers are
 -- the owner's alone (maintain_events calls them as the owner).
 GRANT EXECUTE ON FUNCTION lease.maintain_events(interval, integer) TO lease_admin;
 
 GRANT EXECUTE ON FUNCTION lease.preempt(text, text, uuid, interval, text, text, boolean, text) TO lease_preempt;
+
+-- After a preempt (sql/preempt.sql): the preempted run says its work stopped
+-- (lease_app, whose logins hold leases), and the preemptor asks whether it
+-- did (lease_preempt, and lease_app for a preemptor that is both).
+GRANT SELECT ON lease.preempted_run TO lease_reader;
+GRANT EXECUTE ON FUNCTION lease.preempt_stopped(text, text, uuid) TO lease_app;
+GRANT EXECUTE ON FUNCTION lease.preempt_pending(text, text, uuid) TO lease_app, lease_preempt;

@@ -53,9 +53,24 @@ import "embed"
 // (lease.use_text_domains). The trigger keeps the event an opted-out call
 // wrote for the caller's notification after its commit (lease.pending_key).
 //
-// Version 6: lease.notify_event sends the committed row where the session
-// kept no payload (a pooled server connection other than the call's),
-// instead of failing. A zombie's renewal is recorded once per grant it
+// Version 6 (the busy strategies' edges): an ask to hand over records what
+// its asker declares (lease.handover_ask's preemptible and attachment, which
+// lease.hand_over writes on the lease), is refused by a not-preemptible
+// holder and behind the queue's live tickets (outcomes not_preemptible and
+// queued, lease.handover_answer's ahead), and its handed_over event names
+// the old holder (prev_holder); lease.preempted_run keeps a preempt's victim
+// until it says its work stopped (lease.preempt_stopped, preempt_pending).
+//
+// Version 6 (the queue's owners): a ticket records the login that took it
+// (lease.queue_ticket.login), one login may hold at most lease.queue_share
+// (half) of a session's queue, lease.clear_queue (lease_admin) ends one
+// ticket or a whole queue, audited as queue_left with reason "cleared: …",
+// and an expired ticket leaves with its queue_left event at the next touch
+// of its queue (lease.queue_purge) instead of at the next enqueue.
+//
+// Version 6 (migration hardening): lease.notify_event sends the committed
+// row where the session kept no payload (a pooled server connection other
+// than the call's), instead of failing. A zombie's renewal is recorded once per grant it
 // meets on the key, and lease.renew_many records at most 100 a call.
 // lease.maintain_events runs one at a time on lease.maintenance's row, which
 // only the owner can lock, instead of an advisory lock anyone could hold.

@@ -5,7 +5,7 @@
 --   UPDATE that changes run/fence   -> taken_over (prev_run_id, prev_fence, prev_expires_at)
 --   UPDATE by lease.preempt of an
 --   unexpired lease                 -> preempted (as taken_over, plus prev_holder, actor, reason)
---   UPDATE by lease.hand_over       -> handed_over (the same columns; sql/handover.sql)
+--   UPDATE by lease.hand_over       -> handed_over (as taken_over, plus prev_holder; sql/handover.sql)
 --   DELETE by lease.release         -> released
 --   DELETE by lease.force_release   -> force_released (actor = session_user, reason)
 --
@@ -108,10 +108,13 @@ BEGIN
                AND a.state = 'handed_over' AND a.asker_run_id = NEW.run_id AND a.fence = NEW.fence) THEN
             why := 'handed_over';
         END IF;
+        -- A hand-over names the holder that let go (prev_holder), as a
+        -- preempt names its victim.
         INSERT INTO lease.event (at, kind, account_id, session_id, run_id, prev_run_id,
-                                 fence, prev_fence, expires_at, prev_expires_at, holder)
+                                 fence, prev_fence, expires_at, prev_expires_at, holder, prev_holder)
         VALUES (NEW.acquired_at, why, NEW.account_id, NEW.session_id, NEW.run_id, OLD.run_id,
-                NEW.fence, OLD.fence, NEW.expires_at, OLD.expires_at, NEW.holder)
+                NEW.fence, OLD.fence, NEW.expires_at, OLD.expires_at, NEW.holder,
+                CASE WHEN why = 'handed_over' THEN OLD.holder END)
         RETURNING * INTO ev;
     ELSIF coalesce(current_setting('lease.op', true), '') = 'force' THEN
         why := nullif(current_setting('lease.reason', true), '');

@@ -16,7 +16,7 @@ import (
 
 // Source is how the model reaches the outside world. Each function may
 // block; the model calls them only inside tea.Cmds. A nil function disables
-// what it serves (ReleaseFunc is nil in read-only mode).
+// what it serves (ReleaseFunc and ClearQueueFunc are nil in read-only mode).
 type Source struct {
 	// NextFunc waits for the feed's next batch; false when the feed stopped.
 	NextFunc func() (monitor.Batch, bool)
@@ -40,6 +40,9 @@ type Source struct {
 	OwnersAtFunc func(keys []data.Key, at time.Time) (Owners, error)
 	// ReleaseFunc force-releases key's lease if run still holds it.
 	ReleaseFunc func(key data.Key, run uuid.UUID, reason string) (ReleaseResult, error)
+	// ClearQueueFunc clears every live ticket of key's queue, recorded with
+	// reason, and returns how many it cleared (ui/queue_clear.go).
+	ClearQueueFunc func(key data.Key, reason string) (int, error)
 }
 
 // ReleaseResult is the outcome of a forced release.

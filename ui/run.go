@@ -58,7 +58,7 @@ func Run(ctx context.Context, opt Options) error {
 }
 
 // storeSource is the Source of a monitor on store: the feed's batches,
-// the history and, unless read-only, forced release. ctx bounds every call.
+// the history and, unless read-only, forced release and clearing a queue. ctx bounds every call.
 func storeSource(ctx context.Context, store *data.Store, feed *monitor.Feed, readOnly bool, historyLimit int) Source {
 	if historyLimit <= 0 {
 		historyLimit = 200
@@ -80,8 +80,24 @@ func storeSource(ctx context.Context, store *data.Store, feed *monitor.Feed, rea
 		src.ReleaseFunc = func(key data.Key, run uuid.UUID, reason string) (ReleaseResult, error) {
 			return forceRelease(ctx, store, key, run, reason)
 		}
+		src.ClearQueueFunc = func(key data.Key, reason string) (int, error) {
+			return clearQueue(ctx, store, key, reason)
+		}
 	}
 	return src
+}
+
+// clearQueue clears key's queue, with the role it needs named when the
+// login lacks it.
+func clearQueue(ctx context.Context, store *data.Store, key data.Key, reason string) (int, error) {
+	n, err := store.ClearQueue(ctx, key, reason)
+	switch {
+	case errors.Is(err, data.ErrPermission):
+		return 0, errors.New("permission denied: clearing a queue needs role lease_admin (or watch with --read-only)")
+	case errors.Is(err, data.ErrReadOnly):
+		return 0, errors.New("the server is a hot standby: clearing a queue needs the primary (or watch with --read-only)")
+	}
+	return n, err
 }
 
 // forceRelease releases key's lease if run still holds it; when nothing was

@@ -47,6 +47,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case releaseMsg:
 		return m, m.onRelease(msg)
+	case queueClearedMsg:
+		return m, m.onQueueCleared(msg)
 	case actionMsg:
 		return m, m.onAction(msg)
 	case devicesMsg:

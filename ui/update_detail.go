@@ -64,6 +64,8 @@ func (m *Model) detailKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.mode, m.detail = modeMain, nil
 			return m.openDialogFor(l)
 		}
+	case key.Matches(msg, k.ClearQueue):
+		return m.openClearDialog()
 	case key.Matches(msg, k.Help):
 		m.detail = nil
 		m.openHelp()

@@ -12,10 +12,21 @@ import (
 
 // dialog is the forced-release confirmation: it names the lease exactly as
 // it was shown, and confirming releases only if that run still holds it.
+// With clear set it confirms clearing a session's queue instead
+// (ui/queue_clear.go).
 type dialog struct {
 	lease   data.Lease
+	clear   *queueClear
 	reason  textinput.Model
 	editing bool // the reason field has focus
+}
+
+// cancelled is the status line of a dialog closed without confirming.
+func (d *dialog) cancelled() string {
+	if d.clear != nil {
+		return "clearing the queue cancelled"
+	}
+	return "force release cancelled"
 }
 
 // openDialog asks to force-release the selected session.
@@ -42,15 +53,20 @@ func (m *Model) openDialogFor(l data.Lease) tea.Cmd {
 	if !m.keys.Release.Enabled() { // read-only: never reachable, and never opened
 		return nil
 	}
+	m.dialog = &dialog{lease: l, reason: m.reasonInput()}
+	m.mode = modeConfirm
+	return nil
+}
+
+// reasonInput is a dialog's reason field.
+func (m *Model) reasonInput() textinput.Model {
 	in := textinput.New()
 	in.Prompt = ""
 	in.Placeholder = "optional, recorded with the event"
 	in.CharLimit = data.MaxReasonBytes / 4 // up to 4 bytes a character: always within the bound
 	in.SetWidth(max(m.dialogInnerWidth()-12, 8))
 	in.SetStyles(textinput.DefaultStyles(true))
-	m.dialog = &dialog{lease: l, reason: in}
-	m.mode = modeConfirm
-	return nil
+	return in
 }
 
 // dialogKey: y confirms; n, esc and enter cancel (No is the default); tab
@@ -62,7 +78,7 @@ func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
 		case m.typingQuit(msg):
 			return tea.Quit
 		case msg.String() == "esc":
-			m.closeDialog("force release cancelled")
+			m.closeDialog(d.cancelled())
 		case msg.String() == "enter", msg.String() == "tab":
 			d.editing = false
 			d.reason.Blur()
@@ -74,10 +90,12 @@ func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	switch {
+	case key.Matches(msg, k.Confirm) && d.clear != nil:
+		return m.confirmClear()
 	case key.Matches(msg, k.Confirm):
 		return m.confirmRelease()
 	case key.Matches(msg, k.Cancel):
-		m.closeDialog("force release cancelled")
+		m.closeDialog(d.cancelled())
 	case key.Matches(msg, k.Focus):
 		d.editing = true
 		return d.reason.Focus()

@@ -60,6 +60,8 @@ func (m *Model) mainKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.requestResync()
 	case key.Matches(msg, k.Release):
 		return m.openDialog()
+	case key.Matches(msg, k.ClearQueue):
+		return m.openClearDialog()
 	case m.navigate(msg):
 		m.holdOrder()
 	default:

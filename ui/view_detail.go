@@ -21,6 +21,9 @@ func (m *Model) viewDetail() []string {
 	if m.keys.Release.Enabled() && held {
 		hint += ", " + m.keys.Release.Help().Key + " release"
 	}
+	if m.keys.ClearQueue.Enabled() && len(d.queue) > 0 {
+		hint += ", " + m.keys.ClearQueue.Help().Key + " clear the queue"
+	}
 	lines := []string{s.title.Render("Session") + " " + keyText(d.key, 0) + s.dim.Render("   ("+hint+")"), ""}
 	field := m.fieldLines(&lines)
 	field("account", m.exactText(d.key.Account))

@@ -9,6 +9,9 @@ import (
 // it was shown (the run that will be released), live time left, and a
 // warning if the lease changed hands while the dialog was open.
 func (m *Model) viewDialog() string {
+	if m.dialog.clear != nil {
+		return m.viewClearDialog()
+	}
 	s, d := m.styles, m.dialog
 	w := m.dialogInnerWidth()
 	l := d.lease
@@ -46,16 +49,23 @@ func (m *Model) viewDialog() string {
 	case cur.RunID != l.RunID:
 		lines = append(lines, s.warn.Render(fit("⚠ now held by run "+shortRun(cur.RunID)+": confirming releases nothing", w)))
 	}
+	return m.dialogEnd(lines, row, "Release it? (y/N)", "release")
+}
+
+// dialogEnd finishes a dialog's box: lines, then the reason field (shown
+// with row), the question and what y does, each fitted to the box.
+func (m *Model) dialogEnd(lines []string, row func(name, value string) string, question, verb string) string {
+	s, d := m.styles, m.dialog
+	w := m.dialogInnerWidth()
 	reason := d.reason.View()
 	if !d.editing && d.reason.Value() == "" {
 		reason = s.dim.Render("(none; " + m.keys.Focus.Help().Key + " to add one)")
 	}
 	lines = append(lines, row("reason", reason), "")
-	question := s.bold.Render("Release it? (y/N)")
 	if d.editing {
 		question = s.dim.Render("enter or tab: done · esc: cancel")
 	} else {
-		question += s.dim.Render("  " + m.keys.Confirm.Help().Key + " release · " + m.keys.Cancel.Help().Key + " cancel")
+		question = s.bold.Render(question) + s.dim.Render("  "+m.keys.Confirm.Help().Key+" "+verb+" · "+m.keys.Cancel.Help().Key+" cancel")
 	}
 	lines = append(lines, question)
 	for i, line := range lines {

@@ -130,6 +130,13 @@ func (m *Model) describe(ev data.Event) (string, string, *lipgloss.Style) {
 	case data.KindQueueJoined:
 		return "queued", run + " took a ticket" + holder, nil
 	case data.KindQueueLeft:
+		if why, ok := strings.CutPrefix(ev.Reason, "cleared"); ok { // an operator's clear_queue
+			d := run + " cleared by " + clean(ev.Actor, 24)
+			if why = strings.TrimPrefix(why, ": "); why != "" {
+				d += ": " + clean(why, 60)
+			}
+			return "left queue", d + holder, &s.forced
+		}
 		return "left queue", run + " " + clean(ev.Reason, 12) + holder, nil
 	}
 	if label, d, st, ok := m.describeHandover(ev); ok {

@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"strings"
+
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
@@ -11,7 +13,7 @@ import (
 type ticket struct {
 	run    uuid.UUID
 	joined int64  // the queue_joined event's id
-	left   string // the queue_left event's reason: granted, cancelled, expired ("": never left)
+	left   string // the queue_left event's reason: granted, cancelled, expired, "cleared: why" ("": never left)
 }
 
 // queueGrant is a grant (acquired or taken over) made while tickets were
@@ -24,9 +26,10 @@ type queueGrant struct {
 // queues follows each session's queue through the history and checks
 // invariant 6 at the end: no grant to a run while a ticket ahead of it
 // (any open ticket, for a run without one) was live. A ticket that left as
-// granted or cancelled was live until then (an expired ticket leaves as
-// expired: renewing it cannot revive it); one that left as expired, or
-// never left, may have been dead at the grant and is not held against it.
+// granted, cancelled or cleared (by an operator) was live until then (an
+// expired ticket leaves as expired: renewing it cannot revive it); one that
+// left as expired, or never left, may have been dead at the grant and is
+// not held against it.
 // A preempt takes the lease without queueing on purpose and is not judged.
 type queues struct {
 	open    map[data.Key][]*ticket
@@ -72,10 +75,16 @@ func (q *queues) event(e data.Event) {
 func (c *checker) checkQueues(q *queues) {
 	for _, g := range q.grants {
 		for _, t := range g.open {
-			if t.left == "granted" || t.left == "cancelled" {
+			if t.leftLive() {
 				c.fail(QueueOrder, g.ev.Key, "run %s (%s, fence %d) was granted the session (event %d) while run %s's ticket, ahead of it, was live (it later left the queue: %s)",
 					short(g.ev.RunID), g.ev.Holder, g.ev.Fence, g.ev.ID, short(t.run), t.left)
 			}
 		}
 	}
+}
+
+// leftLive reports whether the ticket was live until it left: granted,
+// cancelled, or cleared by an operator (lease.clear_queue).
+func (t *ticket) leftLive() bool {
+	return t.left == "granted" || t.left == "cancelled" || strings.HasPrefix(t.left, "cleared")
 }

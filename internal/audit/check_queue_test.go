@@ -77,3 +77,24 @@ func TestCheckFailsAQueueJumped(t *testing.T) {
 		t.Fatalf("violations of invariant %d = %v, want one naming the cancelled ticket", audit.QueueOrder, failed)
 	}
 }
+
+// TestCheckFailsAQueueJumpedAheadOfACleared: the jump of
+// TestCheckFailsAQueueJumped, where the ticket jumped was cleared by an
+// operator afterwards: it was live until then, so the grant broke the order.
+func TestCheckFailsAQueueJumpedAheadOfACleared(t *testing.T) {
+	t.Parallel()
+	h := newHistory(t)
+	first := h.enqueue("phone pid 5")
+	second := h.enqueue("browser pid 6")
+	h.release(h.second.RunID)
+	h.exec(`INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder)
+	        VALUES (clock_timestamp(), 'acquired', $1, $2, $3, nextval('lease.fence_seq'), clock_timestamp() + interval '1 minute', 'jumper')`,
+		h.key.Account, h.key.Session, data.PublicRunID(second))
+	if ok, err := h.store.ClearTicket(context.Background(), h.key, data.PublicRunID(first), "INC-3"); err != nil || !ok {
+		t.Fatalf("ClearTicket = %v, %v; want true", ok, err)
+	}
+	failed := h.check().Failed(audit.QueueOrder)
+	if len(failed) == 0 || !strings.Contains(failed[0].String(), "left the queue: cleared: INC-3") {
+		t.Fatalf("violations of invariant %d = %v, want one naming the cleared ticket", audit.QueueOrder, failed)
+	}
+}

@@ -41,6 +41,7 @@ func commands() []command {
 		{name: "ls", summary: "list live leases once, with remaining TTL on the server clock and who waits", run: cmdLs},
 		{name: "events", summary: "print the event history, then follow it live", run: cmdEvents},
 		{name: "release", summary: "force-release a session's lease (compare-and-release on --run)", run: cmdRelease},
+		{name: "queue", summary: "show a session's queue of waiters, or clear one ticket or all (--clear)", run: cmdQueue},
 		{name: "exporter", summary: "serve Prometheus metrics of the leases, events and feed (/metrics)", ownSignals: true, run: cmdExporter},
 		{name: "bench", summary: "measure the lease's cost against baselines in the same run", run: cmdBench},
 		{name: "device", summary: "one simulated device process of the demo", hidden: true, ownSignals: true, run: cmdDevice},

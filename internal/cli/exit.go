@@ -20,6 +20,10 @@ const (
 	ExitLost    = 4 // run: the lease was lost while the command ran; the command was stopped
 	ExitNothing = 5 // release: no lease matched, nothing was released
 	ExitSchema  = 6 // the lease schema is missing or older (run leasetop migrate) or newer (upgrade leasetop)
+	// ExitNotHandedOver: run (--on-ask hand-over) stopped its command for
+	// an ask to hand over, and the ask expired or was withdrawn before the
+	// command exited: nothing was handed over, the lease was released.
+	ExitNotHandedOver = 7
 )
 
 // ExitError is an error with the process exit code it should produce.

@@ -20,7 +20,7 @@ func TestLsJSONQueues(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	queuedSessions(t, db.Store(t))
+	queuedSessions(t, db.Store(t), "")
 	out, errOut, code := leasetop(ctx, db.ReaderURL(t), "ls", "--json")
 	if code != 0 {
 		t.Fatalf("ls --json: code %d err %q", code, errOut)
@@ -48,8 +48,10 @@ func TestLsJSONQueues(t *testing.T) {
 }
 
 // queuedSessions makes acme/held (held by "desktop", two tickets queued)
-// and acme/free (released with one ticket queued).
-func queuedSessions(t *testing.T, s *data.Store) {
+// and acme/free (released with one ticket queued). With asker, acme/held
+// also has an ask to hand over by that label, recorded before the tickets
+// (an ask may not pass a queue).
+func queuedSessions(t *testing.T, s *data.Store, asker string) {
 	t.Helper()
 	ctx := context.Background()
 	held, free := data.Key{Account: "acme", Session: "held"}, data.Key{Account: "acme", Session: "free"}
@@ -61,6 +63,11 @@ func queuedSessions(t *testing.T, s *data.Store) {
 		}
 		if _, err := s.Acquire(ctx, k, run, time.Minute, "desktop"); err != nil {
 			t.Fatal(err)
+		}
+	}
+	if asker != "" {
+		if a, err := s.AskHandover(ctx, held, uuid.New(), time.Minute, asker); err != nil || a.Outcome != data.AskAsked {
+			t.Fatalf("AskHandover = %+v, %v; want asked", a, err)
 		}
 	}
 	for range 2 {
@@ -86,10 +93,7 @@ func TestLsTextShowsWhoWaits(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	s := db.Store(t)
-	queuedSessions(t, s)
-	if _, err := s.AskHandover(ctx, data.Key{Account: "acme", Session: "held"}, uuid.New(), time.Minute, "ph\u043ene"); err != nil {
-		t.Fatal(err)
-	}
+	queuedSessions(t, s, "ph\u043ene")
 	out, errOut, code := leasetop(ctx, db.ReaderURL(t), "ls")
 	if code != 0 {
 		t.Fatalf("ls: code %d err %q", code, errOut)

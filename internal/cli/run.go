@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -44,6 +45,9 @@ func cmdRun(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkCommand(opts.argv[0]); err != nil {
+		return err // before the database: a typo neither competes nor writes
+	}
 	// Signals are caught from the start. Until the command runs, SIGINT,
 	// SIGTERM, SIGHUP and SIGQUIT stop leasetop (exit 128+N, nothing run),
 	// also while it connects; from then on the supervisor forwards them.
@@ -69,7 +73,7 @@ func cmdRun(ctx context.Context, env Env, args []string) error {
 	if in := interruption(actx); in != nil {
 		if l != nil { // acquired just as the signal arrived: give it back
 			if err := l.Release(ctx); err != nil {
-				warnf(env.Stderr, "%s", termtext.Clean(err.Error(), 0))
+				warnf(env.Stderr, "%s", lineOf(err))
 			}
 		}
 		return notRun(actx, in)
@@ -91,15 +95,17 @@ func notRun(ctx context.Context, err error) error {
 
 func parseRunFlags(env Env, args []string) (runOptions, error) {
 	fs := newFlags(env, "run", "run --account A --session S [--ttl 15s] [--on-busy refuse|wait|queue|preempt|ask [--reason TEXT] [--ask-timeout 30s] [--then refuse|queue|preempt]] [--wait] [--listen-dsn URL] [--poll 250ms] "+
-		"[--not-preemptible] [--attachment TEXT] [--on-ask-signal SIGTERM] [--decline-asks] [--holder LABEL] [--grace 5s] [--pass-db-env] [--dsn URL] -- CMD [ARGS...]")
+		"[--not-preemptible] [--attachment TEXT] [--on-ask decline|hand-over [--on-ask-signal SIGTERM]] [--holder LABEL] [--grace 5s] [--pass-db-env] [--dsn URL] -- CMD [ARGS...]")
 	dsn := dsnFlag(fs)
 	listen := addListenFlags(fs)
 	account := fs.String("account", "", "account id of the session (required)")
 	session := fs.String("session", "", "session id (required)")
 	ttl := fs.Duration("ttl", 15*time.Second, "lease time to live on the database clock, renewed every ttl/3 (at least 500ms)")
 	holder := fs.String("holder", "", `holder label operators see (default "CMD@HOST pid PID")`)
-	grace := fs.Duration("grace", 5*time.Second, "after losing the lease, how long CMD has between SIGTERM and SIGKILL")
-	passDBEnv := fs.Bool("pass-db-env", false, "pass DATABASE_URL, PGPASSWORD and PGSSLPASSWORD on to CMD (default: removed, so CMD does not get leasetop's database credentials)")
+	grace := fs.Duration("grace", 5*time.Second, "after losing the lease, how long CMD has between SIGTERM and SIGKILL; "+
+		"after preempting, how long CMD waits at most for the preempted run's command to stop")
+	passDBEnv := fs.Bool("pass-db-env", false, "pass DATABASE_URL, LEASETOP_LISTEN_DSN, PGPASSWORD and PGSSLPASSWORD on to CMD "+
+		"(default: removed, so CMD does not get leasetop's database credentials)")
 	busy, ask := addBusyFlags(fs), addAskFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return runOptions{}, err
@@ -124,7 +130,9 @@ func parseRunFlags(env Env, args []string) (runOptions, error) {
 		return opts, err
 	}
 	opts.busy = b
-	if opts.ask, err = ask.options(); err != nil {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if opts.ask, err = ask.options(set, opts.busy); err != nil {
 		return opts, err
 	}
 	store, err := listen.options(env)

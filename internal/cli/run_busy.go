@@ -32,12 +32,12 @@ type busyFlags struct {
 func addBusyFlags(fs *flagSet) *busyFlags {
 	return &busyFlags{
 		onBusy: fs.String("on-busy", busyRefuse, "when another run holds the lease: refuse (exit 3), wait (until it is free, in no particular order), "+
-			"queue (take a ticket and be granted the lease in turn), preempt (take it now and stop that run; needs the lease_preempt role, and the holder must be preemptible) "+
-			"or ask (its holder to hand over: --ask-timeout, --then)"),
+			"queue (take a ticket and be granted the lease in turn), preempt (take it now and stop that run; needs the lease_preempt role, and the holder must be preemptible; "+
+			"CMD starts once that run's command stopped, or after --grace) or ask (its holder to hand over: --ask-timeout, --then)"),
 		wait:   fs.Bool("wait", false, "the same as --on-busy wait"),
-		reason: fs.String("reason", "", "with --on-busy preempt: the reason recorded in the preempted event and shown to the preempted run"),
+		reason: fs.String("reason", "", "with --on-busy preempt (or ask --then preempt): the reason recorded in the preempted event and shown to the preempted run"),
 		notPreemptible: fs.Bool("not-preemptible", false,
-			"declare that this run must not be preempted (a payment in progress): --on-busy preempt of it is refused"),
+			"declare that this run must not be preempted (a payment in progress): --on-busy preempt and --on-busy ask of it are refused"),
 		attachment: fs.String("attachment", "", "a short text to publish on the lease (at most 1 KiB, no secret: readable by every lease_reader), "+
 			"e.g. the id of the stream CMD writes to, so another device can join it instead of starting a run"),
 	}
@@ -65,8 +65,8 @@ func (f *busyFlags) options() (busyOptions, error) {
 	default:
 		return o, usageErrorf("run: --on-busy must be refuse, wait, queue, preempt or ask, got %q", termtext.Clean(o.policy, 40))
 	}
-	if o.reason != "" && o.policy != busyPreempt {
-		return o, usageErrorf("run: --reason is for --on-busy preempt")
+	if o.reason != "" && o.policy != busyPreempt && o.policy != busyAsk {
+		return o, usageErrorf("run: --reason is for --on-busy preempt and --on-busy ask --then preempt")
 	}
 	if err := data.ValidateReason(o.reason); err != nil {
 		return o, usageErrorf("run: --reason: %v", err)
@@ -113,6 +113,7 @@ func acquireForRun(ctx context.Context, env Env, store *data.Store, client *leas
 		if err != nil {
 			return nil, preemptError(err)
 		}
+		awaitPreempted(ctx, env, l, opts)
 	default: // refuse; the other strategies add their cases above
 		return nil, &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; use --on-busy wait (or --wait) to wait for it", heldMessage(held))}
 	}
@@ -133,15 +134,62 @@ func preemptError(err error) error {
 	case errors.Is(err, data.ErrPermission):
 		var perm *data.PermissionError
 		errors.As(err, &perm)
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("permission denied: %s (preempting needs membership in the role lease_preempt)", perm.Message)}
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("permission denied: %s (%s)", perm.Message, data.PreemptRoleHint)}
 	}
 	return connError(err)
 }
 
+// awaitPreempted holds the command back until the run l was preempted from
+// says its command stopped (lease.Lease.WaitPreempted), --grace at most: a
+// preempt ends the old lease at once, not the old command. It returns
+// at once when l preempted nobody. A signal or the loss of l ends the wait
+// early; the caller sees either.
+func awaitPreempted(ctx context.Context, env Env, l *lease.Lease, opts runOptions) {
+	if opts.grace <= 0 {
+		return
+	}
+	wctx, cancel := context.WithTimeoutCause(ctx, opts.grace, errGraceOver)
+	defer cancel()
+	err := l.WaitPreempted(wctx)
+	switch {
+	case err == nil, ctx.Err() != nil, l.Err() != nil:
+	case errors.Is(err, errGraceOver):
+		warnf(env.Stderr, "the preempted run did not say its command stopped within %s (--grace); starting %s",
+			opts.grace, termtext.Quote(opts.argv[0]))
+	default:
+		warnf(env.Stderr, "cannot tell whether the preempted run's command stopped (%s); starting %s after --grace (%s)",
+			lineOf(err), termtext.Quote(opts.argv[0]), opts.grace)
+		<-wctx.Done()
+	}
+}
+
+// errGraceOver ends awaitPreempted's wait at --grace.
+var errGraceOver = errors.New("--grace is over")
+
 // heldMessage is the refusal's one line (data.HeldError.Describe), with
-// database text made inert.
+// database text made inert and look-alikes told apart (termtext.Mark,
+// termtext.Quote).
 func heldMessage(h *lease.HeldError) string {
-	return h.Describe(func(s string) string { return termtext.Clean(s, 0) })
+	return h.Describe(markID, termtext.Quote)
+}
+
+// markID is an id (a key) for a line a user reads (termtext.Mark).
+func markID(s string) string { return termtext.Mark(s, 0) }
+
+// lineOf is err's text for a line a user reads. The library's errors that
+// carry database text (a loss, an ask's outcome, a refusal) word themselves
+// with termtext.Quote; any other error is made inert as a whole
+// (termtext.Clean).
+func lineOf(err error) string {
+	switch e := err.(type) {
+	case *lease.LostError:
+		return e.Describe(termtext.Quote)
+	case *lease.AskError:
+		return e.Describe(termtext.Quote)
+	case *lease.HeldError:
+		return heldMessage(e)
+	}
+	return termtext.Clean(oneLine(err.Error()), 0)
 }
 
 // refuseWaitOnStandby returns the usual read-only error when policy would

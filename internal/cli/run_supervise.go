@@ -17,11 +17,11 @@ import (
 func runHolding(ctx context.Context, env Env, l *lease.Lease, opts runOptions, sigs <-chan os.Signal) error {
 	defer func() {
 		if err := l.Release(ctx); err != nil {
-			warnf(env.Stderr, "%s (it expires by itself within %s)", termtext.Clean(err.Error(), 0), opts.ttl)
+			warnf(env.Stderr, "%s (it expires by itself within %s)", lineOf(err), opts.ttl)
 		}
 	}()
 	if err := l.Err(); err != nil { // lost between the grant and now
-		warnf(env.Stderr, "%s; not starting %s", termtext.Clean(err.Error(), 0), termtext.Clean(opts.argv[0], 0))
+		warnf(env.Stderr, "%s; not starting %s", lineOf(err), termtext.Clean(opts.argv[0], 0))
 		return exitSilently(ExitLost)
 	}
 	c, err := startChild(opts.argv, childEnv(os.Environ(), opts.passDBEnv, l.Token().Env()), env.Stdin, env.Stdout, env.Stderr)
@@ -57,8 +57,8 @@ func (s *supervisor) run() error {
 			if !ex.ok {
 				warnf(s.env.Stderr, "the guardian of %s ended without reporting how it exited", s.name)
 			}
-			if s.asked != nil && s.handOver() {
-				return nil
+			if s.asked != nil {
+				return s.handOver()
 			}
 			if code := ex.code(); code != ExitOK {
 				return exitSilently(code)
@@ -84,7 +84,7 @@ func (s *supervisor) run() error {
 // SIGKILL after the grace period.
 func (s *supervisor) stop() error {
 	warnf(s.env.Stderr, "%s; stopping %s (SIGTERM, SIGKILL after %s)",
-		termtext.Clean(s.l.Err().Error(), 0), s.name, s.grace)
+		lineOf(s.l.Err()), s.name, s.grace)
 	s.c.signal(syscall.SIGTERM)
 	kill := time.NewTimer(s.grace)
 	defer kill.Stop()
@@ -120,9 +120,9 @@ func (s *supervisor) report() {
 			err = st.Err
 		}
 		warnf(s.env.Stderr, "lease %s at risk: renewal failed (%s); %s is stopped in %s unless a renewal succeeds",
-			termtext.Clean(s.l.Key().String(), 0), termtext.Clean(err.Error(), 0), s.name,
+			markID(s.l.Key().String()), lineOf(err), s.name,
 			time.Until(st.Deadline).Round(100*time.Millisecond))
 	case st.Status == lease.Held && prev == lease.AtRisk:
-		warnf(s.env.Stderr, "lease %s renewed again", termtext.Clean(s.l.Key().String(), 0))
+		warnf(s.env.Stderr, "lease %s renewed again", markID(s.l.Key().String()))
 	}
 }

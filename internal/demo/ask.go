@@ -44,6 +44,10 @@ func (d *deviceProcess) ask(ctx context.Context, permit lease.Permit, held *leas
 			how = "declined"
 		case errors.Is(err, lease.ErrAskBusy):
 			how = "busy"
+		case errors.Is(err, lease.ErrNotPreemptible):
+			how = "not preemptible"
+		case errors.Is(err, lease.ErrAskQueued):
+			how = "queued ahead"
 		}
 		then := d.fallback()
 		d.out.report(Report{Kind: ReportAskEnded, Session: key.Session, Holder: held.Holder, How: how, Waited: waited, Strategy: then})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/proctest"
 )
 
 // TestRunPreempted: a second `leasetop run --on-busy preempt` takes the
@@ -45,6 +46,8 @@ func TestRunPreempted(t *testing.T) {
 		t.Errorf("the preempted run's lines about it = %q, want one naming run %s, \"phone\" and the reason", named, ev.RunID)
 	}
 	second := e.waitChildren(t, 2, 30*time.Second)[1]
+	t.Logf("the preemptor's command started %s after the preempt, %s after the old command's last record",
+		second.Start.Sub(ev.At).Round(time.Millisecond), second.Start.Sub(e.children(t)[0].End).Round(time.Millisecond))
 	if second.RunID != ev.RunID || second.Fence <= first.Fence {
 		t.Errorf("the preemptor's command runs as %v fence %d, want %v with a fence above %d", second.RunID, second.Fence, ev.RunID, first.Fence)
 	}
@@ -115,5 +118,69 @@ func TestRunPreemptNeedsTheRole(t *testing.T) {
 	}
 	if h := e.holder(t); h.RunID != first.RunID || a.Exited() {
 		t.Errorf("holder after the refused preempt = %v (first exited %v), want the first run %v", h.RunID, a.Exited(), first.RunID)
+	}
+}
+
+// TestRunPreemptWaitsForTheOldCommand: the preempted run's command ignores
+// SIGTERM, so its run kills it only after its --grace (2s). The preemptor
+// (--grace 5s by default) holds the lease from the preempt on, but starts
+// its command only once the preempted run says its command stopped: on
+// the database clock, the new command's first record comes after the old
+// command's last one. Nothing is said about a grace running out.
+func TestRunPreemptWaitsForTheOldCommand(t *testing.T) {
+	e := newEnv(t)
+	e.dumpOnFailure(t)
+	stubborn := append(recorderEnv(20*time.Millisecond), proctest.EnvRecorderIgnoreTerm+"=1")
+	a := e.leasetopEnv(t, stubborn, runArgs("--ttl", "3s", "--holder", "desktop", "--grace", "2s")...)
+	e.waitChildren(t, 1, 30*time.Second)
+	b := e.leasetopEnv(t, recorderEnv(20*time.Millisecond), runArgs("--ttl", "3s", "--holder", "phone", "--on-busy", "preempt")...)
+	if got := a.Wait(t, time.Minute); got != 4 {
+		t.Fatalf("the preempted run exited %d, want 4; stderr: %s", got, a.Stderr.String())
+	}
+	cs := e.waitChildren(t, 2, time.Minute)
+	first, second := cs[0], cs[1]
+	ev, ok := findEvent(e.events(t), func(ev data.Event) bool { return ev.Kind == data.KindPreempted })
+	if !ok || ev.RunID != second.RunID {
+		t.Fatalf("preempted event = %+v (%v), want one by the second run %v", ev, ok, second.RunID)
+	}
+	t.Logf("preempted at %s; the old command's last record %s; the new command's first %s",
+		ev.At.Format("15:04:05.000"), first.End.Format("15:04:05.000"), second.Start.Format("15:04:05.000"))
+	if first.End.Before(ev.At) {
+		t.Fatalf("the old command's last record %s is before the preempt %s: it did not go on running", first.End, ev.At)
+	}
+	if !second.Start.After(first.End) {
+		t.Errorf("the new command started at %s, while the old one still ran (last record %s)", second.Start, first.End)
+	}
+	if strings.Contains(b.Stderr.String(), "did not say its command stopped") {
+		t.Errorf("the preemptor's stderr %q says the grace ran out; the old run said it stopped", b.Stderr.String())
+	}
+	b.Signal(t, syscall.SIGTERM)
+	b.Wait(t, time.Minute)
+}
+
+// TestRunPreemptWaitsAtMostGrace: when the preempted run takes longer than
+// the preemptor's --grace (1s) to stop its command, the preemptor starts
+// its own once the grace is over, not before, and says so in one line.
+func TestRunPreemptWaitsAtMostGrace(t *testing.T) {
+	e := newEnv(t)
+	e.dumpOnFailure(t)
+	stubborn := append(recorderEnv(20*time.Millisecond), proctest.EnvRecorderIgnoreTerm+"=1")
+	a := e.leasetopEnv(t, stubborn, runArgs("--ttl", "3s", "--holder", "desktop", "--grace", "1m")...)
+	e.waitChildren(t, 1, 30*time.Second)
+	b := e.leasetopEnv(t, recorderEnv(20*time.Millisecond), runArgs("--ttl", "3s", "--holder", "phone", "--on-busy", "preempt", "--grace", "1s")...)
+	second := e.waitChildren(t, 2, time.Minute)[1]
+	ev, ok := findEvent(e.events(t), func(ev data.Event) bool { return ev.Kind == data.KindPreempted })
+	if !ok || ev.RunID != second.RunID {
+		t.Fatalf("preempted event = %+v (%v), want one by the second run %v", ev, ok, second.RunID)
+	}
+	if waited := second.Start.Sub(ev.At); waited < time.Second {
+		t.Errorf("the new command started %s after the preempt, want at least --grace (1s)", waited)
+	}
+	pgtest.Eventually(t, 30*time.Second, "the preemptor's line about the grace", func() bool {
+		return strings.Contains(b.Stderr.String(), "did not say its command stopped within 1s (--grace)")
+	})
+	for _, p := range []*proctest.Process{a, b} {
+		p.Signal(t, syscall.SIGKILL)
+		p.Wait(t, time.Minute)
 	}
 }

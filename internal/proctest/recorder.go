@@ -26,6 +26,10 @@ const (
 	EnvRecorderDSN = "LEASETOP_RECORDER_DSN"
 	// EnvRecorderEvery is the pause between write attempts (a Go duration).
 	EnvRecorderEvery = "LEASETOP_RECORDER_EVERY"
+	// EnvRecorderIgnoreTerm set to "1" makes the recorder ignore SIGTERM:
+	// it goes on attempting writes until it is killed (a command that does
+	// not stop when asked).
+	EnvRecorderIgnoreTerm = "LEASETOP_RECORDER_IGNORE_TERM"
 )
 
 // RecorderSchema creates the table the recorder writes.
@@ -54,7 +58,8 @@ func IsRecorder() bool { return os.Getenv(EnvRecorder) == "1" }
 // environment `leasetop run` gives it, records "start", then attempts a
 // fence-checked write every EnvRecorderEvery until SIGTERM, when it makes a
 // last attempt (a graceful shutdown that tries to commit its last work),
-// records "stop" and exits 0. It returns the process exit code.
+// records "stop" and exits 0 (with EnvRecorderIgnoreTerm, until it is
+// killed). It returns the process exit code.
 func RecorderMain() int {
 	if err := record(); err != nil {
 		fmt.Fprintln(os.Stderr, "recorder:", err)
@@ -73,7 +78,11 @@ func record() error {
 		every = 20 * time.Millisecond
 	}
 	term := make(chan os.Signal, 1)
-	signal.Notify(term, syscall.SIGTERM)
+	if os.Getenv(EnvRecorderIgnoreTerm) == "1" {
+		signal.Ignore(syscall.SIGTERM) // term never receives: writes until killed
+	} else {
+		signal.Notify(term, syscall.SIGTERM)
+	}
 	ctx := context.Background()
 	r := &recorder{dsn: os.Getenv(EnvRecorderDSN), tok: tok}
 	defer r.close(ctx)

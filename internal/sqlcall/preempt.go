@@ -15,6 +15,12 @@ const (
 	// SetAttachment reports whether the run still held the lease.
 	// Parameters: account, session, run id, attachment.
 	SetAttachment = `SELECT lease.set_attachment($1, $2, $3, $4)`
+	// PreemptStopped is the preempted run's word that its work stopped; it
+	// reports whether that was news. Parameters: account, session, run id.
+	PreemptStopped = `SELECT lease.preempt_stopped($1, $2, $3)`
+	// PreemptPending reports whether the run the preemptor preempted has not
+	// said so yet. Parameters: account, session, the preemptor's run id.
+	PreemptPending = `SELECT lease.preempt_pending($1, $2, $3)`
 )
 
 var (

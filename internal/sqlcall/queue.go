@@ -13,3 +13,8 @@ const (
 	// account, session, run id.
 	CancelTicket = `SELECT lease.cancel_ticket($1, $2, $3)`
 )
+
+// ClearQueue is the operator's call: it returns how many live tickets it
+// ended. Parameters: account, session, public run id (NULL: every ticket),
+// reason.
+const ClearQueue = `SELECT lease.clear_queue($1, $2, $3, $4)`

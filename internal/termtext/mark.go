@@ -39,6 +39,16 @@ func Mark(s string, width int) string {
 	return out
 }
 
+// Quote returns a holder label, an attachment, a reason or any other
+// untrusted text for a line a user reads, in double quotes: Mark's escapes,
+// and a double quote as \". Every line leasetop prints quotes such text
+// with it (leasetop run's refusals, asks and losses), so it can neither act
+// on the terminal nor pass for other text: a look-alike letter, a flood of
+// combining marks or a bidirectional control each print as escapes.
+func Quote(s string) string {
+	return `"` + strings.ReplaceAll(Mark(s, 0), `"`, `\"`) + `"`
+}
+
 // HasNonASCII reports whether s has a rune outside ASCII: an id or label a
 // screen should mark, since it may look like another (see Mark).
 func HasNonASCII(s string) bool {

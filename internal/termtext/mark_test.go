@@ -50,3 +50,23 @@ func TestMarkTellsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestQuote: a label for a line a user reads is quoted, its look-alikes,
+// combining marks, bidirectional controls, backslashes and quotes escaped,
+// so the result is ASCII and tells every two labels apart.
+func TestQuote(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"phone", `"phone"`},
+		{"ph\u03bfne", `"ph\u{3bf}ne"`},
+		{"a\u0301\u0301", `"a\u{301}\u{301}"`},
+		{"pay\u202e1", `"pay\u202e1"`},
+		{`say "hi"`, `"say \"hi\""`},
+		{`back\slash`, `"back\\slash"`},
+		{"", `""`},
+	}
+	for _, tc := range tests {
+		if got := Quote(tc.in); got != tc.want {
+			t.Errorf("Quote(%+q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
