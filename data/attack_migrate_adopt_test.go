@@ -221,10 +221,11 @@ func TestMigrateTakesBackGrants(t *testing.T) {
 // trigger, a constraint added to a domain, a column default, all calling
 // code a lower role owns; and an event trigger, which fires on migrate's
 // own DDL as the migrating role, whose function such a role owns (it may
-// replace its body). Before, migrate kept them all (the default and the
-// event trigger ran during it; the latter made the attacker a superuser).
-// Now it refuses in one line naming the object, runs none of it, and
-// migrates once the object is gone.
+// replace its body); and a table and a type of names it does not make.
+// Before, migrate kept them all (the default and the event trigger ran
+// during it; the latter made the attacker a superuser). Now it refuses in
+// one line naming the object, runs none of it, and migrates once the
+// object is gone.
 func TestMigrateRefusesForeignCode(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
@@ -249,6 +250,8 @@ func TestMigrateRefusesForeignCode(t *testing.T) {
 			`CREATE OPERATOR lease.= (LEFTARG = lease.id_text, RIGHTARG = text, FUNCTION = public.pwn_eq)`,
 		}, "operator lease.=(lease.id_text,pg_catalog.text)", []string{`DROP OPERATOR lease.= (lease.id_text, text)`}, true},
 		{"function", []string{pwn("lease.pwn", "ATTACKER")}, "function lease.pwn()", []string{`DROP FUNCTION lease.pwn()`}, false},
+		{"table", []string{`CREATE TABLE lease.stash (note text)`}, "table lease.stash", []string{`DROP TABLE lease.stash`}, false},
+		{"type", []string{`CREATE TYPE lease.mood AS ENUM ('sad')`}, "type lease.mood", []string{`DROP TYPE lease.mood`}, false},
 		{"overload", []string{
 			`CREATE FUNCTION lease.check_key(a lease.id_text, b text) RETURNS void LANGUAGE sql AS $$ SELECT public.pwn() $$`,
 		}, "function lease.check_key(lease.id_text,pg_catalog.text)", []string{`DROP FUNCTION lease.check_key(lease.id_text, text)`}, true},
