@@ -39,7 +39,7 @@
 //   - opening: Open, OpenWith, Options, New, Store, Store.Pool, Store.Close,
 //     Store.CheckSchema, ParsePoolConfig, ParseConnConfig, Connect, Querier;
 //   - migrating in code: Migrate, MigrateWith, MigrateOptions,
-//     MigrateBlockedError, SchemaVersion;
+//     MigrateBlockedError, ForeignError, SchemaVersion;
 //   - the protocol's values: Key, Lease, Grant, PublicRunID, ValidateKey,
 //     ValidateHolder, ValidateReason, ValidateTTL, MaxIDBytes,
 //     MaxHolderBytes, MaxReasonBytes, MaxTTL;
@@ -56,7 +56,7 @@
 // in any release: the protocol's calls that package lease wraps (Acquire,
 // Renew, RenewMany with ErrLocked, Release: use lease.Client), the operator's
 // (ForceRelease and its variants, ClearQueue and ClearTicket, Lockers,
-// Owner), and what the monitor,
+// Owner, MaintainEvents and MaintainBusyError), and what the monitor,
 // the exporter, the CLI, the demo and the benchmark read (Snapshot, Sync,
 // Clock, Recovery, Store.Standby, Changed, the Events methods, Event and Kind, the
 // Listener and its states, NotifyQueueUsage, NotifyRenewals,

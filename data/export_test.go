@@ -23,3 +23,11 @@ func SetAfterCommit(s *Store, f func()) { s.afterCommit = f }
 func Pooled(s *Store) bool {
 	return s.pool.Config().ConnConfig.DefaultQueryExecMode == pooledMode
 }
+
+// CreatedByFiles is what migrate's check for foreign objects reads the
+// files to create: functions as name and argument types (dropped: the
+// signatures the files drop), relations, types and triggers ("name table").
+func CreatedByFiles() (funcs, funcArgs, dropped, relations, types, triggers []string) {
+	c := createdByFiles()
+	return c.Funcs, c.FuncArgs, c.Dropped, c.Relations, c.Types, c.Triggers
+}

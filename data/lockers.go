@@ -8,10 +8,11 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Locker is a transaction that holds a lease's row locked: a fence check's
-// FOR SHARE (lease.check_fence), or an update of the row in progress. While
-// it is open no takeover of the lease can commit, even after the lease
-// expired: for an expired lease it is whom to end (pg_terminate_backend).
+// Locker is a transaction that holds a row locked. A lease's: a fence
+// check's FOR SHARE (lease.check_fence), or an update of the row in
+// progress; while it is open no takeover of the lease can commit, even after
+// the lease expired: for an expired lease it is whom to end
+// (pg_terminate_backend). Or the maintenance's (MaintainBusyError).
 type Locker struct {
 	// PID is the server process running the transaction.
 	PID int

@@ -44,7 +44,8 @@ const defaultAhead = 7
 // MaintainEvents calls lease.maintain_events (sql/partition.sql), which needs
 // lease_admin: it moves what landed in the DEFAULT partition, makes the
 // partitions ahead, and drops whole days older than opts.Keep. Run it daily
-// or more often (`leasetop maintain` from cron).
+// or more often (`leasetop maintain` from cron). While another maintenance
+// runs it does nothing and returns a *MaintainBusyError naming it.
 func (s *Store) MaintainEvents(ctx context.Context, opts MaintainOptions) ([]PartitionChange, error) {
 	if opts.Keep < 0 {
 		return nil, &InputError{Field: "keep", Problem: "must not be negative"}
@@ -62,18 +63,21 @@ func (s *Store) MaintainEvents(ctx context.Context, opts MaintainOptions) ([]Par
 	}
 	rows, err := s.pool.Query(ctx, `SELECT action, part, lo, hi, coalesce(n_rows, 0), coalesce(bytes, 0)
 		FROM lease.maintain_events($1, $2)`, keep, ahead)
-	if err != nil {
-		return nil, fmt.Errorf("maintain events: %w", translate(err))
+	if err == nil {
+		var out []PartitionChange
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (PartitionChange, error) {
+			var c PartitionChange
+			var from *time.Time
+			err := r.Scan(&c.Action, &c.Partition, &from, &c.Until, &c.Rows, &c.Bytes)
+			c.From = deref(from)
+			return c, err
+		})
+		if err == nil {
+			return out, nil
+		}
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PartitionChange, error) {
-		var c PartitionChange
-		var from *time.Time
-		err := r.Scan(&c.Action, &c.Partition, &from, &c.Until, &c.Rows, &c.Bytes)
-		c.From = deref(from)
-		return c, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("maintain events: %w", translate(err))
+	if isMaintenanceBusy(err) {
+		return nil, s.maintainBusy(ctx)
 	}
-	return out, nil
+	return nil, fmt.Errorf("maintain events: %w", translate(err))
 }

@@ -63,6 +63,15 @@ func Migrate(ctx context.Context, conn *pgx.Conn) error {
 // MigrateWith is Migrate with options. It returns the version it found: 0
 // for a database without the schema.
 //
+// It adopts nothing it did not create: a schema lease that no migration
+// made, and anything in the schema that the files do not create (an
+// operator, a trigger, a rule, a policy, a function, a constraint on a
+// domain, code of another schema that an object there uses), or an event
+// trigger whose function a role below a superuser owns, make it return a
+// *ForeignError having changed nothing; it looks again before its commit,
+// for what code that ran during it made. Grants on the schema and its
+// objects it takes back, all but the owner's, and grants its own again.
+//
 // Whoever runs it, and however the database or the role is configured, the
 // migration resolves names in pg_catalog only (the search_path is pinned for
 // its transaction, row security is off, strings are standard), so nothing a
@@ -124,6 +133,9 @@ func migrateOnce(ctx context.Context, conn *pgx.Conn, opts MigrateOptions) (int,
 	if _, err := tx.Exec(ctx, migrateSettings, fmt.Sprintf("%dms", lockAttempt.Milliseconds()), int64(migrateLock)); err != nil {
 		return 0, fmt.Errorf("migrate: %w", translate(err))
 	}
+	if err := refuseForeign(ctx, tx); err != nil {
+		return 0, err
+	}
 	// The version is read once prelude.sql has made lease_owner the owner
 	// where it could (a refusal below rolls prelude.sql back with the rest).
 	m, have := migration{tx: tx}, -1
@@ -159,6 +171,9 @@ func migrateOnce(ctx context.Context, conn *pgx.Conn, opts MigrateOptions) (int,
 		if err := SetNotifyRenewals(ctx, tx, *opts.NotifyRenewals); err != nil {
 			return 0, fmt.Errorf("migrate: notify renewals: %w", err)
 		}
+	}
+	if err := refuseForeignMade(ctx, tx); err != nil {
+		return 0, err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("migrate: %w", translate(err))

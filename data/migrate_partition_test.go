@@ -54,11 +54,18 @@ func oldHistory(t testing.TB, conn *pgx.Conn) []data.Event {
 // indexes, by index name, as the old schema left them.
 func relfiles(t testing.TB, conn *pgx.Conn) map[string]uint32 {
 	t.Helper()
-	rows, err := conn.Query(context.Background(), `
+	return fileNodes(t, conn, `
 		SELECT 'table', relfilenode FROM pg_class WHERE oid = 'lease.event'::regclass
 		UNION ALL
 		SELECT c.relname::text, c.relfilenode FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
 		 WHERE i.indrelid = 'lease.event'::regclass`)
+}
+
+// fileNodes runs query, which reads names and their files (relfilenode),
+// into a map.
+func fileNodes(t testing.TB, conn *pgx.Conn, query string) map[string]uint32 {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), query)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +77,9 @@ func relfiles(t testing.TB, conn *pgx.Conn) map[string]uint32 {
 			t.Fatal(err)
 		}
 		out[name] = file
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -211,5 +221,33 @@ func BenchmarkMigrateBigHistory(b *testing.B) {
 		b.ReportMetric(float64(upgrade.Milliseconds()), "upgrade-ms")
 		b.ReportMetric(float64(current.Milliseconds()), "current-ms")
 		b.ReportMetric(float64(size)/(1<<20), "history-MiB")
+	}
+}
+
+// TestUpgradedHistoryPartitionCanBeDropped (issue 37): version 4 made an
+// older history the first partition of a new lease.event, and
+// lease.event_json of the old table's row type stayed behind with it;
+// nothing called it, but it kept that partition from being dropped, so
+// maintain --keep failed (2BP01) once the partition was old enough, and
+// migrate's check for foreign objects took it for one. Migrate drops it.
+func TestUpgradedHistoryPartitionCanBeDropped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.NewEmpty(t)
+	conn := db.Conn(t)
+	createV3(t, conn)
+	for i := range 2 {
+		if err := data.Migrate(ctx, conn); err != nil {
+			t.Fatalf("Migrate #%d: %v", i+1, err)
+		}
+	}
+	var part string
+	if err := conn.QueryRow(ctx, `SELECT c.oid::regclass::text FROM pg_class c
+		WHERE c.relnamespace = 'lease'::regnamespace AND c.relname LIKE 'event\_until\_%'`).Scan(&part); err != nil {
+		t.Fatalf("the partition the version-3 history became: %v", err)
+	}
+	// What drop_event_partitions does with it once it is older than --keep.
+	if _, err := conn.Exec(ctx, `ALTER TABLE lease.event DETACH PARTITION `+part+`; DROP TABLE `+part); err != nil {
+		t.Errorf("drop %s: %v", part, err)
 	}
 }

@@ -15,24 +15,28 @@ import (
 
 // createV4 builds the lease schema as version 4's migrate left it, the last
 // whose lease table checked its texts with CHECKs, from testdata/v4 (git
-// show b3e7df6:sql/<file>), in version 4's order: the prelude and
-// members.sql as the superuser, the rest as lease_owner, which so owns every
-// table and partition (a partition the superuser made would keep its owner:
-// the prelude hands over the tables, not a partitioned table's partitions).
-func createV4(t testing.TB, conn *pgx.Conn) {
+// show b3e7df6:sql/<file>).
+func createV4(t testing.TB, conn *pgx.Conn) { createAsOwner(t, conn, 4) }
+
+// createAsOwner builds the lease schema of a version from 4 on from
+// testdata/v<version> in that version's order: the prelude and members.sql
+// as the superuser, the rest as lease_owner, which so owns every table and
+// partition (a partition the superuser made would keep its owner: version
+// 4's prelude hands over the tables, not a partitioned table's partitions).
+func createAsOwner(t testing.TB, conn *pgx.Conn, version int) {
 	t.Helper()
 	ctx := context.Background()
-	applyOld(t, conn, 4, "prelude.sql")
+	applyOld(t, conn, version, "prelude.sql")
 	if _, err := conn.Exec(ctx, `SET ROLE lease_owner`); err != nil {
 		t.Fatal(err)
 	}
-	applyOld(t, conn, 4, "schema.sql", "functions.sql", "preempt.sql", "queue.sql",
+	applyOld(t, conn, version, "schema.sql", "functions.sql", "preempt.sql", "queue.sql",
 		"handover.sql", "partition.sql", "triggers.sql", "roles.sql")
 	if _, err := conn.Exec(ctx, `RESET ROLE`); err != nil {
 		t.Fatal(err)
 	}
-	applyOld(t, conn, 4, "members.sql")
-	if _, err := conn.Exec(ctx, `INSERT INTO lease.schema_version (version) VALUES (4)`); err != nil {
+	applyOld(t, conn, version, "members.sql")
+	if _, err := conn.Exec(ctx, `INSERT INTO lease.schema_version (version) VALUES ($1)`, version); err != nil {
 		t.Fatal(err)
 	}
 }

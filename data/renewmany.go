@@ -34,7 +34,9 @@ type Renewal struct {
 // returns one Renewal per item, in items' order. Each item is decided as
 // Renew decides it: only the run's own unexpired row is renewed, a rejected
 // one is ErrNotHeld alone (the database records a renew_rejected event when
-// the run held the key), and the others are renewed all the same. A row
+// the run held the key, once per grant it meets there and at most 100 a
+// call: the result, not the history, says every rejection), and the others
+// are renewed all the same. A row
 // another transaction has locked is skipped, not waited for (ErrLocked), so
 // one busy lease does not hold back the rest. The error is for the call as a
 // whole (bad input, the database unreachable): then nothing is known of any

@@ -300,3 +300,11 @@ func isSerializationFailure(err error) bool { return sqlstate(err) == "40001" }
 // isLockTimeout reports SQLSTATE 55P03 (lock_not_available): migrate's
 // lock_timeout ran out waiting for a lock another session holds.
 func isLockTimeout(err error) bool { return sqlstate(err) == "55P03" }
+
+// isMaintenanceBusy reports lease.maintain_events' refusal while another
+// maintenance holds lease.maintenance's row: SQLSTATE 55P03 on that table
+// (a lock_timeout elsewhere in the maintenance names no table, or another).
+func isMaintenanceBusy(err error) bool {
+	pgErr := pgerr.Server(err)
+	return pgErr != nil && pgErr.Code == "55P03" && pgErr.SchemaName == "lease" && pgErr.TableName == "maintenance"
+}

@@ -497,7 +497,10 @@ $fn$;
 -- 1000 events (event_session_idx, newest first, bounded). Any other
 -- rejected renewal writes nothing, so a caller renewing random keys or run
 -- ids cannot flood the history and the notifications, nor fake zombies on
--- real sessions. Returns whether it recorded one.
+-- real sessions. A run's rejection is recorded once per grant it meets on
+-- the key (cur's fence; one for no lease): a zombie that keeps renewing
+-- writes again only when the key changed hands, not on every call (issue
+-- 37). Returns whether it recorded one.
 CREATE OR REPLACE FUNCTION lease.record_zombie(account_id text, session_id text, pub uuid,
                                                cur lease.session_lease, now_ timestamptz)
 RETURNS boolean
@@ -514,6 +517,17 @@ BEGIN
                  WHERE e.account_id = record_zombie.account_id AND e.session_id = record_zombie.session_id
                  ORDER BY e.id DESC LIMIT 1000) h
          WHERE h.run_id = pub OR h.prev_run_id = pub) THEN
+        RETURN false;
+    END IF;
+    -- Recorded already for this grant: its events since it was granted (or
+    -- the key's last 1000 when there is no lease), newest first, bounded.
+    IF EXISTS (
+        SELECT 1
+          FROM (SELECT e.kind, e.run_id, e.fence FROM lease.event e
+                 WHERE e.account_id = record_zombie.account_id AND e.session_id = record_zombie.session_id
+                   AND e.at >= coalesce(cur.acquired_at, '-infinity'::timestamptz)
+                 ORDER BY e.id DESC LIMIT 1000) h
+         WHERE h.kind = 'renew_rejected' AND h.run_id = pub AND h.fence IS NOT DISTINCT FROM cur.fence) THEN
         RETURN false;
     END IF;
     IF lease.follow_timeline() THEN NULL; END IF; -- before the event: see follow_timeline
@@ -537,10 +551,10 @@ $fn$;
 --
 -- A rejected renewal by a run that held this key (its own expired lease, or
 -- the run in one of the key's last 1000 events) is a zombie: it is recorded as
--- a renew_rejected event, with the public run id, and notified. Any other
--- rejected renewal writes nothing: a caller renewing random keys or run ids
--- cannot flood the history and the notifications, nor fake zombies on real
--- sessions.
+-- a renew_rejected event, with the public run id, and notified, once per
+-- grant it meets on the key (record_zombie). Any other rejected renewal
+-- writes nothing: a caller renewing random keys or run ids cannot flood the
+-- history and the notifications, nor fake zombies on real sessions.
 CREATE OR REPLACE FUNCTION lease.renew(account_id text, session_id text, run_id uuid, ttl interval)
 RETURNS timestamptz
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -591,9 +605,15 @@ $fn$;
 -- expires_at) per renewal decided: the new expiry now + ttl, or NULL when
 -- run_ids[k] no longer holds an unexpired lease on that key, exactly as
 -- lease.renew decides it (never reviving, and a rejected renewal by a run that
--- held the key is recorded as a renew_rejected event; NULL run ids and runs
--- that never held the key write nothing). Each renewal renews only its own
--- row: a rejected one leaves the others renewed.
+-- held the key is recorded as a renew_rejected event, once per grant it meets
+-- there; NULL run ids and runs that never held the key write nothing). Each
+-- renewal renews only its own row: a rejected one leaves the others renewed.
+--
+-- One call records at most 100 rejections (the first ones, in k order, not
+-- recorded before): a process holding 10000 leases that all expired while it
+-- was frozen wrote 10000 events and notifications on every call (issue 37).
+-- The caller learns of every rejection from the result, not from the
+-- history; its next calls record the rest, 100 at a time, each once.
 --
 -- A renewal whose row another transaction has locked (a fenced write's
 -- check_fence holds it FOR SHARE until it commits) is skipped, not waited
@@ -625,6 +645,8 @@ DECLARE
     r record;
     pub uuid;
     cur lease.session_lease;
+    recorded integer := 0;
+    record_max constant integer := 100; -- rejections recorded per call: see above
 BEGIN
     IF n IS NULL OR cardinality(renew_many.session_ids) IS DISTINCT FROM n
        OR cardinality(renew_many.run_ids) IS DISTINCT FROM n THEN
@@ -680,10 +702,13 @@ BEGIN
         RETURN; -- the common case: every lease renewed
     END IF;
 
-    -- The rest, one by one, as lease.renew decides a rejection.
+    -- The rest, one by one, as lease.renew decides a rejection, each with
+    -- its key's row read in the same statement (one probe of the primary
+    -- key each, not a statement each).
     FOR r IN
-        SELECT u.a, u.s, u.r, u.k::integer AS k
+        SELECT u.a, u.s, u.r, u.k::integer AS k, l AS row_
           FROM unnest(renew_many.account_ids, renew_many.session_ids, renew_many.run_ids) WITH ORDINALITY AS u(a, s, r, k)
+          LEFT JOIN lease.session_lease l ON l.account_id = u.a AND l.session_id = u.s
          WHERE u.k::integer <> ALL (done_i)
          ORDER BY u.k
     LOOP
@@ -694,9 +719,7 @@ BEGIN
             CONTINUE;
         END IF;
         pub := lease.public_run_id(r.r);
-        cur := NULL;
-        SELECT * INTO cur FROM lease.session_lease l
-         WHERE l.account_id = r.a AND l.session_id = r.s;
+        cur := r.row_;
         IF cur.run_id = pub AND cur.renewed_at = now_ THEN
             expires_at := cur.expires_at; -- a key named twice: renewed above, for its other k
             RETURN NEXT;
@@ -706,7 +729,11 @@ BEGIN
             CONTINUE; -- held, unexpired and locked by another transaction: undecided, left out
         END IF;
         RETURN NEXT;
-        PERFORM lease.record_zombie(r.a, r.s, pub, cur, now_);
+        IF recorded < record_max THEN
+            IF lease.record_zombie(r.a, r.s, pub, cur, now_) THEN
+                recorded := recorded + 1;
+            END IF;
+        END IF;
     END LOOP;
 END
 $fn$;
@@ -797,6 +824,21 @@ BEGIN
     RETURN FOUND;
 END
 $fn$;
+
+-- Version 4 made an older history the first partition of a new lease.event,
+-- and the event_json of the old table's row type stayed behind with it:
+-- nothing calls it, and it kept that partition from being dropped (issue 37).
+DO $$
+DECLARE
+    f regprocedure;
+BEGIN
+    FOR f IN SELECT p.oid FROM pg_proc p
+              WHERE p.pronamespace = 'lease'::regnamespace AND p.proname = 'event_json'
+                AND p.proargtypes[0] <> 'lease.event'::regtype LOOP
+        EXECUTE format('DROP FUNCTION %s', f);
+    END LOOP;
+END
+$$;
 
 -- event_json is the notification payload for an event row: compact JSON, the
 -- row's columns by name in their order, bounded by the column constraints to

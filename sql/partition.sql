@@ -1,12 +1,23 @@
 -- leasetop: the history's partitions (schema.sql partitions lease.event by
 -- day of at). Runs as the objects' owner after the functions; ends by making
 -- the partitions of today and the next days, so a new or upgraded database
--- has them at once. Granted: maintain_events to lease_admin, nothing else.
+-- has them at once. Granted (roles.sql): maintain_events to lease_admin,
+-- nothing else.
 --
 -- Who calls lease.maintain_events on a schedule: `leasetop maintain` (from
 -- cron, daily or more often; README, Retention), as a member of lease_admin.
 -- If it stops running, transitions go on: their rows land in
 -- lease.event_default until the next run moves them to their day.
+
+-- maintenance holds one row, which lease.maintain_events locks so that it
+-- runs one at a time. No role is granted anything on it, so only its owner
+-- (the SECURITY DEFINER maintain_events, a superuser) can lock it; an
+-- advisory lock, which serialised it before, any role that may connect can
+-- take and keep, stopping the partitions ahead and the retention (issue 37).
+CREATE TABLE IF NOT EXISTS lease.maintenance (
+    singleton boolean NOT NULL DEFAULT true PRIMARY KEY CHECK (singleton)
+);
+INSERT INTO lease.maintenance (singleton) VALUES (true) ON CONFLICT (singleton) DO NOTHING;
 
 -- event_partitions lists lease.event's partitions with their bounds: lo is
 -- null for the first one (MINVALUE), lo and hi are null for the DEFAULT one.
@@ -41,8 +52,10 @@ $fn$;
 -- null for the first partition, made again below the oldest day after a
 -- drop), 'dropped' (bytes: the size it freed), or 'busy' (a drop that could not get
 -- its lock within lock_timeout, left to the next run). Runs one at a time
--- (an advisory lock); a drop takes lease.event's lock for an instant, and
--- waits at most lock_timeout (1 s) for the transactions in its way.
+-- (lease.maintenance's row): while another runs it raises SQLSTATE 55P03 on
+-- table lease.maintenance at once (data.MaintainBusyError names the other);
+-- a drop takes lease.event's lock for an instant, and waits at most
+-- lock_timeout (1 s) for the transactions in its way.
 CREATE OR REPLACE FUNCTION lease.maintain_events(keep interval DEFAULT NULL, ahead integer DEFAULT 7)
 RETURNS TABLE (action text, part text, lo timestamptz, hi timestamptz, n_rows bigint, bytes bigint)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -61,7 +74,12 @@ BEGIN
     IF ahead IS NULL OR ahead < 0 OR ahead > 366 THEN
         RAISE EXCEPTION 'ahead must be between 0 and 366 days' USING ERRCODE = '22023';
     END IF;
-    PERFORM pg_advisory_xact_lock(hashtext('lease.maintain_events'));
+    BEGIN
+        PERFORM FROM lease.maintenance m FOR UPDATE NOWAIT;
+    EXCEPTION WHEN lock_not_available THEN
+        RAISE EXCEPTION 'another lease.maintain_events is running'
+            USING ERRCODE = '55P03', SCHEMA = 'lease', TABLE = 'maintenance';
+    END;
 
     -- The days that landed in the default partition, each to its own.
     FOR d IN SELECT DISTINCT date_trunc('day', e.at, 'UTC') FROM lease.event_default e ORDER BY 1 LOOP
@@ -172,7 +190,3 @@ END
 $fn$;
 
 SELECT count(*) FROM lease.maintain_events(NULL, 7);
-
--- Retention drops history: operators' right (lease_admin). The helpers are
--- the owner's alone (maintain_events calls them as the owner).
-GRANT EXECUTE ON FUNCTION lease.maintain_events(interval, integer) TO lease_admin;

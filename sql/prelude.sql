@@ -3,6 +3,12 @@
 -- pg_temp): nothing here resolves a name in a schema that a lower role can
 -- write (data/attack_migrate_test.go).
 --
+-- Before it, data.Migrate has read the catalogs (and only them) to refuse a
+-- schema lease that no migration made, anything in it that the files do not
+-- create, and event triggers a role below a superuser may change
+-- (data/migrate_foreign.go, issue 37): what this file hands over is
+-- leasetop's own.
+--
 -- It creates the schema and the roles, and hands the schema and every object in
 -- it to lease_owner: a NOLOGIN role without any attribute. The SECURITY DEFINER
 -- functions run as their owner; owned by the migrating role they would run as a
@@ -11,8 +17,8 @@
 -- data.Migrate): whatever lease_owner could have planted on its own objects (a
 -- trigger, a rule, a policy, a default, a replaced function) runs with
 -- lease_owner's rights, never the migrating role's. This file reads only the
--- catalogs and changes owners and roles: it fires no code that lease_owner (or
--- anyone but a superuser) can change.
+-- catalogs and changes owners, roles and default privileges: it fires no code
+-- that lease_owner (or anyone but a superuser) can change.
 --
 -- Where the migrating role cannot create roles (neither superuser nor
 -- CREATEROLE) and lease_owner does not exist, it keeps owning what it creates
@@ -91,6 +97,39 @@ BEGIN
            AND t.typowner <> 'lease_owner'::regrole
     LOOP
         EXECUTE obj;
+    END LOOP;
+END
+$$;
+
+-- Default privileges would give rights on what is made from now on, which
+-- roles.sql takes back only at the next migrate: on the partitions that
+-- maintain_events makes (ALTER DEFAULT PRIVILEGES FOR ROLE lease_owner IN
+-- SCHEMA lease GRANT ALL ON TABLES TO lease_app: DELETE on each new day of
+-- the history). Those in schema lease, and lease_owner's everywhere, are
+-- removed where this role may act as the role they are for (a superuser
+-- always); another role's in schema lease give nothing once that role may
+-- not create there (roles.sql). ALTER DEFAULT PRIVILEGES runs no code but
+-- event triggers, which data.Migrate has checked before this file (issue 37).
+DO $$
+DECLARE
+    stmt text;
+BEGIN
+    FOR stmt IN
+        SELECT format('ALTER DEFAULT PRIVILEGES FOR ROLE %I%s REVOKE ALL ON %s FROM %s CASCADE', r.rolname,
+                      CASE WHEN d.defaclnamespace = 0 THEN '' ELSE ' IN SCHEMA lease' END,
+                      CASE d.defaclobjtype WHEN 'r' THEN 'TABLES' WHEN 'S' THEN 'SEQUENCES' WHEN 'f' THEN 'FUNCTIONS'
+                                           WHEN 'T' THEN 'TYPES' WHEN 'n' THEN 'SCHEMAS' END,
+                      CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(g.rolname) END)
+          FROM pg_default_acl d
+          JOIN pg_roles r ON r.oid = d.defaclrole
+         CROSS JOIN LATERAL aclexplode(d.defaclacl) a
+          LEFT JOIN pg_roles g ON g.oid = a.grantee
+         WHERE (d.defaclnamespace = 'lease'::regnamespace
+                OR (d.defaclnamespace = 0 AND d.defaclrole = to_regrole('lease_owner') AND d.defaclobjtype <> 'n'))
+           AND a.grantee <> d.defaclrole
+           AND pg_has_role(d.defaclrole, 'USAGE'::text)
+    LOOP
+        EXECUTE stmt;
     END LOOP;
 END
 $$;

@@ -8,7 +8,8 @@
 --                 post-commit path acquire_quiet, release_quiet and notify_event: programs
 --                 that own executions. No INSERT/UPDATE/DELETE: a lease changes only
 --                 through the protocol.
---   lease_admin   lease_app + EXECUTE on force_release and the queue's clear_queue: operators.
+--   lease_admin   lease_app + EXECUTE on force_release, the queue's clear_queue and
+--                 maintain_events: operators.
 --   lease_preempt EXECUTE on preempt and preempt_pending: taking a lease from an unexpired
 --                 holder, and learning when its work stopped. Not nested in the others;
 --                 grant it beside lease_app to the logins that may preempt.
@@ -18,6 +19,50 @@
 --
 -- prelude.sql creates the groups and members.sql nests them; this file only
 -- grants rights on the schema's objects, so it runs as their owner (lease_owner).
+-- Every grant of the lease objects is here: one made by another file, which
+-- runs before this one, would be taken back below.
+--
+-- It first takes back every right anyone but the owner holds on the schema
+-- and its objects, columns included, whoever granted it, and then grants the
+-- ones below again: a grant made by hand (GRANT USAGE, CREATE ON SCHEMA lease
+-- TO lease_app, which let any app login plant lease.=, issue 37) does not
+-- survive a migrate. So do PUBLIC's default rights: EXECUTE on functions, and
+-- USAGE on types, which let a lease_app login create a function or operator
+-- of lease.id_text (public.=(lease.id_text, text) wins over text's =; a cast
+-- needs no USAGE). prelude.sql removes the default privileges that would hand
+-- out what is made later (maintain_events' partitions).
+DO $$
+DECLARE
+    stmt text;
+BEGIN
+    FOR stmt IN
+        SELECT DISTINCT format('REVOKE ALL ON %s %s FROM %s CASCADE', o.kind, o.name,
+                               CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END)
+          FROM (SELECT 'SCHEMA' AS kind, 'lease' AS name, n.nspacl AS acl, n.nspowner AS owner
+                  FROM pg_namespace n WHERE n.nspname = 'lease'
+                UNION ALL
+                SELECT CASE c.relkind WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END, c.oid::regclass::text, c.relacl, c.relowner
+                  FROM pg_class c WHERE c.relnamespace = 'lease'::regnamespace
+                UNION ALL -- a column's rights: REVOKE ON TABLE takes them back too
+                SELECT 'TABLE', c.oid::regclass::text, t.attacl, c.relowner
+                  FROM pg_attribute t JOIN pg_class c ON c.oid = t.attrelid
+                 WHERE c.relnamespace = 'lease'::regnamespace AND t.attacl IS NOT NULL
+                UNION ALL
+                SELECT 'ROUTINE', p.oid::regprocedure::text, coalesce(p.proacl, acldefault('f', p.proowner)), p.proowner
+                  FROM pg_proc p WHERE p.pronamespace = 'lease'::regnamespace
+                UNION ALL
+                SELECT 'TYPE', t.oid::regtype::text, coalesce(t.typacl, acldefault('T', t.typowner)), t.typowner
+                  FROM pg_type t WHERE t.typnamespace = 'lease'::regnamespace
+                   AND NOT (t.typelem <> 0 AND t.typlen = -1) -- an array type follows its element's
+                   AND coalesce((SELECT c.relkind FROM pg_class c WHERE c.oid = t.typrelid), 'c') = 'c') o -- and a table's row type its table's
+         CROSS JOIN LATERAL aclexplode(o.acl) a
+          LEFT JOIN pg_roles r ON r.oid = a.grantee
+         WHERE a.grantee <> o.owner
+    LOOP
+        EXECUTE stmt;
+    END LOOP;
+END
+$$;
 
 REVOKE ALL ON SCHEMA lease FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA lease FROM PUBLIC;
@@ -61,6 +106,10 @@ GRANT EXECUTE ON FUNCTION
 
 GRANT EXECUTE ON FUNCTION lease.force_release(text, text, uuid, text) TO lease_admin;
 GRANT EXECUTE ON FUNCTION lease.clear_queue(text, text, uuid, text) TO lease_admin;
+
+-- Retention drops history: operators' right (lease_admin). The helpers are
+-- the owner's alone (maintain_events calls them as the owner).
+GRANT EXECUTE ON FUNCTION lease.maintain_events(interval, integer) TO lease_admin;
 
 GRANT EXECUTE ON FUNCTION lease.preempt(text, text, uuid, interval, text, text, boolean, text) TO lease_preempt;
 

@@ -67,6 +67,18 @@ import "embed"
 // ticket or a whole queue, audited as queue_left with reason "cleared: …",
 // and an expired ticket leaves with its queue_left event at the next touch
 // of its queue (lease.queue_purge) instead of at the next enqueue.
+//
+// Version 6 (migration hardening): lease.notify_event sends the committed
+// row where the session kept no payload (a pooled server connection other
+// than the call's), instead of failing. A zombie's renewal is recorded once per grant it
+// meets on the key, and lease.renew_many records at most 100 a call.
+// lease.maintain_events runs one at a time on lease.maintenance's row, which
+// only the owner can lock, instead of an advisory lock anyone could hold.
+// Migrate takes back every grant on the schema and its objects but the
+// owner's (PUBLIC's default USAGE on the lease types too) and grants its own
+// again (roles.sql), removes the default privileges in the schema
+// (prelude.sql), and drops the lease.event_json that version 4's upgrade
+// left on the old history's row type.
 const Version = 6
 
 //go:embed *.sql

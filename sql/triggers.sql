@@ -258,7 +258,7 @@ BEGIN
     IF current_setting('lease.pending_for', true) IS DISTINCT FROM lease.pending_key(account_id, session_id, pub) THEN
         RETURN NULL;
     END IF;
-    ev := current_setting('lease.pending_event')::json;
+    ev := current_setting('lease.pending_event', true)::json;
     IF NOT coalesce(ev->>'kind' = ANY (kinds), false) THEN
         RETURN NULL;
     END IF;
@@ -370,8 +370,11 @@ BEGIN
     -- The event the trigger kept in this session for its caller (a quiet
     -- call's): sent from the session, with no read of lease.event, whose
     -- every partition a read by id alone probes.
+    -- Both settings read missing_ok: a session that never kept a payload (a
+    -- pooled server connection other than the call's) has neither, and
+    -- reads the row.
     IF current_setting('lease.pending_for', true) <> ''
-       AND current_setting('lease.pending_event')::json->>'id' = notify_event.event_id::text THEN
+       AND current_setting('lease.pending_event', true)::json->>'id' = notify_event.event_id::text THEN
         PERFORM pg_notify('lease_events', current_setting('lease.pending_event')),
                 set_config('lease.pending_for', '', false),
                 set_config('lease.pending_event', '', false);
