@@ -46,7 +46,9 @@
 //   - the errors and what they mean: ErrHeld (*HeldError), ErrNotHeld,
 //     ErrInvalid (*InputError), ErrSchema (*SchemaError), ErrPermission
 //     (*PermissionError), ErrReadOnly, *ConnectError, *DSNError,
-//     *PoolerError, *SearchPathError, Permanent, NotApplied and Translate;
+//     *PoolerError, *SearchPathError, Permanent, NotApplied and Translate,
+//     and *NotifyError (Options.OnNotifyError: a notification not sent
+//     after its transition committed);
 //   - the settings of a lease.Client's listener (lease.Config.Listener):
 //     ListenerConfig.
 //
