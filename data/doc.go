@@ -47,8 +47,8 @@
 //     ErrInvalid (*InputError), ErrSchema (*SchemaError), ErrPermission
 //     (*PermissionError), ErrReadOnly, *ConnectError, *DSNError,
 //     *PoolerError, *SearchPathError, Permanent, NotApplied and Translate,
-//     and *NotifyError (Options.OnNotifyError: a notification not sent
-//     after its transition committed);
+//     and *NotifyError (a notification not sent after its transition
+//     committed, given to the hook the store's options name for it);
 //   - the settings of a lease.Client's listener (lease.Config.Listener):
 //     ListenerConfig.
 //
