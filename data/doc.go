@@ -48,7 +48,9 @@
 //   - the errors and what they mean: ErrHeld (*HeldError), ErrNotHeld,
 //     ErrInvalid (*InputError), ErrSchema (*SchemaError), ErrPermission
 //     (*PermissionError), ErrReadOnly, *ConnectError, *DSNError,
-//     *PoolerError, *SearchPathError, Permanent, NotApplied and Translate;
+//     *PoolerError, *SearchPathError, Permanent, NotApplied and Translate,
+//     and *NotifyError (a notification not sent after its transition
+//     committed, given to the hook the store's options name for it);
 //   - the settings of a lease.Client's listener (lease.Config.Listener):
 //     ListenerConfig.
 //

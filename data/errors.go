@@ -112,6 +112,25 @@ func (e *InputError) Error() string { return e.Field + " " + e.Problem }
 // Is makes errors.Is(err, ErrInvalid) true.
 func (e *InputError) Is(target error) bool { return target == ErrInvalid }
 
+// NotifyError is what Options.OnNotifyError is given when a call
+// committed but the notification the store sends after its commit did not
+// go out (the connection broke between the two, or the role may not send
+// it). The transition, if the call made one, stands: it is in lease.event,
+// where every listener finds it when it next catches up
+// (ListenerConfig.CatchUp), only later than a notification would have
+// told it.
+type NotifyError struct {
+	Key Key   // the session whose transition was not notified
+	Err error // why the notification was not sent
+}
+
+func (e *NotifyError) Error() string {
+	return fmt.Sprintf("notify %s after its commit: %v (a transition it made stands: listeners read it from lease.event when they catch up)", e.Key, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *NotifyError) Unwrap() error { return e.Err }
+
 // SchemaError is the ErrSchema returned by Open and CheckSchema.
 type SchemaError struct {
 	Have, Want int // Have is 0 when the schema is missing

@@ -3,8 +3,10 @@ package data_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -173,27 +175,104 @@ func TestTruncateTellsListenersToResync(t *testing.T) {
 
 // TestLargestPayloadFits acquires, takes over and force-releases with every
 // text at its maximum length, made of the characters JSON escapes: each
-// NOTIFY must stay under PostgreSQL's 8000-byte limit.
+// transition's NOTIFY must stay under PostgreSQL's 8000-byte limit, so all
+// three arrive, in order, and none of them is reported as not sent.
 func TestLargestPayloadFits(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	s, sender := db.Store(t), db.Conn(t)
+	var mu sync.Mutex
+	var notSent []error
+	s := pgtest.OpenStore(t, db.URL, data.Options{OnNotifyError: func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		notSent = append(notSent, err)
+	}})
+	sender := db.Conn(t)
 	drain := collect(t, db.Conn(t), sender)
-	k := data.Key{Account: strings.Repeat(`"`, 512), Session: strings.Repeat(`\`, 512)}
-	a := uuid.New()
-	if _, err := s.Acquire(ctx, k, a, time.Minute, strings.Repeat(`"`, 256)); err != nil {
+	k := data.Key{Account: strings.Repeat(`"`, data.MaxIDBytes), Session: strings.Repeat(`\`, data.MaxIDBytes)}
+	holder := strings.Repeat(`"`, data.MaxHolderBytes)
+	a, b := uuid.New(), uuid.New()
+	if _, err := s.Acquire(ctx, k, a, time.Minute, holder); err != nil {
 		t.Fatalf("Acquire with maximal ids: %v", err)
 	}
-	if ok, err := s.ForceRelease(ctx, k, data.PublicRunID(a), strings.Repeat(`"`, 512)); err != nil || !ok {
+	exp, err := s.Renew(ctx, k, a, time.Millisecond) // silent; shortened so that b can take it over
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgtest.WaitServerPast(t, sender, exp)
+	if _, err := s.Acquire(ctx, k, b, time.Minute, holder); err != nil {
+		t.Fatalf("takeover with maximal ids: %v", err)
+	}
+	if ok, err := s.ForceRelease(ctx, k, data.PublicRunID(b), strings.Repeat(`"`, data.MaxReasonBytes)); err != nil || !ok {
 		t.Fatalf("ForceRelease with maximal reason: %v, %v", ok, err)
 	}
-	for _, p := range drain() {
+	got := drain()
+	var gotKinds []data.Kind
+	for _, p := range got {
 		if len(p) >= 8000 {
 			t.Errorf("payload is %d bytes, want < 8000", len(p))
 		}
-		if _, err := data.DecodeEvent(p); err != nil {
+		ev, err := data.DecodeEvent(p)
+		if err != nil {
 			t.Errorf("DecodeEvent: %v", err)
 		}
+		gotKinds = append(gotKinds, ev.Kind)
+	}
+	want := []data.Kind{data.KindAcquired, data.KindTakenOver, data.KindForceReleased}
+	if !slices.Equal(gotKinds, want) {
+		t.Errorf("notifications %v, want %v", gotKinds, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, err := range notSent {
+		t.Errorf("reported as not sent: %v", err)
+	}
+}
+
+// TestNotificationLostAfterCommitIsReported: the connection breaks after an
+// acquire committed and before its notification went out. Acquire returns
+// the grant (the transition stands), Options.OnNotifyError is told, with
+// the key, and the event is in lease.event for the listeners' catch-up,
+// though no notification of it arrived.
+func TestNotificationLostAfterCommitIsReported(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	reported := make(chan error, 4)
+	s := pgtest.OpenStore(t, withParam(db.URL, "pool_max_conns=1"), data.Options{OnNotifyError: func(err error) { reported <- err }})
+	var pid uint32
+	if err := s.Pool().QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	admin := db.Conn(t)
+	drain := collect(t, db.Conn(t), admin)
+	data.SetAfterCommit(s, func() {
+		var gone bool
+		if err := admin.QueryRow(ctx, `SELECT pg_terminate_backend($1, 10000)`, pid).Scan(&gone); err != nil || !gone {
+			t.Errorf("terminating the store's connection after the commit: %v, %v", gone, err)
+		}
+	})
+	k := data.Key{Account: "acct", Session: "cut"}
+	run := uuid.New()
+	if _, err := s.Acquire(ctx, k, run, time.Minute, "cut-off"); err != nil {
+		t.Fatalf("Acquire whose connection broke after the commit: %v, want the grant", err)
+	}
+	select {
+	case err := <-reported:
+		var ne *data.NotifyError
+		if !errors.As(err, &ne) || ne.Key != k {
+			t.Errorf("OnNotifyError got %v, want a *data.NotifyError for %v", err, k)
+		}
+	default:
+		t.Fatal("Acquire returned and OnNotifyError was not called")
+	}
+	if got := drain(); len(got) != 0 {
+		t.Errorf("notifications %q arrived, want none: the connection broke before it was sent", got)
+	}
+	data.SetAfterCommit(s, nil)
+	evs := events(t, s)
+	if len(evs) != 1 || evs[0].Kind != data.KindAcquired || evs[0].RunID != data.PublicRunID(run) {
+		t.Errorf("lease.event = %+v, want the acquire of run %v", evs, data.PublicRunID(run))
 	}
 }

@@ -49,7 +49,8 @@ func (s *Store) Acquire(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 // that may not send it (no EXECUTE on lease.event_json) leaves the store to
 // plain calls from then on, notified by the trigger; the transition whose
 // notification was refused is committed, and listeners read it from
-// lease.event (ListenerConfig.CatchUp).
+// lease.event (ListenerConfig.CatchUp). A notification not sent, for that
+// or any other reason, goes to Options.OnNotifyError.
 func (s *Store) call(ctx context.Context, q sqlcall.CommitThenNotify, key Key, runID uuid.UUID, args []any, scan func(pgx.Rows) error) error {
 	return s.callNotify(ctx, q, args, []any{key.Account, key.Session, PublicRunID(runID)}, scan)
 }
@@ -62,11 +63,26 @@ func (s *Store) callNotify(ctx context.Context, q sqlcall.CommitThenNotify, args
 	o.AfterCommit = s.afterCommit
 	return s.pool.AcquireFunc(ctx, func(c *pgxpool.Conn) error {
 		notifyErr, err := q.Run(ctx, c.Conn(), o, args, notifyArgs, scan)
-		if errors.Is(translate(notifyErr), ErrPermission) {
-			s.plainCalls.Store(true)
+		if notifyErr != nil {
+			s.notifyFailed(notifyArgs, translate(notifyErr), err == nil)
 		}
 		return err
 	})
+}
+
+// notifyFailed handles a notification that was not sent after its call: a
+// role that may not send it leaves the store to plain calls from then on;
+// Options.OnNotifyError hears of it when the call committed.
+func (s *Store) notifyFailed(notifyArgs []any, err error, committed bool) {
+	if errors.Is(err, ErrPermission) {
+		s.plainCalls.Store(true)
+	}
+	if on := s.opt.OnNotifyError; on != nil && committed {
+		key := Key{}
+		key.Account, _ = notifyArgs[0].(string)
+		key.Session, _ = notifyArgs[1].(string)
+		on(&NotifyError{Key: key, Err: err})
+	}
 }
 
 func validateAcquire(key Key, runID uuid.UUID, ttl time.Duration, holder string) error {

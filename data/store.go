@@ -41,6 +41,14 @@ type Options struct {
 	// and Reason say how often and why): a program's one line about it. It
 	// must not block.
 	OnPoll func(ListenerState)
+	// OnNotifyError, when set, is called when an acquire, release, preempt
+	// or forced release committed but the notification the store sends
+	// right after the commit was not sent (*NotifyError), on the caller's
+	// goroutine, before the call returns its result: the call itself
+	// succeeded, and listeners find the transition in lease.event when
+	// they catch up, so it is reported here rather than returned. Use it to
+	// log or count. It must not block. Default: not reported.
+	OnNotifyError func(error)
 	// PinSearchPath makes the store's connections resolve unqualified names
 	// in pg_catalog only (search_path "pg_catalog, pg_temp", sent at
 	// start-up), whatever the database's or the role's settings say: their

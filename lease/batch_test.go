@@ -244,7 +244,10 @@ func TestClientRenewsOneByOneWithoutRenewMany(t *testing.T) {
 // table lock) lets the batch answer before its release reaches the server:
 // the renewal finds the row still there, and no renew_rejected zombie is
 // recorded for a run that released cleanly. The others keep their leases.
-// (Without the wait, the release queues behind the same lock at once.)
+// (Without the wait, the release queues behind the same lock at once.) The
+// release is seen waiting for its batch (the settle hook), and not at the
+// server, before the lock goes: an event, where a fixed window could end
+// before a release sent too early had reached the server.
 func TestReleaseWaitsForItsBatchInFlight(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
@@ -253,6 +256,8 @@ func TestReleaseWaitsForItsBatchInFlight(t *testing.T) {
 		RenewTimeout: 10 * time.Second}
 	c := newClient(t, store, cfg)
 	b := watchBatches(c)
+	settling := make(chan lease.Key, 8)
+	lease.SetSettleHook(c, func(key lease.Key) { settling <- key })
 	ls := holdMany(t, c, "s", 3)
 	pgtest.Eventually(t, 30*time.Second, "one batch renewing all the leases", func() bool {
 		_, _, largest := b.calls()
@@ -279,19 +284,26 @@ func TestReleaseWaitsForItsBatchInFlight(t *testing.T) {
 	})
 	released := make(chan error, 1)
 	go func() { released <- ls[0].Release(ctx) }()
-	// For a second (the batch's lock_timeout is 5 s), the release must not
-	// reach the server: it would queue behind the same lock and could then
-	// delete the row before the renewal runs.
-	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		var n int
-		if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE query LIKE '%lease.release%' AND query NOT LIKE '%pg_stat_activity%'`).Scan(&n); err != nil {
-			t.Fatal(err)
+	// The release waits for its batch, and has not reached the server: it
+	// would queue behind the same lock and could then delete the row before
+	// the renewal runs.
+	select {
+	case key := <-settling:
+		if key != ls[0].Key() {
+			t.Fatalf("%s waits for its batch, want the released %s", key, ls[0].Key())
 		}
-		if n > 0 {
-			t.Errorf("the release reached the server while its lease's renewal was in flight")
-			break
-		}
+	case err := <-released:
+		t.Fatalf("Release returned (%v) while its lease's renewal was blocked in flight", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the released lease did not wait for its batch in flight within 30 s")
+	}
+	var n int
+	if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+		WHERE query LIKE '%lease.release%' AND query NOT LIKE '%pg_stat_activity%'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n > 0 {
+		t.Errorf("the release reached the server while its lease's renewal was in flight")
 	}
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)

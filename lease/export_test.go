@@ -13,3 +13,8 @@ func SetBatchHook(c *Client, f func(n int, sent time.Time)) { c.renewer.onBatch 
 func SetBatchAnsweredHook(c *Client, f func(n int, sent time.Time, err error)) {
 	c.renewer.onAnswered = f
 }
+
+// SetSettleHook has c call f when a lease that is ending (released or
+// lost) waits for the batch that carries its renewal to answer, before
+// its release may reach the server. Set it before the first lease.
+func SetSettleHook(c *Client, f func(key Key)) { c.renewer.onSettle = f }

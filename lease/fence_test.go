@@ -84,7 +84,7 @@ func TestCheckFenceBlocksTakeoverUntilCommit(t *testing.T) {
 		forced <- result{ok, err}
 	}()
 	pool := db.Pool(t)
-	pgtest.Eventually(t, 4*time.Second, "the forced release to wait for the row lock", func() bool {
+	pgtest.Eventually(t, 30*time.Second, "the forced release to wait for the row lock", func() bool {
 		var n int
 		err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%force_release%'`).Scan(&n)

@@ -52,13 +52,18 @@ func (m *metricsLog) snapshot() metricsLog {
 
 // The hook sees each acquire attempt with its outcome, each renewal, a
 // loss with its cause, and the time a lease spent at risk before it was
-// lost.
+// lost. A forced release is noticed by the holder watch or by the next
+// renewal, whichever comes first (the watch's listener may still be
+// starting), so the rejection the hook must report comes from a lease that
+// expired on the server, which only a renewal can find.
 func TestMetricsHook(t *testing.T) {
 	db := pgtest.New(t)
 	store := db.Store(t)
 	var log metricsLog
-	cfg := lease.Config{TTL: 2 * time.Second, RenewInterval: 300 * time.Millisecond, SafetyMargin: 700 * time.Millisecond,
-		RenewTimeout: 200 * time.Millisecond, Metrics: log.hook()}
+	// Timeouts a loaded machine keeps: a renewal that timed out before the
+	// block would add an at-risk period.
+	cfg := lease.Config{TTL: 6 * time.Second, RenewInterval: time.Second, SafetyMargin: 2 * time.Second,
+		RenewTimeout: time.Second, Metrics: log.hook()}
 	c := newClient(t, store, cfg)
 	ctx := context.Background()
 
@@ -71,22 +76,28 @@ func TestMetricsHook(t *testing.T) {
 	cause := leasetest.WaitLost(t, l)
 	unblock()
 
-	other := acquire(t, c, permit(t, c, lease.Key{Account: "acct", Session: "forced"}, "forced"))
-	leasetest.ForceLoss(t, store, other)
+	forced := acquire(t, c, permit(t, c, lease.Key{Account: "acct", Session: "forced"}, "forced"))
+	leasetest.ForceLoss(t, store, forced)
+	rejectedBefore := count(log.snapshot().renewals, lease.ErrRejected) // 0 or 1: see above
+
+	expired := acquire(t, c, permit(t, c, lease.Key{Account: "acct", Session: "expired"}, "expired"))
+	leasetest.ExpireNow(t, store, expired.Key())
+	leasetest.WaitLost(t, expired)
 
 	got := log.snapshot()
-	if n := count(got.acquires, nil); n != 2 {
-		t.Errorf("acquire attempts reported as acquired = %d, want 2 (%v)", n, got.acquires)
+	if n := count(got.acquires, nil); n != 3 {
+		t.Errorf("acquire attempts reported as acquired = %d, want 3 (%v)", n, got.acquires)
 	}
 	if n := count(got.acquires, lease.ErrHeld); n != 1 {
 		t.Errorf("acquire attempts reported as held = %d, want 1 (%v)", n, got.acquires)
 	}
 	failed := len(got.renewals) - count(got.renewals, nil) - count(got.renewals, lease.ErrRejected)
-	if failed == 0 || count(got.renewals, lease.ErrRejected) != 1 {
-		t.Errorf("renewals = %v, want failures while cut off and one rejection after the forced release", got.renewals)
+	if failed == 0 || count(got.renewals, lease.ErrRejected) != rejectedBefore+1 {
+		t.Errorf("renewals = %v, want failures while cut off and one rejection of the expired lease", got.renewals)
 	}
-	if len(got.lost) != 2 || got.lost[0] != cause || !errors.Is(got.lost[0], lease.ErrExpired) || !errors.Is(got.lost[1], lease.ErrForceReleased) {
-		t.Errorf("losses = %v, want the cut-off lease's ErrExpired (%v), then the forced release", got.lost, cause)
+	if len(got.lost) != 3 || got.lost[0] != cause || !errors.Is(got.lost[0], lease.ErrExpired) ||
+		!errors.Is(got.lost[1], lease.ErrForceReleased) || !errors.Is(got.lost[2], lease.ErrRejected) {
+		t.Errorf("losses = %v, want the cut-off lease's ErrExpired (%v), the forced release, then the expired lease's rejection", got.lost, cause)
 	}
 	if len(got.atRisk) != 1 || got.atRisk[0] <= 0 || got.atRisk[0] > cfg.TTL {
 		t.Errorf("at-risk periods = %v, want one, longer than 0 and shorter than the TTL", got.atRisk)

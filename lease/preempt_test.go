@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/lease"
@@ -50,8 +52,48 @@ func TestPreemptCancelsTheHolder(t *testing.T) {
 	if lost.By.Kind != data.KindPreempted || lost.By.RunID != p.RunID() || lost.By.PrevHolder != "desktop" {
 		t.Errorf("cause's event = %+v, want preempted by %v of desktop", lost.By, p.RunID())
 	}
-	if err := held.Release(ctx); err != nil && !errors.Is(err, lease.ErrLost) {
-		t.Logf("Release after the loss: %v", err)
+	// Its fenced writes are refused: by FencedTx, which knows the lease is
+	// lost, and by the server's fence check, for a writer that carries the
+	// old token without asking the Lease. Only the preemptor's lands.
+	pool := db.Pool(t)
+	if _, err := pool.Exec(ctx, `CREATE TABLE doc (body text, fence bigint)`); err != nil {
+		t.Fatal(err)
+	}
+	insert := func(ctx context.Context, tx pgx.Tx, body string, fence int64) error {
+		_, err := tx.Exec(ctx, `INSERT INTO doc VALUES ($1, $2)`, body, fence)
+		return err
+	}
+	ran := false
+	err = held.FencedTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error {
+		ran = true
+		return insert(ctx, tx, "preempted, FencedTx", held.Fence())
+	})
+	if !errors.Is(err, lease.ErrStale) || !errors.Is(err, lease.ErrPreempted) {
+		t.Errorf("the preempted holder's FencedTx = %v (fn ran: %v), want ErrStale with ErrPreempted", err, ran)
+	}
+	tok := held.Token()
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if err := tok.Check(ctx, tx); err != nil {
+			return err
+		}
+		return insert(ctx, tx, "preempted, own check", tok.Fence)
+	})
+	if !errors.Is(err, lease.ErrStale) {
+		t.Errorf("the preempted holder's token checked by the server = %v, want ErrStale", err)
+	}
+	if err := p.FencedTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error {
+		return insert(ctx, tx, "preemptor", p.Fence())
+	}); err != nil {
+		t.Errorf("the preemptor's FencedTx = %v", err)
+	}
+	rows, _ := pool.Query(ctx, `SELECT body FROM doc ORDER BY body`)
+	bodies, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || strings.Join(bodies, ",") != "preemptor" {
+		t.Errorf("doc = %q, %v; want only the preemptor's write", bodies, err)
+	}
+
+	if err := held.Release(ctx); err != nil {
+		t.Errorf("Release after the loss = %v, want nil (nothing of the run's is left to delete)", err)
 	}
 	if h := holderOf(t, db.Store(t), key); h.RunID != p.RunID() {
 		t.Errorf("holder after the preempted run's Release = %v, want the preemptor %v", h.RunID, p.RunID())

@@ -40,6 +40,7 @@ type renewer struct {
 
 	onBatch    func(n int, sent time.Time)            // a test hook: called before each batch's call
 	onAnswered func(n int, sent time.Time, err error) // a test hook: called when that call has returned
+	onSettle   func(key Key)                          // a test hook: called when a lease ending waits for its batch
 	oneByOne   atomic.Bool                            // lease.renew_many is missing or refused: renew one by one
 	noAskRead  atomic.Bool                            // the login may not read lease.handover_ask: renew without it
 }
@@ -122,6 +123,9 @@ func (r *renewer) settle(ctx context.Context, req *renewReq) {
 	d, ok := ctx.Deadline()
 	if !ok {
 		return
+	}
+	if r.onSettle != nil {
+		r.onSettle(req.l.token.Key)
 	}
 	t := time.NewTimer(time.Until(d))
 	defer t.Stop()

@@ -76,6 +76,10 @@ func (r *Report) writeRatios(b *strings.Builder) {
 				verdict = "met"
 			}
 		}
+		if ra.Error != "" {
+			value = "-"
+			verdict = strings.TrimSpace(verdict + " (ERROR: " + strings.Join(strings.Fields(ra.Error), " ") + ")")
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", ra.Name, value, ra.Target, verdict)
 	}
 	_ = tw.Flush()

@@ -10,6 +10,9 @@ type Ratio struct {
 	Unit   string  `json:"unit"` // "x" or "ms"
 	Target string  `json:"target,omitempty"`
 	Met    *bool   `json:"met,omitempty"`
+	// Error says why there is no value: a workload it needs failed or
+	// completed nothing. A target is then not met.
+	Error string `json:"error,omitempty"`
 }
 
 // comparison defines a Ratio: stat of result num over stat of result den
@@ -101,32 +104,49 @@ func comparisons() []comparison {
 	}
 }
 
-// ratios computes every comparison whose results are present and valid,
-// with the targets of a run of leases live leases (forLeases).
+// ratios computes every comparison whose results are present, with the
+// targets of a run of leases live leases (forLeases). A comparison whose
+// workload was not run is left out; one whose workload failed or completed
+// nothing is kept, with the error and, when it has a target, not met: a
+// target must not vanish because its workload broke.
 func ratios(results []Result, leases int) []Ratio {
 	byName := map[string]Result{}
 	for _, r := range results {
-		if r.Error == "" {
-			byName[r.Name] = r
-		}
+		byName[r.Name] = r
 	}
 	var out []Ratio
 	for _, c := range forLeases(comparisons(), leases) {
 		num, ok := byName[c.num]
-		if !ok || (num.Ops == 0 && c.stat != "cpu" && c.stat != "rss") {
+		den, denOK := byName[c.den]
+		if !ok || (c.den != "" && !denOK) {
 			continue
 		}
-		ratio := Ratio{Name: c.name, Value: stat(num, c.stat), Unit: unitOf(c.stat)}
+		ratio := Ratio{Name: c.name, Unit: unitOf(c.stat)}
 		if c.den != "" {
-			den, ok := byName[c.den]
-			if !ok || den.Ops == 0 || stat(den, c.stat) == 0 {
-				continue
-			}
-			ratio.Value /= stat(den, c.stat)
 			ratio.Unit = "x"
 		}
 		if c.op != "" {
 			ratio.Target = fmt.Sprintf("%s %g%s", c.op, c.limit, unitSuffix(ratio.Unit))
+		}
+		ratio.Error = unusable(num, c.stat)
+		if ratio.Error == "" && c.den != "" {
+			if ratio.Error = unusable(den, c.stat); ratio.Error == "" && stat(den, c.stat) == 0 {
+				ratio.Error = den.Name + ": measured 0"
+			}
+		}
+		if ratio.Error != "" {
+			if c.op != "" {
+				met := false
+				ratio.Met = &met
+			}
+			out = append(out, ratio)
+			continue
+		}
+		ratio.Value = stat(num, c.stat)
+		if c.den != "" {
+			ratio.Value /= stat(den, c.stat)
+		}
+		if c.op != "" {
 			met := ratio.Value <= c.limit
 			if c.op == ">=" {
 				met = ratio.Value >= c.limit
@@ -136,6 +156,18 @@ func ratios(results []Result, leases int) []Ratio {
 		out = append(out, ratio)
 	}
 	return out
+}
+
+// unusable says why r gives no value of stat: it failed, or it completed
+// no operation (what cpu and rss measure needs none); "" when it gives one.
+func unusable(r Result, stat string) string {
+	switch {
+	case r.Error != "":
+		return r.Name + " failed: " + r.Error
+	case r.Ops == 0 && stat != "cpu" && stat != "rss":
+		return r.Name + ": no operation completed"
+	}
+	return ""
 }
 
 func stat(r Result, name string) float64 {

@@ -79,6 +79,13 @@ func printPoll(w io.Writer) func(data.ListenerState) {
 	return func(st data.ListenerState) { fmt.Fprintln(w, pollLine(st)) }
 }
 
+// printNotifyError returns a data.Options.OnNotifyError hook that prints
+// the error on w as one line: a transition committed whose notification
+// was not sent (monitors see it when they catch up).
+func printNotifyError(w io.Writer) func(error) {
+	return func(err error) { fmt.Fprintln(w, "leasetop: "+termtext.Clean(oneLine(err.Error()), 400)) }
+}
+
 // poolerError is the one line for what a pooler refused: its message and
 // what to change. A setting to change is bad input; a limit reached is the
 // system's failure.

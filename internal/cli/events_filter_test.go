@@ -140,7 +140,11 @@ func TestEventsFiltersRefuseBadInput(t *testing.T) {
 	if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, `"tomorrow" is not a time`) {
 		t.Errorf("ls --at tomorrow: code %d out %q err %q, want exit 2 and one line", code, out, errOut)
 	}
-	out, errOut, code = leasetop(ctx, db.URL, "ls", "--at", time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
+	var inAnHour time.Time // on the server's clock, which ls --at is compared with
+	if err := db.Conn(t).QueryRow(ctx, `SELECT clock_timestamp() + interval '1 hour'`).Scan(&inAnHour); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = leasetop(ctx, db.URL, "ls", "--at", inAnHour.UTC().Format(time.RFC3339))
 	if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "after the server's clock") {
 		t.Errorf("ls --at in an hour: code %d out %q err %q, want exit 2 and one line", code, out, errOut)
 	}

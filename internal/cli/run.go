@@ -58,6 +58,7 @@ func cmdRun(ctx context.Context, env Env, args []string) error {
 	defer stopWaiting()
 
 	opts.store.OnPoll = printPoll(env.Stderr)
+	opts.store.OnNotifyError = printNotifyError(env.Stderr)
 	store, err := openStoreWith(actx, resolveDSN(env, opts.dsn), opts.store)
 	if err != nil {
 		return notRun(actx, err)

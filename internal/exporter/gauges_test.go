@@ -58,17 +58,16 @@ func dbGauges(t *testing.T, pool *pgxpool.Pool, window string) (held, expiring, 
 	return held, expiring, expired
 }
 
-// oldestAge is the age of the oldest unexpired lease on the server clock.
-func oldestAge(t *testing.T, pool *pgxpool.Pool) float64 {
+// oldestAcquired returns when the oldest unexpired lease was acquired.
+func oldestAcquired(t *testing.T, pool *pgxpool.Pool) time.Time {
 	t.Helper()
-	var age float64
+	var at time.Time
 	err := pool.QueryRow(context.Background(), `
-		SELECT extract(epoch FROM clock_timestamp() - min(acquired_at))::float8
-		  FROM lease.session_lease WHERE expires_at > clock_timestamp()`).Scan(&age)
+		SELECT min(acquired_at) FROM lease.session_lease WHERE expires_at > clock_timestamp()`).Scan(&at)
 	if err != nil {
 		t.Fatalf("oldest lease: %v", err)
 	}
-	return age
+	return at
 }
 
 func TestLeaseGaugesMatchDatabase(t *testing.T) {
@@ -85,9 +84,10 @@ func TestLeaseGaugesMatchDatabase(t *testing.T) {
 		return code == http.StatusOK
 	})
 
-	before := oldestAge(t, pool)
+	oldest := oldestAcquired(t, pool)
+	t0 := time.Now()
 	m := p.metrics(t)
-	after := oldestAge(t, pool)
+	t1 := time.Now()
 	held, expiring, expired := dbGauges(t, pool, "30 minutes")
 	for name, want := range map[string]float64{
 		"leasetop_leases_held": held, "leasetop_leases_expiring": expiring, "leasetop_leases_expired_unclaimed": expired,
@@ -99,8 +99,17 @@ func TestLeaseGaugesMatchDatabase(t *testing.T) {
 	if held != 5 || expiring != 2 || expired != 2 {
 		t.Fatalf("database counts held %g, expiring %g, expired %g; the test wrote 5, 2, 2", held, expiring, expired)
 	}
-	if got := m["leasetop_oldest_lease_age_seconds"]; got < before || got > after {
-		t.Errorf("leasetop_oldest_lease_age_seconds = %g, want between %g and %g (the database before and after the scrape)", got, before, after)
+	// The age is the exporter's server-clock estimate at the scrape minus the
+	// oldest unexpired lease's acquired_at; the estimate is the local clock
+	// plus the offset it exports, and the scrape came between t0 and t1 on
+	// the same machine's clock. So the bounds hold exactly, whatever the
+	// load: no bound on how long anything took (1 ms for the wall clock's
+	// slew against the monotonic one, since the exporter measured).
+	off := m["leasetop_server_clock_offset_seconds"]
+	lo, hi := t0.Sub(oldest).Seconds()+off-1e-3, t1.Sub(oldest).Seconds()+off+1e-3
+	if got := m["leasetop_oldest_lease_age_seconds"]; got < lo || got > hi {
+		t.Errorf("leasetop_oldest_lease_age_seconds = %g, want between %g and %g (the scrape's time on the exporter's server clock, offset %g s, minus the oldest acquired_at %v)",
+			got, lo, hi, off, oldest)
 	}
 	for kind, n := range m.transitions() {
 		if n != 0 {

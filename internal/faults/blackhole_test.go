@@ -20,9 +20,13 @@ import (
 // holds the session two other holders wait for. Its renewal hangs until its
 // timeout, it reports the lease at risk, and its local deadline stops its
 // work before the lease expires on the server; a waiting holder takes the
-// session over only after that expiry. When the network heals, the renewal
-// the proxy held reaches the server and is rejected, and the cut-off
-// holder's client works again.
+// session over only after that expiry. When the network heals, the proxy
+// delivers what it held of the cut-off holder's requests, and its client
+// works again. What it held is the renewal, or, more often, pgxpool's
+// liveness ping of the idle connection the renewal was to use (the pool
+// pings one idle for a second before handing it out): so the renewal need
+// not reach the server late, and the test does not promise the
+// renew_rejected a late one would record, only that requests were held.
 func TestHolderBlackhole(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, 1)
@@ -105,6 +109,9 @@ func TestHolderBlackhole(t *testing.T) {
 	_ = l.Release(ctx)
 	r.ended(l, true)
 
+	if proxy.Held() == 0 {
+		t.Fatal("the proxy held none of the cut-off holder's requests: the test did not cut it off")
+	}
 	proxy.Resume()
 	healed := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)

@@ -1,9 +1,13 @@
 package faults_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -91,6 +95,37 @@ func (r *rig) writing(holder string) {
 	pgtest.Eventually(r.t, 30*time.Second, holder+"'s command to write", func() bool { return r.writes(holder, true) > 0 })
 }
 
+// commandPID returns the pid of holder's command, a writer, from the
+// application_name of its connections to the rig's database.
+func (r *rig) commandPID(holder string) int {
+	r.t.Helper()
+	var name string
+	if err := r.store.Pool().QueryRow(context.Background(), `SELECT application_name FROM pg_stat_activity
+		WHERE datname = current_database() AND application_name LIKE $1 LIMIT 1`, writerAppName+" "+holder+" %").Scan(&name); err != nil {
+		r.t.Fatalf("%s's command's connection: %v", holder, err)
+	}
+	pid, err := strconv.Atoi(name[strings.LastIndexByte(name, ' ')+1:])
+	if err != nil {
+		r.t.Fatalf("%s's command's application_name %q: %v", holder, name, err)
+	}
+	return pid
+}
+
+// exited reports whether process pid has ended: no such process, or a
+// zombie its parent has not reaped yet.
+func exited(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses.
+	rest := stat[bytes.LastIndexByte(stat, ')')+1:]
+	return len(rest) > 1 && rest[1] == 'Z'
+}
+
 // Fault 7a: a `leasetop run` holder is killed with SIGKILL while another
 // waits. Its command dies with it; the waiting run takes the session over
 // after the lease expires on the server clock, not before; the monitor
@@ -101,12 +136,22 @@ func TestHolderProcessKilled(t *testing.T) {
 	a := r.leasetopRun(r.url, "proc-a", "--ttl", "1s")
 	first := r.holding(m, "proc-a")
 	r.writing("proc-a")
+	command := r.commandPID("proc-a")
 	b := r.leasetopRun(r.url, "proc-b", "--ttl", "1s", "--wait")
 	pgtest.Eventually(t, 30*time.Second, "proc-b to wait", func() bool { return strings.Contains(b.Stderr.String(), "waiting") })
 
+	if exited(command) {
+		t.Fatalf("proc-a's command (pid %d) ended before proc-a was killed", command)
+	}
+	t.Cleanup(func() { // a command that outlived its holder holds the test's pipes
+		if !exited(command) {
+			_ = syscall.Kill(command, syscall.SIGKILL)
+		}
+	})
 	a.Signal(t, syscall.SIGKILL)
 	killed := time.Now()
 	r.killed("proc-a")
+	pgtest.Eventually(t, 30*time.Second, fmt.Sprintf("proc-a's command (pid %d) to die with it", command), func() bool { return exited(command) })
 	if got := a.wait(t); got != 128+9 {
 		t.Errorf("killed holder exit = %d, want 137", got)
 	}

@@ -22,6 +22,10 @@ const (
 	envWriterDevice = "LEASETOP_FAULTS_WRITER_DEVICE" // the device column of its rows
 )
 
+// writerAppName begins the application_name of a writer's connections,
+// followed by its device and its pid.
+const writerAppName = "faults writer"
+
 // writeEvery is the pause between a writer's fenced writes.
 const writeEvery = 20 * time.Millisecond
 
@@ -62,14 +66,15 @@ func write(term <-chan os.Signal) error {
 	// A writer frozen inside its transaction would hold the lease row FOR
 	// SHARE and block every takeover: the server ends such a session.
 	cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = "500"
-	cfg.ConnConfig.RuntimeParams["application_name"] = "faults writer"
+	device := os.Getenv(envWriterDevice)
+	// The test finds the command's pid here (rig.commandPID).
+	cfg.ConnConfig.RuntimeParams["application_name"] = fmt.Sprintf("%s %s %d", writerAppName, device, os.Getpid())
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	store := data.New(pool)
 	defer store.Close()
-	device := os.Getenv(envWriterDevice)
 	attempt := func(chunk int) {
 		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()

@@ -62,10 +62,11 @@ func TestRenewalFailureStopsBeforeExpiry(t *testing.T) {
 // holder hears the release's notification and reads its row at once (the
 // holder watch), finds it gone, and the command stops with exit 4 and the
 // operator's reason, writing no renew_rejected ("zombie") line. The release
-// is made a quarter of an interval after a renewal (on the database clock),
-// so the command must stop before the next scheduled renewal, three
-// quarters of an interval later; a holder that noticed only at its next
-// renewal, or at its local deadline, fails it.
+// is made a quarter of an interval after a renewal (on the database clock):
+// a holder that noticed only at its next renewal, or at its local deadline
+// (after renewals), would have sent a renewal of the released lease, which
+// the database records as renew_rejected; so that event's absence, not a
+// stopwatch, shows that it stopped before its next scheduled renewal.
 func TestForcedReleaseStopsHolder(t *testing.T) {
 	e := newEnv(t)
 	e.dumpOnFailure(t)
@@ -102,7 +103,7 @@ func TestForcedReleaseStopsHolder(t *testing.T) {
 	}
 	for _, ev := range evs {
 		if ev.Kind == data.KindRenewRejected && ev.RunID == first.RunID {
-			t.Errorf("a renew_rejected of the run at %v: the holder watch checked by renewing, not by reading its row", ev.At)
+			t.Errorf("a renew_rejected of the run at %v: the holder renewed the released lease (it noticed at its next renewal, or its watch checked by renewing), not by reading its row at the release's notification", ev.At)
 		}
 	}
 	child := e.children(t)[0]
@@ -111,10 +112,6 @@ func TestForcedReleaseStopsHolder(t *testing.T) {
 	}
 	took := child.End.Sub(forced.At)
 	t.Logf("command stopped %s after the forced release (renew interval %s)", took.Round(time.Millisecond), interval)
-	if due := interval * 3 / 4; took >= due {
-		t.Errorf("command stopped %s after the forced release, not before the next scheduled renewal (%s after it): the holder did not check at the release's notification",
-			took, due)
-	}
 	for _, r := range child.Records {
 		if r.Kind == "write" && r.At.After(forced.At) {
 			t.Errorf("write accepted at %v after the forced release at %v", r.At, forced.At)

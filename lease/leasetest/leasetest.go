@@ -38,9 +38,11 @@ import (
 )
 
 // ForceLoss force-releases l's lease on the server, as an operator would,
-// and waits until l has noticed: its next renewal, within
-// Config.RenewInterval, is refused. It returns l's cause, a *lease.LostError
-// with lease.ErrForceReleased.
+// and waits until l has noticed: its holder watch hears the release's
+// notification and finds the row gone, or its next renewal, within
+// Config.RenewInterval, is refused (whichever comes first: a test that
+// counts rejected renewals must allow for either). It returns l's cause, a
+// *lease.LostError with lease.ErrForceReleased.
 func ForceLoss(t testing.TB, admin *data.Store, l *lease.Lease) error {
 	t.Helper()
 	if _, err := admin.ForceRelease(context.Background(), l.Key(), l.RunID(), "leasetest.ForceLoss"); err != nil {
