@@ -47,7 +47,13 @@ func openPinned(ctx context.Context, cfg *pgxpool.Config, pin bool) (*pgxpool.Po
 	}
 	_, asked := cfg.ConnConfig.RuntimeParams["search_path"] // a pooler's refusal of the DSN's own is the DSN's error
 	cfg.ConnConfig.RuntimeParams["search_path"] = pinnedSearchPath
-	pool, err := openPool(ctx, cfg)
+	pool, err := openPool(ctx, cfg) // connects, unless cfg chose a query mode
+	var pinned bool
+	if err == nil {
+		if pinned, err = startupPinned(ctx, pool); err != nil {
+			pool.Close()
+		}
+	}
 	var pe *PoolerError
 	if err != nil {
 		if asked || !errors.As(err, &pe) || !strings.Contains(pe.Message, "search_path") {
@@ -56,11 +62,6 @@ func openPinned(ctx context.Context, cfg *pgxpool.Config, pin bool) (*pgxpool.Po
 		delete(cfg.ConnConfig.RuntimeParams, "search_path")
 		pool, err = openPool(ctx, cfg)
 		return pool, false, err
-	}
-	pinned, err := startupPinned(ctx, pool)
-	if err != nil {
-		pool.Close()
-		return nil, false, err
 	}
 	return pool, pinned, nil
 }
