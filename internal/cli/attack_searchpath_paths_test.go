@@ -337,13 +337,30 @@ func libraryPreempt(r *pathRun) {
 	_ = l.Release(r.ctx)
 }
 
-// libraryForged: a notification naming the holder's session, which no
-// transition sent, makes its holder and its client's listener read the
-// database. A forced release after it, which the holder notices, shows
-// that they handled the forged one first.
+// libraryForged: notifications naming the holder's session, which no
+// transition sent, make its holder check its row and its client's
+// listener read the history back. A forced release after them, which the
+// holder must notice by its listener (its next renewal is half a minute
+// away), shows that they were handled: the listener handles notifications
+// in order. Directly, the forgeries wait for the listener's LISTEN; through
+// the pooler it polls, and only the forced release's row reaches it.
 func libraryForged(r *pathRun) {
-	c := r.client(lease.Config{TTL: 10 * time.Second})
+	c := r.client(lease.Config{TTL: 90 * time.Second})
 	l := r.try(c, r.key, "holder")
+	if r.via == direct {
+		// pgxlisten sends its LISTENs one after the other, in no set order,
+		// then waits: a listener idle after a LISTEN for a second has sent
+		// them all.
+		pgtest.Eventually(r.t, 30*time.Second, "the holder's listener to LISTEN", func() bool {
+			var n int
+			err := r.w.admin.Pool().QueryRow(r.ctx, `SELECT count(*) FROM pg_catalog.pg_stat_activity
+				WHERE usename OPERATOR(pg_catalog.=) $1 AND application_name OPERATOR(pg_catalog.=) 'leasetop listener'
+				  AND state OPERATOR(pg_catalog.=) 'idle' AND query OPERATOR(pg_catalog.~~*) 'listen %'
+				  AND state_change OPERATOR(pg_catalog.<) (pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) interval '1 second')`,
+				r.w.names[r.role]).Scan(&n)
+			return err == nil && n > 0
+		})
+	}
 	last, err := r.w.admin.LastEventID(r.ctx)
 	if err != nil {
 		r.t.Fatal(err)
@@ -360,8 +377,8 @@ func libraryForged(r *pathRun) {
 	}
 	select {
 	case <-l.Done():
-	case <-time.After(30 * time.Second):
-		r.t.Fatal("the holder did not notice the forced release within 30s")
+	case <-time.After(20 * time.Second):
+		r.t.Fatal("the holder did not notice the forced release within 20s: its listener never told it")
 	}
 	if !errors.Is(context.Cause(l.Context()), lease.ErrForceReleased) {
 		r.t.Fatalf("holder's cause %v, want ErrForceReleased", context.Cause(l.Context()))
