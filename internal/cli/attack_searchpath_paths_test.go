@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql's "pgx", for FencedSQLTx
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/bench"
@@ -252,6 +254,25 @@ func libraryFenced(r *pathRun) {
 	})
 	if err != nil {
 		r.t.Fatalf("FencedTx: %v", err)
+	}
+}
+
+// libraryFencedSQL is libraryFenced through database/sql (pgx's stdlib
+// driver), whose statements go through neither pgx's pool nor Pinned.
+func libraryFencedSQL(r *pathRun) {
+	c := r.client(lease.Config{TTL: 10 * time.Second})
+	l := r.try(c, r.key, "writer")
+	db, err := sql.Open("pgx", r.dsn)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer db.Close()
+	err = l.FencedSQLTx(r.ctx, db, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `SELECT 1`)
+		return err
+	})
+	if err != nil {
+		r.t.Fatalf("FencedSQLTx: %v", err)
 	}
 }
 
