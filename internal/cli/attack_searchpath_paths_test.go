@@ -204,14 +204,22 @@ func (r *pathRun) background(ctx context.Context, args ...string) (out, errOut *
 	}
 }
 
-func libraryCycle(r *pathRun) {
-	var renewals atomic.Int64
-	c := r.client(lease.Config{TTL: 1500 * time.Millisecond, Metrics: &lease.Metrics{
+// renewingClient is a client whose leases renew every half second, and the
+// count of its confirmed renewals.
+func (r *pathRun) renewingClient() (*lease.Client, *atomic.Int64) {
+	renewals := &atomic.Int64{}
+	return r.client(lease.Config{TTL: 1500 * time.Millisecond, Metrics: &lease.Metrics{
 		RenewFunc: func(_ time.Duration, err error) {
 			if err == nil {
 				renewals.Add(1)
 			}
-		}}})
+		}}}), renewals
+}
+
+// libraryCycle: Try, SetAttachment, a renewal, Release, and a Try refused
+// with the holder's details.
+func libraryCycle(r *pathRun) {
+	c, renewals := r.renewingClient()
 	l := r.try(c, r.key, "cycle")
 	if err := l.SetAttachment(r.ctx, "stream-1"); err != nil {
 		r.t.Fatalf("SetAttachment: %v", err)
@@ -227,19 +235,17 @@ func libraryCycle(r *pathRun) {
 	}
 }
 
+// libraryKeepAlive: two leases of one client, renewed together
+// (data.Store.RenewMany).
 func libraryKeepAlive(r *pathRun) {
-	var renewals atomic.Int64
-	c := r.client(lease.Config{TTL: 1500 * time.Millisecond, Metrics: &lease.Metrics{
-		RenewFunc: func(_ time.Duration, err error) {
-			if err == nil {
-				renewals.Add(1)
-			}
-		}}})
+	c, renewals := r.renewingClient()
 	r.try(c, r.key, "one")
 	r.try(c, r.other(1), "two")
 	pgtest.Eventually(r.t, 30*time.Second, "two rounds of renewals", func() bool { return renewals.Load() >= 4 })
 }
 
+// libraryFenced: FencedTx on the store's own pool (the bound and the fence
+// check in the program's transaction, whose search_path stays its own).
 func libraryFenced(r *pathRun) {
 	store := r.store()
 	c, err := lease.New(store, lease.Config{TTL: 10 * time.Second})
@@ -276,6 +282,7 @@ func libraryFencedSQL(r *pathRun) {
 	}
 }
 
+// libraryWaitAndQueue: Wait behind a holder, then Queue behind the waiter.
 func libraryWaitAndQueue(r *pathRun) {
 	holder := r.client(lease.Config{TTL: 10 * time.Second})
 	var refused atomic.Int64
@@ -323,6 +330,7 @@ func libraryWaitAndQueue(r *pathRun) {
 	}
 }
 
+// libraryAsk: Ask a holder, which hands over.
 func libraryAsk(r *pathRun) {
 	holder := r.client(lease.Config{TTL: 10 * time.Second})
 	asker := r.client(lease.Config{TTL: 10 * time.Second})
@@ -348,6 +356,7 @@ func libraryAsk(r *pathRun) {
 	}
 }
 
+// libraryPreempt: Preempt a preemptible holder, as a lease_preempt login.
 func libraryPreempt(r *pathRun) {
 	r.hold(r.key)
 	c := r.client(lease.Config{TTL: 10 * time.Second})
