@@ -32,8 +32,8 @@ func BoundTx(ctx context.Context, tx pgx.Tx, d time.Duration) error {
 }
 
 // boundSQL sets both bounds, for this transaction only, to $1 milliseconds.
-const boundSQL = `SELECT set_config('statement_timeout', $1, true),
-	set_config('idle_in_transaction_session_timeout', $1, true)`
+const boundSQL = `SELECT pg_catalog.set_config('statement_timeout', $1, true),
+	pg_catalog.set_config('idle_in_transaction_session_timeout', $1, true)`
 
 // checkFenceSQL is lease.check_fence's call, for database/sql (CheckFence
 // has it too).

@@ -9,7 +9,7 @@ import "github.com/jackc/pgx/v5"
 // rows while its key index grew with every session it ever held, and
 // PostgreSQL then estimates one key through the index above a scan of the
 // whole heap, dead rows included.
-const byKeyIndex = `SELECT set_config('enable_seqscan', 'off', true)`
+const byKeyIndex = `SELECT pg_catalog.set_config('enable_seqscan', 'off', true)`
 
 // keyLookupBatch is a batch that begins with byKeyIndex.
 func keyLookupBatch() *pgx.Batch {

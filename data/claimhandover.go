@@ -43,7 +43,7 @@ func (s *Store) ClaimHandedOver(ctx context.Context, key Key, runID uuid.UUID, t
 		exp   *time.Time
 		fence *int64
 	)
-	err := s.pool.QueryRow(ctx, claimHandedOverQuery,
+	err := s.Pinned().QueryRow(ctx, claimHandedOverQuery,
 		sqlcall.Secret(s.calls.Mode, key.Account, key.Session, runID, ttl, PublicRunID(runID))...).Scan(&exp, &fence)
 	if err != nil {
 		return Grant{}, fmt.Errorf("claim %s: %w", key, translate(err))

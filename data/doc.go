@@ -23,6 +23,15 @@
 // hears nothing), polls
 // lease.event by id and delivers rows (poll.go).
 //
+// Every name a statement of this package resolves means pg_catalog's or
+// lease's object, whatever the session's search_path (which a database's or
+// a role's owner sets, and where they can plant objects that beat
+// PostgreSQL's own): the hot path's statements name every function,
+// operator and type with its schema, and the rest run through Pinned, in a
+// transaction whose search_path is pinned before they are parsed
+// (pinned.go). The session's own search_path is left alone for a
+// program's SQL on Pool.
+//
 // Expiry is decided by the database clock. A Snapshot carries a Clock, the
 // server's time sampled in the same query with the local monotonic time around
 // it, so a program can tell the server's "now" without trusting its own wall
@@ -38,6 +47,8 @@
 //
 //   - opening: Open, OpenWith, Options, New, Store, Store.Pool, Store.Close,
 //     Store.CheckSchema, ParsePoolConfig, ParseConnConfig, Connect, Querier;
+//   - statements of the program's own that must resolve names in
+//     pg_catalog only: Store.Pinned, Pinned;
 //   - migrating in code: Migrate, MigrateWith, MigrateOptions,
 //     MigrateBlockedError, ForeignError, SchemaVersion;
 //   - the protocol's values: Key, Lease, Grant, PublicRunID, ValidateKey,
@@ -48,9 +59,10 @@
 //   - the errors and what they mean: ErrHeld (*HeldError), ErrNotHeld,
 //     ErrInvalid (*InputError), ErrSchema (*SchemaError), ErrPermission
 //     (*PermissionError), ErrReadOnly, *ConnectError, *DSNError,
-//     *PoolerError, *SearchPathError, Permanent, NotApplied and Translate,
-//     and *NotifyError (a notification not sent after its transition
-//     committed, given to the hook the store's options name for it);
+//     *PoolerError, *SearchPathError (deprecated: no longer returned),
+//     Permanent, NotApplied and Translate, and *NotifyError (a
+//     notification not sent after its transition committed, given to the
+//     hook the store's options name for it);
 //   - the settings of a lease.Client's listener (lease.Config.Listener):
 //     ListenerConfig.
 //
@@ -58,7 +70,8 @@
 // in any release: the protocol's calls that package lease wraps (Acquire,
 // Renew, RenewMany with ErrLocked, Release: use lease.Client), the operator's
 // (ForceRelease and its variants, ClearQueue and ClearTicket, Lockers,
-// Owner, MaintainEvents and MaintainBusyError), and what the monitor,
+// Owner, MaintainEvents and MaintainBusyError), ConnectPinned (the
+// benchmark's baselines), and what the monitor,
 // the exporter, the CLI, the demo and the benchmark read (Snapshot, Sync,
 // Clock, Recovery, Store.Standby, Changed, the Events methods, Event and Kind, the
 // Listener and its states, NotifyQueueUsage, NotifyRenewals,

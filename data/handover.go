@@ -200,7 +200,7 @@ func (s *Store) PendingAsk(ctx context.Context, key Key) (*PendingAsk, error) {
 	if err := ValidateKey(key); err != nil {
 		return nil, err
 	}
-	return pendingAsk(ctx, s.pool, key)
+	return pendingAsk(ctx, s.Pinned(), key)
 }
 
 // pendingAsk is PendingAsk on q.
@@ -223,7 +223,7 @@ func pendingAsk(ctx context.Context, q Querier, key Key) (*PendingAsk, error) {
 // PendingAsks returns every ask pending now (its deadline not passed on the
 // database clock), by key: what `leasetop ls` shows beside the leases.
 func (s *Store) PendingAsks(ctx context.Context) (map[Key]PendingAsk, error) {
-	rows, err := s.pool.Query(ctx, `
+	rows, err := s.Pinned().Query(ctx, `
 		SELECT account_id, session_id, asker_run_id, asker, holder_run_id, until_at,
 		       greatest(until_at - clock_timestamp(), interval '0')
 		  FROM lease.handover_ask
@@ -249,6 +249,20 @@ func (s *Store) PendingAsks(ctx context.Context) (map[Key]PendingAsk, error) {
 	return out, nil
 }
 
+// watchAskSQL is RenewWatch's read of the ask pending for the renewing run.
+// It goes in the renewal's batch, the hottest call there is, without a
+// pinned transaction (see Pinned): every function, operator and type in it
+// is named with its schema, so it resolves the same under any search_path.
+// (OPERATOR() binds like any other operator: the parentheses keep the
+// arithmetic apart from the comparisons.)
+const watchAskSQL = `
+	SELECT asker_run_id, asker, holder_run_id, until_at,
+	       greatest(until_at OPERATOR(pg_catalog.-) pg_catalog.clock_timestamp(), interval '0')
+	  FROM lease.handover_ask
+	 WHERE account_id OPERATOR(pg_catalog.=) $1 AND session_id OPERATOR(pg_catalog.=) $2
+	   AND holder_run_id OPERATOR(pg_catalog.=) $3 AND state OPERATOR(pg_catalog.=) 'pending'
+	   AND until_at OPERATOR(pg_catalog.>) pg_catalog.clock_timestamp()`
+
 // RenewWatch is Renew that also reads the ask to hand over pending for
 // runID (nil when none), in the same round trip: a holder that answers asks
 // learns of one at each renewal at no extra round trip. The renewal and the
@@ -269,7 +283,7 @@ func (s *Store) RenewWatch(ctx context.Context, key Key, runID uuid.UUID, ttl ti
 		if err != nil {
 			return exp, nil, err
 		}
-		a, err := pendingAsk(ctx, s.pool, key)
+		a, err := pendingAsk(ctx, s.Pinned(), key)
 		if err != nil || a == nil || a.HolderRunID != PublicRunID(runID) {
 			return exp, nil, nil // renewed; the ask is read again at the next renewal
 		}
@@ -283,12 +297,7 @@ func (s *Store) RenewWatch(ctx context.Context, key Key, runID uuid.UUID, ttl ti
 	b.Queue(sqlcall.Renew, key.Account, key.Session, runID, ttl).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&exp)
 	})
-	b.Queue(`
-		SELECT asker_run_id, asker, holder_run_id, until_at, greatest(until_at - clock_timestamp(), interval '0')
-		  FROM lease.handover_ask
-		 WHERE account_id = $1 AND session_id = $2 AND holder_run_id = $3
-		   AND state = 'pending' AND until_at > clock_timestamp()`,
-		key.Account, key.Session, PublicRunID(runID)).Query(func(rows pgx.Rows) error {
+	b.Queue(watchAskSQL, key.Account, key.Session, PublicRunID(runID)).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var a PendingAsk
 			if err := rows.Scan(&a.RunID, &a.Holder, &a.HolderRunID, &a.Until, &a.Remaining); err != nil {

@@ -185,7 +185,7 @@ func (s *Store) EventsBetweenAll(ctx context.Context, f HistoryFilter) iter.Seq2
 // as the history's.
 func (s *Store) ServerTime(ctx context.Context) (time.Time, error) {
 	var now time.Time
-	if err := s.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT pg_catalog.clock_timestamp()`).Scan(&now); err != nil {
 		return now, fmt.Errorf("read the server clock: %w", translate(err))
 	}
 	return now, nil

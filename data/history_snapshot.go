@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // The history's reads (OwnersAt, Replay) each want one consistent snapshot
@@ -15,24 +16,39 @@ import (
 // five for the timeline's opening read, each a wait for the server's
 // process and back, which on a loaded machine is most of the time (the
 // statements themselves are index ranges). readSnapshot sends them all as
-// one pipeline instead: a single round trip.
+// one pipeline instead: a single round trip, and one more to pin the
+// search_path first where the session was not pinned at start-up (the
+// statements must be parsed after the pin, and pgx prepares a batch's new
+// statements before it sends the batch: see Pinned).
+
+// historyBegin begins the history's reads.
+const historyBegin = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
 // readSnapshot runs b's statements, in order, in one read-only
-// repeatable-read transaction sent as one pipeline (one round trip), their
-// results handed to the callbacks b queued them with. The statements are
-// planned each time with their values (plan_cache_mode, for this
-// transaction only): the reads are by time, and a prepared statement's
-// generic plan cannot prune lease.event's daily partitions by them (see
-// customPlan, which a batch cannot use: pgx takes one mode per batch). A failed statement
-// ends the pipeline: the transaction is left aborted, and the pool discards
-// the connection rather than reuse it.
+// repeatable-read transaction sent as one pipeline, their results handed to
+// the callbacks b queued them with. The statements are planned each time
+// with their values (plan_cache_mode, for this transaction only): the reads
+// are by time, and a prepared statement's generic plan cannot prune
+// lease.event's daily partitions by them (see customPlan, which a batch
+// cannot use: pgx takes one mode per batch). A failed statement ends the
+// pipeline: the transaction is left aborted, and the pool discards the
+// connection rather than reuse it.
 func (s *Store) readSnapshot(ctx context.Context, b *pgx.Batch) error {
 	full := &pgx.Batch{}
-	full.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+	if s.pinned {
+		full.Queue(historyBegin)
+	}
 	full.Queue("SET LOCAL plan_cache_mode = force_custom_plan") // see below
 	full.QueuedQueries = append(full.QueuedQueries, b.QueuedQueries...)
 	full.Queue("COMMIT")
-	return s.pool.SendBatch(ctx, full).Close()
+	return s.pool.AcquireFunc(ctx, func(c *pgxpool.Conn) error {
+		if !s.pinned {
+			if _, err := c.Exec(ctx, historyBegin+"; "+pinSQL); err != nil {
+				return err
+			}
+		}
+		return c.SendBatch(ctx, full).Close()
+	})
 }
 
 // queueHistoryStart queues the server's clock, the oldest event kept, and

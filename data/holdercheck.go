@@ -74,7 +74,7 @@ func (s *Store) CheckHolder(ctx context.Context, key Key, run uuid.UUID, fence i
 		}
 		return err
 	})
-	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+	if err := s.Pinned().SendBatch(ctx, b).Close(); err != nil {
 		return HolderCheck{}, fmt.Errorf("check the holder of %s: %w", key, translate(err))
 	}
 	if askRun != nil {

@@ -474,7 +474,7 @@ func (l *Listener) ping(ctx context.Context) error {
 	}
 	pctx, cancel := context.WithTimeout(ctx, l.cfg.PingTimeout)
 	defer cancel()
-	if _, err := l.store.pool.Exec(pctx, `SELECT pg_notify($1, '')`, l.pingCh); err != nil {
+	if _, err := l.store.pool.Exec(pctx, `SELECT pg_catalog.pg_notify($1, '')`, l.pingCh); err != nil {
 		return fmt.Errorf("ping: %w", translate(err))
 	}
 	select {

@@ -41,7 +41,7 @@ type Locker struct {
 // not the state or the times. A row locked by several transactions at once (its xmax is then a
 // multixact) yields none. No lease row, or an unlocked one, yields none.
 func (s *Store) Lockers(ctx context.Context, key Key) ([]Locker, error) {
-	rows, err := s.pool.Query(ctx, `
+	rows, err := s.Pinned().Query(ctx, `
 		SELECT x.pid, coalesce(a.usename, ''), coalesce(a.application_name, ''), coalesce(a.state, ''),
 		       clock_timestamp() - a.xact_start, clock_timestamp() - a.state_change, a.state IS NOT NULL
 		  FROM lease.session_lease l

@@ -61,7 +61,7 @@ func (s *Store) MaintainEvents(ctx context.Context, opts MaintainOptions) ([]Par
 	if opts.Keep > 0 {
 		keep = &opts.Keep
 	}
-	rows, err := s.pool.Query(ctx, `SELECT action, part, lo, hi, coalesce(n_rows, 0), coalesce(bytes, 0)
+	rows, err := s.Pinned().Query(ctx, `SELECT action, part, lo, hi, coalesce(n_rows, 0), coalesce(bytes, 0)
 		FROM lease.maintain_events($1, $2)`, keep, ahead)
 	if err == nil {
 		var out []PartitionChange

@@ -18,8 +18,8 @@ func currentVersion() int { return leasesql.Version }
 // the role that migrated.
 func Owner(ctx context.Context, q Querier) (string, error) {
 	var owner string
-	err := q.QueryRow(ctx, `SELECT p.proowner::pg_catalog.regrole::text FROM pg_catalog.pg_proc p
-		WHERE p.oid OPERATOR(pg_catalog.=) 'lease.acquire(text, text, uuid, interval, text)'::pg_catalog.regprocedure`).Scan(&owner)
+	err := q.QueryRow(ctx, `SELECT p.proowner::pg_catalog.regrole::pg_catalog.text FROM pg_catalog.pg_proc p
+		WHERE p.oid OPERATOR(pg_catalog.=) 'lease.acquire(pg_catalog.text, pg_catalog.text, pg_catalog.uuid, pg_catalog.interval, pg_catalog.text)'::pg_catalog.regprocedure`).Scan(&owner)
 	if err != nil {
 		return "", fmt.Errorf("read the lease functions' owner: %w", translate(err))
 	}

@@ -121,7 +121,7 @@ func (s *Store) held(ctx context.Context, key Key, runID uuid.UUID) error {
 		return row.Scan(&run, &holder, &fence, &remaining, &preemptible, &attachment, &e.Queued,
 			&askRun, &asker, &askHolder, &askUntil, &askLeft)
 	})
-	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+	if err := s.Pinned().SendBatch(ctx, b).Close(); err != nil {
 		// The refusal stands; only the details are missing.
 		return e
 	}
@@ -225,7 +225,7 @@ func (s *Store) ForceReleaseAccounts(ctx context.Context, accounts []string, rea
 		return 0, err
 	}
 	var n int
-	err := s.pool.QueryRow(ctx, `
+	err := s.Pinned().QueryRow(ctx, `
 		SELECT count(*) FILTER (WHERE lease.force_release(account_id, session_id, run_id, $2))
 		  FROM lease.session_lease WHERE account_id = ANY($1)`, accounts, reason).Scan(&n)
 	if err != nil {

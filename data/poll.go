@@ -347,7 +347,7 @@ func (s *Store) eventIDsAfter(ctx context.Context, after int64, limit int) ([]in
 }
 
 func (s *Store) eventIDs(ctx context.Context, query string, args ...any) ([]int64, error) {
-	rows, err := s.pool.Query(ctx, query, args...)
+	rows, err := s.Pinned().Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("poll events: %w", translate(err))
 	}
@@ -408,7 +408,7 @@ func (s *Store) pollEvents(ctx context.Context, after int64, gaps []int64, limit
 		query, args = pollQuery(true), append(args, gaps)
 	}
 	var snap pollSnapshot
-	rows, err := s.pool.Query(ctx, query, args...)
+	rows, err := s.Pinned().Query(ctx, query, args...)
 	if err != nil {
 		return nil, snap, fmt.Errorf("poll events: %w", translate(err))
 	}

@@ -165,7 +165,7 @@ func (s *Store) QueueOf(ctx context.Context, key Key) ([]Ticket, error) {
 	if err := ValidateKey(key); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `
+	rows, err := s.Pinned().Query(ctx, `
 		SELECT id, run_id, holder, login, joined_at, renewed_at, expires_at
 		  FROM lease.queue_ticket
 		 WHERE account_id = $1 AND session_id = $2 AND expires_at > clock_timestamp()
@@ -191,7 +191,7 @@ func (s *Store) QueueOf(ctx context.Context, key Key) ([]Ticket, error) {
 // QueueLengths returns the number of live tickets of every session that has
 // a queue: one read for ls and the monitor.
 func (s *Store) QueueLengths(ctx context.Context) (map[Key]int, error) {
-	rows, err := s.pool.Query(ctx, `
+	rows, err := s.Pinned().Query(ctx, `
 		SELECT account_id, session_id, count(*)
 		  FROM lease.queue_ticket
 		 WHERE expires_at > clock_timestamp()
@@ -271,7 +271,7 @@ func (s *Store) QueueStats(ctx context.Context) (QueueStats, error) {
 		oldest  *time.Duration
 		longest *int32
 	)
-	err := s.pool.QueryRow(ctx, `
+	err := s.Pinned().QueryRow(ctx, `
 		SELECT coalesce(sum(n), 0)::integer, count(*)::integer, max(n)::integer, max(waited)
 		  FROM (SELECT count(*) AS n, clock_timestamp() - min(joined_at) AS waited
 		          FROM lease.queue_ticket

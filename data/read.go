@@ -25,14 +25,14 @@ const leaseColumns = `l.account_id, l.session_id, l.run_id, l.holder, l.fence, l
 // Snapshot reads all leases. The server clock is sampled once, at the start of
 // the query, and its uncertainty is half the time to the first row.
 func (s *Store) Snapshot(ctx context.Context) (Snapshot, error) {
-	return readSnapshot(ctx, s.pool, allLeases)
+	return readSnapshot(ctx, s.Pinned(), allLeases)
 }
 
 // Changed reads the leases renewed, acquired or taken over after since (on the
 // database clock), with the server clock: the monitor's cheap periodic delta
 // read, which sees renewals without any NOTIFY.
 func (s *Store) Changed(ctx context.Context, since time.Time) (Snapshot, error) {
-	return readSnapshot(ctx, s.pool, `
+	return readSnapshot(ctx, s.Pinned(), `
 		SELECT `+serverColumns+`, `+leaseColumns+`
 		  FROM `+serverNow+` n
 		  LEFT JOIN lease.session_lease l ON l.renewed_at > $1`, since)
@@ -202,12 +202,12 @@ func (s *Store) EventsFor(ctx context.Context, key Key, limit int) ([]Event, err
 // LastEventID returns the highest event id, 0 when there are none.
 func (s *Store) LastEventID(ctx context.Context) (int64, error) {
 	var id int64
-	err := s.pool.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM lease.event`).Scan(&id)
+	err := s.Pinned().QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM lease.event`).Scan(&id)
 	return id, translate(err)
 }
 
 func (s *Store) events(ctx context.Context, query string, args ...any) ([]Event, error) {
-	rows, err := s.pool.Query(ctx, query, args...)
+	rows, err := s.Pinned().Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read events: %w", translate(err))
 	}

@@ -18,9 +18,10 @@ import (
 // Store is the lease protocol over a connection pool. It is safe for
 // concurrent use.
 type Store struct {
-	pool  *pgxpool.Pool
-	opt   Options
-	polls pollMemory
+	pool   *pgxpool.Pool
+	opt    Options
+	pinned bool // the pool's sessions have the pinned search_path from their start-up (Pinned)
+	polls  pollMemory
 
 	calls       sqlcall.Options // how acquire and release reach the pool's connections (sqlcall.CommitThenNotify)
 	plainCalls  atomic.Bool     // the role may not send its own notifications: the trigger does
@@ -49,17 +50,17 @@ type Options struct {
 	// they catch up, so it is reported here rather than returned. Use it to
 	// log or count. It must not block. Default: not reported.
 	OnNotifyError func(error)
-	// PinSearchPath makes the store's connections resolve unqualified names
-	// in pg_catalog only (search_path "pg_catalog, pg_temp", sent at
-	// start-up), whatever the database's or the role's settings say: their
-	// owners could otherwise put a schema before pg_catalog and have the
-	// store's queries call their functions and operators as its role, which
-	// matters when that role is privileged (leasetop's own tools set it).
-	// Through a pooler, which refuses that start-up parameter, the store
-	// instead refuses to open (*SearchPathError) if the session's
-	// search_path puts any schema before pg_catalog (a search_path that dsn
-	// sets itself replaces nothing: the pooler's refusal of it stands).
-	// Leave it off if your own SQL on Pool relies on the search_path.
+	// PinSearchPath also sends the pinned search_path ("pg_catalog,
+	// pg_temp") at start-up, so that the store's statements need not pin it
+	// in each transaction (Pinned costs two round trips more), and names in
+	// any statement on Pool resolve in pg_catalog only (leasetop's own tools
+	// set it). Without it the store's statements resolve names in
+	// pg_catalog and lease all the same, whatever the database's or the
+	// role's search_path says. Through a pooler, which refuses the parameter
+	// or cannot keep it for a session, the store pins each transaction
+	// instead. Leave it off if your own SQL on Pool relies on the
+	// search_path; with it on, do not change the search_path of Pool's
+	// sessions.
 	PinSearchPath bool
 }
 
@@ -92,7 +93,7 @@ func OpenWith(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		return nil, &InputError{Field: "poll interval", Problem: "must not be negative"}
 	}
 	s := &Store{opt: opt}
-	if s.pool, err = openPinned(ctx, cfg, opt.PinSearchPath); err != nil {
+	if s.pool, s.pinned, err = openPinned(ctx, cfg, opt.PinSearchPath); err != nil {
 		return nil, err
 	}
 	s.calls = sqlcall.OptionsFor(s.pool.Config().ConnConfig)
@@ -209,7 +210,7 @@ type Querier interface {
 // no lease schema.
 func SchemaVersion(ctx context.Context, q Querier) (int, error) {
 	var exists bool
-	if err := q.QueryRow(ctx, `SELECT to_regclass('lease.schema_version') IS NOT NULL`).Scan(&exists); err != nil {
+	if err := q.QueryRow(ctx, `SELECT pg_catalog.to_regclass('lease.schema_version') IS NOT NULL`).Scan(&exists); err != nil {
 		return 0, fmt.Errorf("read schema version: %w", translate(err))
 	}
 	if !exists {

@@ -60,7 +60,7 @@ func (s *Store) ReadSync(ctx context.Context, q SyncQuery) (Sync, error) {
 		limit = 10000
 	}
 	var out Sync
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+	err := pgx.BeginTxFunc(ctx, s.Pinned(), pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
 		func(tx pgx.Tx) error {
 			var hint int
 			if q.Each == nil {
@@ -128,7 +128,7 @@ func (s *Store) Lease(ctx context.Context, key Key) (Lease, Clock, bool, error) 
 		pre    bool // preemptible
 	)
 	t0 := time.Now()
-	err := s.pool.QueryRow(ctx, `
+	err := s.Pinned().QueryRow(ctx, `
 		SELECT clock_timestamp(), `+leaseColumns+`
 		  FROM lease.session_lease l WHERE l.account_id = $1 AND l.session_id = $2`,
 		key.Account, key.Session).Scan(&server, &l.Key.Account, &l.Key.Session, &l.RunID, &l.Holder,

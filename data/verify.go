@@ -24,7 +24,7 @@ func (s *Store) LeasesFor(ctx context.Context, keys []Key) (Snapshot, error) {
 	for i, k := range keys {
 		accounts[i], sessions[i] = k.Account, k.Session
 	}
-	snap, err := readSnapshot(ctx, s.pool, `
+	snap, err := readSnapshot(ctx, s.Pinned(), `
 		SELECT `+serverColumns+`, `+leaseColumns+`
 		  FROM `+serverNow+` n
 		  LEFT JOIN lease.session_lease l

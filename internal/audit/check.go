@@ -81,7 +81,7 @@ func scopedEvents(ctx context.Context, store *data.Store, rec *Record) ([]data.E
 }
 
 func outputRows(ctx context.Context, store *data.Store, accounts []string) ([]outputRow, error) {
-	rows, err := store.Pool().Query(ctx, `
+	rows, err := store.Pinned().Query(ctx, `
 		SELECT id, account_id, session_id, run_id, fence, device, accepted, tx_started_at
 		  FROM leasetop_demo.output WHERE account_id = ANY($1) ORDER BY id`, accounts)
 	if err != nil {

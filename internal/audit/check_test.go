@@ -33,7 +33,7 @@ func newHistory(t *testing.T) *history {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	store := db.Store(t)
-	if _, err := demo.Setup(ctx, store.Pool()); err != nil {
+	if _, err := demo.Setup(ctx, store); err != nil {
 		t.Fatalf("Setup: %v", err)
 	}
 	h := &history{t: t, store: store, key: data.Key{Account: "acme", Session: "chat-1"}}

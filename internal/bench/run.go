@@ -52,9 +52,13 @@ func newRun(ctx context.Context, cfg Config) (*run, error) {
 	return r, nil
 }
 
-// connect opens one independent connection.
+// connect opens one independent connection, its search_path pinned at
+// start-up: the baselines' statements are sent as they are written (they
+// are what the library's calls are measured against), and the scratch
+// schema's and the workloads' own too, so none may resolve a name outside
+// pg_catalog whatever the database's search_path (see data.Pinned).
 func (r *run) connect(ctx context.Context) (*pgx.Conn, error) {
-	conn, err := data.Connect(ctx, r.connCfg)
+	conn, err := data.ConnectPinned(ctx, r.connCfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}

@@ -53,9 +53,12 @@ func (f *listenFlags) options(env Env) (data.Options, error) {
 	return data.Options{ListenDSN: dsn, Poll: *f.poll}, nil
 }
 
-// openStoreWith is openStore with options. The commands' own SQL resolves
-// names in pg_catalog only (data.Options.PinSearchPath): they may run as a
-// privileged role on a database whose other roles set its search_path.
+// openStoreWith is openStore with options. The store's sessions get the
+// pinned search_path at start-up where the server keeps it
+// (data.Options.PinSearchPath): every statement resolves names in
+// pg_catalog and lease anyway (data.Pinned), and there this costs no round
+// trip. The commands may run as a privileged role on a database whose
+// other roles set its search_path.
 func openStoreWith(ctx context.Context, dsn string, opt data.Options) (*data.Store, error) {
 	opt.PinSearchPath = true
 	s, err := data.OpenWith(ctx, dsn, opt)

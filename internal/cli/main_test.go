@@ -19,7 +19,9 @@ import (
 	"github.com/leasetop/leasetop/internal/syncbuf"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	pgtest.MainWith(m, func() (func(), error) { return func() { removeBinary() }, nil })
+}
 
 // leasetop runs a command in-process with DATABASE_URL=dsn.
 func leasetop(ctx context.Context, dsn string, args ...string) (stdout, stderr string, code int) {

@@ -88,7 +88,7 @@ func (d *deviceProcess) fallback() Strategy {
 func (d *deviceProcess) handedOver(ctx context.Context, l *lease.Lease) bool {
 	tok := l.Token()
 	var yes bool
-	err := d.store.Pool().QueryRow(ctx, `
+	err := d.store.Pinned().QueryRow(ctx, `
 		SELECT EXISTS (SELECT 1 FROM lease.event
 		                WHERE account_id = $1 AND session_id = $2 AND run_id = $3 AND kind = 'handed_over')`,
 		tok.Key.Account, tok.Key.Session, tok.PublicRunID()).Scan(&yes)

@@ -70,7 +70,7 @@ func OpenDB(ctx context.Context, dsn string, cfg *Config) (*DB, error) {
 		c := store.Pool().Config().ConnConfig
 		db.where = fmt.Sprintf("%s:%d/%s, accounts prefixed %q (removed on exit; their events stay)", c.Host, c.Port, c.Database, cfg.Prefix)
 	}
-	if db.created, err = Setup(ctx, store.Pool()); err != nil {
+	if db.created, err = Setup(ctx, store); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (db *DB) Close() {
 	if db.store != nil {
 		if db.embedded == nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			_ = Cleanup(ctx, db.store.Pool(), db.accounts, db.created)
+			_ = Cleanup(ctx, db.store, db.accounts, db.created)
 			cancel()
 		}
 		db.store.Close()

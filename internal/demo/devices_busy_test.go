@@ -30,7 +30,7 @@ func busyDeviceProc(t *testing.T, strategy string, opt data.AcquireOptions) (*da
 	ctx := context.Background()
 	db := pgtest.New(t)
 	store := db.Store(t)
-	if _, err := demo.Setup(ctx, store.Pool()); err != nil {
+	if _, err := demo.Setup(ctx, store); err != nil {
 		t.Fatal(err)
 	}
 	key := data.Key{Account: "acme", Session: "chat-1"}

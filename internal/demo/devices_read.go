@@ -45,7 +45,7 @@ const selectDevices = `
 // ReadDevices reads the devices of accounts as the devices pane shows them:
 // each device's latest process, or with all every process it has had.
 func ReadDevices(ctx context.Context, store *data.Store, accounts []string, all bool) ([]monitor.Device, error) {
-	rows, err := store.Pool().Query(ctx, selectDevices, accounts)
+	rows, err := store.Pinned().Query(ctx, selectDevices, accounts)
 	if err != nil {
 		return nil, fmt.Errorf("read the devices: %w", data.Translate(err))
 	}
@@ -158,7 +158,7 @@ func outranks(a, b sessionStatus) bool {
 // ReadAttempts reads a device's last n attempts (all its processes'),
 // newest first.
 func ReadAttempts(ctx context.Context, store *data.Store, account, name string, n int) ([]monitor.Attempt, error) {
-	rows, err := store.Pool().Query(ctx, `
+	rows, err := store.Pinned().Query(ctx, `
 		SELECT at, pid, coalesce(session_id, ''), action, run_id, coalesce(fence, 0), answer, ok
 		  FROM leasetop_demo.attempt WHERE account_id = $1 AND device = $2
 		 ORDER BY id DESC LIMIT $3`, account, name, n)

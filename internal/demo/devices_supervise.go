@@ -31,7 +31,7 @@ const recordTimeout = time.Second
 func (r *runner) recordStart(ctx context.Context, p *proc) {
 	ctx, cancel := context.WithTimeout(ctx, recordTimeout)
 	defer cancel()
-	_, _ = r.store.Pool().Exec(ctx, recordProcess, p.account, p.name, p.pid, p.idx, p.gen)
+	_, _ = r.store.Pinned().Exec(ctx, recordProcess, p.account, p.name, p.pid, p.idx, p.gen)
 }
 
 // recordSignal records what the demo did to p (signal: frozen, resumed,
@@ -40,5 +40,5 @@ func (r *runner) recordStart(ctx context.Context, p *proc) {
 func (r *runner) recordSignal(ctx context.Context, p *proc, signal, why, answer string) {
 	ctx, cancel := context.WithTimeout(ctx, recordTimeout)
 	defer cancel()
-	_, _ = r.store.Pool().Exec(ctx, recordSignal, p.account, p.name, p.pid, signal, why, answer)
+	_, _ = r.store.Pinned().Exec(ctx, recordSignal, p.account, p.name, p.pid, signal, why, answer)
 }

@@ -26,7 +26,7 @@ func TestDeviceReportsThroughTheDatabase(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	store := db.Store(t)
-	if _, err := demo.Setup(ctx, store.Pool()); err != nil {
+	if _, err := demo.Setup(ctx, store); err != nil {
 		t.Fatal(err)
 	}
 	key := data.Key{Account: "acme", Session: "chat-1"}

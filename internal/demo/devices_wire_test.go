@@ -65,7 +65,7 @@ func TestDeviceStatusWireFormat(t *testing.T) {
 
 	ctx := context.Background()
 	store := pgtest.New(t).Store(t)
-	if _, err := Setup(ctx, store.Pool()); err != nil {
+	if _, err := Setup(ctx, store); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := store.Pool().Exec(ctx, upsertDevice, "acme", "phone", 7, []byte(statusWire)); err != nil {

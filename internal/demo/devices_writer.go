@@ -143,5 +143,5 @@ func (w *statusWriter) write(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
-	_ = pgx.BeginFunc(ctx, w.store.Pool(), func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() })
+	_ = pgx.BeginFunc(ctx, w.store.Pinned(), func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() })
 }

@@ -136,7 +136,7 @@ func (r *runner) loop(ctx context.Context) {
 // been read. ctx bounds what it records.
 func (r *runner) shutdown(ctx context.Context) {
 	r.stopping = true
-	_ = r.store.Pool().QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&r.rec.StoppedAt) // asks pending from now are withdrawn
+	_ = r.store.Pinned().QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&r.rec.StoppedAt) // asks pending from now are withdrawn
 	for _, p := range r.procs {
 		if p.frozen {
 			if p.signal(syscall.SIGCONT) == nil {

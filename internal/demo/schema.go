@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasetop/leasetop/data"
 )
@@ -21,9 +20,11 @@ const setupLock = 0x6c65617365646d6f // "leasedmo"
 
 // Setup creates the demo's tables (output, device, attempt) if they do not
 // exist. It reports whether it created the schema, so that Cleanup removes
-// only what this demo made.
-func Setup(ctx context.Context, pool *pgxpool.Pool) (created bool, err error) {
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+// only what this demo made. Like every statement of the demo's, its own run
+// pinned (data.Pinned): --dsn may name a database whose owner set its
+// search_path.
+func Setup(ctx context.Context, store *data.Store) (created bool, err error) {
+	err = pgx.BeginFunc(ctx, store.Pinned(), func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(setupLock)); err != nil {
 			return err
 		}
@@ -46,17 +47,17 @@ func Setup(ctx context.Context, pool *pgxpool.Pool) (created bool, err error) {
 // devices, attempts), and the demo schema when this demo created it and
 // nothing else is in it.
 // Events stay: they are history.
-func Cleanup(ctx context.Context, pool *pgxpool.Pool, accounts []string, dropSchema bool) error {
+func Cleanup(ctx context.Context, store *data.Store, accounts []string, dropSchema bool) error {
 	var errs []error
-	_, err := data.New(pool).ForceReleaseAccounts(ctx, accounts, "leasetop demo cleanup")
+	_, err := store.ForceReleaseAccounts(ctx, accounts, "leasetop demo cleanup")
 	errs = append(errs, err)
-	_, err = pool.Exec(ctx, `
+	_, err = store.Pinned().Exec(ctx, `
 		WITH output AS (DELETE FROM leasetop_demo.output WHERE account_id = ANY($1)),
 		     device AS (DELETE FROM leasetop_demo.device WHERE account_id = ANY($1))
 		DELETE FROM leasetop_demo.attempt WHERE account_id = ANY($1)`, accounts)
 	errs = append(errs, err)
 	if dropSchema {
-		errs = append(errs, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		errs = append(errs, pgx.BeginFunc(ctx, store.Pinned(), func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(setupLock)); err != nil {
 				return err
 			}

@@ -28,7 +28,7 @@ func WriteChunk(ctx context.Context, store *data.Store, tok lease.Token, device 
 		// The public run id, as the events name the run: the secret is for the fence check only.
 		return []any{tok.Key.Account, tok.Key.Session, tok.PublicRunID(), tok.Fence, device, chunk, accepted}
 	}
-	err := pgx.BeginFunc(ctx, store.Pool(), func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, store.Pinned(), func(tx pgx.Tx) error {
 		if err := tok.Check(ctx, tx); err != nil {
 			if errors.Is(err, lease.ErrStale) {
 				return errRefused
@@ -42,7 +42,7 @@ func WriteChunk(ctx context.Context, store *data.Store, tok lease.Token, device 
 	case err == nil:
 		return true, nil
 	case errors.Is(err, errRefused):
-		if _, err := store.Pool().Exec(ctx, insertOutput, args(false)...); err != nil {
+		if _, err := store.Pinned().Exec(ctx, insertOutput, args(false)...); err != nil {
 			return false, fmt.Errorf("record a refused write: %w", err)
 		}
 		return false, nil

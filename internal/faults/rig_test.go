@@ -53,7 +53,7 @@ func newRigOn(t *testing.T, dsn string, sessions int) *rig {
 	t.Helper()
 	r := &rig{t: t, url: dsn, store: pgtest.OpenStore(t, dsn, data.Options{}), rec: audit.NewRecord([]string{account}, 0),
 		startedAt: map[uuid.UUID]time.Time{}, stoppedAt: map[uuid.UUID]time.Time{}, endedAt: map[uuid.UUID]time.Time{}}
-	if _, err := demo.Setup(context.Background(), r.store.Pool()); err != nil {
+	if _, err := demo.Setup(context.Background(), r.store); err != nil {
 		t.Fatal(err)
 	}
 	for i := range sessions {

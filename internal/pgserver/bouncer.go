@@ -119,6 +119,14 @@ func (b *Bouncer) writeAuthFile() error {
 	return nil
 }
 
+// authQuery is PgBouncer 1.18's own auth_query with every name qualified.
+// It runs as the superuser in the database the client asked for, whose
+// owner may have set the search_path and planted twins of now() and of
+// the operators in public (issue 37): PgBouncer's default, unqualified,
+// would run them as the superuser.
+const authQuery = "SELECT rolname, CASE WHEN rolvaliduntil OPERATOR(pg_catalog.<) pg_catalog.now() THEN NULL ELSE rolpassword END " +
+	"FROM pg_catalog.pg_authid WHERE rolname OPERATOR(pg_catalog.=) $1 AND rolcanlogin"
+
 // writeConfig writes pgbouncer.ini for the current port.
 func (b *Bouncer) writeConfig() (string, error) {
 	settings := map[string]string{
@@ -131,6 +139,7 @@ func (b *Bouncer) writeConfig() (string, error) {
 		"auth_type":         "scram-sha-256",
 		"auth_file":         filepath.Join(b.dir, "userlist.txt"),
 		"auth_user":         "postgres",
+		"auth_query":        authQuery,
 		"logfile":           filepath.Join(b.dir, "pgbouncer.log"),
 		"pidfile":           filepath.Join(b.dir, "pgbouncer.pid"),
 	}

@@ -9,6 +9,10 @@
 //
 // When no server can be started the tests fail, never skip, with a message
 // that says how to install PostgreSQL.
+//
+// PlantShadows turns a test's database into an attacker's: its owner plants
+// a shadow of every function, operator and type name leasetop's statements
+// could resolve, each marking its run, and sets the search_path (issue 37).
 package pgtest
 
 import (

@@ -59,8 +59,9 @@ type CommitThenNotify struct {
 }
 
 // The opt-out of the trigger's NOTIFY: the transaction's start time, as
-// sql/triggers.sql compares it.
-const optOut = `set_config('lease.caller_notifies', extract(epoch FROM now())::text, true)`
+// sql/triggers.sql compares it. (EXTRACT is SQL's syntax for
+// pg_catalog.extract.)
+const optOut = `pg_catalog.set_config('lease.caller_notifies', extract(epoch FROM pg_catalog.now())::pg_catalog.text, true)`
 
 // nearNow keeps a read-back of the event a call just committed
 // (ForceReleaseThenNotify) to the one or two daily partitions of lease.event
@@ -68,7 +69,8 @@ const optOut = `set_config('lease.caller_notifies', extract(epoch FROM now())::t
 // hour both ways is higher_fences' margin for a clock that steps
 // (sql/functions.sql). A bound below alone would read every partition made
 // ahead too.
-const nearNow = `at BETWEEN now() - interval '1 hour' AND now() + interval '1 hour'`
+const nearNow = `at OPERATOR(pg_catalog.>=) (pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 hour')
+           AND at OPERATOR(pg_catalog.<=) (pg_catalog.now() OPERATOR(pg_catalog.+) interval '1 hour')`
 
 var (
 	keyRun   = []uint32{pgtype.TextOID, pgtype.TextOID, pgtype.UUIDOID}
@@ -82,9 +84,9 @@ var (
 // statement: its WHERE, a one-time filter, runs first. A row when it sent
 // the notification, none when there was nothing of the call's to send.
 // Parameters: account, session, public run id.
-const NotifyPending = `SELECT pg_notify('lease_events', current_setting('lease.pending_event')),
-       set_config('lease.pending_for', '', false)
- WHERE current_setting('lease.pending_for', true) = lease.pending_key($1, $2, $3)`
+const NotifyPending = `SELECT pg_catalog.pg_notify('lease_events', pg_catalog.current_setting('lease.pending_event')),
+       pg_catalog.set_config('lease.pending_for', '', false)
+ WHERE pg_catalog.current_setting('lease.pending_for', true) OPERATOR(pg_catalog.=) lease.pending_key($1, $2, $3)`
 
 // The library's acquire and release. AcquireThenNotify's call takes Acquire's
 // parameters and returns its rows; ReleaseThenNotify's takes Release's and
@@ -106,7 +108,7 @@ var (
 	ReleaseThenNotify = CommitThenNotify{
 		Call: Statement{`SELECT lease.release($1, $2, $3)
  WHERE ` + optOut + ` IS NOT NULL
-   AND set_config('synchronous_commit', 'off', true) IS NOT NULL`, keyRun},
+   AND pg_catalog.set_config('synchronous_commit', 'off', true) IS NOT NULL`, keyRun},
 		Notify: Statement{NotifyPending, keyRun},
 		Plain:  Release,
 	}

@@ -24,12 +24,12 @@ var ForceReleaseThenNotify = CommitThenNotify{
 	Setup: `SELECT ` + optOut,
 	Call: Statement{ForceRelease, []uint32{
 		pgtype.TextOID, pgtype.TextOID, pgtype.UUIDOID, pgtype.TextOID}},
-	Notify: Statement{`SELECT pg_notify('lease_events', row_to_json(e)::text)
+	Notify: Statement{`SELECT pg_catalog.pg_notify('lease_events', pg_catalog.row_to_json(e)::pg_catalog.text)
   FROM (SELECT * FROM lease.event
-         WHERE account_id = $1 AND session_id = $2
+         WHERE account_id OPERATOR(pg_catalog.=) $1 AND session_id OPERATOR(pg_catalog.=) $2
            AND ` + nearNow + `
          ORDER BY id DESC LIMIT 4) e
- WHERE e.kind = 'force_released' AND e.actor = session_user
-   AND ($3::uuid IS NULL OR e.run_id = $3)
+ WHERE e.kind OPERATOR(pg_catalog.=) 'force_released' AND e.actor OPERATOR(pg_catalog.=) SESSION_USER
+   AND ($3::pg_catalog.uuid IS NULL OR e.run_id OPERATOR(pg_catalog.=) $3)
  ORDER BY e.id DESC LIMIT 1`, keyRun},
 }

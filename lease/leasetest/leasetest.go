@@ -65,7 +65,7 @@ func ForceLoss(t testing.TB, admin *data.Store, l *lease.Lease) error {
 // leasetop_leases_expired_unclaimed and its alert.
 func ExpireNow(t testing.TB, admin *data.Store, key lease.Key) {
 	t.Helper()
-	expired, ok, err := leaserow.Expire(context.Background(), admin.Pool(), key)
+	expired, ok, err := leaserow.Expire(context.Background(), admin.Pinned(), key)
 	switch {
 	case err != nil:
 		t.Fatalf("leasetest.ExpireNow: %v", err)
@@ -73,7 +73,7 @@ func ExpireNow(t testing.TB, admin *data.Store, key lease.Key) {
 		t.Fatalf("leasetest.ExpireNow: no lease on %s", key)
 	}
 	t.Cleanup(func() {
-		if _, err := leaserow.DeleteExpired(context.Background(), admin.Pool(), expired); err != nil {
+		if _, err := leaserow.DeleteExpired(context.Background(), admin.Pinned(), expired); err != nil {
 			t.Errorf("leasetest.ExpireNow: cleanup: %v", err)
 		}
 	})
@@ -92,7 +92,7 @@ func ExpireNow(t testing.TB, admin *data.Store, key lease.Key) {
 func BlockRenewals(t testing.TB, admin *data.Store, key lease.Key) (unblock func()) {
 	t.Helper()
 	ctx := context.Background()
-	tx, err := admin.Pool().Begin(ctx)
+	tx, err := admin.Pinned().Begin(ctx)
 	if err != nil {
 		t.Fatalf("leasetest.BlockRenewals: %v", err)
 	}
