@@ -27,4 +27,3 @@ func TestREADMEQuotesTheSchemaLines(t *testing.T) {
 		}
 	}
 }
-
