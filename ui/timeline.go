@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // The timeline view (issue 28): one lane per session, the table's rows in
@@ -128,7 +129,10 @@ type lanesKey struct {
 // newHistoryData indexes a read's answer.
 func newHistoryData(q historyQuery, h History) *historyData {
 	d := &historyData{q: q, start: h.Start, until: h.ReadUntil, byKey: map[data.Key][]data.Event{}}
-	d.add(h.Events)
+	d.add(monitor.NamePrevHolders(h.Events, func(k data.Key) (data.Lease, bool) {
+		l, ok := h.Start.Leases[k]
+		return l, ok
+	}))
 	return d
 }
 

@@ -2,11 +2,13 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // statusKind colours the status line.
@@ -119,8 +121,18 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 		return nil
 	}
 	m.detail.loading = false
-	m.detail.history, m.detail.err = msg.events, msg.err
+	m.detail.history, m.detail.err = namedHistory(msg.events), msg.err
 	return nil
+}
+
+// namedHistory is a session's history (newest first) with the previous
+// holder of each hand-over named (monitor.NamePrevHolders).
+func namedHistory(evs []data.Event) []data.Event {
+	old := slices.Clone(evs)
+	slices.Reverse(old)
+	old = monitor.NamePrevHolders(old, nil)
+	slices.Reverse(old)
+	return old
 }
 
 func (m *Model) onLockers(msg lockersMsg) tea.Cmd {
