@@ -129,7 +129,7 @@ func (s *State) applyEvent(evp *data.Event, at time.Time) bool {
 			break // older than what we show or saw end: a snapshot already reflected it (ended.go)
 		}
 		delete(s.ended, ev.Key)
-		s.leases.put(data.Lease{
+		s.leases.granted(data.Lease{
 			Key: ev.Key, RunID: ev.RunID, Holder: ev.Holder, Fence: ev.Fence,
 			AcquiredAt: ev.At, RenewedAt: ev.At, ExpiresAt: ev.ExpiresAt,
 		})
@@ -155,13 +155,24 @@ func (s *State) applyEvent(evp *data.Event, at time.Time) bool {
 
 // ApplyDelta applies a periodic read of recently renewed leases, read at
 // local time at. It only extends leases the State already shows for the same
-// run and fence: ownership changes come from events, which a delta read
-// could otherwise overtake.
+// run and fence, and takes their rows' NotPreemptible and attachment (which
+// a grant's event does not carry): ownership changes come from events,
+// which a delta read could otherwise overtake.
 func (s *State) ApplyDelta(snap data.Snapshot, at time.Time) {
 	for _, l := range snap.Leases {
 		s.renewed(l.Key, l.RunID, l.Fence, l.RenewedAt, l.ExpiresAt)
+		s.declared(l)
 	}
 	s.measured(snap, at)
+}
+
+// declared takes the NotPreemptible and attachment of l, read from its
+// row, if the State shows the same run and fence.
+func (s *State) declared(l data.Lease) {
+	t := &s.leases
+	if i, ok := t.find(l.Key); ok && t.run[i] == l.RunID && t.fence[i] == l.Fence && t.declared(i, l) {
+		s.leasesChanged()
+	}
 }
 
 func (s *State) renewed(key data.Key, run uuid.UUID, fence int64, renewedAt, expiresAt time.Time) {
