@@ -32,6 +32,9 @@ type Source struct {
 	// one session's tickets, head first, for the detail view.
 	QueuesFunc func() (map[data.Key]int, error)
 	QueueFunc  func(key data.Key) ([]data.Ticket, error)
+	// AsksFunc reads every ask to hand over pending now (ui/asks.go: the
+	// table's ASK column), read with the queue lengths.
+	AsksFunc func() (map[data.Key]data.PendingAsk, error)
 	// TimelineFunc reads the history of keys from since to until for the
 	// timeline view: their events, oldest first, and who held each at since.
 	TimelineFunc func(keys []data.Key, since, until time.Time) (History, error)
@@ -108,6 +111,7 @@ type Model struct {
 	now           time.Time
 
 	queues queuePoll // the sessions' queue lengths (ui/queue.go)
+	asks   askPoll   // the asks to hand over pending (ui/asks.go)
 
 	state    *monitor.State
 	frozen   *monitor.State // the paused picture, nil when live

@@ -44,6 +44,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case queuesMsg:
 		m.onQueues(msg)
 		return m, nil
+	case asksMsg:
+		m.onAsks(msg)
+		return m, nil
 	case queueMsg:
 		m.onQueue(msg)
 		return m, nil
@@ -96,7 +99,7 @@ func (m *Model) onTick() tea.Cmd {
 	default:
 		m.refreshCounts()
 	}
-	return tea.Batch(m.tick(), m.pollQueues(), m.timelineTick())
+	return tea.Batch(m.tick(), m.pollQueues(), m.pollAsks(), m.timelineTick())
 }
 
 // onBatch applies the feed's batch to the live state, or holds it for the
