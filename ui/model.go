@@ -35,9 +35,11 @@ type Source struct {
 	// AsksFunc reads every ask to hand over pending now (ui/asks.go: the
 	// table's ASK column), read with the queue lengths.
 	AsksFunc func() (map[data.Key]data.PendingAsk, error)
-	// TimelineFunc reads the history of keys from since to until for the
-	// timeline view: their events, oldest first, and who held each at since.
-	TimelineFunc func(keys []data.Key, since, until time.Time) (History, error)
+	// TimelineFunc reads the timeline's lanes: a page of the sessions of
+	// the window's history (q.Sessions, as data.Store.Sessions), and their
+	// history from q.Since to q.Until: their events, oldest first, and who
+	// held each at q.Since.
+	TimelineFunc func(q LanesQuery) (History, error)
 	// OwnersAtFunc reads who held each of keys at the instant at, from the
 	// history, for the timeline's cursor.
 	OwnersAtFunc func(keys []data.Key, at time.Time) (Owners, error)

@@ -12,14 +12,15 @@ import (
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// countingHistory is withHistory counting the reads of the lanes' history.
-func countingHistory(reads *int) func(*Config) {
+// countingHistory is withHistoryAnd counting the reads of the lanes'
+// history.
+func countingHistory(reads *int, extra []data.Lease) func(*Config) {
 	return func(c *Config) {
-		withHistory(time.Time{})(c)
+		withHistoryAnd(time.Time{}, extra)(c)
 		read := c.Source.TimelineFunc
-		c.Source.TimelineFunc = func(keys []data.Key, since, until time.Time) (History, error) {
+		c.Source.TimelineFunc = func(q LanesQuery) (History, error) {
 			*reads++
-			return read(keys, since, until)
+			return read(q)
 		}
 	}
 }
@@ -31,13 +32,13 @@ func countingHistory(reads *int) func(*Config) {
 func TestTimelineReadsPerWindowNotPerFrame(t *testing.T) {
 	t.Parallel()
 	var reads int
-	// A tick of a nanosecond: drain runs the ticks' commands without waiting.
-	m, c := newModel(t, 80, 24, countingHistory(&reads), func(c *Config) { c.Tick = time.Nanosecond })
-	leases := loadedLeases()
+	var zeta []data.Lease
 	for i := range 20 { // more sessions than lanes: the lanes scroll
-		leases = append(leases, mkLease("zeta", fmt.Sprintf("s%02d", i), "dev", run(byte(20+i)), int64(100+i), time.Minute, time.Second, time.Hour))
+		zeta = append(zeta, mkLease("zeta", fmt.Sprintf("s%02d", i), "dev", run(byte(20+i)), int64(100+i), time.Minute, time.Second, time.Hour))
 	}
-	apply(m, syncBatch(leases, loadedEvents()))
+	// A tick of a nanosecond: drain runs the ticks' commands without waiting.
+	m, c := newModel(t, 80, 24, countingHistory(&reads, zeta), func(c *Config) { c.Tick = time.Nanosecond })
+	apply(m, syncBatch(append(loadedLeases(), zeta...), loadedEvents()))
 	pressDrain(m, "t")
 	if m.mode != modeTimeline || reads != 1 {
 		t.Fatalf("after t: mode %v, %d reads, want the timeline and 1 read", m.mode, reads)
@@ -63,8 +64,9 @@ func TestTimelineReadsPerWindowNotPerFrame(t *testing.T) {
 	if reads != 2 {
 		t.Errorf("%d reads after zooming out, want 2", reads)
 	}
+	second := m.tl.keys[1]
 	pressDrain(m, "j")
-	if second, _ := m.rowKey(1); reads != 3 || m.tl.keys[0] != second {
+	if reads != 3 || m.tl.keys[0] != second {
 		t.Errorf("after scrolling the lanes: %d reads (want 3), first lane %v, want %v", reads, m.tl.keys[0], second)
 	}
 	pressDrain(m, "h")
@@ -97,13 +99,13 @@ func laneHas(screen, label, want string) bool {
 func TestTimelineHostileTextRendersInert(t *testing.T) {
 	t.Parallel()
 	m, _ := newModel(t, 100, 30, func(c *Config) {
-		c.Source.TimelineFunc = func(keys []data.Key, since, until time.Time) (History, error) {
+		c.Source.TimelineFunc = func(LanesQuery) (History, error) {
 			ev := hostileEvents()[0]
 			acq := data.Event{ID: 0, Kind: data.KindAcquired, At: server.Add(-time.Minute), Key: hostileLeases()[0].Key, RunID: run(1), Fence: 1,
 				Holder: hostileLeases()[0].Holder, ExpiresAt: server.Add(time.Minute)}
 			ev.Key = acq.Key
 			ev.At = server.Add(-30 * time.Second)
-			return History{Events: []data.Event{acq, ev}}, nil
+			return History{Keys: []data.Key{acq.Key}, Events: []data.Event{acq, ev}}, nil
 		}
 	})
 	apply(m, syncBatch(hostileLeases(), hostileEvents()))
@@ -136,12 +138,12 @@ func TestTimelineDefersTheTable(t *testing.T) {
 func TestTimelineResizeFitsTheLanes(t *testing.T) {
 	t.Parallel()
 	var reads int
-	m, _ := newModel(t, 80, 24, countingHistory(&reads))
-	leases := loadedLeases()
+	var zeta []data.Lease
 	for i := range 40 {
-		leases = append(leases, mkLease("zeta", fmt.Sprintf("s%02d", i), "dev", run(byte(20+i)), int64(100+i), time.Minute, time.Second, time.Hour))
+		zeta = append(zeta, mkLease("zeta", fmt.Sprintf("s%02d", i), "dev", run(byte(20+i)), int64(100+i), time.Minute, time.Second, time.Hour))
 	}
-	apply(m, syncBatch(leases, loadedEvents()))
+	m, _ := newModel(t, 80, 24, countingHistory(&reads, zeta))
+	apply(m, syncBatch(append(loadedLeases(), zeta...), loadedEvents()))
 	pressDrain(m, "t")
 	before := len(m.tl.keys)
 	_, cmd := m.Update(tea.WindowSizeMsg{Width: 150, Height: 40})
@@ -176,9 +178,13 @@ func TestQuietLanesInABusyFleetReadOnce(t *testing.T) {
 	var reads int
 	m, c := newModel(t, 80, 24, func(c *Config) {
 		c.Tick = time.Nanosecond
-		c.Source.TimelineFunc = func([]data.Key, time.Time, time.Time) (History, error) {
+		c.Source.TimelineFunc = func(LanesQuery) (History, error) {
 			reads++
-			return History{}, nil
+			keys := make([]data.Key, 0, len(loadedLeases()))
+			for _, l := range loadedLeases() {
+				keys = append(keys, l.Key)
+			}
+			return History{Keys: keys}, nil
 		}
 	})
 	apply(m, syncBatch(loadedLeases(), nil))
