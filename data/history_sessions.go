@@ -32,8 +32,8 @@ type SessionsQuery struct {
 	// Limit is the page's size: 1 to MaxSessionsPage.
 	Limit int
 	// Match keeps the sessions whose account or session id, or the holder
-	// label (or the label it replaced) or run id of one of its events in the
-	// window, or of its lease now, contains it, in any case; "" keeps all.
+	// label (or the label it replaced) or run id of one of its events since
+	// Since, or of its lease now, contains it, in any case; "" keeps all.
 	Match string
 }
 
@@ -61,9 +61,11 @@ func (q SessionsQuery) validate() error {
 // not with their events), each checked by a few probes of the same index
 // (an event in the window; else, held at q.Since: its last grant or end
 // before it is a grant), beside the leases held now that were acquired
-// before q.Until (the table's key). Both directions of a page (Back, Last)
-// are one round trip. It needs only SELECT (lease_reader) and runs on a
-// standby.
+// before q.Until (the table's key). With Match the candidates are the
+// matching sessions of the events since q.Since, read by time
+// (event_at_idx): a search costs those events, which a narrower window
+// makes fewer. Both directions of a page (Back, Last) are one round trip.
+// It needs only SELECT (lease_reader) and runs on a standby.
 func (s *Store) Sessions(ctx context.Context, q SessionsQuery) ([]Key, error) {
 	if err := q.validate(); err != nil {
 		return nil, err
@@ -131,11 +133,15 @@ func queueSessions(b *pgx.Batch, q SessionsQuery, dir string, bound *sessionsBou
 }
 
 // sessionsStatement builds the statement of a page of the window's
-// sessions. The keys with events since $1 are walked in dir, one index
-// probe a key (a recursive CTE: PostgreSQL 15 has no skip scan), and each
-// kept when it had an event in [$1, $2) or a lease at $1; the leases held
-// now and acquired before $2 are the other source; the two are merged in
-// key order.
+// sessions: the candidates, the sessions with events since $1, kept when
+// they had an event in [$1, $2) or a lease at $1, beside the leases held
+// now that were acquired before $2, the two merged in key order. Without
+// Match the candidates are walked in dir, one index probe of
+// event_key_at_idx a key (a recursive CTE: PostgreSQL 15 has no skip scan),
+// so a page costs the sessions it passes. With Match they are the
+// sessions of the events since $1 that match it, read by time through
+// event_at_idx and filtered before any check: a search costs the events
+// since the window's start, not a walk past every session.
 func sessionsStatement(q SessionsQuery, dir string, bound *sessionsBound, limit int) (string, []any) {
 	strict := ">"
 	if dir == sessionsDesc {
@@ -152,21 +158,34 @@ func sessionsStatement(q SessionsQuery, dir string, bound *sessionsBound, limit 
 		first = " AND (e.account_id, e.session_id) " + bound.op + " (" + a + ", " + s + ")"
 		live = " AND (l.account_id, l.session_id) " + bound.op + " (" + a + ", " + s + ")"
 	}
-	histMatch, liveMatch := "", ""
-	if q.Match != "" {
-		m := p.add(q.Match)
-		histMatch = " AND " + sessionMatch("w.a", "w.s", m)
-		liveMatch = " AND " + sessionMatch("l.account_id", "l.session_id", m)
-	}
-	order := "ORDER BY e.account_id " + dir + ", e.session_id " + dir + " LIMIT 1"
-	const key = `e.account_id = w.a AND e.session_id = w.s`
-	query := `WITH RECURSIVE walk(a, s) AS (
+	var cand string
+	if q.Match == "" {
+		order := "ORDER BY e.account_id " + dir + ", e.session_id " + dir + " LIMIT 1"
+		cand = `WITH RECURSIVE walk(a, s) AS (
 	(SELECT e.account_id, e.session_id FROM lease.event e WHERE e.at >= $1` + first + ` ` + order + `)
 	UNION ALL
 	SELECT n.a, n.s FROM walk w CROSS JOIN LATERAL (
 		SELECT e.account_id AS a, e.session_id AS s FROM lease.event e
 		 WHERE e.at >= $1 AND (e.account_id, e.session_id) ` + strict + ` (w.a, w.s) ` + order + `) n
+),`
+	} else {
+		m := p.add(q.Match)
+		has := func(col string) string { return "strpos(lower(" + col + "), " + m + ") > 0" }
+		// Materialized: the matching sessions all read by time, then
+		// sorted, then checked in order until the page is full (ordered by
+		// key instead, the planner would read every event since $1 in key
+		// order through the heap, to stop early).
+		cand = `WITH found(a, s) AS MATERIALIZED (
+	SELECT DISTINCT e.account_id, e.session_id FROM lease.event e
+	 WHERE e.at >= $1` + first + `
+	   AND (` + has("e.account_id") + ` OR ` + has("e.session_id") + ` OR ` + has("e.holder") + ` OR ` + has("e.prev_holder") + `
+	        OR ` + has("e.run_id::text") + ` OR ` + has("e.prev_run_id::text") + `)
 ),
+walk(a, s) AS (SELECT a, s FROM found ORDER BY a ` + dir + `, s ` + dir + ` OFFSET 0),`
+		live += ` AND (` + has("l.account_id") + ` OR ` + has("l.session_id") + ` OR ` + has("l.holder") + ` OR ` + has("l.run_id::text") + `)`
+	}
+	const key = `e.account_id = w.a AND e.session_id = w.s`
+	query := cand + `
 hist AS (
 	SELECT w.a, w.s FROM walk w
 	 WHERE w.a <> ''
@@ -177,28 +196,14 @@ hist AS (
 	        OR (NOT EXISTS (SELECT 1 FROM lease.event e WHERE ` + key + ` AND e.at <= $1 AND e.kind::text = ANY(` + owning + `::text[]))
 	            AND (SELECT e.kind::text = ANY(` + replacing + `::text[]) FROM lease.event e
 	                  WHERE ` + key + ` AND e.at > $1 AND e.kind::text = ANY(` + owning + `::text[])
-	                  ORDER BY e.at, e.id LIMIT 1) IS TRUE))` + histMatch + `
+	                  ORDER BY e.at, e.id LIMIT 1) IS TRUE))
 	 LIMIT ` + lim + `
 ),
 live AS (
 	SELECT l.account_id AS a, l.session_id AS s FROM lease.session_lease l
-	 WHERE l.acquired_at < $2` + live + liveMatch + `
+	 WHERE l.acquired_at < $2` + live + `
 	 ORDER BY l.account_id ` + dir + `, l.session_id ` + dir + ` LIMIT ` + lim + `
 )
 SELECT a, s FROM (SELECT a, s FROM hist UNION SELECT a, s FROM live) u ORDER BY a ` + dir + `, s ` + dir + ` LIMIT ` + lim
 	return query, p
-}
-
-// sessionMatch is the condition that the session (a, s) matches the
-// lowered text $m: its ids, or the labels and run ids of its events in the
-// window [$1, $2) or of its lease now.
-func sessionMatch(a, s, m string) string {
-	has := func(col string) string { return "strpos(lower(" + col + "), " + m + ") > 0" }
-	return `(` + has(a) + ` OR ` + has(s) + `
-	        OR EXISTS (SELECT 1 FROM lease.event e WHERE e.account_id = ` + a + ` AND e.session_id = ` + s + `
-	                    AND e.at >= $1 AND e.at < $2
-	                    AND (` + has("e.holder") + ` OR ` + has("e.prev_holder") + `
-	                         OR ` + has("e.run_id::text") + ` OR ` + has("e.prev_run_id::text") + `))
-	        OR EXISTS (SELECT 1 FROM lease.session_lease c WHERE c.account_id = ` + a + ` AND c.session_id = ` + s + `
-	                    AND (` + has("c.holder") + ` OR ` + has("c.run_id::text") + `)))`
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -60,6 +61,9 @@ func (m *Model) scrollLanes(d int) tea.Cmd {
 func (m *Model) timelineFiltered() tea.Cmd {
 	if m.mode != modeTimeline {
 		return nil
+	}
+	if m.filter != "" {
+		m.setStatus(statusInfo, fmt.Sprintf("finding the window's sessions that match %q…", clean(m.filter, 40)))
 	}
 	return m.pageLanes(lanePage{})
 }
@@ -148,6 +152,9 @@ func (m *Model) onTimeline(msg timelineMsg) tea.Cmd {
 	m.tl.loaded = d
 	m.tl.page, m.tl.keys, m.tl.more = d.q.page, d.keys, d.more
 	m.tl.asked.page = d.q.page
+	if f := d.q.page.match; f != "" && msg.q.page.from == (data.Key{}) && !msg.q.page.last {
+		m.setStatus(statusInfo, matchedText(len(d.keys), d.more, f))
+	}
 	if !d.until.IsZero() {
 		m.setStatus(statusWarn, cutText(d.until, m.cfg.Location))
 	}
@@ -194,4 +201,17 @@ func minTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// matchedText says how many of the window's sessions match the filter f.
+func matchedText(n int, more bool, f string) string {
+	switch {
+	case n == 0:
+		return fmt.Sprintf("no session of the window matches %q", clean(f, 40))
+	case more:
+		return fmt.Sprintf("sessions of the window that match %q: the first %d (↓ for more)", clean(f, 40), n)
+	case n == 1:
+		return fmt.Sprintf("1 session of the window matches %q", clean(f, 40))
+	}
+	return fmt.Sprintf("%d sessions of the window match %q", n, clean(f, 40))
 }
