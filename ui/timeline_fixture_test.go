@@ -98,10 +98,13 @@ func keyOrder(a, b data.Key) int {
 // pageOf is the page q asks of the sessions keys (sorted by keyOrder) that
 // match q.Match, as data.Store.Sessions pages them; more says more follow.
 func pageOf(keys []data.Key, q data.SessionsQuery) (page []data.Key, more bool) {
-	var kept []data.Key
-	for _, k := range keys {
-		if q.Match == "" || strings.Contains(strings.ToLower(k.Account+"\x00"+k.Session), strings.ToLower(q.Match)) {
-			kept = append(kept, k)
+	kept := keys
+	if q.Match != "" {
+		kept = nil
+		for _, k := range keys {
+			if strings.Contains(strings.ToLower(k.Account+"\x00"+k.Session), strings.ToLower(q.Match)) {
+				kept = append(kept, k)
+			}
 		}
 	}
 	start := 0
