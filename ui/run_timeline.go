@@ -41,7 +41,12 @@ func storeTimeline(ctx context.Context, store *data.Store) (func(LanesQuery) (Hi
 			return History{}, err
 		}
 		more := len(keys) > lanes
-		keys = keys[:min(len(keys), lanes)]
+		switch {
+		case q.Sessions.Last: // the last lanes: the one more read is before them
+			keys, more = keys[max(len(keys)-lanes, 0):], false
+		default:
+			keys = keys[:min(len(keys), lanes)]
+		}
 		if len(keys) == 0 {
 			return History{}, nil
 		}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -78,5 +79,33 @@ func TestTimelineShowsSessionsThatEnded(t *testing.T) {
 		if len(m.tl.keys) != 2 {
 			t.Errorf("after clearing /%s: lanes %v, want both sessions", find, m.tl.keys)
 		}
+	}
+}
+
+// TestTimelineLastLanesOnAStore: read through the store, G shows the last
+// of the window's sessions and says none follow (the read asks one session
+// more than the lanes, to know: for the last page that one comes before
+// them); g the first.
+func TestTimelineLastLanesOnAStore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	var keys []data.Key
+	for i := range 60 {
+		k := data.Key{Account: "acme", Session: fmt.Sprintf("s%02d", i)}
+		keys = append(keys, k)
+		if _, err := s.Acquire(ctx, k, uuid.New(), time.Minute, "dev"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, _ := timelineOnStore(t, s, "t", "G")
+	n := m.tlGeometry().lanes
+	if len(m.tl.keys) != n || m.tl.keys[n-1] != keys[len(keys)-1] || m.tl.keys[0] != keys[len(keys)-n] || m.tl.more {
+		t.Errorf("after G: lanes %v (more %v), want the last %d sessions and no more", m.tl.keys, m.tl.more, n)
+	}
+	pressDrain(m, "g")
+	if m.tl.keys[0] != keys[0] || !m.tl.more {
+		t.Errorf("after g: first lane %v (more %v), want %v and more", m.tl.keys[0], m.tl.more, keys[0])
 	}
 }

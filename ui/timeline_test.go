@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -243,5 +244,45 @@ func TestScrubReadsOwnersOneAtATime(t *testing.T) {
 	}
 	if !m.tl.ownersOK || !m.tl.ownersAt.Equal(m.tl.cursor) {
 		t.Errorf("owners read for %v (ok %v), want the cursor %v", m.tl.ownersAt, m.tl.ownersOK, m.tl.cursor)
+	}
+}
+
+// TestTimelineLanesPageThroughTheWindowsSessions: the lanes are a page of
+// the window's sessions in key order: they open around the session selected
+// in the table, ↓ moves them a session on, G shows the last ones (and ↓
+// then reads nothing: no session follows), g the first ones.
+func TestTimelineLanesPageThroughTheWindowsSessions(t *testing.T) {
+	t.Parallel()
+	var reads int
+	var zeta []data.Lease
+	for i := range 30 {
+		zeta = append(zeta, mkLease("zeta", fmt.Sprintf("s%02d", i), "dev", run(byte(20+i)), int64(100+i), time.Minute, time.Second, time.Hour))
+	}
+	m, _ := newModel(t, 80, 24, countingHistory(&reads, zeta))
+	apply(m, syncBatch(append(loadedLeases(), zeta...), loadedEvents()))
+	sel, _ := m.selected()
+	pressDrain(m, "t")
+	n := m.tlGeometry().lanes
+	if len(m.tl.keys) != n || !slices.Contains(m.tl.keys, sel.Key) {
+		t.Fatalf("opened on lanes %v, want %d lanes around the selected %s", m.tl.keys, n, sel.Key)
+	}
+	second := m.tl.keys[1]
+	pressDrain(m, "j")
+	if m.tl.keys[0] != second {
+		t.Errorf("after ↓ the first lane is %s, want %s", m.tl.keys[0], second)
+	}
+	pressDrain(m, "G")
+	last := zeta[len(zeta)-1].Key
+	if got := m.tl.keys[len(m.tl.keys)-1]; got != last || m.tl.more {
+		t.Errorf("after G the last lane is %s (more %v), want %s and no more", got, m.tl.more, last)
+	}
+	before := reads
+	pressDrain(m, "j")
+	if reads != before || m.tl.keys[len(m.tl.keys)-1] != last {
+		t.Errorf("↓ at the last lanes read %d times and shows %v, want no read", reads-before, m.tl.keys)
+	}
+	pressDrain(m, "g")
+	if first := (data.Key{Account: "acme", Session: "chat-7f3a"}); m.tl.keys[0] != first {
+		t.Errorf("after g the first lane is %s, want %s", m.tl.keys[0], first)
 	}
 }
