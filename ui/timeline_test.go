@@ -286,3 +286,23 @@ func TestTimelineLanesPageThroughTheWindowsSessions(t *testing.T) {
 		t.Errorf("after g the first lane is %s, want %s", m.tl.keys[0], first)
 	}
 }
+
+// TestTimelineOpenedAtStartFillsTheScreen: a monitor that opens on the
+// timeline (watch --timeline), before any window size is known, shows as
+// many lanes as the screen holds from its first tick.
+func TestTimelineOpenedAtStartFillsTheScreen(t *testing.T) {
+	t.Parallel()
+	clock := &fixedClock{t: base}
+	cfg := Config{Now: clock.Now, Location: time.UTC, Timeline: true}
+	withHistory(time.Time{})(&cfg)
+	m, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(m, syncBatch(loadedLeases(), loadedEvents()))
+	_, cmd := m.Update(tickMsg(clock.t))
+	drain(m, cmd)
+	if want := min(m.tlGeometry().lanes, len(fixtureSessions(server.Add(-time.Hour), server, time.Time{}, nil))); len(m.tl.keys) < 2 || len(m.tl.keys) != want {
+		t.Errorf("opened on the timeline: %d lanes %v, want %d", len(m.tl.keys), m.tl.keys, want)
+	}
+}

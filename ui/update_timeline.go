@@ -252,6 +252,9 @@ func (m *Model) timelineTick() tea.Cmd {
 		st := m.shown()
 		d.mergeLive(st.Events(), st.Version(), m.eventLimit())
 	}
+	if m.tl.page.n == 0 { // opened on the timeline (watch --timeline): the first lanes
+		return m.pageLanes(m.tl.page)
+	}
 	return m.tlEnsure()
 }
 
