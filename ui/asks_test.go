@@ -1,13 +1,16 @@
 package ui
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/pgtest"
 )
 
 // demoLeases are three of the demo's sessions, its holder labels.
@@ -135,4 +138,31 @@ func TestGoldenAsks(t *testing.T) {
 			golden.RequireEqual(t, out)
 		})
 	}
+}
+
+// TestAskColumnOnAStore: on a real database, as a lease_reader, a pending
+// ask shows its asker in the ASK column (the feed's event, then the read of
+// lease.handover_ask), and goes when the holder hands over; the events pane
+// names the hand-over's holders old→new.
+func TestAskColumnOnAStore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	conn := db.Conn(t)
+	k := data.Key{Account: "acme", Session: "asked"}
+	holder := uuid.New()
+	if _, err := conn.Exec(ctx, `SELECT lease.acquire($1, $2, $3, '1 hour', 'desktop pid 7')`, k.Account, k.Session, holder); err != nil {
+		t.Fatal(err)
+	}
+	d := liveModel(t, readerStore(t, db), true, 140, 40)
+	d.waitScreen("desktop pid 7")
+	if _, err := conn.Exec(ctx, `SELECT lease.ask_handover($1, $2, $3, '1 hour', 'phone pid 8')`, k.Account, k.Session, uuid.New()); err != nil {
+		t.Fatal(err)
+	}
+	d.waitFor("the ASK column to name phone pid 8", func(m *Model) bool { return askCell(t, m, k) == "phone pid 8" })
+	if _, err := conn.Exec(ctx, `SELECT lease.hand_over($1, $2, $3, '1 hour')`, k.Account, k.Session, holder); err != nil {
+		t.Fatal(err)
+	}
+	d.waitScreen("desktop pid 7→phone pid 8")
+	d.waitFor("no ASK column once handed over", func(m *Model) bool { return !strings.Contains(screen(m), " ASK") })
 }
