@@ -32,9 +32,14 @@ type Source struct {
 	// one session's tickets, head first, for the detail view.
 	QueuesFunc func() (map[data.Key]int, error)
 	QueueFunc  func(key data.Key) ([]data.Ticket, error)
-	// TimelineFunc reads the history of keys from since to until for the
-	// timeline view: their events, oldest first, and who held each at since.
-	TimelineFunc func(keys []data.Key, since, until time.Time) (History, error)
+	// AsksFunc reads every ask to hand over pending now (ui/asks.go: the
+	// table's ASK column), read with the queue lengths.
+	AsksFunc func() (map[data.Key]data.PendingAsk, error)
+	// TimelineFunc reads the timeline's lanes: a page of the sessions of
+	// the window's history (q.Sessions, as data.Store.Sessions), and their
+	// history from q.Since to q.Until: their events, oldest first, and who
+	// held each at q.Since.
+	TimelineFunc func(q LanesQuery) (History, error)
 	// OwnersAtFunc reads who held each of keys at the instant at, from the
 	// history, for the timeline's cursor.
 	OwnersAtFunc func(keys []data.Key, at time.Time) (Owners, error)
@@ -111,6 +116,7 @@ type Model struct {
 	now           time.Time
 
 	queues queuePoll // the sessions' queue lengths (ui/queue.go)
+	asks   askPoll   // the asks to hand over pending (ui/asks.go)
 
 	state    *monitor.State
 	frozen   *monitor.State // the paused picture, nil when live

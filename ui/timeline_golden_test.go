@@ -36,7 +36,9 @@ func timelineModel(t *testing.T, w, h int, pruned time.Time) (*Model, *fixedCloc
 }
 
 // TestTimelineGolden: the timeline's screens at 150x40 and 80x24, live,
-// zoomed in, scrubbed to a takeover, and with the history pruned.
+// zoomed in, scrubbed to a takeover, with the history pruned, a session
+// that ended found by its id, and the first page with the sessions that
+// ended in the window.
 func TestTimelineGolden(t *testing.T) {
 	t.Parallel()
 	pruned := server.Add(-6 * time.Minute)
@@ -47,8 +49,14 @@ func TestTimelineGolden(t *testing.T) {
 	}{
 		{"live", time.Time{}, nil},
 		{"zoomed", time.Time{}, []string{"+", "+", "+"}}, // 2 minutes
-		{"scrubbed_takeover", time.Time{}, []string{"N", "N", "N"}},
+		{"scrubbed_takeover", time.Time{}, []string{"N", "N", "N", "N", "N"}},
 		{"pruned_start", pruned, nil},
+		// Found by id: a session released 20 s ago, whose lease the table
+		// no longer shows (issue 38.6).
+		{"found_ended", time.Time{}, []string{"/", "s", "9", "enter"}},
+		// The first page: acme's sessions, and hooli's two, released and
+		// force-released in the window.
+		{"first_page", time.Time{}, []string{"g"}},
 	}
 	for _, tt := range tests {
 		for _, sz := range [][2]int{{150, 40}, {80, 24}} {

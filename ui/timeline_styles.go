@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
+
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // timelineStyles are the timeline's colours: one per holder (the same
@@ -60,13 +62,13 @@ func newTimelineStyles(isDark bool, s styles) timelineStyles {
 	t.expired = s.barRed
 	t.empty = s.barEmpty
 	t.cursor = lipgloss.NewStyle().Reverse(true)
-	t.marks[markOther] = s.dim
-	t.marks[markExpired] = s.bad
-	t.marks[markHandover] = s.ok.Bold(true)
-	t.marks[markPreempted] = s.warn
-	t.marks[markTakeover] = s.warn
-	t.marks[markZombie] = s.zombie
-	t.marks[markForced] = s.forced
+	t.marks[monitor.MarkOther] = s.dim
+	t.marks[monitor.MarkExpired] = s.bad
+	t.marks[monitor.MarkHandover] = s.ok.Bold(true)
+	t.marks[monitor.MarkPreempted] = s.warn
+	t.marks[monitor.MarkTakeover] = s.warn
+	t.marks[monitor.MarkZombie] = s.zombie
+	t.marks[monitor.MarkForced] = s.forced
 	t.spark = s.title
 	for i := range t.holders {
 		t.holderSGR = append(t.holderSGR, sgrOf(t.holders[i]))

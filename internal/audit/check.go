@@ -207,7 +207,7 @@ func (c *checker) grantEvent(e data.Event, cur *grant) {
 			e.PrevExpiresAt.Sub(e.At).Round(time.Millisecond), e.ID)
 	}
 	if prev := c.grants[e.PrevRunID]; prev != nil {
-		if c.rec.Killed[prev.holder] {
+		if e.Kind == data.KindTakenOver && c.lost(prev.holder) {
 			c.tally.TakeoversAfterLoss++
 		}
 		if !prev.ended {
@@ -221,6 +221,10 @@ func (c *checker) grantEvent(e data.Event, cur *grant) {
 		}
 	}
 }
+
+// lost reports whether the process labelled holder was killed or frozen on
+// purpose: a takeover of its expired lease came after process loss.
+func (c *checker) lost(holder string) bool { return c.rec.Killed[holder] || c.rec.Frozen[holder] }
 
 func (c *checker) countEnd(k data.Kind) {
 	if k == data.KindForceReleased {

@@ -92,7 +92,7 @@ func demoActions(ctx context.Context, d *demo.Demo) []ui.Action {
 			RunFunc:     act(demo.ActFreeze),
 		},
 		{
-			Binding: key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "demo: the devices' next strategy mix (all, classic, preempt+queue, join, queue)")),
+			Binding: key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "demo: the devices' next strategy mix ("+demo.MixCycle()+")")),
 			RunFunc: func(data.Lease, bool) (string, error) {
 				actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 				defer cancel()

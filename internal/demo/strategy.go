@@ -57,6 +57,29 @@ func Mixes() []Mix {
 	return []Mix{DefaultMix(), ClassicMix(), {StratPreempt, StratQueue}, {StratJoin}, {StratQueue}, {StratAsk, StratQueue}}
 }
 
+// Name is the mix as --strategy takes it, by its short name where it has
+// one: "all", "classic", else its strategies ("ask,queue").
+func (m Mix) Name() string {
+	switch {
+	case slices.Equal(m, DefaultMix()):
+		return "all"
+	case slices.Equal(m, ClassicMix()):
+		return "classic"
+	}
+	return m.String()
+}
+
+// MixCycle is the order the monitor's demo key goes through the mixes, for
+// its help: "all → classic → preempt,queue → … → ask,queue".
+func MixCycle() string {
+	all := Mixes()
+	names := make([]string, len(all))
+	for i, m := range all {
+		names[i] = m.Name()
+	}
+	return strings.Join(names, " → ")
+}
+
 // NextMix is the mix after m in Mixes (the first when m is none of them):
 // what the monitor's demo key switches the devices to.
 func NextMix(m Mix) Mix {
