@@ -86,6 +86,26 @@ func PlantShadows(t testing.TB, db DB, users ...string) *Shadows {
 	if _, err := s.admin.Exec(ctx, "ALTER DATABASE "+dbID+" OWNER TO "+ownerID); err != nil {
 		t.Fatal(err)
 	}
+	// Migrate takes PUBLIC's USAGE on lease's types back (issue 37 item 2),
+	// which alone keeps a lease_* login from planting a shadow over a lease
+	// domain. The planter gets it here so that the shadows test the other
+	// defence, the pin, as they did before that grant was taken back.
+	var leaseTypes []string
+	rows, err := s.admin.Query(ctx, `SELECT y.oid::pg_catalog.regtype::pg_catalog.text
+		  FROM pg_catalog.pg_type y LEFT JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) y.typrelid
+		 WHERE y.typnamespace OPERATOR(pg_catalog.=) 'lease'::pg_catalog.regnamespace
+		   AND (y.typtype OPERATOR(pg_catalog.=) ANY ('{d,e}'::pg_catalog."char"[]) OR c.relkind OPERATOR(pg_catalog.=) 'c')`)
+	if err == nil {
+		leaseTypes, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil {
+		t.Fatalf("read lease's types: %v", err)
+	}
+	for _, typ := range leaseTypes {
+		if _, err := s.admin.Exec(ctx, "GRANT USAGE ON TYPE "+typ+" TO "+ownerID); err != nil {
+			t.Fatalf("grant the planter USAGE on %s: %v", typ, err)
+		}
+	}
 	// Dropped before Login's cleanup drops the owner: DROP OWNED would
 	// lock each of the tens of thousands of shadows in one transaction, more
 	// than the server's lock table holds beside the other tests' locks.
@@ -148,6 +168,10 @@ func (s *Shadows) plant(t testing.TB, owner *pgx.Conn, planned []Shadow) {
 	reasons := map[string]int{}
 	for _, msg := range failed {
 		reasons[msg]++
+		if strings.Contains(msg, "permission denied") {
+			// a class of shadows that could not be planted tests nothing
+			defer t.Fatalf("the planter may not plant every shadow: %s", msg)
+		}
 	}
 	t.Logf("planted in %s in %s: %v; %d not plantable: %v", planned[0].Schema, time.Since(t0).Round(time.Millisecond), kinds, len(failed), reasons)
 }
