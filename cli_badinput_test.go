@@ -143,7 +143,7 @@ func TestSchemaErrorsGetOneLine(t *testing.T) {
 	tests := []struct {
 		db   pgtest.DB
 		what string
-		want string // the whole line, as the README quotes it
+		want string // the whole line, as docs/cli.md quotes it
 	}{
 		{empty, "no schema", "database has no lease schema: run leasetop migrate"},
 		{older, "older schema", fmt.Sprintf("lease schema is at version %d, this leasetop needs %d: run leasetop migrate", v-1, v)},

@@ -105,10 +105,11 @@ func migrator(t *testing.T, db pgtest.DB, attrs string) (*pgx.Conn, string) {
 	return conn, name
 }
 
-// TestMigrateAsNonSuperuser migrates as the two kinds of role the README
-// names: one with CREATEROLE (the objects go to lease_owner, and it becomes
-// a member so it can migrate again) and one without (it keeps owning what it
-// created). Either way the protocol works for a lease_app afterwards.
+// TestMigrateAsNonSuperuser migrates as the two kinds of role
+// docs/production.md names: one with CREATEROLE (the objects go to
+// lease_owner, and it becomes a member so it can migrate again) and one
+// without (it keeps owning what it created). Either way the protocol works
+// for a lease_app afterwards.
 func TestMigrateAsNonSuperuser(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {

@@ -36,7 +36,8 @@
 //	})
 //
 // The package's Example is this code in full, from data.Open to the
-// handling of the errors; README.md shows the same.
+// handling of the errors, as docs/run.md shows it; README.md shows this
+// part of it.
 //
 // # Valid before work: the local safe deadline
 //

@@ -14,8 +14,8 @@ import (
 
 // Own an execution: authorize the caller, wait for the session's lease,
 // write under the fence while it is held, release. reply, below, is the
-// example README.md and docs/run.md show (TestReadmeExample keeps them
-// identical to this file).
+// example docs/run.md shows, and README.md a part of (TestReadmeExample
+// keeps them true to this file).
 func Example() {
 	dsn, drop := exampleDatabase()
 	defer drop()

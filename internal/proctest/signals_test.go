@@ -16,7 +16,7 @@ import (
 	"github.com/leasetop/leasetop/internal/proctest"
 )
 
-// The rule for signals (README, Exit codes): SIGINT, SIGTERM or SIGHUP stops
+// The rule for signals (docs/cli.md, Exit codes): SIGINT, SIGTERM or SIGHUP stops
 // every command, which cleans up and then exits 128+N by itself, saying so
 // in one line; the signal does not kill it. The exceptions: the exporter
 // takes SIGINT and SIGTERM as its normal stop (exit 0), and run forwards
