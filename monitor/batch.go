@@ -11,7 +11,10 @@ import (
 // and notifications in the order they happened, and the connection state
 // now.
 type Batch struct {
-	Items []Item
+	// Context is the index of the context the batch is of, in a State of
+	// several (Config.Contexts; Feeds sets it); 0 otherwise.
+	Context int
+	Items   []Item
 	// Conn is the listener's connection state when the batch was taken.
 	Conn data.ListenerState
 	// ReadErr is the error of the latest read if it failed (nil once a read

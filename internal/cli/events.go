@@ -19,20 +19,20 @@ import (
 // cmdEvents prints the event history, oldest first, then with --follow the
 // events as they happen, surviving reconnections without gaps or repeats.
 // --account, --session, --kind, --since TIME and --until TIME select the
-// events by time range through an index (data.Store.EventsBetween).
+// events by time range through an index (data.Store.EventsBetween). With
+// --context it prints the events of several databases, interleaved by time
+// and tagged with their context (events_contexts.go).
 func cmdEvents(ctx context.Context, env Env, args []string) error {
-	fs := newFlags(env, "events", "events [--since ID|TIME] [--until TIME] [--account A] [--session S] [--kind K] [--limit N] [--follow [--listen-dsn URL] [--poll 250ms]] [--json] [--dsn URL]")
+	fs := newFlags(env, "events", "events [--since ID|TIME] [--until TIME] [--account A] [--session S] [--kind K] [--limit N] [--follow [--listen-dsn URL] [--poll 250ms]] [--json] [--dsn URL | --context NAME...] [--config PATH]")
 	dsn := dsnFlag(fs)
 	listen := addListenFlags(fs)
-	var since sinceFlag
-	fs.Var(&since, "since", "print the events after this event id, or at or after this time: RFC 3339 or a duration ago (\"10m ago\") on the database clock (default: the most recent --limit)")
-	var until timeFlag
-	fs.Var(&until, "until", "print the events before this time (RFC 3339 or \"10m ago\"); not with --follow")
-	var accounts, sessions listFlag
-	fs.Var(&accounts, "account", "print only this account's events (repeatable, or a comma list)")
-	fs.Var(&sessions, "session", "print only the events of sessions with this id (repeatable, or a comma list)")
-	var kinds kindsFlag
-	fs.Var(&kinds, "kind", "print only events of this kind (repeatable, or a comma list): "+strings.Join(kindStrings(eventKinds()), ", "))
+	contexts := addContextFlags(fs, nil)
+	var a eventsArgs
+	fs.Var(&a.since, "since", "print the events after this event id, or at or after this time: RFC 3339 or a duration ago (\"10m ago\") on the database clock (default: the most recent --limit)")
+	fs.Var(&a.until, "until", "print the events before this time (RFC 3339 or \"10m ago\"); not with --follow")
+	fs.Var(&a.accounts, "account", "print only this account's events (repeatable, or a comma list)")
+	fs.Var(&a.sessions, "session", "print only the events of sessions with this id (repeatable, or a comma list)")
+	fs.Var(&a.kinds, "kind", "print only events of this kind (repeatable, or a comma list): "+strings.Join(kindStrings(eventKinds()), ", "))
 	limit := fs.Int("limit", 50, "print at most this many past events (0: no limit; default 50 without --since, no limit with it)")
 	follow := fs.Bool("follow", false, "after the history, keep printing events as they happen (until interrupted)")
 	asJSON := fs.Bool("json", false, "one JSON object per line")
@@ -47,55 +47,106 @@ func cmdEvents(ctx context.Context, env Env, args []string) error {
 	if *limit < 0 {
 		return usageErrorf("--limit must be 0 or more, got %d", *limit)
 	}
-	if (since.hasID || since.time.set) && !limitSet {
+	if (a.since.hasID || a.since.time.set) && !limitSet {
 		*limit = 0
 	}
-	if until.set && *follow {
+	a.limit, a.follow = *limit, *follow
+	if a.until.set && a.follow {
 		return usageErrorf("--until and --follow cannot go together: --follow prints the events after now")
 	}
-	if !until.rel && !since.time.rel && until.set && since.time.set && until.abs.Before(since.time.abs) {
-		return usageErrorf("--until %s is before --since %s", until.abs.Format(time.RFC3339Nano), since.time.abs.Format(time.RFC3339Nano))
+	if !a.until.rel && !a.since.time.rel && a.until.set && a.since.time.set && a.until.abs.Before(a.since.time.abs) {
+		return usageErrorf("--until %s is before --since %s", a.until.abs.Format(time.RFC3339Nano), a.since.time.abs.Format(time.RFC3339Nano))
+	}
+	cs, err := contexts.resolve(env)
+	if err != nil {
+		return err
 	}
 	opt, err := listen.options(env)
 	if err != nil {
 		return err
+	}
+	a.emit = textEvent
+	if *asJSON {
+		a.emit = jsonEvent
+	}
+	if cs != nil {
+		return eventsContexts(ctx, env, cs, a, opt)
 	}
 	store, err := openStoreWith(ctx, resolveDSN(env, *dsn), opt)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	filter := eventFilter{accounts: accounts, sessions: sessions, kinds: kinds}
-	if since.time.set || until.set {
-		now, err := store.ServerTime(ctx)
-		if err != nil {
-			return connError(err)
-		}
-		if since.time.set {
-			filter.since = since.time.at(now)
-		}
-		if until.set {
-			filter.until = until.at(now)
-		}
-		if filter.since.After(filter.until) && !filter.until.IsZero() {
-			return usageErrorf("--until (%s) is before --since (%s)", filter.until.Format(time.RFC3339Nano), filter.since.Format(time.RFC3339Nano))
-		}
+	filter, err := a.filter(ctx, store)
+	if err != nil {
+		return connError(err)
 	}
-	emit := textEvent
-	if *asJSON {
-		emit = jsonEvent
+	printed := map[int64]bool{} // ids the history printed, the last followWindow of them
+	start, end, err := printEvents(ctx, store, a, filter, printed, func(ev data.Event) error { return a.emit(env.Stdout, ev) })
+	if err != nil {
+		return connError(err)
 	}
+	if !a.follow {
+		return nil
+	}
+	return followEvents(ctx, env, store, start, end, printed, func(w io.Writer, ev data.Event) error {
+		if !filter.match(ev) {
+			return nil
+		}
+		return a.emit(w, ev)
+	})
+}
+
+// eventsArgs are what events prints: its flags, resolved.
+type eventsArgs struct {
+	since              sinceFlag
+	until              timeFlag
+	accounts, sessions listFlag
+	kinds              kindsFlag
+	limit              int
+	follow             bool
+	emit               func(io.Writer, data.Event) error // textEvent or jsonEvent
+}
+
+// filter is the filter a's flags make on store's clock: a time ago is the
+// server's. A bad range (--until before --since, once on the server's
+// clock) is a usage error; any other error is the database's.
+func (a eventsArgs) filter(ctx context.Context, store *data.Store) (eventFilter, error) {
+	filter := eventFilter{accounts: a.accounts, sessions: a.sessions, kinds: a.kinds}
+	if !a.since.time.set && !a.until.set {
+		return filter, nil
+	}
+	now, err := store.ServerTime(ctx)
+	if err != nil {
+		return filter, err
+	}
+	if a.since.time.set {
+		filter.since = a.since.time.at(now)
+	}
+	if a.until.set {
+		filter.until = a.until.at(now)
+	}
+	if filter.since.After(filter.until) && !filter.until.IsZero() {
+		return filter, usageErrorf("--until (%s) is before --since (%s)", filter.until.Format(time.RFC3339Nano), filter.since.Format(time.RFC3339Nano))
+	}
+	return filter, nil
+}
+
+// printEvents prints store's history as a and filter select, each event
+// through show, oldest first, and returns the ids a follower goes on from
+// (see printHistory and printSelected); printed gets the ids already
+// printed.
+func printEvents(ctx context.Context, store *data.Store, a eventsArgs, filter eventFilter, printed map[int64]bool, show func(data.Event) error) (start, end int64, err error) {
+	emit := show
 	if filter.any() {
-		all := emit
-		emit = func(w io.Writer, ev data.Event) error {
+		emit = func(ev data.Event) error {
 			if !filter.match(ev) {
 				return nil
 			}
-			return all(w, ev)
+			return show(ev)
 		}
 	}
-	printed := map[int64]bool{} // ids the history printed, the last followWindow of them
-	show := func(ev data.Event) error {
+	record := func(ev data.Event) error {
 		printed[ev.ID] = true
 		if len(printed) > 4*followWindow {
 			for id := range printed {
@@ -104,21 +155,12 @@ func cmdEvents(ctx context.Context, env Env, args []string) error {
 				}
 			}
 		}
-		return emit(env.Stdout, ev)
+		return emit(ev)
 	}
-	var start, end int64
-	if filter.any() && !since.hasID {
-		start, end, err = printSelected(ctx, store, filter, *limit, printed, show)
-	} else {
-		start, end, err = printHistory(ctx, store, since.after(), *limit, filter, show)
+	if filter.any() && !a.since.hasID {
+		return printSelected(ctx, store, filter, a.limit, printed, record)
 	}
-	if err != nil {
-		return connError(err)
-	}
-	if !*follow {
-		return nil
-	}
-	return followEvents(ctx, env, store, start, end, printed, emit)
+	return printHistory(ctx, store, a.since.after(), a.limit, filter, record)
 }
 
 // followWindow is how many ids below the end of the history --follow
@@ -218,9 +260,13 @@ func reportLink(w io.Writer, st data.ListenerState, was data.ListenerStatus) {
 	}
 }
 
-// textEvent prints one event as a logfmt-style line, every value cleaned.
+// textEvent prints one event as a logfmt-style line, every value cleaned;
+// an event of a context (events --context) begins with the context's name.
 func textEvent(w io.Writer, ev data.Event) error {
 	var b strings.Builder
+	if ev.Context != "" {
+		b.WriteString(termtext.Clean(ev.Context, 0) + " ")
+	}
 	fmt.Fprintf(&b, "%d %s %-14s %s", ev.ID, ev.At.UTC().Format("2006-01-02T15:04:05.000Z"), ev.Kind, quoteValue(termtext.Mark(ev.Key.String(), 0)))
 	field := func(name, value string) {
 		if value != "" {
