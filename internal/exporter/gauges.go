@@ -54,7 +54,7 @@ func newGaugeDescs(byAccount bool) gaugeDescs {
 // gauges is the Collector of everything computed from the state when
 // Prometheus scrapes.
 type gauges struct {
-	e *Exporter
+	p *part
 	d gaugeDescs
 }
 
@@ -68,8 +68,8 @@ func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect computes the gauges at this instant.
 func (g *gauges) Collect(ch chan<- prometheus.Metric) {
-	s := g.e.scan(time.Now())
-	if g.e.cfg.ByAccount {
+	s := g.p.scan(time.Now())
+	if g.p.e.cfg.ByAccount {
 		for _, a := range s.accounts {
 			g.leaseGauges(ch, a.counts, a.name)
 		}
@@ -121,12 +121,15 @@ type scanned struct {
 	malformed int64
 }
 
+// scan computes the figures of the first (or only) database; see part.scan.
+func (e *Exporter) scan(now time.Time) scanned { return e.parts[0].scan(now) }
+
 // scan computes the figures at local time now in one pass over the leases,
 // under the lock.
-func (e *Exporter) scan(now time.Time) scanned {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	st := e.state
+func (p *part) scan(now time.Time) scanned {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, st := p.e, p.state
 	serverNow := st.ServerNow(now)
 	nowNS, soonNS := serverNow.UnixNano(), serverNow.Add(e.cfg.ExpiringWithin).UnixNano()
 	oldest := nowNS // earliest acquisition of an unexpired lease
@@ -163,7 +166,7 @@ func (e *Exporter) scan(now time.Time) scanned {
 		s.syncAge = now.Sub(e.started)
 	}
 	s.clock = st.Clock()
-	s.dropped, s.malformed = e.dropped, st.Malformed()
+	s.dropped, s.malformed = p.dropped, st.Malformed()
 	return s
 }
 
