@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/leasetop/leasetop/data"
@@ -77,10 +78,15 @@ func cmdBench(ctx context.Context, env Env, args []string) error {
 		}
 		cfg.Server = net.JoinHostPort(connCfg.Host, strconv.Itoa(int(connCfg.Port))) + "/" + connCfg.Database
 	}
+	// The header waits for the first workload: a database at another
+	// schema version gets its one line first, and nothing else.
+	header := sync.OnceFunc(func() {
+		fmt.Fprintf(env.Stderr, "bench: %s, about %v\n", cfg.Server, bench.Estimate(cfg).Round(time.Second))
+	})
 	cfg.Progress = func(name string) {
+		header()
 		fmt.Fprintf(env.Stderr, "bench: %s\n", name)
 	}
-	fmt.Fprintf(env.Stderr, "bench: %s, about %v\n", cfg.Server, bench.Estimate(cfg).Round(time.Second))
 	rep, err := bench.Run(ctx, cfg)
 	if rep != nil && len(rep.Results) > 0 {
 		if perr := printReport(env, rep, *asJSON); perr != nil {

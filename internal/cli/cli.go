@@ -42,6 +42,7 @@ func commands() []command {
 		{name: "events", summary: "print the event history, then follow it live", run: cmdEvents},
 		{name: "release", summary: "force-release a session's lease (compare-and-release on --run)", run: cmdRelease},
 		{name: "exporter", summary: "serve Prometheus metrics of the leases, events and feed (/metrics)", ownSignals: true, run: cmdExporter},
+		{name: "version", summary: "print leasetop's version and the lease schema it migrates to; with --dsn, the database's", run: cmdVersion},
 		{name: "bench", summary: "measure the lease's cost against baselines in the same run", run: cmdBench},
 		{name: "device", summary: "one simulated device process of the demo", hidden: true, ownSignals: true, run: cmdDevice},
 		{name: guardianCommand, summary: "the guardian of leasetop run's command (internal)", hidden: true, ownSignals: true, run: cmdRunGuardian},
@@ -56,6 +57,8 @@ func Run(ctx context.Context, env Env) error {
 		switch args[0] {
 		case "help", "-h", "-help", "--help":
 			return help(ctx, env, args[1:])
+		case "--version", "-version":
+			args = append([]string{"version"}, args[1:]...)
 		}
 	}
 	name := "watch" // no command, or flags only: the monitor

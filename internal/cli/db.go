@@ -34,6 +34,9 @@ func openStore(ctx context.Context, dsn string) (*data.Store, error) {
 // connError turns a connection failure into one line: where, and what went
 // wrong, without the connection string.
 func connError(err error) error {
+	if se, ok := asSchemaError(err); ok {
+		return schemaError(se)
+	}
 	if errors.Is(err, data.ErrSchema) || errors.Is(err, data.ErrInvalid) {
 		return err
 	}
