@@ -84,6 +84,10 @@ func newFlags(env Env, name, usageLine string) *flagSet {
 // parseFlags parses args. A bad flag is an ExitUsage error of one line; -h
 // prints the usage and returns flag.ErrHelp (exit 0).
 func parseFlags(fs *flagSet, args []string) error {
+	if fs.env.describe != nil {
+		fs.env.describe(fs.FlagSet)
+		return flag.ErrHelp
+	}
 	err := fs.Parse(args)
 	switch {
 	case err == nil:
