@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/theme"
 )
 
 // TestBuildLane: the lane rebuilt from a known history, span by span and
@@ -60,7 +61,7 @@ func TestBuildLane(t *testing.T) {
 			t.Errorf("mark %d = %v at %v, want %v at %ds", i, ln.marks[i].kind, ln.marks[i].at.Sub(t0), w.kind, w.at)
 		}
 	}
-	st := newStyles(true)
+	st := newStyles(theme.Dark())
 	got := ansi.Strip(drawLane(&ln, window{from: t0, cell: time.Second, cells: 100}, &st.tl).text)
 	if n := ansi.StringWidth(got); n != 100 {
 		t.Errorf("lane is %d cells, want 100: %q", n, got)

@@ -12,6 +12,7 @@ import (
 	"github.com/leasetop/leasetop/internal/bench"
 	"github.com/leasetop/leasetop/internal/demo"
 	"github.com/leasetop/leasetop/lease"
+	"github.com/leasetop/leasetop/theme"
 )
 
 // flagValues is what completion offers for a flag's value.
@@ -61,6 +62,8 @@ func valuesByName(command, name string) flagValues {
 		return flagValues{fixed: demo.DefaultDevices, list: true}
 	case "watch --config":
 		return flagValues{files: true}
+	case "watch --theme", "demo --theme":
+		return flagValues{fixed: theme.Names, files: true}
 	}
 	switch name {
 	case "account":

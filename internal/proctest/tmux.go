@@ -62,6 +62,10 @@ func (tm *Tmux) run(args ...string) string {
 // Screen is what a user sees now.
 func (tm *Tmux) Screen() string { return tm.run("capture-pane", "-p", "-t", "t") }
 
+// StyledScreen is Screen with its colours and attributes, as escape
+// sequences.
+func (tm *Tmux) StyledScreen() string { return tm.run("capture-pane", "-p", "-e", "-t", "t") }
+
 // Keys presses keys (tmux key names: Tab, Enter, Escape, C-c, or text).
 func (tm *Tmux) Keys(keys ...string) {
 	tm.t.Helper()
