@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -109,4 +110,29 @@ func TestCommandBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCommandJSONWithLoad: a workload that loads leases in bulk (monitor)
+// reports its load on stderr as plain lines, stderr not being a terminal (no
+// status line redrawn in place, no colour), and its summary; stdout holds
+// the JSON report and nothing else.
+func TestCommandJSONWithLoad(t *testing.T) {
+	db := pgtest.New(t)
+	stdout, stderr, code := runBench(t, "--dsn", db.URL, "--only", "monitor", "--monitor-leases", "20000",
+		"--duration", "100ms", "--warmup", "0s", "--json")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+	var rep bench.Report
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	if err := dec.Decode(&rep); err != nil || dec.More() {
+		t.Fatalf("stdout is not one JSON report (%v):\n%s", err, stdout)
+	}
+	if !regexp.MustCompile(`(?m)^bench: monitor: wrote 20,000 leases in [\d.]+s \([\d,]+/s\)$`).MatchString(stderr) {
+		t.Errorf("stderr lacks the load's summary line:\n%s", stderr)
+	}
+	if strings.ContainsAny(stderr, "\r\x1b") {
+		t.Errorf("stderr (not a terminal) carries a carriage return or an escape: %q", stderr)
+	}
+	assertCleanedUp(t, db.Conn(t))
 }

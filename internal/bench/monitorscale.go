@@ -115,6 +115,9 @@ func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 // measures a database holding them.
 func (r *run) preloadLeases(ctx context.Context, tag string, n int) error {
 	const chunk = 5000
+	m, start := r.meter(), time.Now()
+	m.Start(tag+": acquiring leases", int64(n), "leases")
+	defer m.Done("")
 	for lo := 1; lo <= n; lo += chunk {
 		hi := min(lo+chunk-1, n)
 		var got int
@@ -129,7 +132,9 @@ func (r *run) preloadLeases(ctx context.Context, tag string, n int) error {
 		if got != hi-lo+1 {
 			return fmt.Errorf("write leases %d-%d: %d granted, want %d", lo, hi, got, hi-lo+1)
 		}
+		m.Set(int64(hi))
 	}
+	m.Done(loaded(tag, "acquired", n, "leases", time.Since(start)))
 	return nil
 }
 

@@ -87,6 +87,7 @@ func cmdBench(ctx context.Context, env Env, args []string) error {
 		header()
 		fmt.Fprintf(env.Stderr, "bench: %s\n", name)
 	}
+	cfg.Meter = newMeter(env, "bench: ")
 	rep, err := bench.Run(ctx, cfg)
 	if rep != nil && len(rep.Results) > 0 {
 		if perr := printReport(env, rep, *asJSON); perr != nil {
