@@ -139,7 +139,12 @@ func (f *demoFlags) config() (demo.Config, error) {
 // openDemoDB opens the demo's database (see demo.OpenDB) with the exit codes
 // and one-line errors of every command that connects.
 func openDemoDB(ctx context.Context, env Env, flagDSN string, cfg *demo.Config) (*demo.DB, error) {
+	meter := newMeter(env, "demo: ")
+	meter.Start("starting an embedded PostgreSQL", 0, "")
+	cfg.Starting = meter.Step
 	db, err := demo.OpenDB(ctx, resolveDSN(env, flagDSN), cfg)
+	meter.Done("")
+	cfg.Starting = nil
 	var embedded *demo.EmbeddedError
 	switch {
 	case err == nil:

@@ -42,8 +42,9 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Meter shows one task at a time. Start and Done belong to one goroutine;
-// Set and Step may come from any (a database driver's callback).
+// Meter shows one task at a time. It is safe for concurrent use: a task's
+// counts may come from another goroutine (a watcher of the server) than
+// the one that started it.
 type Meter struct {
 	w   io.Writer
 	opt Options
@@ -52,19 +53,21 @@ type Meter struct {
 	// NO_COLOR): its glyphs say the same.
 	colours colorprofile.Profile
 
-	mu      sync.Mutex
-	task    string // what is being done
-	unit    string // what is counted
-	detail  string // the task's current step, when it says
-	total   int64  // 0: unknown
-	done    int64
-	start   time.Time
-	shown   time.Time // when the line was last drawn or printed
-	drawn   bool      // a status line is on the terminal now
-	rateAt  time.Time // the last count's time and value, for the rate
-	rateN   int64
-	rate    float64 // per second, smoothed
-	stop    chan struct{}
+	mu     sync.Mutex
+	task   string // what is being done
+	unit   string // what is counted
+	detail string // the task's current step, when it says
+	total  int64  // 0: unknown
+	done   int64
+	start  time.Time
+	shown  time.Time // when the line was last drawn or printed
+	drawn  bool      // a status line is on the terminal now
+	rateAt time.Time // the last count's time and value, for the rate
+	rateN  int64
+	rate   float64 // per second, smoothed
+
+	life    sync.Mutex    // serialises Start and Done
+	stop    chan struct{} // ends the redraw goroutine (on a terminal)
 	stopped sync.WaitGroup
 }
 
@@ -100,6 +103,8 @@ func New(w io.Writer, opt Options) *Meter {
 // line until Done.
 func (m *Meter) Start(task string, total int64, unit string) {
 	m.Done("")
+	m.life.Lock()
+	defer m.life.Unlock()
 	now := m.opt.Now()
 	m.mu.Lock()
 	m.task, m.total, m.unit, m.detail = task, total, unit, ""
@@ -135,6 +140,19 @@ func (m *Meter) Set(done int64) {
 	}
 }
 
+// Measure records a count whose total or unit may change as the task goes
+// from phase to phase (an index build's blocks, then its tuples): a new
+// total or unit starts the rate again. A total of 0 shows no count.
+func (m *Meter) Measure(done, total int64, unit string) {
+	m.mu.Lock()
+	if m.task != "" && (total != m.total || unit != m.unit) {
+		m.total, m.unit = total, unit
+		m.done, m.rateAt, m.rateN, m.rate = 0, m.opt.Now(), done, 0
+	}
+	m.mu.Unlock()
+	m.Set(done)
+}
+
 // Step says what the task is doing now (a file, a wait), without a count.
 func (m *Meter) Step(detail string) {
 	m.mu.Lock()
@@ -151,6 +169,8 @@ func (m *Meter) Step(detail string) {
 // Done ends the task: it clears the status line and, when summary is not
 // empty, prints it as a line of its own ("wrote 1,000,000 leases in 58s").
 func (m *Meter) Done(summary string) {
+	m.life.Lock()
+	defer m.life.Unlock()
 	if m.stop != nil {
 		close(m.stop)
 		m.stopped.Wait()
