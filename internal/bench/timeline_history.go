@@ -55,7 +55,7 @@ func (r *run) preloadHistory(ctx context.Context, tag string, n, rate int) (time
 		}
 		m.Set(int64(hi))
 	}
-	m.Done(loaded(tag, "wrote", total, "events", time.Since(start)))
+	m.Done(loaded(tag, "wrote", 1, total, "events", time.Since(start)))
 	_, _ = r.admin.Exec(ctx, `ANALYZE lease.event`) // a role that does not own it keeps the server's statistics
 	return end, nil
 }

@@ -60,7 +60,7 @@ func valuesByName(command, name string) flagValues {
 		return flagValues{fixed: strategyNames, list: true, alone: []string{"classic", "all"}}
 	case "demo --devices":
 		return flagValues{fixed: demo.DefaultDevices, list: true}
-	case "watch --config":
+	case "watch --config", "bench --plot":
 		return flagValues{files: true}
 	case "watch --theme", "demo --theme":
 		return flagValues{fixed: theme.Names, files: true}
