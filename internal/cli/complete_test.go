@@ -2,12 +2,13 @@ package cli_test
 
 import (
 	"context"
-	"net"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leasetop/leasetop/internal/pgtest"
 )
 
 // TestCompleteFlagsOfEveryCommand: for every command, completing "--"
@@ -40,33 +41,43 @@ func TestCompleteFlagsOfEveryCommand(t *testing.T) {
 	}
 }
 
-// TestCompleteIsBoundedWithoutAnswer: a database that accepts the
-// connection and never answers costs a completion its bound (2 s), not the
-// user's shell: no candidate, no error, exit 0.
+// TestCompleteIsBoundedWithoutAnswer: a database that does not answer the
+// read (another session holds the lease table in ACCESS EXCLUSIVE mode)
+// costs a completion its bound, not the user's shell: no candidate, no
+// error, exit 0, and no lock left waiting.
 func TestCompleteIsBoundedWithoutAnswer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ctx := context.Background()
+	db := pgtest.New(t)
+	tx, err := db.Conn(t).Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer tx.Rollback(ctx) //nolint:errcheck
+	if _, err := tx.Exec(ctx, `LOCK TABLE lease.session_lease IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		out, stderr string
+		code        int
+		took        time.Duration
+	}
+	done := make(chan answer, 1)
 	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close() // held open, never answered
-		}
+		start := time.Now()
+		out, stderr, code := leasetop(ctx, db.URL, "__complete", "release", "--account", "")
+		done <- answer{out, stderr, code, time.Since(start)}
 	}()
-	dsn := "postgres://nobody@" + ln.Addr().String() + "/none?sslmode=disable"
-	start := time.Now()
-	out, stderr, code := leasetop(context.Background(), dsn, "__complete", "release", "--account", "")
-	took := time.Since(start)
-	if code != 0 || stderr != "" || out != ":nofiles\n" {
-		t.Errorf("__complete against a silent server: exit %d, stdout %q, stderr %q; want 0, only :nofiles, nothing", code, out, stderr)
+	select {
+	case a := <-done:
+		if a.code != 0 || a.stderr != "" || a.out != ":nofiles\n" {
+			t.Errorf("__complete against a locked table: exit %d, stdout %q, stderr %q; want 0, only :nofiles, nothing", a.code, a.out, a.stderr)
+		}
+		t.Logf("gave up after %s", a.took.Round(time.Millisecond))
+	case <-time.After(30 * time.Second):
+		t.Fatal("__complete still waits for the locked table after 30 s, want its 2 s bound")
 	}
-	if took > 10*time.Second {
-		t.Errorf("__complete took %s against a silent server, want its 2 s bound", took)
+	var waiting int
+	if err := db.Conn(t).QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'leasetop completion'`).Scan(&waiting); err != nil || waiting != 0 {
+		t.Errorf("%d completion sessions (%v) left on the server, want none", waiting, err)
 	}
-	t.Logf("gave up after %s", took.Round(time.Millisecond))
 }
