@@ -159,8 +159,8 @@ func TestCommandPlot(t *testing.T) {
 	want := map[string][]string{
 		"handoff.svg":   {"Handoff latency: leasetop's waiter against polling", "release → the waiter holds the lease (ms, log scale)", "share of handoffs at or below", "leasetop (LISTEN/NOTIFY)", "polling every second"},
 		"keepalive.svg": {"Keeping leases alive: the server's CPU per lease renewed", "leases renewed per call (log scale)", "server CPU per renewal (µs, log scale)"},
-		"monitor.svg":   {"The monitor's first picture", "The memory it holds then", "live leases (log scale)", "Go heap held (MB, log scale)"},
-		"seed.svg":      {"Against the seed's SQL, in the same run", "latency (ms)", "acquire + release p50", "the seed's SQL", "leasetop"},
+		"monitor.svg":   {"The monitor's first picture of every lease", "The Go heap it holds then", "live leases (log scale)", "seconds, log scale", "MB, log scale"},
+		"seed.svg":      {"Against the seed's SQL, in the same run", "latency (ms)", "cycle p50", "the seed's SQL", "leasetop"},
 	}
 	for file, texts := range want {
 		if file == "seed.svg" {

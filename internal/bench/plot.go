@@ -6,13 +6,17 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/leasetop/leasetop/internal/progress"
 )
 
 // A figure is one picture bench --plot draws from a report: SVG, for
@@ -112,6 +116,7 @@ func newFigure(title, x, y string) *plot.Plot {
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
 	p.Legend.Top = true
+	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
 	p.Add(newGrid())
 	return p
 }
@@ -131,6 +136,58 @@ func svgOfRow(plots ...*plot.Plot) io.WriterTo {
 		p.Draw(canvases[0][i])
 	}
 	return c
+}
+
+// logTicks marks 1, 2 and 5 of each decade, labelled (1,000 not 1e+03),
+// and the other integers of the decade unlabelled: a log axis that reads
+// at a glance.
+type logTicks struct{}
+
+// Ticks implements plot.Ticker. Over more than two decades only the
+// powers of ten are labelled, so that the labels do not run together.
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	wide := math.Log10(hi/lo) > 2
+	var out []plot.Tick
+	for d := math.Pow(10, math.Floor(math.Log10(lo))); d <= hi; d *= 10 {
+		for m := 1.0; m < 10; m++ {
+			v := d * m
+			if v < lo || v > hi {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || (!wide && (m == 2 || m == 5)) {
+				t.Label = numberLabel(v)
+			}
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// plainTicks are gonum's default ticks, labelled as numberLabel writes
+// (25, not 25.00).
+type plainTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = numberLabel(ticks[i].Value)
+		}
+	}
+	return ticks
+}
+
+// logAxis makes a logarithmic axis with logTicks.
+func logAxis(a *plot.Axis) { a.Scale, a.Tick.Marker = plot.LogScale{}, logTicks{} }
+
+// numberLabel writes v for an axis or a point: 1,000,000; 250; 0.5.
+func numberLabel(v float64) string {
+	if v >= 1000 {
+		return progress.Count(int64(math.Round(v)))
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
 // result finds the result named name that has numbers.

@@ -17,8 +17,11 @@ import (
 func handoffFigure(rep *Report) (io.WriterTo, error) {
 	p := newFigure("Handoff latency: leasetop's waiter against polling",
 		"release → the waiter holds the lease (ms, log scale)", "share of handoffs at or below")
-	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-	p.Y.Min, p.Y.Max = 0, 1
+	logAxis(&p.X)
+	// Room above the curves for the legend; the ticks stop at all of them.
+	p.Y.Min, p.Y.Max = 0, 1.32
+	p.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: 0.25, Label: "25%"},
+		{Value: 0.5, Label: "50%"}, {Value: 0.75, Label: "75%"}, {Value: 1, Label: "100%"}})
 	curves := 0
 	for _, c := range []struct {
 		name  string

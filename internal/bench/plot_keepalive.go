@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -27,23 +26,27 @@ func keepaliveFigure(rep *Report) (io.WriterTo, error) {
 	}
 	p := newFigure("Keeping leases alive: the server's CPU per lease renewed",
 		"leases renewed per call (log scale)", "server CPU per renewal (µs, log scale)")
-	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	logAxis(&p.X)
+	logAxis(&p.Y)
 	line, points, err := plotter.NewLinePoints(batch)
 	if err != nil {
 		return nil, err
 	}
 	line.Color, line.Width = colourLeasetop, vg.Points(2)
 	points.Color, points.Shape, points.Radius = colourLeasetop, draw.CircleGlyph{}, vg.Points(4)
-	p.Add(line, points)
-	p.Legend.Add("lease.renew_many (data.Store.RenewMany, what lease.Client sends)", line, points)
+	labels, err := valueLabels(batch, " µs")
+	if err != nil {
+		return nil, err
+	}
+	p.Add(line, points, labels)
+	p.Legend.Add("lease.renew_many (what lease.Client sends)", line, points)
 	for _, single := range []struct {
 		name, label string
 		glyph       draw.GlyphDrawer
 		res         Result
 	}{
-		{name: "keepalive-renew", label: "lease.renew, one lease a call", glyph: draw.SquareGlyph{}},
-		{name: "keepalive-seed", label: "the seed's per-key UPDATE, one lease a call", glyph: draw.TriangleGlyph{}},
+		{name: "keepalive-renew", label: "lease.renew, one a call", glyph: draw.SquareGlyph{}},
+		{name: "keepalive-seed", label: "the seed's UPDATE", glyph: draw.TriangleGlyph{}},
 	} {
 		res, ok := rep.result(single.name)
 		if !ok || res.ServerCPUus <= 0 {
@@ -58,8 +61,14 @@ func keepaliveFigure(rep *Report) (io.WriterTo, error) {
 			s.Color = colourSlow
 		}
 		p.Add(s)
-		p.Legend.Add(fmt.Sprintf("%s: %.0f µs", single.label, res.ServerCPUus), s)
+		p.Legend.Add(fmt.Sprintf("%s: %s µs", single.label, numberLabel(res.ServerCPUus)), s)
 	}
-	p.Legend.Top, p.Legend.Left = true, false
+	// Room above the curve for the legend (on the left: its text then runs
+	// into the free space, whatever font the viewer draws it in), and right
+	// of the last point for its label.
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs = vg.Centimeter
+	p.Y.Max *= 6
+	p.X.Max *= 1.5
 	return svgOf(p)
 }

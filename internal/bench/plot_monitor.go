@@ -34,32 +34,40 @@ func monitorFigure(rep *Report) (io.WriterTo, error) {
 	byLeases := func(a, b plotter.XY) int { return int(a.X - b.X) }
 	slices.SortFunc(load, byLeases)
 	slices.SortFunc(heap, byLeases)
-	left, err := monitorPanel("The monitor's first picture", "seconds from start to every lease drawn (log scale)", load)
+	left, err := monitorPanel("The monitor's first picture of every lease", "seconds", " s", load)
 	if err != nil {
 		return nil, err
 	}
 	if len(heap) == 0 {
 		return svgOf(left)
 	}
-	right, err := monitorPanel("The memory it holds then", "Go heap held (MB, log scale)", heap)
+	right, err := monitorPanel("The Go heap it holds then", "MB", " MB", heap)
 	if err != nil {
 		return nil, err
 	}
 	return svgOfRow(left, right), nil
 }
 
-// monitorPanel is one of monitorFigure's panels.
-func monitorPanel(title, y string, xys plotter.XYs) (*plot.Plot, error) {
-	p := newFigure(title, "live leases (log scale)", y)
-	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+// monitorPanel is one of monitorFigure's panels, both axes logarithmic,
+// each point labelled with its value and unit.
+func monitorPanel(title, y, unit string, xys plotter.XYs) (*plot.Plot, error) {
+	p := newFigure(title, "live leases (log scale)", y+", log scale")
+	logAxis(&p.X)
+	logAxis(&p.Y)
 	line, points, err := plotter.NewLinePoints(xys)
 	if err != nil {
 		return nil, err
 	}
 	line.Color, line.Width = colourLeasetop, vg.Points(2)
 	points.Color, points.Shape, points.Radius = colourLeasetop, draw.CircleGlyph{}, vg.Points(4)
-	p.Add(line, points)
+	labels, err := valueLabels(xys, unit)
+	if err != nil {
+		return nil, err
+	}
+	p.Add(line, points, labels)
+	// Room for the labels above the highest point and left of the first.
+	p.Y.Max *= 2
+	p.X.Min /= 2
 	return p, nil
 }
 
@@ -75,4 +83,18 @@ func loadRowLeases(res Result, monitorLeases int) (int, bool) {
 	}
 	n, err := strconv.Atoi(s)
 	return n, err == nil && n > 0
+}
+
+// valueLabels writes each point's value, with unit, above it.
+func valueLabels(xys plotter.XYs, unit string) (*plotter.Labels, error) {
+	texts := make([]string, len(xys))
+	for i, xy := range xys {
+		texts[i] = numberLabel(xy.Y) + unit
+	}
+	labels, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts})
+	if err != nil {
+		return nil, err
+	}
+	labels.Offset = vg.Point{X: -vg.Millimeter * 4, Y: vg.Millimeter * 2}
+	return labels, nil
 }

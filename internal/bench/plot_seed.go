@@ -13,7 +13,7 @@ import (
 // same run, interleaved: the median and the 99th percentile of each.
 func seedFigure(rep *Report) (io.WriterTo, error) {
 	pairs := []struct{ label, seed, ours string }{
-		{"acquire + release", "seed-cycle", "cycle"},
+		{"cycle", "seed-cycle", "cycle"},
 		{"renewal", "seed-renew", "renew"},
 	}
 	var names []string
@@ -49,7 +49,9 @@ func seedFigure(rep *Report) (io.WriterTo, error) {
 	p.Legend.Add("leasetop", bo)
 	p.Legend.Top, p.Legend.Left = true, true
 	p.NominalX(names...)
-	p.X.Label.Text = fmt.Sprintf("%d clients, each on keys of its own", rep.Settings.Clients)
+	p.X.Min, p.X.Max = -0.7, float64(len(names))-0.3
+	p.Y.Min, p.Y.Max = 0, 1.3*max(maxOf(seed), maxOf(ours)) // room above the bars for the legend
+	p.X.Label.Text = fmt.Sprintf("cycle = acquire + release; %d clients", rep.Settings.Clients)
 	return svgOf(p)
 }
 
@@ -60,4 +62,13 @@ func interleave(a, b plotter.Values) plotter.Values {
 		out = append(out, a[i], b[i])
 	}
 	return out
+}
+
+// maxOf is the largest of vs.
+func maxOf(vs plotter.Values) float64 {
+	m := 0.0
+	for _, v := range vs {
+		m = max(m, v)
+	}
+	return m
 }
