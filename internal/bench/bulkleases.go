@@ -32,6 +32,7 @@ func (r *run) bulkLeasesFrom(ctx context.Context, tag string, from, n int) error
 	const chunk = 50_000 // a transaction each: the progress line moves every few seconds
 	m, start := r.meter(), time.Now()
 	m.Start(tag+": writing leases in bulk", int64(n), "leases")
+	resume(m, from-1)
 	defer m.Done("")
 	for lo := from; lo <= n; lo += chunk {
 		hi := min(lo+chunk-1, n)
@@ -66,6 +67,13 @@ func (r *run) bulkLeasesFrom(ctx context.Context, tag string, from, n int) error
 		return fmt.Errorf("analyze after the bulk load: %w", err)
 	}
 	return nil
+}
+
+// resume tells m, if it can hear it, that its count starts at done.
+func resume(m Meter, done int) {
+	if r, ok := m.(interface{ Resume(done int64) }); ok && done > 0 {
+		r.Resume(int64(done))
+	}
 }
 
 // loaded is the summary line of a bulk load of the units from to n:

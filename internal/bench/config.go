@@ -48,7 +48,8 @@ type Config struct {
 }
 
 // Meter shows a long step's progress (what internal/progress.Meter does
-// on the command's stderr).
+// on the command's stderr). A Meter that also has Resume(done int64) is
+// told where a step's count starts when it grows an earlier step's rows.
 type Meter interface {
 	// Start begins a step that counts total units ("leases").
 	Start(task string, total int64, unit string)

@@ -130,6 +130,7 @@ func (r *run) preloadLeasesFrom(ctx context.Context, tag string, from, n int) er
 	const chunk = 5000
 	m, start := r.meter(), time.Now()
 	m.Start(tag+": acquiring leases", int64(n), "leases")
+	resume(m, from-1)
 	defer m.Done("")
 	for lo := from; lo <= n; lo += chunk {
 		hi := min(lo+chunk-1, n)

@@ -140,6 +140,15 @@ func (m *Meter) Set(done int64) {
 	}
 }
 
+// Resume says the task's count starts at done (units done before the
+// task began: a load that grows what an earlier one wrote), so that the rate
+// counts from there.
+func (m *Meter) Resume(done int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.done, m.rateN = done, done
+}
+
 // Measure records a count whose total or unit may change as the task goes
 // from phase to phase (an index build's blocks, then its tuples): a new
 // total or unit starts the rate again. A total of 0 shows no count.

@@ -48,6 +48,24 @@ func TestPlainLines(t *testing.T) {
 	}
 }
 
+// TestResumedRate: a task that resumes a count (a load that grows an
+// earlier one's rows) reports the rate of what it did, not of what was done
+// before it.
+func TestResumedRate(t *testing.T) {
+	var out syncbuf.Buffer
+	c := &clock{}
+	c.Set(0)
+	m := progress.New(&out, progress.Options{Now: c.Now})
+	m.Start("writing leases", 1_000_000, "leases")
+	m.Resume(100_000)
+	c.Set(3 * time.Second)
+	m.Set(160_000)
+	m.Done("")
+	if got, want := out.String(), "writing leases: 160,000 of 1,000,000 leases 20,000/s 3.0s\n"; got != want {
+		t.Errorf("line %q, want %q", got, want)
+	}
+}
+
 // TestQuickTaskShowsNothing: work that ends within the delay prints only
 // its summary, and none without one.
 func TestQuickTaskShowsNothing(t *testing.T) {
