@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/bench"
 	"github.com/leasetop/leasetop/internal/pgserver"
+	"github.com/leasetop/leasetop/internal/termtext"
 )
 
 // cmdBench measures the lease protocol against baselines in the same run
@@ -19,7 +22,7 @@ import (
 // PostgreSQL with fsync on, as in production.
 func cmdBench(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "bench",
-		"bench [--dsn URL [--pooler-dsn URL]] [--clients 16] [--keys 1000] [--duration 5s] [--warmup 1s] [--json] [--only NAME,...] [--monitor-leases 100000]")
+		"bench [--dsn URL [--pooler-dsn URL]] [--clients 16] [--keys 1000] [--duration 5s] [--warmup 1s] [--json] [--only NAME,...] [--monitor-leases 100000] [--plot DIR]")
 	dsn := fs.String("dsn", "", "PostgreSQL URL of a database with the lease schema (default $DATABASE_URL, else a throwaway server with fsync on)")
 	poolerDSN := fs.String("pooler-dsn", "", "the same database through a transaction pooler, for --only pooler (default with the throwaway server: a PgBouncer bench starts)")
 	clients := fs.Int("clients", 16, "concurrent clients, each with its own connection")
@@ -28,6 +31,7 @@ func cmdBench(ctx context.Context, env Env, args []string) error {
 	warmup := fs.Duration("warmup", time.Second, "how long each workload runs before it is measured")
 	monitorLeases := fs.Int("monitor-leases", 100_000, "live leases the monitor, exporter and poll-cost workloads write (--only monitor,exporter,poll-cost); history-month's events a day")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	plotDir := fs.String("plot", "", "also write SVG plots of the results into this folder (made if missing): "+strings.Join(bench.FigureNames(), ", "))
 	only := fs.String("only", "", "comma-separated workloads or groups to run (default all but the opt-in monitor, exporter, pooler and poll-cost): "+strings.Join(bench.Names(), ", "))
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -53,6 +57,11 @@ func cmdBench(ctx context.Context, env Env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return usageErrorf("%v", err)
 	}
+	if *plotDir != "" {
+		if err := checkPlotDir(*plotDir); err != nil {
+			return err
+		}
+	}
 
 	cfg.DSN = resolveDSN(env, *dsn)
 	if cfg.DSN == "" {
@@ -77,14 +86,25 @@ func cmdBench(ctx context.Context, env Env, args []string) error {
 		}
 		cfg.Server = net.JoinHostPort(connCfg.Host, strconv.Itoa(int(connCfg.Port))) + "/" + connCfg.Database
 	}
+	// The header waits for the first workload: a database at another
+	// schema version gets its one line first, and nothing else.
+	header := sync.OnceFunc(func() {
+		fmt.Fprintf(env.Stderr, "bench: %s, about %v\n", cfg.Server, bench.Estimate(cfg).Round(time.Second))
+	})
 	cfg.Progress = func(name string) {
+		header()
 		fmt.Fprintf(env.Stderr, "bench: %s\n", name)
 	}
-	fmt.Fprintf(env.Stderr, "bench: %s, about %v\n", cfg.Server, bench.Estimate(cfg).Round(time.Second))
+	cfg.Meter = newMeter(env, "bench: ")
 	rep, err := bench.Run(ctx, cfg)
 	if rep != nil && len(rep.Results) > 0 {
 		if perr := printReport(env, rep, *asJSON); perr != nil {
 			return perr
+		}
+		if *plotDir != "" {
+			if perr := writePlots(env, rep, *plotDir); perr != nil {
+				return perr
+			}
 		}
 	}
 	if in := interruption(ctx); in != nil { // Run ended ctx on SIGINT, SIGTERM or SIGHUP
@@ -125,4 +145,34 @@ func startBenchServer(ctx context.Context, env Env) (*pgserver.Server, error) {
 		return nil, &ExitError{Code: ExitFailure, Err: fmt.Errorf("throwaway server: %w", err)}
 	}
 	return srv, nil
+}
+
+// checkPlotDir makes --plot's folder and checks, before the run, that the
+// plots can be written there.
+func checkPlotDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usageErrorf("--plot: %v", err)
+	}
+	f, err := os.CreateTemp(dir, ".leasetop-plot-check-*")
+	if err != nil {
+		return usageErrorf("--plot: %v", err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// writePlots writes the report's plots into dir and says on stderr which
+// it wrote and what to run for the others.
+func writePlots(env Env, rep *bench.Report, dir string) error {
+	written, missing, err := bench.WritePlots(rep, dir)
+	for _, path := range written {
+		fmt.Fprintf(env.Stderr, "bench: wrote %s\n", termtext.Clean(path, 0))
+	}
+	for _, m := range missing {
+		fmt.Fprintf(env.Stderr, "bench: no %s\n", m)
+	}
+	if err != nil {
+		return &ExitError{Code: ExitFailure, Err: err}
+	}
+	return nil
 }

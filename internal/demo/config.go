@@ -55,6 +55,9 @@ type Config struct {
 	// DSN is handed to the devices (through DATABASE_URL in their
 	// environment, never on their command line).
 	DSN string
+	// Starting, when set, is told each step of the embedded server's start
+	// as it begins (OpenDB without a DSN): a first start takes seconds.
+	Starting func(step string)
 }
 
 // withDefaults fills in zero fields and checks the ranges.
