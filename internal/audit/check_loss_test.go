@@ -24,7 +24,7 @@ func TestCheckCountsTakeoversAfterProcessLoss(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	store := db.Store(t)
-	if _, err := demo.Setup(ctx, store.Pool()); err != nil {
+	if _, err := demo.Setup(ctx, store); err != nil {
 		t.Fatalf("Setup: %v", err)
 	}
 	rec := audit.NewRecord([]string{"acme"}, 0)
