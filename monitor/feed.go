@@ -318,7 +318,7 @@ func (f *Feed) queue(ctx context.Context, items []Item) {
 		f.push(it)
 		truncated = f.noteTruncated(it.Event) || truncated
 	}
-	jumped := f.noteTimelineLocked(prev)
+	jumped := f.noteFailoverLocked(prev)
 	overflow := len(f.items) > f.cfg.MaxPending
 	if overflow {
 		// The consumer is far behind: drop what it has not taken, and give it

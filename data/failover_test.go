@@ -16,25 +16,26 @@ import (
 	leasesql "github.com/leasetop/leasetop/sql"
 )
 
-// floor2 is lease.timeline_floor() on timeline 2: 2^43.
+// floor2 is lease.failover_floor() on WAL timeline 2 (one failover): 2^43.
 const floor2 = int64(1) << 43
 
-// onTimeline2 makes db's server look to the lease functions as if it had
-// been promoted once (a timeline_floor of 2^43), as a standby's first writes
+// afterFailover makes db's server look to the lease functions as if it had
+// been promoted once (a failover_floor of 2^43), as a standby's first writes
 // after a failover see it. (A real promotion: internal/faults'
 // TestFailoverAsynchronous.)
-func onTimeline2(t *testing.T, db pgtest.DB) {
+func afterFailover(t *testing.T, db pgtest.DB) {
 	t.Helper()
 	if _, err := db.Conn(t).Exec(context.Background(),
-		`CREATE OR REPLACE FUNCTION lease.timeline_floor() RETURNS bigint LANGUAGE sql VOLATILE AS 'SELECT 8796093022208::bigint'`); err != nil {
+		`CREATE OR REPLACE FUNCTION lease.failover_floor() RETURNS bigint LANGUAGE sql VOLATILE AS 'SELECT 8796093022208::bigint'`); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// The first write on a new timeline moves the fence sequence and the event
-// ids past anything an earlier timeline handed out, whichever write it is
-// (here a release), and only once: later fences and ids go on from there.
-func TestNewTimelineMovesFencesAndEventIDs(t *testing.T) {
+// The first write after a failover (on a new WAL timeline) moves the fence
+// sequence and the event ids past anything an earlier WAL timeline handed
+// out, whichever write it is (here a release), and only once: later fences
+// and ids go on from there.
+func TestFailoverMovesFencesAndEventIDs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
@@ -43,10 +44,10 @@ func TestNewTimelineMovesFencesAndEventIDs(t *testing.T) {
 	run := uuid.New()
 	before := mustAcquire(t, s, k, run, time.Minute)
 	if before.Fence >= floor2 {
-		t.Fatalf("fence %d on timeline 1, want it below 2^43 (nothing moves on the first timeline)", before.Fence)
+		t.Fatalf("fence %d on WAL timeline 1, want it below 2^43 (nothing moves before a failover)", before.Fence)
 	}
 
-	onTimeline2(t, db)
+	afterFailover(t, db)
 	if ok, err := s.Release(ctx, k, run); err != nil || !ok {
 		t.Fatalf("Release = %v, %v", ok, err)
 	}
@@ -57,27 +58,27 @@ func TestNewTimelineMovesFencesAndEventIDs(t *testing.T) {
 		t.Fatalf("%d events, want 4 (acquired, released, acquired, acquired)", len(evs))
 	}
 	if evs[0].ID >= floor2 || evs[1].ID < floor2 {
-		t.Errorf("event ids %d then %d: want the release, the first write on timeline 2, at 2^43 or above", evs[0].ID, evs[1].ID)
+		t.Errorf("event ids %d then %d: want the release, the first write after the failover, at 2^43 or above", evs[0].ID, evs[1].ID)
 	}
 	if evs[2].ID != evs[1].ID+1 || evs[3].ID != evs[2].ID+1 {
-		t.Errorf("event ids %d, %d, %d: want them to go on from the first one on the new timeline, moved once", evs[1].ID, evs[2].ID, evs[3].ID)
+		t.Errorf("event ids %d, %d, %d: want them to go on from the first one after the failover, moved once", evs[1].ID, evs[2].ID, evs[3].ID)
 	}
 	if after.Fence < floor2 || again.Fence != after.Fence+1 {
-		t.Errorf("fences %d then %d on timeline 2, want 2^43 or above and consecutive", after.Fence, again.Fence)
+		t.Errorf("fences %d then %d after the failover, want 2^43 or above and consecutive", after.Fence, again.Fence)
 	}
 }
 
-// The first writer on a new timeline holds lease.schema_version's row while
+// The first writer after a failover holds lease.schema_version's row while
 // it moves the sequences. A concurrent first writer does not wait for it
 // (it could hold a lease row another writer waits for: a deadlock) but
 // fails with 40001, nothing changed; once the first has committed, writes
 // go on.
-func TestNewTimelineFirstWritersDoNotWait(t *testing.T) {
+func TestFailoverFirstWritersDoNotWait(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	s := db.Store(t)
-	onTimeline2(t, db)
+	afterFailover(t, db)
 	tx, err := db.Conn(t).Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -104,19 +105,19 @@ func TestNewTimelineFirstWritersDoNotWait(t *testing.T) {
 }
 
 // Every function that inserts into lease.event or draws a fence calls
-// lease.follow_timeline first, so no write on a new timeline can hand out an
+// lease.follow_failover first, so no write after a failover can hand out an
 // id or a fence before the sequences moved past the old primary's. (Merging
 // SQL that adds such a write must add the call too.)
-func TestEveryEventAndFenceWriterFollowsTheTimeline(t *testing.T) {
+func TestEveryEventAndFenceWriterFollowsFailover(t *testing.T) {
 	t.Parallel()
-	const check = "IF lease.follow_timeline() THEN NULL; END IF;"
+	const check = "IF lease.follow_failover() THEN NULL; END IF;"
 	fn := regexp.MustCompile(`(?s)CREATE OR REPLACE FUNCTION (lease\.\w+)\(.*?\n\$fn\$;`)
 	writes := regexp.MustCompile(`INSERT INTO lease\.event\b|nextval\('lease\.fence_seq'\)`)
 	found := 0
 	for _, f := range leasesql.Files() {
 		for _, m := range fn.FindAllStringSubmatch(f.SQL, -1) {
 			body, name := m[0], m[1]
-			if name == "lease.move_past_timeline" {
+			if name == "lease.move_past_failover" {
 				continue // the move itself
 			}
 			loc := writes.FindStringIndex(body)

@@ -14,21 +14,21 @@ import (
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// TestFeedResyncsBelowANewTimeline: after a failover the new primary's
-// event ids start 2^43 above the old timeline's (lease.follow_timeline).
+// TestFeedResyncsBelowAFailover: after a failover the new primary's
+// event ids start 2^43 above the old primary's (lease.follow_failover).
 // A transition committed just before the failover, which the consumer was
 // never notified of (its listener's connection died with the old primary)
 // and which the new primary has (a synchronous standby), must still reach
-// the consumer, and its screen must equal the table. The first id of the
-// new timeline that the feed receives makes it resync from a window below
-// the old timeline's newest id, not below the new one.
+// the consumer, and its screen must equal the table. The first id
+// after the failover that the feed receives makes it resync from a window
+// below the old primary's newest id, not below the new one.
 //
-// Without a real failover: the sequence is moved as follow_timeline moves
+// Without a real failover: the sequence is moved as follow_failover moves
 // it, the missed notification is a transaction that opts out of the
 // trigger's NOTIFY, and the listener's catch-up is off (after a
 // reconnection it resumes past the ids already committed, leaving them to
 // the resync, as here).
-func TestFeedResyncsBelowANewTimeline(t *testing.T) {
+func TestFeedResyncsBelowAFailover(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
@@ -46,7 +46,7 @@ func TestFeedResyncsBelowANewTimeline(t *testing.T) {
 	before := monitor.MustAcquire(t, writer, data.Key{Account: "tl", Session: "before"}, uuid.New(), time.Minute)
 	waitFor(t, m, "the notified transition", func(st *monitor.State) bool { return st.Len() == 1 })
 
-	// Committed on the old timeline, never notified.
+	// Committed on the old primary, never notified.
 	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT set_config('lease.caller_notifies', extract(epoch FROM now())::text, true)`); err != nil {
 			return err
@@ -57,8 +57,8 @@ func TestFeedResyncsBelowANewTimeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The new primary's first write: ids on timeline 2.
-	if _, err := conn.Exec(ctx, `SELECT setval('lease.event_id_seq', $1)`, data.TimelineStride); err != nil {
+	// The new primary's first write: ids on WAL timeline 2.
+	if _, err := conn.Exec(ctx, `SELECT setval('lease.event_id_seq', $1)`, data.FailoverStride); err != nil {
 		t.Fatal(err)
 	}
 	after := monitor.MustAcquire(t, writer, data.Key{Account: "tl", Session: "after"}, uuid.New(), time.Minute)
