@@ -13,58 +13,23 @@ import (
 	"github.com/leasetop/leasetop/data"
 )
 
-// Then is what Ask does when the holder does not hand over.
-type Then int
-
-// The fallbacks of an ask.
-const (
-	// ThenRefuse gives up: Ask returns the *AskError.
-	ThenRefuse Then = iota
-	// ThenQueue joins the session's queue (Client.Queue).
-	ThenQueue
-	// ThenPreempt preempts the holder (Client.Preempt; a privilege:
-	// lease_preempt, and refused when the holder is not preemptible).
-	ThenPreempt
-)
-
-// String returns the CLI's name of t: refuse, queue or preempt.
-func (t Then) String() string {
-	switch t {
-	case ThenQueue:
-		return "queue"
-	case ThenPreempt:
-		return "preempt"
-	default:
-		return "refuse"
-	}
-}
-
-// ParseThen parses refuse, queue or preempt.
-func ParseThen(s string) (Then, error) {
-	for _, t := range []Then{ThenRefuse, ThenQueue, ThenPreempt} {
-		if s == t.String() {
-			return t, nil
-		}
-	}
-	return 0, &data.InputError{Field: "then", Problem: "must be refuse, queue or preempt"}
-}
-
 // AskOptions say how Client.AskWith asks and what it does when the holder
 // does not hand over.
 type AskOptions struct {
 	// Timeout is how long the ask stays pending on the database clock:
 	// more than 0, at most data.MaxAskTTL.
 	Timeout time.Duration
-	// Then is the fallback when the ask ends without the lease.
-	Then Then
-	// Reason is what a ThenPreempt records in its preempted event (at most
+	// Then is the fallback when the ask ends without the lease:
+	// BusyRefuse (the zero value), BusyQueue or BusyPreempt.
+	Then OnBusy
+	// Reason is what a BusyPreempt fallback records in its preempted event (at most
 	// data.MaxReasonBytes, the rules of holder labels); "" records why the
 	// ask failed ("asked to hand over; declined", ...).
 	Reason string
 }
 
 // Ask is AskWith with a timeout and a fallback, and the default reason.
-func (c *Client) Ask(ctx context.Context, p Permit, timeout time.Duration, then Then) (*Lease, error) {
+func (c *Client) Ask(ctx context.Context, p Permit, timeout time.Duration, then OnBusy) (*Lease, error) {
 	return c.AskWith(ctx, p, AskOptions{Timeout: timeout, Then: then})
 }
 
@@ -85,8 +50,8 @@ func (c *Client) Ask(ctx context.Context, p Permit, timeout time.Duration, then 
 // written), when the session's queue has runs ahead of this one
 // (ErrAskQueued: an ask may not jump the queue; nothing is written), when
 // the holder declines (ErrAskDeclined) and when the deadline passes
-// unanswered (ErrAskExpired). Then o.Then decides: ThenRefuse returns the
-// *AskError, ThenQueue queues (Client.Queue) and ThenPreempt preempts the
+// unanswered (ErrAskExpired). Then o.Then decides: BusyRefuse returns the
+// *AskError, BusyQueue queues (Client.Queue) and BusyPreempt preempts the
 // holder (Client.Preempt; lease_preempt), returning what those return.
 // The fallback uses the ask's run id when it can, so the history links the
 // ask with the ticket or the preempt (the same run_id).
@@ -102,7 +67,7 @@ func (c *Client) AskWith(ctx context.Context, p Permit, o AskOptions) (*Lease, e
 	if o.Timeout <= 0 || o.Timeout > data.MaxAskTTL {
 		return nil, &data.InputError{Field: "ask timeout", Problem: fmt.Sprintf("must be more than 0 and at most %s, got %s", data.MaxAskTTL, o.Timeout)}
 	}
-	if o.Then < ThenRefuse || o.Then > ThenPreempt {
+	if !o.Then.AskFallback() {
 		return nil, &data.InputError{Field: "then", Problem: "must be refuse, queue or preempt"}
 	}
 	if err := data.ValidateReason(o.Reason); err != nil {
@@ -121,7 +86,7 @@ func (c *Client) AskWith(ctx context.Context, p Permit, o AskOptions) (*Lease, e
 	}
 	reusable := a.giveUp()
 	var ae *AskError
-	if !errors.As(err, &ae) || o.Then == ThenRefuse {
+	if !errors.As(err, &ae) || o.Then == BusyRefuse {
 		return nil, err
 	}
 	if !reusable {
@@ -317,7 +282,7 @@ func (a *asking) giveUp() bool {
 	return true
 }
 
-// askFallbackReasons are what a ThenPreempt records in its preempted event
+// askFallbackReasons are what a BusyPreempt fallback records in its preempted event
 // when AskOptions.Reason is empty, by how the ask ended.
 var askFallbackReasons = map[error]string{
 	ErrAskExpired:  "asked to hand over; no answer in time",
@@ -327,8 +292,8 @@ var askFallbackReasons = map[error]string{
 }
 
 // askFallback runs what an ask chose to do when it ended without the lease
-// (ae says how), with tr's run id: ThenQueue joins the session's queue
-// (Client.Queue), ThenPreempt preempts the holder (Client.Preempt, with
+// (ae says how), with tr's run id: BusyQueue joins the session's queue
+// (Client.Queue), BusyPreempt preempts the holder (Client.Preempt, with
 // o.Reason or askFallbackReasons). Their errors are returned as those calls
 // return them, after the words of how the ask ended (not wrapped: the
 // error is the fallback's).
@@ -338,9 +303,9 @@ func (c *Client) askFallback(ctx context.Context, p Permit, o AskOptions, tr *tr
 		err error
 	)
 	switch o.Then {
-	case ThenQueue:
+	case BusyQueue:
 		l, err = c.queue(ctx, p, tr)
-	case ThenPreempt:
+	case BusyPreempt:
 		reason := cmp.Or(o.Reason, askFallbackReasons[ae.Reason], askFallbackReasons[ErrAskExpired])
 		l, err = c.preempt(ctx, p, reason, tr)
 	default:

@@ -193,7 +193,7 @@ var (
 	ErrAskExpired = errors.New("the ask to hand over expired unanswered")
 	// ErrAskQueued: the session's queue has runs ahead of the asker, which
 	// an ask may not pass (AskError.Ahead says how many); nothing was
-	// written. Join the queue instead (ThenQueue).
+	// written. Join the queue instead (BusyQueue).
 	ErrAskQueued = errors.New("runs are queued ahead; an ask may not pass them")
 )
 

@@ -29,7 +29,7 @@ func TestQueuedWaiterAfterHandover(t *testing.T) {
 	cfg := lease.Config{TTL: 10 * time.Minute, PollInterval: 10 * time.Minute}
 	desktopC, tabletC, phoneC := newClient(t, db.Store(t), cfg), newClient(t, db.Store(t), cfg), newClient(t, db.Store(t), cfg)
 	desktop := acquire(t, desktopC, permit(t, desktopC, testKey, "desktop"))
-	asking := askAsync(ctx, phoneC, permit(t, phoneC, testKey, "phone"), time.Minute, lease.ThenRefuse)
+	asking := askAsync(ctx, phoneC, permit(t, phoneC, testKey, "phone"), time.Minute, lease.BusyRefuse)
 	nextAsk(t, desktop)
 
 	queued := make(chan *lease.Lease, 1)

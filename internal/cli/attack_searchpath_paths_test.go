@@ -337,7 +337,7 @@ func libraryAsk(r *pathRun) {
 	l := r.try(holder, r.key, "holder")
 	done := make(chan error, 1)
 	go func() {
-		la, err := asker.Ask(r.ctx, r.permit(asker, r.key, "asker"), 30*time.Second, lease.ThenRefuse)
+		la, err := asker.Ask(r.ctx, r.permit(asker, r.key, "asker"), 30*time.Second, lease.BusyRefuse)
 		if err == nil {
 			err = la.Release(r.ctx)
 		}

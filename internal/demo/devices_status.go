@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/leasetop/leasetop/lease"
 	"github.com/leasetop/leasetop/monitor"
 )
 
@@ -212,11 +213,11 @@ func (t *tracker) status(now time.Time) (deviceStatus, []attemptRow) {
 }
 
 // fallbackText names a fallback strategy in an attempt's answer.
-func fallbackText(s Strategy) string {
-	if s == "" || s == StratTry {
+func fallbackText(s lease.OnBusy) string {
+	if s == lease.BusyRefuse {
 		return "nothing (gives up)"
 	}
-	return string(s)
+	return s.String()
 }
 
 // shortID is a run id's first 8 hex digits.
