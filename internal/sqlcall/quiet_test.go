@@ -14,13 +14,13 @@ func TestOnlyReleaseCommitsAsynchronously(t *testing.T) {
 	const async = `set_config('synchronous_commit', 'off', true)`
 	tests := []struct {
 		name  string
-		q     CommitThenNotify
+		q     QuietCall
 		async bool
 	}{
-		{"acquire", AcquireThenNotify, false},
-		{"release", ReleaseThenNotify, true},
-		{"acquire_with", AcquireWithThenNotify, false},
-		{"preempt", PreemptThenNotify, false},
+		{"acquire", AcquireQuiet, false},
+		{"release", ReleaseQuiet, true},
+		{"acquire_with", AcquireWithQuiet, false},
+		{"preempt", PreemptQuiet, false},
 	}
 	for _, tt := range tests {
 		txn := tt.q.Setup + "\n" + tt.q.Call.SQL

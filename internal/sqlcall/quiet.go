@@ -38,15 +38,18 @@ type Statement struct {
 	Params []uint32
 }
 
-// CommitThenNotify is one of the lease functions' calls as the Go library
-// makes it: the call commits in a transaction of its own that opts out of
-// the trigger's NOTIFY, and its notification is sent after the commit, from
-// a transaction that writes nothing.
-type CommitThenNotify struct {
+// QuietCall is one of the lease functions' calls as the Go library makes
+// it, a quiet call: the call commits in a transaction of its own that opts
+// out of the trigger's NOTIFY, and its notification is sent after the
+// commit, from a transaction that writes nothing. "Quiet" is the word the
+// SQL uses for the same thing (lease.acquire_quiet, release_quiet,
+// quiet_event_id: sql/triggers.sql), for SQL callers that notify after
+// their own commit.
+type QuietCall struct {
 	// Setup is the first statement of the call's transaction: the opt-out
 	// of the trigger's NOTIFY, and anything else that concerns only this
 	// transaction. No parameters. Empty when the call opts out itself
-	// (ReleaseThenNotify).
+	// (ReleaseQuiet).
 	Setup string
 	// Call is the lease function's call (Acquire, Release).
 	Call Statement
@@ -54,7 +57,7 @@ type CommitThenNotify struct {
 	// transaction of its own. Parameters: account, session, public run id.
 	Notify Statement
 	// Plain is the call as Options.Plain makes it, when Call.SQL does more
-	// than call (ReleaseThenNotify's opts out in its WHERE). Empty: Call.SQL.
+	// than call (ReleaseQuiet's opts out in its WHERE). Empty: Call.SQL.
 	Plain string
 }
 
@@ -64,7 +67,7 @@ type CommitThenNotify struct {
 const optOut = `pg_catalog.set_config('lease.caller_notifies', extract(epoch FROM pg_catalog.now())::pg_catalog.text, true)`
 
 // nearNow keeps a read-back of the event a call just committed
-// (ForceReleaseThenNotify) to the one or two daily partitions of lease.event
+// (ForceReleaseQuiet) to the one or two daily partitions of lease.event
 // around now: the event was stamped at or after the call's start, and the
 // hour both ways is higher_fences' margin for a clock that steps
 // (sql/functions.sql). A bound below alone would read every partition made
@@ -88,8 +91,8 @@ const NotifyPending = `SELECT pg_catalog.pg_notify('lease_events', pg_catalog.cu
        pg_catalog.set_config('lease.pending_for', '', false)
  WHERE pg_catalog.current_setting('lease.pending_for', true) OPERATOR(pg_catalog.=) lease.pending_key($1, $2, $3)`
 
-// The library's acquire and release. AcquireThenNotify's call takes Acquire's
-// parameters and returns its rows; ReleaseThenNotify's takes Release's and
+// The library's acquire and release. AcquireQuiet's call takes Acquire's
+// parameters and returns its rows; ReleaseQuiet's takes Release's and
 // returns its boolean. Both notify after their commit (NotifyPending). A
 // release is one statement: its WHERE, a one-time filter that PostgreSQL
 // evaluates before the call, opts out of the trigger's NOTIFY and turns
@@ -100,12 +103,12 @@ const NotifyPending = `SELECT pg_catalog.pg_notify('lease_events', pg_catalog.cu
 // in order). An acquire's opt-out is a statement of its own: a filter on a
 // set-returning call in FROM runs after it.
 var (
-	AcquireThenNotify = CommitThenNotify{
+	AcquireQuiet = QuietCall{
 		Setup:  `SELECT ` + optOut,
 		Call:   Statement{Acquire, acquireP},
 		Notify: Statement{NotifyPending, keyRun},
 	}
-	ReleaseThenNotify = CommitThenNotify{
+	ReleaseQuiet = QuietCall{
 		Call: Statement{`SELECT lease.release($1, $2, $3)
  WHERE ` + optOut + ` IS NOT NULL
    AND pg_catalog.set_config('synchronous_commit', 'off', true) IS NOT NULL`, keyRun},
@@ -144,7 +147,7 @@ type Options struct {
 // pgerr.Server finds it), or the connection's when the outcome is unknown.
 // The notification's own error is returned apart, in notifyErr, because by
 // then the call has committed.
-func (q CommitThenNotify) Run(ctx context.Context, conn *pgx.Conn, o Options, args, notifyArgs []any, scan func(pgx.Rows) error) (notifyErr, err error) {
+func (q QuietCall) Run(ctx context.Context, conn *pgx.Conn, o Options, args, notifyArgs []any, scan func(pgx.Rows) error) (notifyErr, err error) {
 	if o.Plain {
 		sql := q.Call.SQL
 		if q.Plain != "" {
@@ -182,7 +185,7 @@ func (q CommitThenNotify) Run(ctx context.Context, conn *pgx.Conn, o Options, ar
 	return notifyErr, err
 }
 
-func (q CommitThenNotify) run(ctx context.Context, conn *pgx.Conn, o Options, stmts [3]*pgconn.StatementDescription,
+func (q QuietCall) run(ctx context.Context, conn *pgx.Conn, o Options, stmts [3]*pgconn.StatementDescription,
 	args, notifyArgs []any, scan func(pgx.Rows) error, notifyErr *error) (pgconn.CommandTag, error) {
 	p := &pipeline{p: conn.PgConn().StartPipeline(ctx), tm: conn.TypeMap()}
 	defer p.p.Close()
