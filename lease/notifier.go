@@ -206,9 +206,9 @@ func (n *notifier) run(ctx context.Context, cfg data.ListenerConfig) {
 			return
 		case <-owed.due():
 			n.resyncOwed(owed)
-		case b := <-ln.Batches():
+		case b := <-ln.Deliveries():
 			evs, again := b.Events, b.Resync
-			if b.Source == data.FromNotify && !b.Resync {
+			if b.Origin == data.FromNotify && !b.Resync {
 				evs, again = n.readBack(ctx, ln, evs)
 			}
 			if n.deliver(evs) || again { // each event only wakes, or makes a holder check

@@ -185,7 +185,7 @@ func (f *Feed) Run(ctx context.Context) error {
 		case <-lis.StateChanged():
 			f.setConn(lis.State(), lis)
 			continue
-		case b := <-lis.Batches():
+		case b := <-lis.Deliveries():
 			if !b.Resync {
 				f.receive(ctx, b, lis)
 				continue
@@ -227,9 +227,9 @@ func (f *Feed) Run(ctx context.Context) error {
 
 // receive queues a batch of events from the listener: rows of lease.event
 // as they are, notifications once read back from the database.
-func (f *Feed) receive(ctx context.Context, b data.Batch, lis *data.Listener) {
+func (f *Feed) receive(ctx context.Context, b data.Delivery, lis *data.Listener) {
 	f.noteDrops(lis)
-	if b.Source != data.FromNotify {
+	if b.Origin != data.FromNotify {
 		f.receiveRows(ctx, b.Events)
 		return
 	}

@@ -37,7 +37,7 @@ func (r *run) startFeed(ctx context.Context, onEvent func(data.Event, time.Time)
 			select {
 			case <-fctx.Done():
 				return
-			case b := <-f.lst.Batches():
+			case b := <-f.lst.Deliveries():
 				at := time.Now()
 				if b.Resync && onResync != nil {
 					onResync()

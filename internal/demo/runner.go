@@ -120,7 +120,7 @@ func (r *runner) loop(ctx context.Context) {
 			return
 		case m := <-r.msgs:
 			r.onProc(ctx, m)
-		case b := <-r.ln.Batches():
+		case b := <-r.ln.Deliveries():
 			r.onBatch(ctx, b)
 		case c := <-r.d.cmds:
 			c.reply <- r.onCommand(ctx, c)
@@ -153,7 +153,7 @@ func (r *runner) shutdown(ctx context.Context) {
 		select {
 		case m := <-r.msgs:
 			r.onProc(ctx, m)
-		case b := <-r.ln.Batches():
+		case b := <-r.ln.Deliveries():
 			r.onEvents(r.rows(ctx, b)) // stopping: a resync would only repeat what catchUp shows
 		case <-tick.C:
 			if time.Now().After(deadline) {

@@ -23,7 +23,7 @@ func (r *runner) onEvent(ev data.Event) {
 // since the last one shown; events are shown as lease.event holds them,
 // whatever their source (notifications once read back, rows the catch-up or
 // poll mode read).
-func (r *runner) onBatch(ctx context.Context, b data.Batch) {
+func (r *runner) onBatch(ctx context.Context, b data.Delivery) {
 	if b.Resync {
 		r.resync(ctx)
 	}
@@ -35,8 +35,8 @@ func (r *runner) onBatch(ctx context.Context, b data.Batch) {
 // in one read (data.Listener.ReadBack), and a forged one shows nothing. When
 // the read fails they are reported missing, and the listener's catch-up
 // delivers their rows.
-func (r *runner) rows(ctx context.Context, b data.Batch) []data.Event {
-	if b.Source != data.FromNotify {
+func (r *runner) rows(ctx context.Context, b data.Delivery) []data.Event {
+	if b.Origin != data.FromNotify {
 		return b.Events
 	}
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
