@@ -33,7 +33,7 @@ func askAsync(ctx context.Context, c *lease.Client, p lease.Permit, timeout time
 }
 
 // nextAsk waits for the holder's next ask.
-func nextAsk(t *testing.T, l *lease.Lease) lease.Ask {
+func nextAsk(t *testing.T, l *lease.Lease) lease.IncomingAsk {
 	t.Helper()
 	select {
 	case a, ok := <-l.Asked():
@@ -94,7 +94,7 @@ func TestAskHandOver(t *testing.T) {
 	})
 
 	done := askAsync(ctx, askerC, permit(t, askerC, testKey, "phone"), 30*time.Second, lease.BusyRefuse)
-	var a lease.Ask
+	var a lease.IncomingAsk
 	select {
 	case a = <-asks:
 	case <-time.After(30 * time.Second):

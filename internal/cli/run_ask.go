@@ -140,7 +140,7 @@ func askMessage(ae *lease.AskError, opts runOptions) string {
 // onAsk answers an ask while the command runs: with --on-ask hand-over it
 // sends the command --on-ask-signal and hands over when it has exited
 // (handOver); otherwise it declines at once.
-func (s *supervisor) onAsk(a lease.Ask) {
+func (s *supervisor) onAsk(a lease.IncomingAsk) {
 	who := fmt.Sprintf("run %s (%s)", a.RunID, termtext.Quote(a.Holder))
 	if !s.ask.handOver {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

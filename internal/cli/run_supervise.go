@@ -43,9 +43,9 @@ type supervisor struct {
 	sigs  <-chan os.Signal
 	last  lease.Status // the status last reported
 
-	ask   askOptions       // how to answer asks to hand over (run_ask.go)
-	asks  <-chan lease.Ask // the lease's asks; nil once closed
-	asked *lease.Ask       // the ask the command was stopped for
+	ask   askOptions               // how to answer asks to hand over (run_ask.go)
+	asks  <-chan lease.IncomingAsk // the lease's asks; nil once closed
+	asked *lease.IncomingAsk       // the ask the command was stopped for
 }
 
 // run waits for the command to exit (passing its code on), forwarding

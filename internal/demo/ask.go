@@ -98,7 +98,7 @@ func (d *deviceProcess) handedOver(ctx context.Context, l *lease.Lease) bool {
 // answerAsk is the holder's side: it hands the run over to the asker
 // (after the chunk it was producing has been written), or, when the run is
 // paying, declines. It reports whether the run was handed over.
-func (d *deviceProcess) answerAsk(ctx context.Context, l *lease.Lease, a lease.Ask, paying bool) bool {
+func (d *deviceProcess) answerAsk(ctx context.Context, l *lease.Lease, a lease.IncomingAsk, paying bool) bool {
 	tok := l.Token()
 	if paying {
 		err := a.Decline(ctx)

@@ -122,7 +122,7 @@ func (d *deviceProcess) execute(ctx context.Context, l *lease.Lease, rng *rand.R
 		Attachment: l.Attachment()})
 	chunks := max(1, int(between(rng, d.timing.runMin, d.timing.runMax)/d.timing.chunk))
 	next := 0
-	var asked <-chan lease.Ask
+	var asked <-chan lease.IncomingAsk
 	if d.mix.Load().Has(lease.BusyAsk) {
 		asked = l.Asked()
 	}
@@ -159,10 +159,10 @@ func (d *deviceProcess) execute(ctx context.Context, l *lease.Lease, rng *rand.R
 // lost or ctx ends. An ask to hand over that arrives meanwhile does not cut
 // the chunk short (the holder finishes its step): it is returned (asked
 // becomes nil when the lease's channel closes).
-func awaitChunk(ctx context.Context, l *lease.Lease, chunk time.Duration, asked *<-chan lease.Ask) *lease.Ask {
+func awaitChunk(ctx context.Context, l *lease.Lease, chunk time.Duration, asked *<-chan lease.IncomingAsk) *lease.IncomingAsk {
 	t := time.NewTimer(chunk)
 	defer t.Stop()
-	var got *lease.Ask
+	var got *lease.IncomingAsk
 	for {
 		select {
 		case <-t.C:
