@@ -5,18 +5,19 @@ import (
 	"sync"
 )
 
-// LimitListener returns a listener that has at most n of ln's connections
+// limitConns returns a net.Listener that has at most n of ln's connections
 // open at once. When all n are open, Accept first asks evict (if not nil)
 // to close one that is doing nothing, and otherwise waits, leaving the next
 // connection in the kernel's backlog, until one of them is closed. The
 // exporter's file descriptors beyond n stay free for its database
 // connections, however many clients connect. Closing it unblocks a waiting
 // Accept.
-func LimitListener(ln net.Listener, n int, evict func() bool) net.Listener {
-	return &limitListener{Listener: ln, slots: make(chan struct{}, max(n, 1)), closed: make(chan struct{}), evict: evict}
+func limitConns(ln net.Listener, n int, evict func() bool) net.Listener {
+	return &connLimiter{Listener: ln, slots: make(chan struct{}, max(n, 1)), closed: make(chan struct{}), evict: evict}
 }
 
-type limitListener struct {
+// connLimiter is a net.Listener that limits its open connections.
+type connLimiter struct {
 	net.Listener
 	slots     chan struct{} // one element per open connection
 	closed    chan struct{} // closed by Close
@@ -26,7 +27,7 @@ type limitListener struct {
 
 // Accept waits for a free slot, then accepts a connection that frees it
 // when closed.
-func (l *limitListener) Accept() (net.Conn, error) {
+func (l *connLimiter) Accept() (net.Conn, error) {
 	select {
 	case l.slots <- struct{}{}:
 	default:
@@ -48,7 +49,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 }
 
 // Close closes the listener and unblocks Accept.
-func (l *limitListener) Close() error {
+func (l *connLimiter) Close() error {
 	l.closeOnce.Do(func() { close(l.closed) })
 	return l.Listener.Close()
 }
