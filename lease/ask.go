@@ -146,26 +146,8 @@ func (a *asking) run(ctx context.Context) (*Lease, error) {
 			return nil, ErrClosed
 		}
 		if a.free && !a.asked {
-			l, err := c.try(ctx, req, a.tr, c.acquire)
-			switch {
-			case err == nil:
-				return l, nil
-			case ctx.Err() != nil:
-				return nil, context.Cause(ctx)
-			case !errors.As(err, &held):
-				if err := retry(err); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			a.free = false // held again (or queued): ask
-			if held.RunID == uuid.Nil {
-				// Refused for the queue, with nobody holding: an ask would
-				// answer free again at once. Wait as a waiter does (a
-				// notification, or the poll) before asking again.
-				if err := retry(err); err != nil {
-					return nil, err
-				}
+			if l, done, err := a.acquireFree(ctx, &held, retry); done {
+				return l, err
 			}
 		}
 
@@ -192,42 +174,83 @@ func (a *asking) run(ctx context.Context) (*Lease, error) {
 			continue
 		}
 		b.answer()
-		switch ans.Outcome {
-		case data.AskAsked, data.AskPending:
-			a.asked = true
-			// Look again when the deadline passes on the database clock
-			// (counted from the send time: never later), on a notification,
-			// or after PollInterval.
-			if err := a.sleep(ctx, timer, min(time.Until(sent.Add(ans.Ask.Remaining)), jitter(c.cfg.PollInterval))); err != nil {
-				return nil, err
-			}
-		case data.AskHandedOver, data.AskHeld:
-			a.asked = true
-			l, err := a.claim(ctx, ans.Fence)
-			if errors.Is(err, data.ErrNotHeld) { // it expired before this run could claim it
-				a.asked = false
-				return nil, &AskError{Key: req.Key, Reason: ErrAskExpired, Ask: ans.Ask, Held: held}
-			}
+		if l, done, err := a.answered(ctx, ans, held, sent, timer); done {
 			return l, err
-		case data.AskFree:
-			a.asked, a.free = false, true // nothing pending: acquire it
-		case data.AskBusy:
-			return nil, &AskError{Key: req.Key, Reason: ErrAskBusy, Ask: ans.Ask, Held: held}
-		case data.AskNotPreemptible:
-			return nil, &AskError{Key: req.Key, Reason: ErrNotPreemptible, Held: held}
-		case data.AskQueued:
-			a.asked = false
-			return nil, &AskError{Key: req.Key, Reason: ErrAskQueued, Ahead: ans.Ahead, Held: held}
-		case data.AskDeclined:
-			a.asked = false
-			return nil, &AskError{Key: req.Key, Reason: ErrAskDeclined, Ask: ans.Ask, Held: held}
-		case data.AskExpired:
-			a.asked = false
-			return nil, &AskError{Key: req.Key, Reason: ErrAskExpired, Ask: ans.Ask, Held: held}
-		default:
-			return nil, fmt.Errorf("ask %q: unexpected answer %q", req.Key.String(), ans.Outcome)
 		}
 	}
+}
+
+// acquireFree acquires the session the last answer found free. It is done
+// when it returns the lease or an error; otherwise the session is held
+// again (held says by whom) or the acquire failed in a way to retry, and
+// the ask goes on.
+func (a *asking) acquireFree(ctx context.Context, held **HeldError, retry func(error) error) (*Lease, bool, error) {
+	l, err := a.c.try(ctx, a.p.req, a.tr, a.c.acquire)
+	switch {
+	case err == nil:
+		return l, true, nil
+	case ctx.Err() != nil:
+		return nil, true, context.Cause(ctx)
+	case !errors.As(err, held):
+		if err := retry(err); err != nil {
+			return nil, true, err
+		}
+		return nil, false, nil
+	}
+	a.free = false // held again (or queued): ask
+	if (*held).RunID == uuid.Nil {
+		// Refused for the queue, with nobody holding: an ask would answer
+		// free again at once. Wait as a waiter does (a notification, or the
+		// poll) before asking again.
+		if err := retry(err); err != nil {
+			return nil, true, err
+		}
+	}
+	return nil, false, nil
+}
+
+// answered acts on the answer to an ask sent at sent: it is done when the
+// lease is this run's or the ask ended without it (an *AskError); it
+// returns not done when the ask is pending (after waiting for its deadline,
+// a notification or PollInterval) or the session is free (acquireFree).
+func (a *asking) answered(ctx context.Context, ans data.AskAnswer, held *HeldError, sent time.Time, timer *time.Timer) (*Lease, bool, error) {
+	key := a.p.req.Key
+	switch ans.Outcome {
+	case data.AskAsked, data.AskPending:
+		a.asked = true
+		// Look again when the deadline passes on the database clock
+		// (counted from the send time: never later), on a notification,
+		// or after PollInterval.
+		if err := a.sleep(ctx, timer, min(time.Until(sent.Add(ans.Ask.Remaining)), jitter(a.c.cfg.PollInterval))); err != nil {
+			return nil, true, err
+		}
+		return nil, false, nil
+	case data.AskHandedOver, data.AskHeld:
+		a.asked = true
+		l, err := a.claim(ctx, ans.Fence)
+		if errors.Is(err, data.ErrNotHeld) { // it expired before this run could claim it
+			a.asked = false
+			return nil, true, &AskError{Key: key, Reason: ErrAskExpired, Ask: ans.Ask, Held: held}
+		}
+		return l, true, err
+	case data.AskFree:
+		a.asked, a.free = false, true // nothing pending: acquire it
+		return nil, false, nil
+	case data.AskBusy:
+		return nil, true, &AskError{Key: key, Reason: ErrAskBusy, Ask: ans.Ask, Held: held}
+	case data.AskNotPreemptible:
+		return nil, true, &AskError{Key: key, Reason: ErrNotPreemptible, Held: held}
+	case data.AskQueued:
+		a.asked = false
+		return nil, true, &AskError{Key: key, Reason: ErrAskQueued, Ahead: ans.Ahead, Held: held}
+	case data.AskDeclined:
+		a.asked = false
+		return nil, true, &AskError{Key: key, Reason: ErrAskDeclined, Ask: ans.Ask, Held: held}
+	case data.AskExpired:
+		a.asked = false
+		return nil, true, &AskError{Key: key, Reason: ErrAskExpired, Ask: ans.Ask, Held: held}
+	}
+	return nil, true, fmt.Errorf("ask %q: unexpected answer %q", key.String(), ans.Outcome)
 }
 
 // sleep waits d, or less when woken; it returns ctx's cause when ctx ends.
