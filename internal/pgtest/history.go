@@ -45,8 +45,18 @@ type KnownHistory struct {
 // database clock, never on sleeps.
 func BuildKnownHistory(t testing.TB, db DB, s *data.Store) KnownHistory {
 	t.Helper()
-	ctx := context.Background()
 	h := KnownHistory{Key: data.Key{Account: "acct", Session: "conv"}}
+	h.Start, h.Events = writeKnownHistory(t, db, s, h.Key)
+	h.Probes = knownProbes(t, h.Events)
+	return h
+}
+
+// writeKnownHistory writes BuildKnownHistory's transitions of k (after a
+// marker session's acquire and release) and returns when the history
+// starts and k's events, checked to be the six it wrote.
+func writeKnownHistory(t testing.TB, db DB, s *data.Store, k data.Key) (start time.Time, events []data.Event) {
+	t.Helper()
+	ctx := context.Background()
 	marker := data.Key{Account: "acct", Session: "marker"}
 	mr := uuid.New()
 	if _, err := s.Acquire(ctx, marker, mr, time.Minute, "marker"); err != nil {
@@ -56,7 +66,6 @@ func BuildKnownHistory(t testing.TB, db DB, s *data.Store) KnownHistory {
 		t.Fatal(err)
 	}
 	a, b, c := uuid.New(), uuid.New(), uuid.New()
-	k := h.Key
 	if _, err := s.Acquire(ctx, k, a, time.Second, "run-a"); err != nil {
 		t.Fatal(err)
 	}
@@ -86,23 +95,28 @@ func BuildKnownHistory(t testing.TB, db DB, s *data.Store) KnownHistory {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.Start = evs[0].At
 	for _, ev := range evs {
 		if ev.Key == k {
-			h.Events = append(h.Events, ev)
+			events = append(events, ev)
 		}
 	}
 	want := []data.Kind{data.KindAcquired, data.KindRenewRejected, data.KindTakenOver,
 		data.KindRenewRejected, data.KindForceReleased, data.KindAcquired}
-	if len(h.Events) != len(want) {
-		t.Fatalf("%d events on %v, want %d: %v", len(h.Events), k, len(want), h.Events)
+	if len(events) != len(want) {
+		t.Fatalf("%d events on %v, want %d: %v", len(events), k, len(want), events)
 	}
-	for i, ev := range h.Events {
+	for i, ev := range events {
 		if ev.Kind != want[i] {
 			t.Fatalf("event %d is %s, want %s", i, ev.Kind, want[i])
 		}
 	}
-	e := h.Events
+	return evs[0].At, events
+}
+
+// knownProbes are the instants of the known history e (writeKnownHistory's
+// six events) and who held its session at each.
+func knownProbes(t testing.TB, e []data.Event) []HistoryProbe {
+	t.Helper()
 	acqA, rejA, takeB, rejB, forceB, acqC := e[0], e[1], e[2], e[3], e[4], e[5]
 	expA := rejA.ExpiresAt // A's expiry after its renewal, as the rejection recorded it
 	us := time.Microsecond
@@ -123,7 +137,7 @@ func BuildKnownHistory(t testing.TB, db DB, s *data.Store) KnownHistory {
 		return HistoryProbe{Name: name, At: at, Held: true, Run: acqC.RunID, Fence: acqC.Fence, Expired: expired,
 			ExpiresAt: acqC.ExpiresAt, ExpiryKnown: true}
 	}
-	h.Probes = []HistoryProbe{
+	probes := []HistoryProbe{
 		nobody("before the acquire", acqA.At.Add(-us)),
 		{Name: "at the acquire", At: acqA.At, Held: true, Run: acqA.RunID, Fence: acqA.Fence,
 			ExpiresAt: acqA.ExpiresAt, ExpiryKnown: true}, // recorded then; renewed later
@@ -146,5 +160,5 @@ func BuildKnownHistory(t testing.TB, db DB, s *data.Store) KnownHistory {
 	if !takeB.PrevExpiresAt.Equal(expA) {
 		t.Fatalf("takeover's prev_expires_at %v, want A's last expiry %v", takeB.PrevExpiresAt, expA)
 	}
-	return h
+	return probes
 }
