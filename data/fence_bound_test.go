@@ -9,8 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/internal/sqlcall"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // TestFenceRaceReadPrunesPartitions: the fence-race check of a fresh grant

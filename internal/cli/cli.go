@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/leasetop/leasetop/internal/supervise"
 )
 
 // Env is everything a command may touch of its process.
@@ -45,7 +47,7 @@ func commands() []command {
 		{name: "exporter", summary: "serve Prometheus metrics of the leases, events and feed (/metrics)", ownSignals: true, run: cmdExporter},
 		{name: "bench", summary: "measure the lease's cost against baselines in the same run", run: cmdBench},
 		{name: "device", summary: "one simulated device process of the demo", hidden: true, ownSignals: true, run: cmdDevice},
-		{name: guardianCommand, summary: "the guardian of leasetop run's command (internal)", hidden: true, ownSignals: true, run: cmdRunGuardian},
+		{name: supervise.GuardianCommand, summary: "the guardian of leasetop run's command (internal)", hidden: true, ownSignals: true, run: cmdRunGuardian},
 	}
 }
 

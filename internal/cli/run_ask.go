@@ -158,7 +158,7 @@ func (s *supervisor) onAsk(a lease.IncomingAsk) {
 	s.asked = &a
 	warnf(s.env.Stderr, "%s asks for lease %s within %s; sending %s to %s, handing over when it exits",
 		who, termtext.Mark(a.Key.String(), 0), a.Remaining.Round(100*time.Millisecond), sigName(s.ask.signal), s.name)
-	s.c.signal(s.ask.signal)
+	s.c.Signal(s.ask.signal)
 }
 
 // handOver hands the lease over after the command exited for an ask. When

@@ -33,7 +33,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/leaserow"
+	"github.com/leasetop/leasetop/internal/testkit/leaserow"
 	"github.com/leasetop/leasetop/lease"
 )
 
