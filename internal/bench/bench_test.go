@@ -15,7 +15,7 @@ import (
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/bench"
 	"github.com/leasetop/leasetop/internal/pgserver"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // TestRunAllWorkloads runs every workload briefly against a real database and

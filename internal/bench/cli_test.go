@@ -14,7 +14,7 @@ import (
 
 	"github.com/leasetop/leasetop/internal/bench"
 	"github.com/leasetop/leasetop/internal/cli"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // runBench runs `leasetop bench args...` with an empty environment.

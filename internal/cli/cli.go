@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/leasetop/leasetop/internal/supervise"
 )
 
 // Env is everything a command may touch of its process.
@@ -54,7 +56,7 @@ func commands() []command {
 		{name: "bench", summary: "measure the lease's cost against baselines in the same run", run: cmdBench},
 		{name: completeCommand, summary: "the candidates for the word under the cursor (the completion scripts call it)", hidden: true, run: cmdComplete},
 		{name: "device", summary: "one simulated device process of the demo", hidden: true, ownSignals: true, run: cmdDevice},
-		{name: guardianCommand, summary: "the guardian of leasetop run's command (internal)", hidden: true, ownSignals: true, run: cmdRunGuardian},
+		{name: supervise.GuardianCommand, summary: "the guardian of leasetop run's command (internal)", hidden: true, ownSignals: true, run: cmdRunGuardian},
 	}
 }
 

@@ -43,11 +43,9 @@ func valuesOf(command string, f *flag.Flag) flagValues {
 func valuesByName(command, name string) flagValues {
 	switch command + " --" + name {
 	case "run --on-busy":
-		return flagValues{fixed: func() []string { return []string{busyRefuse, busyWait, busyQueue, busyPreempt, busyAsk} }}
+		return flagValues{fixed: func() []string { return busyNames(func(b lease.OnBusy) bool { return b != lease.BusyJoin }) }}
 	case "run --then":
-		return flagValues{fixed: func() []string {
-			return []string{lease.ThenRefuse.String(), lease.ThenQueue.String(), lease.ThenPreempt.String()}
-		}}
+		return flagValues{fixed: func() []string { return busyNames(lease.OnBusy.AskFallback) }}
 	case "run --on-ask":
 		return flagValues{fixed: func() []string { return []string{onAskDecline, onAskHandOver} }}
 	case "run --on-ask-signal":
@@ -96,7 +94,7 @@ func askSignalNames() []string {
 func strategyNames() []string {
 	var out []string
 	for _, s := range demo.DefaultMix() {
-		out = append(out, string(s))
+		out = append(out, s.String())
 	}
 	return out
 }
@@ -170,4 +168,16 @@ func splitList(s string) []string {
 		return nil
 	}
 	return l
+}
+
+// busyNames returns the names of the busy strategies keep accepts, in
+// lease.OnBusy's order.
+func busyNames(keep func(lease.OnBusy) bool) []string {
+	var names []string
+	for b := lease.BusyRefuse; b <= lease.BusyAsk; b++ {
+		if keep(b) {
+			names = append(names, b.String())
+		}
+	}
+	return names
 }

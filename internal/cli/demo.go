@@ -43,7 +43,7 @@ func newDemoFlags(env Env) (*flagSet, *demoFlags) {
 		devices:  fs.String("devices", strings.Join(demo.DefaultDevices(), ","), "the devices each user has open; one process per device and account"),
 		ttl:      fs.Duration("ttl", demo.DefaultTTL, "the lease's time to live (1s to 1m)"),
 		strategy: fs.String("strategy", "all", "what the devices' users do when a conversation is busy, chosen per press from this mix: "+
-			demo.DefaultMix().String()+" (any of them, comma-separated), classic (try,wait: before preempt and join) or all"),
+			demo.DefaultMix().String()+" (any of them, comma-separated), classic (refuse,wait: before preempt and join) or all"),
 		noChaos: fs.Bool("no-chaos", false, "no chaos schedule (the monitor's demo keys still work)"),
 		theme:   themeFlag(fs),
 	}

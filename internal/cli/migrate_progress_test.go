@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/internal/cli"
-	"github.com/leasetop/leasetop/internal/pgtest"
-	"github.com/leasetop/leasetop/internal/syncbuf"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/syncbuf"
 )
 
 // TestMigrateShowsItsWait: a migration that waits for a lock longer than

@@ -42,7 +42,7 @@ type Config struct {
 	// Seed makes the chaos schedule and the devices' users reproducible.
 	Seed int64
 	// Mix is the strategies the devices' users choose from when they press
-	// send (nil: DefaultMix; ClassicMix is try and wait only).
+	// send (nil: DefaultMix; ClassicMix is refuse and wait only).
 	Mix Mix
 	// NoChaos turns the chaos schedule off (keys in the monitor still work).
 	NoChaos bool

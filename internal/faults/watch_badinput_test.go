@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/leasetop/leasetop/internal/cli"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	leasesql "github.com/leasetop/leasetop/sql"
 )
 

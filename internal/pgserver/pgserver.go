@@ -3,7 +3,7 @@
 // on 127.0.0.1, the socket inside the folder, and, when the current user is
 // root, the server run as the "postgres" system user (PostgreSQL refuses root).
 //
-// The test harness (internal/pgtest), `leasetop demo` and `leasetop bench` all
+// The test harness (internal/testkit/pgtest), `leasetop demo` and `leasetop bench` all
 // use it. Close always stops the server and removes the folder.
 //
 // The parts of a production deployment come from the same server:

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/internal/progress"
-	"github.com/leasetop/leasetop/internal/syncbuf"
+	"github.com/leasetop/leasetop/internal/testkit/syncbuf"
 )
 
 // clock is a settable clock.
