@@ -15,7 +15,7 @@ import (
 )
 
 // BenchmarkTimelineCheck measures what keeping fences and event ids unique
-// across a failover costs (lease.follow_timeline: acquire calls it before it
+// across a failover costs (lease.follow_failover: acquire calls it before it
 // draws a fence, and the ownership trigger before it inserts the event),
 // against a database whose acquire and trigger do not call it, in the same
 // run. It reports the time of an acquire+release cycle of a fresh key from
@@ -62,7 +62,7 @@ func BenchmarkTimelineCheck(b *testing.B) {
 		}
 	}
 	t0 := time.Now()
-	if _, err := stores[0].Pool().Exec(ctx, `DO $$ BEGIN FOR i IN 1..20000 LOOP IF lease.follow_timeline() THEN NULL; END IF; END LOOP; END $$`); err != nil {
+	if _, err := stores[0].Pool().Exec(ctx, `DO $$ BEGIN FOR i IN 1..20000 LOOP IF lease.follow_failover() THEN NULL; END IF; END LOOP; END $$`); err != nil {
 		b.Fatal(err)
 	}
 	check := time.Since(t0) / 20000
@@ -77,10 +77,10 @@ func BenchmarkTimelineCheck(b *testing.B) {
 }
 
 // withoutCheck makes db's lease.acquire and the ownership trigger the
-// shipped ones without their call of lease.follow_timeline.
+// shipped ones without their call of lease.follow_failover.
 func withoutCheck(b *testing.B, db pgtest.DB) {
 	b.Helper()
-	const check = "IF lease.follow_timeline() THEN NULL; END IF;"
+	const check = "IF lease.follow_failover() THEN NULL; END IF;"
 	conn := db.Conn(b)
 	for _, f := range leasesql.Files() {
 		for _, name := range []string{"acquire", "on_session_lease_change"} {
@@ -91,7 +91,7 @@ func withoutCheck(b *testing.B, db pgtest.DB) {
 			end := strings.Index(f.SQL[start:], "\n$fn$;") + start + len("\n$fn$;")
 			fn := f.SQL[start:end]
 			if !strings.Contains(fn, check) {
-				b.Fatalf("lease.%s no longer calls lease.follow_timeline as this benchmark expects: update it", name)
+				b.Fatalf("lease.%s no longer calls lease.follow_failover as this benchmark expects: update it", name)
 			}
 			if _, err := conn.Exec(context.Background(), strings.Replace(fn, check, "", 1)); err != nil {
 				b.Fatal(err)

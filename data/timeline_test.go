@@ -16,17 +16,17 @@ import (
 	leasesql "github.com/leasetop/leasetop/sql"
 )
 
-// floor2 is lease.timeline_floor() on timeline 2: 2^43.
+// floor2 is lease.failover_floor() on timeline 2: 2^43.
 const floor2 = int64(1) << 43
 
 // onTimeline2 makes db's server look to the lease functions as if it had
-// been promoted once (a timeline_floor of 2^43), as a standby's first writes
+// been promoted once (a failover_floor of 2^43), as a standby's first writes
 // after a failover see it. (A real promotion: internal/faults'
 // TestFailoverAsynchronous.)
 func onTimeline2(t *testing.T, db pgtest.DB) {
 	t.Helper()
 	if _, err := db.Conn(t).Exec(context.Background(),
-		`CREATE OR REPLACE FUNCTION lease.timeline_floor() RETURNS bigint LANGUAGE sql VOLATILE AS 'SELECT 8796093022208::bigint'`); err != nil {
+		`CREATE OR REPLACE FUNCTION lease.failover_floor() RETURNS bigint LANGUAGE sql VOLATILE AS 'SELECT 8796093022208::bigint'`); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -104,19 +104,19 @@ func TestNewTimelineFirstWritersDoNotWait(t *testing.T) {
 }
 
 // Every function that inserts into lease.event or draws a fence calls
-// lease.follow_timeline first, so no write on a new timeline can hand out an
+// lease.follow_failover first, so no write on a new timeline can hand out an
 // id or a fence before the sequences moved past the old primary's. (Merging
 // SQL that adds such a write must add the call too.)
-func TestEveryEventAndFenceWriterFollowsTheTimeline(t *testing.T) {
+func TestEveryEventAndFenceWriterFollowsTheFailoverFloor(t *testing.T) {
 	t.Parallel()
-	const check = "IF lease.follow_timeline() THEN NULL; END IF;"
+	const check = "IF lease.follow_failover() THEN NULL; END IF;"
 	fn := regexp.MustCompile(`(?s)CREATE OR REPLACE FUNCTION (lease\.\w+)\(.*?\n\$fn\$;`)
 	writes := regexp.MustCompile(`INSERT INTO lease\.event\b|nextval\('lease\.fence_seq'\)`)
 	found := 0
 	for _, f := range leasesql.Files() {
 		for _, m := range fn.FindAllStringSubmatch(f.SQL, -1) {
 			body, name := m[0], m[1]
-			if name == "lease.move_past_timeline" {
+			if name == "lease.move_past_failover" {
 				continue // the move itself
 			}
 			loc := writes.FindStringIndex(body)

@@ -77,10 +77,10 @@ type copySpec struct {
 }
 
 var copies = []copySpec{
-	{file: "functions.sql", name: "acquire", as: "acquire", table: "plain_lease"},
-	{file: "functions.sql", name: "renew", as: "renew", table: "plain_lease"},
+	{file: "acquire.sql", name: "acquire", as: "acquire", table: "plain_lease"},
+	{file: "renew.sql", name: "renew", as: "renew", table: "plain_lease"},
 	{file: "triggers.sql", name: "on_session_lease_renewal", as: "on_session_lease_renewal", table: "plain_lease"},
-	{file: "functions.sql", name: "acquire", as: "acquire_ev", table: "event_lease"},
+	{file: "acquire.sql", name: "acquire", as: "acquire_ev", table: "event_lease"},
 	{file: "triggers.sql", name: "on_session_lease_change", as: "on_change_silent", table: "event_lease", events: true, silent: true},
 }
 
@@ -100,8 +100,10 @@ var (
 // scratchDDL returns the statements that create the scratch schema.
 func scratchDDL(schema, channel string) ([]string, error) {
 	files := map[string]string{}
+	var all strings.Builder // every file, where the helpers are found
 	for _, f := range leasesql.Files() {
 		files[f.Name] = f.SQL
+		all.WriteString(f.SQL)
 	}
 	refused := refusedClass.FindStringSubmatch(files["schema.sql"])
 	if refused == nil {
@@ -121,7 +123,7 @@ func scratchDDL(schema, channel string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		fn, hs, err := copyHelpers(files["functions.sql"], fn, c, s, channel)
+		fn, hs, err := copyHelpers(all.String(), fn, c, s, channel)
 		if err != nil {
 			return nil, err
 		}
