@@ -85,7 +85,7 @@ func TestRunAllWorkloads(t *testing.T) {
 var closedLoopWhole = map[string]bool{"upsert": true, "acquire": true, "seed-cycle": true, "cycle": true, "seed-renew": true, "renew": true}
 
 // optIn are the workloads that run only when named.
-var optIn = map[string]bool{"monitor": true, "exporter": true, "pooler": true, "poll-cost": true, "listen-cost": true, "keepalive-scale": true, "queue": true, "handover": true}
+var optIn = map[string]bool{"v1-cycle": true, "monitor": true, "exporter": true, "pooler": true, "poll-cost": true, "listen-cost": true, "keepalive-scale": true, "queue": true, "handover": true}
 
 // TestProductionWorkloads runs the opt-in pooler, poll-cost and listen-cost workloads
 // briefly, through a real PgBouncer, and checks the report's shape and

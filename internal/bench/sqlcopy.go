@@ -16,8 +16,8 @@ import (
 //   - plain_lease: a copy of lease.session_lease (same columns, constraints and
 //     primary key) without any trigger, and fence_seq, a copy of
 //     lease.fence_seq;
-//   - seed_lease: the table of the schema the project started from, for the
-//     seed's SQL (seedTable);
+//   - seed_lease: the seed's table, for the seed's SQL (seedTable), and
+//     v1_lease, leasetop v1's table, for its SQL (v1Table);
 //   - acquire, renew: lease.acquire and lease.renew on plain_lease, so the only
 //     difference from the real ones is the trigger;
 //   - on_session_lease_renewal: the renewal-notification trigger function, for
@@ -40,13 +40,20 @@ import (
 // embedded text that migrate applies, so they cannot drift from the real
 // functions; a change that breaks the copying fails loudly.
 
-// seedTable is the seed's lease table, the baseline's: its columns, its key,
+// seedTable is the seed's lease table, the baselines' (baselines.go): four
+// columns and its primary key, nothing else.
+const seedTable = `(
+	account_id text NOT NULL,
+	session_id text NOT NULL,
+	run_id uuid NOT NULL,
+	expires_at timestamptz NOT NULL,
+	PRIMARY KEY (account_id, session_id))`
+
+// v1Table is leasetop v1's lease table (v1-cycle): its columns, its key,
 // and its ids and label checked by the table's CHECKs, with refused, the
 // character class lease.safe_text refuses today. It stays what it is when
-// lease.session_lease changes (version 5 moved those checks to domains,
-// which cost a write less): the baseline measures the seed, not a copy of
-// the current table.
-func seedTable(refused string) string {
+// lease.session_lease changes (version 5 moved those checks to domains).
+func v1Table(refused string) string {
 	return `(
 	account_id  text        NOT NULL,
 	session_id  text        NOT NULL,
@@ -63,7 +70,7 @@ func seedTable(refused string) string {
 }
 
 // refusedClass finds the character class schema.sql's domains refuse, so
-// that the seed's CHECKs cannot drift from it.
+// that v1's CHECKs cannot drift from it.
 var refusedClass = regexp.MustCompile(`refused constant text := '(\[[^']*\])'`)
 
 // copySpec is one function copied into the scratch schema.
@@ -113,7 +120,8 @@ func scratchDDL(schema, channel string) ([]string, error) {
 	stmts := []string{
 		"CREATE SCHEMA " + s,
 		"CREATE TABLE " + s + ".plain_lease (LIKE lease.session_lease INCLUDING ALL)",
-		"CREATE TABLE " + s + ".seed_lease " + seedTable(refused[1]),
+		"CREATE TABLE " + s + ".seed_lease " + seedTable,
+		"CREATE TABLE " + s + ".v1_lease " + v1Table(refused[1]),
 		"CREATE TABLE " + s + ".event_lease (LIKE lease.session_lease INCLUDING ALL)",
 		"CREATE TABLE " + s + ".event (LIKE lease.event INCLUDING ALL)",
 		"CREATE SEQUENCE " + s + ".fence_seq AS bigint",

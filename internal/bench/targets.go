@@ -32,6 +32,8 @@ func comparisons() []comparison {
 	return []comparison{
 		{name: "acquire p50 / plain UPSERT p50", num: "acquire", den: "upsert", stat: "p50", op: "<=", limit: 1.5},
 		{name: "acquire+release cycles/s / the seed's UPSERT+DELETE cycles/s", num: "cycle", den: "seed-cycle", stat: "ops", op: ">=", limit: 0.8},
+		{name: "acquire+release cycles/s / leasetop v1's UPSERT+DELETE cycles/s (the baseline before issue 38)", num: "cycle", den: "v1-cycle", stat: "ops"},
+		{name: "the seed's cycles/s / leasetop v1's cycles/s", num: "seed-cycle", den: "v1-cycle", stat: "ops"},
 		{name: "renew ops/s / renew without trigger ops/s", num: "renew", den: "renew-notrigger", stat: "ops", op: ">=", limit: 0.9},
 		{name: "a SQL caller's cycles/s, post-commit path (acquire_quiet ... notify_event) / the seed's cycles/s", num: "cycle-sql", den: "seed-cycle", stat: "ops"},
 		{name: "a SQL caller's cycles/s, plain calls (NOTIFY in the commit) / the seed's cycles/s", num: "cycle-plain", den: "seed-cycle", stat: "ops"},
