@@ -79,7 +79,7 @@ type copySpec struct {
 	name   string // its name in schema lease
 	as     string // its name in the scratch schema
 	table  string // the scratch table it writes instead of lease.session_lease
-	events bool   // write the scratch event table instead of lease.event
+	events string // the scratch event table it writes instead of lease.event ("": lease.event)
 	silent bool   // drop its pg_notify
 }
 
@@ -88,7 +88,7 @@ var copies = []copySpec{
 	{file: "renew.sql", name: "renew", as: "renew", table: "plain_lease"},
 	{file: "triggers.sql", name: "on_session_lease_renewal", as: "on_session_lease_renewal", table: "plain_lease"},
 	{file: "acquire.sql", name: "acquire", as: "acquire_ev", table: "event_lease"},
-	{file: "triggers.sql", name: "on_session_lease_change", as: "on_change_silent", table: "event_lease", events: true, silent: true},
+	{file: "triggers.sql", name: "on_session_lease_change", as: "on_change_silent", table: "event_lease", events: "event", silent: true},
 }
 
 // helpers are the internal functions that touch lease.event or
@@ -163,8 +163,8 @@ func copyFunction(src string, c copySpec, s, channel string) (string, error) {
 	}
 	fn = sessionLeaseRef.ReplaceAllString(fn, s+"."+c.table)
 	fn = fenceSeqRef.ReplaceAllString(fn, s+".fence_seq")
-	if c.events {
-		fn = eventRef.ReplaceAllString(fn, s+".event")
+	if c.events != "" {
+		fn = eventRef.ReplaceAllString(fn, s+"."+c.events)
 	}
 	if c.silent {
 		if n := len(notifyLine.FindAllString(fn, -1)); n != 1 {
@@ -186,7 +186,7 @@ func copyHelpers(src, fn string, c copySpec, s, channel string) (string, []strin
 		if !strings.Contains(fn, call) {
 			continue
 		}
-		hc := copySpec{name: h, as: h + "_" + c.as, table: c.table, events: true}
+		hc := copySpec{name: h, as: h + "_" + c.as, table: c.table, events: "event"}
 		stmt, err := copyFunction(src, hc, s, channel)
 		if err != nil {
 			return "", nil, err

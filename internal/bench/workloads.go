@@ -29,6 +29,18 @@ func (w workload) group() string {
 // workloads returns every workload in the order they run: each measurement
 // next to (or interleaved with) the baseline it is compared with.
 func workloads() []workload {
+	var out []workload
+	for _, w := range mainWorkloads() {
+		out = append(out, w)
+		if w.name == "v1-cycle" { // the floor and the staircase between the seed's cycle and leasetop's
+			out = append(out, stairWorkloads()...)
+		}
+	}
+	return out
+}
+
+// mainWorkloads are the workloads but the lean floor's staircase.
+func mainWorkloads() []workload {
 	return []workload{
 		{name: "select1", set: "acquire", loop: selectOne, desc: "SELECT 1: the round-trip floor"},
 		{name: "advisory", set: "acquire", loop: advisory, desc: "pg_try_advisory_xact_lock on the client's own keys (what people use instead)"},

@@ -36,12 +36,12 @@ var (
 // preempted when it replaced an unexpired holder.
 var (
 	AcquireWithThenNotify = CommitThenNotify{
-		Setup:  `SELECT ` + optOut,
+		Setup:  `SELECT ` + OptOut,
 		Call:   Statement{AcquireWith, acquireWithP},
 		Notify: Statement{NotifyPending, keyRun},
 	}
 	PreemptThenNotify = CommitThenNotify{
-		Setup:  `SELECT ` + optOut,
+		Setup:  `SELECT ` + OptOut,
 		Call:   Statement{Preempt, preemptP},
 		Notify: Statement{NotifyPending, keyRun},
 	}
