@@ -208,10 +208,23 @@ func renewLoop(acq acquirer, ren string) loop {
 
 func renew(r *run) loop { return renewLoop(r.libAcquire, sqlcall.Renew) }
 
-// seedRenew is the seed's renewal (originalRenewSQL) of keys the seed's
-// UPSERT acquired: the baseline of Store.Renew's target (issue 29).
+// seedRenew is the seed's renewal (seedRenewSQL) of keys the seed's UPSERT
+// acquired: the baseline of Store.Renew's target (issue 29).
 func seedRenew(r *run) loop {
-	return renewLoop(statementAcquire(originalUpsertSQL(r)), originalRenewSQL(r))
+	q := seedRenewSQL(r)
+	l := renewLoop(seedAcquire(r), "")
+	l.op = func(ctx context.Context, c *client) error {
+		i, key := c.nextKey()
+		tag, err := c.conn.Exec(ctx, q, key.Account, key.Session, c.runs[i], holdTTL)
+		if err == nil && tag.RowsAffected() != 1 {
+			err = fmt.Errorf("renewed %d rows, want 1", tag.RowsAffected())
+		}
+		if err != nil {
+			return fmt.Errorf("seed renew %s: %w", key, err)
+		}
+		return nil
+	}
+	return l
 }
 
 func renewNoTrigger(r *run) loop {

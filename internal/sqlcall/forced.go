@@ -21,7 +21,7 @@ import "github.com/jackc/pgx/v5/pgtype"
 // consumers drop by its event id, as they drop every repeated id. It reads
 // the partitions around now only (nearNow).
 var ForceReleaseQuiet = QuietCall{
-	Setup: `SELECT ` + optOut,
+	Setup: `SELECT ` + OptOut,
 	Call: Statement{ForceRelease, []uint32{
 		pgtype.TextOID, pgtype.TextOID, pgtype.UUIDOID, pgtype.TextOID}},
 	Notify: Statement{`SELECT pg_catalog.pg_notify('lease_events', pg_catalog.row_to_json(e)::pg_catalog.text)

@@ -36,12 +36,12 @@ var (
 // preempted when it replaced an unexpired holder.
 var (
 	AcquireWithQuiet = QuietCall{
-		Setup:  `SELECT ` + optOut,
+		Setup:  `SELECT ` + OptOut,
 		Call:   Statement{AcquireWith, acquireWithP},
 		Notify: Statement{NotifyPending, keyRun},
 	}
 	PreemptQuiet = QuietCall{
-		Setup:  `SELECT ` + optOut,
+		Setup:  `SELECT ` + OptOut,
 		Call:   Statement{Preempt, preemptP},
 		Notify: Statement{NotifyPending, keyRun},
 	}

@@ -61,10 +61,10 @@ type QuietCall struct {
 	Plain string
 }
 
-// The opt-out of the trigger's NOTIFY: the transaction's start time, as
-// sql/triggers.sql compares it. (EXTRACT is SQL's syntax for
-// pg_catalog.extract.)
-const optOut = `pg_catalog.set_config('lease.caller_notifies', extract(epoch FROM pg_catalog.now())::pg_catalog.text, true)`
+// OptOut is the opt-out of the trigger's NOTIFY, an expression: the
+// transaction's start time, as sql/triggers.sql compares it. (EXTRACT is
+// SQL's syntax for pg_catalog.extract.)
+const OptOut = `pg_catalog.set_config('lease.caller_notifies', extract(epoch FROM pg_catalog.now())::pg_catalog.text, true)`
 
 // nearNow keeps a read-back of the event a call just committed
 // (ForceReleaseQuiet) to the one or two daily partitions of lease.event
@@ -104,13 +104,13 @@ const NotifyPending = `SELECT pg_catalog.pg_notify('lease_events', pg_catalog.cu
 // set-returning call in FROM runs after it.
 var (
 	AcquireQuiet = QuietCall{
-		Setup:  `SELECT ` + optOut,
+		Setup:  `SELECT ` + OptOut,
 		Call:   Statement{Acquire, acquireP},
 		Notify: Statement{NotifyPending, keyRun},
 	}
 	ReleaseQuiet = QuietCall{
 		Call: Statement{`SELECT lease.release($1, $2, $3)
- WHERE ` + optOut + ` IS NOT NULL
+ WHERE ` + OptOut + ` IS NOT NULL
    AND pg_catalog.set_config('synchronous_commit', 'off', true) IS NOT NULL`, keyRun},
 		Notify: Statement{NotifyPending, keyRun},
 		Plain:  Release,

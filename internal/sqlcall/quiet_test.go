@@ -27,10 +27,10 @@ func TestOnlyReleaseCommitsAsynchronously(t *testing.T) {
 		if got := strings.Contains(txn, async); got != tt.async {
 			t.Errorf("%s's transaction commits asynchronously: %v, want %v (%q)", tt.name, got, tt.async, txn)
 		}
-		if !strings.Contains(txn, optOut) {
+		if !strings.Contains(txn, OptOut) {
 			t.Errorf("%s's transaction %q does not opt out of the trigger's NOTIFY", tt.name, txn)
 		}
-		if plain := tt.q.Plain; plain != "" && (strings.Contains(plain, optOut) || strings.Contains(plain, async)) {
+		if plain := tt.q.Plain; plain != "" && (strings.Contains(plain, OptOut) || strings.Contains(plain, async)) {
 			t.Errorf("%s's plain call %q opts out or commits asynchronously", tt.name, plain)
 		}
 		if strings.Contains(tt.q.Setup, "$1") {

@@ -46,7 +46,7 @@ func oldFile(t testing.TB, version int, name string) string {
 	if !ok {
 		t.Fatal("pgtest: cannot find its own source file")
 	}
-	path := filepath.Join(filepath.Dir(here), "..", "..", "data", "testdata", fmt.Sprintf("v%d", version), name)
+	path := filepath.Join(filepath.Dir(here), "..", "..", "..", "data", "testdata", fmt.Sprintf("v%d", version), name)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
