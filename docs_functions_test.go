@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // A function of schema lease as the migrated database's catalogue has it.

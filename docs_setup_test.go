@@ -15,7 +15,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgserver"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // docBlocks returns the contents of the n fenced code blocks that follow

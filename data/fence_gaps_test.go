@@ -9,8 +9,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/leaserow"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/leaserow"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // The contract docs/sql.md states: fences rise per key with gaps, because a

@@ -177,8 +177,8 @@ func (s *State) applyEvent(c uint8, evp *data.Event, at time.Time) bool {
 	s.pulse.add(at, ev.Kind)
 	s.record(c, ev)
 	changed := false
-	switch ev.Kind {
-	case data.KindAcquired, data.KindTakenOver, data.KindPreempted, data.KindHandedOver:
+	switch {
+	case ev.Kind.Grants():
 		if known := s.knownFence(c, ev.Key); known > 0 && ev.Fence <= known {
 			break // older than what we show or saw end: a snapshot already reflected it (ended.go)
 		}
@@ -188,13 +188,13 @@ func (s *State) applyEvent(c uint8, evp *data.Event, at time.Time) bool {
 			AcquiredAt: ev.At, RenewedAt: ev.At, ExpiresAt: ev.ExpiresAt,
 		}))
 		changed = true
-	case data.KindReleased, data.KindForceReleased:
+	case ev.Kind.Ends():
 		if i, ok := s.leases.find(c, ev.Key); ok && s.leases.run[i] == ev.RunID {
 			s.leases.remove(i)
 			changed = true
 		}
 		s.noteEnded(c, ev.Key, ev.Fence)
-	case data.KindTruncated:
+	case ev.Kind == data.KindTruncated:
 		s.truncated(c) // the listener asks for a resync too
 		changed = true
 	}

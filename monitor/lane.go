@@ -118,89 +118,111 @@ func BuildLane(in LaneInput) Lane {
 	if !t0.Before(in.Until) {
 		return ln
 	}
-	cur := Span{Kind: SpanNobody, From: t0}
+	b := laneBuilder{ln: ln, until: in.Until, cur: Span{Kind: SpanNobody, From: t0}}
+	if s := in.Start; s != nil {
+		b.cur = Span{Kind: SpanHeld, From: t0, Holder: s.Holder, Run: s.RunID, Fence: s.Fence}
+		if in.StartExact {
+			b.curExp = s.ExpiresAt
+		}
+		if in.StartExact && !b.curExp.After(t0) {
+			b.cur.Kind = SpanExpired
+		}
+	}
+	for _, ev := range in.Events {
+		if !ev.At.Before(t0) && !ev.At.After(in.Until) {
+			b.apply(ev)
+		}
+	}
+	return b.finish(in.Live)
+}
+
+// laneBuilder is BuildLane's state while it reads a lane's events in
+// order: the spans closed so far and the current one.
+type laneBuilder struct {
+	ln    Lane
+	until time.Time
+	cur   Span
 	// curExp is the current holder's expiry where the history pins it
 	// exactly, else zero: renewals write no event, so an acquisition's
 	// expiry is only the first of many. Exact are a takeover's previous
 	// expiry, a release's, the live lease's and an exact start.
-	var curExp time.Time
-	if s := in.Start; s != nil {
-		cur = Span{Kind: SpanHeld, From: t0, Holder: s.Holder, Run: s.RunID, Fence: s.Fence}
-		if in.StartExact {
-			curExp = s.ExpiresAt
-		}
-		if in.StartExact && !curExp.After(t0) {
-			cur.Kind = SpanExpired
-		}
+	curExp time.Time
+}
+
+// closeAt ends the current span at t (at its expiry first, when it ran out
+// before t) and starts next.
+func (b *laneBuilder) closeAt(t time.Time, next Span) {
+	t = clampTime(t, b.cur.From, b.until)
+	if b.cur.Kind == SpanHeld && !b.curExp.IsZero() && b.curExp.Before(t) && b.curExp.After(b.cur.From) {
+		b.ln.Spans = append(b.ln.Spans, withTo(b.cur, b.curExp))
+		b.cur = Span{Kind: SpanExpired, From: b.curExp, Holder: b.cur.Holder, Run: b.cur.Run, Fence: b.cur.Fence}
 	}
-	// closeAt ends the current span at t (at its expiry first, when it ran
-	// out before t) and starts next.
-	closeAt := func(t time.Time, next Span) {
-		t = clampTime(t, cur.From, in.Until)
-		if cur.Kind == SpanHeld && !curExp.IsZero() && curExp.Before(t) && curExp.After(cur.From) {
-			ln.Spans = append(ln.Spans, withTo(cur, curExp))
-			cur = Span{Kind: SpanExpired, From: curExp, Holder: cur.Holder, Run: cur.Run, Fence: cur.Fence}
-		}
-		if t.After(cur.From) {
-			ln.Spans = append(ln.Spans, withTo(cur, t))
-		}
-		next.From = t
-		cur = next
+	if t.After(b.cur.From) {
+		b.ln.Spans = append(b.ln.Spans, withTo(b.cur, t))
 	}
-	holding := func(ev data.Event) Span {
-		return Span{Kind: SpanHeld, Holder: ev.Holder, Run: ev.RunID, Fence: ev.Fence}
-	}
-	for _, ev := range in.Events {
-		if ev.At.Before(t0) || ev.At.After(in.Until) {
-			continue
+	next.From = t
+	b.cur = next
+}
+
+// handTo ends the current span at ev, whose holder's lease ran out at
+// prevExp (exact; zero: unknown), and starts ev's run's.
+func (b *laneBuilder) handTo(ev data.Event, prevExp time.Time) {
+	b.curExp = prevExp
+	b.closeAt(ev.At, Span{Kind: SpanHeld, Holder: ev.Holder, Run: ev.RunID, Fence: ev.Fence})
+	b.curExp = time.Time{}
+}
+
+// mark adds a mark at t.
+func (b *laneBuilder) mark(t time.Time, k MarkKind) { b.ln.Marks = append(b.ln.Marks, Mark{t, k}) }
+
+// apply reads one event of the lane's window.
+func (b *laneBuilder) apply(ev data.Event) {
+	switch ev.Kind {
+	case data.KindAcquired:
+		b.handTo(ev, b.curExp)
+	case data.KindTakenOver, data.KindHandedOver, data.KindPreempted:
+		b.handTo(ev, ev.PrevExpiresAt) // the holder it was taken from ran out then (exact)
+		b.mark(ev.At, transitionMark(ev.Kind))
+	case data.KindReleased, data.KindForceReleased:
+		if ev.RunID == b.cur.Run && ev.Fence == b.cur.Fence {
+			b.curExp = ev.ExpiresAt // the row's expiry when it went (exact)
 		}
-		switch ev.Kind {
-		case data.KindAcquired:
-			closeAt(ev.At, holding(ev))
-			curExp = time.Time{}
-		case data.KindTakenOver, data.KindHandedOver, data.KindPreempted:
-			curExp = ev.PrevExpiresAt // the holder it was taken from ran out then (exact)
-			closeAt(ev.At, holding(ev))
-			curExp = time.Time{}
-			ln.Marks = append(ln.Marks, Mark{ev.At, transitionMark(ev.Kind)})
-		case data.KindReleased, data.KindForceReleased:
-			if ev.RunID == cur.Run && ev.Fence == cur.Fence {
-				curExp = ev.ExpiresAt // the row's expiry when it went (exact)
-			}
-			closeAt(ev.At, Span{Kind: SpanNobody})
-			curExp = time.Time{}
-			if ev.Kind == data.KindForceReleased {
-				ln.Marks = append(ln.Marks, Mark{ev.At, MarkForced})
-			}
-		case data.KindRenewRejected:
-			ln.Marks = append(ln.Marks, Mark{ev.At, MarkZombie})
-		case data.KindTruncated:
-			curExp = time.Time{}
-			closeAt(ev.At, Span{Kind: SpanNobody})
-			ln.Marks = append(ln.Marks, Mark{ev.At, MarkOther})
-		default:
-			// A kind from a newer schema: a mark; and if it names a new
-			// run with a higher fence, the session changed hands.
-			ln.Marks = append(ln.Marks, Mark{ev.At, MarkOther})
-			if ev.RunID != uuid.Nil && ev.RunID != cur.Run && ev.Fence > cur.Fence && !ev.ExpiresAt.IsZero() {
-				curExp = ev.PrevExpiresAt
-				closeAt(ev.At, holding(ev))
-				curExp = time.Time{}
-			}
+		b.closeAt(ev.At, Span{Kind: SpanNobody})
+		b.curExp = time.Time{}
+		if ev.Kind == data.KindForceReleased {
+			b.mark(ev.At, MarkForced)
+		}
+	case data.KindRenewRejected:
+		b.mark(ev.At, MarkZombie)
+	case data.KindTruncated:
+		b.curExp = time.Time{}
+		b.closeAt(ev.At, Span{Kind: SpanNobody})
+		b.mark(ev.At, MarkOther)
+	default:
+		// A kind from a newer schema: a mark; and if it names a new run
+		// with a higher fence, the session changed hands.
+		b.mark(ev.At, MarkOther)
+		if ev.RunID != uuid.Nil && ev.RunID != b.cur.Run && ev.Fence > b.cur.Fence && !ev.ExpiresAt.IsZero() {
+			b.handTo(ev, ev.PrevExpiresAt)
 		}
 	}
-	if cur.Kind == SpanHeld && in.Live != nil && in.Live.RunID == cur.Run && in.Live.Fence == cur.Fence {
-		curExp = in.Live.ExpiresAt // renewed since the event that started the span
+}
+
+// finish closes the lane at its end; live is the session's lease now, if
+// any, which tells the current holder's expiry.
+func (b *laneBuilder) finish(live *data.Lease) Lane {
+	if b.cur.Kind == SpanHeld && live != nil && live.RunID == b.cur.Run && live.Fence == b.cur.Fence {
+		b.curExp = live.ExpiresAt // renewed since the event that started the span
 	}
-	if cur.Kind == SpanHeld && !curExp.IsZero() && curExp.Before(in.Until) && curExp.After(cur.From) {
-		ln.Marks = append(ln.Marks, Mark{curExp, MarkExpired})
+	if b.cur.Kind == SpanHeld && !b.curExp.IsZero() && b.curExp.Before(b.until) && b.curExp.After(b.cur.From) {
+		b.mark(b.curExp, MarkExpired)
 	}
-	if cur.Kind == SpanHeld || cur.Kind == SpanExpired {
-		closeAt(in.Until, Span{})
-	} else if in.Until.After(cur.From) {
-		ln.Spans = append(ln.Spans, withTo(cur, in.Until))
+	if b.cur.Kind == SpanHeld || b.cur.Kind == SpanExpired {
+		b.closeAt(b.until, Span{})
+	} else if b.until.After(b.cur.From) {
+		b.ln.Spans = append(b.ln.Spans, withTo(b.cur, b.until))
 	}
-	return ln
+	return b.ln
 }
 
 // transitionMark is the mark of an event that hands a session to a new run.

@@ -12,6 +12,7 @@ import (
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/keymap"
 	"github.com/leasetop/leasetop/monitor"
+	"github.com/leasetop/leasetop/theme"
 )
 
 // Source is how the model reaches the outside world. Each function may
@@ -96,6 +97,9 @@ type Config struct {
 	Badge func() string
 	// Timeline opens the monitor on the timeline view.
 	Timeline bool
+	// Theme is the colours. Default: theme.Dark or theme.Light, by the
+	// terminal's background.
+	Theme *theme.Theme
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 	// Location is where event times are shown. Default time.Local.
@@ -248,7 +252,7 @@ func New(cfg Config) (*Model, error) {
 		cfg:      cfg,
 		keys:     keys,
 		actions:  actions,
-		styles:   newStyles(true),
+		styles:   newStyles(cfg.theme(true)),
 		width:    80,
 		height:   24,
 		now:      cfg.Now(),
@@ -261,6 +265,15 @@ func New(cfg Config) (*Model, error) {
 		m.mode, m.tl.zoom = modeTimeline, defaultZoom
 	}
 	return m, nil
+}
+
+// theme is the configured theme, else the automatic one for a dark
+// background or not.
+func (c Config) theme(isDark bool) theme.Theme {
+	if c.Theme != nil {
+		return *c.Theme
+	}
+	return theme.Auto(isDark)
 }
 
 // checkActionKeys refuses an action whose key the map already binds.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/monitor"
+	"github.com/leasetop/leasetop/theme"
 )
 
 // TestCursorSlicesAsTruncateMeasures: the cursor drawn over each column of
@@ -22,7 +23,7 @@ func TestCursorSlicesAsTruncateMeasures(t *testing.T) {
 	t0 := server.Add(-100 * time.Second)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	k := data.Key{Account: "a", Session: "s"}
-	st := newStyles(true)
+	st := newStyles(theme.Dark())
 	w := window{from: t0, cell: time.Second, cells: 100}
 	for _, c := range []struct {
 		name    string

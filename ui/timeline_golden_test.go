@@ -10,10 +10,11 @@ import (
 )
 
 // timelineModel is the loaded fixture with its history (pruned before
-// pruned, if set), a burst of live events for the pulse, on the timeline.
-func timelineModel(t *testing.T, w, h int, pruned time.Time) (*Model, *fixedClock) {
+// pruned, if set), a burst of live events for the pulse, on the timeline;
+// mutate changes the configuration further.
+func timelineModel(t *testing.T, w, h int, pruned time.Time, mutate ...func(*Config)) (*Model, *fixedClock) {
 	t.Helper()
-	m, c := newModel(t, w, h, withHistory(pruned))
+	m, c := newModel(t, w, h, append([]func(*Config){withHistory(pruned)}, mutate...)...)
 	// The burst comes before the sync that replaces its leases: it stays in
 	// the pulse, not in the table.
 	burst := data.Key{Account: "hooli", Session: "burst"}

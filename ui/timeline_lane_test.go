@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/monitor"
+	"github.com/leasetop/leasetop/theme"
 )
 
 // TestDrawLane: a lane of a known history (the model's BuildLane) draws as
@@ -29,7 +30,7 @@ func TestDrawLane(t *testing.T) {
 	}
 	live := &data.Lease{Key: k, RunID: run(3), Fence: 3, Holder: "dev-c", ExpiresAt: at(70)}
 	ln := monitor.BuildLane(monitor.LaneInput{Key: mkey(k), From: t0, Until: at(100), HistoryStart: at(5), Events: evs, Live: live})
-	st := newStyles(true)
+	st := newStyles(theme.Dark())
 	got := ansi.Strip(drawLane(&ln, window{from: t0, cell: time.Second, cells: 100}, &st.tl).text)
 	if n := ansi.StringWidth(got); n != 100 {
 		t.Errorf("lane is %d cells, want 100: %q", n, got)

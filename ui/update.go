@@ -30,8 +30,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		return m, m.onResize(msg)
 	case tea.BackgroundColorMsg:
-		m.styles = newStyles(msg.IsDark())
-		m.cache.reset()
+		if m.cfg.Theme == nil { // a chosen theme stays; the automatic one follows the background
+			m.styles = newStyles(m.cfg.theme(msg.IsDark()))
+			m.cache.reset()
+		}
 		return m, nil
 	case tickMsg:
 		return m, m.onTick()

@@ -139,8 +139,8 @@ func (c *checker) history(events []data.Event) {
 			sessions[e.Key] = s
 		}
 		c.askEvent(a, e, s.cur)
-		switch e.Kind {
-		case data.KindAcquired, data.KindTakenOver, data.KindPreempted, data.KindHandedOver:
+		switch {
+		case e.Kind.Grants():
 			c.tally.RunsStarted++
 			c.grantEvent(e, s.cur)
 			if e.Fence <= s.lastFence {
@@ -152,7 +152,7 @@ func (c *checker) history(events []data.Event) {
 			c.grants[e.RunID] = g
 			c.order = append(c.order, g)
 			s.cur = g
-		case data.KindReleased, data.KindForceReleased:
+		case e.Kind.Ends():
 			c.countEnd(e.Kind)
 			if s.cur == nil || s.cur.run != e.RunID {
 				c.fail(OneOwner, e.Key, "run %s (fence %d) was released at %s, but the history does not show it holding the session (event %d)",
@@ -161,9 +161,9 @@ func (c *checker) history(events []data.Event) {
 				s.cur.ended, s.cur.endAt, s.cur.endKind = true, e.At, e.Kind
 			}
 			s.cur = nil
-		case data.KindRenewRejected:
+		case e.Kind == data.KindRenewRejected:
 			c.tally.ZombieRenewalsRejected++
-		case data.KindQueueJoined:
+		case e.Kind == data.KindQueueJoined:
 			c.tally.QueueWaits++
 		}
 	}

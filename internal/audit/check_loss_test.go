@@ -9,7 +9,7 @@ import (
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/audit"
 	"github.com/leasetop/leasetop/internal/demo"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // TestCheckCountsTakeoversAfterProcessLoss: a takeover after process loss

@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
-	"github.com/leasetop/leasetop/internal/syncbuf"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/syncbuf"
 )
 
 // eventRef is one event of one context: ids are each database's own.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // contextConfig writes a config file naming each database of dsns (name,

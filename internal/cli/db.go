@@ -41,6 +41,9 @@ func connError(err error) error {
 // database that cannot be reached, checkDSN for a DSN that does not parse
 // (for a context, where it is defined).
 func connErrorHint(err error, check, checkDSN string) error {
+	if se, ok := asSchemaError(err); ok {
+		return schemaError(se)
+	}
 	if errors.Is(err, data.ErrSchema) || errors.Is(err, data.ErrInvalid) {
 		return err
 	}
@@ -88,6 +91,10 @@ func newFlags(env Env, name, usageLine string) *flagSet {
 // parseFlags parses args. A bad flag is an ExitUsage error of one line; -h
 // prints the usage and returns flag.ErrHelp (exit 0).
 func parseFlags(fs *flagSet, args []string) error {
+	if fs.env.describe != nil {
+		fs.env.describe(fs.FlagSet)
+		return flag.ErrHelp
+	}
 	err := fs.Parse(args)
 	switch {
 	case err == nil:

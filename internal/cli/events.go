@@ -23,108 +23,137 @@ import (
 // --context it prints the events of several databases, interleaved by time
 // and tagged with their context (events_contexts.go).
 func cmdEvents(ctx context.Context, env Env, args []string) error {
-	fs := newFlags(env, "events", "events [--since ID|TIME] [--until TIME] [--account A] [--session S] [--kind K] [--limit N] [--follow [--listen-dsn URL] [--poll 250ms]] [--json] [--dsn URL | --context NAME...] [--config PATH]")
-	dsn := dsnFlag(fs)
-	listen := addListenFlags(fs)
-	contexts := addContextFlags(fs, nil)
-	var a eventsArgs
-	fs.Var(&a.since, "since", "print the events after this event id, or at or after this time: RFC 3339 or a duration ago (\"10m ago\") on the database clock (default: the most recent --limit)")
-	fs.Var(&a.until, "until", "print the events before this time (RFC 3339 or \"10m ago\"); not with --follow")
-	fs.Var(&a.accounts, "account", "print only this account's events (repeatable, or a comma list)")
-	fs.Var(&a.sessions, "session", "print only the events of sessions with this id (repeatable, or a comma list)")
-	fs.Var(&a.kinds, "kind", "print only events of this kind (repeatable, or a comma list): "+strings.Join(kindStrings(eventKinds()), ", "))
-	limit := fs.Int("limit", 50, "print at most this many past events (0: no limit; default 50 without --since, no limit with it)")
-	follow := fs.Bool("follow", false, "after the history, keep printing events as they happen (until interrupted)")
-	asJSON := fs.Bool("json", false, "one JSON object per line")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return usageErrorf("events takes no arguments, got %q", fs.Arg(0))
-	}
-	limitSet := false
-	fs.Visit(func(f *flag.Flag) { limitSet = limitSet || f.Name == "limit" })
-	if *limit < 0 {
-		return usageErrorf("--limit must be 0 or more, got %d", *limit)
-	}
-	if (a.since.hasID || a.since.time.set) && !limitSet {
-		*limit = 0
-	}
-	a.limit, a.follow = *limit, *follow
-	if a.until.set && a.follow {
-		return usageErrorf("--until and --follow cannot go together: --follow prints the events after now")
-	}
-	if !a.until.rel && !a.since.time.rel && a.until.set && a.since.time.set && a.until.abs.Before(a.since.time.abs) {
-		return usageErrorf("--until %s is before --since %s", a.until.abs.Format(time.RFC3339Nano), a.since.time.abs.Format(time.RFC3339Nano))
-	}
-	cs, err := contexts.resolve(env)
+	o, err := parseEventsFlags(env, args)
 	if err != nil {
 		return err
 	}
-	opt, err := listen.options(env)
-	if err != nil {
-		return err
+	if o.contexts != nil {
+		return eventsContexts(ctx, env, o)
 	}
-	a.emit = textEvent
-	if *asJSON {
-		a.emit = jsonEvent
-	}
-	if cs != nil {
-		return eventsContexts(ctx, env, cs, a, opt)
-	}
-	store, err := openStoreWith(ctx, resolveDSN(env, *dsn), opt)
+	store, err := openStoreWith(ctx, resolveDSN(env, o.dsn), o.store)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	filter, err := a.filter(ctx, store)
+	filter, err := o.resolve(ctx, store)
 	if err != nil {
-		return connError(err)
+		return err
 	}
+	emit := filtered(o.emit(), filter)
 	printed := map[int64]bool{} // ids the history printed, the last followWindow of them
-	start, end, err := printEvents(ctx, store, a, filter, printed, func(ev data.Event) error { return a.emit(env.Stdout, ev) })
+	start, end, err := printEvents(ctx, store, o, filter, printed, func(ev data.Event) error { return emit(env.Stdout, ev) })
 	if err != nil {
 		return connError(err)
 	}
-	if !a.follow {
+	if !o.follow {
 		return nil
 	}
-	return followEvents(ctx, env, store, start, end, printed, func(w io.Writer, ev data.Event) error {
+	return followEvents(ctx, env, store, start, end, printed, emit)
+}
+
+// printEvents prints store's history as o and filter select, each event
+// that filter matches through show, oldest first, and returns the ids a
+// follower goes on from (see printHistory and printSelected); printed gets
+// the ids printed.
+func printEvents(ctx context.Context, store *data.Store, o eventsOptions, filter eventFilter, printed map[int64]bool, show func(data.Event) error) (start, end int64, err error) {
+	record := func(ev data.Event) error {
+		rememberPrinted(printed, ev.ID)
 		if !filter.match(ev) {
 			return nil
 		}
-		return a.emit(w, ev)
-	})
+		return show(ev)
+	}
+	if filter.any() && !o.since.hasID {
+		return printSelected(ctx, store, filter, o.limit, printed, record)
+	}
+	return printHistory(ctx, store, o.since.after(), o.limit, filter, record)
 }
 
-// eventsArgs are what events prints: its flags, resolved.
-type eventsArgs struct {
-	since              sinceFlag
-	until              timeFlag
-	accounts, sessions listFlag
-	kinds              kindsFlag
-	limit              int
-	follow             bool
-	emit               func(io.Writer, data.Event) error // textEvent or jsonEvent
+// emit is how each event is printed: textEvent, or jsonEvent with --json.
+func (o eventsOptions) emit() func(io.Writer, data.Event) error {
+	if o.asJSON {
+		return jsonEvent
+	}
+	return textEvent
 }
 
-// filter is the filter a's flags make on store's clock: a time ago is the
-// server's. A bad range (--until before --since, once on the server's
-// clock) is a usage error; any other error is the database's.
-func (a eventsArgs) filter(ctx context.Context, store *data.Store) (eventFilter, error) {
-	filter := eventFilter{accounts: a.accounts, sessions: a.sessions, kinds: a.kinds}
-	if !a.since.time.set && !a.until.set {
+// eventsOptions are leasetop events' parsed flags.
+type eventsOptions struct {
+	dsn    string
+	store  data.Options // --listen-dsn, --poll: how --follow hears
+	since  sinceFlag
+	until  timeFlag
+	filter eventFilter // the accounts, sessions and kinds; the times come from resolve
+	limit  int
+	follow bool
+	asJSON bool
+	// contexts are the databases of --context, nil without it.
+	contexts []dbContext
+}
+
+// parseEventsFlags parses and checks leasetop events' flags.
+func parseEventsFlags(env Env, args []string) (eventsOptions, error) {
+	var o eventsOptions
+	fs := newFlags(env, "events", "events [--since ID|TIME] [--until TIME] [--account A] [--session S] [--kind K] [--limit N] [--follow [--listen-dsn URL] [--poll 250ms]] [--json] [--dsn URL | --context NAME...] [--config PATH]")
+	dsn := dsnFlag(fs)
+	listen := addListenFlags(fs)
+	contexts := addContextFlags(fs, nil)
+	fs.Var(&o.since, "since", "print the events after this event id, or at or after this time: RFC 3339 or a duration ago (\"10m ago\") on the database clock (default: the most recent --limit)")
+	fs.Var(&o.until, "until", "print the events before this time (RFC 3339 or \"10m ago\"); not with --follow")
+	var accounts, sessions listFlag
+	fs.Var(&accounts, "account", "print only this account's events (repeatable, or a comma list)")
+	fs.Var(&sessions, "session", "print only the events of sessions with this id (repeatable, or a comma list)")
+	var kinds kindsFlag
+	fs.Var(&kinds, "kind", "print only events of this kind (repeatable, or a comma list): "+strings.Join(kindStrings(eventKinds()), ", "))
+	limit := fs.Int("limit", 50, "print at most this many past events (0: no limit; default 50 without --since, no limit with it)")
+	follow := fs.Bool("follow", false, "after the history, keep printing events as they happen (until interrupted)")
+	asJSON := fs.Bool("json", false, "one JSON object per line")
+	if err := parseFlags(fs, args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, usageErrorf("events takes no arguments, got %q", fs.Arg(0))
+	}
+	o.dsn, o.limit, o.follow, o.asJSON = *dsn, *limit, *follow, *asJSON
+	o.filter = eventFilter{accounts: accounts, sessions: sessions, kinds: kinds}
+	limitSet := false
+	fs.Visit(func(f *flag.Flag) { limitSet = limitSet || f.Name == "limit" })
+	if o.limit < 0 {
+		return o, usageErrorf("--limit must be 0 or more, got %d", o.limit)
+	}
+	if (o.since.hasID || o.since.time.set) && !limitSet {
+		o.limit = 0
+	}
+	if o.until.set && o.follow {
+		return o, usageErrorf("--until and --follow cannot go together: --follow prints the events after now")
+	}
+	if !o.until.rel && !o.since.time.rel && o.until.set && o.since.time.set && o.until.abs.Before(o.since.time.abs) {
+		return o, usageErrorf("--until %s is before --since %s", o.until.abs.Format(time.RFC3339Nano), o.since.time.abs.Format(time.RFC3339Nano))
+	}
+	var err error
+	if o.contexts, err = contexts.resolve(env); err != nil {
+		return o, err
+	}
+	o.store, err = listen.options(env)
+	return o, err
+}
+
+// resolve returns the filter with --since and --until as times on the
+// database clock ("10m ago" counts from the server's now).
+func (o eventsOptions) resolve(ctx context.Context, store *data.Store) (eventFilter, error) {
+	filter := o.filter
+	if !o.since.time.set && !o.until.set {
 		return filter, nil
 	}
 	now, err := store.ServerTime(ctx)
 	if err != nil {
-		return filter, err
+		return filter, connError(err)
 	}
-	if a.since.time.set {
-		filter.since = a.since.time.at(now)
+	if o.since.time.set {
+		filter.since = o.since.time.at(now)
 	}
-	if a.until.set {
-		filter.until = a.until.at(now)
+	if o.until.set {
+		filter.until = o.until.at(now)
 	}
 	if filter.since.After(filter.until) && !filter.until.IsZero() {
 		return filter, usageErrorf("--until (%s) is before --since (%s)", filter.until.Format(time.RFC3339Nano), filter.since.Format(time.RFC3339Nano))
@@ -132,35 +161,30 @@ func (a eventsArgs) filter(ctx context.Context, store *data.Store) (eventFilter,
 	return filter, nil
 }
 
-// printEvents prints store's history as a and filter select, each event
-// through show, oldest first, and returns the ids a follower goes on from
-// (see printHistory and printSelected); printed gets the ids already
-// printed.
-func printEvents(ctx context.Context, store *data.Store, a eventsArgs, filter eventFilter, printed map[int64]bool, show func(data.Event) error) (start, end int64, err error) {
-	emit := show
-	if filter.any() {
-		emit = func(ev data.Event) error {
-			if !filter.match(ev) {
-				return nil
+// filtered is emit for the events filter matches only.
+func filtered(emit func(io.Writer, data.Event) error, filter eventFilter) func(io.Writer, data.Event) error {
+	if !filter.any() {
+		return emit
+	}
+	return func(w io.Writer, ev data.Event) error {
+		if !filter.match(ev) {
+			return nil
+		}
+		return emit(w, ev)
+	}
+}
+
+// rememberPrinted adds id to the ids printed, forgetting those more than
+// followWindow below it once there are many.
+func rememberPrinted(printed map[int64]bool, id int64) {
+	printed[id] = true
+	if len(printed) > 4*followWindow {
+		for old := range printed {
+			if old <= id-followWindow {
+				delete(printed, old)
 			}
-			return show(ev)
 		}
 	}
-	record := func(ev data.Event) error {
-		printed[ev.ID] = true
-		if len(printed) > 4*followWindow {
-			for id := range printed {
-				if id <= ev.ID-followWindow {
-					delete(printed, id)
-				}
-			}
-		}
-		return emit(ev)
-	}
-	if filter.any() && !a.since.hasID {
-		return printSelected(ctx, store, filter, a.limit, printed, record)
-	}
-	return printHistory(ctx, store, a.since.after(), a.limit, filter, record)
 }
 
 // followWindow is how many ids below the end of the history --follow

@@ -20,7 +20,8 @@ import (
 // read is one line on stderr; the others are printed. Without --follow
 // events then exits 1; with it, the follower keeps trying it and prints its
 // events from when it comes up.
-func eventsContexts(ctx context.Context, env Env, cs []dbContext, a eventsArgs, opt data.Options) error {
+func eventsContexts(ctx context.Context, env Env, a eventsOptions) error {
+	cs, emit := a.contexts, a.emit()
 	if a.since.hasID && len(cs) > 1 {
 		return usageErrorf("--since ID with more than one context: each database numbers its own events (use --since TIME)")
 	}
@@ -40,7 +41,7 @@ func eventsContexts(ctx context.Context, env Env, cs []dbContext, a eventsArgs, 
 		return cmp.Or(x.At.Compare(y.At), cmp.Compare(order(x.Context), order(y.Context)), cmp.Compare(x.ID, y.ID))
 	})
 	for _, ev := range all {
-		if err := a.emit(env.Stdout, ev); err != nil {
+		if err := emit(env.Stdout, ev); err != nil {
 			return err
 		}
 	}
@@ -52,7 +53,7 @@ func eventsContexts(ctx context.Context, env Env, cs []dbContext, a eventsArgs, 
 			Report(env.Stderr, err)
 		}
 	}
-	return followContexts(ctx, env, cs, parts, a, opt)
+	return followContexts(ctx, env, parts, a)
 }
 
 // eventsPart is one context's history: its events (tagged), the ids a
@@ -66,17 +67,17 @@ type eventsPart struct {
 }
 
 // readEvents reads c's history as events prints it, on a store of its own.
-func readEvents(ctx context.Context, c dbContext, a eventsArgs) eventsPart {
+func readEvents(ctx context.Context, c dbContext, a eventsOptions) eventsPart {
 	// Until its history is read (never, if it cannot be), the follower
 	// still filters by account, session and kind.
-	p := eventsPart{printed: map[int64]bool{}, filter: eventFilter{accounts: a.accounts, sessions: a.sessions, kinds: a.kinds}}
+	p := eventsPart{printed: map[int64]bool{}, filter: a.filter}
 	store, err := openContext(ctx, c, data.Options{})
 	if err != nil {
 		p.err = err
 		return p
 	}
 	defer store.Close()
-	f, err := a.filter(ctx, store)
+	f, err := a.resolve(ctx, store)
 	if err == nil {
 		p.filter = f
 		p.start, p.end, err = printEvents(ctx, store, a, p.filter, p.printed, func(ev data.Event) error {
@@ -96,7 +97,8 @@ func readEvents(ctx context.Context, c dbContext, a eventsArgs) eventsPart {
 // A context whose history could not be read starts from the newest a.limit
 // ids of its database when it comes up. Each context's connection changes
 // are reported on stderr.
-func followContexts(ctx context.Context, env Env, cs []dbContext, parts []eventsPart, a eventsArgs, opt data.Options) error {
+func followContexts(ctx context.Context, env Env, parts []eventsPart, a eventsOptions) error {
+	cs, opt, emit := a.contexts, a.store, a.emit()
 	ctxs := make([]monitor.Context, len(cs))
 	names := make([]string, len(cs))
 	for i, c := range cs {
@@ -125,7 +127,7 @@ func followContexts(ctx context.Context, env Env, cs []dbContext, parts []events
 			if (p.err == nil && (ev.ID <= p.start || p.printed[ev.ID])) || !p.filter.match(ev) {
 				continue
 			}
-			if err := a.emit(env.Stdout, ev); err != nil {
+			if err := emit(env.Stdout, ev); err != nil {
 				return err
 			}
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // One exporter of two databases on two servers, scraped by a real

@@ -12,7 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // Bad input: a terminal of 20x5. The real `leasetop watch`, on a pty of
