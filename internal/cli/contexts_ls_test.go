@@ -24,8 +24,15 @@ func contextConfig(t *testing.T, extra string, dsns ...string) string {
 		fmt.Fprintf(&b, "[contexts.%s]\ndsn = %q\n\n", dsns[i], dsns[i+1])
 	}
 	b.WriteString(extra)
+	return configFile(t, b.String())
+}
+
+// configFile writes text to a config file of the test's own and returns its
+// path.
+func configFile(t *testing.T, text string) string {
+	t.Helper()
 	p := filepath.Join(t.TempDir(), "config.toml")
-	if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return p
