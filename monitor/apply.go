@@ -44,6 +44,7 @@ func (s *State) Apply(b Batch, now time.Time) []data.Event {
 	m.conn = b.Conn
 	m.readErr = b.ReadErr
 	m.readInterval = b.ReadInterval
+	m.renewalsAge = b.RenewalsAge
 	m.malformed, m.dropped = b.Malformed, b.Dropped
 	m.notifyRenewals = b.NotifyRenewals
 	return fresh

@@ -29,6 +29,11 @@ type Batch struct {
 	// unanswered for longer than this plus NoAnswerAfter means the feed
 	// cannot reach it (Health).
 	ReadInterval time.Duration
+	// RenewalsAge is how old the view of a renewal may be beyond
+	// ReadInterval: the time the feed takes to read the whole lease table
+	// once it reads it a slice at a time (FeedConfig.SweepPages); 0 while
+	// every read reads it all.
+	RenewalsAge time.Duration
 }
 
 // Item is one thing that happened: exactly one of its pointers is set.

@@ -83,6 +83,11 @@ type Health struct {
 	NoAnswer time.Duration
 	// Clock is the server's clock as last measured (zero before).
 	Clock data.Clock
+	// RenewalsAge is how old the view of a renewal may be beyond the read
+	// interval: the time the feed takes to read the whole lease table, a
+	// slice a read (FeedConfig.SweepPages); 0 while a read reads it all.
+	// Transitions are not delayed by it: they come as events.
+	RenewalsAge time.Duration
 }
 
 // Health returns the connection's state at local time now (of the first
@@ -137,5 +142,6 @@ func (s *State) HealthOf(c int, now time.Time) Health {
 		h.Stale = h.SyncedAgo > StaleAfter
 	}
 	h.Clock = m.clock
+	h.RenewalsAge = m.renewalsAge
 	return h
 }

@@ -85,6 +85,8 @@ type member struct {
 	// readInterval is how often the feed reads the database (0: not told
 	// yet): Health's measure of an unanswered read.
 	readInterval time.Duration
+	// renewalsAge is Batch.RenewalsAge, as last told.
+	renewalsAge time.Duration
 
 	malformed, dropped int64
 	notifyRenewals     bool

@@ -99,6 +99,9 @@ func (m *Model) contextState(i int, c Context, detail int) string {
 		if sb := m.standbySegment(h); sb != "" {
 			parts = append(parts, sb)
 		}
+		if r := m.renewalsSegment(h); r != "" {
+			parts = append(parts, r)
+		}
 		if off := h.Clock.Offset(); !h.Clock.IsZero() && (off > clockOff || off < -clockOff) {
 			parts = append(parts, s.warn.Render("clock "+signedMillis(off)))
 		}

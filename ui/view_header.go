@@ -85,12 +85,24 @@ func (m *Model) headerLine1() string {
 		{s.dim.Render(clean(m.cfg.Database, 40)), 2},
 		{link, 0},
 		{synced, 1},
+		{m.renewalsSegment(h), 1},
 		{standby, 2},
 		{clock, 4},
 		{badge, 3},
 		{ro, 0},
 		{paused, 0},
 	}, m.width)
+}
+
+// renewalsSegment says how old the view of renewals may be, once the feed
+// reads the lease table a slice a second (monitor.FeedConfig.SweepPages):
+// a lease's countdown may then run up to that long behind a renewal it has
+// not read yet. "" while every read reads the whole table.
+func (m *Model) renewalsSegment(h monitor.Health) string {
+	if h.RenewalsAge <= 0 {
+		return ""
+	}
+	return m.styles.dim.Render("renewals ≤" + compact(h.RenewalsAge) + " old")
 }
 
 // badges are header line 1's read-only badge, pause badge and the embedding

@@ -130,8 +130,15 @@ func (p *part) scan(now time.Time) scanned {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e, st := p.e, p.state
+	h := st.Health(now)
 	serverNow := st.ServerNow(now)
 	nowNS, soonNS := serverNow.UnixNano(), serverNow.Add(e.cfg.ExpiringWithin).UnixNano()
+	// A lease counts as expired once it has been for longer than the feed's
+	// view of renewals may be old (monitor.Health.RenewalsAge, a pass of
+	// its sweep of the lease table): a renewal it has not read yet never
+	// makes one look expired; one that was not renewed counts up to that
+	// much late.
+	expiredNS := serverNow.Add(-h.RenewalsAge).UnixNano()
 	oldest := nowNS // earliest acquisition of an unexpired lease
 	var s scanned
 	var perAccount []counts
@@ -141,7 +148,7 @@ func (p *part) scan(now time.Time) scanned {
 	st.ScanInstants(func(expires, acquired int64, account uint32) {
 		var c counts
 		switch {
-		case expires <= nowNS: // expired once now >= ExpiresAt
+		case expires <= expiredNS: // expired once now >= ExpiresAt (and the view of renewals caught up)
 			c.expired = 1
 		default:
 			c.held = 1
@@ -159,7 +166,6 @@ func (p *part) scan(now time.Time) scanned {
 	if perAccount != nil {
 		s.accounts = topAccounts(st.AccountName, perAccount, e.cfg.MaxAccounts)
 	}
-	h := st.Health(now)
 	s.feed = feedState(h.Link)
 	s.syncAge = h.SyncedAgo
 	if !st.Synced() {
