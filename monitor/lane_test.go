@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // laneHistory is a known history of one session over 100 s from t0, and

@@ -3,7 +3,7 @@ package monitor
 import (
 	"testing"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // handedOver hands keyA from runs[0] to runs[1] (label "desk"), without the

@@ -33,13 +33,13 @@
 // (its pages over its few tuples) comes out above a scan of the whole heap,
 // dead rows included. It then read the table on every call: 165 pages per
 // acquire and per release in a long bench database, about a tenth of a
-// cycle's server CPU (data/churned_plan_test.go). No lookup here wants a
+// cycle's server CPU (internal/data/churned_plan_test.go). No lookup here wants a
 // sequential scan.
 //
 // Every search_path ends in pg_temp. Unless it is listed, PostgreSQL searches
 // the caller's temporary schema *first* for types and relations, so a caller
 // could shadow text or timestamptz with a domain whose CHECK runs as the
-// function's owner (data/attack_pgtemp_test.go).
+// function's owner (internal/data/attack_pgtemp_test.go).
 package sql
 
 import "embed"

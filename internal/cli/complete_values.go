@@ -8,8 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/bench"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/demo"
 	"github.com/leasetop/leasetop/lease"
 	"github.com/leasetop/leasetop/theme"

@@ -9,7 +9,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/demo"
 	"github.com/leasetop/leasetop/keymap"
 	"github.com/leasetop/leasetop/theme"

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // Defaults for the zero fields of Config.

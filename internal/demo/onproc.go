@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/audit"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // onProc handles what a device process did.
