@@ -1,5 +1,15 @@
 package data
 
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/internal/sqlcall"
+)
+
 // Poll mode's reads, for the EXPLAIN test.
 var (
 	PollSQL     = pollQuery(false)
@@ -30,4 +40,25 @@ func Pooled(s *Store) bool {
 func CreatedByFiles() (funcs, funcArgs, dropped, relations, types, triggers []string) {
 	c := createdByFiles()
 	return c.Funcs, c.FuncArgs, c.Dropped, c.Relations, c.Types, c.Triggers
+}
+
+// RenewTicket calls lease.renew_ticket, which only the queue's tests call
+// (a waiting run keeps its ticket by calling Enqueue again): it extends
+// runID's live ticket to now + ttl and returns its place; ErrNotHeld when runID has no live ticket on key (it expired, was
+// cancelled, or was granted the lease). It never revives a ticket.
+func (s *Store) RenewTicket(ctx context.Context, key Key, runID uuid.UUID, ttl time.Duration) (Place, error) {
+	if err := ValidateKey(key); err != nil {
+		return Place{}, err
+	}
+	if err := ValidateTTL(ttl); err != nil {
+		return Place{}, err
+	}
+	p, ok, err := s.place(ctx, sqlcall.RenewTicket, key.Account, key.Session, runID, ttl)
+	if err != nil {
+		return Place{}, fmt.Errorf("renew ticket %s: %w", key, queueError(err))
+	}
+	if !ok {
+		return Place{}, ErrNotHeld
+	}
+	return p, nil
 }

@@ -99,26 +99,6 @@ func (s *Store) Enqueue(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 	return p, nil
 }
 
-// RenewTicket extends runID's live ticket to now + ttl and returns its
-// place; ErrNotHeld when runID has no live ticket on key (it expired, was
-// cancelled, or was granted the lease). It never revives a ticket.
-func (s *Store) RenewTicket(ctx context.Context, key Key, runID uuid.UUID, ttl time.Duration) (Place, error) {
-	if err := ValidateKey(key); err != nil {
-		return Place{}, err
-	}
-	if err := ValidateTTL(ttl); err != nil {
-		return Place{}, err
-	}
-	p, ok, err := s.place(ctx, sqlcall.RenewTicket, key.Account, key.Session, runID, ttl)
-	if err != nil {
-		return Place{}, fmt.Errorf("renew ticket %s: %w", key, queueError(err))
-	}
-	if !ok {
-		return Place{}, ErrNotHeld
-	}
-	return p, nil
-}
-
 // place runs a call that returns a lease.queue_place; ok is false when it
 // returned NULL.
 func (s *Store) place(ctx context.Context, query string, args ...any) (Place, bool, error) {
