@@ -13,7 +13,7 @@ import (
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// TestReplayedEventsAreNotCountedAgain (issue 37.5): events older than the
+// TestReplayedEventsAreNotCountedAgain: events older than the
 // monitor's snapshot (below its baseline: the first resync loads a short
 // tail), their real payloads sent again ten times by a role with CONNECT
 // only, change nothing: before, the State applied every id it had not seen,

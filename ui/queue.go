@@ -9,7 +9,7 @@ import (
 	"github.com/leasetop/leasetop/internal/data"
 )
 
-// The sessions' queues (issue 26): the table's QUEUE column, shown only
+// The sessions' queues: the table's QUEUE column, shown only
 // while some session has a queue, and the detail view's list of tickets.
 // Queue lengths change without an event when a ticket expires, so they are
 // read, every queuePollEvery, not followed.

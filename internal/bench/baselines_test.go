@@ -11,7 +11,7 @@ import (
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
-// The seed as the design card writes it (issue 38, item 15): its table and
+// The seed as the design card writes it: its table and
 // its three statements, verbatim. The bench's copy differs only in the
 // table's schema (the run's scratch schema).
 const (

@@ -6,7 +6,7 @@ import (
 )
 
 // TestFleetTargets: at --monitor-leases 1000000 the monitor's and the
-// exporter's figures are judged against issue 30's targets for a million
+// exporter's figures are judged against the targets for a million
 // leases (first picture 3 s, 300 MB at 1000 transitions/s, idle CPU 3 %,
 // frame 5 ms, sort and filter answers 100 ms, scrape p99 100 ms), each
 // once; below it, against the 100,000-lease targets, as before.

@@ -9,8 +9,8 @@ import (
 )
 
 // TestDemoMixKeyNamesEveryMix: the help of the demo's S key names every
-// strategy mix it cycles through, as --strategy takes them (issue 38.11:
-// it left out ask,queue).
+// strategy mix it cycles through, as --strategy takes them (before, it
+// left out ask,queue).
 func TestDemoMixKeyNamesEveryMix(t *testing.T) {
 	t.Parallel()
 	var help string

@@ -13,7 +13,7 @@ import (
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
-// TestMaintainCannotBeBlockedFromOutside (issue 37 item 7): maintain_events
+// TestMaintainCannotBeBlockedFromOutside: maintain_events
 // ran one at a time on the advisory lock hashtext('lease.maintain_events'),
 // which any role that may connect can take and keep; then every maintain
 // failed after its lock_timeout, naming nobody, and partitions stopped being

@@ -67,7 +67,7 @@ func wantForeign(t *testing.T, err error, premade bool, want ...string) *data.Fo
 	return fe
 }
 
-// TestMigrateRefusesAPremadeSchema (issue 37 item 2): a database owner (a
+// TestMigrateRefusesAPremadeSchema: a database owner (a
 // lease_app login) creates schema lease before the first migrate, with an
 // operator lease.= on its own lease.id_text, or with a lease.schema_version
 // of its own that has a trigger. Before, migrate adopted the schema: it
@@ -150,7 +150,7 @@ func TestMigrateRefusesAPremadeSchema(t *testing.T) {
 	}
 }
 
-// TestMigrateTakesBackGrants (issue 37 item 2): grants made by hand on
+// TestMigrateTakesBackGrants: grants made by hand on
 // schema lease and its objects survived every migrate: with GRANT USAGE,
 // CREATE ON SCHEMA lease TO lease_app any app login planted lease.=; a
 // default privilege for lease_owner gave lease_app every partition
@@ -215,7 +215,7 @@ func TestMigrateTakesBackGrants(t *testing.T) {
 	}
 }
 
-// TestMigrateRefusesForeignCode (issue 37 item 2): code in schema lease
+// TestMigrateRefusesForeignCode: code in schema lease
 // that leasetop does not create runs as the lease roles, or as the
 // migrating role: a row-security policy, a rule, an operator, a function, a
 // trigger, a constraint added to a domain, a column default, all calling
@@ -305,7 +305,7 @@ func TestMigrateRefusesForeignCode(t *testing.T) {
 	}
 }
 
-// TestMigrateKeepsNothingPlantedCodeMade (issue 37 item 2): code that passes
+// TestMigrateKeepsNothingPlantedCodeMade: code that passes
 // the check before the migration can still run during it, as lease_owner: a
 // CHECK on lease.maintenance (which partition.sql writes) calling
 // lease.pending_key, replaced by a lease_owner login with a body that makes

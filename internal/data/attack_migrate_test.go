@@ -232,8 +232,8 @@ func reconnect(t *testing.T, conn *pgx.Conn) *pgx.Conn {
 // login plants code on what every migrate writes or calls: a trigger on
 // lease.schema_version, a row-security policy and a column default there, and
 // lease.set_notify_renewals replaced by a SECURITY INVOKER twin. Before, the
-// trigger ran as the migrating superuser; then (issue 23) as lease_owner.
-// Now (issue 37) a superuser's and a CREATEROLE role's migrate refuse what
+// trigger ran as the migrating superuser; then as lease_owner.
+// Now a superuser's and a CREATEROLE role's migrate refuse what
 // leasetop did not create, naming it, before anything runs; once it is
 // removed, the twin, which passes for leasetop's function, is replaced
 // before --notify-renewals calls it: the planted code never runs.

@@ -14,8 +14,8 @@ import (
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
-// TestQueueSquatterHoldsAtMostItsShare is issue 37's queue squatting, as
-// the attacker: a lease_app login takes tickets in a held session's queue
+// TestQueueSquatterHoldsAtMostItsShare is queue squatting, as the
+// attacker: a lease_app login takes tickets in a held session's queue
 // until it is refused, and renews them. It gets QueueShare of them, not the
 // whole queue: its next one is refused with ErrQueueShareFull and writes
 // nothing, and another lease_app login still takes a ticket. An operator

@@ -18,7 +18,7 @@ import (
 // call writes (sql/functions.sql).
 const rejectionsRecorded = 100
 
-// TestRenewManyBoundsWhatItWrites (issue 37 item 8): a lease_app renewing
+// TestRenewManyBoundsWhatItWrites: a lease_app renewing
 // many of its own expired leases in one lease.renew_many call wrote a
 // renew_rejected event and a notification for each, again on every call
 // (10,000 a call, 1.4-2.3 s each). Now one call writes at most

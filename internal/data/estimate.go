@@ -12,8 +12,7 @@ const maxLeaseEstimate = 4_000_000
 // leaseEstimate is the planner's count of lease rows (pg_class.reltuples,
 // kept by ANALYZE and autovacuum), 0 when there is none: a snapshot makes
 // room for that many leases at once instead of growing its slice, which at
-// 1,000,000 leases copied them over and over (a third of the read's CPU,
-// issue 30). The table is found by name in the catalogue, not by a regclass
+// 1,000,000 leases copied them over and over (a third of the read's CPU). The table is found by name in the catalogue, not by a regclass
 // cast, which needs USAGE on schema lease: a login without it must get the
 // lease read's own permission error, not an aborted transaction. A failure
 // only loses the hint: what made it fail (a cancelled context) fails the

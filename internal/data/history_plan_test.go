@@ -85,7 +85,7 @@ func partitionedIndex(t *testing.T, conn *pgx.Conn, name any) any {
 	return parent
 }
 
-// TestHistoryReadsAreIndexRanges (issue 28): the timeline's reads of the
+// TestHistoryReadsAreIndexRanges: the timeline's reads of the
 // history, at 10,000 leases and 30 minutes of history at 60 transitions/s
 // (108,000 events), are index range scans, never a read of the whole
 // table: EventsBetween over 15 minutes for 50 lanes through

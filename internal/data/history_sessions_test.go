@@ -58,8 +58,8 @@ func windowSessions(t *testing.T, s *data.Store) (since, until time.Time, want [
 }
 
 // TestSessionsOfAWindow: the sessions of a window are those that had a
-// lease in it or an event, ended or not (issue 38.6: the timeline showed
-// only the leases held now): one released inside it, one held across it
+// lease in it or an event, ended or not (before, the timeline
+// showed only the leases held now): one released inside it, one held across it
 // and released after, one still held, one only queued for; not one
 // ended before it nor one acquired after. Pages follow the key order both
 // ways, and Match finds a session by id or by its holder's label.

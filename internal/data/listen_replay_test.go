@@ -11,7 +11,7 @@ import (
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
-// TestListenerDropsReplayedEvents (issue 37.5): notifications that name
+// TestListenerDropsReplayedEvents: notifications that name
 // events committed before the listener listened (their real payloads, sent
 // again by a role with CONNECT only) are behind its reading position: the
 // consumer's resync reflects them, and they are never delivered (counted

@@ -84,7 +84,7 @@ func fileNodes(t testing.TB, conn *pgx.Conn, query string) map[string]uint32 {
 	return out
 }
 
-// TestMigratePartitionsTheHistoryInPlace (issue 30): a version-2 and a
+// TestMigratePartitionsTheHistoryInPlace: a version-2 and a
 // version-3 database with history migrate to the partitioned history in
 // place: the old table is its first partition (the same file, its indexes
 // the same files: nothing copied or rebuilt), every old event reads back by
@@ -224,7 +224,7 @@ func BenchmarkMigrateBigHistory(b *testing.B) {
 	}
 }
 
-// TestUpgradedHistoryPartitionCanBeDropped (issue 37): version 4 made an
+// TestUpgradedHistoryPartitionCanBeDropped: version 4 made an
 // older history the first partition of a new lease.event, and
 // lease.event_json of the old table's row type stayed behind with it;
 // nothing called it, but it kept that partition from being dropped, so

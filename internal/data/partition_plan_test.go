@@ -73,7 +73,7 @@ func heapsRead(t *testing.T, db pgtest.DB, sql string, args []any) map[string]bo
 	return read
 }
 
-// TestPartitionedReadsWith30Days (issue 30): with 30 daily partitions of
+// TestPartitionedReadsWith30Days: with 30 daily partitions of
 // history (3000 events a day), each read the issue names stays an index
 // read: poll and catch-up by id, the detail view by session, the timeline by
 // time range and a scrub step (OwnersAt). None reads more than one

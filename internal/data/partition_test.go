@@ -23,7 +23,7 @@ func partitionOf(t *testing.T, conn *pgx.Conn, id int64) string {
 	return part
 }
 
-// TestMissingPartitionNeverFailsATransition (issue 30): with no partition
+// TestMissingPartitionNeverFailsATransition: with no partition
 // for the current day, an acquire still succeeds and its event lands in
 // lease.event_default; MaintainEvents then moves it, keeping its id, into a
 // new partition of its day, where the next transition's event lands too.

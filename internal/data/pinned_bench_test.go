@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkPinnedRead is what a one-row read costs through Pinned: on the
-// pool as it is (no pin: the cost before issue 37), pinned per transaction
+// pool as it is (no pin: the cost before statements were pinned), pinned per transaction
 // (BEGIN with the pin, the read, COMMIT: a library store's default), and on
 // a store whose sessions were pinned at start-up (leasetop's commands on a
 // direct connection), where Pinned is the pool.

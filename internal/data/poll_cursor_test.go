@@ -19,7 +19,7 @@ func evIDs(ids ...int64) []Event {
 // a read's snapshot shows that every transaction that could fill it has
 // ended (its xmin has reached the bound taken by the read after the gap was
 // found). Before, a gap more than the window below the newest id was given
-// up while its transaction could still commit (issue 23).
+// up while its transaction could still commit.
 func TestPollCursor(t *testing.T) {
 	busy := pollSnapshot{xmin: 100, next: 200} // transaction 100 is still open
 	c := pollCursor{window: 10}

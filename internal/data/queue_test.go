@@ -279,7 +279,7 @@ func TestQueueReaderReadsButCannotEnqueue(t *testing.T) {
 	}
 }
 
-// TestQueueExpiredTicketLeavesAtTheNextTouch (issue 38, item 5): a ticket
+// TestQueueExpiredTicketLeavesAtTheNextTouch: a ticket
 // nobody renews leaves with its queue_left event (reason expired, its
 // expiry) at the next touch of its queue, not only when a new ticket is
 // taken: a live waiter's renewal (Enqueue, RenewTicket) records it, and so

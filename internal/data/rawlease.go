@@ -11,7 +11,7 @@ import (
 // rawLeases decodes the lease columns of a snapshot row (leaseColumns, after
 // the serverColumns) from the row's raw bytes, without pgx's per-value scan
 // plans and the pointer each nullable column costs: at 1,000,000 leases
-// rows.Scan was most of the monitor's first read (issue 30). It decodes
+// rows.Scan was most of the monitor's first read. It decodes
 // only the binary formats pgx asks for in the extended protocol; a read
 // that returns another format (the simple protocol answers in text) or a
 // value it does not take (a NULL, an infinite time) goes to rows.Scan, which

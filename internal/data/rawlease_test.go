@@ -59,7 +59,7 @@ func TestSnapshotRawMatchesScan(t *testing.T) {
 // TestReadSyncAllocations bounds what reading a lease costs the heap: one
 // allocation (its session text) and about its own size, not the dozen
 // allocations and the repeated copies of a growing slice that made the
-// first read of 1,000,000 leases cost seconds (issue 30).
+// first read of 1,000,000 leases cost seconds.
 func TestReadSyncAllocations(t *testing.T) {
 	t.Parallel()
 	const n = 20_000

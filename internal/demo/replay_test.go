@@ -14,7 +14,7 @@ import (
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
-// TestHeadlessDemoShowsOnlyEventsItReadBack (issue 37.5): while a headless
+// TestHeadlessDemoShowsOnlyEventsItReadBack: while a headless
 // demo runs, a role with CONNECT only sends notifications naming the demo's
 // account: the payloads of events older than the demo (of another account,
 // rewritten) and events with ids far in the future, each with a holder

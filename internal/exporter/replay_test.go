@@ -13,7 +13,7 @@ import (
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
-// TestReplayedEventsAreNotCounted (issue 37.5): a role with CONNECT only
+// TestReplayedEventsAreNotCounted: a role with CONNECT only
 // sends again, five times, the notifications of 21 acquisitions and a
 // forced release older than the exporter's first resync (600 newer events
 // put them below its tail), but not the releases that followed the
