@@ -11,6 +11,7 @@ import (
 // frame 5 ms, sort and filter answers 100 ms, scrape p99 100 ms), each
 // once; below it, against the 100,000-lease targets, as before.
 func TestFleetTargets(t *testing.T) {
+	t.Parallel()
 	results := []Result{
 		{Name: "monitor-load", Ops: 1, P50ms: 2900, P99ms: 2900},
 		{Name: "monitor-idle", Ops: 1, CPUPct: 2.5, RSSMB: 180},
