@@ -1,4 +1,4 @@
-package demo
+package device
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 	"github.com/leasetop/leasetop/lease"
 )
 
-// DeviceConfig is one device process: one device (desktop, browser, phone)
+// Config is one device process: one device (desktop, browser, phone)
 // of one account's user, with some of that account's conversations open.
-type DeviceConfig struct {
+type Config struct {
 	Name     string
 	Account  string
 	Sessions []string
@@ -29,8 +29,8 @@ type DeviceConfig struct {
 	NextMix <-chan os.Signal
 }
 
-// Validate checks the configuration; RunDevice does too.
-func (c DeviceConfig) Validate() error {
+// Validate checks the configuration; Run does too.
+func (c Config) Validate() error {
 	if c.Name == "" {
 		return inputErrorf("--name", "must not be empty")
 	}
@@ -45,8 +45,8 @@ func (c DeviceConfig) Validate() error {
 			return err
 		}
 	}
-	if c.TTL < minTTL || c.TTL > maxTTL {
-		return inputErrorf("--ttl", "must be %s to %s, got %s", minTTL, maxTTL, c.TTL)
+	if c.TTL < MinTTL || c.TTL > MaxTTL {
+		return inputErrorf("--ttl", "must be %s to %s, got %s", MinTTL, MaxTTL, c.TTL)
 	}
 	return nil
 }
@@ -79,7 +79,7 @@ func between(rng *rand.Rand, lo, hi time.Duration) time.Duration {
 // The supervisor's view of the same process is a proc; the monitor's, with
 // the device's other processes, a monitor.Device.
 type deviceProcess struct {
-	cfg    DeviceConfig
+	cfg    Config
 	store  *data.Store
 	client *lease.Client
 	out    *reporter
@@ -91,14 +91,14 @@ type deviceProcess struct {
 	mix atomic.Pointer[Mix]
 }
 
-// RunDevice runs one device until ctx ends: for each of its conversations,
+// Run runs one device until ctx ends: for each of its conversations,
 // a user who presses send at random moments and a simulated execution for
 // every run the lease grants. It reports what happens as JSON lines (see
 // Report) on out, and keeps its status and attempts in the demo's tables
 // (leasetop_demo.device, leasetop_demo.attempt) for the monitor's devices
 // pane. It returns after every run it started has ended (released, or
 // lost) and its final status is written.
-func RunDevice(ctx context.Context, store *data.Store, cfg DeviceConfig, out io.Writer) error {
+func Run(ctx context.Context, store *data.Store, cfg Config, out io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package demo
+package device
 
 import (
 	"encoding/json"
@@ -124,8 +124,8 @@ type Report struct {
 	HandedBy string `json:"handed_by,omitempty"`
 }
 
-// maxReportLine bounds one report line.
-const maxReportLine = 64 << 10
+// MaxReportLine bounds one report line.
+const MaxReportLine = 64 << 10
 
 // ErrBadReport is returned by DecodeReport for a line that is not a report.
 var ErrBadReport = errors.New("not a device report")
@@ -133,7 +133,7 @@ var ErrBadReport = errors.New("not a device report")
 // DecodeReport parses one line of a device's output.
 func DecodeReport(line []byte) (Report, error) {
 	var r Report
-	if len(line) > maxReportLine {
+	if len(line) > MaxReportLine {
 		return r, fmt.Errorf("%w: %d bytes", ErrBadReport, len(line))
 	}
 	if err := json.Unmarshal(line, &r); err != nil {

@@ -1,4 +1,4 @@
-package demo
+package device
 
 import (
 	"time"
@@ -34,7 +34,7 @@ func (t *tracker) applyBusy(r Report, s *sessionState, set func(sessionState), l
 		log("ask", true, "busy: asked %s to hand over, %s to answer", r.Holder, r.Remaining.Round(100*time.Millisecond))
 	case ReportAskEnded:
 		if r.How != EndHandedOver {
-			log("ask", false, "%s after %s; falls back to %s", r.How, r.Waited.Round(100*time.Millisecond), fallbackText(r.Strategy))
+			log("ask", false, "%s after %s; falls back to %s", r.How, r.Waited.Round(100*time.Millisecond), FallbackText(r.Strategy))
 		}
 	case ReportAnswered:
 		log("answer", r.How == "declined", "%s asked for run %s: %s%s", r.Holder, shortID(r.Run), r.How, errSuffix(r.Err))

@@ -1,4 +1,4 @@
-package demo
+package device
 
 import (
 	"fmt"
@@ -11,14 +11,14 @@ import (
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// deviceStatus is what a device process says about itself, as JSON in
+// Status is what a device process says about itself, as JSON in
 // leasetop_demo.device.status. Times are ages as of the write, so that the
 // reader places them on the server's clock (reported_at minus the age)
 // whatever the device's own clock says.
-type deviceStatus struct {
+type Status struct {
 	Holder         string          `json:"holder"`
 	Stopped        bool            `json:"stopped,omitempty"`
-	Sessions       []sessionStatus `json:"sessions"`
+	Sessions       []SessionStatus `json:"sessions"`
 	Runs           int             `json:"runs"`
 	Refusals       int             `json:"refusals"`
 	WritesAccepted int             `json:"writes_accepted"`
@@ -30,8 +30,8 @@ type deviceStatus struct {
 	HandOvers      int             `json:"hand_overs,omitempty"`
 }
 
-// sessionStatus is one open conversation's state on the device.
-type sessionStatus struct {
+// SessionStatus is one open conversation's state on the device.
+type SessionStatus struct {
 	Session string              `json:"session"`
 	State   monitor.DeviceState `json:"state"`
 	// Age is how long it has been in State.
@@ -82,7 +82,7 @@ type tracker struct {
 	stopped  bool
 	sessions map[string]*sessionState
 	order    []string
-	counts   deviceStatus // only the counters are used
+	counts   Status // only the counters are used
 	attempts []attemptRow
 }
 
@@ -156,12 +156,12 @@ func (t *tracker) apply(r Report, now time.Time) {
 
 // status is the device's status at now, and the attempts not logged yet
 // (taken: the caller logs them).
-func (t *tracker) status(now time.Time) (deviceStatus, []attemptRow) {
+func (t *tracker) status(now time.Time) (Status, []attemptRow) {
 	st := t.counts
 	st.Holder, st.Stopped = t.holder, t.stopped
 	for _, name := range t.order {
 		s := t.sessions[name]
-		ss := sessionStatus{Session: name, State: s.state, Age: now.Sub(s.since), Run: s.run, Fence: s.fence, Owner: s.owner, Why: s.why,
+		ss := SessionStatus{Session: name, State: s.state, Age: now.Sub(s.since), Run: s.run, Fence: s.fence, Owner: s.owner, Why: s.why,
 			Attachment: s.attachment, Place: s.place}
 		if s.state == monitor.DeviceRefused || s.state == monitor.DeviceAsking {
 			ss.OwnerLeft = s.ownerUntil.Sub(now)
@@ -224,8 +224,8 @@ func (t *tracker) applyEnded(r Report, set func(sessionState), log func(string, 
 	}
 }
 
-// fallbackText names a fallback strategy in an attempt's answer.
-func fallbackText(s lease.OnBusy) string {
+// FallbackText names a fallback strategy in an attempt's answer.
+func FallbackText(s lease.OnBusy) string {
 	if s == lease.BusyRefuse {
 		return "nothing (gives up)"
 	}

@@ -1,8 +1,9 @@
-package demo
+package device_test
 
 import (
 	"context"
 	"encoding/json"
+	"github.com/leasetop/leasetop/internal/demo/device"
 	"reflect"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/internal/data"
+	"github.com/leasetop/leasetop/internal/demo"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/monitor"
 )
@@ -36,9 +38,9 @@ func TestDeviceStatusWireFormat(t *testing.T) {
 	t.Parallel()
 	run := uuid.MustParse("0d6f6c1e-7a4b-4c1d-9a2e-1f2b3c4d5e6f")
 	lostRun := uuid.MustParse("0d6f6c1e-7a4b-4c1d-9a2e-1f2b3c4d5e70")
-	st := deviceStatus{
+	st := device.Status{
 		Holder: "phone pid 7",
-		Sessions: []sessionStatus{
+		Sessions: []device.SessionStatus{
 			{Session: "chat-1", State: monitor.DeviceHolding, Age: 1500 * time.Millisecond, Run: run, Fence: 12},
 			{Session: "chat-2", State: monitor.DeviceRefused, Age: 200 * time.Millisecond, Owner: "desktop pid 3", OwnerLeft: 2 * time.Second},
 			{Session: "chat-3", State: monitor.DeviceWaiting, Age: 300 * time.Millisecond, Owner: "desktop pid 3"},
@@ -55,7 +57,7 @@ func TestDeviceStatusWireFormat(t *testing.T) {
 	if string(got) != statusWire {
 		t.Errorf("the status is written as\n%s\nwant\n%s", got, statusWire)
 	}
-	var back deviceStatus
+	var back device.Status
 	if err := json.Unmarshal([]byte(statusWire), &back); err != nil {
 		t.Fatalf("Unmarshal(statusWire): %v", err)
 	}
@@ -65,13 +67,13 @@ func TestDeviceStatusWireFormat(t *testing.T) {
 
 	ctx := context.Background()
 	store := pgtest.New(t).Store(t)
-	if _, err := Setup(ctx, store); err != nil {
+	if _, err := demo.Setup(ctx, store); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Pool().Exec(ctx, upsertDevice, "acme", "phone", 7, []byte(statusWire)); err != nil {
+	if _, err := store.Pool().Exec(ctx, device.UpsertDevice, "acme", "phone", 7, []byte(statusWire)); err != nil {
 		t.Fatalf("write the status: %v", err)
 	}
-	devs, err := ReadDevices(ctx, store, []string{"acme"}, false)
+	devs, err := demo.ReadDevices(ctx, store, []string{"acme"}, false)
 	if err != nil || len(devs) != 1 {
 		t.Fatalf("ReadDevices = %d devices, %v; want 1", len(devs), err)
 	}

@@ -1,4 +1,4 @@
-package demo
+package device
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 
 // Timing of a device's status in the database.
 const (
-	// statusHeartbeat: a device writes its status at least this often, so
+	// StatusHeartbeat: a device writes its status at least this often, so
 	// a silent one (frozen, dead) shows as silent.
-	statusHeartbeat = time.Second
+	StatusHeartbeat = time.Second
 	// statusCoalesce: reports closer together than this share a write.
 	statusCoalesce = 50 * time.Millisecond
 	// statusTimeout bounds one write.
@@ -44,7 +44,7 @@ type statusWriter struct {
 	wg   sync.WaitGroup
 }
 
-func newStatusWriter(store *data.Store, cfg DeviceConfig, pid int, holder string) *statusWriter {
+func newStatusWriter(store *data.Store, cfg Config, pid int, holder string) *statusWriter {
 	return &statusWriter{
 		store: store, account: cfg.Account, name: cfg.Name, pid: pid,
 		tr:   newTracker(holder, cfg.Sessions, time.Now()),
@@ -65,11 +65,11 @@ func (w *statusWriter) observe(r Report) {
 }
 
 // start writes the status at once, then after every report (coalesced)
-// and at least every statusHeartbeat, until stop. ctx should not end when
+// and at least every StatusHeartbeat, until stop. ctx should not end when
 // the device is told to stop: the runs it ends then are reported too.
 func (w *statusWriter) start(ctx context.Context) {
 	w.wg.Go(func() {
-		beat := time.NewTicker(statusHeartbeat)
+		beat := time.NewTicker(StatusHeartbeat)
 		defer beat.Stop()
 		for {
 			w.write(ctx)
