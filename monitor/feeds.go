@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // A Context is one database of a monitor that watches several (k9s's word

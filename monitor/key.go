@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // Key names a lease in a State: its key, and the context it is in, in a

@@ -3,7 +3,7 @@ package monitor
 import (
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // DefaultSweepPages is FeedConfig.SweepPages's default: 1024 pages (8 MB

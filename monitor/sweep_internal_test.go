@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // TestSweepSlices: a table of 10 pages read 4 a read goes [0,4), [4,8),

@@ -8,12 +8,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// TestFeedSweepSeesEveryRenewal (issue 42 point 3): a feed that reads the
+// TestFeedSweepSeesEveryRenewal: a feed that reads the
 // lease table one page a read (SweepPages 1) still shows every renewal, in
 // the first page, the last and between, including a renewal that moves its
 // row to another page (the seeded pages are full: no HOT update fits), and

@@ -9,7 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/monitor"
 )
@@ -45,7 +45,7 @@ func storeContext(name string, store *data.Store, readOnly, protected bool) Cont
 	}
 }
 
-// TestContextModesGuardQueueClear (issue 42, a safety point): two databases
+// TestContextModesGuardQueueClear, a safety point: two databases
 // on two servers, each with a queued session of the same name. In the
 // read-only context C is refused and nothing is cleared, and the source
 // itself refuses a clear there, whatever key led to it; in the protected

@@ -9,11 +9,11 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// The idle monitor's cost to the server (issue 42 point 3):
+// The idle monitor's cost to the server:
 // Config.MonitorLeases live leases written in bulk, then two feeds side by
 // side in one run, each on connections of its own named apart
 // (application_name), each applying what it reads to a State as the

@@ -9,13 +9,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/pgserver"
 	"github.com/leasetop/leasetop/monitor"
 	"github.com/leasetop/leasetop/ui"
 )
 
-// The cost of many databases in one monitor (issue 42 point 2): the
+// The cost of many databases in one monitor: the
 // bench's database and monitorContextCount-1 databases it creates on the
 // same server (dropped at the end), each holding Config.MonitorLeases live
 // leases written in bulk, watched by one monitor of as many contexts (the

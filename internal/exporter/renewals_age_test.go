@@ -6,11 +6,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// TestExpiredWaitsForTheViewOfRenewals (issue 42 point 3): a lease whose
+// TestExpiredWaitsForTheViewOfRenewals: a lease whose
 // expiry passed 2 s ago counts as expired when the feed reads every
 // renewal each second, and as held while the feed's view of renewals may be
 // 5 s old (a pass of its sweep of the lease table): its renewal may not
