@@ -78,8 +78,12 @@ func TestContextModesGuardQueueClear(t *testing.T) {
 	}
 	euKey, usKey := monitor.Key{Context: "eu", Key: k}, monitor.Key{Context: "us", Key: k}
 	d := contextsModel(t, []Context{storeContext("eu", eu, false, true), storeContext("us", us, true, false)}, 140, 30)
-	d.waitFor("both queues' lengths", func(m *Model) bool {
-		return m.queues.length(euKey) == 2 && m.queues.length(usKey) == 2
+	// The queues' lengths are read apart from the feed: wait for both, and
+	// for both leases in the table.
+	d.waitFor("both queues' lengths and both leases", func(m *Model) bool {
+		_, eu := m.state.LeaseOf(euKey)
+		_, us := m.state.LeaseOf(usKey)
+		return m.queues.length(euKey) == 2 && m.queues.length(usKey) == 2 && eu && us && len(m.rows) == 2
 	})
 	selectKey := func(want monitor.Key) {
 		t.Helper()
