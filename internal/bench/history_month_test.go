@@ -11,7 +11,6 @@ import (
 )
 
 // The history-month workload is opt-in (see timeline_test.go for why here).
-func init() { optIn["history-month"] = true }
 
 // TestHistoryMonthWorkload runs the opt-in history-month workload at 300
 // events a day and checks that it reports every figure: each probe on both

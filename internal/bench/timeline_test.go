@@ -12,7 +12,6 @@ import (
 // The timeline workload is opt-in: TestRunAllWorkloads does not expect it.
 // (Added here rather than on optIn's line, which each new opt-in workload
 // edits.)
-func init() { optIn["timeline"] = true }
 
 // TestTimelineWorkload runs the opt-in timeline workload on a few thousand
 // leases (and their history at the same density per session) and checks
