@@ -87,7 +87,6 @@ func TestRunAllWorkloads(t *testing.T) {
 // closedLoopWhole are some closed-loop workloads' whole-op rows.
 var closedLoopWhole = map[string]bool{"upsert": true, "acquire": true, "seed-cycle": true, "cycle": true, "seed-renew": true, "renew": true}
 
-
 // TestProductionWorkloads runs the opt-in pooler, poll-cost and listen-cost workloads
 // briefly, through a real PgBouncer, and checks the report's shape and
 // ratios, never their speed.
