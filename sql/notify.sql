@@ -46,6 +46,28 @@ AS $fn$
            OPERATOR(pg_catalog.||) $1 OPERATOR(pg_catalog.||) $2
 $fn$;
 
+-- notify_or_keep is what a transition does with its event row once it has written it:
+-- it sends the notification in the commit (pg_notify of the row as
+-- event_json writes it), or, when the caller notifies after its commit (the
+-- opt-out in the header), keeps the payload in the session for it
+-- (pending_key). lease.acquire and lease.release call it for the event they
+-- write, the trigger (triggers.sql) for the others. Always true. One
+-- expression, so that the callers inline it: a PERFORM of the same calls is
+-- a statement, set up in the executor on every call (no SET clause, every
+-- name qualified).
+CREATE OR REPLACE FUNCTION lease.notify_or_keep(ev lease.event)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+AS $fn$
+    SELECT CASE
+        WHEN COALESCE(pg_catalog.current_setting('lease.caller_notifies', true), '')
+             OPERATOR(pg_catalog.=) pg_catalog.extract('epoch', pg_catalog.now())::pg_catalog.text
+        THEN pg_catalog.set_config('lease.pending_event', pg_catalog.row_to_json($1)::pg_catalog.text, false) IS NOT NULL
+         AND pg_catalog.set_config('lease.pending_for', lease.pending_key(($1).account_id, ($1).session_id, ($1).run_id), false) IS NOT NULL
+        ELSE pg_catalog.pg_notify('lease_events', pg_catalog.row_to_json($1)::pg_catalog.text) IS NOT NULL
+    END
+$fn$;
+
 -- The post-commit path for SQL callers (issue 29). A transaction that sends a
 -- NOTIFY commits alone (see the header), so a caller that acquires and
 -- releases through the plain calls gets a fifth of the seed's cycles per

@@ -120,7 +120,17 @@ import "embed"
 // lease.follow_failover, move_past_failover and failover_floor (their
 // timeline names are dropped: "timeline" is the monitor's rewind view), and
 // the functions live in one file per contract (see above).
-const Version = 6
+//
+// Version 7 (the lean cycle): lease.acquire writes a fresh grant's acquired
+// event and lease.release its released event themselves, in the same
+// transaction, and say so in lease.op; the ownership triggers' WHEN leaves
+// those rows to them (every other writer sets lease.op first, so a caller's
+// value hides nothing), and notify or keep the payload through one inlined
+// expression (lease.notify_or_keep); acquire hashes the run id once
+// (lease.public_run_id_of), reads the key's row and its queue in one
+// statement, and leaves plan_cache_mode to the fence-race check
+// (lease.check_fence_race), its only reader of lease.event.
+const Version = 7
 
 //go:embed *.sql
 var files embed.FS
