@@ -130,7 +130,7 @@ $fn$;
 -- the table sets lease.op before its write too ('' when the trigger is to
 -- record it as usual: preempt's grant of a free key), so a value a caller
 -- set (SET lease.op, PGOPTIONS) never hides a transition
--- (data's TestEveryLeaseWriterSetsLeaseOp). The trigger's WHEN is a plain
+-- (internal/data's TestEveryLeaseWriterSetsLeaseOp). The trigger's WHEN is a plain
 -- expression, evaluated before the trigger is queued.
 CREATE OR REPLACE TRIGGER session_lease_acquired
     AFTER INSERT ON lease.session_lease
