@@ -22,16 +22,16 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
 SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
-SET plan_cache_mode = 'force_generic_plan' -- the fence-race read prunes at execution: see higher_fences
 AS $fn$
 #variable_conflict use_column
 DECLARE
     now_ timestamptz := clock_timestamp();
+    digest bytea;
     pub uuid;
     granted lease.grant;
     inserted boolean;
     latest timestamptz; -- the latest expiry among the session's tickets, NULL when it has none
-    checked timestamptz;
+    ev lease.event;
 BEGIN
     -- Valid input passes one expression (grant_ok, inlined); only invalid
     -- input calls refuse_grant, which raises the precise error.
@@ -40,36 +40,41 @@ BEGIN
         PERFORM lease.refuse_grant(acquire.account_id, acquire.session_id, acquire.run_id,
                                    acquire.ttl, acquire.holder, now_);
     END IF;
-    pub := lease.public_run_id(acquire.run_id);
+    digest := sha256(uuid_send(acquire.run_id)); -- once: lease.public_run_id hashes three times
+    pub := lease.public_run_id_of(digest);
 
-    -- The common refusal is a read: a lease held by another run, or this run's
-    -- own unexpired lease (a retry), answers without a row lock or any WAL. A stale read only sends the call on to the UPSERT below,
-    -- which decides under the row lock.
-    SELECT l.run_id, l.fence, l.expires_at INTO granted
-      FROM lease.session_lease l
-     WHERE l.account_id = acquire.account_id AND l.session_id = acquire.session_id;
-    IF FOUND AND granted.expires_at > now_ THEN
+    -- One read answers the common refusal and the queue's question. A lease
+    -- held by another run, or this run's own unexpired lease (a retry), is
+    -- refused without a row lock or any WAL; a stale read only sends the
+    -- call on to the UPSERT below, which decides under the row lock. The
+    -- queue (queue.sql): while the session has a live ticket, only the head
+    -- ticket's run may take the free lease; anyone else is refused as if it
+    -- were held. A grant to a session with any ticket, live or expired, ends
+    -- the grantee's and the expired ones (queue_granted). A session without
+    -- a queue pays one probe of an empty range of queue_ticket's primary key.
+    SELECT l.run_id, l.fence, l.expires_at,
+           (SELECT max(q.expires_at) FROM lease.queue_ticket q
+             WHERE q.account_id = acquire.account_id AND q.session_id = acquire.session_id)
+      INTO granted.run_id, granted.fence, granted.expires_at, latest
+      FROM (VALUES (true)) k LEFT JOIN lease.session_lease l
+        ON l.account_id = acquire.account_id AND l.session_id = acquire.session_id;
+    IF granted.expires_at > now_ THEN -- NULL when the key has no row
         IF granted.run_id = pub THEN
             granted.run_id := acquire.run_id;
             RETURN NEXT granted;
         END IF;
         RETURN;
     END IF;
-
-    -- The queue (queue.sql): while the session has a live ticket, only the
-    -- head ticket's run may take the free lease; anyone else is refused as
-    -- if it were held. A grant to a session with any ticket, live or
-    -- expired, ends the grantee's and the expired ones (queue_granted). A
-    -- session without a queue pays one probe of an empty range of
-    -- queue_ticket's primary key.
-    SELECT max(q.expires_at) INTO latest FROM lease.queue_ticket q
-     WHERE q.account_id = acquire.account_id AND q.session_id = acquire.session_id;
     IF coalesce(latest > now_, false) -- no ticket: false, not NULL, so queue_admits is not called
        AND NOT lease.queue_admits(acquire.account_id, acquire.session_id, pub, now_) THEN
         RETURN;
     END IF;
 
     IF lease.follow_failover() THEN NULL; END IF; -- before the fence and the event: see follow_failover
+    -- This call writes its INSERT's event itself, below; the trigger leaves
+    -- it alone when lease.op says 'acquire' (triggers.sql) and records a
+    -- takeover's UPDATE, whose previous holder only it sees.
+    IF set_config('lease.op', 'acquire', true) IS NULL THEN NULL; END IF;
     INSERT INTO lease.session_lease AS l
         (account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at)
     VALUES (acquire.account_id, acquire.session_id, pub, coalesce(acquire.holder, ''),
@@ -89,15 +94,19 @@ BEGIN
          INTO granted.run_id, granted.fence, granted.expires_at, inserted;
 
     IF FOUND THEN
-        -- Only an INSERT drew its fence before it knew the key was free (a
-        -- row that was inserted has no xmax; a takeover's new version carries
-        -- its row lock): see higher_fences.
+        IF inserted THEN -- a row that was inserted has no xmax; a takeover's new version carries its row lock
+            -- The grant's event, in this transaction, as the trigger writes
+            -- it: written here, it costs no queued trigger and no call.
+            INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder)
+            VALUES (now_, 'acquired', acquire.account_id, acquire.session_id, pub,
+                    granted.fence, granted.expires_at, coalesce(acquire.holder, ''))
+            RETURNING * INTO ev;
+            IF lease.notify_or_keep(ev) THEN NULL; END IF;
+        END IF;
+        -- Only an INSERT drew its fence before it knew the key was free: see
+        -- higher_fences.
         IF inserted AND lease.fence_overtaken(granted.fence) THEN
-            checked := clock_timestamp(); -- the race ended before now: see higher_fences
-            IF EXISTS (SELECT FROM lease.higher_fences(acquire.account_id, acquire.session_id, granted.fence, now_, checked)) THEN
-                RAISE EXCEPTION 'another run acquired and released %/% while this acquire drew its fence; retry',
-                    acquire.account_id, acquire.session_id USING ERRCODE = '40001';
-            END IF;
+            PERFORM lease.check_fence_race('acquire', acquire.account_id, acquire.session_id, granted.fence, now_);
         END IF;
         IF latest IS NOT NULL THEN
             PERFORM lease.queue_granted(acquire.account_id, acquire.session_id, pub, now_); -- ends its ticket

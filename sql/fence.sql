@@ -39,7 +39,7 @@
 --
 -- The read's plan is the cached generic one, which prunes the partitions
 -- when it starts executing (Subplans Removed) and plans nothing per call:
--- the callers SET plan_cache_mode = force_generic_plan. Left to choose,
+-- its caller, check_fence_race, SETs plan_cache_mode = force_generic_plan. Left to choose,
 -- PostgreSQL keeps planning this read for each call's values (the generic
 -- plan's estimate for unknown times looks dearer), and planning it, even
 -- when it prunes at planning, cost more than the probes of every partition
@@ -76,6 +76,29 @@ AS $fn$
                    'handover_asked', 'handover_declined', 'handover_expired']::pg_catalog.text[])
              ORDER BY e.id DESC LIMIT 2) h
      WHERE h.fence OPERATOR(pg_catalog.>) $3
+$fn$;
+
+-- check_fence_race raises SQLSTATE 40001 when higher_fences finds a fence
+-- above fence: another run acquired and released the key while the caller
+-- (its name in call: 'acquire', 'preempt') drew its fence. Called only when
+-- fence_overtaken says another fence was drawn after the caller's, so the
+-- plan_cache_mode its read wants (see higher_fences) is this rare call's SET
+-- clause, not every grant's.
+CREATE OR REPLACE FUNCTION lease.check_fence_race(call text, account_id text, session_id text, fence bigint, since timestamptz)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, lease, pg_temp
+SET plan_cache_mode = 'force_generic_plan' -- the read prunes at execution: see higher_fences
+AS $fn$
+DECLARE
+    checked timestamptz := clock_timestamp(); -- the race ended before now: see higher_fences
+BEGIN
+    IF EXISTS (SELECT FROM lease.higher_fences(check_fence_race.account_id, check_fence_race.session_id,
+                                               check_fence_race.fence, check_fence_race.since, checked)) THEN
+        RAISE EXCEPTION 'another run acquired and released %/% while this % drew its fence; retry',
+            check_fence_race.account_id, check_fence_race.session_id, check_fence_race.call USING ERRCODE = '40001';
+    END IF;
+END
 $fn$;
 
 -- check_fence is the fence check for a write protected by the lease in the same

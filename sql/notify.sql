@@ -46,6 +46,28 @@ AS $fn$
            OPERATOR(pg_catalog.||) $1 OPERATOR(pg_catalog.||) $2
 $fn$;
 
+-- notify_or_keep is what a transition does with its event row once it has written it:
+-- it sends the notification in the commit (pg_notify of the row as
+-- event_json writes it), or, when the caller notifies after its commit (the
+-- opt-out in the header), keeps the payload in the session for it
+-- (pending_key). lease.acquire and lease.release call it for the event they
+-- write, the trigger (triggers.sql) for the others. Always true. One
+-- expression, so that the callers inline it: a PERFORM of the same calls is
+-- a statement, set up in the executor on every call (no SET clause, every
+-- name qualified).
+CREATE OR REPLACE FUNCTION lease.notify_or_keep(ev lease.event)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+AS $fn$
+    SELECT CASE
+        WHEN COALESCE(pg_catalog.current_setting('lease.caller_notifies', true), '')
+             OPERATOR(pg_catalog.=) pg_catalog.extract('epoch', pg_catalog.now())::pg_catalog.text
+        THEN pg_catalog.set_config('lease.pending_event', pg_catalog.row_to_json($1)::pg_catalog.text, false) IS NOT NULL
+         AND pg_catalog.set_config('lease.pending_for', lease.pending_key(($1).account_id, ($1).session_id, ($1).run_id), false) IS NOT NULL
+        ELSE pg_catalog.pg_notify('lease_events', pg_catalog.row_to_json($1)::pg_catalog.text) IS NOT NULL
+    END
+$fn$;
+
 -- The post-commit path for SQL callers (issue 29). A transaction that sends a
 -- NOTIFY commits alone (see the header), so a caller that acquires and
 -- releases through the plain calls gets a fifth of the seed's cycles per
@@ -71,24 +93,20 @@ $fn$;
 -- otherwise. The quiet calls forget the kept event before they call, so one
 -- that wrote no event (a retry by the holder, a release of nothing) finds
 -- none. No read of lease.event: the read of the key's last events it made
--- before cost a SQL caller's cycle more than the call.
+-- before cost a SQL caller's cycle more than the call. One expression,
+-- inlined by the quiet calls (no SET clause, every name qualified): a
+-- PL/pgSQL call with its own search_path is set up again in every
+-- transaction.
 CREATE OR REPLACE FUNCTION lease.quiet_event_id(account_id text, session_id text, pub uuid, kinds text[])
 RETURNS bigint
-LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, lease, pg_temp
+LANGUAGE sql STABLE
 AS $fn$
-DECLARE
-    ev json;
-BEGIN
-    IF current_setting('lease.pending_for', true) IS DISTINCT FROM lease.pending_key(account_id, session_id, pub) THEN
-        RETURN NULL;
-    END IF;
-    ev := current_setting('lease.pending_event', true)::json;
-    IF NOT coalesce(ev->>'kind' = ANY (kinds), false) THEN
-        RETURN NULL;
-    END IF;
-    RETURN (ev->>'id')::bigint;
-END
+    SELECT CASE
+        WHEN pg_catalog.current_setting('lease.pending_for', true) OPERATOR(pg_catalog.=) lease.pending_key($1, $2, $3)
+         AND (pg_catalog.current_setting('lease.pending_event', true)::pg_catalog.json OPERATOR(pg_catalog.->>) 'kind')
+             OPERATOR(pg_catalog.=) ANY ($4)
+        THEN (pg_catalog.current_setting('lease.pending_event', true)::pg_catalog.json OPERATOR(pg_catalog.->>) 'id')::pg_catalog.int8
+    END
 $fn$;
 
 -- What lease.acquire_quiet returns: lease.grant and the event to notify.
@@ -117,20 +135,25 @@ AS $fn$
 DECLARE
     g lease.grant;
     granted boolean;
+    digest bytea;
     opted text := coalesce(current_setting('lease.caller_notifies', true), '');
 BEGIN
-    PERFORM set_config('lease.caller_notifies', extract(epoch FROM now())::text, true),
-            set_config('lease.pending_for', '', false); -- see quiet_event_id
+    -- Expressions, not PERFORMs: a PERFORM is a statement the executor sets up.
+    IF set_config('lease.caller_notifies', extract(epoch FROM now())::text, true) IS NULL
+       OR set_config('lease.pending_for', '', false) IS NULL THEN -- see quiet_event_id
+        NULL;
+    END IF;
     SELECT * INTO g FROM lease.acquire(acquire_quiet.account_id, acquire_quiet.session_id,
                                        acquire_quiet.run_id, acquire_quiet.ttl, acquire_quiet.holder);
     granted := FOUND;
-    PERFORM set_config('lease.caller_notifies', opted, true); -- as the caller had it
+    IF set_config('lease.caller_notifies', opted, true) IS NULL THEN NULL; END IF; -- as the caller had it
     IF NOT granted THEN
         RETURN;
     END IF;
+    digest := sha256(uuid_send(acquire_quiet.run_id)); -- once: see lease.public_run_id_of
     RETURN NEXT ROW(g.run_id, g.fence, g.expires_at,
                     lease.quiet_event_id(acquire_quiet.account_id, acquire_quiet.session_id,
-                                         lease.public_run_id(acquire_quiet.run_id),
+                                         lease.public_run_id_of(digest),
                                          ARRAY['acquired', 'taken_over']))::lease.quiet_grant;
 END
 $fn$;
@@ -157,17 +180,21 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
     released boolean;
+    digest bytea;
     opted text := coalesce(current_setting('lease.caller_notifies', true), '');
 BEGIN
-    PERFORM set_config('lease.caller_notifies', extract(epoch FROM now())::text, true),
-            set_config('lease.pending_for', '', false); -- see quiet_event_id
+    IF set_config('lease.caller_notifies', extract(epoch FROM now())::text, true) IS NULL
+       OR set_config('lease.pending_for', '', false) IS NULL THEN -- see quiet_event_id
+        NULL;
+    END IF;
     released := lease.release(release_quiet.account_id, release_quiet.session_id, release_quiet.run_id);
-    PERFORM set_config('lease.caller_notifies', opted, true); -- as the caller had it
+    IF set_config('lease.caller_notifies', opted, true) IS NULL THEN NULL; END IF; -- as the caller had it
     IF NOT released THEN
         RETURN NULL;
     END IF;
+    digest := sha256(uuid_send(release_quiet.run_id)); -- once: see lease.public_run_id_of
     RETURN lease.quiet_event_id(release_quiet.account_id, release_quiet.session_id,
-                                lease.public_run_id(release_quiet.run_id), ARRAY['released']);
+                                lease.public_run_id_of(digest), ARRAY['released']);
 END
 $fn$;
 
@@ -200,9 +227,11 @@ BEGIN
     -- reads the row.
     IF current_setting('lease.pending_for', true) <> ''
        AND current_setting('lease.pending_event', true)::json->>'id' = notify_event.event_id::text THEN
-        PERFORM pg_notify('lease_events', current_setting('lease.pending_event')),
-                set_config('lease.pending_for', '', false),
-                set_config('lease.pending_event', '', false);
+        IF pg_notify('lease_events', current_setting('lease.pending_event')) IS NULL -- expressions, not a PERFORM
+           OR set_config('lease.pending_for', '', false) IS NULL
+           OR set_config('lease.pending_event', '', false) IS NULL THEN
+            NULL;
+        END IF;
         RETURN true;
     END IF;
     SELECT * INTO ev FROM lease.event e WHERE e.id = notify_event.event_id;

@@ -170,7 +170,6 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
 SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
-SET plan_cache_mode = 'force_generic_plan' -- the fence-race read prunes at execution: see higher_fences
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -180,7 +179,6 @@ DECLARE
     cur lease.session_lease;
     granted lease.grant;
     inserted boolean;
-    checked timestamptz;
 BEGIN
     IF NOT coalesce(lease.grant_ok(preempt.account_id, preempt.session_id, preempt.run_id,
                                    preempt.ttl, preempt.holder, now_), false) THEN
@@ -203,6 +201,7 @@ BEGIN
     IF NOT FOUND THEN
         -- Free (or released while this call waited): an ordinary grant.
         IF lease.follow_failover() THEN NULL; END IF; -- before the fence and the event: see follow_failover
+        PERFORM set_config('lease.op', '', true); -- the trigger records this INSERT, whatever a caller set (triggers.sql)
         INSERT INTO lease.session_lease AS l
             (account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at, preemptible, attachment)
         VALUES (preempt.account_id, preempt.session_id, pub, coalesce(preempt.holder, ''),
@@ -215,11 +214,7 @@ BEGIN
         END IF;
         -- The INSERT drew its fence before it knew the key was free: as in lease.acquire.
         IF lease.fence_overtaken(granted.fence) THEN
-            checked := clock_timestamp(); -- the race ended before now: see higher_fences
-            IF EXISTS (SELECT FROM lease.higher_fences(preempt.account_id, preempt.session_id, granted.fence, now_, checked)) THEN
-                RAISE EXCEPTION 'another run acquired and released %/% while this preempt drew its fence; retry',
-                    preempt.account_id, preempt.session_id USING ERRCODE = '40001';
-            END IF;
+            PERFORM lease.check_fence_race('preempt', preempt.account_id, preempt.session_id, granted.fence, now_);
         END IF;
         granted.run_id := preempt.run_id;
         RETURN NEXT granted;

@@ -51,7 +51,11 @@ import "embed"
 // the migration's hardening; a database at version 1 to 5 migrates in place
 // (version 1 through Upgrade(1)). What each version changed, and what a
 // database at an older one needs, is in CHANGELOG.md.
-const Version = 6
+//
+// Version 7 (the lean cycle): lease.acquire and lease.release write their
+// acquired and released events themselves and the trigger leaves those rows
+// to them (lease.op); a version-6 database migrates in place.
+const Version = 7
 
 //go:embed *.sql
 var files embed.FS

@@ -19,7 +19,9 @@ import (
 //   - seed_lease: the seed's table, for the seed's SQL (seedTable), and
 //     v1_lease, leasetop v1's table, for its SQL (v1Table);
 //   - acquire, renew: lease.acquire and lease.renew on plain_lease, so the only
-//     difference from the real ones is the trigger;
+//     difference from the real ones is the trigger (a fresh grant's event,
+//     which lease.acquire writes itself, goes to the scratch event table,
+//     unnotified);
 //   - on_session_lease_renewal: the renewal-notification trigger function, for
 //     renew-notify;
 //   - event_lease and event: a second copy of the table and a copy of
@@ -80,27 +82,27 @@ type copySpec struct {
 	as     string // its name in the scratch schema
 	table  string // the scratch table it writes instead of lease.session_lease
 	events string // the scratch event table it writes instead of lease.event ("": lease.event)
-	silent bool   // drop its pg_notify
+	silent bool   // drop its notification (lease.notify_or_keep)
 }
 
 var copies = []copySpec{
-	{file: "acquire.sql", name: "acquire", as: "acquire", table: "plain_lease"},
+	{file: "acquire.sql", name: "acquire", as: "acquire", table: "plain_lease", events: "event", silent: true},
 	{file: "renew.sql", name: "renew", as: "renew", table: "plain_lease"},
 	{file: "triggers.sql", name: "on_session_lease_renewal", as: "on_session_lease_renewal", table: "plain_lease"},
-	{file: "acquire.sql", name: "acquire", as: "acquire_ev", table: "event_lease"},
+	{file: "acquire.sql", name: "acquire", as: "acquire_ev", table: "event_lease", events: "event", silent: true},
 	{file: "triggers.sql", name: "on_session_lease_change", as: "on_change_silent", table: "event_lease", events: "event", silent: true},
 }
 
 // helpers are the internal functions that touch lease.event or
 // lease.fence_seq, which a copy must not call in schema lease (see
 // copyHelpers).
-var helpers = []string{"record_zombie", "higher_fences", "fence_overtaken"}
+var helpers = []string{"record_zombie", "check_fence_race", "higher_fences", "fence_overtaken"}
 
 var (
 	sessionLeaseRef = regexp.MustCompile(`\blease\.session_lease\b`)
 	fenceSeqRef     = regexp.MustCompile(`\blease\.fence_seq\b`)
 	eventRef        = regexp.MustCompile(`\blease\.event\b`) // \b: not lease.event_json
-	notifyLine      = regexp.MustCompile(`(?m)^\s*PERFORM pg_notify\(.*\);\n`)
+	tellLine        = regexp.MustCompile(`(?m)^\s*IF lease\.notify_or_keep\(ev\) THEN NULL; END IF;.*\n`)
 	ownershipTrig   = regexp.MustCompile(`(?s)CREATE OR REPLACE TRIGGER session_lease_(acquired|taken_over|released)\b.*?;`)
 )
 
@@ -167,13 +169,26 @@ func copyFunction(src string, c copySpec, s, channel string) (string, error) {
 		fn = eventRef.ReplaceAllString(fn, s+"."+c.events)
 	}
 	if c.silent {
-		if n := len(notifyLine.FindAllString(fn, -1)); n != 1 {
-			return "", fmt.Errorf("bench: lease.%s has %d pg_notify lines, want 1: update sqlcopy.go", c.name, n)
+		if n := len(tellLine.FindAllString(fn, -1)); n != 1 {
+			return "", fmt.Errorf("bench: lease.%s has %d notify_or_keep lines, want 1: update sqlcopy.go", c.name, n)
 		}
-		fn = notifyLine.ReplaceAllString(fn, "")
+		fn = tellLine.ReplaceAllString(fn, "")
 	}
+	// lease.notify_or_keep takes lease.event's row type and notifies
+	// lease_events: a copy does the same in its own body, on its channel.
+	fn = tellLine.ReplaceAllLiteralString(fn, tellCopy)
 	return strings.ReplaceAll(fn, "'lease_events'", quoteLiteral(channel)), nil
 }
+
+// tellCopy is lease.notify_or_keep (notify.sql) written out for a copy,
+// whose event row has the scratch table's row type.
+const tellCopy = `    IF pg_catalog.current_setting('lease.caller_notifies', true) IS DISTINCT FROM extract(epoch FROM pg_catalog.now())::pg_catalog.text THEN
+        PERFORM pg_catalog.pg_notify('lease_events', pg_catalog.row_to_json(ev)::pg_catalog.text);
+    ELSE
+        PERFORM pg_catalog.set_config('lease.pending_event', pg_catalog.row_to_json(ev)::pg_catalog.text, false),
+                pg_catalog.set_config('lease.pending_for', lease.pending_key(ev.account_id, ev.session_id, ev.run_id), false);
+    END IF;
+`
 
 // copyHelpers points copy fn (of c) at its own copies of the helpers it
 // calls, and returns it with their CREATE FUNCTION statements (to run
@@ -181,9 +196,9 @@ func copyFunction(src string, c copySpec, s, channel string) (string, error) {
 // event table.
 func copyHelpers(src, fn string, c copySpec, s, channel string) (string, []string, error) {
 	var stmts []string
-	for _, h := range helpers {
+	for _, h := range helpers { // a helper that calls another comes before it in helpers
 		call := "lease." + h + "("
-		if !strings.Contains(fn, call) {
+		if !strings.Contains(fn, call) && !strings.Contains(strings.Join(stmts, "\n"), call) {
 			continue
 		}
 		hc := copySpec{name: h, as: h + "_" + c.as, table: c.table, events: "event"}
@@ -191,7 +206,10 @@ func copyHelpers(src, fn string, c copySpec, s, channel string) (string, []strin
 		if err != nil {
 			return "", nil, err
 		}
-		stmts = append(stmts, stmt)
+		for i := range stmts { // the helpers copied before it that call it
+			stmts[i] = strings.ReplaceAll(stmts[i], call, s+"."+hc.as+"(")
+		}
+		stmts = append([]string{stmt}, stmts...) // created before its callers
 		fn = strings.ReplaceAll(fn, call, s+"."+hc.as+"(")
 	}
 	return fn, stmts, nil

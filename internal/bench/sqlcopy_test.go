@@ -48,7 +48,9 @@ func TestScratchDDL(t *testing.T) {
 		{"never the real channel", `'lease_events'`, false},
 		{"renew calls its own zombie rule", `PERFORM "lease_bench_x".record_zombie_renew(renew.account_id`, true},
 		{"the zombie rule's copy writes the scratch events", `INSERT INTO "lease_bench_x".event (at, kind, account_id, session_id, run_id, fence, expires_at, holder, reason)`, true},
-		{"acquire checks its fence on its own copy", `EXISTS (SELECT FROM "lease_bench_x".higher_fences_acquire(acquire.account_id`, true},
+		{"acquire checks its fence race on its own copy", `PERFORM "lease_bench_x".check_fence_race_acquire('acquire', acquire.account_id`, true},
+		{"the race check's copy reads its own fence copy", `EXISTS (SELECT FROM "lease_bench_x".higher_fences_acquire(check_fence_race_acquire.account_id`, true},
+		{"no real race check", `lease.check_fence_race(`, false},
 		{"no real zombie rule", `lease.record_zombie(`, false},
 		{"no real fence check", `lease.higher_fences(`, false},
 		{"acquire asks its own sequence whether its fence was overtaken", `"lease_bench_x".fence_overtaken_acquire(granted.fence)`, true},
@@ -73,7 +75,7 @@ func TestScratchCallsWriteNothingReal(t *testing.T) {
 		t.Fatalf("scratchDDL: %v", err)
 	}
 	readOnly := map[string]string{
-		"public_run_id": "", "safe_text": "", "key_ok": "", "ttl_ok": "", "grant_ok": "", "refuse_grant": "",
+		"public_run_id": "", "public_run_id_of": "", "safe_text": "", "key_ok": "", "ttl_ok": "", "grant_ok": "", "refuse_grant": "",
 		"check_key": "", "check_ttl": "", "check_ttl_span": "", "check_label": "", "check_run_id": "",
 		"event_json": "", "queue_admits": "", "pending_key": "",
 		"follow_failover": "moves the real sequences after a failover, as every real write does",

@@ -10,14 +10,16 @@ import (
 )
 
 // NewAtVersion creates a fresh database whose lease schema is the real
-// schema of an older leasetop, version 4 or 5, made from internal/data/testdata/vN
-// (that version's sql/ files) as its migrate made it: the prelude and
-// members.sql as the superuser, the rest as lease_owner, and the version
-// recorded. The database is dropped when t ends.
+// schema of an older leasetop, version 4, 5 or 6, made from
+// internal/data/testdata/vN (that version's sql/ files) as its migrate made it: the
+// prelude and members.sql as the superuser, the rest as lease_owner, in
+// that version's order, and the version recorded. The database is dropped
+// when t ends.
 func NewAtVersion(t testing.TB, version int) DB {
 	t.Helper()
-	if version != 4 && version != 5 {
-		t.Fatalf("pgtest.NewAtVersion: no recipe for version %d (testdata holds 4 and 5 in this order)", version)
+	files, ok := ownerFiles[version]
+	if !ok {
+		t.Fatalf("pgtest.NewAtVersion: no recipe for version %d (testdata holds 4, 5 and 6)", version)
 	}
 	db := NewEmpty(t)
 	conn := db.Conn(t)
@@ -30,13 +32,22 @@ func NewAtVersion(t testing.TB, version int) DB {
 	}
 	exec(oldFile(t, version, "prelude.sql"))
 	exec(`SET ROLE lease_owner`)
-	for _, f := range []string{"schema.sql", "functions.sql", "preempt.sql", "queue.sql", "handover.sql", "partition.sql", "triggers.sql", "roles.sql"} {
+	for _, f := range files {
 		exec(oldFile(t, version, f))
 	}
 	exec(`RESET ROLE`)
 	exec(oldFile(t, version, "members.sql"))
 	exec(fmt.Sprintf(`INSERT INTO lease.schema_version (version) VALUES (%d)`, version))
 	return db
+}
+
+// ownerFiles are the files each older version's migrate ran as lease_owner,
+// in its order (version 6 split functions.sql into a file per contract).
+var ownerFiles = map[int][]string{
+	4: {"schema.sql", "functions.sql", "preempt.sql", "queue.sql", "handover.sql", "partition.sql", "triggers.sql", "roles.sql"},
+	5: {"schema.sql", "functions.sql", "preempt.sql", "queue.sql", "handover.sql", "partition.sql", "triggers.sql", "roles.sql"},
+	6: {"schema.sql", "runid.sql", "checks.sql", "failover.sql", "fence.sql", "history.sql", "acquire.sql", "renew.sql",
+		"release.sql", "preempt.sql", "queue.sql", "handover.sql", "partition.sql", "notify.sql", "triggers.sql", "roles.sql"},
 }
 
 // oldFile reads internal/data/testdata/vN/name from the module's source tree.
