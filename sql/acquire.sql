@@ -14,9 +14,12 @@
 -- afterwards: a fresh grant, a takeover of an expired lease (new fence), or,
 -- when run_id already holds an unexpired lease, that same lease unchanged (a
 -- retried call whose reply was lost). Returns zero rows when another run holds
--- an unexpired lease.
+-- an unexpired lease, or when the account or the run's pool is at its limit
+-- (limits.sql; the run declares its pool and priority here).
+DROP FUNCTION IF EXISTS lease.acquire(text, text, uuid, interval, text); -- version 6's: now the defaults below
 CREATE OR REPLACE FUNCTION lease.acquire(
-    account_id text, session_id text, run_id uuid, ttl interval, holder text)
+    account_id text, session_id text, run_id uuid, ttl interval, holder text,
+    pool text DEFAULT '', priority smallint DEFAULT 0)
 RETURNS SETOF lease.grant
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
@@ -30,8 +33,10 @@ DECLARE
     pub uuid;
     granted lease.grant;
     inserted boolean;
+    got boolean;
     latest timestamptz; -- the latest expiry among the session's tickets, NULL when it has none
     checked timestamptz;
+    slots lease.limit_slot[]; -- the slots this grant takes (limits.sql), NULL without a limit
 BEGIN
     -- Valid input passes one expression (grant_ok, inlined); only invalid
     -- input calls refuse_grant, which raises the precise error.
@@ -69,11 +74,27 @@ BEGIN
         RETURN;
     END IF;
 
+    -- Limits (limits.sql): an account without one pays this one probe of
+    -- an empty range of account_limit's primary key.
+    IF acquire.pool IS DISTINCT FROM '' THEN
+        PERFORM lease.check_pool(acquire.pool);
+    END IF;
+    IF EXISTS (SELECT FROM lease.account_limit a WHERE a.account_id = acquire.account_id) THEN
+        slots := lease.claim_slots(acquire.account_id, acquire.session_id, pub, acquire.pool, acquire.holder, now_);
+        IF slots = '{}' THEN
+            RETURN; -- at its limit: busy, as a held session is
+        END IF;
+        -- The grant starts once its slots are its own: after the commits
+        -- that freed them, which claim_slots may have waited for.
+        now_ := clock_timestamp();
+    END IF;
+
     IF lease.follow_failover() THEN NULL; END IF; -- before the fence and the event: see follow_failover
     INSERT INTO lease.session_lease AS l
-        (account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at)
+        (account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at, pool, priority)
     VALUES (acquire.account_id, acquire.session_id, pub, coalesce(acquire.holder, ''),
-            nextval('lease.fence_seq'), now_, now_, now_ + acquire.ttl)
+            nextval('lease.fence_seq'), now_, now_, now_ + acquire.ttl,
+            coalesce(acquire.pool, ''), coalesce(acquire.priority, 0))
     ON CONFLICT (account_id, session_id) DO UPDATE
         SET run_id      = EXCLUDED.run_id,
             holder      = EXCLUDED.holder,
@@ -83,12 +104,16 @@ BEGIN
             expires_at  = EXCLUDED.expires_at,
             -- the previous holder's options (preempt.sql) are not the new one's
             preemptible = true,
-            attachment  = NULL
+            attachment  = NULL,
+            pool        = EXCLUDED.pool,
+            priority    = EXCLUDED.priority
         WHERE l.expires_at <= EXCLUDED.acquired_at
     RETURNING l.run_id, l.fence, l.expires_at, l.xmax = 0
          INTO granted.run_id, granted.fence, granted.expires_at, inserted;
+    got := FOUND;
+    IF slots IS NOT NULL AND lease.slots_granted(slots, acquire.session_id, got) THEN NULL; END IF;
 
-    IF FOUND THEN
+    IF got THEN
         -- Only an INSERT drew its fence before it knew the key was free (a
         -- row that was inserted has no xmax; a takeover's new version carries
         -- its row lock): see higher_fences.

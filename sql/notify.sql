@@ -105,8 +105,10 @@ $$;
 -- the acquired or taken_over event this call wrote, to pass to
 -- lease.notify_event after the commit; NULL when the call wrote none (a
 -- retry by the run that holds the lease already). No row: not granted.
+DROP FUNCTION IF EXISTS lease.acquire_quiet(text, text, uuid, interval, text); -- version 6's: now the defaults below
 CREATE OR REPLACE FUNCTION lease.acquire_quiet(
-    account_id text, session_id text, run_id uuid, ttl interval, holder text)
+    account_id text, session_id text, run_id uuid, ttl interval, holder text,
+    pool text DEFAULT '', priority smallint DEFAULT 0)
 RETURNS SETOF lease.quiet_grant
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
@@ -122,7 +124,8 @@ BEGIN
     PERFORM set_config('lease.caller_notifies', extract(epoch FROM now())::text, true),
             set_config('lease.pending_for', '', false); -- see quiet_event_id
     SELECT * INTO g FROM lease.acquire(acquire_quiet.account_id, acquire_quiet.session_id,
-                                       acquire_quiet.run_id, acquire_quiet.ttl, acquire_quiet.holder);
+                                       acquire_quiet.run_id, acquire_quiet.ttl, acquire_quiet.holder,
+                                       acquire_quiet.pool, acquire_quiet.priority);
     granted := FOUND;
     PERFORM set_config('lease.caller_notifies', opted, true); -- as the caller had it
     IF NOT granted THEN

@@ -13,7 +13,7 @@
 // keeps fences and event ids from repeating across a failover; fence.sql
 // the fence race and the fence check; acquire.sql, renew.sql and
 // release.sql the calls; history.sql the event rows' payload and
-// retention; preempt.sql, queue.sql and handover.sql the busy strategies;
+// retention; limits.sql the accounts' limits and their slots; preempt.sql, queue.sql and handover.sql the busy strategies;
 // partition.sql the history's partitions; notify.sql the notification
 // after the commit and the SQL callers' side of it; triggers.sql the
 // triggers that record every ownership change; roles.sql the grants.
@@ -120,7 +120,15 @@ import "embed"
 // lease.follow_failover, move_past_failover and failover_floor (their
 // timeline names are dropped: "timeline" is the monitor's rewind view), and
 // the functions live in one file per contract (see above).
-const Version = 6
+//
+// Version 7 (limits): lease.account_limit and lease.limit_slot hold at most
+// N live runs per account and per pool within it, a slot held by its
+// session's unexpired lease (limits.sql); acquire, acquire_with,
+// acquire_quiet and preempt take the run's pool and priority and a slot,
+// set_limit and remove_limit (lease_admin) are audited as limit_set and
+// limit_removed, a refusal at the limit as limit_refused, and renewals decide
+// on the clock after a lock wait. A version-6 database migrates in place.
+const Version = 7
 
 //go:embed *.sql
 var files embed.FS
@@ -135,6 +143,7 @@ func Files() []File {
 		read("failover.sql", true),
 		read("fence.sql", true),
 		read("history.sql", true),
+		read("limits.sql", true),
 		read("acquire.sql", true),
 		read("renew.sql", true),
 		read("release.sql", true),

@@ -10,14 +10,15 @@ import (
 )
 
 // NewAtVersion creates a fresh database whose lease schema is the real
-// schema of an older leasetop, version 4 or 5, made from data/testdata/vN
+// schema of an older leasetop, version 4, 5 or 6, made from data/testdata/vN
 // (that version's sql/ files) as its migrate made it: the prelude and
 // members.sql as the superuser, the rest as lease_owner, and the version
 // recorded. The database is dropped when t ends.
 func NewAtVersion(t testing.TB, version int) DB {
 	t.Helper()
-	if version != 4 && version != 5 {
-		t.Fatalf("pgtest.NewAtVersion: no recipe for version %d (testdata holds 4 and 5 in this order)", version)
+	files, ok := oldFiles[version]
+	if !ok {
+		t.Fatalf("pgtest.NewAtVersion: no recipe for version %d (testdata holds 4, 5 and 6)", version)
 	}
 	db := NewEmpty(t)
 	conn := db.Conn(t)
@@ -30,13 +31,22 @@ func NewAtVersion(t testing.TB, version int) DB {
 	}
 	exec(oldFile(t, version, "prelude.sql"))
 	exec(`SET ROLE lease_owner`)
-	for _, f := range []string{"schema.sql", "functions.sql", "preempt.sql", "queue.sql", "handover.sql", "partition.sql", "triggers.sql", "roles.sql"} {
+	for _, f := range files {
 		exec(oldFile(t, version, f))
 	}
 	exec(`RESET ROLE`)
 	exec(oldFile(t, version, "members.sql"))
 	exec(fmt.Sprintf(`INSERT INTO lease.schema_version (version) VALUES (%d)`, version))
 	return db
+}
+
+// oldFiles are each version's files between prelude.sql and members.sql,
+// in the order its migrate applied them.
+var oldFiles = map[int][]string{
+	4: {"schema.sql", "functions.sql", "preempt.sql", "queue.sql", "handover.sql", "partition.sql", "triggers.sql", "roles.sql"},
+	5: {"schema.sql", "functions.sql", "preempt.sql", "queue.sql", "handover.sql", "partition.sql", "triggers.sql", "roles.sql"},
+	6: {"schema.sql", "runid.sql", "checks.sql", "failover.sql", "fence.sql", "history.sql", "acquire.sql", "renew.sql",
+		"release.sql", "preempt.sql", "queue.sql", "handover.sql", "partition.sql", "notify.sql", "triggers.sql", "roles.sql"},
 }
 
 // oldFile reads data/testdata/vN/name from the module's source tree.
