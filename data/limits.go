@@ -209,7 +209,7 @@ type LimitUsage struct {
 	Holders []SlotHolder // oldest grant first
 }
 
-// limitsQuery reads every limit with its live slot holders ($1 '': every
+// limitsQuery reads every limit with its live slot holders ($1 ”: every
 // account).
 const limitsQuery = `
 	SELECT a.account_id, a.pool, a.slots, a.set_at, a.set_by,

@@ -425,7 +425,7 @@ func TestLimitLoweredKeepsLiveRuns(t *testing.T) {
 }
 
 // TestLimitMigrateFromVersion6 migrates a real version-6 schema with live
-// leases: they keep their rows (pool '', priority 0) and can be renewed,
+// leases: they keep their rows (pool ”, priority 0) and can be renewed,
 // and a limit set afterwards counts them.
 func TestLimitMigrateFromVersion6(t *testing.T) {
 	t.Parallel()
