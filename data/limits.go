@@ -97,7 +97,7 @@ const limitHoldersQuery = `
 // applies is full, nil otherwise (the session was taken and released
 // meanwhile, or its queue holds it).
 func (s *Store) atLimit(ctx context.Context, key Key, pool string) *LimitError {
-	rows, err := s.pool.Query(ctx, limitHoldersQuery, key.Account, pool)
+	rows, err := s.Pinned().Query(ctx, limitHoldersQuery, key.Account, pool)
 	if err != nil {
 		return nil
 	}
@@ -230,7 +230,7 @@ const limitsQuery = `
 // Limits returns every limit (account "") or account's, with its use. A
 // lease_reader may call it.
 func (s *Store) Limits(ctx context.Context, account string) ([]LimitUsage, error) {
-	rows, err := s.pool.Query(ctx, limitsQuery, account)
+	rows, err := s.Pinned().Query(ctx, limitsQuery, account)
 	if err != nil {
 		return nil, fmt.Errorf("read limits: %w", translate(err))
 	}

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/lease"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
+	"github.com/leasetop/leasetop/lease"
 )
 
 // TestLimitTryAndWait: with the account at its limit of one run, Try of

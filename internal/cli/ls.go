@@ -61,10 +61,38 @@ func cmdLs(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return connError(err)
 	}
-	if *asJSON {
-		return writeLeasesJSON(env.Stdout, now, leases, queues, asks)
+	limits, err := store.Limits(ctx, "")
+	if err != nil {
+		return connError(err)
 	}
-	return writeLeasesText(env.Stdout, now, leases, queues, asks)
+	limits = slices.DeleteFunc(limits, func(u data.LimitUsage) bool {
+		return len(accounts) > 0 && !slices.Contains(accounts, u.Account)
+	})
+	if *asJSON {
+		return writeLeasesJSON(env.Stdout, now, leases, queues, asks, limits)
+	}
+	if err := writeLeasesText(env.Stdout, now, leases, queues, asks); err != nil {
+		return err
+	}
+	return writeLimitLines(env.Stdout, limits)
+}
+
+// writeLimitLines says, under ls's table, how full each account's limit is
+// and which sessions hold its slots: "limit of account acme: 3/5 used, 2
+// queued: chat-1 (laptop, 12s), …".
+func writeLimitLines(w io.Writer, limits []data.LimitUsage) error {
+	for i, u := range limits {
+		if i == 0 {
+			if _, err := fmt.Fprintln(w); err != nil {
+				return err
+			}
+		}
+		if _, err := fmt.Fprintf(w, "limit of %s: %s, %d queued: %s\n", limitName(u.Account, u.Pool), usageWords(u), u.Queued,
+			holderWords(u.Holders)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // leaseJSON is one lease in ls --json.
@@ -93,12 +121,14 @@ type askJSON struct {
 	RemainingSeconds float64   `json:"remaining_seconds"`
 }
 
-func writeLeasesJSON(w io.Writer, now time.Time, leases []data.Lease, queues map[data.Key]int, asks map[data.Key]data.PendingAsk) error {
+func writeLeasesJSON(w io.Writer, now time.Time, leases []data.Lease, queues map[data.Key]int, asks map[data.Key]data.PendingAsk,
+	limits []data.LimitUsage) error {
 	out := struct {
 		ServerTime time.Time   `json:"server_time"`
 		Leases     []leaseJSON `json:"leases"`
 		Queues     []queueJSON `json:"queues"` // every session with a queue, held or not
-	}{ServerTime: now, Leases: []leaseJSON{}, Queues: queuesJSON(queues)}
+		Limits     []limitJSON `json:"limits"` // every limit of the accounts listed, as limit ls --json has them
+	}{ServerTime: now, Leases: []leaseJSON{}, Queues: queuesJSON(queues), Limits: limitsJSON(limits)}
 	for _, l := range leases {
 		left := l.ExpiresAt.Sub(now)
 		out.Leases = append(out.Leases, leaseJSON{
