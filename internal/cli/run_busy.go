@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/termtext"
 	"github.com/leasetop/leasetop/lease"
 )
