@@ -33,6 +33,10 @@ type Lease struct {
 	// SetAttachment), "" for none: no secret, readable like the rest of the
 	// row, and untrusted text.
 	Attachment string
+	// Context names the database the lease was read from, in a monitor of
+	// several (monitor.State sets it for the contexts it was given names
+	// for); "" otherwise. The protocol never reads or sets it.
+	Context string
 }
 
 // Grant is what Acquire returns: the lease a run now holds.
@@ -129,4 +133,7 @@ type Event struct {
 	PrevHolder    string // the replaced run's label (preempted events)
 	Actor         string
 	Reason        string
+	// Context names the database the event was read from, in a monitor of
+	// several (as Lease.Context); "" otherwise. Never read from a payload.
+	Context string
 }
