@@ -3,12 +3,19 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/internal/cli"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/proctest"
 )
 
 // TestLimitCommand (issue 40): limit set and rm are lease_admin's (an app
@@ -82,5 +89,59 @@ func TestLimitCommand(t *testing.T) {
 		if code != cli.ExitUsage || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 			t.Errorf("%q: code %d stderr %q, want 2 and one line", bad, code, errOut)
 		}
+	}
+}
+
+// TestLimitSlotOfAKilledHolder: a leasetop run process holding an account's
+// only slot is killed with SIGKILL (no release); the slot stays taken while
+// its lease is unexpired, and frees at its expiry on the database clock:
+// the next grant in the account starts no earlier than that expiry.
+func TestLimitSlotOfAKilledHolder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	store := db.Store(t)
+	if _, err := store.SetLimit(ctx, "acme", "", 1); err != nil {
+		t.Fatal(err)
+	}
+	p := proctest.Start(t, exec.Command(builtBinary(t), "run", "--dsn", db.URL, "--account", "acme", "--session", "chat-1",
+		"--ttl", "3s", "--", "sleep", "600"))
+	conn := db.Conn(t)
+	pgtest.Eventually(t, 20*time.Second, "run to hold chat-1", func() bool {
+		var n int
+		return conn.QueryRow(ctx, `SELECT count(*) FROM lease.session_lease WHERE session_id = 'chat-1' AND expires_at > clock_timestamp()`).Scan(&n) == nil && n == 1
+	})
+	p.Signal(t, syscall.SIGKILL)
+	p.Wait(t, 20*time.Second)
+	var expires time.Time
+	if err := conn.QueryRow(ctx, `SELECT expires_at FROM lease.session_lease WHERE session_id = 'chat-1'`).Scan(&expires); err != nil {
+		t.Fatal(err)
+	}
+	k2 := data.Key{Account: "acme", Session: "chat-2"}
+	run := uuid.New()
+	var refusedLive bool
+	pgtest.Eventually(t, 30*time.Second, "the killed run's slot to free", func() bool {
+		_, err := store.Acquire(ctx, k2, run, time.Minute, "next")
+		if errors.Is(err, data.ErrAtLimit) {
+			var live bool
+			if conn.QueryRow(ctx, `SELECT $1::timestamptz > clock_timestamp()`, expires).Scan(&live) == nil && live {
+				refusedLive = true
+			}
+			return false
+		}
+		if err != nil {
+			t.Fatalf("acquire chat-2: %v", err)
+		}
+		return true
+	})
+	var at time.Time
+	if err := conn.QueryRow(ctx, `SELECT at FROM lease.event WHERE session_id = 'chat-2' AND kind = 'acquired'`).Scan(&at); err != nil {
+		t.Fatal(err)
+	}
+	if at.Before(expires) {
+		t.Fatalf("chat-2 granted at %v, before the killed run's lease expired at %v", at, expires)
+	}
+	if !refusedLive {
+		t.Fatalf("never refused while the killed run's lease was live: the test saw nothing of the slot")
 	}
 }
