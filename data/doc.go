@@ -46,7 +46,8 @@
 //     MaxHolderBytes, MaxReasonBytes, MaxTTL;
 //   - a fenced write of the program's own: BoundTx, BoundSQLTx, CheckFence,
 //     CheckFenceSQL, OutlivedBound;
-//   - the errors and what they mean: ErrHeld (*HeldError), ErrNotHeld,
+//   - the errors and what they mean: ErrHeld (*HeldError), ErrAtLimit
+//     (*LimitError, SlotHolder), ErrNotHeld,
 //     ErrInvalid (*InputError), ErrSchema (*SchemaError), ErrPermission
 //     (*PermissionError), ErrReadOnly, *ConnectError, *DSNError,
 //     *PoolerError, *SearchPathError (deprecated: no longer returned),

@@ -26,6 +26,18 @@ var ErrPermission = impl.ErrPermission
 // a read-only transaction. Writes need the primary.
 var ErrReadOnly = impl.ErrReadOnly
 
+// ErrAtLimit: the run's account, or its pool, has as many live runs as its
+// limit allows; nothing was granted. The error is a *LimitError naming the
+// runs that hold the slots, and also matches ErrHeld.
+var ErrAtLimit = impl.ErrAtLimit
+
+// LimitError is the ErrAtLimit returned by an acquire: the limit that is
+// full and the runs holding its slots.
+type LimitError = impl.LimitError
+
+// SlotHolder is a run holding one slot of a limit (LimitError.Holders).
+type SlotHolder = impl.SlotHolder
+
 // HeldError is the ErrHeld returned by Acquire: who holds the lease, and for
 // how long still (on the database clock, when it was read).
 type HeldError = impl.HeldError

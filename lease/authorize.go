@@ -26,11 +26,20 @@ type Request struct {
 	// invisible characters; never a secret: whoever may read the lease table
 	// reads it. Lease.SetAttachment replaces it later.
 	Attachment string
+	// Pool is the pool within its account the run counts against besides
+	// the account ("" none): when an operator set a limit on the account or
+	// the pool (leasetop limit set) and it is full, the run is refused as if
+	// the session were held, with a *data.LimitError (ErrAtLimit) naming the
+	// runs that hold the slots, and Wait waits for one of them to end.
+	Pool string
+	// Priority is the run's priority, recorded on its lease (0 the default).
+	Priority int16
 }
 
 // options are the holder options req declares.
 func (req Request) options() data.AcquireOptions {
-	return data.AcquireOptions{NotPreemptible: req.NotPreemptible, Attachment: req.Attachment}
+	return data.AcquireOptions{NotPreemptible: req.NotPreemptible, Attachment: req.Attachment,
+		Pool: req.Pool, Priority: req.Priority}
 }
 
 // Authorizer decides whether the caller may compete for a session's lease.

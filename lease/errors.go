@@ -62,12 +62,20 @@ type (
 	// HeldError is the error Try returns when another run holds the
 	// lease: errors.Is(err, ErrHeld), with the holder and its remaining TTL.
 	HeldError = data.HeldError
+	// LimitError is the error Try returns when the run's account, or its
+	// pool, is at its limit of live runs: errors.Is(err, ErrAtLimit) and
+	// errors.Is(err, ErrHeld), with the runs holding the slots.
+	LimitError = data.LimitError
 	// Event is one ownership transition from the lease history.
 	Event = data.Event
 )
 
 // ErrHeld: another run holds an unexpired lease (see HeldError).
 var ErrHeld = data.ErrHeld
+
+// ErrAtLimit: the run's account or pool has as many live runs as its limit
+// allows (see LimitError). It is also an ErrHeld.
+var ErrAtLimit = data.ErrAtLimit
 
 // LostError is the cause of a lost lease.
 type LostError struct {

@@ -238,6 +238,12 @@ func (n *notifier) deliver(evs []data.Event) (truncated bool) {
 		for s := range n.subs[ev.Key] {
 			s.fn(notice{ev: ev})
 		}
+		if ev.Key.Session != "" {
+			// A waiter for its account's slots (subscribeAccount).
+			for s := range n.subs[Key{Account: ev.Key.Account}] {
+				s.fn(notice{ev: ev})
+			}
+		}
 	}
 	return truncated
 }

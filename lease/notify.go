@@ -35,6 +35,18 @@ func (c *Client) subscribeKinds(key Key, kinds func(data.Kind) bool) (*waiter, e
 	return w, nil
 }
 
+// subscribeAccount adds to w the events of every session of account, for a
+// waiter refused because the account is at its limit: any release,
+// takeover or preempt in the account may free a slot. The subscription's
+// key is the account with no session, which no lease has.
+func (c *Client) subscribeAccount(w *waiter, account string) (*subscription, error) {
+	return c.notes.listen(Key{Account: account}, func(n notice) {
+		if n.resync || n.closed || wakes(n.ev.Kind) {
+			signal(w.wake)
+		}
+	})
+}
+
 // unsubscribe removes w; the notifier stops its listener after the last
 // subscription.
 func (c *Client) unsubscribe(w *waiter) { c.notes.unsubscribe(w.sub) }

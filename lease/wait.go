@@ -34,6 +34,12 @@ func (c *Client) Wait(ctx context.Context, p Permit) (*Lease, error) {
 		return nil, err
 	}
 	defer c.unsubscribe(w)
+	var account *subscription // the account's events, once it is found at its limit
+	defer func() {
+		if account != nil {
+			c.notes.unsubscribe(account)
+		}
+	}()
 	tr := &tracker{runID: uuid.New()}
 	timer := time.NewTimer(0)
 	<-timer.C
@@ -59,6 +65,11 @@ func (c *Client) Wait(ctx context.Context, p Permit) (*Lease, error) {
 		delay, retry := c.retryDelay(err, &b)
 		if !retry {
 			return giveUp(err)
+		}
+		if account == nil && errors.Is(err, data.ErrAtLimit) {
+			if account, err = c.subscribeAccount(w, p.req.Key.Account); err != nil {
+				return giveUp(err)
+			}
 		}
 		timer.Reset(delay)
 		select {
@@ -92,7 +103,18 @@ func (b *backoff) answer() {
 // refused there with the usual line, as a plain Try is.
 func (c *Client) retryDelay(err error, b *backoff) (time.Duration, bool) {
 	var held *data.HeldError
+	var full *data.LimitError
 	switch {
+	case errors.As(err, &full):
+		b.answer()
+		soonest := c.cfg.PollInterval
+		for _, h := range full.Holders {
+			soonest = min(soonest, h.Remaining)
+		}
+		if soonest < c.cfg.PollInterval {
+			return afterExpiry(soonest), true
+		}
+		return jitter(c.cfg.PollInterval), true
 	case errors.As(err, &held):
 		b.answer()
 		if held.RunID != uuid.Nil && held.Remaining < c.cfg.PollInterval {

@@ -14,9 +14,12 @@
 -- afterwards: a fresh grant, a takeover of an expired lease (new fence), or,
 -- when run_id already holds an unexpired lease, that same lease unchanged (a
 -- retried call whose reply was lost). Returns zero rows when another run holds
--- an unexpired lease.
+-- an unexpired lease, or when the account or the run's pool is at its limit
+-- (limits.sql; the run declares its pool and priority here).
+DROP FUNCTION IF EXISTS lease.acquire(text, text, uuid, interval, text); -- version 6's: now the defaults below
 CREATE OR REPLACE FUNCTION lease.acquire(
-    account_id text, session_id text, run_id uuid, ttl interval, holder text)
+    account_id text, session_id text, run_id uuid, ttl interval, holder text,
+    pool text DEFAULT '', priority smallint DEFAULT 0)
 RETURNS SETOF lease.grant
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
@@ -30,8 +33,10 @@ DECLARE
     pub uuid;
     granted lease.grant;
     inserted boolean;
+    got boolean;
     latest timestamptz; -- the latest expiry among the session's tickets, NULL when it has none
     ev lease.event;
+    slots lease.limit_slot[]; -- the slots this grant takes (limits.sql), NULL without a limit
 BEGIN
     -- Valid input passes one expression (grant_ok, inlined); only invalid
     -- input calls refuse_grant, which raises the precise error.
@@ -70,15 +75,33 @@ BEGIN
         RETURN;
     END IF;
 
+    -- Limits (limits.sql): an account without one pays this one probe of
+    -- an empty range of account_limit's primary key.
+    IF acquire.pool IS DISTINCT FROM '' THEN
+        PERFORM lease.check_pool(acquire.pool);
+    END IF;
+    IF EXISTS (SELECT FROM lease.account_limit a WHERE a.account_id = acquire.account_id) THEN
+        slots := lease.claim_slots(acquire.account_id, acquire.session_id, pub, acquire.pool, acquire.holder, now_);
+        IF slots = '{}' THEN
+            RETURN; -- at its limit: busy, as a held session is
+        END IF;
+        -- The grant starts once its slots are its own: after the commits
+        -- that freed them, which claim_slots may have waited for.
+        now_ := clock_timestamp();
+    END IF;
+
     IF lease.follow_failover() THEN NULL; END IF; -- before the fence and the event: see follow_failover
     -- This call writes its INSERT's event itself, below; the trigger leaves
     -- it alone when lease.op says 'acquire' (triggers.sql) and records a
     -- takeover's UPDATE, whose previous holder only it sees.
     IF set_config('lease.op', 'acquire', true) IS NULL THEN NULL; END IF;
+    -- Without a limit the grant names no slots, whatever a caller set.
+    IF slots IS NULL AND set_config('lease.slots', '', true) IS NULL THEN NULL; END IF;
     INSERT INTO lease.session_lease AS l
-        (account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at)
+        (account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at, pool, priority)
     VALUES (acquire.account_id, acquire.session_id, pub, coalesce(acquire.holder, ''),
-            nextval('lease.fence_seq'), now_, now_, now_ + acquire.ttl)
+            nextval('lease.fence_seq'), now_, now_, now_ + acquire.ttl,
+            coalesce(acquire.pool, ''), coalesce(acquire.priority, 0))
     ON CONFLICT (account_id, session_id) DO UPDATE
         SET run_id      = EXCLUDED.run_id,
             holder      = EXCLUDED.holder,
@@ -88,23 +111,30 @@ BEGIN
             expires_at  = EXCLUDED.expires_at,
             -- the previous holder's options (preempt.sql) are not the new one's
             preemptible = true,
-            attachment  = NULL
+            attachment  = NULL,
+            pool        = EXCLUDED.pool,
+            priority    = EXCLUDED.priority
         WHERE l.expires_at <= EXCLUDED.acquired_at
     RETURNING l.run_id, l.fence, l.expires_at, l.xmax = 0
          INTO granted.run_id, granted.fence, granted.expires_at, inserted;
+    got := FOUND;
+    IF got AND inserted THEN
+        -- The grant's event, in this transaction, as the trigger writes it
+        -- (a limited account's slots in its reason): written here, it costs
+        -- no queued trigger and no call.
+        INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder, reason)
+        VALUES (now_, 'acquired', acquire.account_id, acquire.session_id, pub,
+                granted.fence, granted.expires_at, coalesce(acquire.holder, ''),
+                nullif(current_setting('lease.slots', true), ''))
+        RETURNING * INTO ev;
+        IF lease.notify_or_keep(ev) THEN NULL; END IF;
+    END IF;
+    IF slots IS NOT NULL AND lease.slots_granted(slots, acquire.session_id, got) THEN NULL; END IF;
 
-    IF FOUND THEN
-        IF inserted THEN -- a row that was inserted has no xmax; a takeover's new version carries its row lock
-            -- The grant's event, in this transaction, as the trigger writes
-            -- it: written here, it costs no queued trigger and no call.
-            INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder)
-            VALUES (now_, 'acquired', acquire.account_id, acquire.session_id, pub,
-                    granted.fence, granted.expires_at, coalesce(acquire.holder, ''))
-            RETURNING * INTO ev;
-            IF lease.notify_or_keep(ev) THEN NULL; END IF;
-        END IF;
-        -- Only an INSERT drew its fence before it knew the key was free: see
-        -- higher_fences.
+    IF got THEN
+        -- Only an INSERT drew its fence before it knew the key was free (a
+        -- row that was inserted has no xmax; a takeover's new version carries
+        -- its row lock): see higher_fences.
         IF inserted AND lease.fence_overtaken(granted.fence) THEN
             PERFORM lease.check_fence_race('acquire', acquire.account_id, acquire.session_id, granted.fence, now_);
         END IF;

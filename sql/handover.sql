@@ -338,6 +338,7 @@ BEGIN
     -- lease.op says so and the ask row above matches the new owner and fence
     -- (a caller cannot dress a takeover up as a hand-over by setting lease.op).
     PERFORM set_config('lease.op', 'handover', true);
+    PERFORM set_config('lease.slots', '', true); -- the slot follows the conversation: none to name, whatever a caller set
     UPDATE lease.session_lease l
        SET run_id = a.asker_run_id, holder = a.asker, fence = f,
            acquired_at = now_, renewed_at = now_, expires_at = now_ + hand_over.ttl,

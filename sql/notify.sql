@@ -123,8 +123,10 @@ $$;
 -- the acquired or taken_over event this call wrote, to pass to
 -- lease.notify_event after the commit; NULL when the call wrote none (a
 -- retry by the run that holds the lease already). No row: not granted.
+DROP FUNCTION IF EXISTS lease.acquire_quiet(text, text, uuid, interval, text); -- version 6's: now the defaults below
 CREATE OR REPLACE FUNCTION lease.acquire_quiet(
-    account_id text, session_id text, run_id uuid, ttl interval, holder text)
+    account_id text, session_id text, run_id uuid, ttl interval, holder text,
+    pool text DEFAULT '', priority smallint DEFAULT 0)
 RETURNS SETOF lease.quiet_grant
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
@@ -144,7 +146,8 @@ BEGIN
         NULL;
     END IF;
     SELECT * INTO g FROM lease.acquire(acquire_quiet.account_id, acquire_quiet.session_id,
-                                       acquire_quiet.run_id, acquire_quiet.ttl, acquire_quiet.holder);
+                                       acquire_quiet.run_id, acquire_quiet.ttl, acquire_quiet.holder,
+                                       acquire_quiet.pool, acquire_quiet.priority);
     granted := FOUND;
     IF set_config('lease.caller_notifies', opted, true) IS NULL THEN NULL; END IF; -- as the caller had it
     IF NOT granted THEN

@@ -78,9 +78,10 @@ $fn$;
 -- holds already, for a retried call) in the same transaction, so nobody sees
 -- the lease without them. lease.acquire itself takes the defaults
 -- (preemptible, no attachment).
+DROP FUNCTION IF EXISTS lease.acquire_with(text, text, uuid, interval, text, boolean, text); -- version 6's: now the pool below
 CREATE OR REPLACE FUNCTION lease.acquire_with(
     account_id text, session_id text, run_id uuid, ttl interval, holder text,
-    preemptible boolean, attachment text)
+    preemptible boolean, attachment text, pool text DEFAULT '', priority smallint DEFAULT 0)
 RETURNS SETOF lease.grant
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
@@ -93,7 +94,8 @@ DECLARE
 BEGIN
     PERFORM lease.check_holder_options(acquire_with.preemptible, acquire_with.attachment);
     SELECT * INTO g FROM lease.acquire(acquire_with.account_id, acquire_with.session_id,
-                                       acquire_with.run_id, acquire_with.ttl, acquire_with.holder);
+                                       acquire_with.run_id, acquire_with.ttl, acquire_with.holder,
+                                       acquire_with.pool, acquire_with.priority);
     IF NOT FOUND THEN
         RETURN;
     END IF;
@@ -159,12 +161,19 @@ $fn$;
 -- LP001 (nothing written) when the holder declared at acquire that it must
 -- not be preempted.
 --
--- The new lease takes preemptible and attachment as lease.acquire_with does.
+-- The new lease takes preemptible and attachment as lease.acquire_with does,
+-- and its pool and priority as lease.acquire does. In a limited account it
+-- takes its slots as lease.acquire does (limits.sql): the session's own
+-- slot when it preempts a run of it, which the slot follows; a free one
+-- otherwise, and zero rows (nothing written) when the account or the pool
+-- is at its limit.
 -- A fresh INSERT is checked against a fence drawn meanwhile as in
 -- lease.acquire (SQLSTATE 40001: nothing granted, retry).
+DROP FUNCTION IF EXISTS lease.preempt(text, text, uuid, interval, text, text, boolean, text); -- version 6's: now the pool below
 CREATE OR REPLACE FUNCTION lease.preempt(
     account_id text, session_id text, run_id uuid, ttl interval, holder text, reason text,
-    preemptible boolean DEFAULT true, attachment text DEFAULT NULL)
+    preemptible boolean DEFAULT true, attachment text DEFAULT NULL,
+    pool text DEFAULT '', priority smallint DEFAULT 0)
 RETURNS SETOF lease.grant
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
@@ -179,6 +188,8 @@ DECLARE
     cur lease.session_lease;
     granted lease.grant;
     inserted boolean;
+    held boolean;
+    slots lease.limit_slot[]; -- the slots this grant takes (limits.sql), NULL without a limit
 BEGIN
     IF NOT coalesce(lease.grant_ok(preempt.account_id, preempt.session_id, preempt.run_id,
                                    preempt.ttl, preempt.holder, now_), false) THEN
@@ -187,6 +198,7 @@ BEGIN
     END IF;
     PERFORM lease.check_label('reason', preempt.reason, 512);
     PERFORM lease.check_holder_options(preempt.preemptible, preempt.attachment);
+    PERFORM lease.check_pool(preempt.pool);
     pub := lease.public_run_id(preempt.run_id);
 
     -- The holder this call means to preempt: the one it finds first, before
@@ -196,20 +208,34 @@ BEGIN
     SELECT * INTO cur FROM lease.session_lease l
      WHERE l.account_id = preempt.account_id AND l.session_id = preempt.session_id
        FOR UPDATE;
+    held := FOUND;
     now_ := clock_timestamp(); -- decide at the moment the row is ours
 
-    IF NOT FOUND THEN
+    -- Limits (limits.sql): an account without one pays this one probe.
+    IF EXISTS (SELECT FROM lease.account_limit a WHERE a.account_id = preempt.account_id) THEN
+        slots := lease.claim_slots(preempt.account_id, preempt.session_id, pub, preempt.pool, preempt.holder, now_);
+        IF slots = '{}' THEN
+            RETURN; -- at its limit: busy
+        END IF;
+        now_ := clock_timestamp(); -- the grant starts once its slots are its own (lease.acquire)
+    ELSE
+        PERFORM set_config('lease.slots', '', true); -- no slots: the trigger names none, whatever a caller set
+    END IF;
+
+    IF NOT held THEN
         -- Free (or released while this call waited): an ordinary grant.
         IF lease.follow_failover() THEN NULL; END IF; -- before the fence and the event: see follow_failover
         PERFORM set_config('lease.op', '', true); -- the trigger records this INSERT, whatever a caller set (triggers.sql)
         INSERT INTO lease.session_lease AS l
-            (account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at, preemptible, attachment)
+            (account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at, preemptible, attachment,
+             pool, priority)
         VALUES (preempt.account_id, preempt.session_id, pub, coalesce(preempt.holder, ''),
                 nextval('lease.fence_seq'), now_, now_, now_ + preempt.ttl,
-                preempt.preemptible, nullif(preempt.attachment, ''))
+                preempt.preemptible, nullif(preempt.attachment, ''), preempt.pool, coalesce(preempt.priority, 0))
         ON CONFLICT (account_id, session_id) DO NOTHING
         RETURNING l.fence, l.expires_at INTO granted.fence, granted.expires_at;
-        IF NOT FOUND THEN
+        IF lease.slots_granted(slots, preempt.session_id, FOUND) THEN NULL; END IF;
+        IF granted.fence IS NULL THEN
             RETURN; -- acquired by another run meanwhile: not the holder this call saw
         END IF;
         -- The INSERT drew its fence before it knew the key was free: as in lease.acquire.
@@ -222,11 +248,13 @@ BEGIN
     END IF;
 
     IF cur.run_id = pub AND cur.expires_at > now_ THEN
+        IF lease.slots_granted(slots, preempt.session_id, true) THEN NULL; END IF;
         granted := (preempt.run_id, cur.fence, cur.expires_at);
         RETURN NEXT granted; -- a retry: its own lease, unchanged
         RETURN;
     END IF;
     IF cur.run_id <> pub AND cur.fence IS DISTINCT FROM seen.fence THEN
+        IF lease.slots_granted(slots, preempt.session_id, false) THEN NULL; END IF;
         RETURN; -- the key changed hands while this call waited: another won
     END IF;
     IF cur.expires_at > now_ AND NOT cur.preemptible THEN
@@ -248,9 +276,12 @@ BEGIN
            renewed_at  = now_,
            expires_at  = now_ + preempt.ttl,
            preemptible = preempt.preemptible,
-           attachment  = nullif(preempt.attachment, '')
+           attachment  = nullif(preempt.attachment, ''),
+           pool        = preempt.pool,
+           priority    = coalesce(preempt.priority, 0)
      WHERE l.account_id = preempt.account_id AND l.session_id = preempt.session_id
     RETURNING l.fence, l.expires_at INTO granted.fence, granted.expires_at;
+    IF lease.slots_granted(slots, preempt.session_id, true) THEN NULL; END IF;
     PERFORM set_config('lease.op', '', true);
     PERFORM set_config('lease.reason', '', true);
     -- The victim, until it says its work stopped (preempt_stopped).
@@ -311,6 +342,6 @@ $fn$;
 REVOKE ALL ON FUNCTION lease.check_holder_options(boolean, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lease.preempt_stopped(text, text, uuid) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lease.preempt_pending(text, text, uuid) FROM PUBLIC;
-REVOKE ALL ON FUNCTION lease.acquire_with(text, text, uuid, interval, text, boolean, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lease.acquire_with(text, text, uuid, interval, text, boolean, text, text, smallint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lease.set_attachment(text, text, uuid, text) FROM PUBLIC;
-REVOKE ALL ON FUNCTION lease.preempt(text, text, uuid, interval, text, text, boolean, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lease.preempt(text, text, uuid, interval, text, text, boolean, text, text, smallint) FROM PUBLIC;

@@ -96,7 +96,11 @@ BEGIN
      WHERE l.account_id = renew.account_id
        AND l.session_id = renew.session_id
        AND l.run_id = pub
-       AND l.expires_at > now_
+       -- The clock, not now_: a renewal that waited for the row's lock (a
+       -- slot taker's, limits.sql) is decided again on the row it then reads
+       -- and at that instant, so it never extends a lease that expired while
+       -- it waited (docs/DESIGN.md, Limits).
+       AND l.expires_at > clock_timestamp()
     RETURNING l.expires_at INTO new_expiry;
 
     IF FOUND THEN
@@ -197,7 +201,7 @@ BEGIN
                  WHERE u.r IS NOT NULL) req
           JOIN lease.session_lease l
             ON l.account_id = req.a AND l.session_id = req.s AND l.run_id = req.pub
-         WHERE l.expires_at > now_
+         WHERE l.expires_at > clock_timestamp() -- decided on the clock, as lease.renew
            FOR NO KEY UPDATE OF l SKIP LOCKED
     ), renewed AS (
         UPDATE lease.session_lease l

@@ -8,8 +8,8 @@
 --                 post-commit path acquire_quiet, release_quiet and notify_event: programs
 --                 that own executions. No INSERT/UPDATE/DELETE: a lease changes only
 --                 through the protocol.
---   lease_admin   lease_app + EXECUTE on force_release, the queue's clear_queue and
---                 maintain_events: operators.
+--   lease_admin   lease_app + EXECUTE on force_release, the queue's clear_queue,
+--                 maintain_events and the limits' set_limit and remove_limit: operators.
 --   lease_preempt EXECUTE on preempt and preempt_pending: taking a lease from an unexpired
 --                 holder, and learning when its work stopped. Not nested in the others;
 --                 grant it beside lease_app to the logins that may preempt.
@@ -72,15 +72,16 @@ REVOKE ALL ON ALL FUNCTIONS IN SCHEMA lease FROM PUBLIC;
 GRANT USAGE ON SCHEMA lease TO lease_reader, lease_app, lease_admin, lease_preempt;
 GRANT SELECT ON lease.session_lease, lease.event, lease.schema_version TO lease_reader;
 GRANT SELECT ON lease.queue_ticket TO lease_reader; -- the queue: public run ids, labels, times
+GRANT SELECT ON lease.account_limit, lease.limit_slot TO lease_reader; -- limits and who holds their slots
 GRANT EXECUTE ON FUNCTION lease.notify_renewals() TO lease_reader;
 
 GRANT EXECUTE ON FUNCTION
-    lease.acquire(text, text, uuid, interval, text),
+    lease.acquire(text, text, uuid, interval, text, text, smallint),
     lease.renew(text, text, uuid, interval),
     lease.renew_many(text[], text[], uuid[], interval),
     lease.release(text, text, uuid),
     lease.check_fence(text, text, uuid, bigint),
-    lease.acquire_with(text, text, uuid, interval, text, boolean, text),
+    lease.acquire_with(text, text, uuid, interval, text, boolean, text, text, smallint),
     lease.set_attachment(text, text, uuid, text),
     lease.enqueue(text, text, uuid, interval, text),
     lease.renew_ticket(text, text, uuid, interval),
@@ -89,7 +90,7 @@ GRANT EXECUTE ON FUNCTION
 
 -- The post-commit path for SQL callers (triggers.sql): lease_app.
 GRANT EXECUTE ON FUNCTION
-    lease.acquire_quiet(text, text, uuid, interval, text),
+    lease.acquire_quiet(text, text, uuid, interval, text, text, smallint),
     lease.release_quiet(text, text, uuid),
     lease.notify_event(bigint),
     lease.pending_key(text, text, uuid) -- the library's notification after an acquire's or release's commit
@@ -106,12 +107,14 @@ GRANT EXECUTE ON FUNCTION
 
 GRANT EXECUTE ON FUNCTION lease.force_release(text, text, uuid, text) TO lease_admin;
 GRANT EXECUTE ON FUNCTION lease.clear_queue(text, text, uuid, text) TO lease_admin;
+-- Limits (sql/limits.sql): operators set them, never lease_app.
+GRANT EXECUTE ON FUNCTION lease.set_limit(text, text, integer), lease.remove_limit(text, text) TO lease_admin;
 
 -- Retention drops history: operators' right (lease_admin). The helpers are
 -- the owner's alone (maintain_events calls them as the owner).
 GRANT EXECUTE ON FUNCTION lease.maintain_events(interval, integer) TO lease_admin;
 
-GRANT EXECUTE ON FUNCTION lease.preempt(text, text, uuid, interval, text, text, boolean, text) TO lease_preempt;
+GRANT EXECUTE ON FUNCTION lease.preempt(text, text, uuid, interval, text, text, boolean, text, text, smallint) TO lease_preempt;
 
 -- After a preempt (sql/preempt.sql): the preempted run says its work stopped
 -- (lease_app, whose logins hold leases), and the preemptor asks whether it

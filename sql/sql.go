@@ -13,7 +13,7 @@
 // keeps fences and event ids from repeating across a failover; fence.sql
 // the fence race and the fence check; acquire.sql, renew.sql and
 // release.sql the calls; history.sql the event rows' payload and
-// retention; preempt.sql, queue.sql and handover.sql the busy strategies;
+// retention; limits.sql the accounts' limits and their slots; preempt.sql, queue.sql and handover.sql the busy strategies;
 // partition.sql the history's partitions; notify.sql the notification
 // after the commit and the SQL callers' side of it; triggers.sql the
 // triggers that record every ownership change; roles.sql the grants.
@@ -48,13 +48,21 @@ import "embed"
 // lease.schema_version; every other command refuses to run against a database
 // whose recorded version differs. Version 6 is the schema of one file per
 // contract above, with the busy strategies' edges, the queue's owners and
-// the migration's hardening; a database at version 1 to 5 migrates in place
+// the migration's hardening; a database at version 1 to 6 migrates in place
 // (version 1 through Upgrade(1)). What each version changed, and what a
 // database at an older one needs, is in CHANGELOG.md.
 //
 // Version 7 (the lean cycle): lease.acquire and lease.release write their
 // acquired and released events themselves and the trigger leaves those rows
 // to them (lease.op); a version-6 database migrates in place.
+//
+// Version 7 (limits): lease.account_limit and lease.limit_slot hold at most
+// N live runs per account and per pool within it, a slot held by its
+// session's unexpired lease (limits.sql); acquire, acquire_with,
+// acquire_quiet and preempt take the run's pool and priority and a slot,
+// set_limit and remove_limit (lease_admin) are audited as limit_set and
+// limit_removed, a refusal at the limit as limit_refused, and renewals decide
+// on the clock after a lock wait. A version-6 database migrates in place.
 const Version = 7
 
 //go:embed *.sql
@@ -70,6 +78,7 @@ func Files() []File {
 		read("failover.sql", true),
 		read("fence.sql", true),
 		read("history.sql", true),
+		read("limits.sql", true),
 		read("acquire.sql", true),
 		read("renew.sql", true),
 		read("release.sql", true),

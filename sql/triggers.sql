@@ -40,9 +40,10 @@ DECLARE
 BEGIN
     IF lease.follow_failover() THEN NULL; END IF; -- before the event: see follow_failover
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder)
+        -- A grant in a limited account names its slots (limits.sql, claim_slots).
+        INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder, reason)
         VALUES (NEW.acquired_at, 'acquired', NEW.account_id, NEW.session_id, NEW.run_id,
-                NEW.fence, NEW.expires_at, NEW.holder)
+                NEW.fence, NEW.expires_at, NEW.holder, nullif(current_setting('lease.slots', true), ''))
         RETURNING * INTO ev;
     ELSIF TG_OP = 'UPDATE' AND OLD.expires_at > NEW.acquired_at
           AND coalesce(current_setting('lease.op', true), '') = 'preempt' THEN
@@ -68,10 +69,11 @@ BEGIN
         -- A hand-over names the holder that let go (prev_holder), as a
         -- preempt names its victim.
         INSERT INTO lease.event (at, kind, account_id, session_id, run_id, prev_run_id,
-                                 fence, prev_fence, expires_at, prev_expires_at, holder, prev_holder)
+                                 fence, prev_fence, expires_at, prev_expires_at, holder, prev_holder, reason)
         VALUES (NEW.acquired_at, why, NEW.account_id, NEW.session_id, NEW.run_id, OLD.run_id,
                 NEW.fence, OLD.fence, NEW.expires_at, OLD.expires_at, NEW.holder,
-                CASE WHEN why = 'handed_over' THEN OLD.holder END)
+                CASE WHEN why = 'handed_over' THEN OLD.holder END,
+                nullif(current_setting('lease.slots', true), ''))
         RETURNING * INTO ev;
     ELSIF coalesce(current_setting('lease.op', true), '') = 'force' THEN
         why := nullif(current_setting('lease.reason', true), '');

@@ -87,6 +87,40 @@ func TestRunAllWorkloads(t *testing.T) {
 // closedLoopWhole are some closed-loop workloads' whole-op rows.
 var closedLoopWhole = map[string]bool{"upsert": true, "acquire": true, "seed-cycle": true, "cycle": true, "seed-renew": true, "renew": true}
 
+// TestLimitsWorkloads runs the opt-in limits rows briefly and checks their
+// shape, never their speed: every row measured, the hammer's note and the
+// fairness row's ratio present, and nothing of bench's left behind.
+func TestLimitsWorkloads(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	rep, err := bench.Run(context.Background(), bench.Config{
+		DSN: db.URL, Clients: 4, Keys: 16, Duration: 500 * time.Millisecond, Warmup: 50 * time.Millisecond,
+		Only: []string{"limits"},
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	want := map[string]string{"limits-cycle-free": "", "limits-cycle": "", "limits-hammer": "slots ", "limits-fair-idle": "", "limits-fair-backlog": "the idle row's"}
+	for _, res := range rep.Results {
+		note, ok := want[res.Name]
+		if !ok {
+			continue
+		}
+		delete(want, res.Name)
+		if res.Error != "" || res.Ops == 0 || !strings.Contains(res.Note, note) {
+			t.Errorf("%s: ops %d, error %q, note %q (want it to say %q)", res.Name, res.Ops, res.Error, res.Note, note)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("rows missing: %v", want)
+	}
+	var left int
+	if err := db.Conn(t).QueryRow(context.Background(), `SELECT (SELECT count(*) FROM lease.account_limit) + (SELECT count(*) FROM lease.limit_slot)
+		+ (SELECT count(*) FROM lease.queue_ticket) + (SELECT count(*) FROM lease.session_lease)`).Scan(&left); err != nil || left != 0 {
+		t.Errorf("rows left after bench: %d, %v", left, err)
+	}
+}
+
 // TestProductionWorkloads runs the opt-in pooler, poll-cost and listen-cost workloads
 // briefly, through a real PgBouncer, and checks the report's shape and
 // ratios, never their speed.

@@ -80,6 +80,9 @@ func TestScratchCallsWriteNothingReal(t *testing.T) {
 		"event_json": "", "queue_admits": "", "pending_key": "",
 		"follow_failover": "moves the real sequences after a failover, as every real write does",
 		"queue_granted":   "runs only when lease.queue_ticket holds a ticket for a bench key, which nobody takes",
+		"check_pool":      "",
+		"claim_slots":     "runs only when lease.account_limit holds a limit of a scratch workload's account, which nobody sets",
+		"slots_granted":   "a no-op without claim_slots' slots",
 	}
 	calls := regexp.MustCompile(`\blease\.([a-z_]+)\(`)
 	for _, m := range calls.FindAllStringSubmatch(strings.Join(stmts, "\n"), -1) {

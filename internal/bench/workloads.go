@@ -58,6 +58,7 @@ func mainWorkloads() []workload {
 		{name: "seed-renew", set: "renew", loop: seedRenew, desc: "the seed's per-key UPDATE ... WHERE key AND run_id AND unexpired on the seed's table"},
 		{name: "renew-notrigger", set: "renew", loop: renewNoTrigger, desc: "lease.renew's code on the copy without trigger"},
 		{name: "renew", set: "renew", loop: renew, desc: "lease.renew (renewals do not NOTIFY by default)"},
+		{name: "renew-limited", set: "renew", loop: renewLimited, desc: renewLimitDesc},
 		{name: "renew-notify", run: renewNotify},
 		{name: "keepalive", run: keepAlive},
 		{name: "handoff-notify", run: handoffWorkload(handoffNotify)},
@@ -82,6 +83,10 @@ func mainWorkloads() []workload {
 		{name: "queue", run: func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runQueue(ctx, w) }, optIn: true},
 		{name: "handover", run: func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runHandover(ctx, w) }, optIn: true},
 		{name: "history-month", run: historyMonth, optIn: true},
+		{name: "limits-cycle-free", set: "limits", loop: limitsCycleFree, desc: limitsFreeDesc, optIn: true},
+		{name: "limits-cycle", set: "limits", loop: limitsCycle, desc: limitsCycleDesc, optIn: true},
+		{name: "limits-hammer", run: func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runLimitsHammer(ctx, w) }, optIn: true},
+		{name: "limits-fair", run: func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runLimitsFair(ctx, w) }, optIn: true},
 	}
 }
 

@@ -166,6 +166,19 @@ func held(path func(r *pathRun)) func(r *pathRun) {
 	}
 }
 
+// atLimit runs path with the path's account at its limit of one run,
+// held by another session.
+func atLimit(path func(r *pathRun)) func(r *pathRun) {
+	return func(r *pathRun) {
+		r.t.Helper()
+		if _, err := r.w.admin.SetLimit(r.ctx, r.key.Account, "", 1); err != nil {
+			r.t.Fatalf("set a limit on %s: %v", r.key.Account, err)
+		}
+		r.hold(r.other(1))
+		path(r)
+	}
+}
+
 // background starts leasetop args in-process and returns its output and a
 // function that waits for its exit code.
 func (r *pathRun) background(ctx context.Context, args ...string) (out, errOut *syncbuf.Buffer, wait func() int) {

@@ -50,6 +50,7 @@ func commands() []command {
 		{name: "events", summary: "print the event history, then follow it live", run: cmdEvents},
 		{name: "release", summary: "force-release a session's lease (compare-and-release on --run)", run: cmdRelease},
 		{name: "queue", summary: "show a session's queue of waiters, or clear one ticket or all (--clear)", run: cmdQueue},
+		{name: "limit", summary: "set, list or remove an account's limit of live runs (set and rm as lease_admin)", run: cmdLimit},
 		{name: "exporter", summary: "serve Prometheus metrics of the leases, events and feed (/metrics)", ownSignals: true, run: cmdExporter},
 		{name: "version", summary: "print leasetop's version and the lease schema it migrates to; with --dsn, the database's", run: cmdVersion},
 		{name: "completion", summary: "print a shell completion script (bash, zsh or fish) that also completes ids from the database", run: cmdCompletion},

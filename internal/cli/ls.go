@@ -70,6 +70,7 @@ type leasesView struct {
 	leases []data.Lease
 	queues map[data.Key]int
 	asks   map[data.Key]data.PendingAsk
+	limits []data.LimitUsage // the limits of the accounts listed, and their slots
 }
 
 // readLeases reads what ls shows of store's database, of the sessions f
@@ -94,7 +95,14 @@ func readLeases(ctx context.Context, store *data.Store, f data.HistoryFilter) (l
 	if err != nil {
 		return leasesView{}, err
 	}
-	return leasesView{now: snap.Clock.Now(), leases: leases, queues: queues, asks: asks}, nil
+	limits, err := store.Limits(ctx, "")
+	if err != nil {
+		return leasesView{}, err
+	}
+	limits = slices.DeleteFunc(limits, func(u data.LimitUsage) bool {
+		return len(f.Accounts) > 0 && !slices.Contains(f.Accounts, u.Account)
+	})
+	return leasesView{now: snap.Clock.Now(), leases: leases, queues: queues, asks: asks, limits: limits}, nil
 }
 
 // leaseJSON is one lease in ls --json.
@@ -129,7 +137,8 @@ func writeLeasesJSON(w io.Writer, v leasesView) error {
 		ServerTime time.Time   `json:"server_time"`
 		Leases     []leaseJSON `json:"leases"`
 		Queues     []queueJSON `json:"queues"` // every session with a queue, held or not
-	}{ServerTime: v.now, Leases: leasesJSON(nil, v, ""), Queues: queuesJSON(nil, v.queues, "")}
+		Limits     []limitJSON `json:"limits"` // every limit of the accounts listed, as limit ls --json has them
+	}{ServerTime: v.now, Leases: leasesJSON(nil, v, ""), Queues: queuesJSON(nil, v.queues, ""), Limits: limitsJSON(v.limits)}
 	return writeJSON(w, out)
 }
 
@@ -178,10 +187,33 @@ func nonEmpty(s string) *string {
 func writeLeasesText(w io.Writer, v leasesView) error {
 	rows := leaseRows(nil, v)
 	if len(rows) == 0 {
-		_, err := fmt.Fprintln(w, "no leases held")
+		if _, err := fmt.Fprintln(w, "no leases held"); err != nil {
+			return err
+		}
+		return writeLimitLines(w, v.limits)
+	}
+	if err := writeColumns(w, append([][]string{leaseHeader}, rows...)); err != nil {
 		return err
 	}
-	return writeColumns(w, append([][]string{leaseHeader}, rows...))
+	return writeLimitLines(w, v.limits)
+}
+
+// writeLimitLines says, under ls's table, how full each account's limit is
+// and which sessions hold its slots: "limit of account acme: 3/5 used, 2
+// queued: chat-1 (laptop, 12s), …".
+func writeLimitLines(w io.Writer, limits []data.LimitUsage) error {
+	for i, u := range limits {
+		if i == 0 {
+			if _, err := fmt.Fprintln(w); err != nil {
+				return err
+			}
+		}
+		if _, err := fmt.Fprintf(w, "limit of %s: %s, %d queued: %s\n", limitName(u.Account, u.Pool), usageWords(u), u.Queued,
+			holderWords(u.Holders)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // leaseHeader is the header of ls's table.

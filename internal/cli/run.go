@@ -94,7 +94,7 @@ func notRun(ctx context.Context, err error) error {
 
 func parseRunFlags(env Env, args []string) (runOptions, error) {
 	fs := newFlags(env, "run", "run --account A --session S [--ttl 15s] [--on-busy refuse|wait|queue|preempt|ask [--reason TEXT] [--ask-timeout 30s] [--then refuse|queue|preempt]] [--wait] [--listen-dsn URL] [--poll 250ms] "+
-		"[--not-preemptible] [--attachment TEXT] [--on-ask decline|hand-over [--on-ask-signal SIGTERM]] [--holder LABEL] [--grace 5s] [--pass-db-env] [--dsn URL] -- CMD [ARGS...]")
+		"[--not-preemptible] [--attachment TEXT] [--pool P] [--priority N] [--on-ask decline|hand-over [--on-ask-signal SIGTERM]] [--holder LABEL] [--grace 5s] [--pass-db-env] [--dsn URL] -- CMD [ARGS...]")
 	dsn := dsnFlag(fs)
 	listen := addListenFlags(fs)
 	account := fs.String("account", "", "account id of the session (required)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/termtext"
@@ -18,6 +19,8 @@ type busyFlags struct {
 	reason         *string
 	notPreemptible *bool
 	attachment     *string
+	pool           *string
+	priority       *int
 }
 
 func addBusyFlags(fs *flagSet) *busyFlags {
@@ -31,6 +34,8 @@ func addBusyFlags(fs *flagSet) *busyFlags {
 			"declare that this run must not be preempted (a payment in progress): --on-busy preempt and --on-busy ask of it are refused"),
 		attachment: fs.String("attachment", "", "a short text to publish on the lease (at most 1 KiB, no secret: readable by every lease_reader), "+
 			"e.g. the id of the stream CMD writes to, so another device can join it instead of starting a run"),
+		pool:     fs.String("pool", "", "the pool within the account this run counts against (leasetop limit set ACCOUNT --pool P N bounds its live runs)"),
+		priority: fs.Int("priority", 0, "this run's priority, recorded on its lease (-32768 to 32767)"),
 	}
 }
 
@@ -43,11 +48,13 @@ type busyOptions struct {
 	reason         string
 	notPreemptible bool
 	attachment     string
+	pool           string
+	priority       int16
 }
 
 // options checks the flags and returns them.
 func (f *busyFlags) options() (busyOptions, error) {
-	o := busyOptions{reason: *f.reason, notPreemptible: *f.notPreemptible, attachment: *f.attachment}
+	o := busyOptions{reason: *f.reason, notPreemptible: *f.notPreemptible, attachment: *f.attachment, pool: *f.pool}
 	onBusy, err := lease.ParseOnBusy(*f.onBusy)
 	if *f.wait {
 		if err != nil || (onBusy != lease.BusyRefuse && onBusy != lease.BusyWait) {
@@ -68,6 +75,13 @@ func (f *busyFlags) options() (busyOptions, error) {
 	if err := data.ValidateAttachment(o.attachment); err != nil {
 		return o, usageErrorf("run: --attachment: %v", err)
 	}
+	if err := data.ValidatePool(o.pool); err != nil {
+		return o, usageErrorf("run: --pool: %v", err)
+	}
+	if *f.priority < math.MinInt16 || *f.priority > math.MaxInt16 {
+		return o, usageErrorf("run: --priority must be from -32768 to 32767, got %d", *f.priority)
+	}
+	o.priority = int16(*f.priority)
 	return o, nil
 }
 
@@ -75,15 +89,19 @@ func (f *busyFlags) options() (busyOptions, error) {
 // it, it does what --on-busy says.
 func acquireForRun(ctx context.Context, env Env, store *data.Store, client *lease.Client, opts runOptions) (*lease.Lease, error) {
 	permit, err := client.AuthorizeRequest(ctx, commandLineAuthorizer{}, lease.Request{Key: opts.key, Holder: opts.holder,
-		NotPreemptible: opts.busy.notPreemptible, Attachment: opts.busy.attachment})
+		NotPreemptible: opts.busy.notPreemptible, Attachment: opts.busy.attachment,
+		Pool: opts.busy.pool, Priority: opts.busy.priority})
 	if err != nil {
 		return nil, usageErrorf("run: %v", err)
 	}
 	l, err := client.Try(ctx, permit)
 	var held *lease.HeldError
+	var full *lease.LimitError
 	switch {
 	case err == nil:
 		return l, nil
+	case errors.As(err, &full):
+		return acquireAtLimit(ctx, env, store, client, permit, full, opts)
 	case !errors.As(err, &held):
 		return nil, connError(err)
 	}
@@ -115,6 +133,31 @@ func acquireForRun(ctx context.Context, env Env, store *data.Store, client *leas
 		return nil, connError(err)
 	}
 	return l, nil
+}
+
+// acquireAtLimit is acquireForRun's answer to an account (or pool) at its
+// limit of live runs: refuse (exit 3) naming the runs holding its slots,
+// or wait (--wait) for one of them to end. The other strategies act on a
+// session's holder, which a full account does not have: refused, saying so.
+func acquireAtLimit(ctx context.Context, env Env, store *data.Store, client *lease.Client, permit lease.Permit,
+	full *lease.LimitError, opts runOptions) (*lease.Lease, error) {
+	msg := full.Describe(markID, termtext.Quote)
+	switch opts.busy.onBusy {
+	case lease.BusyWait:
+		if err := refuseWaitOnStandby(ctx, store, opts.busy.onBusy); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(env.Stderr, "leasetop: waiting for the account: %s\n", msg)
+		l, err := client.Wait(ctx, permit)
+		if err != nil {
+			return nil, connError(err)
+		}
+		return l, nil
+	case lease.BusyRefuse:
+		return nil, &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; use --on-busy wait (or --wait) to wait for a slot", msg)}
+	}
+	return nil, &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; --on-busy %s acts on a session's holder: use --on-busy wait (or --wait) to wait for a slot",
+		msg, opts.busy.onBusy)}
 }
 
 // preemptError is the one line for a refused preempt.

@@ -104,7 +104,8 @@ func spanEnds() []string { return []string{string(KindReleased), string(KindForc
 // and the holder's fence, as a takeover would, but move nothing.
 func spanNeutral() []string {
 	return []string{string(KindRenewRejected), string(KindTruncated), string(KindRenewed), "queue_joined", "queue_left",
-		string(KindHandoverAsked), string(KindHandoverDeclined), string(KindHandoverExpired)}
+		string(KindHandoverAsked), string(KindHandoverDeclined), string(KindHandoverExpired),
+		string(KindLimitSet), string(KindLimitRemoved), string(KindLimitRefused)}
 }
 
 // ownershipCond is true for the event rows (alias e) that start or end a

@@ -19,7 +19,7 @@ func currentVersion() int { return leasesql.Version }
 func Owner(ctx context.Context, q Querier) (string, error) {
 	var owner string
 	err := q.QueryRow(ctx, `SELECT p.proowner::pg_catalog.regrole::pg_catalog.text FROM pg_catalog.pg_proc p
-		WHERE p.oid OPERATOR(pg_catalog.=) 'lease.acquire(pg_catalog.text, pg_catalog.text, pg_catalog.uuid, pg_catalog.interval, pg_catalog.text)'::pg_catalog.regprocedure`).Scan(&owner)
+		WHERE p.oid OPERATOR(pg_catalog.=) 'lease.acquire(pg_catalog.text, pg_catalog.text, pg_catalog.uuid, pg_catalog.interval, pg_catalog.text, pg_catalog.text, pg_catalog.int2)'::pg_catalog.regprocedure`).Scan(&owner)
 	if err != nil {
 		return "", fmt.Errorf("read the lease functions' owner: %w", translate(err))
 	}

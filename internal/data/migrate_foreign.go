@@ -103,7 +103,10 @@ const foreignObjects = `
 WITH ns AS (SELECT oid FROM pg_namespace WHERE nspname = 'lease'),
 known_funcs AS (
     SELECT f.name || '(' || coalesce((
-               SELECT string_agg(coalesce(format_type(CASE WHEN a.t LIKE 'lease.%'
+               SELECT string_agg(coalesce(format_type(CASE WHEN a.t LIKE 'lease.%[]' -- an array of a lease type
+                                                           THEN (SELECT y.typarray FROM pg_type y, ns
+                                                                  WHERE y.typnamespace = ns.oid AND y.typname = substr(a.t, 7, length(a.t) - 8))
+                                                           WHEN a.t LIKE 'lease.%'
                                                            THEN (SELECT y.oid FROM pg_type y, ns
                                                                   WHERE y.typnamespace = ns.oid AND y.typname = substr(a.t, 7))
                                                            ELSE to_regtype(a.t) END, NULL), '?'), ', ' ORDER BY a.i)

@@ -37,7 +37,7 @@ func (s *Store) Acquire(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 		return Grant{}, fmt.Errorf("acquire %s: %w", key, translate(err))
 	}
 	if !found {
-		return Grant{}, s.held(ctx, key, runID)
+		return Grant{}, s.refused(ctx, key, runID, "")
 	}
 	return g, nil
 }

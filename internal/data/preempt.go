@@ -25,9 +25,21 @@ type AcquireOptions struct {
 	// lease table reads it. Control, bidirectional formatting and invisible
 	// characters are refused, as in holder labels.
 	Attachment string
+	// Pool is the pool within its account the run counts against, besides
+	// the account itself ("" none): a limit set on the pool bounds its live
+	// runs (Store.SetLimit). At most MaxPoolBytes, the rules of holder labels.
+	Pool string
+	// Priority is the run's priority (higher wins; 0 the default), recorded
+	// on its lease.
+	Priority int16
 }
 
-func (o AcquireOptions) validate() error { return ValidateAttachment(o.Attachment) }
+func (o AcquireOptions) validate() error {
+	if err := ValidateAttachment(o.Attachment); err != nil {
+		return err
+	}
+	return ValidatePool(o.Pool)
+}
 
 // AcquireWith is Acquire with the holder's options (lease.acquire_with):
 // the lease it grants, or holds already for a retry, carries them from its
@@ -42,13 +54,13 @@ func (s *Store) AcquireWith(ctx context.Context, key Key, runID uuid.UUID, ttl t
 	if err := opt.validate(); err != nil {
 		return Grant{}, err
 	}
-	args := []any{key.Account, key.Session, runID, ttl, holder, !opt.NotPreemptible, opt.Attachment}
+	args := []any{key.Account, key.Session, runID, ttl, holder, !opt.NotPreemptible, opt.Attachment, opt.Pool, opt.Priority}
 	g, found, err := s.grantCall(ctx, sqlcall.AcquireWithQuiet, key, runID, args)
 	if err != nil {
 		return Grant{}, fmt.Errorf("acquire %s: %w", key, translate(err))
 	}
 	if !found {
-		return Grant{}, s.held(ctx, key, runID)
+		return Grant{}, s.refused(ctx, key, runID, opt.Pool)
 	}
 	return g, nil
 }
@@ -84,7 +96,7 @@ func (s *Store) Preempt(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 	if err := opt.validate(); err != nil {
 		return Grant{}, err
 	}
-	args := []any{key.Account, key.Session, runID, ttl, holder, reason, !opt.NotPreemptible, opt.Attachment}
+	args := []any{key.Account, key.Session, runID, ttl, holder, reason, !opt.NotPreemptible, opt.Attachment, opt.Pool, opt.Priority}
 	g, found, err := s.grantCall(ctx, sqlcall.PreemptQuiet, key, runID, args)
 	if err != nil {
 		err = translate(err)
@@ -97,7 +109,7 @@ func (s *Store) Preempt(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 		return Grant{}, fmt.Errorf("preempt %s: %w", key, err)
 	}
 	if !found {
-		return Grant{}, s.held(ctx, key, runID)
+		return Grant{}, s.refused(ctx, key, runID, opt.Pool)
 	}
 	return g, nil
 }

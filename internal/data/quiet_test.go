@@ -143,7 +143,7 @@ func TestNotificationRefusedFallsBackToTheTrigger(t *testing.T) {
 	for _, grant := range []string{
 		`GRANT USAGE ON SCHEMA lease TO ` + r,
 		`GRANT SELECT ON lease.schema_version TO ` + r,
-		`GRANT EXECUTE ON FUNCTION lease.acquire(text, text, uuid, interval, text), lease.release(text, text, uuid) TO ` + r,
+		`GRANT EXECUTE ON FUNCTION lease.acquire(text, text, uuid, interval, text, text, smallint), lease.release(text, text, uuid) TO ` + r,
 	} {
 		if _, err := db.Conn(t).Exec(ctx, grant); err != nil {
 			t.Fatal(err)

@@ -77,6 +77,15 @@ const (
 	KindHandedOver       Kind = "handed_over"
 	KindHandoverDeclined Kind = "handover_declined"
 	KindHandoverExpired  Kind = "handover_expired"
+
+	// The limits' kinds (sql/limits.sql). KindLimitSet and KindLimitRemoved
+	// name the account (Key.Session is empty), the login (Actor) and the
+	// pool and slots (Reason); KindLimitRefused names the run refused a
+	// grant of its session because its account or pool was at its limit,
+	// recorded once per run and session. None moves a lease.
+	KindLimitSet     Kind = "limit_set"
+	KindLimitRemoved Kind = "limit_removed"
+	KindLimitRefused Kind = "limit_refused"
 )
 
 // Kinds returns every kind an event row can have, ownership transitions
@@ -89,6 +98,7 @@ func Kinds() []Kind {
 		KindRenewRejected, KindTruncated, KindPreempted, KindHandedOver,
 		KindQueueJoined, KindQueueLeft,
 		KindHandoverAsked, KindHandoverDeclined, KindHandoverExpired,
+		KindLimitSet, KindLimitRemoved, KindLimitRefused,
 	}
 }
 

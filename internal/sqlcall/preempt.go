@@ -6,12 +6,13 @@ import "github.com/jackc/pgx/v5/pgtype"
 // order.
 const (
 	// AcquireWith is Acquire with the holder's options. Parameters:
-	// account, session, run id, ttl, holder, preemptible, attachment.
-	AcquireWith = `SELECT run_id, fence, expires_at FROM lease.acquire_with($1, $2, $3, $4, $5, $6, $7)`
+	// account, session, run id, ttl, holder, preemptible, attachment, pool,
+	// priority.
+	AcquireWith = `SELECT run_id, fence, expires_at FROM lease.acquire_with($1, $2, $3, $4, $5, $6, $7, $8, $9)`
 	// Preempt returns the grant's row, or no row when the key changed hands
 	// while it waited. Parameters: account, session, run id, ttl, holder,
-	// reason, preemptible, attachment.
-	Preempt = `SELECT run_id, fence, expires_at FROM lease.preempt($1, $2, $3, $4, $5, $6, $7, $8)`
+	// reason, preemptible, attachment, pool, priority.
+	Preempt = `SELECT run_id, fence, expires_at FROM lease.preempt($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
 	// SetAttachment reports whether the run still held the lease.
 	// Parameters: account, session, run id, attachment.
 	SetAttachment = `SELECT lease.set_attachment($1, $2, $3, $4)`
@@ -24,8 +25,8 @@ const (
 )
 
 var (
-	acquireWithP = append(append([]uint32(nil), acquireP...), pgtype.BoolOID, pgtype.TextOID)
-	preemptP     = append(append([]uint32(nil), acquireP...), pgtype.TextOID, pgtype.BoolOID, pgtype.TextOID)
+	acquireWithP = append(append([]uint32(nil), acquireP...), pgtype.BoolOID, pgtype.TextOID, pgtype.TextOID, pgtype.Int2OID)
+	preemptP     = append(append([]uint32(nil), acquireP...), pgtype.TextOID, pgtype.BoolOID, pgtype.TextOID, pgtype.TextOID, pgtype.Int2OID)
 )
 
 // AcquireWithQuiet and PreemptQuiet are quiet calls, as AcquireQuiet is:

@@ -28,6 +28,12 @@ const (
 	// SetNotifyRenewals turns renewal notifications on or off. Parameter:
 	// enabled.
 	SetNotifyRenewals = `SELECT lease.set_notify_renewals($1)`
+	// SetLimit sets an account's or a pool's limit and returns how many
+	// live runs hold its slots. Parameters: account, pool, slots.
+	SetLimit = `SELECT lease.set_limit($1, $2, $3)`
+	// RemoveLimit reports whether there was such a limit. Parameters:
+	// account, pool.
+	RemoveLimit = `SELECT lease.remove_limit($1, $2)`
 	// NotifyRenewals reports whether renewals notify.
 	NotifyRenewals = `SELECT lease.notify_renewals()`
 )

@@ -1,0 +1,147 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/internal/cli"
+	"github.com/leasetop/leasetop/internal/data"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/proctest"
+)
+
+// TestLimitCommand (issue 40): limit set and rm are lease_admin's (an app
+// login is refused, exit 1, nothing set); ls and limit ls show the slots
+// used and who holds them; run in a full account exits 3 naming the holder,
+// and in a pool it declares (--pool) counts against the pool's limit; rm
+// of a missing limit exits 5; bad input is one line, exit 2.
+func TestLimitCommand(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	appDSN, _ := pgtest.Login(t, db, "lease_app")
+	adminDSN, admin := pgtest.Login(t, db, "lease_admin")
+
+	if _, errOut, code := leasetop(ctx, appDSN, "limit", "set", "acme", "1"); code != cli.ExitFailure || !strings.Contains(errOut, "permission denied") {
+		t.Fatalf("limit set as lease_app: code %d stderr %q, want 1 and permission denied", code, errOut)
+	}
+	if out, errOut, code := leasetop(ctx, adminDSN, "limit", "set", "acme", "1"); code != cli.ExitOK || !strings.Contains(out, "set to 1 live run") {
+		t.Fatalf("limit set as lease_admin: code %d stdout %q stderr %q", code, out, errOut)
+	}
+	if _, _, code := leasetop(ctx, adminDSN, "limit", "set", "acme", "--pool", "deep", "1"); code != cli.ExitOK {
+		t.Fatalf("limit set --pool: code %d", code)
+	}
+	acquire(t, db.Conn(t), "acme", "chat-1", "1 hour", "desktop")
+
+	out, errOut, code := leasetop(ctx, db.ReaderURL(t), "ls")
+	if code != cli.ExitOK || !strings.Contains(out, "limit of account acme: 1/1 used, 0 queued: chat-1 (desktop,") {
+		t.Fatalf("ls: code %d stderr %q stdout:\n%s\nwant the account's slots and their holder", code, errOut, out)
+	}
+	out, _, code = leasetop(ctx, db.ReaderURL(t), "limit", "ls", "--json")
+	var js struct {
+		Limits []struct {
+			AccountID string `json:"account_id"`
+			Pool      string `json:"pool"`
+			Slots     int    `json:"slots"`
+			Used      int    `json:"used"`
+			SetBy     string `json:"set_by"`
+		} `json:"limits"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); code != cli.ExitOK || err != nil || len(js.Limits) != 2 ||
+		js.Limits[0].Used != 1 || js.Limits[0].SetBy != admin || js.Limits[1].Pool != "deep" || js.Limits[1].Used != 0 {
+		t.Fatalf("limit ls --json: code %d err %v\n%s", code, err, out)
+	}
+
+	_, errOut, code = leasetop(ctx, db.URL, "run", "--account", "acme", "--session", "chat-2", "--", "true")
+	if code != cli.ExitBusy || !strings.Contains(errOut, "account acme is at its limit of 1 live runs: session chat-1") {
+		t.Fatalf("run in a full account: code %d stderr %q, want 3 naming chat-1", code, errOut)
+	}
+	if _, _, code := leasetop(ctx, adminDSN, "limit", "rm", "acme"); code != cli.ExitOK {
+		t.Fatalf("limit rm: code %d", code)
+	}
+	// A granted run starts its command under a guardian process: the binary.
+	cmd := exec.CommandContext(ctx, builtBinary(t), "run", "--dsn", db.URL, "--account", "acme", "--session", "chat-2",
+		"--pool", "deep", "--priority", "7", "--", "sh", "-c", `echo "$LEASETOP_FENCE"`)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("run in the pool's free slot: %v\n%s", err, b)
+	}
+	var pool string
+	if err := db.Conn(t).QueryRow(ctx, `SELECT reason FROM lease.event
+		 WHERE session_id = 'chat-2' AND kind = 'acquired'`).Scan(&pool); err != nil || pool != "deep slot 1" {
+		t.Fatalf("run --pool deep's grant: reason %q, %v; want it to name deep's slot 1", pool, err)
+	}
+	if _, errOut, code := leasetop(ctx, adminDSN, "limit", "rm", "acme"); code != cli.ExitNothing || !strings.Contains(errOut, "has no limit") {
+		t.Fatalf("limit rm of a missing limit: code %d stderr %q, want 5", code, errOut)
+	}
+	for _, bad := range [][]string{
+		{"limit"}, {"limit", "set", "acme"}, {"limit", "set", "acme", "-1"}, {"limit", "set", "acme", "--pool", "a\x1bb", "1"},
+		{"run", "--account", "acme", "--session", "s", "--priority", "40000", "--", "true"},
+	} {
+		_, errOut, code := leasetop(ctx, adminDSN, bad...)
+		if code != cli.ExitUsage || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%q: code %d stderr %q, want 2 and one line", bad, code, errOut)
+		}
+	}
+}
+
+// TestLimitSlotOfAKilledHolder: a leasetop run process holding an account's
+// only slot is killed with SIGKILL (no release); the slot stays taken while
+// its lease is unexpired, and frees at its expiry on the database clock:
+// the next grant in the account starts no earlier than that expiry.
+func TestLimitSlotOfAKilledHolder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	store := db.Store(t)
+	if _, err := store.SetLimit(ctx, "acme", "", 1); err != nil {
+		t.Fatal(err)
+	}
+	p := proctest.Start(t, exec.Command(builtBinary(t), "run", "--dsn", db.URL, "--account", "acme", "--session", "chat-1",
+		"--ttl", "3s", "--", "sleep", "600"))
+	conn := db.Conn(t)
+	pgtest.Eventually(t, 20*time.Second, "run to hold chat-1", func() bool {
+		var n int
+		return conn.QueryRow(ctx, `SELECT count(*) FROM lease.session_lease WHERE session_id = 'chat-1' AND expires_at > clock_timestamp()`).Scan(&n) == nil && n == 1
+	})
+	p.Signal(t, syscall.SIGKILL)
+	p.Wait(t, 20*time.Second)
+	var expires time.Time
+	if err := conn.QueryRow(ctx, `SELECT expires_at FROM lease.session_lease WHERE session_id = 'chat-1'`).Scan(&expires); err != nil {
+		t.Fatal(err)
+	}
+	k2 := data.Key{Account: "acme", Session: "chat-2"}
+	run := uuid.New()
+	var refusedLive bool
+	pgtest.Eventually(t, 30*time.Second, "the killed run's slot to free", func() bool {
+		_, err := store.Acquire(ctx, k2, run, time.Minute, "next")
+		if errors.Is(err, data.ErrAtLimit) {
+			var live bool
+			if conn.QueryRow(ctx, `SELECT $1::timestamptz > clock_timestamp()`, expires).Scan(&live) == nil && live {
+				refusedLive = true
+			}
+			return false
+		}
+		if err != nil {
+			t.Fatalf("acquire chat-2: %v", err)
+		}
+		return true
+	})
+	var at time.Time
+	if err := conn.QueryRow(ctx, `SELECT at FROM lease.event WHERE session_id = 'chat-2' AND kind = 'acquired'`).Scan(&at); err != nil {
+		t.Fatal(err)
+	}
+	if at.Before(expires) {
+		t.Fatalf("chat-2 granted at %v, before the killed run's lease expired at %v", at, expires)
+	}
+	if !refusedLive {
+		t.Fatalf("never refused while the killed run's lease was live: the test saw nothing of the slot")
+	}
+}

@@ -1,0 +1,470 @@
+package data_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/internal/data"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
+)
+
+// TestLimitRefusalNamesHolders: an account at its limit refuses a grant of
+// another session with a *LimitError (ErrAtLimit and ErrHeld) naming the
+// runs holding its slots; the refusal is recorded once per run and
+// session; a release frees the slot at once; a pool's limit bounds only the
+// runs declared in it.
+func TestLimitRefusalNamesHolders(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	ctx := context.Background()
+	if _, err := s.SetLimit(ctx, "acme", "", 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetLimit(ctx, "acme", "deep", 1); err != nil {
+		t.Fatal(err)
+	}
+	key := func(n int) data.Key { return data.Key{Account: "acme", Session: fmt.Sprintf("chat-%d", n)} }
+	a, b, c := uuid.New(), uuid.New(), uuid.New()
+	if _, err := s.AcquireWith(ctx, key(1), a, time.Hour, "laptop", data.AcquireOptions{Pool: "deep"}); err != nil {
+		t.Fatal(err)
+	}
+	// The pool is full: a second deep run is refused, an ordinary one is not.
+	_, err := s.AcquireWith(ctx, key(2), b, time.Hour, "phone", data.AcquireOptions{Pool: "deep"})
+	var le *data.LimitError
+	if !errors.As(err, &le) || !errors.Is(err, data.ErrAtLimit) || !errors.Is(err, data.ErrHeld) {
+		t.Fatalf("second deep run: %v, want a *LimitError matching ErrAtLimit and ErrHeld", err)
+	}
+	if le.Pool != "deep" || le.Slots != 1 || len(le.Holders) != 1 || le.Holders[0].Session != "chat-1" ||
+		le.Holders[0].RunID != data.PublicRunID(a) || le.Holders[0].Remaining <= 0 {
+		t.Fatalf("LimitError = %+v, want pool deep's one slot held by chat-1's run", le)
+	}
+	if _, err := s.Acquire(ctx, key(2), b, time.Hour, "phone"); err != nil {
+		t.Fatalf("ordinary run in an account with a free slot: %v", err)
+	}
+	// The account is full.
+	_, err = s.Acquire(ctx, key(3), c, time.Hour, "tablet")
+	if !errors.As(err, &le) || le.Pool != "" || le.Slots != 2 || len(le.Holders) != 2 {
+		t.Fatalf("third run: %v, want the account's *LimitError naming two holders", err)
+	}
+	if _, err := s.Acquire(ctx, key(3), c, time.Hour, "tablet"); !errors.Is(err, data.ErrAtLimit) {
+		t.Fatalf("third run again: %v, want ErrAtLimit", err)
+	}
+	var refusals int
+	if err := db.Conn(t).QueryRow(ctx, `SELECT count(*) FROM lease.event WHERE kind = 'limit_refused' AND session_id = 'chat-3'`).Scan(&refusals); err != nil {
+		t.Fatal(err)
+	}
+	if refusals != 1 {
+		t.Fatalf("limit_refused events for chat-3's run refused twice: %d, want 1", refusals)
+	}
+	// A release frees its slot at once: the refused run gets it.
+	if _, err := s.Release(ctx, key(2), b); err != nil {
+		t.Fatal(err)
+	}
+	g, err := s.Acquire(ctx, key(3), c, time.Hour, "tablet")
+	if err != nil || g.RunID != c {
+		t.Fatalf("after a release: %+v, %v, want a grant", g, err)
+	}
+	var reason string
+	if err := db.Conn(t).QueryRow(ctx, `SELECT reason FROM lease.event WHERE kind = 'acquired' AND session_id = 'chat-3'`).Scan(&reason); err != nil {
+		t.Fatal(err)
+	}
+	if reason != "slot 2" {
+		t.Fatalf("acquired event's reason %q, want the slot it took, \"slot 2\"", reason)
+	}
+}
+
+// TestLimitRenewalWaitingOnSlotTaker interleaves a renewal with a slot
+// taker: the renewal reads the lease while it is live and waits for its row
+// lock; the lease expires; a grant of another session in the same
+// transaction as that lock takes the expired lease's slot and commits. The
+// renewal, woken, must be refused: it extended a lease whose slot was given
+// away (two live runs under a limit of one) when it decided on the instant
+// sampled before its wait.
+func TestLimitRenewalWaitingOnSlotTaker(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	ctx := context.Background()
+	if _, err := s.SetLimit(ctx, "acme", "", 1); err != nil {
+		t.Fatal(err)
+	}
+	k1, k2 := data.Key{Account: "acme", Session: "s1"}, data.Key{Account: "acme", Session: "s2"}
+	a, b := uuid.New(), uuid.New()
+	if _, err := s.Acquire(ctx, k1, a, 2*time.Second, "a"); err != nil {
+		t.Fatal(err)
+	}
+	taker := db.Conn(t)
+	tx, err := taker.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT FROM lease.session_lease WHERE account_id = 'acme' AND session_id = 's1' FOR SHARE`); err != nil {
+		t.Fatal(err)
+	}
+	renewer := db.Conn(t)
+	var renewerPID uint32
+	if err := renewer.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&renewerPID); err != nil {
+		t.Fatal(err)
+	}
+	renewed := make(chan error, 1)
+	go func() {
+		var exp *time.Time
+		err := renewer.QueryRow(ctx, `SELECT lease.renew('acme', 's1', $1, '1 hour')`, a).Scan(&exp)
+		if err == nil && exp != nil {
+			err = fmt.Errorf("renewed to %v", *exp)
+		}
+		renewed <- err
+	}()
+	watch := db.Conn(t)
+	pgtest.Eventually(t, 20*time.Second, "the renewal to wait for the row lock", func() bool {
+		var waiting bool
+		err := watch.QueryRow(ctx, `SELECT coalesce(wait_event_type = 'Lock', false) FROM pg_stat_activity WHERE pid = $1`, renewerPID).Scan(&waiting)
+		return err == nil && waiting
+	})
+	pgtest.Eventually(t, 20*time.Second, "s1's lease to expire", func() bool {
+		var expired bool
+		err := watch.QueryRow(ctx, `SELECT expires_at <= clock_timestamp() FROM lease.session_lease WHERE session_id = 's1'`).Scan(&expired)
+		return err == nil && expired
+	})
+	var got int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM lease.acquire('acme', 's2', $1, '1 hour', 'b')`, b).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != 1 {
+		t.Fatalf("the slot taker got %d grants, want 1 (s1's lease expired)", got)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-renewed; err != nil {
+		t.Fatalf("the renewal that waited for the slot taker: %v, want refused (NULL)", err)
+	}
+	var live int
+	if err := watch.QueryRow(ctx, `SELECT count(*) FROM lease.session_lease WHERE account_id = 'acme' AND expires_at > clock_timestamp()`).Scan(&live); err != nil {
+		t.Fatal(err)
+	}
+	if live != 1 {
+		t.Fatalf("%d live leases under a limit of 1", live)
+	}
+	_ = k2
+}
+
+// span is one run's hold of a session, on the database clock.
+type span struct{ from, to time.Time }
+
+// liveSpans reads from the history and the rows every run's hold of a
+// session of account: from its grant to its release, its replacement or
+// its expiry (a renewal writes no event, so an expiry is known from the
+// row, or from the event that replaced it: prev_expires_at).
+func liveSpans(t *testing.T, conn *pgx.Conn, account string) []span {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := conn.Query(ctx, `
+		SELECT e.session_id, e.kind::text, e.at, e.expires_at, e.prev_expires_at
+		  FROM lease.event e
+		 WHERE e.account_id = $1 AND e.kind::text IN ('acquired', 'taken_over', 'preempted', 'handed_over', 'released', 'force_released')
+		 ORDER BY e.id`, account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := map[string]time.Time{}
+	var out []span
+	for rows.Next() {
+		var sess, kind string
+		var at time.Time
+		var exp, prevExp *time.Time
+		if err := rows.Scan(&sess, &kind, &at, &exp, &prevExp); err != nil {
+			t.Fatal(err)
+		}
+		from, ok := open[sess]
+		switch kind {
+		case "released", "force_released":
+			if ok {
+				end := at
+				if exp.Before(end) {
+					end = *exp
+				}
+				out = append(out, span{from, end})
+				delete(open, sess)
+			}
+			continue
+		}
+		if ok && prevExp != nil {
+			end := *prevExp
+			if at.Before(end) {
+				end = at
+			}
+			out = append(out, span{from, end})
+		}
+		open[sess] = at
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for sess, from := range open {
+		var exp time.Time
+		if err := conn.QueryRow(ctx, `SELECT expires_at FROM lease.session_lease WHERE account_id = $1 AND session_id = $2`, account, sess).Scan(&exp); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, span{from, exp})
+	}
+	return out
+}
+
+// maxOverlap is the most spans live at one instant (each [from, to)).
+func maxOverlap(spans []span) (int, time.Time) {
+	type edge struct {
+		at time.Time
+		d  int
+	}
+	var edges []edge
+	for _, s := range spans {
+		if s.to.After(s.from) {
+			edges = append(edges, edge{s.from, 1}, edge{s.to, -1})
+		}
+	}
+	sort.Slice(edges, func(i, j int) bool {
+		if !edges[i].at.Equal(edges[j].at) {
+			return edges[i].at.Before(edges[j].at)
+		}
+		return edges[i].d < edges[j].d // an end before a start at the same instant
+	})
+	n, most, when := 0, 0, time.Time{}
+	for _, e := range edges {
+		n += e.d
+		if n > most {
+			most, when = n, e.at
+		}
+	}
+	return most, when
+}
+
+// TestLimitNeverExceeded: many independent connections acquire, renew,
+// release, take over expired leases and preempt in one account with a
+// limit of 3, under short TTLs, for many rounds; at no instant on the
+// database clock do more than 3 runs hold leases (from the history and the
+// rows), and a reader sampling the live rows never sees more.
+func TestLimitNeverExceeded(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	const limit, workers, rounds, sessions = 3, 8, 60, 12
+	admin := db.Store(t)
+	if _, err := admin.SetLimit(ctx, "acme", "", limit); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	sampled := make(chan int, 1)
+	go func() {
+		conn, err := pgx.Connect(ctx, db.URL)
+		if err != nil {
+			sampled <- -1
+			return
+		}
+		defer conn.Close(ctx)
+		most := 0
+		for {
+			select {
+			case <-stop:
+				sampled <- most
+				return
+			default:
+			}
+			var n int
+			if err := conn.QueryRow(ctx, `SELECT count(*) FROM lease.session_lease WHERE account_id = 'acme' AND expires_at > clock_timestamp()`).Scan(&n); err == nil && n > most {
+				most = n
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	var grants sync.Map
+	for w := range workers {
+		wg.Go(func() {
+			conn, err := pgx.Connect(ctx, db.URL)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer conn.Close(ctx)
+			r := rand.New(rand.NewPCG(uint64(w), 40))
+			for range rounds {
+				sess := fmt.Sprintf("s%d", r.IntN(sessions))
+				run := uuid.New()
+				ttl := time.Duration(200+r.IntN(400)) * time.Millisecond
+				var q string
+				if r.IntN(5) == 0 {
+					q = `SELECT count(*) FROM lease.preempt('acme', $1, $2, $3, 'w', 'test')`
+				} else {
+					q = `SELECT count(*) FROM lease.acquire('acme', $1, $2, $3, 'w')`
+				}
+				var n int
+				if err := conn.QueryRow(ctx, q, sess, run, ttl).Scan(&n); err != nil {
+					continue // a fence race (40001) or a lock timeout: nothing granted
+				}
+				if n == 0 {
+					continue
+				}
+				grants.Store(run, true)
+				for range r.IntN(3) {
+					var exp *time.Time
+					_ = conn.QueryRow(ctx, `SELECT lease.renew('acme', $1, $2, $3)`, sess, run, ttl).Scan(&exp)
+				}
+				if r.IntN(2) == 0 {
+					var ok bool
+					_ = conn.QueryRow(ctx, `SELECT lease.release('acme', $1, $2)`, sess, run).Scan(&ok)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	if most := <-sampled; most > limit {
+		t.Fatalf("a reader saw %d live leases under a limit of %d", most, limit)
+	}
+	n := 0
+	grants.Range(func(_, _ any) bool { n++; return true })
+	if n < limit*3 {
+		t.Fatalf("only %d grants in %d rounds: the test exercised little", n, workers*rounds)
+	}
+	most, when := maxOverlap(liveSpans(t, db.Conn(t), "acme"))
+	if most > limit {
+		t.Fatalf("%d runs held leases at %s under a limit of %d", most, when.Format(time.RFC3339Nano), limit)
+	}
+	t.Logf("%d grants; at most %d live at once", n, most)
+}
+
+// TestLimitOnlyAdmins: a lease_app login may not set or remove a limit; a
+// lease_admin login may, and the history names it.
+func TestLimitOnlyAdmins(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	appDSN, _ := pgtest.Login(t, db, "lease_app")
+	app := pgtest.OpenStore(t, appDSN, data.Options{})
+	if _, err := app.SetLimit(ctx, "acme", "", 1); !errors.Is(err, data.ErrPermission) {
+		t.Fatalf("lease_app SetLimit: %v, want ErrPermission", err)
+	}
+	if _, err := app.RemoveLimit(ctx, "acme", ""); !errors.Is(err, data.ErrPermission) {
+		t.Fatalf("lease_app RemoveLimit: %v, want ErrPermission", err)
+	}
+	adminDSN, adminRole := pgtest.Login(t, db, "lease_admin")
+	admin := pgtest.OpenStore(t, adminDSN, data.Options{})
+	if _, err := admin.SetLimit(ctx, "acme", "", 1); err != nil {
+		t.Fatalf("lease_admin SetLimit: %v", err)
+	}
+	if ok, err := admin.RemoveLimit(ctx, "acme", ""); err != nil || !ok {
+		t.Fatalf("lease_admin RemoveLimit: %v, %v", ok, err)
+	}
+	rows, err := db.Conn(t).Query(ctx, `SELECT kind::text || ' ' || actor FROM lease.event WHERE account_id = 'acme' ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"limit_set " + adminRole, "limit_removed " + adminRole}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("history %q, want %q", got, want)
+	}
+}
+
+// TestLimitLoweredKeepsLiveRuns: a limit set below the live runs revokes
+// none; the account grants nothing until fewer than the limit are live,
+// and a session's slot follows it to the run that takes it over.
+func TestLimitLoweredKeepsLiveRuns(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	ctx := context.Background()
+	key := func(n int) data.Key { return data.Key{Account: "acme", Session: fmt.Sprintf("chat-%d", n)} }
+	runs := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
+	for i, r := range runs {
+		if _, err := s.Acquire(ctx, key(i), r, time.Hour, "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := s.SetLimit(ctx, "acme", "", 1)
+	if err != nil || n != 3 {
+		t.Fatalf("SetLimit below 3 live runs: %d, %v, want 3 holding slots", n, err)
+	}
+	for i, r := range runs {
+		if _, err := s.Renew(ctx, key(i), r, time.Hour); err != nil {
+			t.Fatalf("live run %d after a lowered limit: %v", i, err)
+		}
+	}
+	if _, err := s.Release(ctx, key(0), runs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Acquire(ctx, key(9), uuid.New(), time.Hour, "x"); !errors.Is(err, data.ErrAtLimit) {
+		t.Fatalf("acquire with 2 live runs under a limit of 1: %v, want ErrAtLimit", err)
+	}
+	for _, i := range []int{1, 2} {
+		if _, err := s.Release(ctx, key(i), runs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Acquire(ctx, key(9), uuid.New(), time.Hour, "x"); err != nil {
+		t.Fatalf("acquire once no run is live: %v", err)
+	}
+	use, err := s.Limits(ctx, "acme")
+	if err != nil || len(use) != 1 || use[0].Used != 1 || use[0].Slots != 1 || use[0].Holders[0].Session != "chat-9" {
+		t.Fatalf("Limits = %+v, %v, want 1/1 held by chat-9", use, err)
+	}
+}
+
+// TestLimitMigrateFromVersion6 migrates a real version-6 schema with live
+// leases: they keep their rows (pool ”, priority 0) and can be renewed,
+// and a limit set afterwards counts them.
+func TestLimitMigrateFromVersion6(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.NewAtVersion(t, 6)
+	conn := db.Conn(t)
+	runs := []uuid.UUID{uuid.New(), uuid.New()}
+	fences := make([]int64, len(runs))
+	for i, r := range runs {
+		if err := conn.QueryRow(ctx, `SELECT fence FROM lease.acquire('acme', $1, $2, '1 hour', 'desktop')`,
+			fmt.Sprintf("chat-%d", i), r).Scan(&fences[i]); err != nil {
+			t.Fatalf("version 6 acquire: %v", err)
+		}
+	}
+	for i := range 2 {
+		if _, err := data.MigrateWith(ctx, conn, data.MigrateOptions{}); err != nil {
+			t.Fatalf("Migrate #%d from version 6: %v", i+1, err)
+		}
+	}
+	s := db.Store(t)
+	for i, r := range runs {
+		k := data.Key{Account: "acme", Session: fmt.Sprintf("chat-%d", i)}
+		if _, err := s.Renew(ctx, k, r, time.Hour); err != nil {
+			t.Fatalf("renew a version-6 lease after migrate: %v", err)
+		}
+		var fence int64
+		var pool string
+		var prio int16
+		if err := conn.QueryRow(ctx, `SELECT fence, pool, priority FROM lease.session_lease WHERE session_id = $1`, k.Session).Scan(&fence, &pool, &prio); err != nil {
+			t.Fatal(err)
+		}
+		if fence != fences[i] || pool != "" || prio != 0 {
+			t.Fatalf("lease %d after migrate: fence %d pool %q priority %d, want fence %d, no pool, 0", i, fence, pool, prio, fences[i])
+		}
+	}
+	if n, err := s.SetLimit(ctx, "acme", "", 2); err != nil || n != 2 {
+		t.Fatalf("SetLimit over two migrated leases: %d, %v, want 2", n, err)
+	}
+	if _, err := s.Acquire(ctx, data.Key{Account: "acme", Session: "chat-9"}, uuid.New(), time.Hour, "x"); !errors.Is(err, data.ErrAtLimit) {
+		t.Fatalf("a third run: %v, want ErrAtLimit", err)
+	}
+}
