@@ -178,7 +178,8 @@ DO $$
 DECLARE
     kinds constant text[] := ARRAY['acquired', 'taken_over', 'released', 'force_released', 'renew_rejected', 'truncated',
         'preempted', 'queue_joined', 'queue_left',
-        'handover_asked', 'handed_over', 'handover_declined', 'handover_expired'];
+        'handover_asked', 'handed_over', 'handover_declined', 'handover_expired',
+        'message_sent', 'message_delivered', 'message_carried', 'message_acked', 'message_expired'];
     kind text;
     missing boolean := false;
 BEGIN

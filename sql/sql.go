@@ -79,6 +79,14 @@ import "embed"
 // again (roles.sql), removes the default privileges in the schema
 // (prelude.sql), and drops the lease.event_json that version 4's upgrade
 // left on the old history's row type.
+//
+// Version 6 (the inbox): lease.message holds the messages sent to a
+// conversation (steer, cancel), delivered to whichever run holds it and
+// carried to the next holder until acknowledged (inbox.sql:
+// lease.send_message, receive_messages, ack_message, message_state,
+// maintain_messages); the event kinds message_sent, message_delivered,
+// message_carried, message_acked and message_expired join the history,
+// whose rows name their message in the new column lease.event.message_id.
 const Version = 6
 
 //go:embed *.sql
@@ -93,6 +101,7 @@ func Files() []File {
 		read("preempt.sql", true),
 		read("queue.sql", true),
 		read("handover.sql", true),
+		read("inbox.sql", true),
 		read("partition.sql", true),
 		read("triggers.sql", true),
 		read("roles.sql", true),
