@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/internal/pgerr"
 	"github.com/leasetop/leasetop/internal/sqlcall"
@@ -176,7 +177,20 @@ func (s *Store) SendMessage(ctx context.Context, key Key, kind MessageKind, body
 	if err := ValidateMessage(kind, body, sender, idemKey, ttl); err != nil {
 		return MessageStatus{}, err
 	}
-	st, ok, err := s.messageStatus(ctx, sqlcall.SendMessage, key.Account, key.Session, string(kind), body, sender, idemKey, ttl)
+	var (
+		st MessageStatus
+		ok bool
+	)
+	err := s.callNotify(ctx, sqlcall.SendThenNotify, []any{key.Account, key.Session, string(kind), body, sender, idemKey, ttl},
+		[]any{key.Account, key.Session, uuid.Nil}, // a send's notification names no run (sql/inbox.sql)
+		func(rows pgx.Rows) error {
+			if !rows.Next() {
+				return rows.Err()
+			}
+			var err error
+			st, ok, err = scanStatus(rows)
+			return err
+		})
 	switch {
 	case err != nil:
 		return MessageStatus{}, fmt.Errorf("send to %s: %w", key, inboxError(err))
@@ -206,16 +220,20 @@ func (s *Store) MessageStateOf(ctx context.Context, key Key, idemKey string) (Me
 // messageStatus runs a call that returns a lease.message_status; ok is false
 // when it returned NULL.
 func (s *Store) messageStatus(ctx context.Context, query string, args ...any) (MessageStatus, bool, error) {
+	return scanStatus(s.pool.QueryRow(ctx, query, args...))
+}
+
+// scanStatus scans a lease.message_status's columns; ok is false when it
+// is NULL.
+func scanStatus(row pgx.Row) (st MessageStatus, ok bool, err error) {
 	var (
-		st                      MessageStatus
 		id, fence               *int64
 		kind, state             *string
 		run                     *uuid.UUID
 		sent, exp, deliv, acked *time.Time
 		created                 *bool
 	)
-	err := s.pool.QueryRow(ctx, query, args...).Scan(&id, &kind, &state, &run, &fence, &sent, &exp, &deliv, &acked, &created)
-	if err != nil || id == nil {
+	if err := row.Scan(&id, &kind, &state, &run, &fence, &sent, &exp, &deliv, &acked, &created); err != nil || id == nil {
 		return MessageStatus{}, false, err
 	}
 	st.ID, st.Kind, st.State = *id, MessageKind(deref(kind)), MessageState(deref(state))
@@ -275,7 +293,12 @@ func (s *Store) AckMessage(ctx context.Context, key Key, runID uuid.UUID, id int
 		return "", err
 	}
 	var outcome string
-	err := s.pool.QueryRow(ctx, sqlcall.AckMessage, sqlcall.Secret(s.calls.Mode, key.Account, key.Session, runID, id)...).Scan(&outcome)
+	err := s.call(ctx, sqlcall.AckThenNotify, key, runID, []any{key.Account, key.Session, runID, id}, func(rows pgx.Rows) error {
+		if !rows.Next() {
+			return rows.Err()
+		}
+		return rows.Scan(&outcome)
+	})
 	if err != nil {
 		return "", fmt.Errorf("acknowledge message %d of %s: %w", id, key, inboxError(err))
 	}

@@ -114,7 +114,7 @@ func (c *Client) WaitMessage(ctx context.Context, key Key, idemKey string, until
 	}
 	var id atomic.Int64 // the message's, once read: other messages' events do not wake
 	wake := make(chan struct{}, 1)
-	sub, err := c.notes.listen(key, func(n notice) {
+	sub, err := c.notes.listenMessages(key, func(n notice) {
 		if n.resync || n.closed || (n.ev.Kind.Message() && (id.Load() == 0 || n.ev.MessageID == id.Load())) {
 			signal(wake)
 		}

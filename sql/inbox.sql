@@ -198,9 +198,18 @@ $fn$;
 -- fence the run it went to, prev_run_id and prev_fence the run it came from
 -- (message_carried), holder the sender's label, reason the message's kind,
 -- expires_at its expiry; the actor is the login of the call (session_user).
--- It notifies lease_events with the row. Granted to nobody.
+-- It notifies lease_events with the row, in the commit, unless pending_for
+-- is not NULL and the caller opted its transaction out of the commit's
+-- NOTIFY (lease.caller_notifies, as for the trigger: see triggers.sql):
+-- then the payload is kept in the session for the caller's notification
+-- after its commit (lease.pending_event, lease.pending_for = pending_for:
+-- a lease.pending_key), as the trigger keeps an acquire's. The library
+-- sends a send's and an acknowledgement's that way: a transaction that
+-- notifies holds the cluster's notify lock through its WAL flush, so
+-- notifying commits go one at a time. Granted to nobody.
 CREATE OR REPLACE FUNCTION lease.message_event(kind text, m lease.message, run uuid, fence bigint,
-                                               prev_run uuid, prev_fence bigint, at_ timestamptz)
+                                               prev_run uuid, prev_fence bigint, at_ timestamptz,
+                                               pending_for text DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, lease, pg_temp
@@ -214,23 +223,33 @@ BEGIN
     VALUES (at_, message_event.kind, m.account_id, m.session_id, message_event.run, message_event.prev_run,
             message_event.fence, message_event.prev_fence, m.expires_at, m.sender, m.kind, m.id)
     RETURNING * INTO ev;
+    IF message_event.pending_for IS NOT NULL
+       AND current_setting('lease.caller_notifies', true) IS NOT DISTINCT FROM extract(epoch FROM now())::text THEN
+        PERFORM set_config('lease.pending_event', row_to_json(ev)::text, false),
+                set_config('lease.pending_for', message_event.pending_for, false);
+        RETURN;
+    END IF;
     PERFORM pg_notify('lease_events', lease.event_json(ev));
 END
 $fn$;
 
 -- message_status_of is where message m is at now_ (see lease.message_status).
+-- PL/pgSQL, not SQL: a SQL function with its own search_path is planned
+-- again on every call (see lease.event_json).
 CREATE OR REPLACE FUNCTION lease.message_status_of(m lease.message, now_ timestamptz, created boolean)
 RETURNS lease.message_status
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
-    SELECT ROW(m.id, m.kind::text,
+BEGIN
+    RETURN ROW(m.id, m.kind::text,
                CASE WHEN m.acked_at IS NOT NULL THEN 'acked'
                     WHEN m.expired_at IS NOT NULL OR m.expires_at <= now_ THEN 'expired'
                     WHEN m.delivered_run IS NOT NULL THEN 'delivered'
                     ELSE 'waiting' END,
                coalesce(m.acked_run, m.delivered_run), coalesce(m.acked_fence, m.delivered_fence),
-               m.sent_at, m.expires_at, m.delivered_at, m.acked_at, created)::lease.message_status
+               m.sent_at, m.expires_at, m.delivered_at, m.acked_at, created)::lease.message_status;
+END
 $fn$;
 
 -- message_expire ends, each with its message_expired event, at most max_count
@@ -313,21 +332,36 @@ DECLARE
     holder_run uuid;
     holder_fence bigint;
 BEGIN
-    PERFORM lease.check_key(send_message.account_id, send_message.session_id);
-    IF send_message.kind IS NULL OR send_message.kind NOT IN ('steer', 'cancel') THEN
-        RAISE EXCEPTION 'kind must be steer or cancel, got %', coalesce(quote_literal(send_message.kind), 'NULL')
-            USING ERRCODE = '22023';
+    -- Valid input passes one expression (key_ok, ttl_ok and safe_text,
+    -- inlined: each call of a check_* function, with its own search_path,
+    -- is set up again in every transaction); only invalid input calls the
+    -- checks, for the precise error.
+    IF NOT coalesce(lease.key_ok(send_message.account_id, send_message.session_id)
+                    AND lease.ttl_ok(send_message.ttl, now_)
+                    AND send_message.kind IN ('steer', 'cancel')
+                    AND (send_message.kind = 'cancel' OR send_message.body <> '')
+                    AND octet_length(send_message.body) <= 4096
+                    AND coalesce(octet_length(send_message.sender), 0) <= 256
+                    AND octet_length(send_message.idem_key) BETWEEN 1 AND 128
+                    AND lease.safe_text(send_message.body || coalesce(send_message.sender, '') || send_message.idem_key),
+                    false) THEN
+        PERFORM lease.check_key(send_message.account_id, send_message.session_id);
+        IF send_message.kind IS NULL OR send_message.kind NOT IN ('steer', 'cancel') THEN
+            RAISE EXCEPTION 'kind must be steer or cancel, got %', coalesce(quote_literal(send_message.kind), 'NULL')
+                USING ERRCODE = '22023';
+        END IF;
+        IF send_message.body IS NULL OR (send_message.kind = 'steer' AND send_message.body = '') THEN
+            RAISE EXCEPTION 'a % needs a body', send_message.kind USING ERRCODE = '22023';
+        END IF;
+        PERFORM lease.check_label('body', send_message.body, 4096);
+        PERFORM lease.check_label('sender', send_message.sender, 256);
+        IF coalesce(octet_length(send_message.idem_key), 0) NOT BETWEEN 1 AND 128 THEN
+            RAISE EXCEPTION 'idem_key must be 1 to 128 bytes' USING ERRCODE = '22023';
+        END IF;
+        PERFORM lease.check_label('idem_key', send_message.idem_key, 128);
+        PERFORM lease.check_ttl_span(send_message.ttl, now_);
+        RAISE EXCEPTION 'invalid arguments' USING ERRCODE = '22023'; -- the expression and the checks disagree: refuse anyway
     END IF;
-    IF send_message.body IS NULL OR (send_message.kind = 'steer' AND send_message.body = '') THEN
-        RAISE EXCEPTION 'a % needs a body', send_message.kind USING ERRCODE = '22023';
-    END IF;
-    PERFORM lease.check_label('body', send_message.body, 4096);
-    PERFORM lease.check_label('sender', send_message.sender, 256);
-    IF coalesce(octet_length(send_message.idem_key), 0) NOT BETWEEN 1 AND 128 THEN
-        RAISE EXCEPTION 'idem_key must be 1 to 128 bytes' USING ERRCODE = '22023';
-    END IF;
-    PERFORM lease.check_label('idem_key', send_message.idem_key, 128);
-    PERFORM lease.check_ttl_span(send_message.ttl, now_);
 
     -- A resend: no lock, nothing written.
     SELECT * INTO m FROM lease.message x
@@ -351,7 +385,11 @@ BEGIN
         RETURN lease.message_resend(m, send_message.kind, send_message.body, now_);
     END IF;
 
-    PERFORM lease.message_expire(send_message.account_id, send_message.session_id, now_, 16);
+    IF EXISTS (SELECT FROM lease.message x -- an index probe; the call only when there is something to expire
+                WHERE x.account_id = send_message.account_id AND x.session_id = send_message.session_id
+                  AND x.acked_at IS NULL AND x.expired_at IS NULL AND x.expires_at <= now_) THEN
+        PERFORM lease.message_expire(send_message.account_id, send_message.session_id, now_, 16);
+    END IF;
     SELECT count(*), count(*) FILTER (WHERE x.actor = session_user) INTO live, mine FROM lease.message x
      WHERE x.account_id = send_message.account_id AND x.session_id = send_message.session_id
        AND x.acked_at IS NULL AND x.expired_at IS NULL AND x.expires_at > now_;
@@ -381,7 +419,10 @@ BEGIN
     VALUES (send_message.account_id, send_message.session_id, send_message.kind, send_message.body,
             coalesce(send_message.sender, ''), session_user, send_message.idem_key, now_, now_ + send_message.ttl)
     RETURNING * INTO m;
-    PERFORM lease.message_event('message_sent', m, holder_run, holder_fence, NULL, NULL, now_);
+    -- The caller's notification after its commit, if it opted out, names
+    -- no run (the sender has none): the nil run id.
+    PERFORM lease.message_event('message_sent', m, holder_run, holder_fence, NULL, NULL, now_,
+                                lease.pending_key(m.account_id, m.session_id, '00000000-0000-0000-0000-000000000000'));
     RETURN lease.message_status_of(m, now_, true);
 END
 $fn$;
@@ -413,8 +454,12 @@ DECLARE
     m lease.message;
     prev uuid;
 BEGIN
-    PERFORM lease.check_key(receive_messages.account_id, receive_messages.session_id);
-    PERFORM lease.check_run_id(receive_messages.run_id);
+    IF NOT coalesce(lease.key_ok(receive_messages.account_id, receive_messages.session_id), false) THEN
+        PERFORM lease.check_key(receive_messages.account_id, receive_messages.session_id); -- raises the precise error
+    END IF;
+    IF receive_messages.run_id IS NULL OR receive_messages.run_id = '00000000-0000-0000-0000-000000000000' THEN
+        PERFORM lease.check_run_id(receive_messages.run_id); -- raises the precise error
+    END IF;
     IF receive_messages.after_id IS NULL OR receive_messages.after_id < 0 THEN
         RAISE EXCEPTION 'after_id must be 0 or more' USING ERRCODE = '22023';
     END IF;
@@ -429,7 +474,11 @@ BEGIN
             pub, receive_messages.account_id, receive_messages.session_id
             USING ERRCODE = 'LM004';
     END IF;
-    PERFORM lease.message_expire(receive_messages.account_id, receive_messages.session_id, now_, 16);
+    IF EXISTS (SELECT FROM lease.message x
+                WHERE x.account_id = receive_messages.account_id AND x.session_id = receive_messages.session_id
+                  AND x.acked_at IS NULL AND x.expired_at IS NULL AND x.expires_at <= now_) THEN
+        PERFORM lease.message_expire(receive_messages.account_id, receive_messages.session_id, now_, 16);
+    END IF;
     FOR m IN
         SELECT * FROM lease.message x
          WHERE x.account_id = receive_messages.account_id AND x.session_id = receive_messages.session_id
@@ -482,8 +531,12 @@ DECLARE
     cur lease.session_lease;
     m lease.message;
 BEGIN
-    PERFORM lease.check_key(ack_message.account_id, ack_message.session_id);
-    PERFORM lease.check_run_id(ack_message.run_id);
+    IF NOT coalesce(lease.key_ok(ack_message.account_id, ack_message.session_id), false) THEN
+        PERFORM lease.check_key(ack_message.account_id, ack_message.session_id); -- raises the precise error
+    END IF;
+    IF ack_message.run_id IS NULL OR ack_message.run_id = '00000000-0000-0000-0000-000000000000' THEN
+        PERFORM lease.check_run_id(ack_message.run_id); -- raises the precise error
+    END IF;
     pub := lease.public_run_id(ack_message.run_id);
     SELECT * INTO cur FROM lease.session_lease l
      WHERE l.account_id = ack_message.account_id AND l.session_id = ack_message.session_id
@@ -517,7 +570,8 @@ BEGIN
     END IF;
     UPDATE lease.message x SET acked_run = pub, acked_fence = cur.fence, acked_at = now_
      WHERE x.account_id = m.account_id AND x.session_id = m.session_id AND x.id = m.id;
-    PERFORM lease.message_event('message_acked', m, pub, cur.fence, NULL, NULL, now_);
+    PERFORM lease.message_event('message_acked', m, pub, cur.fence, NULL, NULL, now_,
+                                lease.pending_key(m.account_id, m.session_id, pub));
     RETURN 'acked';
 END
 $fn$;

@@ -145,6 +145,8 @@ func (r *run) cleanup(ctx context.Context) error {
 		`DELETE FROM lease.session_lease WHERE starts_with(account_id, $1)`,
 		`DELETE FROM lease.event WHERE starts_with(account_id, $1)`,
 		`DELETE FROM lease.handover_ask WHERE starts_with(account_id, $1)`,
+		`DELETE FROM lease.message WHERE starts_with(account_id, $1)`,
+		`DELETE FROM lease.inbox WHERE starts_with(account_id, $1)`,
 	} {
 		if _, err := conn.Exec(ctx, stmt, r.prefix); err != nil {
 			errs = append(errs, fmt.Errorf("remove bench rows (account ids %s-*): %w", r.prefix, data.Translate(err)))

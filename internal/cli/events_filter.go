@@ -51,7 +51,8 @@ func (k *kindsFlag) Set(s string) error {
 func eventKinds() []data.Kind {
 	all := []data.Kind{data.KindAcquired, data.KindTakenOver, data.KindReleased, data.KindForceReleased,
 		data.KindRenewRejected, data.KindTruncated, "preempted", "handed_over", "queue_joined", "queue_left",
-		"handover_asked", "handover_declined", "handover_expired"}
+		"handover_asked", "handover_declined", "handover_expired",
+		data.KindMessageSent, data.KindMessageDelivered, data.KindMessageCarried, data.KindMessageAcked, data.KindMessageExpired}
 	return slices.DeleteFunc(all, func(k data.Kind) bool { return !k.Valid() })
 }
 
