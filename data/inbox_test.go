@@ -503,9 +503,10 @@ func TestInboxMaintain(t *testing.T) {
 }
 
 // TestMessageEventsHideNoFence: the fence-race check of an acquire reads
-// the key's two latest ownership events for a fence above its own; a
-// message sent between the release of a higher fence and the racing grant
-// (with no fence at all) must not hide it.
+// the key's two latest ownership events (its own grant's and the one
+// before) for a fence above its own; a message sent between the release of
+// a higher fence and the racing grant (with no fence at all) must not take
+// the release's place.
 func TestMessageEventsHideNoFence(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -519,6 +520,13 @@ func TestMessageEventsHideNoFence(t *testing.T) {
 		t.Fatal(err)
 	}
 	send(t, s, k, "while nobody holds it", "k")
+	// The racing grant's own event, written (by its trigger) before its
+	// check: its fence, drawn before the other run's, is lower.
+	if _, err := conn.Exec(ctx, `INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at)
+		VALUES (clock_timestamp(), 'acquired', $1, $2, gen_random_uuid(), $3, clock_timestamp() + interval '1 minute')`,
+		k.Account, k.Session, g.Fence-1); err != nil {
+		t.Fatal(err)
+	}
 	var higher []int64
 	rows, err := conn.Query(ctx, `SELECT * FROM lease.higher_fences($1, $2, $3, clock_timestamp() - interval '1 minute', clock_timestamp())`,
 		k.Account, k.Session, g.Fence-1)
@@ -534,5 +542,71 @@ func TestMessageEventsHideNoFence(t *testing.T) {
 	}
 	if rows.Err() != nil || !slices.Contains(higher, g.Fence) {
 		t.Errorf("higher_fences below %d = %v (%v), want the released fence %d", g.Fence, higher, rows.Err(), g.Fence)
+	}
+}
+
+// TestInboxLateCommitIsNotSkipped: a send whose transaction is still open
+// holds the conversation's later sends back, so the id a receiver reads
+// "after" is never above a message that commits later: here the first
+// send stays open while a second one is made, and a receiver that read
+// after the newest id it saw then still gets both, each once.
+func TestInboxLateCommitIsNotSkipped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	k := data.Key{Account: "acme", Session: "chat-1"}
+	run := uuid.New()
+	mustAcquire(t, s, k, run, time.Minute)
+	// A committed send first, so the conversation's lock row exists and
+	// the second send cannot wait on the first's insert of it instead.
+	send(t, s, k, "zero", "k0")
+	tx, err := db.Conn(t).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after the commit
+	if _, err := tx.Exec(ctx, `SELECT lease.send_message('acme', 'chat-1', 'steer', 'first', '', 'k1', '1 minute')`); err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan error, 1)
+	go func() {
+		_, err := db.Store(t).SendMessage(ctx, k, data.MessageSteer, "second", "", "k2", time.Minute)
+		second <- err
+	}()
+	conn := db.Conn(t)
+	var finished bool
+	pgtest.Eventually(t, 30*time.Second, "the second send to commit or to wait for the first", func() bool {
+		select {
+		case err := <-second:
+			if err != nil {
+				t.Fatal(err)
+			}
+			finished = true
+			return true
+		default:
+		}
+		var waiting bool
+		err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%send_message%')`).Scan(&waiting)
+		return err == nil && waiting
+	})
+	var after int64
+	seen := map[string]int{}
+	for _, m := range receive(t, s, k, run, after) {
+		after, seen[m.Body] = m.ID, seen[m.Body]+1
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !finished {
+		if err := <-second; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, m := range receive(t, s, k, run, after) {
+		seen[m.Body]++
+	}
+	if seen["zero"] != 1 || seen["first"] != 1 || seen["second"] != 1 {
+		t.Errorf("received %v after the newest id seen (%d), want zero, first and second once each", seen, after)
 	}
 }

@@ -207,7 +207,9 @@ func TestMessagesReachTheHolder(t *testing.T) {
 		if err := m.Ack(ctx); err != nil {
 			t.Errorf("a second Ack: %v, want nil", err)
 		}
-		st, err := senderC.WaitMessage(ctx, testKey, sent.IdempotencyKey, lease.MessageAcked)
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		st, err := senderC.WaitMessage(wctx, testKey, sent.IdempotencyKey, lease.MessageAcked)
+		cancel()
 		if err != nil || st.RunID != l.RunID() || st.Fence != l.Fence() {
 			t.Errorf("WaitMessage = %+v, %v, want acked by run %s at fence %d", st, err, l.RunID(), l.Fence())
 		}
@@ -235,7 +237,9 @@ func TestSendWaitDelivered(t *testing.T) {
 	holderC := newClient(t, db.Store(t), lease.Config{TTL: 30 * time.Second})
 	l := acquire(t, holderC, permit(t, holderC, testKey, "desktop"))
 	l.Messages()
-	sent, err := senderC.SendWait(ctx, p, lease.Message{Kind: lease.SteerMessage, Body: "read this"}, lease.MessageDelivered)
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	sent, err := senderC.SendWait(wctx, p, lease.Message{Kind: lease.SteerMessage, Body: "read this"}, lease.MessageDelivered)
 	if err != nil || sent.State != lease.MessageDelivered || sent.RunID != l.RunID() || sent.Fence != l.Fence() {
 		t.Fatalf("SendWait delivered = %+v, %v, want delivered to run %s fence %d", sent, err, l.RunID(), l.Fence())
 	}
@@ -289,7 +293,9 @@ func TestCancelMessageStopsTheRun(t *testing.T) {
 	if _, _, ok, err := s.Lease(ctx, testKey); err != nil || ok {
 		t.Errorf("the lease after Do: held %v (%v), want released", ok, err)
 	}
-	st, err := senderC.WaitMessage(ctx, testKey, sent.IdempotencyKey, lease.MessageAcked)
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	st, err := senderC.WaitMessage(wctx, testKey, sent.IdempotencyKey, lease.MessageAcked)
 	if err != nil || st.RunID != l.RunID() {
 		t.Errorf("the cancel's status %+v, %v, want acked by the cancelled run", st, err)
 	}
@@ -362,5 +368,40 @@ func TestMessagesAcrossAHandOverAndAPreempt(t *testing.T) {
 				t.Errorf("no message carried from run %s to %s: the test did not end a run with one unacknowledged", a.RunID(), b.RunID())
 			}
 		})
+	}
+}
+
+// TestCancelledLeaseIsKeptUntilReleased: a cancel ends the lease's
+// Context but not the lease: it is renewed past its TTL until the run
+// releases it (a run may take a while to stop), and nobody else can take
+// it meanwhile.
+func TestCancelledLeaseIsKeptUntilReleased(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	hc := newClient(t, s, lease.Config{TTL: time.Second})
+	l := acquire(t, hc, permit(t, hc, testKey, "desktop"))
+	l.Messages()
+	sc := newClient(t, db.Store(t), lease.Config{TTL: time.Second})
+	if _, err := sc.Send(ctx, permit(t, sc, testKey, "browser"), lease.Message{Kind: lease.CancelMessage}); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitDone(t, l, 10*time.Second); !errors.Is(err, lease.ErrCancelled) {
+		t.Fatalf("the lease's context ended with %v, want ErrCancelled", err)
+	}
+	first := holderOf(t, s, testKey)
+	pgtest.WaitServerPast(t, db.Conn(t), first.ExpiresAt.Add(time.Second)) // two TTLs after the cancel's last renewal
+	if st := l.State(); st.Status != lease.Held {
+		t.Fatalf("the cancelled lease is %v, want still held until Release", st)
+	}
+	if row := holderOf(t, s, testKey); row.RunID != l.RunID() || !row.ExpiresAt.After(first.ExpiresAt) {
+		t.Fatalf("the row %+v, want the cancelled run's, renewed past %v", row, first.ExpiresAt)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, held, _ := s.Lease(ctx, testKey); held {
+		t.Error("the lease is still there after Release")
 	}
 }
