@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // A function of schema lease as the migrated database's catalogue has it.
@@ -228,28 +228,39 @@ func TestFunctionAttributes(t *testing.T) {
 	}
 }
 
-// readmeCall is one call the README writes out: lease.name(args) or
-// lease.name(args) → result, in a code span.
-type readmeCall struct {
+// contractCall is one call the SQL contract writes out: lease.name(args)
+// or lease.name(args) → result, in a code span.
+type contractCall struct {
 	name     string
 	args     []string // argument names; optional ones after a "["
 	optional int      // how many of the last are in brackets
-	result   string   // empty when the README gives none
+	result   string   // empty when the contract gives none
 }
 
-// readmeCalls finds the README's calls: code spans of the form
-// `lease.name(arg, arg [, arg]) → result` (the "lease." may be left out
-// after the first) outside code blocks, whose arguments are names, not
-// values.
-func readmeCalls(t *testing.T, known map[string]catalogFunction) []readmeCall {
+// sqlContract returns the SQL contract: docs/sql.md up to its table of
+// every function (whose rows TestFunctionAttributes checks).
+func sqlContract(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("README.md")
+	b, err := os.ReadFile("docs/sql.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	contract, _, ok := strings.Cut(string(b), "\n## Every function, as the catalogue has it\n")
+	if !ok {
+		t.Fatal("docs/sql.md has no \"## Every function, as the catalogue has it\"")
+	}
+	return contract
+}
+
+// contractCalls finds the SQL contract's calls: code spans of the form
+// `lease.name(arg, arg [, arg]) → result` (the "lease." may be left out
+// after the first) outside code blocks, whose arguments are names, not
+// values.
+func contractCalls(t *testing.T, known map[string]catalogFunction) []contractCall {
+	t.Helper()
 	var prose strings.Builder
 	inBlock := false
-	for line := range strings.Lines(string(b)) {
+	for line := range strings.Lines(sqlContract(t)) {
 		if strings.HasPrefix(line, "```") {
 			inBlock = !inBlock
 			continue
@@ -260,7 +271,7 @@ func readmeCalls(t *testing.T, known map[string]catalogFunction) []readmeCall {
 	}
 	span := regexp.MustCompile("`([^`]+)`")
 	call := regexp.MustCompile(`^(?:lease\.)?(\w+)\(([\w\s,\[\]]*)\)(?:\s*→\s*(.+))?$`)
-	var out []readmeCall
+	var out []contractCall
 	for _, m := range span.FindAllStringSubmatch(prose.String(), -1) {
 		c := call.FindStringSubmatch(strings.Join(strings.Fields(m[1]), " "))
 		if c == nil {
@@ -269,7 +280,7 @@ func readmeCalls(t *testing.T, known map[string]catalogFunction) []readmeCall {
 		if _, ok := known[c[1]]; !ok {
 			continue // not a lease function (clock_timestamp(), ...)
 		}
-		rc := readmeCall{name: c[1], result: c[3]}
+		rc := contractCall{name: c[1], result: c[3]}
 		args, opt, _ := strings.Cut(c[2], "[")
 		for _, part := range []string{args, opt} {
 			for a := range strings.SplitSeq(strings.Trim(part, " ,]"), ",") {
@@ -286,18 +297,18 @@ func readmeCalls(t *testing.T, known map[string]catalogFunction) []readmeCall {
 	return out
 }
 
-// TestREADMECallsMatchTheSchema: every call the README's SQL contract
-// writes out names the function's arguments in the schema's order, puts in
-// brackets only arguments that have defaults, and, when it gives a result,
-// gives the schema's: its type, or its columns by name. The protocol's
-// calls, which have sections of their own, appear so with their results;
-// the README names every other function (docs/sql.md has them all in
-// full).
-func TestREADMECallsMatchTheSchema(t *testing.T) {
+// TestSQLContractCallsMatchTheSchema: every call the SQL contract
+// (docs/sql.md, above its table of every function) writes out names the
+// function's arguments in the schema's order, puts in brackets only
+// arguments that have defaults, and, when it gives a result, gives the
+// schema's: its type, or its columns by name. The protocol's calls, which
+// have sections of their own, appear so with their results; the contract
+// names every other function (the table below it has them all in full).
+func TestSQLContractCallsMatchTheSchema(t *testing.T) {
 	fns := catalogFunctions(t)
-	calls := readmeCalls(t, fns)
+	calls := contractCalls(t, fns)
 	if len(calls) < 10 {
-		t.Fatalf("found %d calls in the README, want its SQL contract's: %+v", len(calls), calls)
+		t.Fatalf("found %d calls in docs/sql.md's contract, want its calls: %+v", len(calls), calls)
 	}
 	withResult := map[string]bool{}
 	for _, c := range calls {
@@ -307,38 +318,35 @@ func TestREADMECallsMatchTheSchema(t *testing.T) {
 			want = append(want, a.name)
 		}
 		if !slices.Equal(c.args, want) {
-			t.Errorf("README: lease.%s(%s), but the schema's arguments are (%s)", c.name, strings.Join(c.args, ", "), strings.Join(want, ", "))
+			t.Errorf("SQL contract: lease.%s(%s), but the schema's arguments are (%s)", c.name, strings.Join(c.args, ", "), strings.Join(want, ", "))
 		}
 		if c.optional > f.defaults {
-			t.Errorf("README: lease.%s has %d optional arguments, the schema gives %d a default", c.name, c.optional, f.defaults)
+			t.Errorf("SQL contract: lease.%s has %d optional arguments, the schema gives %d a default", c.name, c.optional, f.defaults)
 		}
 		if c.result == "" {
 			continue
 		}
 		withResult[c.name] = true
-		if got := readmeResult(c.result); got != strings.Join(f.cols, ", ") && got != strings.TrimPrefix(f.result, "setof ") {
-			t.Errorf("README: lease.%s(...) → %s, but the schema's result is %s", c.name, c.result, f.result)
+		if got := contractResult(c.result); got != strings.Join(f.cols, ", ") && got != strings.TrimPrefix(f.result, "setof ") {
+			t.Errorf("SQL contract: lease.%s(...) → %s, but the schema's result is %s", c.name, c.result, f.result)
 		}
 	}
-	b, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	contract := sqlContract(t)
 	for name := range fns {
-		if !strings.HasPrefix(name, "on_") && !strings.Contains(string(b), name) {
-			t.Errorf("README does not name lease.%s (docs/sql.md has its row)", name)
+		if !strings.HasPrefix(name, "on_") && !strings.Contains(contract, name) {
+			t.Errorf("docs/sql.md's contract does not name lease.%s (its table has its row)", name)
 		}
 	}
 	for _, name := range []string{"acquire", "renew", "renew_many", "release", "force_release", "preempt", "check_fence", "enqueue"} {
 		if !withResult[name] {
-			t.Errorf("README: lease.%s is never written out with its arguments and result; the schema has %s", name, fns[name].signature())
+			t.Errorf("SQL contract: lease.%s is never written out with its arguments and result; the schema has %s", name, fns[name].signature())
 		}
 	}
 }
 
-// readmeResult is a result as the README writes it, reduced to what the
-// schema's is compared with: column names, or a type.
-func readmeResult(s string) string {
+// contractResult is a result as the contract writes it, reduced to what
+// the schema's is compared with: column names, or a type.
+func contractResult(s string) string {
 	s = strings.TrimSpace(s)
 	s = strings.TrimPrefix(s, "TABLE")
 	s = strings.TrimSuffix(strings.TrimPrefix(s, "("), ")")

@@ -15,25 +15,25 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgserver"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
-// readmeBlocks returns the contents of the n fenced code blocks that follow
-// marker in README.md.
-func readmeBlocks(t *testing.T, marker string, n int) []string {
+// docBlocks returns the contents of the n fenced code blocks that follow
+// marker in the Markdown file at path.
+func docBlocks(t *testing.T, path, marker string, n int) []string {
 	t.Helper()
-	b, err := os.ReadFile("README.md")
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(b)
 	i := strings.Index(s, marker)
 	if i < 0 {
-		t.Fatalf("README has no %q", marker)
+		t.Fatalf("%s has no %q", path, marker)
 	}
 	blocks := regexp.MustCompile("(?s)```[a-z]*\n(.*?)```").FindAllStringSubmatch(s[i:], n)
 	if len(blocks) < n {
-		t.Fatalf("README has %d code blocks after %q, want %d", len(blocks), marker, n)
+		t.Fatalf("%s has %d code blocks after %q, want %d", path, len(blocks), marker, n)
 	}
 	out := make([]string, n)
 	for j, m := range blocks {
@@ -42,7 +42,7 @@ func readmeBlocks(t *testing.T, marker string, n int) []string {
 	return out
 }
 
-// statements splits a SQL block into its statements (none of the README's
+// statements splits a SQL block into its statements (none of docs/production.md's
 // has a semicolon inside a literal other than a dollar-quoted body).
 func statements(block string) []string {
 	var out []string
@@ -61,18 +61,18 @@ func statements(block string) []string {
 	return out
 }
 
-// TestREADMEProductionSetUp follows README's "Set up, in this order" and its
+// TestProductionSetUp follows docs/production.md's "Set up, in this order" and its
 // PgBouncer example word for word (the database renamed, the passwords
 // filled in): the roles and database as a superuser, migrate as the
 // CREATEROLE migrator, then the logins, then PgBouncer in transaction mode
-// with the README's auth_query through its lookup function. A program logs
+// with the document's auth_query through its lookup function. A program logs
 // in as backend through that PgBouncer and takes and releases a lease;
 // sre_ro lists the leases through it; mover preempts a lease backend holds.
 // A superuser's password is never looked up through the function.
-func TestREADMEProductionSetUp(t *testing.T) {
+func TestProductionSetUp(t *testing.T) {
 	ctx := context.Background()
-	setUp := readmeBlocks(t, "**Set up, in this order.**", 3)
-	bouncer := readmeBlocks(t, "**PgBouncer** in transaction mode", 3) // SQL, pgbouncer.ini, userlist.txt
+	setUp := docBlocks(t, "docs/production.md", "**Set up, in this order.**", 3)
+	bouncer := docBlocks(t, "docs/production.md", "**PgBouncer** in transaction mode", 3) // SQL, pgbouncer.ini, userlist.txt
 	name := "readme_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
 	fill := func(sql string) string {
 		sql = regexp.MustCompile(`\bapp\b`).ReplaceAllString(sql, name)
@@ -129,9 +129,9 @@ func TestREADMEProductionSetUp(t *testing.T) {
 		}
 	}
 	if ini["pool_mode"] != "transaction" || ini["auth_user"] != "pgbouncer_auth" || ini["auth_query"] == "" {
-		t.Fatalf("README's pgbouncer.ini: pool_mode %q, auth_user %q, auth_query %q", ini["pool_mode"], ini["auth_user"], ini["auth_query"])
+		t.Fatalf("docs/production.md's pgbouncer.ini: pool_mode %q, auth_user %q, auth_query %q", ini["pool_mode"], ini["auth_user"], ini["auth_query"])
 	}
-	// The auth file: README's line with auth_user's password, and the
+	// The auth file: the document's line with auth_user's password, and the
 	// harness's superuser, whom PgBouncer's readiness check logs in as.
 	su, err := url.Parse(pgtest.AdminURL())
 	if err != nil {
@@ -139,7 +139,7 @@ func TestREADMEProductionSetUp(t *testing.T) {
 	}
 	suPassword, _ := su.User.Password()
 	if !strings.HasPrefix(bouncer[2], `"pgbouncer_auth" "..."`) {
-		t.Fatalf("README's userlist.txt is %q", bouncer[2])
+		t.Fatalf("docs/production.md's userlist.txt is %q", bouncer[2])
 	}
 	users := strings.ReplaceAll(bouncer[2], "...", "pw-readme") + `"` + su.User.Username() + `" "` + suPassword + `"` + "\n"
 	dir, err := os.MkdirTemp("", "leasetop-readme-") // t.TempDir's parent is closed to PgBouncer's user

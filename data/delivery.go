@@ -5,16 +5,16 @@ import (
 	"sync"
 )
 
-// Source says where the events of a Batch come from.
-type Source int
+// Origin says where the events of a Delivery come from.
+type Origin int
 
-// Sources of events.
+// The origins of events.
 const (
 	// FromNotify: notifications. Anyone who may connect can NOTIFY, so each
 	// is a claim: read it back from lease.event before believing it, and
 	// report the ids found missing with Listener.Missing. Renewal
 	// notifications (KindRenewed, ID 0) come this way only.
-	FromNotify Source = iota
+	FromNotify Origin = iota
 	// FromCatchUp: rows of lease.event whose notification never came (the
 	// process that committed them died before notifying), read by a
 	// listening listener (ListenerConfig.CatchUp).
@@ -24,7 +24,7 @@ const (
 	FromPoll
 )
 
-func (s Source) String() string {
+func (s Origin) String() string {
 	switch s {
 	case FromNotify:
 		return "notify"
@@ -35,17 +35,17 @@ func (s Source) String() string {
 	}
 }
 
-// Batch is what a Listener delivers, in order: either a resync marker or
+// Delivery is what a Listener delivers, in order: either a resync marker or
 // events from one source.
-type Batch struct {
+type Delivery struct {
 	// Resync: re-read the snapshot and the events since the last one seen,
 	// because something may have been missed: the listener has just started
 	// listening or polling, or reconnected, or dropped notifications its
 	// consumer had no room for, or (polling) read a truncation. A resync
 	// batch carries no events.
 	Resync bool
-	// Source says where Events come from (meaningless with Resync).
-	Source Source
+	// Origin says where Events come from (meaningless with Resync).
+	Origin Origin
 	// Events, in the order the listener got them: notifications in the
 	// order sent, rows by id.
 	Events []Event
@@ -59,7 +59,7 @@ type Batch struct {
 // again, poll mode reads only as many rows as there is room for).
 type outbox struct {
 	mu      sync.Mutex
-	pending []Batch
+	pending []Delivery
 	n       int // events pending or being handed over
 	limit   int
 	ready   chan struct{} // something was added
@@ -72,7 +72,7 @@ func newOutbox(limit int) *outbox {
 // push queues evs from src, all or none, and reports whether there was
 // room; with force it queues them anyway (poll mode's rows, read for the
 // room there was, and the gaps that filled meanwhile).
-func (o *outbox) push(src Source, evs []Event, force bool) bool {
+func (o *outbox) push(src Origin, evs []Event, force bool) bool {
 	if len(evs) == 0 {
 		return true
 	}
@@ -82,10 +82,10 @@ func (o *outbox) push(src Source, evs []Event, force bool) bool {
 		return false
 	}
 	o.n += len(evs)
-	if k := len(o.pending) - 1; k >= 0 && !o.pending[k].Resync && o.pending[k].Source == src {
+	if k := len(o.pending) - 1; k >= 0 && !o.pending[k].Resync && o.pending[k].Origin == src {
 		o.pending[k].Events = append(o.pending[k].Events, evs...)
 	} else {
-		o.pending = append(o.pending, Batch{Source: src, Events: append([]Event(nil), evs...)})
+		o.pending = append(o.pending, Delivery{Origin: src, Events: append([]Event(nil), evs...)})
 	}
 	signal(o.ready)
 	return true
@@ -98,7 +98,7 @@ func (o *outbox) resync() {
 	if k := len(o.pending) - 1; k >= 0 && o.pending[k].Resync {
 		return
 	}
-	o.pending = append(o.pending, Batch{Resync: true})
+	o.pending = append(o.pending, Delivery{Resync: true})
 	signal(o.ready)
 }
 
@@ -111,20 +111,20 @@ func (o *outbox) room() int {
 
 // take removes the oldest pending batch; it counts against the limit until
 // handed.
-func (o *outbox) take() (Batch, bool) {
+func (o *outbox) take() (Delivery, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if len(o.pending) == 0 {
-		return Batch{}, false
+		return Delivery{}, false
 	}
 	b := o.pending[0]
-	o.pending[0] = Batch{}
+	o.pending[0] = Delivery{}
 	o.pending = o.pending[1:]
 	return b, true
 }
 
 // handed records that b reached the consumer.
-func (o *outbox) handed(b Batch) {
+func (o *outbox) handed(b Delivery) {
 	o.mu.Lock()
 	o.n -= len(b.Events)
 	o.mu.Unlock()
@@ -133,7 +133,7 @@ func (o *outbox) handed(b Batch) {
 // pump hands the outbox's batches to out, one at a time, until ctx ends.
 // While the consumer is busy, what arrives from one source gathers into one
 // batch.
-func (o *outbox) pump(ctx context.Context, out chan<- Batch) {
+func (o *outbox) pump(ctx context.Context, out chan<- Delivery) {
 	for {
 		b, ok := o.take()
 		if !ok {
@@ -156,8 +156,8 @@ func (o *outbox) pump(ctx context.Context, out chan<- Batch) {
 
 // unTake puts back a batch that was taken and not handed, so that a
 // listener run again (Run after Run) still delivers it.
-func (o *outbox) unTake(b Batch) {
+func (o *outbox) unTake(b Delivery) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.pending = append([]Batch{b}, o.pending...)
+	o.pending = append([]Delivery{b}, o.pending...)
 }

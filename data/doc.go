@@ -80,6 +80,6 @@
 // (monitor.Batch holds a *Sync, a *Event and a *Snapshot; ui shows
 // data.Lease), and because the reads are Store's methods over its pool,
 // call options and translate: moving them out would mean exporting those
-// instead. What only tests need lives in internal/leaserow (writes to the
+// instead. What only tests need lives in internal/testkit/leaserow (writes to the
 // lease table as its owner) and export_test.go.
 package data

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // TestEventsPages reads histories around Events' page size (1000): every

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // BenchmarkMonthKeptCost is BenchmarkPartitionCost with 30 days of

@@ -9,8 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/internal/sqlcall"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // TestFenceRaceReadPrunesPartitions: the fence-race check of a fresh grant
@@ -164,7 +164,7 @@ func partitionsRead(t *testing.T, conn *pgx.Conn, sql, key string) ([]readPartit
 // release's send the payload the trigger kept (sqlcall.NotifyPending) and read
 // no partition at all: their read-back of the key's last events was a tenth
 // of a cycle's server CPU. The operator's forced release still reads its
-// event back (ForceReleaseThenNotify), and keeps to the partitions within an
+// event back (ForceReleaseQuiet), and keeps to the partitions within an
 // hour of now once its plan is generic: with 30 daily partitions of history
 // and the days made ahead, the executed plan reads today's partition (and
 // the next or previous day's within an hour of midnight), nothing else.
@@ -183,12 +183,12 @@ func TestNotifyAfterCommitPrunesPartitions(t *testing.T) {
 	}
 	for i, q := range []struct {
 		name     string
-		call     sqlcall.CommitThenNotify
+		call     sqlcall.QuietCall
 		min, max int // partitions read
 	}{
-		{"acquire", sqlcall.AcquireThenNotify, 0, 0},
-		{"release", sqlcall.ReleaseThenNotify, 0, 0},
-		{"force_release", sqlcall.ForceReleaseThenNotify, 1, 2},
+		{"acquire", sqlcall.AcquireQuiet, 0, 0},
+		{"release", sqlcall.ReleaseQuiet, 0, 0},
+		{"force_release", sqlcall.ForceReleaseQuiet, 1, 2},
 	} {
 		if _, err := conn.Exec(ctx, fmt.Sprintf(`PREPARE n%d(text, text, uuid) AS %s`, i, q.call.Notify.SQL)); err != nil {
 			t.Fatal(err)

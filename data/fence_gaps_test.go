@@ -9,11 +9,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/leaserow"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/leaserow"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
-// The contract README states: fences rise per key with gaps, because a
+// The contract docs/sql.md states: fences rise per key with gaps, because a
 // takeover attempt draws a value before it knows whether it wins. Here one
 // waits behind a row lock, loses (the lease is no longer expired when the
 // lock is gone), and its value is never used; the next owner's fence is

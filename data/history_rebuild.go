@@ -17,10 +17,31 @@ func isSpanEnd(kind *string) bool { return kind != nil && slices.Contains(spanEn
 func eqFence(f *int64, fence int64) bool { return f != nil && *f == fence }
 
 // holding rebuilds the session's lease at the instant at from its row of
-// ownersQuery; false when it had no row then.
+// ownersQuery; false when it had no row then. It finds who held it (held),
+// the label and whether the current row is that span (named), how the span
+// ends after at (ends), and from the expiries recorded around at what the
+// lease's was (expiry).
 func (r ownerRow) holding(at time.Time) (Holding, bool) {
-	h := Holding{Lease: Lease{Key: r.key}}
-	var prev *point // the latest expiry recorded at or before at
+	h, prev, ok := r.held(at)
+	if !ok {
+		return h, false
+	}
+	if r.prAt != nil && eqFence(r.prFence, h.Fence) {
+		prev = &point{*r.prAt, *r.prExp}
+	}
+	curIsSpan := r.named(&h)
+	next, final, exact := r.ends(at, &h, curIsSpan)
+	if !exact {
+		expiry(&h, at, prev, next, final)
+	}
+	return h, true
+}
+
+// held is who held the session at at, with the expiry recorded by the
+// event that gave it to them (prev); false when nobody did, or nothing
+// tells.
+func (r ownerRow) held(at time.Time) (h Holding, prev *point, ok bool) {
+	h = Holding{Lease: Lease{Key: r.key}}
 	truncSinceL := r.truncBefore != nil && (r.lAt == nil || !r.truncBefore.Before(*r.lAt))
 	switch {
 	case r.lAt != nil && !isSpanEnd(r.lKind) && !truncSinceL:
@@ -29,13 +50,14 @@ func (r ownerRow) holding(at time.Time) (Holding, bool) {
 			prev = &point{*r.lAt, *r.lExp}
 			h.TTL = r.lExp.Sub(*r.lAt)
 		}
+		return h, prev, true
 	case r.lAt == nil && r.truncBefore == nil:
 		// No event of the session since HistoryStart: its row at at, if it
 		// had one, was made before the history kept.
 		truncFirst := r.truncAfter != nil && (r.nAt == nil || r.truncAfter.Before(*r.nAt))
 		switch {
 		case truncFirst:
-			return h, false // a TRUNCATE wiped whatever it was: nothing tells
+			return h, nil, false // a TRUNCATE wiped whatever it was: nothing tells
 		case r.nAt != nil && isSpanEnd(r.nKind):
 			h.RunID, h.Fence, h.Holder = deref(r.nRun), deref(r.nFence), deref(r.nHolder)
 		case r.nAt != nil && r.nPrevFence != nil:
@@ -43,27 +65,37 @@ func (r ownerRow) holding(at time.Time) (Holding, bool) {
 		case r.nAt == nil && r.curAcq != nil && !r.curAcq.After(at):
 			h.RunID, h.Fence, h.Holder, h.AcquiredAt = *r.curRun, *r.curFence, *r.curHolder, *r.curAcq
 		default:
-			return h, false
+			return h, nil, false
 		}
-	default:
-		return h, false
+		return h, nil, true
 	}
+	return h, nil, false
+}
+
+// named fills in h's label from the other events of its span where the
+// one that started it did not say, and reports whether the session's
+// current row is that span.
+func (r ownerRow) named(h *Holding) (curIsSpan bool) {
 	f := h.Fence
 	if r.prAt != nil && eqFence(r.prFence, f) {
-		prev = &point{*r.prAt, *r.prExp}
 		h.Holder = cmp.Or(h.Holder, deref(r.prHolder))
 	}
 	if eqFence(r.nrFence, f) {
 		h.Holder = cmp.Or(h.Holder, deref(r.nrHolder))
 	}
-	curIsSpan := eqFence(r.curFence, f) && r.curRun != nil && *r.curRun == h.RunID
+	curIsSpan = eqFence(r.curFence, f) && r.curRun != nil && *r.curRun == h.RunID
 	if curIsSpan {
 		h.Holder = cmp.Or(h.Holder, *r.curHolder)
 	}
+	return curIsSpan
+}
 
-	// How the span ends after at, and the expiry recorded then.
-	var next *point // the earliest expiry recorded after at
-	var final *time.Time
+// ends is how h's span ends after at: the earliest expiry recorded after
+// at (next) and the span's last expiry (final, nil when nothing records
+// it). exact: the current row was renewed last at or before at, so its
+// expiry is h's, set already.
+func (r ownerRow) ends(at time.Time, h *Holding, curIsSpan bool) (next *point, final *time.Time, exact bool) {
+	f := h.Fence
 	truncEnds := r.truncAfter != nil && (r.nAt == nil || r.truncAfter.Before(*r.nAt))
 	switch {
 	case truncEnds:
@@ -77,7 +109,7 @@ func (r ownerRow) holding(at time.Time) (Holding, bool) {
 		if !r.curRenew.After(at) { // renewed last at or before at: exact
 			h.ExpiresAt, h.RenewedAt, h.ExpiryKnown = *r.curExp, *r.curRenew, true
 			h.Expired = !at.Before(*r.curExp)
-			return h, true
+			return nil, final, true
 		}
 		next = &point{*r.curRenew, *r.curExp}
 	}
@@ -87,7 +119,13 @@ func (r ownerRow) holding(at time.Time) (Holding, bool) {
 	if r.nrAt != nil && eqFence(r.nrFence, f) && r.nrExp != nil {
 		next = &point{*r.nrAt, *r.nrExp} // before the end: nearer
 	}
+	return next, final, false
+}
 
+// expiry sets h's expiry at at from the latest expiry recorded at or
+// before it (prev), the earliest after it (next) and the span's last
+// (final).
+func expiry(h *Holding, at time.Time, prev, next *point, final *time.Time) {
 	switch {
 	case final != nil && !at.Before(*final):
 		// Expired by at: an expired lease is never renewed, so its expiry
@@ -109,7 +147,6 @@ func (r ownerRow) holding(at time.Time) (Holding, bool) {
 		// TRUNCATE only the last recorded expiry tells.
 		h.Expired = final == nil && prev != nil && !at.Before(prev.exp)
 	}
-	return h, true
 }
 
 // ownerRow is one candidate session's row of ownersQuery; nil pointers are

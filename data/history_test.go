@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // checkProbes asks s who held h.Key at each of h's probes and compares.

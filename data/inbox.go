@@ -181,7 +181,7 @@ func (s *Store) SendMessage(ctx context.Context, key Key, kind MessageKind, body
 		st MessageStatus
 		ok bool
 	)
-	err := s.callNotify(ctx, sqlcall.SendThenNotify, []any{key.Account, key.Session, string(kind), body, sender, idemKey, ttl},
+	err := s.callNotify(ctx, sqlcall.SendQuiet, []any{key.Account, key.Session, string(kind), body, sender, idemKey, ttl},
 		[]any{key.Account, key.Session, uuid.Nil}, // a send's notification names no run (sql/inbox.sql)
 		func(rows pgx.Rows) error {
 			if !rows.Next() {
@@ -293,7 +293,7 @@ func (s *Store) AckMessage(ctx context.Context, key Key, runID uuid.UUID, id int
 		return "", err
 	}
 	var outcome string
-	err := s.call(ctx, sqlcall.AckThenNotify, key, runID, []any{key.Account, key.Session, runID, id}, func(rows pgx.Rows) error {
+	err := s.call(ctx, sqlcall.AckQuiet, key, runID, []any{key.Account, key.Session, runID, id}, func(rows pgx.Rows) error {
 		if !rows.Next() {
 			return rows.Err()
 		}

@@ -17,7 +17,7 @@ import (
 // ListenerConfig configures a Listener. Zero fields take the documented
 // defaults.
 type ListenerConfig struct {
-	// Buffer is how many events may wait for the consumer (see Batches):
+	// Buffer is how many events may wait for the consumer (see Deliveries):
 	// past it notifications are dropped and replaced by one resync, and rows
 	// read from lease.event wait in the table. Default 4096.
 	Buffer int
@@ -109,7 +109,7 @@ type ListenerState struct {
 }
 
 // Listener delivers lease transitions to one consumer, on one channel
-// (Batches) with one rule: it never waits for its consumer, and at most
+// (Deliveries) with one rule: it never waits for its consumer, and at most
 // ListenerConfig.Buffer events wait for it. What it delivers, in order:
 //
 //   - a resync marker after every (re)connection, once it is listening (or
@@ -147,7 +147,7 @@ type Listener struct {
 	cfgErr  error // the listen DSN did not parse
 	cfg     ListenerConfig
 
-	out     chan Batch
+	out     chan Delivery
 	box     *outbox // what waits for the consumer (delivery.go)
 	changed chan struct{}
 	pong    chan struct{}
@@ -183,7 +183,7 @@ func (s *Store) NewListener(cfg ListenerConfig) *Listener {
 	l := &Listener{
 		store:   s,
 		cfg:     cfg,
-		out:     make(chan Batch),
+		out:     make(chan Delivery),
 		box:     newOutbox(cfg.Buffer),
 		changed: make(chan struct{}, 1),
 		pong:    make(chan struct{}, 1),
@@ -210,7 +210,7 @@ func (s *Store) NewListener(cfg ListenerConfig) *Listener {
 // notified before it committed may never reach it. While the consumer is
 // busy, what arrives from one source gathers into one batch. The channel is
 // not closed when Run returns.
-func (l *Listener) Batches() <-chan Batch { return l.out }
+func (l *Listener) Deliveries() <-chan Delivery { return l.out }
 
 // StateChanged receives a value when State changes.
 func (l *Listener) StateChanged() <-chan struct{} { return l.changed }

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // testListener is a running listener and what the test has taken from its
@@ -24,7 +24,7 @@ type testListener struct {
 // resync marker.
 type item struct {
 	ev     data.Event
-	src    data.Source
+	src    data.Origin
 	resync bool
 }
 
@@ -44,12 +44,12 @@ func (l *testListener) next(t *testing.T) item {
 	t.Helper()
 	for len(l.queue) == 0 {
 		select {
-		case b := <-l.Batches():
+		case b := <-l.Deliveries():
 			if b.Resync {
 				l.queue = append(l.queue, item{resync: true})
 			}
 			for _, ev := range b.Events {
-				l.queue = append(l.queue, item{ev: ev, src: b.Source})
+				l.queue = append(l.queue, item{ev: ev, src: b.Origin})
 			}
 		case <-time.After(15 * time.Second):
 			t.Fatalf("nothing delivered in 15 s; listener state %+v", l.State())
@@ -75,7 +75,7 @@ func waitEvent(t *testing.T, l *testListener) data.Event {
 }
 
 // waitEventFrom is waitEvent with the event's source.
-func waitEventFrom(t *testing.T, l *testListener) (data.Event, data.Source) {
+func waitEventFrom(t *testing.T, l *testListener) (data.Event, data.Origin) {
 	t.Helper()
 	for {
 		if it := l.next(t); !it.resync {

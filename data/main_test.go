@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) {

@@ -3,6 +3,7 @@ package data
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -35,6 +36,11 @@ type MaintainOptions struct {
 	Keep time.Duration
 	// Ahead is how many days after today get a partition. Zero means 7.
 	Ahead int
+	// Progress, when set, is told four times a second what the server
+	// process running lease.maintain_events does (a lock it waits for, an
+	// index it builds), read on a connection of its own, from another
+	// goroutine.
+	Progress func(Activity)
 }
 
 // defaultAhead is how many days ahead MaintainEvents makes partitions: a week
@@ -61,7 +67,23 @@ func (s *Store) MaintainEvents(ctx context.Context, opts MaintainOptions) ([]Par
 	if opts.Keep > 0 {
 		keep = &opts.Keep
 	}
-	rows, err := s.Pinned().Query(ctx, `SELECT action, part, lo, hi, coalesce(n_rows, 0), coalesce(bytes, 0)
+	var q Querier = s.Pinned()
+	if opts.Progress != nil {
+		// One connection of the pool, so that its backend can be watched:
+		// the call runs there in a pinned transaction (Pinned.On).
+		c, err := s.pool.Acquire(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("maintain events: %w", translate(err))
+		}
+		defer c.Release()
+		wctx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		wg.Go(func() { watchActivity(wctx, s.pool.Config().ConnConfig, c.Conn().PgConn().PID(), opts.Progress) })
+		q = s.Pinned().On(c)
+	}
+	rows, err := q.Query(ctx, `SELECT action, part, lo, hi, coalesce(n_rows, 0), coalesce(bytes, 0)
 		FROM lease.maintain_events($1, $2)`, keep, ahead)
 	if err == nil {
 		var out []PartitionChange

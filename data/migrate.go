@@ -42,6 +42,13 @@ type MigrateOptions struct {
 	// than that, and gives up after Wait with a *MigrateBlockedError naming
 	// the sessions in its way. Zero means 30 seconds.
 	Wait time.Duration
+	// Progress, when set, is told what the migration does while it runs:
+	// each SQL file as it starts, and four times a second what the server
+	// process does (a lock it waits for, an index it builds), read on a
+	// connection of its own (migrate_progress.go), from another goroutine.
+	Progress func(MigrateProgress)
+
+	watch *migrateWatch // set by MigrateWith when Progress is
 }
 
 const (
@@ -86,7 +93,14 @@ func MigrateWith(ctx context.Context, conn *pgx.Conn, opts MigrateOptions) (from
 	}
 	deadline := time.Now().Add(wait)
 	backoff := lockAttempt
-	for {
+	if opts.Progress != nil {
+		opts.watch = watchMigration(ctx, conn, opts.Progress)
+		defer opts.watch.stop()
+	}
+	for attempt := 1; ; attempt++ {
+		if opts.watch != nil {
+			opts.watch.startAttempt(attempt)
+		}
 		from, err = migrateOnce(ctx, conn, opts)
 		if !isLockTimeout(err) {
 			return from, err
@@ -142,6 +156,9 @@ func migrateOnce(ctx context.Context, conn *pgx.Conn, opts MigrateOptions) (int,
 	files := leasesql.Files()
 	for i := 0; i < len(files); i++ {
 		f := files[i]
+		if opts.watch != nil {
+			opts.watch.startFile(f.Name)
+		}
 		if err := m.become(ctx, f.AsOwner); err != nil {
 			return 0, err
 		}

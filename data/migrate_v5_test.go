@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	leasesql "github.com/leasetop/leasetop/sql"
 )
 
@@ -31,8 +31,9 @@ func tableFiles(t *testing.T, conn *pgx.Conn) map[string]uint32 {
 // are kept; a second migrate changes nothing. What version 6 changes is
 // there: maintain runs one at a time on lease.maintenance's row (an
 // advisory lock held by a CONNECT-only login no longer stops it) and
-// lease_admin may still run it, notify_event falls back to the row, and the
-// lease types are no longer PUBLIC's to build on.
+// lease_admin may still run it, notify_event falls back to the row, the
+// lease types are no longer PUBLIC's to build on, and the failover floor's
+// functions have their version-6 names, the old ones gone.
 func TestMigrateFromVersion5(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -118,5 +119,14 @@ func TestMigrateFromVersion5(t *testing.T) {
 	var public bool
 	if err := conn.QueryRow(ctx, `SELECT has_type_privilege('public', 'lease.id_text', 'USAGE')`).Scan(&public); err != nil || public {
 		t.Errorf("PUBLIC's USAGE on lease.id_text after the migration = %v, %v; want taken back", public, err)
+	}
+	for old, renamed := range map[string]string{
+		"lease.follow_timeline()": "lease.follow_failover()", "lease.move_past_timeline()": "lease.move_past_failover()",
+		"lease.timeline_floor()": "lease.failover_floor()",
+	} {
+		var gone, there bool
+		if err := conn.QueryRow(ctx, `SELECT to_regprocedure($1) IS NULL, to_regprocedure($2) IS NOT NULL`, old, renamed).Scan(&gone, &there); err != nil || !gone || !there {
+			t.Errorf("after the migration %s gone: %v, %s there: %v (%v); want the new name only", old, gone, renamed, there, err)
+		}
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/internal/sqlcall"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // TestNotifyPendingSendsOnlyTheCallsOwnEvent: the library's notification

@@ -32,7 +32,7 @@ func (s *Store) Acquire(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 	if err := validateAcquire(key, runID, ttl, holder); err != nil {
 		return Grant{}, err
 	}
-	g, found, err := s.grantCall(ctx, sqlcall.AcquireThenNotify, key, runID, []any{key.Account, key.Session, runID, ttl, holder})
+	g, found, err := s.grantCall(ctx, sqlcall.AcquireQuiet, key, runID, []any{key.Account, key.Session, runID, ttl, holder})
 	if err != nil {
 		return Grant{}, fmt.Errorf("acquire %s: %w", key, translate(err))
 	}
@@ -43,7 +43,7 @@ func (s *Store) Acquire(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 }
 
 // call makes one of the lease functions' calls on a connection of the
-// pool, as sqlcall.CommitThenNotify does: the call in its own transaction, opted out
+// pool, as sqlcall.QuietCall does: the call in its own transaction, opted out
 // of the trigger's NOTIFY, and the same notification sent right after the
 // commit from a transaction that writes nothing, in one round trip. A role
 // that may not send it (no EXECUTE on lease.event_json) leaves the store to
@@ -51,13 +51,13 @@ func (s *Store) Acquire(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 // notification was refused is committed, and listeners read it from
 // lease.event (ListenerConfig.CatchUp). A notification not sent, for that
 // or any other reason, goes to Options.OnNotifyError.
-func (s *Store) call(ctx context.Context, q sqlcall.CommitThenNotify, key Key, runID uuid.UUID, args []any, scan func(pgx.Rows) error) error {
+func (s *Store) call(ctx context.Context, q sqlcall.QuietCall, key Key, runID uuid.UUID, args []any, scan func(pgx.Rows) error) error {
 	return s.callNotify(ctx, q, args, []any{key.Account, key.Session, PublicRunID(runID)}, scan)
 }
 
 // callNotify is call with the notification's parameters given as they are
 // (account, session, public run id).
-func (s *Store) callNotify(ctx context.Context, q sqlcall.CommitThenNotify, args, notifyArgs []any, scan func(pgx.Rows) error) error {
+func (s *Store) callNotify(ctx context.Context, q sqlcall.QuietCall, args, notifyArgs []any, scan func(pgx.Rows) error) error {
 	o := s.calls
 	o.Plain = o.Plain || s.plainCalls.Load()
 	o.AfterCommit = s.afterCommit
@@ -167,7 +167,7 @@ func (s *Store) Release(ctx context.Context, key Key, runID uuid.UUID) (bool, er
 		return false, err
 	}
 	var ok bool
-	err := s.call(ctx, sqlcall.ReleaseThenNotify, key, runID, []any{key.Account, key.Session, runID}, func(rows pgx.Rows) error {
+	err := s.call(ctx, sqlcall.ReleaseQuiet, key, runID, []any{key.Account, key.Session, runID}, func(rows pgx.Rows) error {
 		for rows.Next() {
 			if err := rows.Scan(&ok); err != nil {
 				return err

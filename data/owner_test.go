@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // leaseOwners returns the owner of every table, sequence, type and function
@@ -105,10 +105,11 @@ func migrator(t *testing.T, db pgtest.DB, attrs string) (*pgx.Conn, string) {
 	return conn, name
 }
 
-// TestMigrateAsNonSuperuser migrates as the two kinds of role the README
-// names: one with CREATEROLE (the objects go to lease_owner, and it becomes
-// a member so it can migrate again) and one without (it keeps owning what it
-// created). Either way the protocol works for a lease_app afterwards.
+// TestMigrateAsNonSuperuser migrates as the two kinds of role
+// docs/production.md names: one with CREATEROLE (the objects go to
+// lease_owner, and it becomes a member so it can migrate again) and one
+// without (it keeps owning what it created). Either way the protocol works
+// for a lease_app afterwards.
 func TestMigrateAsNonSuperuser(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {

@@ -46,14 +46,28 @@ const pinSQL = `SELECT pg_catalog.set_config('search_path', '` + pinnedSearchPat
 // Its methods are the pool's; Begin and BeginTx start a pinned transaction
 // that the caller ends. A Pinned is safe for concurrent use.
 type Pinned struct {
-	pool    *pgxpool.Pool
-	startup bool // the pool's sessions were given the pinned search_path at start-up
+	pool    pinnable // the store's pool, or one of its connections (On)
+	startup bool     // the pool's sessions were given the pinned search_path at start-up
+}
+
+// pinnable is what Pinned runs statements on: a *pgxpool.Pool or one of its
+// *pgxpool.Conn.
+type pinnable interface {
+	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
 // Pinned returns the store's pool as Pinned: what leasetop's own reads and
 // writes run through, and what a program can run statements of its own
 // through that must not resolve names outside pg_catalog.
 func (s *Store) Pinned() Pinned { return Pinned{pool: s.pool, startup: s.pinned} }
+
+// On is p on c, one connection of the store's pool: its statements run
+// there, pinned alike (for a caller that must know the backend, as
+// MaintainEvents' progress watches it).
+func (p Pinned) On(c *pgxpool.Conn) Pinned { return Pinned{pool: c, startup: p.startup} }
 
 // beginSQL is BEGIN with opts (pgx's own spelling: pgx.TxOptions has no
 // exported one).

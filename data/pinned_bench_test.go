@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // BenchmarkPinnedRead is what a one-row read costs through Pinned: on the

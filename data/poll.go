@@ -216,10 +216,10 @@ type pollCursor struct {
 // read after the snapshot was taken (both full 64-bit transaction ids).
 type pollSnapshot struct{ xmin, next uint64 }
 
-// timelineStride is how far lease.move_past_timeline moves the event ids on
-// a new timeline: the ids between the old timeline's and the new one's
-// floor were never drawn, and are not gaps.
-const timelineStride = 1 << 43
+// failoverStride is how far lease.move_past_failover moves the event ids
+// after a failover, on a new WAL timeline: the ids between the old WAL
+// timeline's floor and the new one's were never drawn, and are not gaps.
+const failoverStride = 1 << 43
 
 // start places the cursor after the newest event; ids is every id within
 // window of it, oldest first: the missing ones are gaps.
@@ -261,12 +261,12 @@ func (c *pollCursor) resume(ids []int64) pollCursor {
 }
 
 // mark records as gaps the ids in (from, the last of ids] that ids lacks;
-// ids is ascending. A new timeline moves the event ids 2^43 on
-// (lease.follow_timeline): the ids between are not gaps.
+// ids is ascending. A failover moves the event ids 2^43 on
+// (lease.follow_failover): the ids between are not gaps.
 func (c *pollCursor) mark(from int64, ids []int64) {
 	next := from + 1
 	for _, id := range ids {
-		next = max(next, id-id%timelineStride+1)
+		next = max(next, id-id%failoverStride+1)
 		for ; next < id; next++ {
 			if _, ok := c.gaps[next]; !ok {
 				c.gaps[next] = 0

@@ -66,15 +66,15 @@ func TestPollCursor(t *testing.T) {
 		t.Fatalf("gaps %v, want none: every transaction that could fill them has ended", c.gapList())
 	}
 	// A new primary moves the ids 2^43 on: the ids between are not gaps to
-	// list one by one (that would never end), only those missing on the new
-	// timeline.
+	// list one by one (that would never end), only those missing after the
+	// failover.
 	const base = 1 << 43
 	evs, _ = c.advance(evIDs(base+3, base+5), busy)
 	if got := ids(evs); !slices.Equal(got, []int64{base + 3, base + 5}) {
 		t.Fatalf("advance across the jump: delivered %v", got)
 	}
 	if c.after != base+5 || !slices.Equal(c.gapList(), []int64{base + 1, base + 2, base + 4}) {
-		t.Fatalf("after the jump: after %d, gaps %v; want %d and the 3 missing ids on the new timeline", c.after, c.gapList(), int64(base+5))
+		t.Fatalf("after the jump: after %d, gaps %v; want %d and the 3 missing ids after the failover", c.after, c.gapList(), int64(base+5))
 	}
 }
 

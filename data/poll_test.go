@@ -16,7 +16,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgserver"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // waitPolling waits until l is in poll mode and polling, and returns its
@@ -43,9 +43,9 @@ func waitRows(t *testing.T, l *testListener, got *[]data.Event, want func([]data
 	deadline := time.After(15 * time.Second)
 	for !want(*got) {
 		select {
-		case b := <-l.Batches():
-			if len(b.Events) > 0 && b.Source != data.FromPoll {
-				t.Fatalf("a polling listener delivered %v from %v", ids(b.Events), b.Source)
+		case b := <-l.Deliveries():
+			if len(b.Events) > 0 && b.Origin != data.FromPoll {
+				t.Fatalf("a polling listener delivered %v from %v", ids(b.Events), b.Origin)
 			}
 			*got = append(*got, b.Events...)
 		case <-deadline:

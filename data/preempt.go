@@ -43,7 +43,7 @@ func (s *Store) AcquireWith(ctx context.Context, key Key, runID uuid.UUID, ttl t
 		return Grant{}, err
 	}
 	args := []any{key.Account, key.Session, runID, ttl, holder, !opt.NotPreemptible, opt.Attachment}
-	g, found, err := s.grantCall(ctx, sqlcall.AcquireWithThenNotify, key, runID, args)
+	g, found, err := s.grantCall(ctx, sqlcall.AcquireWithQuiet, key, runID, args)
 	if err != nil {
 		return Grant{}, fmt.Errorf("acquire %s: %w", key, translate(err))
 	}
@@ -85,7 +85,7 @@ func (s *Store) Preempt(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 		return Grant{}, err
 	}
 	args := []any{key.Account, key.Session, runID, ttl, holder, reason, !opt.NotPreemptible, opt.Attachment}
-	g, found, err := s.grantCall(ctx, sqlcall.PreemptThenNotify, key, runID, args)
+	g, found, err := s.grantCall(ctx, sqlcall.PreemptQuiet, key, runID, args)
 	if err != nil {
 		err = translate(err)
 		if errors.Is(err, ErrNotPreemptible) {
@@ -143,7 +143,7 @@ func (s *Store) PreemptPending(ctx context.Context, key Key, runID uuid.UUID) (b
 
 // grantCall makes a call that returns at most one grant row, retrying a
 // serialization failure (nothing granted) up to 3 times, as Acquire does.
-func (s *Store) grantCall(ctx context.Context, q sqlcall.CommitThenNotify, key Key, runID uuid.UUID, args []any) (Grant, bool, error) {
+func (s *Store) grantCall(ctx context.Context, q sqlcall.QuietCall, key Key, runID uuid.UUID, args []any) (Grant, bool, error) {
 	var (
 		g     Grant
 		found bool

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // TestPreemptTakesAnUnexpiredLease: a preempt replaces a live holder at
@@ -307,7 +307,7 @@ func TestPreemptNeedsLeasePreempt(t *testing.T) {
 		"delete":              `DELETE FROM lease.session_lease`,
 		"trigger function":    `SELECT lease.on_session_lease_change()`,
 		"holder options":      `SELECT lease.check_holder_options(true, NULL)`,
-		"timeline helper":     `SELECT lease.move_past_timeline()`,
+		"failover helper":     `SELECT lease.move_past_failover()`,
 		"fence sequence":      `SELECT nextval('lease.fence_seq')`,
 		"set role preempt":    `SET ROLE lease_preempt`,
 		"set role owner":      `SET ROLE lease_owner`,

@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/internal/pgerr"
 	"github.com/leasetop/leasetop/internal/sqlcall"
 )
 
@@ -215,23 +214,6 @@ func (s *Store) QueueLengths(ctx context.Context) (map[Key]int, error) {
 		return nil, fmt.Errorf("read queues: %w", translate(err))
 	}
 	return out, nil
-}
-
-// queueError is translate, with lease.enqueue's and renew_ticket's
-// refusals as this package's errors: a full queue (SQLSTATE 54000)
-// ErrQueueFull, a login's full share (LQ001) ErrQueueShareFull, a cleared
-// ticket (LQ002) a *TicketClearedError, the last two with the server's
-// message (whose share; who cleared it and why).
-func queueError(err error) error {
-	switch sqlstate(err) {
-	case "54000":
-		return ErrQueueFull
-	case "LQ001":
-		return fmt.Errorf("%w: %s", ErrQueueShareFull, pgerr.Server(err).Message)
-	case "LQ002":
-		return &TicketClearedError{Message: pgerr.Server(err).Message}
-	}
-	return translate(err)
 }
 
 // heldQuery reads the holder of a key ($1, $2), whether it may be

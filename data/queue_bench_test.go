@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	leasesql "github.com/leasetop/leasetop/sql"
 )
 
@@ -21,7 +21,7 @@ func acquireWithoutGate(tb testing.TB) string {
 	tb.Helper()
 	var fns string
 	for _, f := range leasesql.Files() {
-		if f.Name == "functions.sql" {
+		if f.Name == "acquire.sql" {
 			fns = f.SQL
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // countKinds counts the events of kind k on key.
@@ -168,7 +168,7 @@ func TestQueueCancelPromotesAndNotifies(t *testing.T) {
 	ln := s.NewListener(data.ListenerConfig{})
 	go func() { _ = ln.Run(ctx) }()
 	select {
-	case b := <-ln.Batches(): // the first is the resync marker: listening
+	case b := <-ln.Deliveries(): // the first is the resync marker: listening
 		if !b.Resync {
 			t.Fatalf("first batch %+v, want the resync marker", b)
 		}
@@ -183,9 +183,9 @@ func TestQueueCancelPromotesAndNotifies(t *testing.T) {
 	}
 	for {
 		select {
-		case b := <-ln.Batches():
+		case b := <-ln.Deliveries():
 			for _, ev := range b.Events {
-				if b.Source == data.FromNotify && ev.Kind == data.KindQueueLeft && ev.Key == k &&
+				if b.Origin == data.FromNotify && ev.Kind == data.KindQueueLeft && ev.Key == k &&
 					ev.RunID == data.PublicRunID(a) && ev.Reason == "cancelled" {
 					return
 				}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // seedLeases writes rows straight into lease.session_lease, triggers off.

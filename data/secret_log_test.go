@@ -16,8 +16,8 @@ import (
 	"github.com/leasetop/leasetop/internal/pgserver"
 )
 
-// TestStatementLogsAndTheSecret checks what README says an operator's log
-// settings reveal. With every statement logged (log_min_duration_statement
+// TestStatementLogsAndTheSecret checks what docs/production.md says an
+// operator's log settings reveal. With every statement logged (log_min_duration_statement
 // = 0), the server logs a call's bind parameters, the run's secret id
 // among them; for a login with log_parameter_max_length = 0 (which only a
 // superuser may set) it logs none. The first half shows the test can see a

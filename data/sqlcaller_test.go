@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // psqlConn connects as a new lease_app login the way psql talks: the simple
@@ -31,7 +31,7 @@ func psqlConn(t *testing.T, db pgtest.DB) *pgx.Conn {
 	return conn
 }
 
-// TestSQLCallerNotifiesAfterCommit runs README's psql example for SQL
+// TestSQLCallerNotifiesAfterCommit runs docs/sql.md's psql example for SQL
 // callers: acquire_quiet and release_quiet commit without a notification,
 // and lease.notify_event sends the trigger's payload of the event they
 // return, once, after the commit.

@@ -23,7 +23,7 @@ type Store struct {
 	pinned bool // the pool's sessions have the pinned search_path from their start-up (Pinned)
 	polls  pollMemory
 
-	calls       sqlcall.Options // how acquire and release reach the pool's connections (sqlcall.CommitThenNotify)
+	calls       sqlcall.Options // how acquire and release reach the pool's connections (sqlcall.QuietCall)
 	plainCalls  atomic.Bool     // the role may not send its own notifications: the trigger does
 	afterCommit func()          // tests only (export_test.go): see sqlcall.Options.AfterCommit
 }

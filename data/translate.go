@@ -224,6 +224,23 @@ func translate(err error) error {
 	return err
 }
 
+// queueError is translate, with lease.enqueue's and renew_ticket's
+// refusals as this package's errors: a full queue (SQLSTATE 54000)
+// ErrQueueFull, a login's full share (LQ001) ErrQueueShareFull, a cleared
+// ticket (LQ002) a *TicketClearedError, the last two with the server's
+// message (whose share; who cleared it and why).
+func queueError(err error) error {
+	switch sqlstate(err) {
+	case "54000":
+		return ErrQueueFull
+	case "LQ001":
+		return fmt.Errorf("%w: %s", ErrQueueShareFull, pgerr.Server(err).Message)
+	case "LQ002":
+		return &TicketClearedError{Message: pgerr.Server(err).Message}
+	}
+	return translate(err)
+}
+
 // newConnectError is the *ConnectError for pgx's pce, found in err.
 func newConnectError(pce *pgconn.ConnectError, err error) *ConnectError {
 	ce := &ConnectError{Reason: rootCause(pce.Unwrap()), err: err}

@@ -1,6 +1,7 @@
 package data
 
 import (
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -89,17 +90,18 @@ const (
 	KindMessageExpired   Kind = "message_expired"
 )
 
-// Valid reports whether k is one of the documented kinds.
-func (k Kind) Valid() bool {
-	switch k {
-	case KindAcquired, KindTakenOver, KindReleased, KindForceReleased,
-		KindRenewRejected, KindTruncated, KindRenewed, KindPreempted,
+// Kinds returns every kind an event row can have, ownership transitions
+// first: the one list of them, which the exporter's counters and the CLI's
+// --kind derive from. KindRenewed is only ever a notification and is not
+// among them.
+func Kinds() []Kind {
+	return []Kind{
+		KindAcquired, KindTakenOver, KindReleased, KindForceReleased,
+		KindRenewRejected, KindTruncated, KindPreempted, KindHandedOver,
 		KindQueueJoined, KindQueueLeft,
-		KindHandoverAsked, KindHandedOver, KindHandoverDeclined, KindHandoverExpired,
-		KindMessageSent, KindMessageDelivered, KindMessageCarried, KindMessageAcked, KindMessageExpired:
-		return true
+		KindHandoverAsked, KindHandoverDeclined, KindHandoverExpired,
+		KindMessageSent, KindMessageDelivered, KindMessageCarried, KindMessageAcked, KindMessageExpired,
 	}
-	return false
 }
 
 // Message reports whether an event of this kind is one of the inbox's: it
@@ -111,6 +113,10 @@ func (k Kind) Message() bool {
 	}
 	return false
 }
+
+// Valid reports whether k is one of the documented kinds: a row's (Kinds)
+// or KindRenewed.
+func (k Kind) Valid() bool { return k == KindRenewed || slices.Contains(Kinds(), k) }
 
 // Ends reports whether an event of this kind ends the lease row it names.
 func (k Kind) Ends() bool { return k == KindReleased || k == KindForceReleased }

@@ -13,58 +13,23 @@ import (
 	"github.com/leasetop/leasetop/data"
 )
 
-// Then is what Ask does when the holder does not hand over.
-type Then int
-
-// The fallbacks of an ask.
-const (
-	// ThenRefuse gives up: Ask returns the *AskError.
-	ThenRefuse Then = iota
-	// ThenQueue joins the session's queue (Client.Queue).
-	ThenQueue
-	// ThenPreempt preempts the holder (Client.Preempt; a privilege:
-	// lease_preempt, and refused when the holder is not preemptible).
-	ThenPreempt
-)
-
-// String returns the CLI's name of t: refuse, queue or preempt.
-func (t Then) String() string {
-	switch t {
-	case ThenQueue:
-		return "queue"
-	case ThenPreempt:
-		return "preempt"
-	default:
-		return "refuse"
-	}
-}
-
-// ParseThen parses refuse, queue or preempt.
-func ParseThen(s string) (Then, error) {
-	for _, t := range []Then{ThenRefuse, ThenQueue, ThenPreempt} {
-		if s == t.String() {
-			return t, nil
-		}
-	}
-	return 0, &data.InputError{Field: "then", Problem: "must be refuse, queue or preempt"}
-}
-
 // AskOptions say how Client.AskWith asks and what it does when the holder
 // does not hand over.
 type AskOptions struct {
 	// Timeout is how long the ask stays pending on the database clock:
 	// more than 0, at most data.MaxAskTTL.
 	Timeout time.Duration
-	// Then is the fallback when the ask ends without the lease.
-	Then Then
-	// Reason is what a ThenPreempt records in its preempted event (at most
+	// Then is the fallback when the ask ends without the lease:
+	// BusyRefuse (the zero value), BusyQueue or BusyPreempt.
+	Then OnBusy
+	// Reason is what a BusyPreempt fallback records in its preempted event (at most
 	// data.MaxReasonBytes, the rules of holder labels); "" records why the
 	// ask failed ("asked to hand over; declined", ...).
 	Reason string
 }
 
 // Ask is AskWith with a timeout and a fallback, and the default reason.
-func (c *Client) Ask(ctx context.Context, p Permit, timeout time.Duration, then Then) (*Lease, error) {
+func (c *Client) Ask(ctx context.Context, p Permit, timeout time.Duration, then OnBusy) (*Lease, error) {
 	return c.AskWith(ctx, p, AskOptions{Timeout: timeout, Then: then})
 }
 
@@ -85,8 +50,8 @@ func (c *Client) Ask(ctx context.Context, p Permit, timeout time.Duration, then 
 // written), when the session's queue has runs ahead of this one
 // (ErrAskQueued: an ask may not jump the queue; nothing is written), when
 // the holder declines (ErrAskDeclined) and when the deadline passes
-// unanswered (ErrAskExpired). Then o.Then decides: ThenRefuse returns the
-// *AskError, ThenQueue queues (Client.Queue) and ThenPreempt preempts the
+// unanswered (ErrAskExpired). Then o.Then decides: BusyRefuse returns the
+// *AskError, BusyQueue queues (Client.Queue) and BusyPreempt preempts the
 // holder (Client.Preempt; lease_preempt), returning what those return.
 // The fallback uses the ask's run id when it can, so the history links the
 // ask with the ticket or the preempt (the same run_id).
@@ -102,7 +67,7 @@ func (c *Client) AskWith(ctx context.Context, p Permit, o AskOptions) (*Lease, e
 	if o.Timeout <= 0 || o.Timeout > data.MaxAskTTL {
 		return nil, &data.InputError{Field: "ask timeout", Problem: fmt.Sprintf("must be more than 0 and at most %s, got %s", data.MaxAskTTL, o.Timeout)}
 	}
-	if o.Then < ThenRefuse || o.Then > ThenPreempt {
+	if !o.Then.AskFallback() {
 		return nil, &data.InputError{Field: "then", Problem: "must be refuse, queue or preempt"}
 	}
 	if err := data.ValidateReason(o.Reason); err != nil {
@@ -121,7 +86,7 @@ func (c *Client) AskWith(ctx context.Context, p Permit, o AskOptions) (*Lease, e
 	}
 	reusable := a.giveUp()
 	var ae *AskError
-	if !errors.As(err, &ae) || o.Then == ThenRefuse {
+	if !errors.As(err, &ae) || o.Then == BusyRefuse {
 		return nil, err
 	}
 	if !reusable {
@@ -181,26 +146,8 @@ func (a *asking) run(ctx context.Context) (*Lease, error) {
 			return nil, ErrClosed
 		}
 		if a.free && !a.asked {
-			l, err := c.try(ctx, req, a.tr, c.acquire)
-			switch {
-			case err == nil:
-				return l, nil
-			case ctx.Err() != nil:
-				return nil, context.Cause(ctx)
-			case !errors.As(err, &held):
-				if err := retry(err); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			a.free = false // held again (or queued): ask
-			if held.RunID == uuid.Nil {
-				// Refused for the queue, with nobody holding: an ask would
-				// answer free again at once. Wait as a waiter does (a
-				// notification, or the poll) before asking again.
-				if err := retry(err); err != nil {
-					return nil, err
-				}
+			if l, done, err := a.acquireFree(ctx, &held, retry); done {
+				return l, err
 			}
 		}
 
@@ -227,42 +174,83 @@ func (a *asking) run(ctx context.Context) (*Lease, error) {
 			continue
 		}
 		b.answer()
-		switch ans.Outcome {
-		case data.AskAsked, data.AskPending:
-			a.asked = true
-			// Look again when the deadline passes on the database clock
-			// (counted from the send time: never later), on a notification,
-			// or after PollInterval.
-			if err := a.sleep(ctx, timer, min(time.Until(sent.Add(ans.Ask.Remaining)), jitter(c.cfg.PollInterval))); err != nil {
-				return nil, err
-			}
-		case data.AskHandedOver, data.AskHeld:
-			a.asked = true
-			l, err := a.claim(ctx, ans.Fence)
-			if errors.Is(err, data.ErrNotHeld) { // it expired before this run could claim it
-				a.asked = false
-				return nil, &AskError{Key: req.Key, Reason: ErrAskExpired, Ask: ans.Ask, Held: held}
-			}
+		if l, done, err := a.answered(ctx, ans, held, sent, timer); done {
 			return l, err
-		case data.AskFree:
-			a.asked, a.free = false, true // nothing pending: acquire it
-		case data.AskBusy:
-			return nil, &AskError{Key: req.Key, Reason: ErrAskBusy, Ask: ans.Ask, Held: held}
-		case data.AskNotPreemptible:
-			return nil, &AskError{Key: req.Key, Reason: ErrNotPreemptible, Held: held}
-		case data.AskQueued:
-			a.asked = false
-			return nil, &AskError{Key: req.Key, Reason: ErrAskQueued, Ahead: ans.Ahead, Held: held}
-		case data.AskDeclined:
-			a.asked = false
-			return nil, &AskError{Key: req.Key, Reason: ErrAskDeclined, Ask: ans.Ask, Held: held}
-		case data.AskExpired:
-			a.asked = false
-			return nil, &AskError{Key: req.Key, Reason: ErrAskExpired, Ask: ans.Ask, Held: held}
-		default:
-			return nil, fmt.Errorf("ask %q: unexpected answer %q", req.Key.String(), ans.Outcome)
 		}
 	}
+}
+
+// acquireFree acquires the session the last answer found free. It is done
+// when it returns the lease or an error; otherwise the session is held
+// again (held says by whom) or the acquire failed in a way to retry, and
+// the ask goes on.
+func (a *asking) acquireFree(ctx context.Context, held **HeldError, retry func(error) error) (*Lease, bool, error) {
+	l, err := a.c.try(ctx, a.p.req, a.tr, a.c.acquire)
+	switch {
+	case err == nil:
+		return l, true, nil
+	case ctx.Err() != nil:
+		return nil, true, context.Cause(ctx)
+	case !errors.As(err, held):
+		if err := retry(err); err != nil {
+			return nil, true, err
+		}
+		return nil, false, nil
+	}
+	a.free = false // held again (or queued): ask
+	if (*held).RunID == uuid.Nil {
+		// Refused for the queue, with nobody holding: an ask would answer
+		// free again at once. Wait as a waiter does (a notification, or the
+		// poll) before asking again.
+		if err := retry(err); err != nil {
+			return nil, true, err
+		}
+	}
+	return nil, false, nil
+}
+
+// answered acts on the answer to an ask sent at sent: it is done when the
+// lease is this run's or the ask ended without it (an *AskError); it
+// returns not done when the ask is pending (after waiting for its deadline,
+// a notification or PollInterval) or the session is free (acquireFree).
+func (a *asking) answered(ctx context.Context, ans data.AskAnswer, held *HeldError, sent time.Time, timer *time.Timer) (*Lease, bool, error) {
+	key := a.p.req.Key
+	switch ans.Outcome {
+	case data.AskAsked, data.AskPending:
+		a.asked = true
+		// Look again when the deadline passes on the database clock
+		// (counted from the send time: never later), on a notification,
+		// or after PollInterval.
+		if err := a.sleep(ctx, timer, min(time.Until(sent.Add(ans.Ask.Remaining)), jitter(a.c.cfg.PollInterval))); err != nil {
+			return nil, true, err
+		}
+		return nil, false, nil
+	case data.AskHandedOver, data.AskHeld:
+		a.asked = true
+		l, err := a.claim(ctx, ans.Fence)
+		if errors.Is(err, data.ErrNotHeld) { // it expired before this run could claim it
+			a.asked = false
+			return nil, true, &AskError{Key: key, Reason: ErrAskExpired, Ask: ans.Ask, Held: held}
+		}
+		return l, true, err
+	case data.AskFree:
+		a.asked, a.free = false, true // nothing pending: acquire it
+		return nil, false, nil
+	case data.AskBusy:
+		return nil, true, &AskError{Key: key, Reason: ErrAskBusy, Ask: ans.Ask, Held: held}
+	case data.AskNotPreemptible:
+		return nil, true, &AskError{Key: key, Reason: ErrNotPreemptible, Held: held}
+	case data.AskQueued:
+		a.asked = false
+		return nil, true, &AskError{Key: key, Reason: ErrAskQueued, Ahead: ans.Ahead, Held: held}
+	case data.AskDeclined:
+		a.asked = false
+		return nil, true, &AskError{Key: key, Reason: ErrAskDeclined, Ask: ans.Ask, Held: held}
+	case data.AskExpired:
+		a.asked = false
+		return nil, true, &AskError{Key: key, Reason: ErrAskExpired, Ask: ans.Ask, Held: held}
+	}
+	return nil, true, fmt.Errorf("ask %q: unexpected answer %q", key.String(), ans.Outcome)
 }
 
 // sleep waits d, or less when woken; it returns ctx's cause when ctx ends.
@@ -317,7 +305,7 @@ func (a *asking) giveUp() bool {
 	return true
 }
 
-// askFallbackReasons are what a ThenPreempt records in its preempted event
+// askFallbackReasons are what a BusyPreempt fallback records in its preempted event
 // when AskOptions.Reason is empty, by how the ask ended.
 var askFallbackReasons = map[error]string{
 	ErrAskExpired:  "asked to hand over; no answer in time",
@@ -327,8 +315,8 @@ var askFallbackReasons = map[error]string{
 }
 
 // askFallback runs what an ask chose to do when it ended without the lease
-// (ae says how), with tr's run id: ThenQueue joins the session's queue
-// (Client.Queue), ThenPreempt preempts the holder (Client.Preempt, with
+// (ae says how), with tr's run id: BusyQueue joins the session's queue
+// (Client.Queue), BusyPreempt preempts the holder (Client.Preempt, with
 // o.Reason or askFallbackReasons). Their errors are returned as those calls
 // return them, after the words of how the ask ended (not wrapped: the
 // error is the fallback's).
@@ -338,9 +326,9 @@ func (c *Client) askFallback(ctx context.Context, p Permit, o AskOptions, tr *tr
 		err error
 	)
 	switch o.Then {
-	case ThenQueue:
+	case BusyQueue:
 		l, err = c.queue(ctx, p, tr)
-	case ThenPreempt:
+	case BusyPreempt:
 		reason := cmp.Or(o.Reason, askFallbackReasons[ae.Reason], askFallbackReasons[ErrAskExpired])
 		l, err = c.preempt(ctx, p, reason, tr)
 	default:

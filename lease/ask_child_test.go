@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/lease"
 )
 
@@ -109,14 +109,14 @@ func TestAskFrozenHolderExpires(t *testing.T) {
 	defer c.Signal(t, syscall.SIGCONT)
 	askerC := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
 	p := permit(t, askerC, testKey, "phone")
-	if _, err := askerC.Ask(ctx, p, 300*time.Millisecond, lease.ThenRefuse); !errors.Is(err, lease.ErrAskExpired) {
+	if _, err := askerC.Ask(ctx, p, 300*time.Millisecond, lease.BusyRefuse); !errors.Is(err, lease.ErrAskExpired) {
 		t.Fatalf("Ask of a frozen holder err = %v, want ErrAskExpired", err)
 	}
 	row := holderOf(t, db.Store(t), testKey)
 	if row.Fence != c.fence {
 		t.Fatalf("lease fence %d after a refused ask, want the frozen holder's %d", row.Fence, c.fence)
 	}
-	l, err := askerC.Ask(ctx, p, 300*time.Millisecond, lease.ThenPreempt)
+	l, err := askerC.Ask(ctx, p, 300*time.Millisecond, lease.BusyPreempt)
 	if err != nil {
 		t.Fatalf("Ask then preempt of a frozen holder: %v", err)
 	}
@@ -163,7 +163,7 @@ func TestAskHolderKilledMidHandOver(t *testing.T) {
 	ctx := context.Background()
 	c := startChild(t, db.URL, childAsked, 3*time.Second)
 	askerC := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
-	done := askAsync(ctx, askerC, permit(t, askerC, testKey, "phone"), time.Minute, lease.ThenRefuse)
+	done := askAsync(ctx, askerC, permit(t, askerC, testKey, "phone"), time.Minute, lease.BusyRefuse)
 	pgtest.Eventually(t, 30*time.Second, "the child to be asked", func() bool { return strings.Contains(c.out.String(), "asked ") })
 
 	tx, err := db.Conn(t).Begin(ctx)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/lease"
 )
 
@@ -41,7 +41,7 @@ func askClaimRound(t *testing.T, db pgtest.DB, holderC, askerC *lease.Client, hp
 	t.Helper()
 	ctx := context.Background()
 	l := acquire(t, holderC, hp)
-	done := askAsync(ctx, askerC, ap, 30*time.Second, lease.ThenRefuse)
+	done := askAsync(ctx, askerC, ap, 30*time.Second, lease.BusyRefuse)
 	nextAsk(t, l)
 	// Both Clients listen (the holder's watch, the asker's wait): the
 	// handed_over notification can reach the asker.
@@ -85,7 +85,7 @@ func TestAskKeepsTheRunningListener(t *testing.T) {
 	t.Cleanup(func() { _ = idle.Release(context.Background()) })
 	starts := lease.ListenerStarts(askerC)
 	l := acquire(t, holderC, permit(t, holderC, testKey, "desktop"))
-	done := askAsync(ctx, askerC, permit(t, askerC, testKey, "phone"), 30*time.Second, lease.ThenRefuse)
+	done := askAsync(ctx, askerC, permit(t, askerC, testKey, "phone"), 30*time.Second, lease.BusyRefuse)
 	nextAsk(t, l)
 	if err := l.HandOver(ctx); err != nil {
 		t.Fatalf("HandOver: %v", err)

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/lease"
 )
 
@@ -23,7 +23,7 @@ type askResult struct {
 }
 
 // askAsync starts c.Ask and returns its outcome's channel.
-func askAsync(ctx context.Context, c *lease.Client, p lease.Permit, timeout time.Duration, then lease.Then) <-chan askResult {
+func askAsync(ctx context.Context, c *lease.Client, p lease.Permit, timeout time.Duration, then lease.OnBusy) <-chan askResult {
 	done := make(chan askResult, 1)
 	go func() {
 		l, err := c.Ask(ctx, p, timeout, then)
@@ -33,7 +33,7 @@ func askAsync(ctx context.Context, c *lease.Client, p lease.Permit, timeout time
 }
 
 // nextAsk waits for the holder's next ask.
-func nextAsk(t *testing.T, l *lease.Lease) lease.Ask {
+func nextAsk(t *testing.T, l *lease.Lease) lease.IncomingAsk {
 	t.Helper()
 	select {
 	case a, ok := <-l.Asked():
@@ -93,8 +93,8 @@ func TestAskHandOver(t *testing.T) {
 		}
 	})
 
-	done := askAsync(ctx, askerC, permit(t, askerC, testKey, "phone"), 30*time.Second, lease.ThenRefuse)
-	var a lease.Ask
+	done := askAsync(ctx, askerC, permit(t, askerC, testKey, "phone"), 30*time.Second, lease.BusyRefuse)
+	var a lease.IncomingAsk
 	select {
 	case a = <-asks:
 	case <-time.After(30 * time.Second):
@@ -152,7 +152,7 @@ func TestAskDeclined(t *testing.T) {
 	holderC := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
 	askerC := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
 	l := acquire(t, holderC, permit(t, holderC, testKey, "desktop"))
-	done := askAsync(ctx, askerC, permit(t, askerC, testKey, "phone"), 30*time.Second, lease.ThenRefuse)
+	done := askAsync(ctx, askerC, permit(t, askerC, testKey, "phone"), 30*time.Second, lease.BusyRefuse)
 	a := nextAsk(t, l)
 	if err := a.Decline(ctx); err != nil {
 		t.Fatalf("Decline: %v", err)
@@ -182,10 +182,10 @@ func TestAskSecondAskerRefused(t *testing.T) {
 	secondC := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
 	l := acquire(t, holderC, permit(t, holderC, testKey, "desktop"))
 	actx, cancel := context.WithCancel(ctx)
-	first := askAsync(actx, firstC, permit(t, firstC, testKey, "phone"), 30*time.Second, lease.ThenRefuse)
+	first := askAsync(actx, firstC, permit(t, firstC, testKey, "phone"), 30*time.Second, lease.BusyRefuse)
 	a := nextAsk(t, l)
 
-	_, err := secondC.Ask(ctx, permit(t, secondC, testKey, "tablet"), 30*time.Second, lease.ThenRefuse)
+	_, err := secondC.Ask(ctx, permit(t, secondC, testKey, "tablet"), 30*time.Second, lease.BusyRefuse)
 	var ae *lease.AskError
 	if !errors.Is(err, lease.ErrAskBusy) || !errors.As(err, &ae) || ae.Ask.RunID != a.RunID || ae.Ask.Holder != "phone" || ae.Ask.Until.IsZero() {
 		t.Fatalf("second Ask err = %v, want ErrAskBusy naming run %s (phone) and its deadline", err, a.RunID)
@@ -219,10 +219,10 @@ func TestAskExpiresUnanswered(t *testing.T) {
 	askerC := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
 	l := acquire(t, holderC, permit(t, holderC, testKey, "desktop"))
 	p := permit(t, askerC, testKey, "phone")
-	if _, err := askerC.Ask(ctx, p, 200*time.Millisecond, lease.ThenRefuse); !errors.Is(err, lease.ErrAskExpired) {
+	if _, err := askerC.Ask(ctx, p, 200*time.Millisecond, lease.BusyRefuse); !errors.Is(err, lease.ErrAskExpired) {
 		t.Fatalf("Ask err = %v, want ErrAskExpired", err)
 	}
-	if _, err := askerC.Ask(ctx, p, 200*time.Millisecond, lease.ThenRefuse); !errors.Is(err, lease.ErrAskExpired) {
+	if _, err := askerC.Ask(ctx, p, 200*time.Millisecond, lease.BusyRefuse); !errors.Is(err, lease.ErrAskExpired) {
 		t.Fatalf("second Ask err = %v, want ErrAskExpired", err)
 	}
 	expired := 0
@@ -252,13 +252,13 @@ func TestAskFreeSessionIsAcquired(t *testing.T) {
 	holderC := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
 	askerC := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
 	other := lease.Key{Account: "acct", Session: "free"}
-	if l, err := askerC.Ask(ctx, permit(t, askerC, other, "phone"), time.Second, lease.ThenRefuse); err != nil {
+	if l, err := askerC.Ask(ctx, permit(t, askerC, other, "phone"), time.Second, lease.BusyRefuse); err != nil {
 		t.Fatalf("Ask on a free session: %v", err)
 	} else {
 		_ = l.Release(ctx)
 	}
 	l := acquire(t, holderC, permit(t, holderC, testKey, "desktop"))
-	done := askAsync(ctx, askerC, permit(t, askerC, testKey, "phone"), 30*time.Second, lease.ThenRefuse)
+	done := askAsync(ctx, askerC, permit(t, askerC, testKey, "phone"), 30*time.Second, lease.BusyRefuse)
 	a := nextAsk(t, l)
 	if err := l.Release(ctx); err != nil {
 		t.Fatal(err)
@@ -283,7 +283,7 @@ func TestAskClaimRenewsToTheAskersTTL(t *testing.T) {
 	holderC := newClient(t, db.Store(t), lease.Config{TTL: time.Second})
 	askerC := newClient(t, db.Store(t), lease.Config{TTL: time.Minute})
 	l := acquire(t, holderC, permit(t, holderC, testKey, "desktop"))
-	done := askAsync(ctx, askerC, permit(t, askerC, testKey, "phone"), 30*time.Second, lease.ThenRefuse)
+	done := askAsync(ctx, askerC, permit(t, askerC, testKey, "phone"), 30*time.Second, lease.BusyRefuse)
 	nextAsk(t, l)
 	if err := l.HandOver(ctx); err != nil {
 		t.Fatalf("HandOver: %v", err)
@@ -309,7 +309,7 @@ func TestAskThenQueue(t *testing.T) {
 	holderC := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
 	askerC := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
 	l := acquire(t, holderC, permit(t, holderC, testKey, "desktop"))
-	done := askAsync(ctx, askerC, permit(t, askerC, testKey, "phone"), 200*time.Millisecond, lease.ThenQueue)
+	done := askAsync(ctx, askerC, permit(t, askerC, testKey, "phone"), 200*time.Millisecond, lease.BusyQueue)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		q, err := s.QueueLengths(ctx)
@@ -363,7 +363,7 @@ func TestAskThenPreempt(t *testing.T) {
 	holderC := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
 	askerC := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
 	l := acquire(t, holderC, permit(t, holderC, testKey, "desktop"))
-	got, err := askerC.Ask(ctx, permit(t, askerC, testKey, "phone"), 200*time.Millisecond, lease.ThenPreempt)
+	got, err := askerC.Ask(ctx, permit(t, askerC, testKey, "phone"), 200*time.Millisecond, lease.BusyPreempt)
 	if err != nil {
 		t.Fatalf("Ask then preempt: %v", err)
 	}
@@ -422,7 +422,7 @@ func TestAskWaitsBehindAQueueOfAFreeSession(t *testing.T) {
 	}
 	askerStore := db.Store(t)
 	askerC := newClient(t, askerStore, lease.Config{TTL: 3 * time.Second, PollInterval: 500 * time.Millisecond})
-	if l, err := askerC.Ask(ctx, permit(t, askerC, testKey, "phone"), time.Minute, lease.ThenRefuse); !errors.Is(err, lease.ErrAskQueued) {
+	if l, err := askerC.Ask(ctx, permit(t, askerC, testKey, "phone"), time.Minute, lease.BusyRefuse); !errors.Is(err, lease.ErrAskQueued) {
 		t.Fatalf("Ask behind a live ticket = %v, %v; want ErrAskQueued", l, err)
 	}
 	askerC.Close()

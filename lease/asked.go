@@ -14,11 +14,12 @@ import (
 	"github.com/leasetop/leasetop/data"
 )
 
-// Ask is another run's request that this lease be handed over to it
-// ("continue on this device"), delivered on Lease.Asked. Answer it with
-// Lease.HandOver or Ask.Decline before Until, or let it expire: the asker
-// then falls back to what it chose (give up, queue or preempt).
-type Ask struct {
+// IncomingAsk is another run's request that this lease be handed over to
+// it ("continue on this device"), as this lease's holder receives it on
+// Lease.Asked; Client.Ask is the asker's side. Answer it with
+// Lease.HandOver or IncomingAsk.Decline before Until, or let it expire: the
+// asker then falls back to what it chose (give up, queue or preempt).
+type IncomingAsk struct {
 	Key Key
 	// RunID is the asker's public run id; Holder the label it would hold
 	// the lease under (untrusted text: quote or escape it to show it).
@@ -32,11 +33,16 @@ type Ask struct {
 	lease *Lease
 }
 
+// Ask is IncomingAsk: an ask this lease received.
+//
+// Deprecated: use IncomingAsk; Client.Ask is the sending side.
+type Ask = IncomingAsk
+
 // Decline refuses the ask: the asker is told, and the lease stays with this
 // run. It returns an *AskError with ErrAskExpired when the deadline had
 // passed, ErrNoAsk when no ask is pending for this run (another one
 // answered it), and the lease's cause when it is no longer held.
-func (a Ask) Decline(ctx context.Context) error {
+func (a IncomingAsk) Decline(ctx context.Context) error {
 	l := a.lease
 	if l == nil {
 		return ErrNoAsk
@@ -120,9 +126,9 @@ func (l *Lease) answerErr(ans data.AskAnswer, want data.AskOutcome) error {
 // holder watch) delivers it within milliseconds. A lease that never calls
 // Asked costs nothing more. The channel holds one ask; an ask left unread is
 // offered again at the next renewal while it is pending.
-func (l *Lease) Asked() <-chan Ask {
+func (l *Lease) Asked() <-chan IncomingAsk {
 	l.asks.once.Do(func() {
-		l.asks.ch = make(chan Ask, 1)
+		l.asks.ch = make(chan IncomingAsk, 1)
 		l.asks.watching.Store(true)
 		go func() {
 			l.checkAsk() // one pending already
@@ -142,7 +148,7 @@ type askWatch struct {
 	watching atomic.Bool // Asked was called: renewals read the pending ask
 
 	mu        sync.Mutex
-	ch        chan Ask
+	ch        chan IncomingAsk
 	closed    bool
 	delivered uuid.UUID // the asker last delivered
 }
@@ -160,7 +166,7 @@ func (l *Lease) noteAsk(a *data.PendingAsk) {
 		return
 	}
 	select {
-	case w.ch <- Ask{Key: l.token.Key, RunID: a.RunID, Holder: a.Holder, Until: a.Until, Remaining: a.Remaining, lease: l}:
+	case w.ch <- IncomingAsk{Key: l.token.Key, RunID: a.RunID, Holder: a.Holder, Until: a.Until, Remaining: a.Remaining, lease: l}:
 		w.delivered = a.RunID
 	default: // the last one is unread: offered again at the next renewal
 	}
@@ -193,7 +199,7 @@ var (
 	ErrAskExpired = errors.New("the ask to hand over expired unanswered")
 	// ErrAskQueued: the session's queue has runs ahead of the asker, which
 	// an ask may not pass (AskError.Ahead says how many); nothing was
-	// written. Join the queue instead (ThenQueue).
+	// written. Join the queue instead (BusyQueue).
 	ErrAskQueued = errors.New("runs are queued ahead; an ask may not pass them")
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/lease"
 )
 
@@ -47,7 +47,7 @@ func TestAuthorizeGatesCompeting(t *testing.T) {
 			t.Errorf("Wait(%s) err = %v, want ErrNoPermit", name, err)
 		}
 		called := false
-		err := c.Do(ctx, p, lease.Try, func(context.Context, *lease.Lease) error { called = true; return nil })
+		err := c.Do(ctx, p, lease.BusyRefuse, func(context.Context, *lease.Lease) error { called = true; return nil })
 		if !errors.Is(err, lease.ErrNoPermit) || called {
 			t.Errorf("Do(%s) err = %v, called = %v; want ErrNoPermit and not called", name, err, called)
 		}

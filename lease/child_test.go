@@ -15,9 +15,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
-	"github.com/leasetop/leasetop/internal/proctest"
-	"github.com/leasetop/leasetop/internal/syncbuf"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/proctest"
+	"github.com/leasetop/leasetop/internal/testkit/syncbuf"
 	"github.com/leasetop/leasetop/lease"
 )
 
@@ -141,7 +141,7 @@ func ready(ctx context.Context, tx pgx.Tx, fence int64) error {
 // Client.Do, given Do's context. It prints how FencedTx ended, then what Do
 // returned.
 func doChild(ctx context.Context, mode string, store *data.Store, client *lease.Client, p lease.Permit) error {
-	err := client.Do(ctx, p, lease.Try, func(ctx context.Context, l *lease.Lease) error {
+	err := client.Do(ctx, p, lease.BusyRefuse, func(ctx context.Context, l *lease.Lease) error {
 		write := func(ctx context.Context, tx pgx.Tx) error {
 			_, err := tx.Exec(ctx, `INSERT INTO doc VALUES ('child', $1)`, l.Fence())
 			return err

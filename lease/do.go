@@ -4,24 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/leasetop/leasetop/data"
 )
 
-// Mode says how Do acquires the lease: like Client.Try or like Client.Wait.
-// The two ways to acquire have one name each, as a method and as a mode.
-type Mode int
-
-// The modes of Do.
-const (
-	// Try makes one attempt (Client.Try): Do returns ErrHeld when another
-	// run holds the lease.
-	Try Mode = iota
-	// Wait waits until the lease is acquired or ctx ends (Client.Wait).
-	Wait
-)
-
-// Do owns an execution: it acquires p's lease (Try or Wait, per mode), runs fn with a
-// context that is cancelled when the lease is lost or ctx ends, waits for fn
-// to return, and then releases the lease.
+// Do owns an execution: it acquires p's lease as onBusy says (BusyRefuse:
+// Try, BusyWait: Wait, BusyQueue: Queue), runs fn with a context that is
+// cancelled when the lease is lost or ctx ends, waits for fn to return, and
+// then releases the lease. The strategies that need more than a Permit
+// (BusyPreempt: a reason, BusyAsk: a timeout and a fallback) and BusyJoin,
+// which the program does itself, are an *data.InputError: acquire with
+// Client.Preempt or Client.AskWith and hand the lease to fn yourself.
 //
 // It returns fn's error, or, when the lease was lost before fn returned, one
 // error on one line that errors.Is both ErrLost and the cause
@@ -43,13 +36,8 @@ const (
 // nil or only the consequence of the hand-over (a context error, or an error
 // that is ErrHandedOver). fn must return promptly once its context is done:
 // the lease is released only after it returns.
-func (c *Client) Do(ctx context.Context, p Permit, mode Mode, fn func(ctx context.Context, l *Lease) error) (err error) {
-	var l *Lease
-	if mode == Wait {
-		l, err = c.Wait(ctx, p)
-	} else {
-		l, err = c.Try(ctx, p)
-	}
+func (c *Client) Do(ctx context.Context, p Permit, onBusy OnBusy, fn func(ctx context.Context, l *Lease) error) (err error) {
+	l, err := c.acquireFor(ctx, p, onBusy)
 	if err != nil {
 		return err
 	}
@@ -77,6 +65,19 @@ func (c *Client) Do(ctx context.Context, p Permit, mode Mode, fn func(ctx contex
 		}
 	}()
 	return l.run(ctx, fn)
+}
+
+// acquireFor acquires p's lease for Do as onBusy says.
+func (c *Client) acquireFor(ctx context.Context, p Permit, onBusy OnBusy) (*Lease, error) {
+	switch onBusy {
+	case BusyRefuse:
+		return c.Try(ctx, p)
+	case BusyWait:
+		return c.Wait(ctx, p)
+	case BusyQueue:
+		return c.Queue(ctx, p)
+	}
+	return nil, &data.InputError{Field: "busy strategy", Problem: fmt.Sprintf("Do takes refuse, wait or queue, got %s: acquire with Client.Preempt or Client.AskWith, then work", onBusy)}
 }
 
 // withLoss is Do's error when the lease was lost while fn ran and fn

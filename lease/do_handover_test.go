@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/lease"
 )
 
@@ -23,10 +23,10 @@ func TestDoHandOverIsNotALoss(t *testing.T) {
 	askerC := newClient(t, db.Store(t), lease.Config{TTL: 3 * time.Second})
 	started := make(chan struct{})
 	var done <-chan askResult
-	err := holderC.Do(ctx, permit(t, holderC, testKey, "desktop"), lease.Try, func(ctx context.Context, l *lease.Lease) error {
+	err := holderC.Do(ctx, permit(t, holderC, testKey, "desktop"), lease.BusyRefuse, func(ctx context.Context, l *lease.Lease) error {
 		asks := l.Asked()
 		close(started)
-		done = askAsync(context.Background(), askerC, permit(t, askerC, testKey, "phone"), 30*time.Second, lease.ThenRefuse)
+		done = askAsync(context.Background(), askerC, permit(t, askerC, testKey, "phone"), 30*time.Second, lease.BusyRefuse)
 		select {
 		case <-asks:
 		case <-time.After(30 * time.Second):

@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/lease"
 	"github.com/leasetop/leasetop/lease/leasetest"
 )
@@ -22,7 +22,7 @@ func TestDoReleasesAfterFunctionReturns(t *testing.T) {
 	c := newClient(t, store, lease.Config{TTL: 10 * time.Second})
 	errWork := errors.New("work failed")
 	var seen *lease.Lease
-	err := c.Do(context.Background(), permit(t, c, testKey, "h"), lease.Try, func(ctx context.Context, l *lease.Lease) error {
+	err := c.Do(context.Background(), permit(t, c, testKey, "h"), lease.BusyRefuse, func(ctx context.Context, l *lease.Lease) error {
 		seen = l
 		if got := holderOf(t, store, testKey); got.RunID != l.RunID() {
 			t.Errorf("inside Do the holder is %v, want %v", got.RunID, l.RunID())
@@ -52,7 +52,7 @@ func TestDoReportsLossOnlyWhenHeld(t *testing.T) {
 	// Never held: the acquisition error, no loss, fn not called.
 	holder := acquire(t, other, permit(t, other, testKey, "other"))
 	called := false
-	err := c.Do(context.Background(), permit(t, c, testKey, "h"), lease.Try, func(context.Context, *lease.Lease) error {
+	err := c.Do(context.Background(), permit(t, c, testKey, "h"), lease.BusyRefuse, func(context.Context, *lease.Lease) error {
 		called = true
 		return nil
 	})
@@ -64,7 +64,7 @@ func TestDoReportsLossOnlyWhenHeld(t *testing.T) {
 	// Held, then force-released while fn runs: fn's ctx is cancelled with
 	// the loss, and Do reports it after fn returned.
 	var cause error
-	err = c.Do(context.Background(), permit(t, c, testKey, "h"), lease.Wait, func(ctx context.Context, l *lease.Lease) error {
+	err = c.Do(context.Background(), permit(t, c, testKey, "h"), lease.BusyWait, func(ctx context.Context, l *lease.Lease) error {
 		if _, err := store.ForceRelease(context.Background(), testKey, l.RunID(), "test"); err != nil {
 			return err
 		}
@@ -113,7 +113,7 @@ func TestDoLossIsOneLine(t *testing.T) {
 		{"an error of its own", func(context.Context, *lease.Lease) error { return errOwn }, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := c.Do(context.Background(), permit(t, c, testKey, "h"), lease.Try, func(ctx context.Context, l *lease.Lease) error {
+			err := c.Do(context.Background(), permit(t, c, testKey, "h"), lease.BusyRefuse, func(ctx context.Context, l *lease.Lease) error {
 				leasetest.ForceLoss(t, store, l)
 				<-ctx.Done()
 				return tc.fnErr(ctx, l)
@@ -142,7 +142,7 @@ func TestDoCallerCancel(t *testing.T) {
 	store := db.Store(t)
 	c := newClient(t, store, lease.Config{TTL: 10 * time.Second})
 	ctx, cancel := context.WithCancel(context.Background())
-	err := c.Do(ctx, permit(t, c, testKey, "h"), lease.Try, func(ctx context.Context, l *lease.Lease) error {
+	err := c.Do(ctx, permit(t, c, testKey, "h"), lease.BusyRefuse, func(ctx context.Context, l *lease.Lease) error {
 		cancel()
 		<-ctx.Done()
 		if l.Err() != nil {

@@ -24,7 +24,7 @@
 //	}
 //
 //	// Wait for the lease, work while it is held, release once the function returned.
-//	err = client.Do(ctx, permit, lease.Wait, func(ctx context.Context, l *lease.Lease) error {
+//	err = client.Do(ctx, permit, lease.BusyWait, func(ctx context.Context, l *lease.Lease) error {
 //		// ctx is cancelled the moment ownership might be lost; context.Cause(ctx) says why.
 //		// ... the long part (call the model, run tools) goes here, with ctx ...
 //		return l.FencedTx(ctx, store.Pool(), func(ctx context.Context, tx pgx.Tx) error {
@@ -36,7 +36,8 @@
 //	})
 //
 // The package's Example is this code in full, from data.Open to the
-// handling of the errors; README.md shows the same.
+// handling of the errors, as docs/run.md shows it; README.md shows this
+// part of it.
 //
 // # Valid before work: the local safe deadline
 //

@@ -102,7 +102,7 @@ func ExampleLease_FencedSQLTx() {
 		fmt.Println(err)
 		return
 	}
-	err = client.Do(ctx, p, lease.Try, func(ctx context.Context, l *lease.Lease) error {
+	err = client.Do(ctx, p, lease.BusyRefuse, func(ctx context.Context, l *lease.Lease) error {
 		return l.FencedSQLTx(ctx, db, func(ctx context.Context, tx *sql.Tx) error {
 			_, err := tx.ExecContext(ctx, `INSERT INTO reply VALUES ($1, $2, $3)`, l.Key().Session, "hello", l.Fence())
 			return err

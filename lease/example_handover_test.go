@@ -37,7 +37,7 @@ func ExampleClient_Ask() {
 	}()
 
 	pp, _ := client.Authorize(ctx, allow, key, "phone")
-	phone, err := client.Ask(ctx, pp, 10*time.Second, lease.ThenRefuse)
+	phone, err := client.Ask(ctx, pp, 10*time.Second, lease.BusyRefuse)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -8,7 +8,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // exampleDatabase returns a fresh database with the lease schema (in your

@@ -14,8 +14,8 @@ import (
 
 // Own an execution: authorize the caller, wait for the session's lease,
 // write under the fence while it is held, release. reply, below, is the
-// example README.md and docs/run.md show (TestReadmeExample keeps them
-// identical to this file).
+// example docs/run.md shows, and README.md a part of (TestReadmeExample
+// keeps them true to this file).
 func Example() {
 	dsn, drop := exampleDatabase()
 	defer drop()
@@ -77,7 +77,7 @@ func reply(ctx context.Context, dsn string, user User, key lease.Key, answer str
 	}
 
 	// Wait for the lease, work while it is held, release once the function returned.
-	err = client.Do(ctx, permit, lease.Wait, func(ctx context.Context, l *lease.Lease) error {
+	err = client.Do(ctx, permit, lease.BusyWait, func(ctx context.Context, l *lease.Lease) error {
 		// ctx is cancelled the moment ownership might be lost; context.Cause(ctx) says why.
 		// ... the long part (call the model, run tools) goes here, with ctx ...
 		return l.FencedTx(ctx, store.Pool(), func(ctx context.Context, tx pgx.Tx) error {
@@ -89,7 +89,7 @@ func reply(ctx context.Context, dsn string, user User, key lease.Key, answer str
 	})
 	switch {
 	case errors.Is(err, lease.ErrHeld):
-		// Only with lease.Try: someone else is working on it.
+		// Only with lease.BusyRefuse: someone else is working on it.
 	case errors.Is(err, lease.ErrStale), errors.Is(err, lease.ErrLost):
 		// Another run owns the conversation now. ErrStale: the write was refused, nothing
 		// was written. ErrLost: ErrPreempted, ErrForceReleased, ErrTakenOver, ErrRejected or

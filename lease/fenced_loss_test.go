@@ -12,7 +12,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/pgserver"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/lease"
 )
 
@@ -79,7 +79,7 @@ func TestFencedTxLeaseEndsWhileFnRuns(t *testing.T) {
 				}
 				c := newClient(t, store, lease.Config{TTL: 2 * time.Second})
 				var fenced error
-				_ = c.Do(ctx, permit(t, c, testKey, "holder"), lease.Try, func(ctx context.Context, l *lease.Lease) error {
+				_ = c.Do(ctx, permit(t, c, testKey, "holder"), lease.BusyRefuse, func(ctx context.Context, l *lease.Lease) error {
 					entered := make(chan struct{})
 					ended := make(chan struct{})
 					go func() {

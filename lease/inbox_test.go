@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/lease"
 )
 
@@ -262,7 +262,7 @@ func TestCancelMessageStopsTheRun(t *testing.T) {
 	done := make(chan error, 1)
 	var fenced error
 	go func() {
-		done <- holderC.Do(ctx, permit(t, holderC, testKey, "desktop"), lease.Try, func(ctx context.Context, l *lease.Lease) error {
+		done <- holderC.Do(ctx, permit(t, holderC, testKey, "desktop"), lease.BusyRefuse, func(ctx context.Context, l *lease.Lease) error {
 			l.Messages()
 			started <- l
 			<-ctx.Done()
@@ -346,7 +346,7 @@ func TestMessagesAcrossAHandOverAndAPreempt(t *testing.T) {
 					b, err = bC.Preempt(ctx, pb, "a burst")
 				} else {
 					asked := a.Asked()
-					got := askAsync(ctx, bC, pb, 30*time.Second, lease.ThenRefuse)
+					got := askAsync(ctx, bC, pb, 30*time.Second, lease.BusyRefuse)
 					<-asked
 					if err := a.HandOver(ctx); err != nil {
 						t.Fatalf("HandOver: %v", err)

@@ -199,35 +199,41 @@ func (n *notifier) close() {
 
 // run runs one data.Listener until ctx is cancelled and hands what it
 // delivers to the subscriptions of the keys it names: rows of lease.event,
-// notifications once read back.
+// notifications once read back (data.Listener.Serve, with a listenerRun as
+// the handler).
 func (n *notifier) run(ctx context.Context, cfg data.ListenerConfig) {
 	ln := n.store.NewListener(cfg)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = ln.Run(ctx) // returns nil when ctx is cancelled; it reconnects on its own
-	}()
-	defer func() { <-done }()
-	owed := newResyncs(n.gap)
-	defer owed.stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-owed.due():
-			n.resyncOwed(owed)
-		case b := <-ln.Batches():
-			evs, again := b.Events, b.Resync
-			if b.Source == data.FromNotify && !b.Resync {
-				n.hint(evs)
-				evs, again = n.readBack(ctx, ln, evs)
-			}
-			if n.deliver(evs) || again { // each event only wakes, or makes a holder check
-				n.resync(owed)
-			}
-		}
+	r := &listenerRun{n: n, ln: ln, owed: newResyncs(n.gap)}
+	defer r.owed.stop()
+	_ = ln.Serve(ctx, r) // returns once ctx is cancelled; the listener reconnects on its own
+}
+
+// listenerRun is the notifier's handler of one listener's deliveries, and
+// of the resyncs it owes (Timer: resync.go).
+type listenerRun struct {
+	n    *notifier
+	ln   *data.Listener
+	owed *resyncs
+}
+
+// HandleDelivery hands a delivery's events to the subscriptions, and a
+// resync (a marker, a truncation, a read-back that failed) to all of them.
+func (r *listenerRun) HandleDelivery(ctx context.Context, d data.Delivery) {
+	evs, again := d.Events, d.Resync
+	if d.Origin == data.FromNotify && !d.Resync {
+		r.n.hint(evs)
+		evs, again = r.n.readBack(ctx, r.ln, evs)
+	}
+	if r.n.deliver(evs) || again { // each event only wakes, or makes a holder check
+		r.n.resync(r.owed)
 	}
 }
+
+// Timer fires when an owed resync may be handed on.
+func (r *listenerRun) Timer() <-chan time.Time { return r.owed.due() }
+
+// HandleTimer hands on the owed resync.
+func (r *listenerRun) HandleTimer(context.Context) { r.n.resyncOwed(r.owed) }
 
 // deliver hands each event to its key's subscriptions. It reports whether
 // one was a truncation, which names no key and ends every lease: it

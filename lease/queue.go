@@ -90,7 +90,7 @@ type queuer struct {
 	opts    queueOptions
 	tr      *tracker
 	backoff backoff
-	tickets []uuid.UUID // every run id that took a ticket, to cancel on give-up
+	tickets []uuid.UUID // every run id that may hold a ticket, to cancel on give-up
 	ahead   int         // the place last reported to OnPlace; -1 before the first
 }
 
@@ -132,6 +132,12 @@ func (q *queuer) step(ctx context.Context) (*Lease, time.Duration, error) {
 	ttl := c.cfg.RenewInterval // a ticket lives a renewal interval: see Queue
 	renewBy := ttl / 2         // and is renewed twice in it
 	run := q.tr.runID
+	// Counted before the call: a ticket may be committed while its reply
+	// is lost to ctx, and giveUp must cancel it too (cancelling a ticket
+	// that was never taken changes nothing).
+	if len(q.tickets) == 0 || q.tickets[len(q.tickets)-1] != run {
+		q.tickets = append(q.tickets, run)
+	}
 	place, err := c.store.Enqueue(ctx, q.req.Key, run, ttl, q.req.Holder)
 	if err != nil {
 		if errors.Is(err, data.ErrQueueFull) || errors.Is(err, data.ErrTicketCleared) {
@@ -142,9 +148,6 @@ func (q *queuer) step(ctx context.Context) (*Lease, time.Duration, error) {
 			return nil, 0, err
 		}
 		return nil, min(delay, renewBy), nil
-	}
-	if place.Ticketed() && (len(q.tickets) == 0 || q.tickets[len(q.tickets)-1] != run) {
-		q.tickets = append(q.tickets, run)
 	}
 	q.backoff.answer()
 	q.report(place)

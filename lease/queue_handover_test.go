@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/lease"
 	"github.com/leasetop/leasetop/lease/leasetest"
 )
@@ -29,7 +29,7 @@ func TestQueuedWaiterAfterHandover(t *testing.T) {
 	cfg := lease.Config{TTL: 10 * time.Minute, PollInterval: 10 * time.Minute}
 	desktopC, tabletC, phoneC := newClient(t, db.Store(t), cfg), newClient(t, db.Store(t), cfg), newClient(t, db.Store(t), cfg)
 	desktop := acquire(t, desktopC, permit(t, desktopC, testKey, "desktop"))
-	asking := askAsync(ctx, phoneC, permit(t, phoneC, testKey, "phone"), time.Minute, lease.ThenRefuse)
+	asking := askAsync(ctx, phoneC, permit(t, phoneC, testKey, "phone"), time.Minute, lease.BusyRefuse)
 	nextAsk(t, desktop)
 
 	queued := make(chan *lease.Lease, 1)

@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// The README's and docs/run.md's example, and the package overview's
-// excerpt of it, are the compiled package example (example_readme_test.go,
-// run with its Output checked): this keeps them identical, so the shown
-// code cannot rot.
+// docs/run.md's example, and the README's and the package overview's
+// excerpts of it, are the compiled package example (example_readme_test.go,
+// run with its Output checked): this keeps docs/run.md's identical to it
+// and the excerpts verbatim parts of it, so the shown code cannot rot.
 func TestReadmeExample(t *testing.T) {
 	t.Parallel()
 	file := readFile(t, "example_readme_test.go")
@@ -20,23 +20,19 @@ func TestReadmeExample(t *testing.T) {
 	}
 	example := file[start:]
 
-	for _, doc := range []struct{ path, section string }{
-		{"../README.md", "## Owning an execution in Go"},
-		{"../docs/run.md", "## The Go library"},
-	} {
-		block := goBlock(t, readFile(t, doc.path), doc.section)
-		code, imports := block, ""
-		if i := strings.Index(block, "\n)\n\n"); strings.HasPrefix(block, "import (") && i >= 0 {
-			code, imports = block[i+len("\n)\n\n"):], block[:i]
-		}
-		if code != example {
-			t.Errorf("%s's example differs from lease/example_readme_test.go from %q on:\n%s",
-				doc.path, "// reply writes the answer", firstDifference(code, example))
-		}
-		for _, imp := range strings.Split(imports, "\n")[min(1, len(imports)):] {
-			if imp = strings.TrimSpace(imp); imp != "" && !strings.Contains(file, "\t"+imp+"\n") {
-				t.Errorf("%s imports %s, which the example does not", doc.path, imp)
-			}
+	const runDoc = "../docs/run.md"
+	block := goBlock(t, readFile(t, runDoc), "## The Go library")
+	code, imports := block, ""
+	if i := strings.Index(block, "\n)\n\n"); strings.HasPrefix(block, "import (") && i >= 0 {
+		code, imports = block[i+len("\n)\n\n"):], block[:i]
+	}
+	if code != example {
+		t.Errorf("%s's example differs from lease/example_readme_test.go from %q on:\n%s",
+			runDoc, "// reply writes the answer", firstDifference(code, example))
+	}
+	for _, imp := range strings.Split(imports, "\n")[min(1, len(imports)):] {
+		if imp = strings.TrimSpace(imp); imp != "" && !strings.Contains(file, "\t"+imp+"\n") {
+			t.Errorf("%s imports %s, which the example does not", runDoc, imp)
 		}
 	}
 
@@ -44,6 +40,29 @@ func TestReadmeExample(t *testing.T) {
 	if !strings.Contains(example, excerpt) {
 		t.Errorf("doc.go's example is not an excerpt of reply in example_readme_test.go:\n%s", excerpt)
 	}
+
+	// The README shows reply's body from its authorization to the end of
+	// Do, as a reader writes it: without the function's indentation.
+	readme := indentBody(goBlock(t, readFile(t, "../README.md"), "## Owning an execution in Go"))
+	if !strings.Contains(example, readme) {
+		t.Errorf("README.md's example is not an excerpt of reply in example_readme_test.go (indented one tab):\n%s", readme)
+	}
+	if !strings.Contains(readme, excerpt) {
+		t.Errorf("README.md's example leaves out part of doc.go's (authorize, then Do):\n%s", excerpt)
+	}
+}
+
+// indentBody indents every non-empty line of code by one tab, as the body
+// of a function.
+func indentBody(code string) string {
+	var b strings.Builder
+	for line := range strings.Lines(code) {
+		if line != "\n" {
+			b.WriteString("\t")
+		}
+		b.WriteString(line)
+	}
+	return b.String()
 }
 
 func readFile(t *testing.T, path string) string {

@@ -25,8 +25,9 @@ func (s *State) Apply(b Batch, now time.Time) []data.Event {
 		case it.Sync != nil:
 			fresh = append(fresh, s.applySync(*it.Sync, it.table, it.At)...)
 		case it.Event != nil:
-			if s.ApplyEvent(*it.Event, it.At) {
-				fresh = append(fresh, *it.Event)
+			ev := *it.Event
+			if s.applyEvent(&ev, it.At) {
+				fresh = append(fresh, ev)
 			}
 		case it.Delta != nil:
 			s.ApplyDelta(*it.Delta, it.At)
@@ -74,10 +75,12 @@ func (s *State) applySync(sync data.Sync, table *resyncTable, at time.Time) []da
 	}
 	s.notePast(sync)
 	var fresh []data.Event
+	named := prevHolders{}
 	for _, ev := range sync.Events {
 		if ev.ID == 0 {
 			continue
 		}
+		named.name(&ev, nil)
 		if !s.seen.Add(ev.ID) {
 			continue // already seen; a resync repeats its window
 		}
@@ -94,8 +97,19 @@ func (s *State) applySync(sync data.Sync, table *resyncTable, at time.Time) []da
 // are applied once: an id already seen is ignored. An ownership transition
 // at or below the highest fence the State knows for its session is
 // recorded but changes no lease: a snapshot already reflected it (ended.go).
-// It reports whether the event was new.
-func (s *State) ApplyEvent(ev data.Event, at time.Time) bool {
+// A hand-over that does not name its previous holder's label gets the
+// label of the lease the State shows for the run it replaced
+// (prevholder.go). It reports whether the event was new.
+func (s *State) ApplyEvent(ev data.Event, at time.Time) bool { return s.applyEvent(&ev, at) }
+
+// applyEvent is ApplyEvent on *ev, which it completes as it records it.
+func (s *State) applyEvent(evp *data.Event, at time.Time) bool {
+	if evp.Kind == data.KindHandedOver && evp.PrevHolder == "" {
+		if l, ok := s.Lease(evp.Key); ok && l.RunID == evp.PrevRunID {
+			evp.PrevHolder = l.Holder
+		}
+	}
+	ev := *evp
 	if ev.Kind == data.KindRenewed {
 		s.renewed(ev.Key, ev.RunID, ev.Fence, ev.At, ev.ExpiresAt)
 		return false
@@ -109,24 +123,24 @@ func (s *State) ApplyEvent(ev data.Event, at time.Time) bool {
 	s.pulse.add(at, ev.Kind)
 	s.record(ev)
 	changed := false
-	switch ev.Kind {
-	case data.KindAcquired, data.KindTakenOver, data.KindPreempted, data.KindHandedOver:
+	switch {
+	case ev.Kind.Grants():
 		if known := s.knownFence(ev.Key); known > 0 && ev.Fence <= known {
 			break // older than what we show or saw end: a snapshot already reflected it (ended.go)
 		}
 		delete(s.ended, ev.Key)
-		s.leases.put(data.Lease{
+		s.leases.granted(data.Lease{
 			Key: ev.Key, RunID: ev.RunID, Holder: ev.Holder, Fence: ev.Fence,
 			AcquiredAt: ev.At, RenewedAt: ev.At, ExpiresAt: ev.ExpiresAt,
 		})
 		changed = true
-	case data.KindReleased, data.KindForceReleased:
+	case ev.Kind.Ends():
 		if i, ok := s.leases.find(ev.Key); ok && s.leases.run[i] == ev.RunID {
 			s.leases.remove(i)
 			changed = true
 		}
 		s.noteEnded(ev.Key, ev.Fence)
-	case data.KindTruncated:
+	case ev.Kind == data.KindTruncated:
 		s.leases.reset(0) // the listener asks for a resync too
 		clear(s.ended)
 		changed = true
@@ -141,13 +155,24 @@ func (s *State) ApplyEvent(ev data.Event, at time.Time) bool {
 
 // ApplyDelta applies a periodic read of recently renewed leases, read at
 // local time at. It only extends leases the State already shows for the same
-// run and fence: ownership changes come from events, which a delta read
-// could otherwise overtake.
+// run and fence, and takes their rows' NotPreemptible and attachment (which
+// a grant's event does not carry): ownership changes come from events,
+// which a delta read could otherwise overtake.
 func (s *State) ApplyDelta(snap data.Snapshot, at time.Time) {
 	for _, l := range snap.Leases {
 		s.renewed(l.Key, l.RunID, l.Fence, l.RenewedAt, l.ExpiresAt)
+		s.declared(l)
 	}
 	s.measured(snap, at)
+}
+
+// declared takes the NotPreemptible and attachment of l, read from its
+// row, if the State shows the same run and fence.
+func (s *State) declared(l data.Lease) {
+	t := &s.leases
+	if i, ok := t.find(l.Key); ok && t.run[i] == l.RunID && t.fence[i] == l.Fence && t.declared(i, l) {
+		s.leasesChanged()
+	}
 }
 
 func (s *State) renewed(key data.Key, run uuid.UUID, fence int64, renewedAt, expiresAt time.Time) {

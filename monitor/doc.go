@@ -67,6 +67,6 @@
 // State has no terminal and no goroutines: a program that wants "the
 // monitor's view" without a screen runs a Feed (Feed.Run) and applies what
 // Feed.Next returns to a State (State.Apply), as the exporter does.
-// leasetop's own tests do that through internal/monitortest, which adds a
+// leasetop's own tests do that through internal/testkit/monitortest, which adds a
 // lock, waits, a batch hook and a pause; it is not part of this package.
 package monitor

@@ -11,7 +11,7 @@ import (
 // returns as events only those above its window: a transition below the
 // window that the State has not seen, delivered after the snapshot, is older
 // than it. After an asynchronous failover the last transitions of the old
-// timeline arrive so (their notifications died with the old primary; the
+// primary arrive so (their notifications died with the old primary; the
 // catch-up reads them on the new one after its snapshot). Fences rise
 // strictly per session, so the State keeps, for the sessions it shows no
 // lease of, the highest fence it has seen ended or outdated, and an

@@ -137,6 +137,15 @@ func (f *Feed) Next() (Batch, bool) {
 	}
 }
 
+// Ready receives a value when something may be pending, for a consumer
+// that waits in a select loop of its own (the demo's): it then takes it
+// with Take. Next is Ready and Take in one call; use one or the other.
+func (f *Feed) Ready() <-chan struct{} { return f.ready }
+
+// Take returns what is pending as one batch, without waiting; false when
+// nothing is.
+func (f *Feed) Take() (Batch, bool) { return f.take() }
+
 // take returns and clears what is pending.
 func (f *Feed) take() (Batch, bool) {
 	f.mu.Lock()
@@ -155,81 +164,24 @@ func (f *Feed) take() (Batch, bool) {
 }
 
 // Run listens and reads until ctx is cancelled, then stops the listener and
-// returns nil.
+// returns nil. The listener's deliveries, the resyncs asked for and the
+// periodic reads are served on one goroutine (data.Listener.Serve, with the
+// feed's loop as the handler: feed_loop.go).
 func (f *Feed) Run(ctx context.Context) error {
 	defer close(f.done)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-
 	lis := f.store.NewListener(f.cfg.Listener)
-	wg.Go(func() { _ = lis.Run(ctx) })
-
-	interval := f.cfg.DeltaInterval
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	var (
-		needResync bool      // a resync is owed: the last one failed (retried after MinResyncInterval), or it waits
-		last       time.Time // when the last resync started
-		waiting    bool      // wait is set for an owed resync
-	)
-	wait := time.NewTimer(time.Hour)
-	wait.Stop()
-	defer wait.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			f.setConn(data.ListenerState{Status: data.ListenerStopped, Since: time.Now()}, lis)
-			return nil
-		case <-lis.StateChanged():
-			f.setConn(lis.State(), lis)
-			continue
-		case b := <-lis.Batches():
-			if !b.Resync {
-				f.receive(ctx, b, lis)
-				continue
-			}
-			f.noteDrops(lis)
-		case <-f.resyncReq:
-		case <-wait.C:
-			waiting = false
-		case <-tick.C:
-			if !needResync {
-				f.delta(ctx)
-				continue
-			}
-		}
-		if left := f.cfg.MinResyncInterval - time.Since(last); left > 0 && !f.paging() {
-			needResync = true
-			if !waiting {
-				wait.Reset(left)
-				waiting = true
-			}
-			continue
-		}
-		last = time.Now()
-		needResync = !f.resync(ctx)
-		if needResync && !waiting {
-			// Retry on a timer of its own: the tick may be an hour away (a
-			// follower that reads no renewals), and until a resync succeeds
-			// nothing reads the events whose notifications could not be read
-			// back.
-			wait.Reset(f.cfg.MinResyncInterval)
-			waiting = true
-		}
-		if want := f.interval(); want != interval {
-			interval = want
-			tick.Reset(interval)
-		}
-	}
+	loop := newFeedLoop(f, lis)
+	defer loop.timer.Stop()
+	_ = lis.Serve(ctx, loop) // a listener that cannot start says so in its state
+	f.setConn(data.ListenerState{Status: data.ListenerStopped, Since: time.Now()}, lis)
+	return nil
 }
 
-// receive queues a batch of events from the listener: rows of lease.event
-// as they are, notifications once read back from the database.
-func (f *Feed) receive(ctx context.Context, b data.Batch, lis *data.Listener) {
+// receive queues a delivery of events from the listener: rows of
+// lease.event as they are, notifications once read back from the database.
+func (f *Feed) receive(ctx context.Context, b data.Delivery, lis *data.Listener) {
 	f.noteDrops(lis)
-	if b.Source != data.FromNotify {
+	if b.Origin != data.FromNotify {
 		f.receiveRows(ctx, b.Events)
 		return
 	}
@@ -318,7 +270,7 @@ func (f *Feed) queue(ctx context.Context, items []Item) {
 		f.push(it)
 		truncated = f.noteTruncated(it.Event) || truncated
 	}
-	jumped := f.noteTimelineLocked(prev)
+	jumped := f.noteFailoverLocked(prev)
 	overflow := len(f.items) > f.cfg.MaxPending
 	if overflow {
 		// The consumer is far behind: drop what it has not taken, and give it

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // A lease_app login may opt its own transaction out of the trigger's NOTIFY
@@ -228,7 +228,7 @@ func TestAwaitingFeedKeepsLateEvents(t *testing.T) {
 	f.synced, f.delivered, f.highest, f.awaitSync = true, 5000, 5000, true // the resync reads after 4000
 	lis := s.NewListener(data.ListenerConfig{})
 
-	f.receive(ctx, data.Batch{Source: data.FromPoll, Events: []data.Event{{ID: late, Kind: data.KindAcquired}, {ID: 4500, Kind: data.KindAcquired}}}, lis)
+	f.receive(ctx, data.Delivery{Origin: data.FromPoll, Events: []data.Event{{ID: late, Kind: data.KindAcquired}, {ID: 4500, Kind: data.KindAcquired}}}, lis)
 	if len(f.items) != 1 || f.items[0].Event == nil || f.items[0].Event.ID != late {
 		t.Fatalf("polled rows queued while awaiting a resync: %+v, want only the late event %d", f.items, late)
 	}
@@ -236,8 +236,8 @@ func TestAwaitingFeedKeepsLateEvents(t *testing.T) {
 
 	// A notification of it, read back: queued; one above the resync's start
 	// is left to the resync.
-	f.receive(ctx, data.Batch{Source: data.FromNotify, Events: []data.Event{{ID: late, Kind: data.KindAcquired}}}, lis)
-	f.receive(ctx, data.Batch{Source: data.FromNotify, Events: []data.Event{{ID: 4500, Kind: data.KindAcquired}}}, lis)
+	f.receive(ctx, data.Delivery{Origin: data.FromNotify, Events: []data.Event{{ID: late, Kind: data.KindAcquired}}}, lis)
+	f.receive(ctx, data.Delivery{Origin: data.FromNotify, Events: []data.Event{{ID: 4500, Kind: data.KindAcquired}}}, lis)
 	if len(f.items) != 1 || f.items[0].Event == nil || f.items[0].Event.ID != late {
 		t.Fatalf("notifications queued while awaiting a resync: %+v, want only the late event %d, read back", f.items, late)
 	}

@@ -118,6 +118,18 @@ func (s *State) Lease(key data.Key) (data.Lease, bool) {
 	return s.leases.lease(i), true
 }
 
+// Declared reports whether the NotPreemptible and Attachment of key's
+// lease are its row's, read with it (a resync, the periodic read of renewed
+// leases), rather than unknown: a lease the State knows only from its
+// grant's event, which carries neither, reads as preemptible and without
+// an attachment until its row is read (within a second of the grant: the
+// periodic read sees the grant's renewed_at). An attachment set later
+// (lease.set_attachment) is read with the lease's next renewal.
+func (s *State) Declared(key data.Key) bool {
+	i, ok := s.leases.find(key)
+	return ok && s.leases.flags[i]&slotRowRead != 0
+}
+
 // Leases returns every lease, ordered by account then session.
 func (s *State) Leases() []data.Lease {
 	out := make([]data.Lease, 0, s.Len())

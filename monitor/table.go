@@ -50,6 +50,7 @@ const (
 	slotLive           uint8 = 1 << iota // the slot holds a lease
 	slotNotPreemptible                   // data.Lease.NotPreemptible
 	slotSessionFolds                     // the session id has capitals or bytes beyond ASCII: a filter folds its case
+	slotRowRead                          // NotPreemptible and the attachment are the row's (a grant's event says neither)
 )
 
 // zeroTime stands for the zero time.Time, whose UnixNano is undefined.
@@ -129,9 +130,34 @@ func (t *leaseTable) lease(i int32) data.Lease {
 	}
 }
 
-// put stores l, in its key's slot if it has one, else in a new one.
-func (t *leaseTable) put(l data.Lease) {
-	flags := slotLive
+// put stores l, read from its row, in its key's slot if it has one, else
+// in a new one.
+func (t *leaseTable) put(l data.Lease) { t.store(l, slotRowRead) }
+
+// granted stores l as a grant's event tells it: without its row's
+// NotPreemptible and attachment, which the event does not carry.
+func (t *leaseTable) granted(l data.Lease) { t.store(l, 0) }
+
+// declared sets slot i's NotPreemptible and attachment to its row's l,
+// and reports whether they changed.
+func (t *leaseTable) declared(i int32, l data.Lease) bool {
+	flags := t.flags[i] | slotRowRead
+	if l.NotPreemptible {
+		flags |= slotNotPreemptible
+	} else {
+		flags &^= slotNotPreemptible
+	}
+	if flags == t.flags[i] && t.strs.name(t.attach[i]) == l.Attachment {
+		return false
+	}
+	t.flags[i] = flags
+	t.strs.release(t.attach[i])
+	t.attach[i] = t.strs.intern(l.Attachment)
+	return true
+}
+
+func (t *leaseTable) store(l data.Lease, flags uint8) {
+	flags |= slotLive
 	if l.NotPreemptible {
 		flags |= slotNotPreemptible
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // TestFenceRaceChecksSkipTheSameKinds: the fence-race check
-// (lease.higher_fences in functions.sql, which lease.acquire and
+// (lease.higher_fences in fence.sql, which lease.acquire and
 // lease.preempt read) reads the key's latest ownership events and must skip
 // the kinds that carry a fence but move no lease: rejected renewals, the
 // queue's tickets, the hand-over's asks and the inbox's messages (whose
@@ -39,10 +39,10 @@ func TestFenceRaceChecksSkipTheSameKinds(t *testing.T) {
 		}
 		calls[f.Name] = strings.Count(f.SQL, "EXISTS (SELECT FROM lease.higher_fences(")
 	}
-	if len(found) != 1 || found["functions.sql"] != 1 {
-		t.Errorf("fence-race lists found in %v, want one, in functions.sql (lease.higher_fences)", found)
+	if len(found) != 1 || found["fence.sql"] != 1 {
+		t.Errorf("fence-race lists found in %v, want one, in fence.sql (lease.higher_fences)", found)
 	}
-	if calls["functions.sql"] != 1 || calls["preempt.sql"] != 1 {
-		t.Errorf("reads of lease.higher_fences: %v, want one in functions.sql (acquire) and one in preempt.sql (preempt)", calls)
+	if calls["acquire.sql"] != 1 || calls["preempt.sql"] != 1 {
+		t.Errorf("reads of lease.higher_fences: %v, want one in acquire.sql (acquire) and one in preempt.sql (preempt)", calls)
 	}
 }

@@ -1,7 +1,7 @@
 -- leasetop hand-over: a run that finds a session busy asks its holder to hand
 -- the lease over ("continue on this device"), and the holder answers: it hands
 -- over, in one transaction that moves the lease to the asker's run with a
--- higher fence, or declines. Applied after functions.sql, as the schema's owner.
+-- higher fence, or declines. Applied after acquire.sql, as the schema's owner.
 --
 -- One ask per session, in lease.handover_ask: the pending one, or the last
 -- one, ended. An ask names the asker's public run id and label, the holder it
@@ -105,7 +105,7 @@ AS $fn$
 DECLARE
     ev lease.event;
 BEGIN
-    IF lease.follow_timeline() THEN NULL; END IF; -- before the event: see follow_timeline
+    IF lease.follow_failover() THEN NULL; END IF; -- before the event: see follow_failover
     INSERT INTO lease.event (at, kind, account_id, session_id, run_id, prev_run_id, fence, expires_at, holder, reason)
     VALUES (handover_event.at, handover_event.kind, a.account_id, a.session_id, a.asker_run_id, a.holder_run_id,
             a.holder_fence, a.until_at, a.asker, handover_event.reason)
@@ -180,7 +180,7 @@ RETURNS lease.handover_answer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
-SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -298,7 +298,7 @@ RETURNS lease.handover_answer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
-SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -329,7 +329,7 @@ BEGIN
         RETURN lease.handover_answer_of('expired', a, now_);
     END IF;
 
-    IF lease.follow_timeline() THEN NULL; END IF; -- before the fence and the event: see follow_timeline
+    IF lease.follow_failover() THEN NULL; END IF; -- before the fence and the event: see follow_failover
     f := nextval('lease.fence_seq'); -- under the row lock: rises in ownership order
     UPDATE lease.handover_ask h SET state = 'handed_over', ended_at = now_, fence = f
      WHERE h.account_id = a.account_id AND h.session_id = a.session_id;
@@ -357,7 +357,7 @@ RETURNS lease.handover_answer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
-SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -402,7 +402,7 @@ RETURNS lease.handover_answer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
-SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
 AS $fn$
 #variable_conflict use_column
 DECLARE

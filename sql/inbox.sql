@@ -217,7 +217,7 @@ AS $fn$
 DECLARE
     ev lease.event;
 BEGIN
-    IF lease.follow_timeline() THEN NULL; END IF; -- before the event: see follow_timeline
+    IF lease.follow_failover() THEN NULL; END IF; -- before the event: see follow_failover
     INSERT INTO lease.event (at, kind, account_id, session_id, run_id, prev_run_id, fence, prev_fence,
                              expires_at, holder, reason, message_id)
     VALUES (at_, message_event.kind, m.account_id, m.session_id, message_event.run, message_event.prev_run,
@@ -320,7 +320,7 @@ RETURNS lease.message_status
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
-SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -444,7 +444,7 @@ RETURNS SETOF lease.received_message
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
-SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -522,7 +522,7 @@ RETURNS text
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
-SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -584,7 +584,7 @@ CREATE OR REPLACE FUNCTION lease.message_state(account_id text, session_id text,
 RETURNS lease.message_status
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
-SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
 AS $fn$
 #variable_conflict use_column
 DECLARE

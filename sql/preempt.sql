@@ -1,5 +1,5 @@
 -- leasetop: preempting a holder, and what a holder publishes about itself
--- (version 3). Runs after functions.sql, as the lease objects' owner; every
+-- (version 3). Runs after acquire.sql, as the lease objects' owner; every
 -- statement is idempotent.
 --
 -- A lease row says whether its holder may be preempted (preemptible, set at
@@ -85,7 +85,7 @@ RETURNS SETOF lease.grant
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
-SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -119,7 +119,7 @@ RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
-SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
 AS $fn$
 #variable_conflict use_column
 BEGIN
@@ -169,7 +169,7 @@ RETURNS SETOF lease.grant
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
-SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
 SET plan_cache_mode = 'force_generic_plan' -- the fence-race read prunes at execution: see higher_fences
 AS $fn$
 #variable_conflict use_column
@@ -202,7 +202,7 @@ BEGIN
 
     IF NOT FOUND THEN
         -- Free (or released while this call waited): an ordinary grant.
-        IF lease.follow_timeline() THEN NULL; END IF; -- before the fence and the event: see follow_timeline
+        IF lease.follow_failover() THEN NULL; END IF; -- before the fence and the event: see follow_failover
         INSERT INTO lease.session_lease AS l
             (account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at, preemptible, attachment)
         VALUES (preempt.account_id, preempt.session_id, pub, coalesce(preempt.holder, ''),
@@ -239,7 +239,7 @@ BEGIN
             preempt.account_id, preempt.session_id, cur.run_id, cur.holder USING ERRCODE = 'LP001';
     END IF;
 
-    IF lease.follow_timeline() THEN NULL; END IF; -- before the fence and the event: see follow_timeline
+    IF lease.follow_failover() THEN NULL; END IF; -- before the fence and the event: see follow_failover
     -- Labels the UPDATE for the trigger, as force_release labels its DELETE:
     -- an unexpired lease replaced with lease.op 'preempt' is recorded as
     -- preempted, with this reason (triggers.sql).
@@ -281,7 +281,7 @@ RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
-SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
 AS $fn$
 #variable_conflict use_column
 BEGIN
@@ -302,7 +302,7 @@ RETURNS boolean
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
-SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
 AS $fn$
 #variable_conflict use_column
 BEGIN

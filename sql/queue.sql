@@ -33,7 +33,7 @@
 -- a cleared run's next enqueue or renew_ticket is refused (SQLSTATE LQ002),
 -- so it stops waiting instead of joining again (issue 37, item 6).
 --
--- The functions follow functions.sql: SECURITY DEFINER, the pinned
+-- The functions follow sql.go's Conventions: SECURITY DEFINER, the pinned
 -- search_path, one clock_timestamp() per call.
 
 -- The live tickets. id orders the queue: enqueues of one session are
@@ -124,7 +124,7 @@ AS $fn$
 DECLARE
     ev lease.event;
 BEGIN
-    IF lease.follow_timeline() THEN NULL; END IF; -- before the event: see follow_timeline
+    IF lease.follow_failover() THEN NULL; END IF; -- before the event: see follow_failover
     INSERT INTO lease.event (at, kind, account_id, session_id, run_id, expires_at, holder, reason)
     VALUES (at_, queue_event.kind, t.account_id, t.session_id, t.run_id, t.expires_at, t.holder, why)
     RETURNING * INTO ev;
@@ -213,7 +213,7 @@ RETURNS lease.queue_place
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
-SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -296,7 +296,7 @@ RETURNS lease.queue_place
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
-SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -328,7 +328,7 @@ RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
-SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -364,7 +364,7 @@ RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease, pg_temp
 SET lock_timeout = '5s'
-SET enable_seqscan = 'off' -- lookups by key use the key index: see functions.sql's header
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
 AS $fn$
 #variable_conflict use_column
 DECLARE

@@ -5,6 +5,41 @@
 // The files are applied in the order of Files, in one transaction, by
 // data.Migrate. Every statement is idempotent: applying them again leaves the
 // database as it was, apart from recreating the functions and triggers.
+//
+// # One file per contract
+//
+// schema.sql holds the tables; runid.sql the public run id (run ids are
+// capabilities); checks.sql the input checks; failover.sql the floor that
+// keeps fences and event ids from repeating across a failover; fence.sql
+// the fence race and the fence check; acquire.sql, renew.sql and
+// release.sql the calls; history.sql the event rows' payload and
+// retention; preempt.sql, queue.sql and handover.sql the busy strategies;
+// partition.sql the history's partitions; notify.sql the notification
+// after the commit and the SQL callers' side of it; triggers.sql the
+// triggers that record every ownership change; roles.sql the grants.
+//
+// # Conventions
+//
+// Every function samples clock_timestamp() once and uses that instant for
+// every comparison and timestamp it writes, so one call sees one "now" on
+// the database clock. Functions are SECURITY DEFINER with a pinned
+// search_path; callers need only EXECUTE (roles.sql). lock_timeout bounds how
+// long a call can wait behind another transaction that holds the row.
+//
+// Every entry point also sets enable_seqscan off, so that its lookups by key
+// use the key index whatever the statistics say. Sessions come and go: the
+// tables keep a few live rows while their key index grew with every session
+// they ever held, and PostgreSQL's estimate for one key through such an index
+// (its pages over its few tuples) comes out above a scan of the whole heap,
+// dead rows included. It then read the table on every call: 165 pages per
+// acquire and per release in a long bench database, about a tenth of a
+// cycle's server CPU (data/churned_plan_test.go). No lookup here wants a
+// sequential scan.
+//
+// Every search_path ends in pg_temp. Unless it is listed, PostgreSQL searches
+// the caller's temporary schema *first* for types and relations, so a caller
+// could shadow text or timestamptz with a domain whose CHECK runs as the
+// function's owner (data/attack_pgtemp_test.go).
 package sql
 
 import "embed"
@@ -19,7 +54,8 @@ import "embed"
 // ids (lease.public_run_id), so the run id a program calls with is a secret
 // only it knows. Databases at version 1 must be migrated (Upgrade(1)). A
 // promoted standby's first write moves the fence sequence and the event ids
-// past its WAL timeline's floor (lease.follow_timeline), so neither repeats
+// past its WAL timeline's floor (lease.follow_failover, named
+// follow_timeline until version 6), so neither repeats
 // across a failover; the functions carry it, the tables are unchanged.
 //
 // Version 3 (preempt): lease.preempt, granted to the new group lease_preempt,
@@ -80,14 +116,19 @@ import "embed"
 // (prelude.sql), and drops the lease.event_json that version 4's upgrade
 // left on the old history's row type.
 //
-// Version 6 (the inbox): lease.message holds the messages sent to a
+// Version 6 (SQL by contract): the failover floor's functions are
+// lease.follow_failover, move_past_failover and failover_floor (their
+// timeline names are dropped: "timeline" is the monitor's rewind view), and
+// the functions live in one file per contract (see above).
+//
+// Version 7 (the inbox): lease.message holds the messages sent to a
 // conversation (steer, cancel), delivered to whichever run holds it and
 // carried to the next holder until acknowledged (inbox.sql:
 // lease.send_message, receive_messages, ack_message, message_state,
 // maintain_messages); the event kinds message_sent, message_delivered,
 // message_carried, message_acked and message_expired join the history,
 // whose rows name their message in the new column lease.event.message_id.
-const Version = 6
+const Version = 7
 
 //go:embed *.sql
 var files embed.FS
@@ -97,12 +138,20 @@ func Files() []File {
 	return []File{
 		read("prelude.sql", false),
 		read("schema.sql", true),
-		read("functions.sql", true),
+		read("runid.sql", true),
+		read("checks.sql", true),
+		read("failover.sql", true),
+		read("fence.sql", true),
+		read("history.sql", true),
+		read("acquire.sql", true),
+		read("renew.sql", true),
+		read("release.sql", true),
 		read("preempt.sql", true),
 		read("queue.sql", true),
 		read("handover.sql", true),
 		read("inbox.sql", true),
 		read("partition.sql", true),
+		read("notify.sql", true),
 		read("triggers.sql", true),
 		read("roles.sql", true),
 		read("members.sql", false),

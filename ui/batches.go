@@ -47,7 +47,9 @@ func (m *Model) applyBatch(b monitor.Batch) {
 		synced = synced || it.Sync != nil
 	}
 	polled := m.state.Health(m.now).Poll > 0
-	m.state.Apply(b, m.now)
+	for _, ev := range m.state.Apply(b, m.now) {
+		m.asks.known.Apply(ev)
+	}
 	if h := m.state.Health(m.now); h.Poll > 0 && !polled {
 		m.pollStatus(h)
 	}

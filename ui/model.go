@@ -12,6 +12,7 @@ import (
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/keymap"
 	"github.com/leasetop/leasetop/monitor"
+	"github.com/leasetop/leasetop/theme"
 )
 
 // Source is how the model reaches the outside world. Each function may
@@ -32,9 +33,14 @@ type Source struct {
 	// one session's tickets, head first, for the detail view.
 	QueuesFunc func() (map[data.Key]int, error)
 	QueueFunc  func(key data.Key) ([]data.Ticket, error)
-	// TimelineFunc reads the history of keys from since to until for the
-	// timeline view: their events, oldest first, and who held each at since.
-	TimelineFunc func(keys []data.Key, since, until time.Time) (History, error)
+	// AsksFunc reads every ask to hand over pending now (ui/asks.go: the
+	// table's ASK column), read with the queue lengths.
+	AsksFunc func() (map[data.Key]data.PendingAsk, error)
+	// TimelineFunc reads the timeline's lanes: a page of the sessions of
+	// the window's history (q.Sessions, as data.Store.Sessions), and their
+	// history from q.Since to q.Until: their events, oldest first, and who
+	// held each at q.Since.
+	TimelineFunc func(q LanesQuery) (History, error)
 	// OwnersAtFunc reads who held each of keys at the instant at, from the
 	// history, for the timeline's cursor.
 	OwnersAtFunc func(keys []data.Key, at time.Time) (Owners, error)
@@ -87,6 +93,9 @@ type Config struct {
 	Badge func() string
 	// Timeline opens the monitor on the timeline view.
 	Timeline bool
+	// Theme is the colours. Default: theme.Dark or theme.Light, by the
+	// terminal's background.
+	Theme *theme.Theme
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 	// Location is where event times are shown. Default time.Local.
@@ -111,6 +120,7 @@ type Model struct {
 	now           time.Time
 
 	queues queuePoll // the sessions' queue lengths (ui/queue.go)
+	asks   askPoll   // the asks to hand over pending (ui/asks.go)
 
 	state    *monitor.State
 	frozen   *monitor.State // the paused picture, nil when live
@@ -238,7 +248,7 @@ func New(cfg Config) (*Model, error) {
 		cfg:      cfg,
 		keys:     keys,
 		actions:  actions,
-		styles:   newStyles(true),
+		styles:   newStyles(cfg.theme(true)),
 		width:    80,
 		height:   24,
 		now:      cfg.Now(),
@@ -251,6 +261,15 @@ func New(cfg Config) (*Model, error) {
 		m.mode, m.tl.zoom = modeTimeline, defaultZoom
 	}
 	return m, nil
+}
+
+// theme is the configured theme, else the automatic one for a dark
+// background or not.
+func (c Config) theme(isDark bool) theme.Theme {
+	if c.Theme != nil {
+		return *c.Theme
+	}
+	return theme.Auto(isDark)
 }
 
 // checkActionKeys refuses an action whose key the map already binds.

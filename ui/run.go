@@ -74,6 +74,7 @@ func storeSource(ctx context.Context, store *data.Store, feed *monitor.Feed, rea
 		},
 		QueuesFunc: func() (map[data.Key]int, error) { return store.QueueLengths(ctx) },
 		QueueFunc:  func(key data.Key) ([]data.Ticket, error) { return store.QueueOf(ctx, key) },
+		AsksFunc:   func() (map[data.Key]data.PendingAsk, error) { return store.PendingAsks(ctx) },
 	}
 	src.TimelineFunc, src.OwnersAtFunc = storeTimeline(ctx, store)
 	if !readOnly {

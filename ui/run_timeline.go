@@ -11,12 +11,15 @@ import (
 // historyReadLimit caps the events one read of the timeline's lanes returns.
 const historyReadLimit = 50_000
 
-// storeTimeline is the timeline's reads on store: the lanes' events by time
-// range through the history's index, with who held them at the range's
-// start (data.Replay, keys = the lanes on screen), and who held them at an
-// instant (data.OwnersAt); each one round trip.
-func storeTimeline(ctx context.Context, store *data.Store) (func([]data.Key, time.Time, time.Time) (History, error), func([]data.Key, time.Time) (Owners, error)) {
-	const limit = historyReadLimit // a read that reaches it returns the oldest, up to the instant of the last (History.ReadUntil)
+// storeTimeline is the timeline's reads on store: the lanes, a page of the
+// window's sessions (data.Sessions), then their events by time range
+// through the history's index, with who held them at the range's start
+// (data.Replay); and who held them at an instant (data.OwnersAt). Each is
+// one round trip.
+func storeTimeline(ctx context.Context, store *data.Store) (func(LanesQuery) (History, error), func([]data.Key, time.Time) (Owners, error)) {
+	// A read that reaches historyReadLimit returns the oldest events, up to
+	// the instant of the last (History.ReadUntil).
+	replayLanes := replayer(ctx, store)
 	owners := func(keys []data.Key, at time.Time) (Owners, error) {
 		o, err := store.OwnersAt(ctx, at, data.HistoryFilter{Keys: keys})
 		if errors.Is(err, data.ErrHistoryPruned) {
@@ -30,7 +33,35 @@ func storeTimeline(ctx context.Context, store *data.Store) (func([]data.Key, tim
 		}
 		return ownersOf(o), nil
 	}
-	timeline := func(keys []data.Key, since, until time.Time) (History, error) {
+	timeline := func(q LanesQuery) (History, error) {
+		lanes := q.Sessions.Limit
+		q.Sessions.Limit++ // one more says whether more follow
+		keys, err := store.Sessions(ctx, q.Sessions)
+		if err != nil {
+			return History{}, err
+		}
+		more := len(keys) > lanes
+		switch {
+		case q.Sessions.Last: // the last lanes: the one more read is before them
+			keys, more = keys[max(len(keys)-lanes, 0):], false
+		default:
+			keys = keys[:min(len(keys), lanes)]
+		}
+		if len(keys) == 0 {
+			return History{}, nil
+		}
+		h, err := replayLanes(keys, q.Since)
+		h.Keys, h.More = keys, more
+		return h, err
+	}
+	return timeline, owners
+}
+
+// replayer returns storeTimeline's read of the lanes' history: who held
+// keys at since and their events from then on.
+func replayer(ctx context.Context, store *data.Store) func(keys []data.Key, since time.Time) (History, error) {
+	const limit = historyReadLimit
+	return func(keys []data.Key, since time.Time) (History, error) {
 		// Who held the lanes at since (or where the history kept starts, if
 		// later) and their events from then on, in one round trip. Since is
 		// inclusive: an event at since is in the start too, and replaying it
@@ -63,7 +94,6 @@ func storeTimeline(ctx context.Context, store *data.Store) (func([]data.Key, tim
 		// a second, 900,000 in 15 minutes: 360 ms against 0.1).
 		return History{Start: start, Events: append(evs, trunc...), ReadUntil: cut}, nil
 	}
-	return timeline, owners
 }
 
 // beforeTime returns the events (oldest first) before t.

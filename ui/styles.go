@@ -4,6 +4,8 @@ import (
 	"image/color"
 
 	"charm.land/lipgloss/v2"
+
+	"github.com/leasetop/leasetop/theme"
 )
 
 // styles are the monitor's colours and emphases. Every meaning also shows
@@ -24,43 +26,37 @@ type styles struct {
 	tl                    timelineStyles
 }
 
-func newStyles(isDark bool) styles {
-	ld := lipgloss.LightDark(isDark)
-	var (
-		green  = ld(lipgloss.Color("#1a7f37"), lipgloss.Color("#3fb950"))
-		amber  = ld(lipgloss.Color("#9a6700"), lipgloss.Color("#d29922"))
-		red    = ld(lipgloss.Color("#cf222e"), lipgloss.Color("#f85149"))
-		gray   = ld(lipgloss.Color("#6e7781"), lipgloss.Color("#8b949e"))
-		faint  = ld(lipgloss.Color("#d0d7de"), lipgloss.Color("#30363d"))
-		accent = ld(lipgloss.Color("#0969da"), lipgloss.Color("#58a6ff"))
-		purple = ld(lipgloss.Color("#8250df"), lipgloss.Color("#bc8cff"))
-	)
+// newStyles builds the styles from a theme. A strong theme (high
+// contrast) adds emphasis that is not colour: every state and the
+// selection in bold.
+func newStyles(t theme.Theme) styles {
 	fg := func(c color.Color) lipgloss.Style { return lipgloss.NewStyle().Foreground(c) }
+	state := func(c color.Color) lipgloss.Style { return fg(c).Bold(t.Strong) }
 	s := styles{
-		title:       lipgloss.NewStyle().Bold(true).Foreground(accent),
-		dim:         fg(gray),
+		title:       lipgloss.NewStyle().Bold(true).Foreground(t.Accent),
+		dim:         fg(t.Dim),
 		bold:        lipgloss.NewStyle().Bold(true),
-		key:         lipgloss.NewStyle().Bold(true).Foreground(accent),
-		live:        fg(green).Bold(true),
-		warn:        fg(amber).Bold(true),
-		bad:         fg(red).Bold(true),
-		ok:          fg(green),
+		key:         lipgloss.NewStyle().Bold(true).Foreground(t.Accent),
+		live:        fg(t.OK).Bold(true),
+		warn:        fg(t.Warn).Bold(true),
+		bad:         fg(t.Bad).Bold(true),
+		ok:          state(t.OK),
 		badge:       lipgloss.NewStyle().Bold(true).Reverse(true),
-		pausedBadge: lipgloss.NewStyle().Bold(true).Reverse(true).Foreground(amber).Blink(true),
-		selected:    lipgloss.NewStyle().Reverse(true),
+		pausedBadge: lipgloss.NewStyle().Bold(true).Reverse(true).Foreground(t.Warn).Blink(true),
+		selected:    lipgloss.NewStyle().Reverse(true).Bold(t.Strong),
 		header:      lipgloss.NewStyle().Bold(true).Underline(true),
-		barGreen:    fg(green),
-		barAmber:    fg(amber),
-		barRed:      fg(red),
-		barEmpty:    fg(faint),
-		takeover:    fg(amber),
-		zombie:      fg(red).Bold(true),
-		forced:      fg(purple).Bold(true),
-		released:    fg(gray),
-		dialogBox: lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(red).
+		barGreen:    fg(t.OK),
+		barAmber:    fg(t.Warn),
+		barRed:      fg(t.Bad),
+		barEmpty:    fg(t.Faint),
+		takeover:    state(t.Warn),
+		zombie:      fg(t.Bad).Bold(true),
+		forced:      fg(t.Forced).Bold(true),
+		released:    fg(t.Dim),
+		dialogBox: lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(t.Bad).
 			Padding(0, 1),
 		paneTitle: lipgloss.NewStyle().Bold(true),
 	}
-	s.tl = newTimelineStyles(isDark, s)
+	s.tl = newTimelineStyles(t, s)
 	return s
 }

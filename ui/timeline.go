@@ -8,23 +8,43 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/monitor"
 )
 
-// The timeline view (issue 28): one lane per session, the table's rows in
-// its order and filter as they were when the view opened or scrolled, time
-// running left to right over a zoomable window ending now. Scrubbing moves a
-// cursor into the past: the header says "as of", each lane's right column
-// says who held the session then (read from the history: OwnersAtFunc), and
-// the events pane centres on that moment.
+// The timeline view (issues 28, 38): one lane per session of the window's
+// history, ended or not (data.Store.Sessions: the sessions that had a lease
+// in the window, or an event), a page of them in key order from the session
+// selected in the table, time running left to right over a zoomable window
+// ending now. Scrubbing moves a cursor into the past: the header says "as
+// of", each lane's right column says who held the session then (read from
+// the history: OwnersAtFunc), and the events pane centres on that moment.
+// The filter (/) finds sessions by id, holder label or run.
 //
-// History is read for the lanes on screen only, for a window and a half of
-// the zoom (TimelineFunc), once per window: on opening, scrolling the lanes,
-// zooming, and when the cursor leaves what was read. New events come from
-// the feed, merged on the countdown tick, so the live picture costs no read.
+// The lanes and their history are read together (TimelineFunc), for a
+// window and a half of the zoom, once per window: on opening, scrolling the
+// lanes, filtering, zooming, and when the cursor leaves what was read. New
+// events come from the feed, merged on the countdown tick, so the live
+// picture costs no read. Which run held a session when is the model's
+// (monitor.BuildLane); this package draws it.
 
-// History is what TimelineFunc returns: the sessions' events in the range,
-// oldest first, and who held each at its start.
+// LanesQuery is a read of the timeline's lanes: a page of the sessions of
+// a window of the history, and their history from Since to Until.
+type LanesQuery struct {
+	// Sessions is the page (its window is the one shown; Limit the lanes
+	// the screen has room for).
+	Sessions data.SessionsQuery
+	// Since and Until are the history to read for the lanes: from before
+	// the window (room to scrub) to now.
+	Since, Until time.Time
+}
+
+// History is what TimelineFunc returns: the lanes' sessions, their events
+// in the range, oldest first, and who held each at its start.
 type History struct {
+	// Keys are the lanes: the page of sessions, at most the query's
+	// Sessions.Limit, in order. More says more sessions follow them.
+	Keys []data.Key
+	More bool
 	// Start is who held each session at the range's start, or at the start
 	// of the history kept if that is later (Owners.HistoryStart).
 	Start  Owners
@@ -62,8 +82,9 @@ const defaultZoom = 5
 // timelineView is the timeline's state.
 type timelineView struct {
 	zoom     int
-	top      int        // the table row of the first lane
-	keys     []data.Key // the lanes' sessions, fixed when the view opened or scrolled
+	page     lanePage   // which lanes: where their page of the window's sessions starts
+	keys     []data.Key // the lanes' sessions, as the last read of page answered
+	more     bool       // more sessions follow the lanes
 	scrubbed bool       // the cursor is in the past; else the view is live
 	cursor   time.Time  // the instant scrubbed to (server clock)
 	end      time.Time  // the window's end while scrubbed
@@ -82,7 +103,7 @@ type timelineView struct {
 	ownersBusy bool // an owners read is in flight
 	ownersNext bool // and the cursor or the lanes moved since it was asked
 
-	lanes   []lane // built from loaded for lanesWin
+	lanes   []monitor.Lane // built from loaded for lanesWin
 	lanesOf lanesKey
 
 	// The lanes' bars as last drawn, without the cursor: a frame that
@@ -98,15 +119,30 @@ type barsKey struct {
 	styles *timelineStyles
 }
 
-// historyQuery is a read of the lanes' history.
+// lanePage is where a page of lanes starts among the window's sessions
+// (see data.SessionsQuery): at or after from, or back sessions before it,
+// or the last page; n lanes whose sessions match the filter.
+type lanePage struct {
+	from  data.Key
+	after bool
+	back  int
+	last  bool
+	n     int
+	match string
+}
+
+// historyQuery is a read of the lanes and their history.
 type historyQuery struct {
-	keys        []data.Key
-	from, until time.Time
+	page        lanePage
+	win         window    // the window whose sessions the lanes are
+	from, until time.Time // the history read
 }
 
 // historyData is a read answered, and the live events merged since.
 type historyData struct {
 	q       historyQuery
+	keys    []data.Key // the lanes
+	more    bool
 	start   Owners
 	until   time.Time                 // History.ReadUntil: zero when the read is whole
 	byKey   map[data.Key][]data.Event // oldest first
@@ -125,10 +161,18 @@ type lanesKey struct {
 	live    uint64 // liveFingerprint of the lanes' live leases
 }
 
-// newHistoryData indexes a read's answer.
+// newHistoryData indexes a read's answer. Its page becomes the page that
+// starts at its first lane, so that reading it again (the window moved)
+// keeps the same first lane.
 func newHistoryData(q historyQuery, h History) *historyData {
-	d := &historyData{q: q, start: h.Start, until: h.ReadUntil, byKey: map[data.Key][]data.Event{}}
-	d.add(h.Events)
+	if len(h.Keys) > 0 {
+		q.page = lanePage{from: h.Keys[0], n: q.page.n, match: q.page.match}
+	}
+	d := &historyData{q: q, keys: h.Keys, more: h.More, start: h.Start, until: h.ReadUntil, byKey: map[data.Key][]data.Event{}}
+	d.add(monitor.NamePrevHolders(h.Events, func(k data.Key) (data.Lease, bool) {
+		l, ok := h.Start.Leases[k]
+		return l, ok
+	}))
 	return d
 }
 
@@ -137,8 +181,8 @@ func (d *historyData) add(evs []data.Event) {
 	if len(evs) == 0 {
 		return
 	}
-	want := make(map[data.Key]bool, len(d.q.keys))
-	for _, k := range d.q.keys {
+	want := make(map[data.Key]bool, len(d.keys))
+	for _, k := range d.keys {
 		want[k] = true
 	}
 	seen := map[int64]bool{}
@@ -154,7 +198,7 @@ func (d *historyData) add(evs []data.Event) {
 		seen[ev.ID] = true
 		keys := []data.Key{ev.Key}
 		if truncated {
-			keys = d.q.keys
+			keys = d.keys
 		}
 		for _, k := range keys {
 			d.byKey[k] = append(d.byKey[k], ev)
@@ -192,19 +236,6 @@ func (d *historyData) mergeLive(evs []data.Event, version uint64, limit int) {
 		d.cursor = max(d.cursor, evs[0].ID)
 	}
 	d.add(evs[:n])
-}
-
-// lanesKeys returns the sessions of the table rows from top, at most n.
-func (m *Model) laneKeys(top, n int) []data.Key {
-	top = min(max(top, 0), max(len(m.rows)-1, 0))
-	end := min(top+n, len(m.rows))
-	keys := make([]data.Key, 0, max(end-top, 0))
-	for i := top; i < end; i++ {
-		if k, ok := m.rowKey(i); ok {
-			keys = append(keys, k)
-		}
-	}
-	return keys
 }
 
 // liveFingerprint sums up what a lane takes from the live leases of keys at

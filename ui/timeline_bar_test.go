@@ -7,6 +7,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/monitor"
+	"github.com/leasetop/leasetop/theme"
 )
 
 // TestCursorSlicesAsTruncateMeasures: the cursor drawn over each column of
@@ -21,7 +23,7 @@ func TestCursorSlicesAsTruncateMeasures(t *testing.T) {
 	t0 := server.Add(-100 * time.Second)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	k := data.Key{Account: "a", Session: "s"}
-	st := newStyles(true)
+	st := newStyles(theme.Dark())
 	w := window{from: t0, cell: time.Second, cells: 100}
 	for _, c := range []struct {
 		name    string
@@ -34,7 +36,7 @@ func TestCursorSlicesAsTruncateMeasures(t *testing.T) {
 			{ID: 3, Kind: data.KindRenewRejected, At: at(32), Key: k, RunID: run(1), Fence: 2},
 			{ID: 4, Kind: data.KindForceReleased, At: at(50), Key: k, RunID: run(2), Fence: 2},
 		}
-		ln := buildLane(laneInput{key: k, from: t0, until: at(100), historyStart: at(5), events: evs, readUntil: at(80)})
+		ln := monitor.BuildLane(monitor.LaneInput{Key: k, From: t0, Until: at(100), HistoryStart: at(5), Events: evs, ReadUntil: at(80)})
 		bar := drawLane(&ln, w, &st.tl)
 		if indexed := bar.cols != nil; indexed != c.indexed {
 			t.Errorf("%s: columns indexed %v, want %v", c.name, indexed, c.indexed)

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,8 +25,15 @@ func BenchmarkScaleTimeline(b *testing.B) {
 	for _, l := range leases {
 		byKey[l.Key] = l
 	}
-	hist := func(keys []data.Key, since, until time.Time) (History, error) {
-		h := History{Start: Owners{Leases: map[data.Key]data.Lease{}}}
+	sorted := make([]data.Key, 0, len(leases))
+	for _, l := range leases {
+		sorted = append(sorted, l.Key)
+	}
+	slices.SortFunc(sorted, keyOrder)
+	hist := func(q LanesQuery) (History, error) {
+		keys, more := pageOf(sorted, q.Sessions)
+		since, until := q.Since, q.Until
+		h := History{Keys: keys, More: more, Start: Owners{Leases: map[data.Key]data.Lease{}}}
 		step := until.Sub(since) / 31
 		for i, k := range keys {
 			l := byKey[k]

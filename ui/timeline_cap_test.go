@@ -9,7 +9,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // TestTimelineSaysWhereACappedReadStopped: a lane whose window holds more
@@ -49,11 +50,11 @@ func TestTimelineSaysWhereACappedReadStopped(t *testing.T) {
 	lastRead := now.Add(-5*time.Minute + time.Duration(historyReadLimit)*5*time.Millisecond)
 	after := lastRead.Add(time.Second)
 	lanes := m.timelineLanes(m.tlWindow())
-	if sp, ok := lanes[0].at(after); !ok || sp.kind != spanUnknown {
-		t.Errorf("after the read's cap the lane shows %v (holder %q), want unknown", sp.kind, sp.holder)
+	if sp, ok := lanes[0].At(after); !ok || sp.Kind != monitor.SpanUnknown {
+		t.Errorf("after the read's cap the lane shows %v (holder %q), want unknown", sp.Kind, sp.Holder)
 	}
-	if sp, ok := lanes[0].at(lastRead.Add(-time.Second)); !ok || sp.kind != spanHeld || sp.holder != "device-old" {
-		t.Errorf("before the read's cap the lane shows %v (holder %q), want held by device-old", sp.kind, sp.holder)
+	if sp, ok := lanes[0].At(lastRead.Add(-time.Second)); !ok || sp.Kind != monitor.SpanHeld || sp.Holder != "device-old" {
+		t.Errorf("before the read's cap the lane shows %v (holder %q), want held by device-old", sp.Kind, sp.Holder)
 	}
 	view := ansi.Strip(m.View().Content)
 	if !strings.Contains(view, "not read") || !strings.Contains(view, "zoom in (+)") {

@@ -7,14 +7,17 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // BenchmarkScaleTimelineReads is the database side of the timeline at
 // 100,000 leases with a history of 1000 transitions a second for the last
 // 15 minutes (900,000 events, 9 a session): the read that opens the view
-// (storeTimeline: OwnersAt at the window's start and EventsBetween for 44
-// lanes) and the read of a scrub step (OwnersAt at the cursor). Run it with
+// (storeTimeline: the window's sessions from a key, 44 lanes, then
+// OwnersAt at the window's start and EventsBetween for them), the lanes'
+// read alone (data.Sessions) for windows now, past and narrow and for a
+// session found by its id, and the read of a scrub step (OwnersAt at the
+// cursor). Run it with
 //
 //	go test ./ui -run '^$' -bench ScaleTimelineReads -benchtime 20x
 func BenchmarkScaleTimelineReads(b *testing.B) {
@@ -51,17 +54,48 @@ func BenchmarkScaleTimelineReads(b *testing.B) {
 		keys[i] = data.Key{Account: fmt.Sprintf("acct-%04d", n%1000), Session: fmt.Sprintf("sess-%06d", n)}
 	}
 	timeline, owners := storeTimeline(ctx, db.Store(b))
+	// The view opens on the window's sessions from the one selected (here
+	// keys[0]): 44 of them, read with their history.
+	window := data.SessionsQuery{Since: now.Add(-15 * time.Minute), Until: now, From: keys[0], Limit: 44}
 	b.Run("open", func(b *testing.B) {
 		var h History
 		for b.Loop() {
 			var err error
-			if h, err = timeline(keys, now.Add(-22*time.Minute+30*time.Second), now); err != nil {
+			if h, err = timeline(LanesQuery{Sessions: window, Since: now.Add(-22*time.Minute + 30*time.Second), Until: now}); err != nil {
 				b.Fatal(err)
 			}
+		}
+		if len(h.Keys) != 44 {
+			b.Fatalf("%d lanes, want 44", len(h.Keys))
 		}
 		b.ReportMetric(float64(len(h.Events)), "events")
 	})
 	store := db.Store(b)
+	// The lanes alone: the window's sessions from a key, a window in the
+	// past (its sessions' events go on after it), a ten-second window (most
+	// sessions have no event in it: the walk passes them), and found by a
+	// session id typed into the filter (the walk passes every session).
+	past := window
+	past.Since, past.Until = now.Add(-10*time.Minute), now.Add(-9*time.Minute)
+	narrow := window
+	narrow.Since = now.Add(-10 * time.Second)
+	found := window
+	found.From, found.Match = data.Key{}, keys[20].Session
+	for name, q := range map[string]data.SessionsQuery{"sessions": window, "sessions-past": past, "sessions-10s": narrow, "sessions-found": found} {
+		b.Run(name, func(b *testing.B) {
+			var got []data.Key
+			for b.Loop() {
+				var err error
+				if got, err = store.Sessions(ctx, q); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if len(got) == 0 {
+				b.Fatal("no sessions")
+			}
+			b.ReportMetric(float64(len(got)), "lanes")
+		})
+	}
 	for name, f := range map[string]data.HistoryFilter{
 		"events-of-keys": {Keys: keys, Since: now.Add(-15 * time.Minute)},
 		"truncates-scan": {Kinds: []data.Kind{data.KindTruncated}, Since: now.Add(-15 * time.Minute)},

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // window is the stretch of time the lanes show: cells columns of cell
@@ -31,35 +33,35 @@ func (w window) cellStart(c int) time.Time { return w.from.Add(time.Duration(c) 
 
 // laneCell is one column of a drawn lane.
 type laneCell struct {
-	span int      // index in the lane's spans, -1 for none
-	mark markKind // the strongest mark in the column
+	span int              // index in the lane's spans, -1 for none
+	mark monitor.MarkKind // the strongest mark in the column
 }
 
 // drawLane draws ln over w: a bar in each holder's colour with its label
 // where it fits, ░ where a lease sat expired, ─ where nobody held it, blank
 // before the history kept (saying where it starts), and the marks over all.
 // The result is exactly w.cells cells wide.
-func drawLane(ln *lane, w window, st *timelineStyles) drawnBar {
+func drawLane(ln *monitor.Lane, w window, st *timelineStyles) drawnBar {
 	cells := make([]laneCell, w.cells)
 	for i := range cells {
 		cells[i].span = -1
 	}
 	weak := func(i int) bool {
-		return i < 0 || ln.spans[i].kind == spanNobody || ln.spans[i].kind == spanUnknown
+		return i < 0 || ln.Spans[i].Kind == monitor.SpanNobody || ln.Spans[i].Kind == monitor.SpanUnknown
 	}
-	for i, s := range ln.spans {
-		c0, c1 := max(w.col(s.from), 0), min(w.col(s.to.Add(-1)), w.cells-1)
+	for i, s := range ln.Spans {
+		c0, c1 := max(w.col(s.From), 0), min(w.col(s.To.Add(-1)), w.cells-1)
 		for c := c0; c <= c1; c++ {
 			// A held or expired stretch shorter than a column still shows;
 			// otherwise the later state wins the column.
-			if s.kind == spanHeld || s.kind == spanExpired || weak(cells[c].span) {
+			if s.Kind == monitor.SpanHeld || s.Kind == monitor.SpanExpired || weak(cells[c].span) {
 				cells[c].span = i
 			}
 		}
 	}
-	for _, mk := range ln.marks {
-		if c := w.col(mk.at); c >= 0 && c < w.cells && mk.kind > cells[c].mark {
-			cells[c].mark = mk.kind
+	for _, mk := range ln.Marks {
+		if c := w.col(mk.At); c >= 0 && c < w.cells && mk.Kind > cells[c].mark {
+			cells[c].mark = mk.Kind
 		}
 	}
 	pieces := make([]piece, 0, 16)
@@ -72,14 +74,14 @@ func drawLane(ln *lane, w window, st *timelineStyles) drawnBar {
 		pieces = append(pieces, piece{text, style, n})
 	}
 	for c := 0; c < w.cells; {
-		if mk := cells[c].mark; mk != markNone {
+		if mk := cells[c].mark; mk != monitor.MarkNone {
 			add(markGlyphs[mk], &st.markSGR[mk], 1)
 			c++
 			continue
 		}
 		// A run of columns of one span with no mark.
 		end := c + 1
-		for end < w.cells && cells[end].span == cells[c].span && cells[end].mark == markNone {
+		for end < w.cells && cells[end].span == cells[c].span && cells[end].mark == monitor.MarkNone {
 			end++
 		}
 		n := end - c
@@ -88,16 +90,16 @@ func drawLane(ln *lane, w window, st *timelineStyles) drawnBar {
 			c = end
 			continue
 		}
-		s := ln.spans[cells[c].span]
-		switch s.kind {
-		case spanHeld:
+		s := ln.Spans[cells[c].span]
+		switch s.Kind {
+		case monitor.SpanHeld:
 			colour := holderColour(holderLabel(s), len(st.holders))
 			bar := &st.holderSGR[colour]
 			label := ""
 			if n >= 4 {
 				label = idText(holderLabel(s), n-2)
-				if s.holder == "" && ansi.StringWidth(holderLabel(s)) > n-2 {
-					label = clean(shortRun(s.run), n-2) // no label: the run's id, without "run "
+				if s.Holder == "" && ansi.StringWidth(holderLabel(s)) > n-2 {
+					label = clean(shortRun(s.Run), n-2) // no label: the run's id, without "run "
 				}
 			}
 			if lw := ansi.StringWidth(label); lw > 0 {
@@ -107,9 +109,9 @@ func drawLane(ln *lane, w window, st *timelineStyles) drawnBar {
 			} else {
 				add(strings.Repeat("█", n), bar, n)
 			}
-		case spanExpired:
+		case monitor.SpanExpired:
 			add(strings.Repeat("░", n), &st.expiredSGR, n)
-		case spanNobody:
+		case monitor.SpanNobody:
 			add(strings.Repeat("─", n), &st.emptySGR, n)
 		default:
 			add(unknownText(ln, w, c, n), nil, n)
@@ -130,7 +132,7 @@ type piece struct {
 // reverse video through every lane (a mark in that column stays), so the
 // cursor reads without colour too. Only that column changes: the bars
 // themselves are drawn once per window, not per scrub step.
-func withCursor(bar drawnBar, ln *lane, w window, c int, st *timelineStyles) string {
+func withCursor(bar drawnBar, ln *monitor.Lane, w window, c int, st *timelineStyles) string {
 	if c < 0 || c >= w.cells {
 		return bar.text
 	}
@@ -139,14 +141,14 @@ func withCursor(bar drawnBar, ln *lane, w window, c int, st *timelineStyles) str
 
 // cursorGlyph is what the cursor shows in column c: the strongest mark
 // there, else │.
-func cursorGlyph(ln *lane, w window, c int) string {
-	mk := markNone
-	for _, x := range ln.marks {
-		if w.col(x.at) == c && x.kind > mk {
-			mk = x.kind
+func cursorGlyph(ln *monitor.Lane, w window, c int) string {
+	mk := monitor.MarkNone
+	for _, x := range ln.Marks {
+		if w.col(x.At) == c && x.Kind > mk {
+			mk = x.Kind
 		}
 	}
-	if mk != markNone {
+	if mk != monitor.MarkNone {
 		return markGlyphs[mk]
 	}
 	return "│"
@@ -156,8 +158,8 @@ func cursorGlyph(ln *lane, w window, c int) string {
 // kept: blank, and where the known history starts, if it starts right
 // after, a ┊ and the time, when they fit. After where the read stopped at
 // its cap, it says so and how to read less.
-func unknownText(ln *lane, w window, c, n int) string {
-	if !ln.cut.IsZero() && w.col(ln.cut) <= c {
+func unknownText(ln *monitor.Lane, w window, c, n int) string {
+	if !ln.Cut.IsZero() && w.col(ln.Cut) <= c {
 		for _, text := range []string{
 			"┊ not read: too many events for one read, zoom in (+)",
 			"┊ not read: zoom in (+)",
@@ -170,13 +172,13 @@ func unknownText(ln *lane, w window, c, n int) string {
 		}
 		return strings.Repeat(" ", n)
 	}
-	if ln.known.IsZero() || w.col(ln.known) != c+n {
+	if ln.Known.IsZero() || w.col(ln.Known) != c+n {
 		return strings.Repeat(" ", n)
 	}
 	for _, text := range []string{
-		"history kept from " + ln.known.Format("15:04:05") + " ┊",
-		"kept from " + ln.known.Format("15:04:05") + " ┊",
-		"kept " + ln.known.Format("15:04:05") + "┊",
+		"history kept from " + ln.Known.Format("15:04:05") + " ┊",
+		"kept from " + ln.Known.Format("15:04:05") + " ┊",
+		"kept " + ln.Known.Format("15:04:05") + "┊",
 		"┊",
 	} {
 		if tw := ansi.StringWidth(text); tw <= n {
@@ -188,11 +190,11 @@ func unknownText(ln *lane, w window, c, n int) string {
 
 // holderLabel is what a span's bar is labelled with: the holder, or the
 // run when the holder gave no label.
-func holderLabel(s span) string {
-	if s.holder != "" {
-		return s.holder
+func holderLabel(s monitor.Span) string {
+	if s.Holder != "" {
+		return s.Holder
 	}
-	return "run " + shortRun(s.run)
+	return "run " + shortRun(s.Run)
 }
 
 // sparkLevels are a sparkline's glyphs, from nothing to the most.

@@ -1,7 +1,11 @@
 package ui
 
 import (
+	"cmp"
+	"maps"
+	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -21,15 +25,18 @@ func timelineHistory() []data.Event {
 		{ID: 2, Kind: data.KindAcquired, At: at(10 * time.Minute), Key: ini, RunID: run(4), Fence: 7, Holder: "cron@host-a", ExpiresAt: at(9*time.Minute + 45*time.Second)},
 		{ID: 3, Kind: data.KindAcquired, At: at(9 * time.Minute), Key: c9, RunID: run(12), Fence: 31, Holder: "device-7", ExpiresAt: at(8*time.Minute + 45*time.Second)},
 		{ID: 4, Kind: data.KindAcquired, At: at(8 * time.Minute), Key: umb, RunID: run(13), Fence: 1, Holder: "worker-a", ExpiresAt: at(7*time.Minute + 30*time.Second)},
-		{ID: 5, Kind: kindPreempted, At: at(7 * time.Minute), Key: umb, RunID: run(14), PrevRunID: run(13), Fence: 2, PrevFence: 1, Holder: "worker-b", ExpiresAt: at(6*time.Minute + 30*time.Second)},
+		{ID: 5, Kind: data.KindPreempted, At: at(7 * time.Minute), Key: umb, RunID: run(14), PrevRunID: run(13), Fence: 2, PrevFence: 1, Holder: "worker-b", ExpiresAt: at(6*time.Minute + 30*time.Second)},
 		{ID: 6, Kind: data.KindForceReleased, At: at(6 * time.Minute), Key: c9, RunID: run(12), Fence: 31, Actor: "alice", Reason: "stuck"},
-		{ID: 7, Kind: kindHandedOver, At: at(5*time.Minute + 30*time.Second), Key: umb, RunID: run(15), PrevRunID: run(14), Fence: 3, PrevFence: 2, Holder: "worker-c", ExpiresAt: at(5 * time.Minute)},
+		{ID: 7, Kind: data.KindHandedOver, At: at(5*time.Minute + 30*time.Second), Key: umb, RunID: run(15), PrevRunID: run(14), Fence: 3, PrevFence: 2, Holder: "worker-c", ExpiresAt: at(5 * time.Minute)},
 		{ID: 8, Kind: data.KindReleased, At: at(5 * time.Minute), Key: c7, RunID: run(11), Fence: 30},
 		{ID: 9, Kind: data.KindTakenOver, At: at(4 * time.Minute), Key: umb, RunID: run(16), PrevRunID: run(15), Fence: 4, PrevFence: 3, Holder: "worker-a",
 			ExpiresAt: at(3*time.Minute + 30*time.Second), PrevExpiresAt: at(4*time.Minute + 40*time.Second)},
 		{ID: 10, Kind: data.KindAcquired, At: at(3*time.Minute + 12*time.Second), Key: c7, RunID: run(1), Fence: 41, Holder: "device-1", ExpiresAt: at(3 * time.Minute)},
 		{ID: 11, Kind: "queue_joined", At: at(2 * time.Minute), Key: umb, RunID: run(17), Fence: 0},
 		{ID: 12, Kind: data.KindReleased, At: at(90 * time.Second), Key: umb, RunID: run(16), Fence: 4},
+		// hooli's two sessions, released and force-released in loadedEvents.
+		{ID: 13, Kind: data.KindAcquired, At: at(3 * time.Minute), Key: k("hooli", "s9"), RunID: run(7), Fence: 39, Holder: "device-9", ExpiresAt: at(15 * time.Second)},
+		{ID: 14, Kind: data.KindAcquired, At: at(150 * time.Second), Key: k("hooli", "s8"), RunID: run(8), Fence: 38, Holder: "device-8", ExpiresAt: at(5 * time.Second)},
 	}
 	for _, ev := range loadedEvents() {
 		ev.ID += 1000
@@ -45,22 +52,24 @@ func timelineBefore() map[data.Key]data.Lease {
 	return map[data.Key]data.Lease{l.Key: l}
 }
 
-// fixtureOwnersAt replays the fixture's history to t: who held keys then,
+// fixtureOwnersAt replays the fixture's history to t: who held keys (nil:
+// every session) then,
 // each with the expiry its last event gave it. historyStart, if set, is
 // where the history is said to start (older events pruned).
 func fixtureOwnersAt(keys []data.Key, t, historyStart time.Time) Owners {
 	out := Owners{Leases: map[data.Key]data.Lease{}, HistoryStart: historyStart}
+	want := func(k data.Key) bool { return keys == nil || slices.Contains(keys, k) }
 	for k, l := range timelineBefore() {
-		if slices.Contains(keys, k) {
+		if want(k) {
 			out.Leases[k] = l
 		}
 	}
 	for _, ev := range timelineHistory() {
-		if ev.At.After(t) || !slices.Contains(keys, ev.Key) {
+		if ev.At.After(t) || !want(ev.Key) {
 			continue
 		}
 		switch ev.Kind {
-		case data.KindAcquired, data.KindTakenOver, kindPreempted, kindHandedOver:
+		case data.KindAcquired, data.KindTakenOver, data.KindPreempted, data.KindHandedOver:
 			out.Leases[ev.Key] = data.Lease{Key: ev.Key, RunID: ev.RunID, Holder: ev.Holder, Fence: ev.Fence,
 				AcquiredAt: ev.At, RenewedAt: ev.At, ExpiresAt: ev.ExpiresAt}
 		case data.KindReleased, data.KindForceReleased:
@@ -81,14 +90,76 @@ func fixtureOwnersAt(keys []data.Key, t, historyStart time.Time) Owners {
 	return out
 }
 
+// keyOrder orders keys by account, then session.
+func keyOrder(a, b data.Key) int {
+	return cmp.Or(strings.Compare(a.Account, b.Account), strings.Compare(a.Session, b.Session))
+}
+
+// pageOf is the page q asks of the sessions keys (sorted by keyOrder) that
+// match q.Match, as data.Store.Sessions pages them; more says more follow.
+func pageOf(keys []data.Key, q data.SessionsQuery) (page []data.Key, more bool) {
+	kept := keys
+	if q.Match != "" {
+		kept = nil
+		for _, k := range keys {
+			if strings.Contains(strings.ToLower(k.Account+"\x00"+k.Session), strings.ToLower(q.Match)) {
+				kept = append(kept, k)
+			}
+		}
+	}
+	start := 0
+	switch {
+	case q.Last:
+		start = max(len(kept)-q.Limit, 0)
+	default:
+		start, _ = slices.BinarySearchFunc(kept, q.From, keyOrder)
+		if q.After && start < len(kept) && kept[start] == q.From {
+			start++
+		}
+		start = max(start-q.Back, 0)
+	}
+	end := min(start+q.Limit, len(kept))
+	return kept[start:end], end < len(kept)
+}
+
+// fixtureSessions are the fixture's sessions that had a lease or an event
+// in [since, until): the live leases acquired before until (loadedLeases
+// and extra), the sessions held at since, and those with events in the
+// window; in key order.
+func fixtureSessions(since, until, pruned time.Time, extra []data.Lease) []data.Key {
+	set := map[data.Key]bool{}
+	for _, l := range append(loadedLeases(), extra...) {
+		if l.AcquiredAt.Before(until) {
+			set[l.Key] = true
+		}
+	}
+	for k := range fixtureOwnersAt(nil, maxTime(since, pruned), pruned).Leases {
+		set[k] = true
+	}
+	for _, ev := range timelineHistory() {
+		if !ev.At.Before(since) && ev.At.Before(until) {
+			set[ev.Key] = true
+		}
+	}
+	keys := slices.Collect(maps.Keys(set))
+	slices.SortFunc(keys, keyOrder)
+	return keys
+}
+
 // withHistory gives the model the fixture's history; with pruned set,
 // the history before it is said to be pruned.
-func withHistory(pruned time.Time) func(*Config) {
+func withHistory(pruned time.Time) func(*Config) { return withHistoryAnd(pruned, nil) }
+
+// withHistoryAnd is withHistory with more live leases than loadedLeases:
+// the lanes include their sessions.
+func withHistoryAnd(pruned time.Time, extra []data.Lease) func(*Config) {
 	return func(c *Config) {
-		c.Source.TimelineFunc = func(keys []data.Key, since, until time.Time) (History, error) {
-			h := History{Start: fixtureOwnersAt(keys, maxTime(since, pruned), pruned)}
+		c.Source.TimelineFunc = func(q LanesQuery) (History, error) {
+			keys, more := pageOf(fixtureSessions(q.Sessions.Since, q.Sessions.Until, pruned, extra), q.Sessions)
+			since := q.Since
+			h := History{Keys: keys, More: more, Start: fixtureOwnersAt(keys, maxTime(since, pruned), pruned)}
 			for _, ev := range timelineHistory() {
-				if slices.Contains(keys, ev.Key) && ev.At.After(maxTime(since, pruned)) && !ev.At.After(until) {
+				if slices.Contains(keys, ev.Key) && ev.At.After(maxTime(since, pruned)) && !ev.At.After(q.Until) {
 					h.Events = append(h.Events, ev)
 				}
 			}
@@ -100,13 +171,18 @@ func withHistory(pruned time.Time) func(*Config) {
 	}
 }
 
-// run runs cmd as Bubble Tea would, feeding the model what it returns
-// (batches included), for the timeline's reads. It never runs a tick.
+// drain runs cmd as Bubble Tea would, feeding the model what it returns
+// (batches included), for the timeline's reads. It never runs a tick, nor
+// follows a text field's cursor blinks (each asks for the next).
 func drain(m *Model, cmd tea.Cmd) {
 	if cmd == nil {
 		return
 	}
-	switch msg := cmd().(type) {
+	msg := cmd()
+	if msg != nil && reflect.TypeOf(msg).PkgPath() == "charm.land/bubbles/v2/cursor" {
+		return
+	}
+	switch msg := msg.(type) {
 	case tea.BatchMsg:
 		for _, c := range msg {
 			drain(m, c)
@@ -125,4 +201,11 @@ func pressDrain(m *Model, keys ...string) {
 	for _, k := range keys {
 		drain(m, press(m, k))
 	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

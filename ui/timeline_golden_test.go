@@ -10,10 +10,11 @@ import (
 )
 
 // timelineModel is the loaded fixture with its history (pruned before
-// pruned, if set), a burst of live events for the pulse, on the timeline.
-func timelineModel(t *testing.T, w, h int, pruned time.Time) (*Model, *fixedClock) {
+// pruned, if set), a burst of live events for the pulse, on the timeline;
+// mutate changes the configuration further.
+func timelineModel(t *testing.T, w, h int, pruned time.Time, mutate ...func(*Config)) (*Model, *fixedClock) {
 	t.Helper()
-	m, c := newModel(t, w, h, withHistory(pruned))
+	m, c := newModel(t, w, h, append([]func(*Config){withHistory(pruned)}, mutate...)...)
 	// The burst comes before the sync that replaces its leases: it stays in
 	// the pulse, not in the table.
 	burst := data.Key{Account: "hooli", Session: "burst"}
@@ -36,7 +37,9 @@ func timelineModel(t *testing.T, w, h int, pruned time.Time) (*Model, *fixedCloc
 }
 
 // TestTimelineGolden: the timeline's screens at 150x40 and 80x24, live,
-// zoomed in, scrubbed to a takeover, and with the history pruned.
+// zoomed in, scrubbed to a takeover, with the history pruned, a session
+// that ended found by its id, and the first page with the sessions that
+// ended in the window.
 func TestTimelineGolden(t *testing.T) {
 	t.Parallel()
 	pruned := server.Add(-6 * time.Minute)
@@ -47,8 +50,14 @@ func TestTimelineGolden(t *testing.T) {
 	}{
 		{"live", time.Time{}, nil},
 		{"zoomed", time.Time{}, []string{"+", "+", "+"}}, // 2 minutes
-		{"scrubbed_takeover", time.Time{}, []string{"N", "N", "N"}},
+		{"scrubbed_takeover", time.Time{}, []string{"N", "N", "N", "N", "N"}},
 		{"pruned_start", pruned, nil},
+		// Found by id: a session released 20 s ago, whose lease the table
+		// no longer shows (issue 38.6).
+		{"found_ended", time.Time{}, []string{"/", "s", "9", "enter"}},
+		// The first page: acme's sessions, and hooli's two, released and
+		// force-released in the window.
+		{"first_page", time.Time{}, []string{"g"}},
 	}
 	for _, tt := range tests {
 		for _, sz := range [][2]int{{150, 40}, {80, 24}} {

@@ -10,7 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/monitor"
 )
 
@@ -60,16 +60,16 @@ func TestScrubAgreesWithTheHistory(t *testing.T) {
 		}
 		w := m.tlWindow()
 		lanes := m.timelineLanes(w)
-		sp, ok := lanes[0].at(p.At)
-		want := spanNobody
+		sp, ok := lanes[0].At(p.At)
+		want := monitor.SpanNobody
 		switch {
 		case p.Held && p.Expired:
-			want = spanExpired
+			want = monitor.SpanExpired
 		case p.Held:
-			want = spanHeld
+			want = monitor.SpanHeld
 		}
-		if !ok || sp.kind != want || (p.Held && sp.run != p.Run) {
-			t.Errorf("%s: the lane shows %v run %v at %v, want %v run %v", p.Name, sp.kind, sp.run, p.At, want, p.Run)
+		if !ok || sp.Kind != want || (p.Held && sp.Run != p.Run) {
+			t.Errorf("%s: the lane shows %v run %v at %v, want %v run %v", p.Name, sp.Kind, sp.Run, p.At, want, p.Run)
 		}
 	}
 	// Nothing was pruned: before the database's first event nobody held it.
@@ -106,9 +106,13 @@ func TestTimelineReadsTruncates(t *testing.T) {
 		t.Fatal(err)
 	}
 	timeline, _ := storeTimeline(ctx, db.Store(t))
-	h, err := timeline([]data.Key{k}, now.Add(-time.Minute), now)
+	h, err := timeline(LanesQuery{Sessions: data.SessionsQuery{Since: now.Add(-time.Minute), Until: now, Limit: 10},
+		Since: now.Add(-time.Minute), Until: now})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(h.Keys) != 1 || h.Keys[0] != k {
+		t.Fatalf("lanes %v, want %v (its lease was truncated, its history stays)", h.Keys, k)
 	}
 	var kinds []data.Kind
 	for _, ev := range h.Events {
@@ -117,10 +121,11 @@ func TestTimelineReadsTruncates(t *testing.T) {
 	if len(kinds) != 2 || kinds[0] != data.KindAcquired || kinds[1] != data.KindTruncated {
 		t.Fatalf("events %v, want acquired then truncated", kinds)
 	}
-	d := newHistoryData(historyQuery{keys: []data.Key{k}, from: now.Add(-time.Minute), until: now}, h)
-	ln := buildLane(laneInput{key: k, from: now.Add(-time.Minute), until: now.Add(time.Millisecond), historyStart: h.Start.HistoryStart, events: d.byKey[k]})
-	if s, ok := ln.at(now); !ok || s.kind != spanNobody {
-		t.Errorf("after the TRUNCATE the lane shows %v, want nobody", s.kind)
+	d := newHistoryData(historyQuery{from: now.Add(-time.Minute), until: now}, h)
+	ln := monitor.BuildLane(monitor.LaneInput{Key: k, From: now.Add(-time.Minute), Until: now.Add(time.Millisecond),
+		HistoryStart: h.Start.HistoryStart, Events: d.byKey[k]})
+	if s, ok := ln.At(now); !ok || s.Kind != monitor.SpanNobody {
+		t.Errorf("after the TRUNCATE the lane shows %v, want nobody", s.Kind)
 	}
 }
 

@@ -1,9 +1,6 @@
 package ui
 
-import (
-	"slices"
-	"time"
-)
+import "time"
 
 // TimelineStatus is what the timeline view shows, for a program that times
 // it: the benchmark (internal/bench's timeline workload) measures the key
@@ -35,7 +32,7 @@ type TimelineStatus struct {
 func (m *Model) Timeline() TimelineStatus {
 	st := TimelineStatus{Open: m.mode == modeTimeline, Lanes: len(m.tl.keys), Scrubbed: m.tl.scrubbed, Err: m.tl.loadErr}
 	if d := m.tl.loaded; d != nil {
-		st.Read = slices.Equal(d.q.keys, m.tl.keys)
+		st.Read = d.q.page == m.tl.page
 		st.Events = len(d.events)
 	}
 	if m.tl.scrubbed {

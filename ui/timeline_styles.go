@@ -2,9 +2,13 @@ package ui
 
 import (
 	"hash/fnv"
+	"image/color"
 	"strings"
 
 	"charm.land/lipgloss/v2"
+
+	"github.com/leasetop/leasetop/monitor"
+	"github.com/leasetop/leasetop/theme"
 )
 
 // timelineStyles are the timeline's colours: one per holder (the same
@@ -45,28 +49,26 @@ func sgrOf(st lipgloss.Style) sgr {
 // wrap styles text (already safe) with s.
 func (s sgr) wrap(text string) string { return s.on + text + s.off }
 
-func newTimelineStyles(isDark bool, s styles) timelineStyles {
-	ld := lipgloss.LightDark(isDark)
-	palette := [][2]string{
-		{"#0969da", "#58a6ff"}, {"#1a7f37", "#3fb950"}, {"#8250df", "#bc8cff"}, {"#bf3989", "#f778ba"},
-		{"#0e7490", "#39c5cf"}, {"#9a6700", "#d29922"}, {"#57606a", "#b1bac4"}, {"#953800", "#ffa657"},
-	}
+func newTimelineStyles(th theme.Theme, s styles) timelineStyles {
 	var t timelineStyles
-	for _, p := range palette {
-		c := ld(lipgloss.Color(p[0]), lipgloss.Color(p[1]))
+	holders := th.Holders
+	if len(holders) == 0 { // a theme built without them: one colour for every holder
+		holders = []color.Color{th.Accent}
+	}
+	for _, c := range holders {
 		t.holders = append(t.holders, lipgloss.NewStyle().Foreground(c))
-		t.labels = append(t.labels, lipgloss.NewStyle().Background(c).Foreground(ld(lipgloss.Color("#ffffff"), lipgloss.Color("#0d1117"))).Bold(true))
+		t.labels = append(t.labels, lipgloss.NewStyle().Background(c).Foreground(th.HolderText).Bold(true))
 	}
 	t.expired = s.barRed
 	t.empty = s.barEmpty
 	t.cursor = lipgloss.NewStyle().Reverse(true)
-	t.marks[markOther] = s.dim
-	t.marks[markExpired] = s.bad
-	t.marks[markHandover] = s.ok.Bold(true)
-	t.marks[markPreempted] = s.warn
-	t.marks[markTakeover] = s.warn
-	t.marks[markZombie] = s.zombie
-	t.marks[markForced] = s.forced
+	t.marks[monitor.MarkOther] = s.dim
+	t.marks[monitor.MarkExpired] = s.bad
+	t.marks[monitor.MarkHandover] = s.ok.Bold(true)
+	t.marks[monitor.MarkPreempted] = s.warn
+	t.marks[monitor.MarkTakeover] = s.warn
+	t.marks[monitor.MarkZombie] = s.zombie
+	t.marks[monitor.MarkForced] = s.forced
 	t.spark = s.title
 	for i := range t.holders {
 		t.holderSGR = append(t.holderSGR, sgrOf(t.holders[i]))

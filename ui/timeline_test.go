@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,14 +13,15 @@ import (
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// countingHistory is withHistory counting the reads of the lanes' history.
-func countingHistory(reads *int) func(*Config) {
+// countingHistory is withHistoryAnd counting the reads of the lanes'
+// history.
+func countingHistory(reads *int, extra []data.Lease) func(*Config) {
 	return func(c *Config) {
-		withHistory(time.Time{})(c)
+		withHistoryAnd(time.Time{}, extra)(c)
 		read := c.Source.TimelineFunc
-		c.Source.TimelineFunc = func(keys []data.Key, since, until time.Time) (History, error) {
+		c.Source.TimelineFunc = func(q LanesQuery) (History, error) {
 			*reads++
-			return read(keys, since, until)
+			return read(q)
 		}
 	}
 }
@@ -31,13 +33,13 @@ func countingHistory(reads *int) func(*Config) {
 func TestTimelineReadsPerWindowNotPerFrame(t *testing.T) {
 	t.Parallel()
 	var reads int
-	// A tick of a nanosecond: drain runs the ticks' commands without waiting.
-	m, c := newModel(t, 80, 24, countingHistory(&reads), func(c *Config) { c.Tick = time.Nanosecond })
-	leases := loadedLeases()
+	var zeta []data.Lease
 	for i := range 20 { // more sessions than lanes: the lanes scroll
-		leases = append(leases, mkLease("zeta", fmt.Sprintf("s%02d", i), "dev", run(byte(20+i)), int64(100+i), time.Minute, time.Second, time.Hour))
+		zeta = append(zeta, mkLease("zeta", fmt.Sprintf("s%02d", i), "dev", run(byte(20+i)), int64(100+i), time.Minute, time.Second, time.Hour))
 	}
-	apply(m, syncBatch(leases, loadedEvents()))
+	// A tick of a nanosecond: drain runs the ticks' commands without waiting.
+	m, c := newModel(t, 80, 24, countingHistory(&reads, zeta), func(c *Config) { c.Tick = time.Nanosecond })
+	apply(m, syncBatch(append(loadedLeases(), zeta...), loadedEvents()))
 	pressDrain(m, "t")
 	if m.mode != modeTimeline || reads != 1 {
 		t.Fatalf("after t: mode %v, %d reads, want the timeline and 1 read", m.mode, reads)
@@ -63,8 +65,9 @@ func TestTimelineReadsPerWindowNotPerFrame(t *testing.T) {
 	if reads != 2 {
 		t.Errorf("%d reads after zooming out, want 2", reads)
 	}
+	second := m.tl.keys[1]
 	pressDrain(m, "j")
-	if second, _ := m.rowKey(1); reads != 3 || m.tl.keys[0] != second {
+	if reads != 3 || m.tl.keys[0] != second {
 		t.Errorf("after scrolling the lanes: %d reads (want 3), first lane %v, want %v", reads, m.tl.keys[0], second)
 	}
 	pressDrain(m, "h")
@@ -97,13 +100,13 @@ func laneHas(screen, label, want string) bool {
 func TestTimelineHostileTextRendersInert(t *testing.T) {
 	t.Parallel()
 	m, _ := newModel(t, 100, 30, func(c *Config) {
-		c.Source.TimelineFunc = func(keys []data.Key, since, until time.Time) (History, error) {
+		c.Source.TimelineFunc = func(LanesQuery) (History, error) {
 			ev := hostileEvents()[0]
 			acq := data.Event{ID: 0, Kind: data.KindAcquired, At: server.Add(-time.Minute), Key: hostileLeases()[0].Key, RunID: run(1), Fence: 1,
 				Holder: hostileLeases()[0].Holder, ExpiresAt: server.Add(time.Minute)}
 			ev.Key = acq.Key
 			ev.At = server.Add(-30 * time.Second)
-			return History{Events: []data.Event{acq, ev}}, nil
+			return History{Keys: []data.Key{acq.Key}, Events: []data.Event{acq, ev}}, nil
 		}
 	})
 	apply(m, syncBatch(hostileLeases(), hostileEvents()))
@@ -136,12 +139,12 @@ func TestTimelineDefersTheTable(t *testing.T) {
 func TestTimelineResizeFitsTheLanes(t *testing.T) {
 	t.Parallel()
 	var reads int
-	m, _ := newModel(t, 80, 24, countingHistory(&reads))
-	leases := loadedLeases()
+	var zeta []data.Lease
 	for i := range 40 {
-		leases = append(leases, mkLease("zeta", fmt.Sprintf("s%02d", i), "dev", run(byte(20+i)), int64(100+i), time.Minute, time.Second, time.Hour))
+		zeta = append(zeta, mkLease("zeta", fmt.Sprintf("s%02d", i), "dev", run(byte(20+i)), int64(100+i), time.Minute, time.Second, time.Hour))
 	}
-	apply(m, syncBatch(leases, loadedEvents()))
+	m, _ := newModel(t, 80, 24, countingHistory(&reads, zeta))
+	apply(m, syncBatch(append(loadedLeases(), zeta...), loadedEvents()))
 	pressDrain(m, "t")
 	before := len(m.tl.keys)
 	_, cmd := m.Update(tea.WindowSizeMsg{Width: 150, Height: 40})
@@ -176,9 +179,13 @@ func TestQuietLanesInABusyFleetReadOnce(t *testing.T) {
 	var reads int
 	m, c := newModel(t, 80, 24, func(c *Config) {
 		c.Tick = time.Nanosecond
-		c.Source.TimelineFunc = func([]data.Key, time.Time, time.Time) (History, error) {
+		c.Source.TimelineFunc = func(LanesQuery) (History, error) {
 			reads++
-			return History{}, nil
+			keys := make([]data.Key, 0, len(loadedLeases()))
+			for _, l := range loadedLeases() {
+				keys = append(keys, l.Key)
+			}
+			return History{Keys: keys}, nil
 		}
 	})
 	apply(m, syncBatch(loadedLeases(), nil))
@@ -237,5 +244,65 @@ func TestScrubReadsOwnersOneAtATime(t *testing.T) {
 	}
 	if !m.tl.ownersOK || !m.tl.ownersAt.Equal(m.tl.cursor) {
 		t.Errorf("owners read for %v (ok %v), want the cursor %v", m.tl.ownersAt, m.tl.ownersOK, m.tl.cursor)
+	}
+}
+
+// TestTimelineLanesPageThroughTheWindowsSessions: the lanes are a page of
+// the window's sessions in key order: they open around the session selected
+// in the table, ↓ moves them a session on, G shows the last ones (and ↓
+// then reads nothing: no session follows), g the first ones.
+func TestTimelineLanesPageThroughTheWindowsSessions(t *testing.T) {
+	t.Parallel()
+	var reads int
+	var zeta []data.Lease
+	for i := range 30 {
+		zeta = append(zeta, mkLease("zeta", fmt.Sprintf("s%02d", i), "dev", run(byte(20+i)), int64(100+i), time.Minute, time.Second, time.Hour))
+	}
+	m, _ := newModel(t, 80, 24, countingHistory(&reads, zeta))
+	apply(m, syncBatch(append(loadedLeases(), zeta...), loadedEvents()))
+	sel, _ := m.selected()
+	pressDrain(m, "t")
+	n := m.tlGeometry().lanes
+	if len(m.tl.keys) != n || !slices.Contains(m.tl.keys, sel.Key) {
+		t.Fatalf("opened on lanes %v, want %d lanes around the selected %s", m.tl.keys, n, sel.Key)
+	}
+	second := m.tl.keys[1]
+	pressDrain(m, "j")
+	if m.tl.keys[0] != second {
+		t.Errorf("after ↓ the first lane is %s, want %s", m.tl.keys[0], second)
+	}
+	pressDrain(m, "G")
+	last := zeta[len(zeta)-1].Key
+	if got := m.tl.keys[len(m.tl.keys)-1]; got != last || m.tl.more {
+		t.Errorf("after G the last lane is %s (more %v), want %s and no more", got, m.tl.more, last)
+	}
+	before := reads
+	pressDrain(m, "j")
+	if reads != before || m.tl.keys[len(m.tl.keys)-1] != last {
+		t.Errorf("↓ at the last lanes read %d times and shows %v, want no read", reads-before, m.tl.keys)
+	}
+	pressDrain(m, "g")
+	if first := (data.Key{Account: "acme", Session: "chat-7f3a"}); m.tl.keys[0] != first {
+		t.Errorf("after g the first lane is %s, want %s", m.tl.keys[0], first)
+	}
+}
+
+// TestTimelineOpenedAtStartFillsTheScreen: a monitor that opens on the
+// timeline (watch --timeline), before any window size is known, shows as
+// many lanes as the screen holds from its first tick.
+func TestTimelineOpenedAtStartFillsTheScreen(t *testing.T) {
+	t.Parallel()
+	clock := &fixedClock{t: base}
+	cfg := Config{Now: clock.Now, Location: time.UTC, Timeline: true}
+	withHistory(time.Time{})(&cfg)
+	m, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(m, syncBatch(loadedLeases(), loadedEvents()))
+	_, cmd := m.Update(tickMsg(clock.t))
+	drain(m, cmd)
+	if want := min(m.tlGeometry().lanes, len(fixtureSessions(server.Add(-time.Hour), server, time.Time{}, nil))); len(m.tl.keys) < 2 || len(m.tl.keys) != want {
+		t.Errorf("opened on the timeline: %d lanes %v, want %d", len(m.tl.keys), m.tl.keys, want)
 	}
 }

@@ -9,7 +9,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // TestTimelineOfANewDatabase: on a new database (nothing ever pruned), the
@@ -32,11 +33,11 @@ func TestTimelineOfANewDatabase(t *testing.T) {
 	m, clock := timelineOnStore(t, s, "t")
 	before := first.Add(-5 * time.Minute)
 	lanes := m.timelineLanes(m.tlWindow())
-	if sp, ok := lanes[0].at(before); !ok || sp.kind != spanNobody {
-		t.Errorf("5 minutes before the database's first event the lane shows %v, want nobody", sp.kind)
+	if sp, ok := lanes[0].At(before); !ok || sp.Kind != monitor.SpanNobody {
+		t.Errorf("5 minutes before the database's first event the lane shows %v, want nobody", sp.Kind)
 	}
-	if sp, ok := lanes[0].at(first.Add(time.Millisecond)); !ok || sp.kind != spanHeld || sp.holder != "device-a" {
-		t.Errorf("after the first event the lane shows %v (%q), want held by device-a", sp.kind, sp.holder)
+	if sp, ok := lanes[0].At(first.Add(time.Millisecond)); !ok || sp.Kind != monitor.SpanHeld || sp.Holder != "device-a" {
+		t.Errorf("after the first event the lane shows %v (%q), want held by device-a", sp.Kind, sp.Holder)
 	}
 	if view := ansi.Strip(m.View().Content); strings.Contains(view, "kept") {
 		t.Errorf("a new database's timeline speaks of the history kept:\n%s", view)
@@ -51,8 +52,8 @@ func TestTimelineOfANewDatabase(t *testing.T) {
 	m.tl.loaded, m.tl.asked = nil, historyQuery{} // read again
 	pressDrain(m, "t", "t")
 	lanes = m.timelineLanes(m.tlWindow())
-	if sp, ok := lanes[0].at(before); !ok || sp.kind != spanUnknown {
-		t.Errorf("before the history kept the lane shows %v, want unknown", sp.kind)
+	if sp, ok := lanes[0].At(before); !ok || sp.Kind != monitor.SpanUnknown {
+		t.Errorf("before the history kept the lane shows %v, want unknown", sp.Kind)
 	}
 	if view := ansi.Strip(m.View().Content); !strings.Contains(view, "kept from") {
 		t.Errorf("a pruned history's timeline does not say where it starts:\n%s", view)

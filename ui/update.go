@@ -2,11 +2,13 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // statusKind colours the status line.
@@ -28,8 +30,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		return m, m.onResize(msg)
 	case tea.BackgroundColorMsg:
-		m.styles = newStyles(msg.IsDark())
-		m.cache.reset()
+		if m.cfg.Theme == nil { // a chosen theme stays; the automatic one follows the background
+			m.styles = newStyles(m.cfg.theme(msg.IsDark()))
+			m.cache.reset()
+		}
 		return m, nil
 	case tickMsg:
 		return m, m.onTick()
@@ -41,6 +45,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onLockers(msg)
 	case queuesMsg:
 		m.onQueues(msg)
+		return m, nil
+	case asksMsg:
+		m.onAsks(msg)
 		return m, nil
 	case queueMsg:
 		m.onQueue(msg)
@@ -96,7 +103,7 @@ func (m *Model) onTick() tea.Cmd {
 	default:
 		m.refreshCounts()
 	}
-	return tea.Batch(m.tick(), m.pollQueues(), m.timelineTick())
+	return tea.Batch(m.tick(), m.pollQueues(), m.pollAsks(), m.timelineTick())
 }
 
 // onBatch applies the feed's batch to the live state, or holds it for the
@@ -121,8 +128,18 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 		return nil
 	}
 	m.detail.loading = false
-	m.detail.history, m.detail.err = msg.events, msg.err
+	m.detail.history, m.detail.err = namedHistory(msg.events), msg.err
 	return nil
+}
+
+// namedHistory is a session's history (newest first) with the previous
+// holder of each hand-over named (monitor.NamePrevHolders).
+func namedHistory(evs []data.Event) []data.Event {
+	old := slices.Clone(evs)
+	slices.Reverse(old)
+	old = monitor.NamePrevHolders(old, nil)
+	slices.Reverse(old)
+	return old
 }
 
 func (m *Model) onLockers(msg lockersMsg) tea.Cmd {

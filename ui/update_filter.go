@@ -22,7 +22,11 @@ func (m *Model) filterKey(msg tea.KeyPressMsg) tea.Cmd {
 	case m.typingQuit(msg):
 		return tea.Quit
 	case key.Matches(msg, m.keys.Back):
+		had := m.filter
 		m.clearFilter()
+		if had != "" {
+			return m.timelineFiltered()
+		}
 		return nil
 	case msg.String() == "enter":
 		m.filtering = false
@@ -33,6 +37,7 @@ func (m *Model) filterKey(msg tea.KeyPressMsg) tea.Cmd {
 	m.filterIn, cmd = m.filterIn.Update(msg)
 	if f := strings.TrimSpace(m.filterIn.Value()); f != m.filter {
 		m.setFilter(f)
+		cmd = tea.Batch(cmd, m.timelineFiltered()) // the lanes of the filter, in the timeline
 	}
 	return cmd
 }

@@ -30,18 +30,6 @@ type (
 	}
 )
 
-// openTimeline shows the timeline, live, its lanes the table's rows from
-// the one at the top of the table.
-func (m *Model) openTimeline() tea.Cmd {
-	if m.tl.zoom == 0 && m.tl.keys == nil {
-		m.tl.zoom = defaultZoom
-	}
-	m.mode = modeTimeline
-	m.tl.scrubbed, m.tl.top = false, m.off
-	m.tl.keys = m.laneKeys(m.tl.top, m.tlGeometry().lanes)
-	return m.tlEnsure()
-}
-
 // closeTimeline goes back to the main screen, live.
 func (m *Model) closeTimeline() {
 	m.mode = modeMain
@@ -66,6 +54,8 @@ func (m *Model) timelineKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.closeTimeline()
 	case key.Matches(msg, k.Help):
 		m.openHelp()
+	case key.Matches(msg, k.Filter):
+		return m.startFilter()
 	case key.Matches(msg, k.Pause):
 		m.togglePause()
 	case key.Matches(msg, k.Earlier):
@@ -93,9 +83,9 @@ func (m *Model) timelineKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.PageDown):
 		return m.scrollLanes(m.tlGeometry().lanes)
 	case key.Matches(msg, k.Top):
-		return m.scrollLanes(-1 << 30)
+		return m.pageLanes(lanePage{})
 	case key.Matches(msg, k.Bottom):
-		return m.scrollLanes(1 << 30)
+		return m.pageLanes(lanePage{last: true})
 	}
 	return nil
 }
@@ -192,21 +182,6 @@ func (m *Model) zoomBy(d int) tea.Cmd {
 	return m.tlEnsure()
 }
 
-// scrollLanes moves the lanes over the table's rows.
-func (m *Model) scrollLanes(d int) tea.Cmd {
-	if m.rowsDirty && m.frozen == nil {
-		m.syncRows() // the rows as they are now
-	}
-	n := m.tlGeometry().lanes
-	top := min(max(m.tl.top+d, 0), max(len(m.rows)-n, 0))
-	if top == m.tl.top && len(m.tl.keys) > 0 {
-		return nil
-	}
-	m.tl.top = top
-	m.tl.keys = m.laneKeys(top, n)
-	return tea.Batch(m.tlEnsure(), m.readOwnersIfScrubbed())
-}
-
 // tlWindow is the window the lanes show: the zoom's length ending now (or
 // where the scrub put it), cut into the bar's columns. Its end is rounded
 // up to a whole column, so the live picture moves a column at a time.
@@ -222,44 +197,6 @@ func (m *Model) tlWindow() window {
 		q = q.Add(cell)
 	}
 	return window{from: q.Add(-time.Duration(cells) * cell), cell: cell, cells: cells}
-}
-
-// tlEnsure reads the lanes' history when what was read does not cover the
-// window (or other lanes), unless that read is already asked.
-func (m *Model) tlEnsure() tea.Cmd {
-	if m.mode != modeTimeline {
-		return nil
-	}
-	w := m.tlWindow()
-	span := zooms[m.tl.zoom]
-	d := m.tl.loaded
-	if d != nil && !d.stale && slices.Equal(d.q.keys, m.tl.keys) && !w.from.Before(d.q.from) && !d.q.from.Before(w.from.Add(-2*span)) {
-		return nil
-	}
-	a := m.tl.asked
-	if m.tl.gen > 0 && slices.Equal(a.keys, m.tl.keys) && !w.from.Before(a.from) && !a.from.Before(w.from.Add(-2*span)) &&
-		(d == nil || d.q.from != a.from || !d.stale) {
-		return nil // asked already
-	}
-	if m.tl.reading || m.cfg.Source.TimelineFunc == nil {
-		return nil // its answer asks again (onTimeline)
-	}
-	q := historyQuery{keys: m.tl.keys, from: w.from.Add(-span / 2), until: m.tlNow()}
-	m.tl.gen++
-	m.tl.asked, m.tl.reading = q, true
-	return m.readHistory(m.tl.gen, q)
-}
-
-// readHistory reads q with TimelineFunc.
-func (m *Model) readHistory(gen int, q historyQuery) tea.Cmd {
-	read := m.cfg.Source.TimelineFunc
-	if read == nil {
-		return nil
-	}
-	return func() tea.Msg {
-		h, err := read(q.keys, q.from, q.until)
-		return timelineMsg{gen: gen, q: q, hist: h, err: err}
-	}
 }
 
 // readOwners asks who held the lanes' sessions at t.
@@ -288,28 +225,6 @@ func (m *Model) readOwnersIfScrubbed() tea.Cmd {
 	return m.readOwners(m.tl.cursor)
 }
 
-func (m *Model) onTimeline(msg timelineMsg) tea.Cmd {
-	m.tl.reading = false
-	if msg.gen != m.tl.gen {
-		return m.tlEnsure() // a newer read was asked
-	}
-	if msg.err != nil {
-		m.tl.loadErr = msg.err
-		m.tl.asked = historyQuery{} // not asked any more: the next tick asks again
-		return nil
-	}
-	m.tl.loadErr = nil
-	d := newHistoryData(msg.q, msg.hist)
-	st := m.shown()
-	d.mergeLive(st.Events(), st.Version(), m.eventLimit())
-	d.stale = false // what the read missed is in the state's events, or will be read next time
-	m.tl.loaded = d
-	if !d.until.IsZero() {
-		m.setStatus(statusWarn, cutText(d.until, m.cfg.Location))
-	}
-	return m.tlEnsure() // the window may have moved while it was read
-}
-
 func (m *Model) onOwners(msg ownersMsg) tea.Cmd {
 	m.tl.ownersBusy = false
 	if !m.tl.scrubbed {
@@ -333,12 +248,12 @@ func (m *Model) timelineTick() tea.Cmd {
 	if m.mode != modeTimeline {
 		return nil
 	}
-	if len(m.tl.keys) == 0 && len(m.rows) > 0 { // opened before the first sync
-		m.tl.keys = m.laneKeys(m.tl.top, m.tlGeometry().lanes)
-	}
 	if d := m.tl.loaded; d != nil {
 		st := m.shown()
 		d.mergeLive(st.Events(), st.Version(), m.eventLimit())
+	}
+	if m.tl.page.n == 0 { // opened on the timeline (watch --timeline): the first lanes
+		return m.pageLanes(m.tl.page)
 	}
 	return m.tlEnsure()
 }
@@ -358,57 +273,6 @@ func zoomText(d time.Duration) string {
 		return fmt.Sprintf("%dm", d/time.Minute)
 	}
 	return fmt.Sprintf("%dh", d/time.Hour)
-}
-
-// timelineLanes builds the lanes of the history read over w.
-func (m *Model) timelineLanes(w window) []lane {
-	d := m.tl.loaded
-	st := m.shown()
-	key := lanesKey{data: d, win: w, live: liveFingerprint(st, m.tl.keys, m.tlNow())}
-	if d != nil {
-		key.version = d.version
-	}
-	if key == m.tl.lanesOf && m.tl.lanes != nil {
-		return m.tl.lanes
-	}
-	lanes := make([]lane, 0, len(m.tl.keys))
-	for _, k := range m.tl.keys {
-		in := laneInput{key: k, from: w.from, until: minTime(w.until(), m.tlNow())} // nothing after now
-		if d == nil {
-			lanes = append(lanes, lane{key: k})
-			continue
-		}
-		in.historyStart = d.start.HistoryStart
-		if l, ok := d.start.Leases[k]; ok {
-			in.start = &l
-			_, inexact := d.start.Inexact[k]
-			in.startExact = !inexact
-		}
-		// The read starts before the window: replay from there.
-		in.from = d.q.from
-		if live, ok := st.Lease(k); ok {
-			in.live = &live
-		}
-		in.events = d.byKey[k]
-		in.readUntil = d.until
-		ln := buildLane(in)
-		lanes = append(lanes, ln)
-	}
-	m.tl.lanes, m.tl.lanesOf = lanes, key
-	return lanes
-}
-
-// timelineResized fits the lanes to a new size: as many as the screen
-// holds, from the same first row, read if that changed them.
-func (m *Model) timelineResized() tea.Cmd {
-	if m.mode != modeTimeline || len(m.tl.keys) == 0 {
-		return nil
-	}
-	keys := m.laneKeys(m.tl.top, m.tlGeometry().lanes)
-	if !slices.Equal(keys, m.tl.keys) {
-		m.tl.keys = keys
-	}
-	return tea.Batch(m.tlEnsure(), m.readOwnersIfScrubbed())
 }
 
 // eventLimit is how many events the State keeps (monitor.Config's default

@@ -25,7 +25,11 @@ func (m *Model) describeHandover(ev data.Event) (string, string, *lipgloss.Style
 		}
 		return "asked", d, nil, true
 	case data.KindHandedOver:
-		return "handed over", fmt.Sprintf("run %s→%s fence %d→%d", shortRun(ev.PrevRunID), shortRun(ev.RunID), ev.PrevFence, ev.Fence), &s.takeover, true
+		d := fmt.Sprintf("run %s→%s fence %d→%d", shortRun(ev.PrevRunID), shortRun(ev.RunID), ev.PrevFence, ev.Fence)
+		if ev.PrevHolder != "" || ev.Holder != "" {
+			d += " · " + holdersText(ev)
+		}
+		return "handed over", d, &s.takeover, true
 	case data.KindHandoverDeclined:
 		return "declined", fmt.Sprintf("run %s declined %s", shortRun(ev.PrevRunID), asker), nil, true
 	case data.KindHandoverExpired:

@@ -58,7 +58,8 @@ type rowEntry struct {
 	clock     rowClock
 	cells     []string // by column; the cells before colTTL never change with time
 	line      string
-	queued    int // the session's queue length it was drawn with
+	queued    int             // the session's queue length it was drawn with
+	ask       data.PendingAsk // the ask pending on it drawn (Remaining zero)
 }
 
 // staticFor reports whether the entry's time-independent cells are those of

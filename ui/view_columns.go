@@ -20,6 +20,7 @@ const (
 	colHeld
 	colRenewed
 	colQueue // shown only while some session has a queue (ui/queue.go)
+	colAsk   // shown only while some session on screen has a pending ask (ui/asks.go)
 	numCols
 )
 
@@ -28,6 +29,13 @@ const (
 // narrow terminal (higher hide goes first; 0 never), and whether its cells
 // change with the time as well as with the lease (timed: the row cache
 // draws those again when the countdowns read otherwise).
+//
+// On a narrow terminal the ages go first (renewed, held), then who waits
+// (queue, ask), then the holder, the run and last the fence: a run id and
+// its fence say which run holds a session, the fence what a fenced write
+// must carry. The ages also go where that shows the labels (holder, ask)
+// whole that would be cut with them (spareHide).
+
 type colSpec struct {
 	id        colID
 	title     string
@@ -47,15 +55,28 @@ func colSpecs() []colSpec {
 	return []colSpec{
 		{colAccount, "ACCOUNT", 7, 0, true, false, 0, false},
 		{colSession, "SESSION", 7, 0, true, false, 0, false},
-		{colHolder, "HOLDER", 6, 0, true, false, 1, false},
-		{colRun, "RUN", 8, 8, false, false, 5, false},
-		{colFence, "FENCE", 5, 6, false, true, 4, false},
+		{colHolder, "HOLDER", 6, 0, true, false, 4, false},
+		{colRun, "RUN", 8, 8, false, false, 3, false},
+		{colFence, "FENCE", 5, 6, false, true, 2, false},
 		{colTTL, "TTL", 7, 15, false, false, 0, true},
-		{colHeld, "HELD", 6, 6, false, true, 3, true},
-		{colRenewed, "RENEWED", 7, 7, false, true, 2, true},
+		{colHeld, "HELD", 6, 6, false, true, 7, true},
+		{colRenewed, "RENEWED", 7, 7, false, true, 8, true},
 		{colQueue, "QUEUE", 5, 5, false, true, 6, false},
+		{colAsk, "ASK", 5, 0, true, false, 5, false},
 	}
 }
+
+// spareHide: the columns whose hide is at least it (the ages) are hidden,
+// the highest first, while a label (holder, ask) is cut shorter than it is,
+// up to spareLabel cells: a label longer than that is cut rather than take
+// the ages' room.
+const (
+	spareHide  = 7
+	spareLabel = 20
+)
+
+// maxAsk caps the ASK column: an asker's label past it is cut with "…".
+const maxAsk = 24
 
 // column is a laid-out column.
 type column struct {
@@ -106,11 +127,50 @@ func cellWidth(s string) int16 {
 // only pushes the run, fence and countdown away from the names they belong
 // to.
 func tableColumns(width int, content colWidths) []column {
-	avail := width - 2
 	specs := colSpecs()
 	if content[colQueue] == 0 { // no session has a queue: no column
 		specs = slices.DeleteFunc(specs, func(s colSpec) bool { return s.id == colQueue })
 	}
+	if content[colAsk] == 0 { // no session on screen has a pending ask: no column
+		specs = slices.DeleteFunc(specs, func(s colSpec) bool { return s.id == colAsk })
+	}
+	for {
+		cols := fitColumns(width, content, specs)
+		i := sparable(cols)
+		if i < 0 || !cutsLabel(cols, content) {
+			return cols
+		}
+		specs = slices.DeleteFunc(specs, func(s colSpec) bool { return s.id == cols[i].id })
+	}
+}
+
+// sparable is the next column to hide to show the labels whole (the
+// highest hide at or above spareHide), -1 for none.
+func sparable(cols []column) int {
+	worst := -1
+	for i, c := range cols {
+		if c.hide >= spareHide && (worst < 0 || c.hide > cols[worst].hide) {
+			worst = i
+		}
+	}
+	return worst
+}
+
+// cutsLabel reports whether the holder or the ask is shown narrower than
+// its widest value on screen, up to spareLabel cells.
+func cutsLabel(cols []column, content colWidths) bool {
+	for _, c := range cols {
+		if (c.id == colHolder || c.id == colAsk) && c.width < min(int(content[c.id]), spareLabel) {
+			return true
+		}
+	}
+	return false
+}
+
+// fitColumns lays specs out in width cells (see tableColumns).
+func fitColumns(width int, content colWidths, specs []colSpec) []column {
+	avail := width - 2
+	specs = slices.Clone(specs)
 	need := func() int {
 		n := len(specs) - 1
 		for _, s := range specs {
@@ -150,20 +210,33 @@ func tableColumns(width int, content colWidths) []column {
 			}
 		}
 	}
+	// The fixed columns to their wanted widths, but for the TTL's bar; the
+	// texts to what they need, up to spareLabel; then the bar; then the
+	// texts to their widest.
 	grow(func(c column) int {
-		if c.flex {
-			return 0
+		if c.flex || c.id == colTTL {
+			return c.min
 		}
 		return c.want
 	})
-	grow(func(c column) int {
+	flexTo := func(c column) int {
 		switch {
 		case !c.flex:
 			return 0
 		case c.id == colHolder:
 			return int(content[c.id])
+		case c.id == colAsk:
+			return min(int(content[c.id]), maxAsk)
 		}
 		return min(int(content[c.id]), maxFlex)
+	}
+	grow(func(c column) int { return min(flexTo(c), spareLabel) })
+	grow(func(c column) int {
+		if c.id == colTTL {
+			return c.want
+		}
+		return 0
 	})
+	grow(flexTo)
 	return cols
 }

@@ -33,7 +33,9 @@ func TestColumnsFitTheirContent(t *testing.T) {
 		{"long session at 150", 150, 6, 30, 17, 7, 30, 17},
 		{"a long holder label at 150", 150, 6, 6, 120, 7, 7, 150 - 2 - 7 - 7 - 8 - 6 - 15 - 6 - 7 - 7},
 		{"overlong values are capped", 200, 90, 90, 90, maxFlex, maxFlex, 200 - 2 - 2*maxFlex - 8 - 6 - 15 - 6 - 7 - 7},
-		{"tight: shared fairly", 80, 8, 27, 35, 8, 11, 10},
+		// The ages go, and the TTL's bar, before labels are cut below
+		// spareLabel cells.
+		{"tight: shared fairly", 80, 8, 27, 35, 8, spareLabel, spareLabel},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,12 +111,52 @@ func TestTimedColumnsAreMarked(t *testing.T) {
 		c := column{colSpec: spec, width: max(spec.want, spec.min, 12)}
 		moved := false
 		for _, later := range []time.Duration{time.Second, time.Minute, time.Hour} {
-			if m.tableCell(c, &l, 0.5, false, now) != m.tableCell(c, &l, 0.5, false, now.Add(later)) {
+			if m.tableCell(c, &l, 0.5, false, now, data.PendingAsk{}) != m.tableCell(c, &l, 0.5, false, now.Add(later), data.PendingAsk{}) {
 				moved = true
 			}
 		}
 		if moved != spec.timed {
 			t.Errorf("column %s: its cell changes with the time: %v, but timed is %v", spec.title, moved, spec.timed)
 		}
+	}
+}
+
+// TestNarrowColumnsKeepRunAndFence: as the terminal narrows the ages go
+// first (renewed, then held), then who waits (queue, ask), the holder, the
+// run, and the fence last (issue 38.11: at 80 columns the demo cut its
+// holder labels, and a narrower table dropped the run and fence before
+// the holder); at the demo's 80 columns its holder labels show whole.
+func TestNarrowColumnsKeepRunAndFence(t *testing.T) {
+	t.Parallel()
+	order := []colID{colRenewed, colHeld, colQueue, colAsk, colHolder, colRun, colFence}
+	content := colWidths{colAccount: 6, colSession: 6, colHolder: 17, colQueue: 1, colAsk: 14}
+	for w := 160; w >= 20; w-- {
+		shown := map[colID]bool{}
+		for _, c := range tableColumns(w, content) {
+			shown[c.id] = true
+		}
+		for i, id := range order {
+			for _, later := range order[i+1:] {
+				if shown[id] && !shown[later] {
+					t.Errorf("at %d columns %s is hidden but %s, which goes before it, is shown", w, colSpecs()[later].title, colSpecs()[id].title)
+				}
+			}
+		}
+		if !shown[colTTL] || !shown[colAccount] || !shown[colSession] {
+			t.Errorf("at %d columns account, session or TTL is hidden", w)
+		}
+	}
+	demo := colWidths{colAccount: 6, colSession: 6, colHolder: 17}
+	for _, c := range tableColumns(80, demo) {
+		if c.id == colHolder && c.width < 17 {
+			t.Errorf("at 80 columns the demo's 17-cell holder labels get %d cells", c.width)
+		}
+	}
+	cols := map[colID]bool{}
+	for _, c := range tableColumns(80, demo) {
+		cols[c.id] = true
+	}
+	if !cols[colRun] || !cols[colFence] {
+		t.Errorf("at 80 columns the demo's table has no run or fence column: %v", cols)
 	}
 }

@@ -53,12 +53,7 @@ func (m *Model) viewDetail() []string {
 		}
 		field("expires", expiry)
 		field("ttl", compact(l.ExpiresAt.Sub(l.RenewedAt)))
-		if l.NotPreemptible {
-			field("preempt", s.warn.Render("refused: the holder declared it must not be preempted"))
-		}
-		if l.Attachment != "" {
-			field("attachment", m.exactText(l.Attachment))
-		}
+		m.declaredLines(field, l, shown.Declared(d.key))
 		m.lockerLines(field, left <= 0)
 		m.askLines(field, l, serverNow)
 		if d.held && d.opened.RunID != l.RunID {
@@ -69,6 +64,29 @@ func (m *Model) viewDetail() []string {
 	return m.appendList(lines, listView{title: "History", note: " newest first, from lease.event",
 		loading: d.loading, err: d.err, what: "the history", empty: "no events",
 		n: len(d.history), scroll: d.scroll, line: func(i int) string { return m.historyLine(d.history[i]) }})
+}
+
+// declaredLines shows what the holder declared at acquire: whether it may
+// be preempted, and its attachment (the stream a joiner follows). A lease
+// known only from its grant's event has neither read yet (declared false).
+func (m *Model) declaredLines(field func(name, value string), l data.Lease, declared bool) {
+	s := m.styles
+	if !declared {
+		unread := s.dim.Render("not read yet (the grant's event does not say; the lease's row is read within a second)")
+		field("preemptible", unread)
+		field("attachment", unread)
+		return
+	}
+	if l.NotPreemptible {
+		field("preemptible", s.warn.Render("no: the holder declared it must not be preempted (a preempt is refused)"))
+	} else {
+		field("preemptible", "yes")
+	}
+	if l.Attachment == "" {
+		field("attachment", s.dim.Render("none"))
+	} else {
+		field("attachment", m.exactText(l.Attachment))
+	}
 }
 
 // lockerLines names the transactions holding the lease row locked. For an

@@ -109,7 +109,7 @@ func (m *Model) describe(ev data.Event) (string, string, *lipgloss.Style) {
 	case data.KindPreempted:
 		d := fmt.Sprintf("run %s→%s fence %d→%d by %s", shortRun(ev.PrevRunID), shortRun(ev.RunID), ev.PrevFence, ev.Fence, clean(ev.Actor, 24))
 		if ev.PrevHolder != "" || ev.Holder != "" {
-			d += " · " + idText(ev.PrevHolder, 24) + "→" + idText(ev.Holder, 24)
+			d += " · " + holdersText(ev)
 		}
 		if ev.Reason != "" {
 			d += ": " + clean(ev.Reason, 60)
@@ -146,6 +146,12 @@ func (m *Model) describe(ev data.Event) (string, string, *lipgloss.Style) {
 		return label, d, st
 	}
 	return clean(string(ev.Kind), 14), "", nil
+}
+
+// holdersText is the labels of the run an event replaced and of the run
+// that replaced it: "desktop→phone" (either may be empty: not recorded).
+func holdersText(ev data.Event) string {
+	return idText(ev.PrevHolder, 24) + "→" + idText(ev.Holder, 24)
 }
 
 // rejectReason shortens lease.renew's reason ("held by run <uuid>").

@@ -7,13 +7,13 @@ import "github.com/charmbracelet/x/ansi"
 // the screen.
 func (m *Model) fieldLines(lines *[]string) func(name, value string) {
 	return func(name, value string) {
-		wrapped := ansi.Wrap(value, max(m.width-14, 10), "")
+		wrapped := ansi.Wrap(value, max(m.width-15, 10), "")
 		for i, part := range splitLines(wrapped) {
 			label := ""
 			if i == 0 {
 				label = name
 			}
-			*lines = append(*lines, "  "+m.styles.dim.Render(pad(label, 10))+" "+part)
+			*lines = append(*lines, "  "+m.styles.dim.Render(pad(label, 11))+" "+part)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/monitor"
@@ -17,13 +18,19 @@ import (
 func (m *Model) viewTable(lay layout) []string {
 	end := min(m.off+lay.tableRows, len(m.rows))
 	visible := m.visibleRows(min(m.off, end), end)
+	shown := m.shown()
+	serverNow := shown.ServerNow(m.shownNow())
 	content := contentWidths(visible)
 	if m.queues.any() {
 		content[colQueue] = 1
 	}
+	for _, l := range visible {
+		if a, ok := m.askOf(l, serverNow); ok {
+			content[colAsk] = max(content[colAsk], cellWidth(askText(a)))
+		}
+	}
 	cols := tableColumns(m.width, content)
 	lines := []string{m.tableHeader(cols)}
-	shown := m.shown()
 	if len(m.rows) == 0 {
 		msg := "no leases held"
 		switch {
@@ -34,7 +41,6 @@ func (m *Model) viewTable(lay layout) []string {
 		}
 		return append(lines, "  "+m.styles.dim.Render(msg))
 	}
-	serverNow := shown.ServerNow(m.shownNow())
 	if n := end - m.off; len(m.cache.rows) < n {
 		m.cache.rows = append(m.cache.rows, make([]rowEntry, n-len(m.cache.rows))...)
 	}
@@ -88,7 +94,9 @@ func (m *Model) tableRow(e *rowEntry, cols []column, l *data.Lease, selected boo
 	highlight := selected && m.focus == focusTable
 	clock := m.clockOf(l, st, serverNow, ttlWidth(cols))
 	queued := m.queues.length(l.Key)
-	static := e.staticFor(l, widthsOf(cols), m.width, selected, highlight) && e.queued == queued
+	ask, _ := m.askOf(l, serverNow)
+	ask.Remaining = 0 // the cell shows who asks, not for how long
+	static := e.staticFor(l, widthsOf(cols), m.width, selected, highlight) && e.queued == queued && e.ask == ask
 	if static && e.clock == clock {
 		return e.line
 	}
@@ -102,7 +110,7 @@ func (m *Model) tableRow(e *rowEntry, cols []column, l *data.Lease, selected boo
 		if !c.timed && static {
 			continue
 		}
-		e.cells[i] = m.tableCell(c, l, frac, highlight, serverNow)
+		e.cells[i] = m.tableCell(c, l, frac, highlight, serverNow, ask)
 	}
 	marker := "  "
 	if selected {
@@ -113,13 +121,13 @@ func (m *Model) tableRow(e *rowEntry, cols []column, l *data.Lease, selected boo
 		line = m.styles.selected.Render(pad(line, m.width))
 	}
 	*e = rowEntry{ok: true, lease: *l, cols: widthsOf(cols), width: m.width, selected: selected, highlight: highlight,
-		clock: clock, cells: e.cells, line: line, queued: queued}
+		clock: clock, cells: e.cells, line: line, queued: queued, ask: ask}
 	return line
 }
 
 // tableCell renders one cell of lease l, padded to its column. A timed
 // column's cell depends on the time too; the others' on the lease alone.
-func (m *Model) tableCell(c column, l *data.Lease, frac float64, highlight bool, serverNow time.Time) string {
+func (m *Model) tableCell(c column, l *data.Lease, frac float64, highlight bool, serverNow time.Time, ask data.PendingAsk) string {
 	var text string
 	var style *lipgloss.Style
 	switch c.id {
@@ -144,6 +152,10 @@ func (m *Model) tableCell(c column, l *data.Lease, frac float64, highlight bool,
 	case colQueue:
 		if n := m.queues.length(l.Key); n > 0 {
 			text = fmt.Sprint(n)
+		}
+	case colAsk:
+		if ask.RunID != uuid.Nil {
+			text, style = idText(askText(ask), c.width), &m.styles.warn
 		}
 	}
 	if c.right {

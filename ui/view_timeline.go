@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // tlGeom is how the timeline shares the screen.
@@ -87,6 +88,9 @@ func (m *Model) timelineHeader() string {
 		where = s.badge.Render(" as of "+m.tl.cursor.In(m.cfg.Location).Format("15:04:05.000")+" ") +
 			s.dim.Render(" · window "+zoomText(zooms[m.tl.zoom]))
 	}
+	if m.filter != "" {
+		where += s.dim.Render(" · /") + clean(m.filter, 20)
+	}
 	ww := ansi.StringWidth(where)
 	if ww+2 >= m.width {
 		return where
@@ -113,9 +117,14 @@ func (m *Model) axisLine(g tlGeom, w window, cursor int) string {
 func (m *Model) laneLines(g tlGeom, w window, cursor int) []string {
 	s := m.styles
 	if len(m.tl.keys) == 0 {
-		msg := "no sessions: the timeline shows the table's rows"
-		if m.filter != "" {
-			msg = fmt.Sprintf("no session matches %q (esc, then esc, clears the filter)", clean(m.filter, 20))
+		msg := "no session had a lease or an event in this window: zoom out (-) or scrub back to look further"
+		switch {
+		case m.tl.loaded == nil && m.tl.loadErr == nil:
+			msg = "reading the window's sessions…"
+		case m.tl.loadErr != nil:
+			return []string{"  " + s.bad.Render("history: "+clean(oneLine(m.tl.loadErr.Error()), 0))}
+		case m.filter != "":
+			msg = fmt.Sprintf("no session of this window matches %q (/ edits the filter, esc clears it)", clean(m.filter, 20))
 		}
 		return []string{"  " + s.dim.Render(msg)}
 	}
@@ -146,7 +155,7 @@ func (m *Model) laneLines(g tlGeom, w window, cursor int) []string {
 		if bar == "" {
 			bar = withCursor(m.tl.bars[i], ln, w, cursor, &s.tl)
 		}
-		out = append(out, pad(keyText(ln.key, g.label), g.label)+" "+bar+" "+m.heldCell(ln.key, g.right))
+		out = append(out, pad(keyText(ln.Key, g.label), g.label)+" "+bar+" "+m.heldCell(ln.Key, g.right))
 	}
 	return out
 }
@@ -192,7 +201,7 @@ func (m *Model) inexactText(l data.Lease, ttl time.Duration, w int) string {
 		text = "≤" + compact(ttl)
 	}
 	hw := max(w-ansi.StringWidth(text)-1, 1)
-	return pad(idText(holderLabel(span{holder: l.Holder, run: l.RunID}), hw), hw) + " " + text
+	return pad(idText(holderLabel(monitor.Span{Holder: l.Holder, Run: l.RunID}), hw), hw) + " " + text
 }
 
 // heldText is a holder and its TTL left at t: "device-2 12s", or expired.
@@ -203,7 +212,7 @@ func (m *Model) heldText(l data.Lease, t time.Time, w int) string {
 		ttl = "exp " + agoText(-left)
 	}
 	hw := max(w-ansi.StringWidth(ttl)-1, 1)
-	text := pad(idText(holderLabel(span{holder: l.Holder, run: l.RunID}), hw), hw) + " " + ttl
+	text := pad(idText(holderLabel(monitor.Span{Holder: l.Holder, Run: l.RunID}), hw), hw) + " " + ttl
 	if left <= 0 {
 		return m.styles.bad.Render(text)
 	}
@@ -214,12 +223,12 @@ func (m *Model) heldText(l data.Lease, t time.Time, w int) string {
 func (m *Model) legendLine() string {
 	s := m.styles
 	items := []struct {
-		k    markKind
+		k    monitor.MarkKind
 		text string
 	}{
-		{markTakeover, "taken over"}, {markPreempted, "preempted"}, {markHandover, "handed over"},
-		{markForced, "force released"}, {markZombie, "zombie renewal"}, {markExpired, "expired, no successor"},
-		{markOther, "other"},
+		{monitor.MarkTakeover, "taken over"}, {monitor.MarkPreempted, "preempted"}, {monitor.MarkHandover, "handed over"},
+		{monitor.MarkForced, "force released"}, {monitor.MarkZombie, "zombie renewal"}, {monitor.MarkExpired, "expired, no successor"},
+		{monitor.MarkOther, "other"},
 	}
 	parts := []string{s.dim.Render("█ held  ░ expired  ─ nobody")}
 	for _, it := range items {
@@ -274,7 +283,7 @@ func (m *Model) timelineEvents(g tlGeom) []string {
 
 // timelineStatus is the status message, else the timeline's keys.
 func (m *Model) timelineStatus() string {
-	if m.status != "" {
+	if m.status != "" || m.filtering {
 		return m.viewStatus()
 	}
 	k := &m.keys
@@ -283,7 +292,7 @@ func (m *Model) timelineStatus() string {
 		desc string
 	}{
 		{k.Earlier, "scrub"}, {k.EarlierMore, "×10"}, {k.PrevEvent, "event"}, {k.ZoomIn, "zoom"},
-		{k.Back, "live/back"}, {k.Help, "help"}, {k.Quit, "quit"},
+		{k.Filter, "find"}, {k.Back, "live/back"}, {k.Help, "help"}, {k.Quit, "quit"},
 	}
 	var parts []string
 	for _, it := range items {

@@ -139,8 +139,8 @@ func (c *checker) history(events []data.Event) {
 			sessions[e.Key] = s
 		}
 		c.askEvent(a, e, s.cur)
-		switch e.Kind {
-		case data.KindAcquired, data.KindTakenOver, data.KindPreempted, data.KindHandedOver:
+		switch {
+		case e.Kind.Grants():
 			c.tally.RunsStarted++
 			c.grantEvent(e, s.cur)
 			if e.Fence <= s.lastFence {
@@ -152,7 +152,7 @@ func (c *checker) history(events []data.Event) {
 			c.grants[e.RunID] = g
 			c.order = append(c.order, g)
 			s.cur = g
-		case data.KindReleased, data.KindForceReleased:
+		case e.Kind.Ends():
 			c.countEnd(e.Kind)
 			if s.cur == nil || s.cur.run != e.RunID {
 				c.fail(OneOwner, e.Key, "run %s (fence %d) was released at %s, but the history does not show it holding the session (event %d)",
@@ -161,9 +161,9 @@ func (c *checker) history(events []data.Event) {
 				s.cur.ended, s.cur.endAt, s.cur.endKind = true, e.At, e.Kind
 			}
 			s.cur = nil
-		case data.KindRenewRejected:
+		case e.Kind == data.KindRenewRejected:
 			c.tally.ZombieRenewalsRejected++
-		case data.KindQueueJoined:
+		case e.Kind == data.KindQueueJoined:
 			c.tally.QueueWaits++
 		}
 	}
@@ -207,7 +207,7 @@ func (c *checker) grantEvent(e data.Event, cur *grant) {
 			e.PrevExpiresAt.Sub(e.At).Round(time.Millisecond), e.ID)
 	}
 	if prev := c.grants[e.PrevRunID]; prev != nil {
-		if c.rec.Killed[prev.holder] {
+		if e.Kind == data.KindTakenOver && c.lost(prev.holder) {
 			c.tally.TakeoversAfterLoss++
 		}
 		if !prev.ended {
@@ -221,6 +221,10 @@ func (c *checker) grantEvent(e data.Event, cur *grant) {
 		}
 	}
 }
+
+// lost reports whether the process labelled holder was killed or frozen on
+// purpose: a takeover of its expired lease came after process loss.
+func (c *checker) lost(holder string) bool { return c.rec.Killed[holder] || c.rec.Frozen[holder] }
 
 func (c *checker) countEnd(k data.Kind) {
 	if k == data.KindForceReleased {

@@ -28,6 +28,10 @@ type Record struct {
 	// (kill -9): an unreleased lease with such a holder ended by process
 	// loss.
 	Killed map[string]bool
+	// Frozen holds the holder labels of the processes frozen on purpose
+	// (SIGSTOP past their TTL): a lease of theirs that expired and was
+	// taken over was lost to the process's pause.
+	Frozen map[string]bool
 	// Refusals counts acquisitions refused because another run held the
 	// session.
 	Refusals int
@@ -78,6 +82,7 @@ func NewRecord(accounts []string, afterEventID int64) *Record {
 		Started:      make(map[uuid.UUID]StartedRun),
 		Ended:        make(map[uuid.UUID]string),
 		Killed:       make(map[string]bool),
+		Frozen:       make(map[string]bool),
 
 		FallbacksChosen: make(map[string]int),
 		FallbacksRun:    make(map[string]int),

@@ -76,10 +76,14 @@ func (v Violation) String() string {
 
 // Tally counts what happened, from the database and the Record.
 type Tally struct {
-	RunsStarted            int // acquired + taken over
-	Refusals               int
-	Takeovers              int
-	TakeoversAfterLoss     int // taken over from a run whose process was killed on purpose
+	RunsStarted int // acquired + taken over
+	Refusals    int
+	Takeovers   int
+	// TakeoversAfterLoss counts the takeovers (taken_over: the lease had
+	// expired) from a run whose process was killed or frozen on purpose
+	// (Record.Killed, Record.Frozen). A preempt or a hand-over replaces an
+	// unexpired lease, whoever held it: not counted.
+	TakeoversAfterLoss     int
 	Preempts               int // unexpired leases taken by lease.preempt
 	PreemptsRefused        int // preempts refused: the holder was not preemptible
 	Joins                  int // runs a holder followed instead of starting one

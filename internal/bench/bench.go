@@ -26,6 +26,9 @@ type ReportConfig struct {
 	Keys      int     `json:"keys"`
 	DurationS float64 `json:"duration_s"`
 	WarmupS   float64 `json:"warmup_s"`
+	// MonitorLeases is --monitor-leases: the leases the monitor workload's
+	// monitor-load row measured.
+	MonitorLeases int `json:"monitor_leases,omitempty"`
 }
 
 // Failed reports whether any workload failed.
@@ -63,6 +66,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep := &Report{Settings: ReportConfig{
 		Clients: cfg.Clients, Keys: cfg.Keys, DurationS: cfg.Duration.Seconds(), WarmupS: cfg.Warmup.Seconds(),
+		MonitorLeases: cfg.MonitorLeases,
 	}}
 	if rep.Machine, err = describeMachine(ctx, r.admin, cfg); err != nil {
 		return nil, fmt.Errorf("describe the server: %w", data.Translate(err))

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/internal/progress"
 )
 
 // bulkLeases writes n live leases of the workload tagged tag, the same rows
@@ -20,8 +23,18 @@ import (
 // started right after the load does not read every lease again in its first
 // delta read, inside the idle window (0.3 s of CPU at a million leases).
 func (r *run) bulkLeases(ctx context.Context, tag string, n int) error {
-	const chunk = 100_000
-	for lo := 1; lo <= n; lo += chunk {
+	return r.bulkLeasesFrom(ctx, tag, 1, n)
+}
+
+// bulkLeasesFrom is bulkLeases of the leases from to n only: it grows a
+// fleet that holds the first from-1 already (the monitor's load steps).
+func (r *run) bulkLeasesFrom(ctx context.Context, tag string, from, n int) error {
+	const chunk = 50_000 // a transaction each: the progress line moves every few seconds
+	m, start := r.meter(), time.Now()
+	m.Start(tag+": writing leases in bulk", int64(n), "leases")
+	resume(m, from-1)
+	defer m.Done("")
+	for lo := from; lo <= n; lo += chunk {
 		hi := min(lo+chunk-1, n)
 		err := pgx.BeginFunc(ctx, r.admin, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
@@ -39,18 +52,40 @@ func (r *run) bulkLeases(ctx context.Context, tag string, n int) error {
 			}
 			return err
 		})
-		if nb := (errNoBulk{}); errors.As(err, &nb) && lo == 1 {
+		if nb := (errNoBulk{}); errors.As(err, &nb) && lo == from {
+			m.Done("")
 			r.progress(fmt.Sprintf("bulk load unavailable (%v): writing through lease.acquire", nb.err))
-			return r.preloadLeases(ctx, tag, n)
+			return r.preloadLeasesFrom(ctx, tag, from, n)
 		}
 		if err != nil {
 			return fmt.Errorf("write %d leases in bulk: %w", n, err)
 		}
+		m.Set(int64(hi))
 	}
+	m.Done(loaded(tag, "wrote", from, n, "leases", time.Since(start)))
 	if _, err := r.admin.Exec(ctx, `ANALYZE lease.session_lease`); err != nil {
 		return fmt.Errorf("analyze after the bulk load: %w", err)
 	}
 	return nil
+}
+
+// resume tells m, if it can hear it, that its count starts at done.
+func resume(m Meter, done int) {
+	if r, ok := m.(interface{ Resume(done int64) }); ok && done > 0 {
+		r.Resume(int64(done))
+	}
+}
+
+// loaded is the summary line of a bulk load of the units from to n:
+// "monitor: wrote 1,000,000 leases in 58.2s (17,180/s)", or "monitor: wrote
+// leases 10,001-100,000 in ..." for a load that grew a fleet.
+func loaded(tag, verb string, from, n int, unit string, took time.Duration) string {
+	what := progress.Count(int64(n)) + " " + unit
+	if from > 1 {
+		what = unit + " " + progress.Count(int64(from)) + "-" + progress.Count(int64(n))
+	}
+	return fmt.Sprintf("%s: %s %s in %s (%s/s)", tag, verb, what,
+		progress.Seconds(took), progress.Count(int64(float64(n-from+1)/max(took.Seconds(), 1e-3))))
 }
 
 // errNoBulk is the refusal to turn the triggers off.

@@ -42,7 +42,29 @@ type Config struct {
 	DataDir string
 	// Progress, when set, is told each workload's name before it runs.
 	Progress func(name string)
+	// Meter, when set, shows how a long step advances: the bulk loads'
+	// rows.
+	Meter Meter
 }
+
+// Meter shows a long step's progress (what internal/progress.Meter does
+// on the command's stderr). A Meter that also has Resume(done int64) is
+// told where a step's count starts when it grows an earlier step's rows.
+type Meter interface {
+	// Start begins a step that counts total units ("leases").
+	Start(task string, total int64, unit string)
+	// Set says how many units are done.
+	Set(done int64)
+	// Done ends the step; a summary, when not empty, stays as a line.
+	Done(summary string)
+}
+
+// noMeter shows nothing.
+type noMeter struct{}
+
+func (noMeter) Start(string, int64, string) {}
+func (noMeter) Set(int64)                   {}
+func (noMeter) Done(string)                 {}
 
 // Limits on the flags, for a clear error before any connection.
 const (

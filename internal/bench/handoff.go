@@ -104,6 +104,7 @@ func (r *run) runHandoff(ctx context.Context, w workload, m handoffMode) ([]Resu
 		return nil, err
 	}
 	res := newResult(w.name, m.desc, h, window)
+	res.Percentiles = h.percentilesMs()
 	res.Note = fmt.Sprintf("%d pair(s)", n)
 	if lw != nil {
 		if extra := lw.extraAttempts(); extra > 0 {

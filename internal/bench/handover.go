@@ -158,7 +158,7 @@ func handoverRound(ctx context.Context, holderC *lease.Client, holderP lease.Per
 		}
 	}()
 	start := time.Now()
-	al, err := askerC.Ask(ctx, askerP, 10*time.Second, lease.ThenRefuse)
+	al, err := askerC.Ask(ctx, askerP, 10*time.Second, lease.BusyRefuse)
 	end := time.Now()
 	if herr := <-answered; herr != nil && err == nil {
 		err = herr

@@ -104,3 +104,17 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 	}
 	return h.max
 }
+
+// percentilesMs returns the sample at each percentile from 0 (the least) to
+// 100 (the most), in ms: a distribution to plot. Nil when empty.
+func (h *Histogram) percentilesMs() []float64 {
+	if h.n == 0 {
+		return nil
+	}
+	out := make([]float64, 101)
+	out[0] = ms(h.min)
+	for p := 1; p <= 100; p++ {
+		out[p] = ms(h.Quantile(float64(p) / 100))
+	}
+	return out
+}

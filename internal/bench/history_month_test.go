@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/internal/bench"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // The history-month workload is opt-in (see timeline_test.go for why here).

@@ -21,8 +21,8 @@ import (
 // it can, five ways, interleaved in slices of a second (as runSet does) so
 // that their ratios see the same machine:
 //
-//   - keepalive-seed: the original SQL's per-key UPDATE on seed_lease (no
-//     function; see originalRenewSQL), one key per statement, round robin
+//   - keepalive-seed: the seed's per-key UPDATE on seed_lease (no
+//     function; see seedRenewSQL), one key per statement, round robin
 //     over 1000 held keys;
 //   - keepalive-renew: lease.renew one key at a time as data.Store.Renew
 //     sends it, over 1000 held keys;
@@ -156,14 +156,13 @@ func (m *kaMember) setup(ctx context.Context, r *run) error {
 		m.runs[k] = uuid.New()
 		accounts[k], sessions[k] = key.Account, key.Session
 	}
-	// All of them in one statement: lease.acquire (or the original SQL's
-	// INSERT on seed_lease) per key, as many grants as keys.
+	// All of them in one statement: lease.acquire (or the seed's INSERT on
+	// seed_lease) per key, as many grants as keys.
 	q := `SELECT count(*) FROM unnest($1::text[], $2::text[], $3::uuid[]) u(a, s, r),
 		LATERAL lease.acquire(u.a, u.s, u.r, $4, 'bench') g WHERE g.run_id = u.r`
 	if m.name == "keepalive-seed" {
-		q = `WITH ins AS (INSERT INTO ` + r.table("seed_lease") + `
-			(account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at)
-			SELECT u.a, u.s, u.r, 'bench', nextval(` + quoteLiteral(r.table("fence_seq")) + `), clock_timestamp(), clock_timestamp(), clock_timestamp() + $4
+		q = `WITH ins AS (INSERT INTO ` + r.table("seed_lease") + ` (account_id, session_id, run_id, expires_at)
+			SELECT u.a, u.s, u.r, now() + $4
 			  FROM unnest($1::text[], $2::text[], $3::uuid[]) u(a, s, r)
 			RETURNING 1)
 			SELECT count(*) FROM ins`
@@ -182,7 +181,7 @@ func (m *kaMember) setup(ctx context.Context, r *run) error {
 	case m.batch:
 		m.op = m.renewMany(r)
 	case m.name == "keepalive-seed":
-		m.op = m.renewOne(originalRenewSQL(r), nil)
+		m.op = m.renewSeed(seedRenewSQL(r))
 	default:
 		m.op = m.renewOne(sqlcall.Renew, r)
 	}
@@ -190,21 +189,35 @@ func (m *kaMember) setup(ctx context.Context, r *run) error {
 }
 
 // renewOne renews the member's next key with q (lease.renew's parameters),
-// its run id a bind parameter as data.Store.Renew sends it when r is given.
+// its run id a bind parameter as data.Store.Renew sends it.
 func (m *kaMember) renewOne(q string, r *run) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
 		k, key := m.next, m.items[m.next]
 		m.next = (m.next + 1) % len(m.items)
-		args := []any{key.Account, key.Session, m.runs[k], holdTTL}
-		if r != nil {
-			args = sqlcall.Secret(r.callsOf(m.conn).Mode, args...)
-		}
+		args := sqlcall.Secret(r.callsOf(m.conn).Mode, key.Account, key.Session, m.runs[k], holdTTL)
 		var exp *time.Time
 		if err := m.conn.QueryRow(ctx, q, args...).Scan(&exp); err != nil {
 			return fmt.Errorf("renew %s: %w", key, err)
 		}
 		if exp == nil {
 			return fmt.Errorf("renew %s: rejected, want renewed", key)
+		}
+		return nil
+	}
+}
+
+// renewSeed renews the member's next key with the seed's UPDATE (q), which
+// must affect one row.
+func (m *kaMember) renewSeed(q string) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		k, key := m.next, m.items[m.next]
+		m.next = (m.next + 1) % len(m.items)
+		tag, err := m.conn.Exec(ctx, q, key.Account, key.Session, m.runs[k], holdTTL)
+		if err == nil && tag.RowsAffected() != 1 {
+			err = fmt.Errorf("renewed %d rows, want 1", tag.RowsAffected())
+		}
+		if err != nil {
+			return fmt.Errorf("seed renew %s: %w", key, err)
 		}
 		return nil
 	}

@@ -48,11 +48,11 @@ func statementAcquire(q string) acquirer {
 }
 
 // libAcquire is data.Store.Acquire's call, as the library makes it
-// (sqlcall.AcquireThenNotify: the call, then its notification after the commit,
+// (sqlcall.AcquireQuiet: the call, then its notification after the commit,
 // in one round trip) with the options the library would use on conn.
 func (r *run) libAcquire(ctx context.Context, conn *pgx.Conn, key data.Key, run uuid.UUID, ttl time.Duration) (bool, error) {
 	granted := false
-	_, err := sqlcall.AcquireThenNotify.Run(ctx, conn, r.callsOf(conn),
+	_, err := sqlcall.AcquireQuiet.Run(ctx, conn, r.callsOf(conn),
 		[]any{key.Account, key.Session, run, ttl, "bench"}, []any{key.Account, key.Session, data.PublicRunID(run)},
 		func(rows pgx.Rows) error {
 			for rows.Next() {
@@ -74,7 +74,7 @@ func (r *run) libAcquire(ctx context.Context, conn *pgx.Conn, key data.Key, run 
 // fails unless run held key.
 func (r *run) libRelease(ctx context.Context, conn *pgx.Conn, key data.Key, run uuid.UUID) error {
 	var ok bool
-	_, err := sqlcall.ReleaseThenNotify.Run(ctx, conn, r.callsOf(conn),
+	_, err := sqlcall.ReleaseQuiet.Run(ctx, conn, r.callsOf(conn),
 		[]any{key.Account, key.Session, run}, []any{key.Account, key.Session, data.PublicRunID(run)},
 		func(rows pgx.Rows) error {
 			for rows.Next() {
@@ -208,10 +208,23 @@ func renewLoop(acq acquirer, ren string) loop {
 
 func renew(r *run) loop { return renewLoop(r.libAcquire, sqlcall.Renew) }
 
-// seedRenew is the seed's renewal (originalRenewSQL) of keys the seed's
-// UPSERT acquired: the baseline of Store.Renew's target (issue 29).
+// seedRenew is the seed's renewal (seedRenewSQL) of keys the seed's UPSERT
+// acquired: the baseline of Store.Renew's target (issue 29).
 func seedRenew(r *run) loop {
-	return renewLoop(statementAcquire(originalUpsertSQL(r)), originalRenewSQL(r))
+	q := seedRenewSQL(r)
+	l := renewLoop(seedAcquire(r), "")
+	l.op = func(ctx context.Context, c *client) error {
+		i, key := c.nextKey()
+		tag, err := c.conn.Exec(ctx, q, key.Account, key.Session, c.runs[i], holdTTL)
+		if err == nil && tag.RowsAffected() != 1 {
+			err = fmt.Errorf("renewed %d rows, want 1", tag.RowsAffected())
+		}
+		if err != nil {
+			return fmt.Errorf("seed renew %s: %w", key, err)
+		}
+		return nil
+	}
+	return l
 }
 
 func renewNoTrigger(r *run) loop {

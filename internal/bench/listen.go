@@ -11,8 +11,8 @@ import (
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// feed is a data.Listener on the bench database with an owner: Start runs it
-// and a consumer goroutine; Stop cancels both and waits for them.
+// feed is a data.Listener on the bench database with an owner: startFeed
+// serves it (data.Listener.Serve); Stop cancels it and waits for it.
 type feed struct {
 	store  *data.Store
 	lst    *data.Listener
@@ -31,22 +31,16 @@ func (r *run) startFeed(ctx context.Context, onEvent func(data.Event, time.Time)
 	f := &feed{store: store, lst: store.NewListener(data.ListenerConfig{Buffer: 1 << 16})}
 	fctx, cancel := context.WithCancel(ctx)
 	f.cancel = cancel
-	f.wg.Go(func() { _ = f.lst.Run(fctx) })
 	f.wg.Go(func() {
-		for {
-			select {
-			case <-fctx.Done():
-				return
-			case b := <-f.lst.Batches():
-				at := time.Now()
-				if b.Resync && onResync != nil {
-					onResync()
-				}
-				for _, ev := range b.Events {
-					onEvent(ev, at)
-				}
+		_ = f.lst.Serve(fctx, data.HandlerFunc(func(_ context.Context, d data.Delivery) {
+			at := time.Now()
+			if d.Resync && onResync != nil {
+				onResync()
 			}
-		}
+			for _, ev := range d.Events {
+				onEvent(ev, at)
+			}
+		}))
 	})
 	if err := f.waitLive(ctx, 30*time.Second); err != nil {
 		f.Stop()

@@ -34,22 +34,29 @@ import (
 //   - monitor-frame: the time of every View the program rendered in both
 //     windows.
 //
-// Run it alone (--only monitor) for a clean resident-memory figure.
+// On the way to n it measures the first picture at n/100 and n/10 leases
+// too (monitorSteps: monitor-load-N). Run it alone (--only monitor) for a
+// clean resident-memory figure.
 func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	n := r.cfg.MonitorLeases
-	if r.cfg.Progress != nil {
-		r.cfg.Progress(fmt.Sprintf("monitor: writing %d leases in bulk", n))
-	}
-	if err := r.bulkLeases(ctx, "monitor", n); err != nil {
-		return nil, err
-	}
 	store, err := r.openStore(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer store.Close()
+	if r.cfg.Progress != nil {
+		r.cfg.Progress(fmt.Sprintf("monitor: writing %d leases in bulk, the first picture measured on the way at %v", n, loadSteps(n)))
+	}
+	steps, written, err := r.monitorSteps(ctx, store, n)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.bulkLeasesFrom(ctx, "monitor", written+1, n); err != nil {
+		return nil, err
+	}
 	debug.FreeOSMemory()
 	rssBefore := residentMB("VmRSS")
+	heapBefore := liveHeapMB()
 
 	mon, err := startMonitor(ctx, store, monitor.FeedConfig{}) // the default ReadTimeout: a resync that keeps receiving is not cut off
 	if err != nil {
@@ -63,7 +70,8 @@ func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	load.Record(mon.loadTime)
 	loadRes := newResult("monitor-load", fmt.Sprintf("monitor start -> first picture of all %d leases built (read, applied, rows sorted)", n), load, 0)
 	loadRes.RSSMB = residentMB("VmRSS")
-	loadRes.Note = fmt.Sprintf("rss %.0f MB after load (%.0f MB before the monitor started)", loadRes.RSSMB, rssBefore)
+	loadRes.HeapMB = max(liveHeapMB()-heapBefore, 0)
+	loadRes.Note = fmt.Sprintf("rss %.0f MB after load (%.0f MB before the monitor started), heap %.1f MB held", loadRes.RSSMB, rssBefore, loadRes.HeapMB)
 
 	if r.cfg.Progress != nil {
 		r.cfg.Progress("monitor: idle window")
@@ -107,15 +115,24 @@ func monitorScale(ctx context.Context, r *run, w workload) ([]Result, error) {
 	idleFrames.Merge(activeFrames)
 	frame := newResult("monitor-frame", "time to render one 200x50 frame of the monitor (View), idle and active windows", idleFrames, 0)
 	frame.Note = fmt.Sprintf("peak rss %.0f MB", residentMB("VmHWM"))
-	return []Result{loadRes, idle, sortRes, filterRes, active, frame}, nil
+	return append(steps, loadRes, idle, sortRes, filterRes, active, frame), nil
 }
 
 // preloadLeases acquires n leases through lease.acquire (1000 accounts of the
 // workload tagged tag), in transactions of 5000, for a workload that
 // measures a database holding them.
 func (r *run) preloadLeases(ctx context.Context, tag string, n int) error {
+	return r.preloadLeasesFrom(ctx, tag, 1, n)
+}
+
+// preloadLeasesFrom is preloadLeases of the leases from to n only.
+func (r *run) preloadLeasesFrom(ctx context.Context, tag string, from, n int) error {
 	const chunk = 5000
-	for lo := 1; lo <= n; lo += chunk {
+	m, start := r.meter(), time.Now()
+	m.Start(tag+": acquiring leases", int64(n), "leases")
+	resume(m, from-1)
+	defer m.Done("")
+	for lo := from; lo <= n; lo += chunk {
 		hi := min(lo+chunk-1, n)
 		var got int
 		err := r.admin.QueryRow(ctx, `
@@ -129,7 +146,9 @@ func (r *run) preloadLeases(ctx context.Context, tag string, n int) error {
 		if got != hi-lo+1 {
 			return fmt.Errorf("write leases %d-%d: %d granted, want %d", lo, hi, got, hi-lo+1)
 		}
+		m.Set(int64(hi))
 	}
+	m.Done(loaded(tag, "acquired", from, n, "leases", time.Since(start)))
 	return nil
 }
 

@@ -15,7 +15,7 @@ import (
 )
 
 // The production workloads: leasetop through a transaction pooler, and the
-// monitor's poll mode (README "Production deployment").
+// monitor's poll mode (docs/production.md, "Production deployment").
 
 // pollEvery is the poll interval the poll-mode workloads use: the one a
 // listener falls back to by itself.

@@ -15,6 +15,12 @@ type Result struct {
 	// and resident memory.
 	CPUPct float64 `json:"cpu_percent,omitempty"`
 	RSSMB  float64 `json:"rss_mb,omitempty"`
+	// HeapMB is the Go heap the monitor holds once it has drawn its first
+	// picture (the monitor-load rows), live after a collection.
+	HeapMB float64 `json:"heap_mb,omitempty"`
+	// Percentiles are the latency, in ms, at each percentile from 0 (the
+	// least) to 100 (the most): the handoff workloads' whole distribution.
+	Percentiles []float64 `json:"percentiles_ms,omitempty"`
 	// ServerCPUus is the server's CPU time per operation, in microseconds
 	// (the keepalive workloads: per renewal of one lease).
 	ServerCPUus float64 `json:"server_cpu_us_per_op,omitempty"`

@@ -165,6 +165,14 @@ func (r *run) checkpoint(ctx context.Context) {
 	_, _ = r.admin.Exec(ctx, "CHECKPOINT")
 }
 
+// meter is the run's Meter, or one that shows nothing.
+func (r *run) meter() Meter {
+	if r.cfg.Meter == nil {
+		return noMeter{}
+	}
+	return r.cfg.Meter
+}
+
 // account returns the account id of a workload's keys.
 func (r *run) account(tag string) string { return r.prefix + "-" + tag }
 

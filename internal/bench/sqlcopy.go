@@ -16,8 +16,8 @@ import (
 //   - plain_lease: a copy of lease.session_lease (same columns, constraints and
 //     primary key) without any trigger, and fence_seq, a copy of
 //     lease.fence_seq;
-//   - seed_lease: the table of the schema the project started from, for the
-//     seed's SQL (seedTable);
+//   - seed_lease: the seed's table, for the seed's SQL (seedTable), and
+//     v1_lease, leasetop v1's table, for its SQL (v1Table);
 //   - acquire, renew: lease.acquire and lease.renew on plain_lease, so the only
 //     difference from the real ones is the trigger;
 //   - on_session_lease_renewal: the renewal-notification trigger function, for
@@ -40,13 +40,20 @@ import (
 // embedded text that migrate applies, so they cannot drift from the real
 // functions; a change that breaks the copying fails loudly.
 
-// seedTable is the seed's lease table, the baseline's: its columns, its key,
+// seedTable is the seed's lease table, the baselines' (baselines.go): four
+// columns and its primary key, nothing else.
+const seedTable = `(
+	account_id text NOT NULL,
+	session_id text NOT NULL,
+	run_id uuid NOT NULL,
+	expires_at timestamptz NOT NULL,
+	PRIMARY KEY (account_id, session_id))`
+
+// v1Table is leasetop v1's lease table (v1-cycle): its columns, its key,
 // and its ids and label checked by the table's CHECKs, with refused, the
 // character class lease.safe_text refuses today. It stays what it is when
-// lease.session_lease changes (version 5 moved those checks to domains,
-// which cost a write less): the baseline measures the seed, not a copy of
-// the current table.
-func seedTable(refused string) string {
+// lease.session_lease changes (version 5 moved those checks to domains).
+func v1Table(refused string) string {
 	return `(
 	account_id  text        NOT NULL,
 	session_id  text        NOT NULL,
@@ -63,7 +70,7 @@ func seedTable(refused string) string {
 }
 
 // refusedClass finds the character class schema.sql's domains refuse, so
-// that the seed's CHECKs cannot drift from it.
+// that v1's CHECKs cannot drift from it.
 var refusedClass = regexp.MustCompile(`refused constant text := '(\[[^']*\])'`)
 
 // copySpec is one function copied into the scratch schema.
@@ -72,16 +79,16 @@ type copySpec struct {
 	name   string // its name in schema lease
 	as     string // its name in the scratch schema
 	table  string // the scratch table it writes instead of lease.session_lease
-	events bool   // write the scratch event table instead of lease.event
+	events string // the scratch event table it writes instead of lease.event ("": lease.event)
 	silent bool   // drop its pg_notify
 }
 
 var copies = []copySpec{
-	{file: "functions.sql", name: "acquire", as: "acquire", table: "plain_lease"},
-	{file: "functions.sql", name: "renew", as: "renew", table: "plain_lease"},
+	{file: "acquire.sql", name: "acquire", as: "acquire", table: "plain_lease"},
+	{file: "renew.sql", name: "renew", as: "renew", table: "plain_lease"},
 	{file: "triggers.sql", name: "on_session_lease_renewal", as: "on_session_lease_renewal", table: "plain_lease"},
-	{file: "functions.sql", name: "acquire", as: "acquire_ev", table: "event_lease"},
-	{file: "triggers.sql", name: "on_session_lease_change", as: "on_change_silent", table: "event_lease", events: true, silent: true},
+	{file: "acquire.sql", name: "acquire", as: "acquire_ev", table: "event_lease"},
+	{file: "triggers.sql", name: "on_session_lease_change", as: "on_change_silent", table: "event_lease", events: "event", silent: true},
 }
 
 // helpers are the internal functions that touch lease.event or
@@ -100,8 +107,10 @@ var (
 // scratchDDL returns the statements that create the scratch schema.
 func scratchDDL(schema, channel string) ([]string, error) {
 	files := map[string]string{}
+	var all strings.Builder // every file, where the helpers are found
 	for _, f := range leasesql.Files() {
 		files[f.Name] = f.SQL
+		all.WriteString(f.SQL)
 	}
 	refused := refusedClass.FindStringSubmatch(files["schema.sql"])
 	if refused == nil {
@@ -111,7 +120,8 @@ func scratchDDL(schema, channel string) ([]string, error) {
 	stmts := []string{
 		"CREATE SCHEMA " + s,
 		"CREATE TABLE " + s + ".plain_lease (LIKE lease.session_lease INCLUDING ALL)",
-		"CREATE TABLE " + s + ".seed_lease " + seedTable(refused[1]),
+		"CREATE TABLE " + s + ".seed_lease " + seedTable,
+		"CREATE TABLE " + s + ".v1_lease " + v1Table(refused[1]),
 		"CREATE TABLE " + s + ".event_lease (LIKE lease.session_lease INCLUDING ALL)",
 		"CREATE TABLE " + s + ".event (LIKE lease.event INCLUDING ALL)",
 		"CREATE SEQUENCE " + s + ".fence_seq AS bigint",
@@ -121,7 +131,7 @@ func scratchDDL(schema, channel string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		fn, hs, err := copyHelpers(files["functions.sql"], fn, c, s, channel)
+		fn, hs, err := copyHelpers(all.String(), fn, c, s, channel)
 		if err != nil {
 			return nil, err
 		}
@@ -153,8 +163,8 @@ func copyFunction(src string, c copySpec, s, channel string) (string, error) {
 	}
 	fn = sessionLeaseRef.ReplaceAllString(fn, s+"."+c.table)
 	fn = fenceSeqRef.ReplaceAllString(fn, s+".fence_seq")
-	if c.events {
-		fn = eventRef.ReplaceAllString(fn, s+".event")
+	if c.events != "" {
+		fn = eventRef.ReplaceAllString(fn, s+"."+c.events)
 	}
 	if c.silent {
 		if n := len(notifyLine.FindAllString(fn, -1)); n != 1 {
@@ -176,7 +186,7 @@ func copyHelpers(src, fn string, c copySpec, s, channel string) (string, []strin
 		if !strings.Contains(fn, call) {
 			continue
 		}
-		hc := copySpec{name: h, as: h + "_" + c.as, table: c.table, events: true}
+		hc := copySpec{name: h, as: h + "_" + c.as, table: c.table, events: "event"}
 		stmt, err := copyFunction(src, hc, s, channel)
 		if err != nil {
 			return "", nil, err

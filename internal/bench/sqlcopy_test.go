@@ -74,7 +74,7 @@ func TestScratchCallsWriteNothingReal(t *testing.T) {
 		"public_run_id": "", "safe_text": "", "key_ok": "", "ttl_ok": "", "grant_ok": "", "refuse_grant": "",
 		"check_key": "", "check_ttl": "", "check_ttl_span": "", "check_label": "", "check_run_id": "",
 		"event_json": "", "queue_admits": "", "pending_key": "",
-		"follow_timeline": "moves the real sequences on a new timeline, as every real write does",
+		"follow_failover": "moves the real sequences after a failover, as every real write does",
 		"queue_granted":   "runs only when lease.queue_ticket holds a ticket for a bench key, which nobody takes",
 	}
 	calls := regexp.MustCompile(`\blease\.([a-z_]+)\(`)

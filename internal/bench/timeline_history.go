@@ -34,6 +34,9 @@ func (r *run) preloadHistory(ctx context.Context, tag string, n, rate int) (time
 	total := rate * int(timelineHistoryWindow/time.Second)
 	step := time.Second / time.Duration(rate)
 	const chunk = 100_000
+	m, start := r.meter(), time.Now()
+	m.Start(tag+": writing the history", int64(total), "events")
+	defer m.Done("")
 	for lo := 1; lo <= total; lo += chunk {
 		hi := min(lo+chunk-1, total)
 		_, err := r.admin.Exec(ctx, `
@@ -50,7 +53,9 @@ func (r *run) preloadHistory(ctx context.Context, tag string, n, rate int) (time
 		if err != nil {
 			return end, fmt.Errorf("write the history (events %d-%d of %d): %w", lo, hi, total, data.Translate(err))
 		}
+		m.Set(int64(hi))
 	}
+	m.Done(loaded(tag, "wrote", 1, total, "events", time.Since(start)))
 	_, _ = r.admin.Exec(ctx, `ANALYZE lease.event`) // a role that does not own it keeps the server's statistics
 	return end, nil
 }

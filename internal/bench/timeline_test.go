@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/internal/bench"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // The timeline workload is opt-in: TestRunAllWorkloads does not expect it.

@@ -29,6 +29,18 @@ func (w workload) group() string {
 // workloads returns every workload in the order they run: each measurement
 // next to (or interleaved with) the baseline it is compared with.
 func workloads() []workload {
+	var out []workload
+	for _, w := range mainWorkloads() {
+		out = append(out, w)
+		if w.name == "v1-cycle" { // the floor and the staircase between the seed's cycle and leasetop's
+			out = append(out, stairWorkloads()...)
+		}
+	}
+	return out
+}
+
+// mainWorkloads are the workloads but the lean floor's staircase.
+func mainWorkloads() []workload {
 	return []workload{
 		{name: "select1", set: "acquire", loop: selectOne, desc: "SELECT 1: the round-trip floor"},
 		{name: "advisory", set: "acquire", loop: advisory, desc: "pg_try_advisory_xact_lock on the client's own keys (what people use instead)"},
@@ -38,11 +50,12 @@ func workloads() []workload {
 		{name: "acquire", set: "acquire", loop: acquire, desc: "lease.acquire as the library makes it, uncontended: takes over the client's own expired keys (event row; the notification after the commit)"},
 		{name: "upsert-contended", set: "contended", loop: upsertContended, desc: "the UPSERT on one key held by another run, all clients at once"},
 		{name: "acquire-contended", set: "contended", loop: acquireContended, desc: "lease.acquire on one key held by another run, all clients at once"},
-		{name: "seed-cycle", set: "cycle", loop: originalCycle},
+		{name: "seed-cycle", set: "cycle", loop: seedCycle},
+		{name: "v1-cycle", set: "cycle", loop: v1Cycle, optIn: true},
 		{name: "cycle", set: "cycle", loop: cycle},
 		{name: "cycle-plain", set: "cycle", loop: plainCycle, desc: "lease.acquire of a free key + lease.release as plain statements, each committing with the trigger's NOTIFY (what a SQL caller got before acquire_quiet)"},
 		{name: "cycle-sql", set: "cycle", loop: sqlCallerQuiet, desc: "a SQL caller's post-commit path: lease.acquire_quiet, lease.notify_event, lease.release_quiet, lease.notify_event, each statement its own transaction"},
-		{name: "seed-renew", set: "renew", loop: seedRenew, desc: "the seed's per-key UPDATE ... WHERE key AND run_id AND unexpired on the seed's table (CHECKs, no trigger)"},
+		{name: "seed-renew", set: "renew", loop: seedRenew, desc: "the seed's per-key UPDATE ... WHERE key AND run_id AND unexpired on the seed's table"},
 		{name: "renew-notrigger", set: "renew", loop: renewNoTrigger, desc: "lease.renew's code on the copy without trigger"},
 		{name: "renew", set: "renew", loop: renew, desc: "lease.renew (renewals do not NOTIFY by default)"},
 		{name: "renew-notify", run: renewNotify},

@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -25,10 +24,10 @@ import (
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/bench"
 	"github.com/leasetop/leasetop/internal/cli"
-	"github.com/leasetop/leasetop/internal/monitortest"
-	"github.com/leasetop/leasetop/internal/pgtest"
-	"github.com/leasetop/leasetop/internal/proctest"
-	"github.com/leasetop/leasetop/internal/syncbuf"
+	"github.com/leasetop/leasetop/internal/testkit/monitortest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/proctest"
+	"github.com/leasetop/leasetop/internal/testkit/syncbuf"
 	"github.com/leasetop/leasetop/lease"
 	"github.com/leasetop/leasetop/monitor"
 )
@@ -136,28 +135,11 @@ func (r *pathRun) args(args []string) []string {
 	return out
 }
 
-// leasetopBinary builds the leasetop binary once, for the paths that need
-// a real process: leasetop run starts itself again as its command's
-// guardian. TestMain removes it.
-var leasetopBinary = sync.OnceValues(func() (string, error) {
-	bin, cleanup, err := proctest.BuildTemp("leasetop-cli-test-")
-	if err == nil {
-		removeBinary = cleanup
-	}
-	return bin, err
-})
-
-var removeBinary = func() {}
-
 // process runs leasetop args (as command replaces them) as a process of its
 // own with DATABASE_URL=r.dsn.
 func (r *pathRun) process(args ...string) *proctest.Process {
 	r.t.Helper()
-	bin, err := leasetopBinary()
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	cmd := exec.Command(bin, r.args(args)...)
+	cmd := exec.Command(builtBinary(r.t), r.args(args)...)
 	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, "DATABASE_URL=") || strings.HasPrefix(kv, "PG")
 	}), "DATABASE_URL="+r.dsn)
@@ -337,7 +319,7 @@ func libraryAsk(r *pathRun) {
 	l := r.try(holder, r.key, "holder")
 	done := make(chan error, 1)
 	go func() {
-		la, err := asker.Ask(r.ctx, r.permit(asker, r.key, "asker"), 30*time.Second, lease.ThenRefuse)
+		la, err := asker.Ask(r.ctx, r.permit(asker, r.key, "asker"), 30*time.Second, lease.BusyRefuse)
 		if err == nil {
 			err = la.Release(r.ctx)
 		}

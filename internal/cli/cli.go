@@ -5,9 +5,12 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/leasetop/leasetop/internal/supervise"
 )
 
 // Env is everything a command may touch of its process.
@@ -17,6 +20,11 @@ type Env struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+
+	// describe, when set, receives a command's flags in place of parsing
+	// them (parseFlags then returns flag.ErrHelp): how completion learns
+	// each command's flags from the command itself.
+	describe func(*flag.FlagSet)
 }
 
 type command struct {
@@ -46,9 +54,12 @@ func commands() []command {
 		{name: "inbox", summary: "in a run's command: print its conversation's next message and acknowledge it", run: cmdInbox},
 		{name: "follow", summary: "print a conversation's runs and attachments as they change, as JSON lines", run: cmdFollow},
 		{name: "exporter", summary: "serve Prometheus metrics of the leases, events and feed (/metrics)", ownSignals: true, run: cmdExporter},
+		{name: "version", summary: "print leasetop's version and the lease schema it migrates to; with --dsn, the database's", run: cmdVersion},
+		{name: "completion", summary: "print a shell completion script (bash, zsh or fish) that also completes ids from the database", run: cmdCompletion},
 		{name: "bench", summary: "measure the lease's cost against baselines in the same run", run: cmdBench},
+		{name: completeCommand, summary: "the candidates for the word under the cursor (the completion scripts call it)", hidden: true, run: cmdComplete},
 		{name: "device", summary: "one simulated device process of the demo", hidden: true, ownSignals: true, run: cmdDevice},
-		{name: guardianCommand, summary: "the guardian of leasetop run's command (internal)", hidden: true, ownSignals: true, run: cmdRunGuardian},
+		{name: supervise.GuardianCommand, summary: "the guardian of leasetop run's command (internal)", hidden: true, ownSignals: true, run: cmdRunGuardian},
 	}
 }
 
@@ -60,6 +71,8 @@ func Run(ctx context.Context, env Env) error {
 		switch args[0] {
 		case "help", "-h", "-help", "--help":
 			return help(ctx, env, args[1:])
+		case "--version", "-version":
+			args = append([]string{"version"}, args[1:]...)
 		}
 	}
 	name := "watch" // no command, or flags only: the monitor

@@ -34,6 +34,9 @@ func openStore(ctx context.Context, dsn string) (*data.Store, error) {
 // connError turns a connection failure into one line: where, and what went
 // wrong, without the connection string.
 func connError(err error) error {
+	if se, ok := asSchemaError(err); ok {
+		return schemaError(se)
+	}
 	if errors.Is(err, data.ErrSchema) || errors.Is(err, data.ErrInvalid) {
 		return err
 	}
@@ -81,6 +84,10 @@ func newFlags(env Env, name, usageLine string) *flagSet {
 // parseFlags parses args. A bad flag is an ExitUsage error of one line; -h
 // prints the usage and returns flag.ErrHelp (exit 0).
 func parseFlags(fs *flagSet, args []string) error {
+	if fs.env.describe != nil {
+		fs.env.describe(fs.FlagSet)
+		return flag.ErrHelp
+	}
 	err := fs.Parse(args)
 	switch {
 	case err == nil:

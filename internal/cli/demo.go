@@ -13,6 +13,7 @@ import (
 	"github.com/leasetop/leasetop/internal/demo"
 	"github.com/leasetop/leasetop/internal/pgserver"
 	"github.com/leasetop/leasetop/keymap"
+	"github.com/leasetop/leasetop/theme"
 )
 
 // demoFlags are the flags of `leasetop demo`.
@@ -27,10 +28,11 @@ type demoFlags struct {
 	ttl      *time.Duration
 	noChaos  *bool
 	strategy *string
+	theme    *string
 }
 
 func newDemoFlags(env Env) (*flagSet, *demoFlags) {
-	fs := newFlags(env, "demo", "demo [--headless [--duration 30s]] [--seed N] [--dsn URL] [--accounts 2] [--sessions 2] [--devices desktop,browser,phone] [--ttl 4s] [--strategy MIX] [--no-chaos]")
+	fs := newFlags(env, "demo", "demo [--headless [--duration 30s]] [--seed N] [--dsn URL] [--accounts 2] [--sessions 2] [--devices desktop,browser,phone] [--ttl 4s] [--strategy MIX] [--no-chaos] [--theme NAME|PATH]")
 	return fs, &demoFlags{
 		dsn:      fs.String("dsn", "", "use this PostgreSQL (migrated) instead of starting a throwaway one; the demo removes only its own leases and rows"),
 		headless: fs.Bool("headless", false, "no monitor: print the event stream, a summary and the invariant check (exit 1 if one fails)"),
@@ -41,8 +43,9 @@ func newDemoFlags(env Env) (*flagSet, *demoFlags) {
 		devices:  fs.String("devices", strings.Join(demo.DefaultDevices(), ","), "the devices each user has open; one process per device and account"),
 		ttl:      fs.Duration("ttl", demo.DefaultTTL, "the lease's time to live (1s to 1m)"),
 		strategy: fs.String("strategy", "all", "what the devices' users do when a conversation is busy, chosen per press from this mix: "+
-			demo.DefaultMix().String()+" (any of them, comma-separated), classic (try,wait: before preempt and join) or all"),
+			demo.DefaultMix().String()+" (any of them, comma-separated), classic (refuse,wait: before preempt and join) or all"),
 		noChaos: fs.Bool("no-chaos", false, "no chaos schedule (the monitor's demo keys still work)"),
+		theme:   themeFlag(fs),
 	}
 }
 
@@ -61,12 +64,18 @@ func cmdDemo(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var keys keymap.Map
+	var (
+		keys keymap.Map
+		th   *theme.Theme
+	)
 	if !*f.headless {
 		if !isTerminal(env.Stdin) || !isTerminal(env.Stdout) {
 			return usageErrorf("the demo's monitor needs a terminal: for scripts use leasetop demo --headless")
 		}
 		if keys, err = loadKeys(env, ""); err != nil {
+			return err
+		}
+		if th, err = loadTheme(env, *f.theme); err != nil {
 			return err
 		}
 	}
@@ -86,7 +95,7 @@ func cmdDemo(ctx context.Context, env Env, args []string) error {
 	if *f.headless {
 		return runHeadless(ctx, env, db, cfg)
 	}
-	return runDemoMonitor(ctx, env, db, cfg, keys)
+	return runDemoMonitor(ctx, env, db, cfg, keys, th)
 }
 
 // config turns the flags into a demo.Config (defaults filled in by the demo).
@@ -130,7 +139,12 @@ func (f *demoFlags) config() (demo.Config, error) {
 // openDemoDB opens the demo's database (see demo.OpenDB) with the exit codes
 // and one-line errors of every command that connects.
 func openDemoDB(ctx context.Context, env Env, flagDSN string, cfg *demo.Config) (*demo.DB, error) {
+	meter := newMeter(env, "demo: ")
+	meter.Start("starting an embedded PostgreSQL", 0, "")
+	cfg.Starting = meter.Step
 	db, err := demo.OpenDB(ctx, resolveDSN(env, flagDSN), cfg)
+	meter.Done("")
+	cfg.Starting = nil
 	var embedded *demo.EmbeddedError
 	switch {
 	case err == nil:

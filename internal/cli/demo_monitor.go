@@ -12,6 +12,7 @@ import (
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/demo"
 	"github.com/leasetop/leasetop/keymap"
+	"github.com/leasetop/leasetop/theme"
 	"github.com/leasetop/leasetop/ui"
 )
 
@@ -22,7 +23,7 @@ import (
 // session.
 // Quitting the monitor stops the demo; then the summary and the invariant
 // check are printed.
-func runDemoMonitor(ctx context.Context, env Env, db *demo.DB, cfg demo.Config, keys keymap.Map) error {
+func runDemoMonitor(ctx context.Context, env Env, db *demo.DB, cfg demo.Config, keys keymap.Map, th *theme.Theme) error {
 	d, err := demo.New(db.Store(), cfg, nil)
 	if err != nil {
 		return err
@@ -47,6 +48,7 @@ func runDemoMonitor(ctx context.Context, env Env, db *demo.DB, cfg demo.Config, 
 			Actions: demoActions(uiCtx, d),
 			Badge:   d.Badge,
 			Devices: d.DeviceSource(uiCtx),
+			Theme:   th,
 		},
 		Store:   db.Store(),
 		Input:   env.Stdin,
@@ -92,7 +94,7 @@ func demoActions(ctx context.Context, d *demo.Demo) []ui.Action {
 			RunFunc:     act(demo.ActFreeze),
 		},
 		{
-			Binding: key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "demo: the devices' next strategy mix (all, classic, preempt+queue, join, queue)")),
+			Binding: key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "demo: the devices' next strategy mix ("+demo.MixCycle()+")")),
 			RunFunc: func(data.Lease, bool) (string, error) {
 				actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 				defer cancel()

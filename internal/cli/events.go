@@ -21,13 +21,64 @@ import (
 // --account, --session, --kind, --since TIME and --until TIME select the
 // events by time range through an index (data.Store.EventsBetween).
 func cmdEvents(ctx context.Context, env Env, args []string) error {
+	o, err := parseEventsFlags(env, args)
+	if err != nil {
+		return err
+	}
+	store, err := openStoreWith(ctx, resolveDSN(env, o.dsn), o.store)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	filter, err := o.resolve(ctx, store)
+	if err != nil {
+		return err
+	}
+	emit := textEvent
+	if o.asJSON {
+		emit = jsonEvent
+	}
+	emit = filtered(emit, filter)
+	printed := map[int64]bool{} // ids the history printed, the last followWindow of them
+	show := func(ev data.Event) error {
+		rememberPrinted(printed, ev.ID)
+		return emit(env.Stdout, ev)
+	}
+	var start, end int64
+	if filter.any() && !o.since.hasID {
+		start, end, err = printSelected(ctx, store, filter, o.limit, printed, show)
+	} else {
+		start, end, err = printHistory(ctx, store, o.since.after(), o.limit, filter, show)
+	}
+	if err != nil {
+		return connError(err)
+	}
+	if !o.follow {
+		return nil
+	}
+	return followEvents(ctx, env, store, start, end, printed, emit)
+}
+
+// eventsOptions are leasetop events' parsed flags.
+type eventsOptions struct {
+	dsn    string
+	store  data.Options // --listen-dsn, --poll: how --follow hears
+	since  sinceFlag
+	until  timeFlag
+	filter eventFilter // the accounts, sessions and kinds; the times come from resolve
+	limit  int
+	follow bool
+	asJSON bool
+}
+
+// parseEventsFlags parses and checks leasetop events' flags.
+func parseEventsFlags(env Env, args []string) (eventsOptions, error) {
+	var o eventsOptions
 	fs := newFlags(env, "events", "events [--since ID|TIME] [--until TIME] [--account A] [--session S] [--kind K] [--limit N] [--follow [--listen-dsn URL] [--poll 250ms]] [--json] [--dsn URL]")
 	dsn := dsnFlag(fs)
 	listen := addListenFlags(fs)
-	var since sinceFlag
-	fs.Var(&since, "since", "print the events after this event id, or at or after this time: RFC 3339 or a duration ago (\"10m ago\") on the database clock (default: the most recent --limit)")
-	var until timeFlag
-	fs.Var(&until, "until", "print the events before this time (RFC 3339 or \"10m ago\"); not with --follow")
+	fs.Var(&o.since, "since", "print the events after this event id, or at or after this time: RFC 3339 or a duration ago (\"10m ago\") on the database clock (default: the most recent --limit)")
+	fs.Var(&o.until, "until", "print the events before this time (RFC 3339 or \"10m ago\"); not with --follow")
 	var accounts, sessions listFlag
 	fs.Var(&accounts, "account", "print only this account's events (repeatable, or a comma list)")
 	fs.Var(&sessions, "session", "print only the events of sessions with this id (repeatable, or a comma list)")
@@ -37,88 +88,79 @@ func cmdEvents(ctx context.Context, env Env, args []string) error {
 	follow := fs.Bool("follow", false, "after the history, keep printing events as they happen (until interrupted)")
 	asJSON := fs.Bool("json", false, "one JSON object per line")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return o, err
 	}
 	if fs.NArg() > 0 {
-		return usageErrorf("events takes no arguments, got %q", fs.Arg(0))
+		return o, usageErrorf("events takes no arguments, got %q", fs.Arg(0))
 	}
+	o.dsn, o.limit, o.follow, o.asJSON = *dsn, *limit, *follow, *asJSON
+	o.filter = eventFilter{accounts: accounts, sessions: sessions, kinds: kinds}
 	limitSet := false
 	fs.Visit(func(f *flag.Flag) { limitSet = limitSet || f.Name == "limit" })
-	if *limit < 0 {
-		return usageErrorf("--limit must be 0 or more, got %d", *limit)
+	if o.limit < 0 {
+		return o, usageErrorf("--limit must be 0 or more, got %d", o.limit)
 	}
-	if (since.hasID || since.time.set) && !limitSet {
-		*limit = 0
+	if (o.since.hasID || o.since.time.set) && !limitSet {
+		o.limit = 0
 	}
-	if until.set && *follow {
-		return usageErrorf("--until and --follow cannot go together: --follow prints the events after now")
+	if o.until.set && o.follow {
+		return o, usageErrorf("--until and --follow cannot go together: --follow prints the events after now")
 	}
-	if !until.rel && !since.time.rel && until.set && since.time.set && until.abs.Before(since.time.abs) {
-		return usageErrorf("--until %s is before --since %s", until.abs.Format(time.RFC3339Nano), since.time.abs.Format(time.RFC3339Nano))
+	if !o.until.rel && !o.since.time.rel && o.until.set && o.since.time.set && o.until.abs.Before(o.since.time.abs) {
+		return o, usageErrorf("--until %s is before --since %s", o.until.abs.Format(time.RFC3339Nano), o.since.time.abs.Format(time.RFC3339Nano))
 	}
-	opt, err := listen.options(env)
+	var err error
+	o.store, err = listen.options(env)
+	return o, err
+}
+
+// resolve returns the filter with --since and --until as times on the
+// database clock ("10m ago" counts from the server's now).
+func (o eventsOptions) resolve(ctx context.Context, store *data.Store) (eventFilter, error) {
+	filter := o.filter
+	if !o.since.time.set && !o.until.set {
+		return filter, nil
+	}
+	now, err := store.ServerTime(ctx)
 	if err != nil {
-		return err
+		return filter, connError(err)
 	}
-	store, err := openStoreWith(ctx, resolveDSN(env, *dsn), opt)
-	if err != nil {
-		return err
+	if o.since.time.set {
+		filter.since = o.since.time.at(now)
 	}
-	defer store.Close()
-	filter := eventFilter{accounts: accounts, sessions: sessions, kinds: kinds}
-	if since.time.set || until.set {
-		now, err := store.ServerTime(ctx)
-		if err != nil {
-			return connError(err)
-		}
-		if since.time.set {
-			filter.since = since.time.at(now)
-		}
-		if until.set {
-			filter.until = until.at(now)
-		}
-		if filter.since.After(filter.until) && !filter.until.IsZero() {
-			return usageErrorf("--until (%s) is before --since (%s)", filter.until.Format(time.RFC3339Nano), filter.since.Format(time.RFC3339Nano))
-		}
+	if o.until.set {
+		filter.until = o.until.at(now)
 	}
-	emit := textEvent
-	if *asJSON {
-		emit = jsonEvent
+	if filter.since.After(filter.until) && !filter.until.IsZero() {
+		return filter, usageErrorf("--until (%s) is before --since (%s)", filter.until.Format(time.RFC3339Nano), filter.since.Format(time.RFC3339Nano))
 	}
-	if filter.any() {
-		all := emit
-		emit = func(w io.Writer, ev data.Event) error {
-			if !filter.match(ev) {
-				return nil
+	return filter, nil
+}
+
+// filtered is emit for the events filter matches only.
+func filtered(emit func(io.Writer, data.Event) error, filter eventFilter) func(io.Writer, data.Event) error {
+	if !filter.any() {
+		return emit
+	}
+	return func(w io.Writer, ev data.Event) error {
+		if !filter.match(ev) {
+			return nil
+		}
+		return emit(w, ev)
+	}
+}
+
+// rememberPrinted adds id to the ids printed, forgetting those more than
+// followWindow below it once there are many.
+func rememberPrinted(printed map[int64]bool, id int64) {
+	printed[id] = true
+	if len(printed) > 4*followWindow {
+		for old := range printed {
+			if old <= id-followWindow {
+				delete(printed, old)
 			}
-			return all(w, ev)
 		}
 	}
-	printed := map[int64]bool{} // ids the history printed, the last followWindow of them
-	show := func(ev data.Event) error {
-		printed[ev.ID] = true
-		if len(printed) > 4*followWindow {
-			for id := range printed {
-				if id <= ev.ID-followWindow {
-					delete(printed, id)
-				}
-			}
-		}
-		return emit(env.Stdout, ev)
-	}
-	var start, end int64
-	if filter.any() && !since.hasID {
-		start, end, err = printSelected(ctx, store, filter, *limit, printed, show)
-	} else {
-		start, end, err = printHistory(ctx, store, since.after(), *limit, filter, show)
-	}
-	if err != nil {
-		return connError(err)
-	}
-	if !*follow {
-		return nil
-	}
-	return followEvents(ctx, env, store, start, end, printed, emit)
 }
 
 // followWindow is how many ids below the end of the history --follow

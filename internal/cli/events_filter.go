@@ -46,15 +46,8 @@ func (k *kindsFlag) Set(s string) error {
 }
 
 // eventKinds are the kinds an event row can have, in the order they are
-// listed: the ones data.Kind knows of these (the later ones exist once
-// their engineers add them). renewed is a notification, never a row.
-func eventKinds() []data.Kind {
-	all := []data.Kind{data.KindAcquired, data.KindTakenOver, data.KindReleased, data.KindForceReleased,
-		data.KindRenewRejected, data.KindTruncated, "preempted", "handed_over", "queue_joined", "queue_left",
-		"handover_asked", "handover_declined", "handover_expired",
-		data.KindMessageSent, data.KindMessageDelivered, data.KindMessageCarried, data.KindMessageAcked, data.KindMessageExpired}
-	return slices.DeleteFunc(all, func(k data.Kind) bool { return !k.Valid() })
-}
+// listed (data.Kinds). renewed is a notification, never a row.
+func eventKinds() []data.Kind { return data.Kinds() }
 
 func kindStrings(kinds []data.Kind) []string {
 	out := make([]string, len(kinds))

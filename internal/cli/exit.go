@@ -11,7 +11,7 @@ import (
 	"github.com/leasetop/leasetop/internal/termtext"
 )
 
-// Exit codes, documented in the README.
+// Exit codes, documented in docs/cli.md.
 const (
 	ExitOK      = 0 // success
 	ExitFailure = 1 // the database or the system failed (unreachable, refused, lost connection)

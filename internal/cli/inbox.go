@@ -86,32 +86,55 @@ func nextSteer(ctx context.Context, store *data.Store, t lease.Token, wait time.
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	ln := store.NewListener(data.ListenerConfig{CatchUp: -1})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = ln.Run(wctx)
-	}()
-	defer func() { cancel(); <-done }()
-	poll := time.NewTicker(inboxPoll)
-	defer poll.Stop()
-	for {
-		select {
-		case <-wctx.Done():
-			if ctx.Err() != nil {
-				return data.Message{}, ctx.Err()
-			}
-			return firstSteer(ctx, store, t) // one last look
-		case b := <-ln.Batches():
-			if !b.Resync && !namesMessage(b.Events, t.Key) {
-				continue
-			}
-		case <-poll.C:
-		}
-		if m, err := firstSteer(wctx, store, t); !errors.Is(err, errNoSteer) && (err == nil || wctx.Err() == nil) {
-			return m, err
-		}
+	w := &steerWait{store: store, t: t, stop: cancel, poll: time.NewTicker(inboxPoll), err: errNoSteer}
+	defer w.poll.Stop()
+	_ = store.NewListener(data.ListenerConfig{CatchUp: -1}).Serve(wctx, w) // returns once w found one or wait ended
+	if ctx.Err() != nil {
+		return data.Message{}, ctx.Err()
 	}
+	if errors.Is(w.err, errNoSteer) {
+		return firstSteer(ctx, store, t) // one last look
+	}
+	return w.m, w.err
+}
+
+// steerWait is nextSteer's handler of its listener: it reads again on a
+// notification of a message sent to the key, a resync and each poll, and
+// stops the listener once a read found a steer or failed.
+type steerWait struct {
+	store *data.Store
+	t     lease.Token
+	stop  context.CancelFunc
+	poll  *time.Ticker
+	m     data.Message
+	err   error // errNoSteer until a read found one or failed
+}
+
+// HandleDelivery reads again when d names a message sent to the key.
+func (w *steerWait) HandleDelivery(ctx context.Context, d data.Delivery) {
+	if d.Resync || namesMessage(d.Events, w.t.Key) {
+		w.read(ctx)
+	}
+}
+
+// Timer is the poll's.
+func (w *steerWait) Timer() <-chan time.Time { return w.poll.C }
+
+// HandleTimer reads again.
+func (w *steerWait) HandleTimer(ctx context.Context) { w.read(ctx) }
+
+// read looks for a steer, and stops the wait once one is found or a read
+// failed (not because the wait ended: the caller's last look does that).
+func (w *steerWait) read(ctx context.Context) {
+	if !errors.Is(w.err, errNoSteer) {
+		return
+	}
+	m, err := firstSteer(ctx, w.store, w.t)
+	if errors.Is(err, errNoSteer) || (err != nil && ctx.Err() != nil) {
+		return
+	}
+	w.m, w.err = m, err
+	w.stop()
 }
 
 // namesMessage reports whether one of evs is a message sent to key: a

@@ -12,7 +12,7 @@ import (
 // Interrupted is the outcome of a command that SIGINT, SIGTERM or SIGHUP
 // stopped: after its cleanup it exits 128 + the signal's number (130, 143,
 // 129), as a shell reports a program that the signal killed. It is the rule
-// for every command; the README's exit code table names the exceptions
+// for every command; docs/cli.md's exit code table names the exceptions
 // (exporter, run).
 type Interrupted struct{ Signal syscall.Signal }
 

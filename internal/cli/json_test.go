@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
 	"github.com/leasetop/leasetop/internal/termtext"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // TestJSONOutputIsInert: ls --json and events --json of a lease and an event

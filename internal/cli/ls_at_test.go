@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/internal/pgserver"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // lsAtJSON is ls --at --json's output, the fields the test checks.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -15,8 +16,9 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/cli"
-	"github.com/leasetop/leasetop/internal/pgtest"
-	"github.com/leasetop/leasetop/internal/syncbuf"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/proctest"
+	"github.com/leasetop/leasetop/internal/testkit/syncbuf"
 )
 
 func TestMain(m *testing.M) {
@@ -46,4 +48,27 @@ func acquire(t *testing.T, conn *pgx.Conn, acct, sess, ttl, holder string) uuid.
 		t.Fatal(err)
 	}
 	return data.PublicRunID(r)
+}
+
+// leasetopBinary builds the leasetop binary once, for the tests that need
+// a real process (leasetop run starts itself again as its command's
+// guardian; a shell completes it; a terminal shows it). TestMain removes it.
+var leasetopBinary = sync.OnceValues(func() (string, error) {
+	bin, cleanup, err := proctest.BuildTemp("leasetop-cli-test-")
+	if err == nil {
+		removeBinary = cleanup
+	}
+	return bin, err
+})
+
+var removeBinary = func() {}
+
+// builtBinary returns the leasetop binary's path, built on first use.
+func builtBinary(t testing.TB) string {
+	t.Helper()
+	bin, err := leasetopBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }

@@ -44,7 +44,11 @@ func cmdMaintain(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer store.Close()
-	changes, err := store.MaintainEvents(ctx, data.MaintainOptions{Keep: keep, Ahead: *ahead})
+	meter := newMeter(env, "maintain: ")
+	meter.Start("keeping the history's partitions", 0, "")
+	changes, err := store.MaintainEvents(ctx, data.MaintainOptions{Keep: keep, Ahead: *ahead,
+		Progress: func(a data.Activity) { showActivity(meter, "lease.maintain_events", a) }})
+	meter.Done("")
 	if err != nil {
 		return connError(err)
 	}

@@ -38,7 +38,17 @@ func cmdMigrate(ctx context.Context, env Env, args []string) error {
 	if notify.set {
 		opts.NotifyRenewals = &notify.value
 	}
+	meter := newMeter(env, "migrate: ")
+	meter.Start("applying the lease schema", 0, "")
+	opts.Progress = func(p data.MigrateProgress) {
+		what := p.File
+		if p.Attempt > 1 {
+			what = fmt.Sprintf("attempt %d (other sessions held locks it needs): %s", p.Attempt, p.File)
+		}
+		showActivity(meter, what, p.Activity)
+	}
 	before, err := data.MigrateWith(ctx, conn, opts)
+	meter.Done("")
 	if err != nil {
 		return connError(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/cli"
 	"github.com/leasetop/leasetop/internal/pgserver"
-	"github.com/leasetop/leasetop/internal/pgtest"
-	"github.com/leasetop/leasetop/internal/syncbuf"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/syncbuf"
 	"github.com/leasetop/leasetop/lease"
 	"github.com/leasetop/leasetop/monitor"
 )
@@ -113,7 +113,7 @@ func watchFeed(t *testing.T, via string) {
 // releases the session and the waiter gets it, and releases it. (Not `run`
 // in-process: it locks its goroutine's OS thread for good, and when Go ends
 // that thread the PgBouncer this test started from it gets its
-// parent-death signal. internal/proctest runs `run --wait` as a process
+// parent-death signal. internal/supervise's tests run `run --wait` as a process
 // through PgBouncer.)
 func clientWait(t *testing.T, direct *data.Store, via string) {
 	t.Helper()

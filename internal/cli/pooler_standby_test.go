@@ -14,8 +14,8 @@ import (
 
 	"github.com/leasetop/leasetop/internal/cli"
 	"github.com/leasetop/leasetop/internal/pgserver"
-	"github.com/leasetop/leasetop/internal/pgtest"
-	"github.com/leasetop/leasetop/internal/syncbuf"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/syncbuf"
 )
 
 // follow runs `leasetop events --follow --json args...` in-process with env

@@ -2,16 +2,17 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/supervise"
 	"github.com/leasetop/leasetop/internal/termtext"
 	"github.com/leasetop/leasetop/lease"
 )
@@ -19,10 +20,6 @@ import (
 // minRunTTL is the shortest --ttl: below it a renewal round trip and the
 // safety margin leave the command no time to run.
 const minRunTTL = 500 * time.Millisecond
-
-// forwarded are the signals leasetop run passes on to the command's process
-// group. While it waits for the lease, the first four stop the wait instead.
-var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
 // runOptions are leasetop run's parsed flags.
 type runOptions struct {
@@ -49,11 +46,12 @@ func cmdRun(ctx context.Context, env Env, args []string) error {
 	if err := checkCommand(opts.argv[0]); err != nil {
 		return err // before the database: a typo neither competes nor writes
 	}
-	// Signals are caught from the start. Until the command runs, SIGINT,
-	// SIGTERM, SIGHUP and SIGQUIT stop leasetop (exit 128+N, nothing run),
-	// also while it connects; from then on the supervisor forwards them.
+	// Signals are caught from the start (supervise.Forwarded). Until the
+	// command runs, SIGINT, SIGTERM, SIGHUP and SIGQUIT stop leasetop (exit
+	// 128+N, nothing run), also while it connects; from then on the
+	// supervisor forwards them all to the command's group.
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, forwarded...)
+	signal.Notify(sigs, supervise.Forwarded...)
 	defer signal.Stop(sigs)
 	actx, stopWaiting := stopOnSignal(ctx, sigs, nil)
 	defer stopWaiting()
@@ -153,6 +151,18 @@ func parseRunFlags(env Env, args []string) (runOptions, error) {
 		return opts, usageErrorf("run: --holder: %v", err)
 	}
 	return opts, nil
+}
+
+// checkCommand is supervise.Check's refusal of a command that cannot
+// start, as leasetop run's one line and the shell's exit code for it
+// (127, 126), nothing written.
+func checkCommand(name string) error {
+	var se *supervise.StartError
+	if err := supervise.Check(name); errors.As(err, &se) {
+		return &ExitError{Code: se.Code, Err: fmt.Errorf("run: cannot start %s: %s; nothing was run",
+			termtext.Quote(name), termtext.Clean(se.Reason, 0))}
+	}
+	return nil
 }
 
 // closeWithin closes the store but waits at most d for it. After a network

@@ -24,7 +24,7 @@ const (
 // (--on-busy ask) and the holder's (--on-ask).
 type askOptions struct {
 	timeout  time.Duration  // --ask-timeout
-	then     lease.Then     // --then
+	then     lease.OnBusy   // --then
 	handOver bool           // --on-ask hand-over
 	signal   syscall.Signal // --on-ask-signal: sent to the command when it hands over
 }
@@ -40,7 +40,7 @@ type askFlags struct {
 func addAskFlags(fs *flagSet) askFlags {
 	return askFlags{
 		timeout: fs.Duration("ask-timeout", 30*time.Second, "with --on-busy ask: how long the holder has to hand over (at most 1h)"),
-		then: fs.String("then", "refuse", "with --on-busy ask: what to do when the holder does not hand over (it declined, may not be asked, "+
+		then: fs.String("then", lease.BusyRefuse.String(), "with --on-busy ask: what to do when the holder does not hand over (it declined, may not be asked, "+
 			"runs are queued ahead, another ask is pending, or no answer in time): refuse (exit 3), queue or preempt"),
 		onAsk: fs.String("on-ask", onAskDecline, "when another run asks this one to hand over: decline (at once; the command is not disturbed) "+
 			"or hand-over (send CMD --on-ask-signal and hand the lease over once it has exited; for a CMD that expects it)"),
@@ -52,7 +52,7 @@ func addAskFlags(fs *flagSet) askFlags {
 // names the flags given on the command line).
 func (f askFlags) options(set map[string]bool, busy busyOptions) (askOptions, error) {
 	o := askOptions{timeout: *f.timeout}
-	if busy.policy != busyAsk {
+	if busy.onBusy != lease.BusyAsk {
 		for _, name := range []string{"ask-timeout", "then"} {
 			if set[name] {
 				return o, usageErrorf("run: --%s is for --on-busy ask", name)
@@ -62,12 +62,12 @@ func (f askFlags) options(set map[string]bool, busy busyOptions) (askOptions, er
 	if o.timeout <= 0 || o.timeout > data.MaxAskTTL {
 		return o, usageErrorf("run: --ask-timeout must be more than 0 and at most %s, got %s", data.MaxAskTTL, o.timeout)
 	}
-	then, err := lease.ParseThen(*f.then)
-	if err != nil {
+	then, err := lease.ParseOnBusy(*f.then)
+	if err != nil || !then.AskFallback() {
 		return o, usageErrorf("run: --then must be refuse, queue or preempt, got %s", termtext.Quote(*f.then))
 	}
 	o.then = then
-	if busy.reason != "" && busy.policy == busyAsk && then != lease.ThenPreempt {
+	if busy.reason != "" && busy.onBusy == lease.BusyAsk && then != lease.BusyPreempt {
 		return o, usageErrorf("run: --reason is for --on-busy preempt and --on-busy ask --then preempt")
 	}
 	switch *f.onAsk {
@@ -105,15 +105,15 @@ func acquireByAsking(ctx context.Context, env Env, client *lease.Client, permit 
 	var ae *lease.AskError
 	switch {
 	case err == nil:
-		if opts.ask.then == lease.ThenPreempt { // the fallback may have preempted
+		if opts.ask.then == lease.BusyPreempt { // the fallback may have preempted
 			awaitPreempted(ctx, env, l, opts)
 		}
 		return l, nil
 	case errors.As(err, &ae):
 		return nil, &ExitError{Code: ExitBusy, Err: errors.New(askMessage(ae, opts))}
-	case opts.ask.then == lease.ThenPreempt: // the fallback's own refusals
+	case opts.ask.then == lease.BusyPreempt: // the fallback's own refusals
 		return nil, preemptError(err)
-	case opts.ask.then == lease.ThenQueue && errors.Is(err, lease.ErrQueueFull):
+	case opts.ask.then == lease.BusyQueue && errors.Is(err, lease.ErrQueueFull):
 		return nil, &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; the holder did not hand over and the queue is full", heldMessage(held))}
 	}
 	return nil, connError(err)
@@ -140,7 +140,7 @@ func askMessage(ae *lease.AskError, opts runOptions) string {
 // onAsk answers an ask while the command runs: with --on-ask hand-over it
 // sends the command --on-ask-signal and hands over when it has exited
 // (handOver); otherwise it declines at once.
-func (s *supervisor) onAsk(a lease.Ask) {
+func (s *supervisor) onAsk(a lease.IncomingAsk) {
 	who := fmt.Sprintf("run %s (%s)", a.RunID, termtext.Quote(a.Holder))
 	if !s.ask.handOver {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -158,7 +158,7 @@ func (s *supervisor) onAsk(a lease.Ask) {
 	s.asked = &a
 	warnf(s.env.Stderr, "%s asks for lease %s within %s; sending %s to %s, handing over when it exits",
 		who, termtext.Mark(a.Key.String(), 0), a.Remaining.Round(100*time.Millisecond), sigName(s.ask.signal), s.name)
-	s.c.signal(s.ask.signal)
+	s.c.Signal(s.ask.signal)
 }
 
 // handOver hands the lease over after the command exited for an ask. When

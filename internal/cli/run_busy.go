@@ -10,16 +10,6 @@ import (
 	"github.com/leasetop/leasetop/lease"
 )
 
-// What leasetop run does when another run holds the lease (--on-busy).
-const (
-	busyRefuse  = "refuse"  // exit 3 at once (the default)
-	busyWait    = "wait"    // wait until it is free (--wait)
-	busyPreempt = "preempt" // take it now (needs lease_preempt)
-	busyQueue   = "queue"   // take a ticket in the session's queue (run_queue.go)
-	busyAsk     = "ask"     // ask the holder to hand over (run_ask.go)
-	busySteer   = "steer"   // send the holder a message instead of running (run_steer.go)
-)
-
 // busyFlags are leasetop run's flags about a busy session and what the run
 // declares about itself.
 type busyFlags struct {
@@ -32,7 +22,7 @@ type busyFlags struct {
 
 func addBusyFlags(fs *flagSet) *busyFlags {
 	return &busyFlags{
-		onBusy: fs.String("on-busy", busyRefuse, "when another run holds the lease: refuse (exit 3), wait (until it is free, in no particular order), "+
+		onBusy: fs.String("on-busy", lease.BusyRefuse.String(), "when another run holds the lease: refuse (exit 3), wait (until it is free, in no particular order), "+
 			"queue (take a ticket and be granted the lease in turn), preempt (take it now and stop that run; needs the lease_preempt role, and the holder must be preemptible; "+
 			"CMD starts once that run's command stopped, or after --grace), ask (its holder to hand over: --ask-timeout, --then) "+
 			"or steer (send the holder's run --message, or a line of stdin, and exit once it acknowledged it; CMD does not run)"),
@@ -47,7 +37,10 @@ func addBusyFlags(fs *flagSet) *busyFlags {
 
 // busyOptions are the parsed busy flags.
 type busyOptions struct {
-	policy         string
+	// onBusy is what leasetop run does when another run holds the lease:
+	// refuse (exit 3 at once, the default), wait (--wait), queue
+	// (run_queue.go), preempt (needs lease_preempt) or ask (run_ask.go).
+	onBusy         lease.OnBusy
 	reason         string
 	notPreemptible bool
 	attachment     string
@@ -55,19 +48,19 @@ type busyOptions struct {
 
 // options checks the flags and returns them.
 func (f *busyFlags) options() (busyOptions, error) {
-	o := busyOptions{policy: *f.onBusy, reason: *f.reason, notPreemptible: *f.notPreemptible, attachment: *f.attachment}
+	o := busyOptions{reason: *f.reason, notPreemptible: *f.notPreemptible, attachment: *f.attachment}
+	onBusy, err := lease.ParseOnBusy(*f.onBusy)
 	if *f.wait {
-		if o.policy != busyRefuse && o.policy != busyWait {
-			return o, usageErrorf("run: --wait is --on-busy wait; it cannot be combined with --on-busy %s", termtext.Clean(o.policy, 40))
+		if err != nil || (onBusy != lease.BusyRefuse && onBusy != lease.BusyWait) {
+			return o, usageErrorf("run: --wait is --on-busy wait; it cannot be combined with --on-busy %s", termtext.Clean(*f.onBusy, 40))
 		}
-		o.policy = busyWait
+		onBusy = lease.BusyWait
 	}
-	switch o.policy {
-	case busyRefuse, busyWait, busyQueue, busyPreempt, busyAsk, busySteer:
-	default:
-		return o, usageErrorf("run: --on-busy must be refuse, wait, queue, preempt, ask or steer, got %q", termtext.Clean(o.policy, 40))
+	if err != nil || onBusy == lease.BusyJoin {
+		return o, usageErrorf("run: --on-busy must be refuse, wait, queue, preempt, ask or steer, got %q", termtext.Clean(*f.onBusy, 40))
 	}
-	if o.reason != "" && o.policy != busyPreempt && o.policy != busyAsk {
+	o.onBusy = onBusy
+	if o.reason != "" && o.onBusy != lease.BusyPreempt && o.onBusy != lease.BusyAsk {
 		return o, usageErrorf("run: --reason is for --on-busy preempt and --on-busy ask --then preempt")
 	}
 	if err := data.ValidateReason(o.reason); err != nil {
@@ -95,24 +88,23 @@ func acquireForRun(ctx context.Context, env Env, store *data.Store, client *leas
 	case !errors.As(err, &held):
 		return nil, connError(err)
 	}
-	if err := refuseWaitOnStandby(ctx, store, opts.busy.policy); err != nil {
+	if err := refuseWaitOnStandby(ctx, store, opts.busy.onBusy); err != nil {
 		return nil, err
 	}
-	switch opts.busy.policy {
-	case busyWait:
+	switch opts.busy.onBusy {
+	case lease.BusyWait:
 		fmt.Fprintf(env.Stderr, "leasetop: waiting: %s\n", heldMessage(held))
 		l, err = client.Wait(ctx, permit)
-	case busyQueue:
+	case lease.BusyQueue:
 		return queueForRun(ctx, env, client, permit, held)
-	case busyAsk:
+	case lease.BusyAsk:
 		return acquireByAsking(ctx, env, client, permit, held, opts)
-	case busySteer:
+	case lease.BusySteer:
 		if err := steerHolder(ctx, env, client, permit, held, opts); err != nil {
 			return nil, err
 		}
 		return nil, exitSilently(ExitOK) // steered: the holder's run does the work
-
-	case busyPreempt:
+	case lease.BusyPreempt:
 		if !held.Preemptible {
 			return nil, &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; it may not be preempted", heldMessage(held))}
 		}
@@ -202,12 +194,12 @@ func lineOf(err error) string {
 	return termtext.Clean(oneLine(err.Error()), 0)
 }
 
-// refuseWaitOnStandby returns the usual read-only error when policy would
+// refuseWaitOnStandby returns the usual read-only error when onBusy would
 // wait (wait, queue, ask, steer) and the server is a hot standby: a refusal read
 // there says who holds the lease, but the wait's writes would fail
 // read-only, which the library retries as a failover in progress, for ever.
-func refuseWaitOnStandby(ctx context.Context, store *data.Store, policy string) error {
-	if policy != busyWait && policy != busyQueue && policy != busyAsk && policy != busySteer {
+func refuseWaitOnStandby(ctx context.Context, store *data.Store, onBusy lease.OnBusy) error {
+	if onBusy != lease.BusyWait && onBusy != lease.BusyQueue && onBusy != lease.BusyAsk && onBusy != lease.BusySteer {
 		return nil
 	}
 	standby, err := store.Standby(ctx)
@@ -215,7 +207,7 @@ func refuseWaitOnStandby(ctx context.Context, store *data.Store, policy string) 
 	case err != nil:
 		return connError(err)
 	case standby:
-		return connError(fmt.Errorf("run --on-busy %s: %w", policy, data.ErrReadOnly))
+		return connError(fmt.Errorf("run --on-busy %s: %w", onBusy, data.ErrReadOnly))
 	}
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // The guardian of leasetop run's command is a hidden command that only
-// leasetop run starts (internal/proctest's TestRunGuardian shows it at
+// leasetop run starts (internal/supervise's TestRunGuardian shows it at
 // work): run by hand it refuses in one line, exit 2, and help does not list
 // it.
 func TestRunGuardianRefusesToRunByHand(t *testing.T) {

@@ -48,7 +48,7 @@ func addSteerFlags(fs *flagSet) steerFlags {
 // names the flags given on the command line).
 func (f steerFlags) options(set map[string]bool, busy busyOptions) (steerOptions, error) {
 	o := steerOptions{message: *f.message, messageOK: set["message"]}
-	if busy.policy != busySteer {
+	if busy.onBusy != lease.BusySteer {
 		for _, name := range []string{"message", "steer-wait"} {
 			if set[name] {
 				return o, usageErrorf("run: --%s is for --on-busy steer", name)

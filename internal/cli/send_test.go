@@ -16,9 +16,9 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/cli"
-	"github.com/leasetop/leasetop/internal/pgtest"
-	"github.com/leasetop/leasetop/internal/proctest"
-	"github.com/leasetop/leasetop/internal/syncbuf"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/proctest"
+	"github.com/leasetop/leasetop/internal/testkit/syncbuf"
 	"github.com/leasetop/leasetop/lease"
 )
 

@@ -13,12 +13,13 @@ import (
 // cmdWatch opens the live monitor (also what leasetop does without a
 // command).
 func cmdWatch(ctx context.Context, env Env, args []string) error {
-	fs := newFlags(env, "watch", "[watch] [--dsn URL] [--listen-dsn URL] [--poll 250ms] [--read-only] [--timeline] [--config PATH]")
+	fs := newFlags(env, "watch", "[watch] [--dsn URL] [--listen-dsn URL] [--poll 250ms] [--read-only] [--timeline] [--config PATH] [--theme dark|light|high-contrast|PATH]")
 	dsn := dsnFlag(fs)
 	listen := addListenFlags(fs)
 	readOnly := fs.Bool("read-only", false, "no key changes the database; needs only SELECT on schema lease (role lease_reader)")
 	timeline := fs.Bool("timeline", false, "open on the timeline view (key t): who held each session over time")
 	config := fs.String("config", "", "key bindings file (default $XDG_CONFIG_HOME/leasetop/config.toml, if it exists)")
+	themeName := themeFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -26,6 +27,10 @@ func cmdWatch(ctx context.Context, env Env, args []string) error {
 		return usageErrorf("watch takes no arguments, got %q", fs.Arg(0))
 	}
 	keys, err := loadKeys(env, *config)
+	if err != nil {
+		return err
+	}
+	th, err := loadTheme(env, *themeName)
 	if err != nil {
 		return err
 	}
@@ -42,7 +47,7 @@ func cmdWatch(ctx context.Context, env Env, args []string) error {
 	}
 	defer store.Close()
 	return ui.Run(ctx, ui.Options{
-		Config:  ui.Config{ReadOnly: *readOnly, Keys: &keys, Timeline: *timeline},
+		Config:  ui.Config{ReadOnly: *readOnly, Keys: &keys, Timeline: *timeline, Theme: th},
 		Store:   store,
 		Input:   env.Stdin,
 		Output:  env.Stdout,

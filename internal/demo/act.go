@@ -75,6 +75,7 @@ func (r *runner) freeze(ctx context.Context, a *activeRun) Line {
 	d := FreezeFor(r.cfg.TTL)
 	r.recordSignal(ctx, p, "frozen", "SIGSTOP", fmt.Sprintf("SIGSTOP by the demo for %s", d))
 	p.frozen, p.resumeAt = true, time.Now().Add(d)
+	r.rec.Frozen[p.label] = true
 	r.rec.Freezes++
 	return r.chaos("CHAOS SIGSTOP", fmt.Sprintf("%s for %s, longer than the %s TTL, while it holds %s with fence %d",
 		p, d, r.cfg.TTL, clean(a.key.String()), a.fence), "SIGSTOP "+p.String())

@@ -23,7 +23,7 @@ func (d *deviceProcess) ask(ctx context.Context, permit lease.Permit, held *leas
 	key := permit.Request().Key
 	d.out.report(Report{Kind: ReportAsking, Session: key.Session, Holder: held.Holder, OwnerRun: held.RunID, Remaining: d.timing.askTimeout()})
 	start := time.Now()
-	l, err := d.client.Ask(ctx, permit, d.timing.askTimeout(), lease.ThenRefuse)
+	l, err := d.client.Ask(ctx, permit, d.timing.askTimeout(), lease.BusyRefuse)
 	waited := time.Since(start)
 	var askErr *lease.AskError
 	switch {
@@ -57,9 +57,9 @@ func (d *deviceProcess) ask(ctx context.Context, permit lease.Permit, held *leas
 			now = askErr.Held
 		}
 		switch then {
-		case StratQueue:
+		case lease.BusyQueue:
 			d.queue(ctx, permit, now, why, p, rng)
-		case StratPreempt:
+		case lease.BusyPreempt:
 			d.preempt(ctx, permit, now, why, p, rng)
 		default:
 			d.out.report(Report{Kind: ReportRefused, Session: key.Session, Holder: now.Holder, OwnerRun: now.RunID, Fence: now.Fence,
@@ -72,14 +72,14 @@ func (d *deviceProcess) ask(ctx context.Context, permit lease.Permit, held *leas
 
 // fallback is what an ask that did not get the conversation falls back to:
 // queue if the mix queues, else preempt if it preempts, else nothing.
-func (d *deviceProcess) fallback() Strategy {
+func (d *deviceProcess) fallback() lease.OnBusy {
 	switch {
-	case d.cfg.Mix.Has(StratQueue):
-		return StratQueue
-	case d.cfg.Mix.Has(StratPreempt):
-		return StratPreempt
+	case d.cfg.Mix.Has(lease.BusyQueue):
+		return lease.BusyQueue
+	case d.cfg.Mix.Has(lease.BusyPreempt):
+		return lease.BusyPreempt
 	}
-	return StratTry
+	return lease.BusyRefuse
 }
 
 // handedOver reports whether l's run got its lease by a hand-over (the
@@ -98,7 +98,7 @@ func (d *deviceProcess) handedOver(ctx context.Context, l *lease.Lease) bool {
 // answerAsk is the holder's side: it hands the run over to the asker
 // (after the chunk it was producing has been written), or, when the run is
 // paying, declines. It reports whether the run was handed over.
-func (d *deviceProcess) answerAsk(ctx context.Context, l *lease.Lease, a lease.Ask, paying bool) bool {
+func (d *deviceProcess) answerAsk(ctx context.Context, l *lease.Lease, a lease.IncomingAsk, paying bool) bool {
 	tok := l.Token()
 	if paying {
 		err := a.Decline(ctx)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // TestBadInputGetsOneLine: a mistake in the demo's or a device's flags, or a
@@ -31,7 +31,7 @@ func TestBadInputGetsOneLine(t *testing.T) {
 		{"no ttl", []string{"demo", "--headless", "--ttl", "0s", "--dsn", empty.URL}, 2, "demo: ttl must be 1s to 1m0s, got 0s (see leasetop demo -h)"},
 		{"no devices", []string{"demo", "--devices", " , "}, 2, "at least one device"},
 		{"device named twice", []string{"demo", "--devices", "phone,phone"}, 2, "given twice"},
-		{"unknown strategy", []string{"demo", "--headless", "--strategy", "try,\x1b[31mnuke", "--dsn", empty.URL}, 2, `strategy "\x1b[31mnuke" is not one of try,wait,preempt,join,queue`},
+		{"unknown strategy", []string{"demo", "--headless", "--strategy", "refuse,\x1b[31mnuke", "--dsn", empty.URL}, 2, `strategy "\x1b[31mnuke" is not one of refuse,wait,preempt,join,queue`},
 		{"strategy named twice", []string{"demo", "--strategy", "join,join"}, 2, `strategy "join" is given twice`},
 		{"device with an unknown strategy", []string{"device", "--name", "x", "--account", "acme", "--sessions", "chat-1", "--strategy", "steal", "--dsn", empty.URL}, 2, `strategy "steal" is not one of`},
 		{"bad flag", []string{"demo", "--frobnicate"}, 2, "flag provided but not defined"},

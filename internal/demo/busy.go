@@ -17,7 +17,7 @@ import (
 // preemptible), and the stream it would write to (its attachment, which a
 // device that joins reads).
 type press struct {
-	strategy Strategy
+	strategy lease.OnBusy
 	paying   bool
 	stream   string
 }
@@ -25,7 +25,7 @@ type press struct {
 // press draws the next press of send.
 func (d *deviceProcess) press(rng *rand.Rand) press {
 	p := press{strategy: d.mix.Load().pick(rng)}
-	p.paying = d.mix.Load().Has(StratPreempt) && rng.IntN(payingOneIn) == 0
+	p.paying = d.mix.Load().Has(lease.BusyPreempt) && rng.IntN(payingOneIn) == 0
 	p.stream = fmt.Sprintf("stream-%s-%d-%d", d.cfg.Name, os.Getpid(), d.streams.Add(1))
 	return p
 }
@@ -51,7 +51,7 @@ func (d *deviceProcess) preempt(ctx context.Context, permit lease.Permit, held *
 	case errors.Is(err, lease.ErrNotPreemptible) && errors.As(err, &now):
 		d.out.report(Report{Kind: ReportPreemptRefused, Session: session, Holder: now.Holder, OwnerRun: now.RunID, Fence: now.Fence,
 			Remaining: now.Remaining})
-		if d.mix.Load().Has(StratQueue) {
+		if d.mix.Load().Has(lease.BusyQueue) {
 			d.queue(ctx, permit, now, "paying", p, rng)
 		} else if l, waited := d.await(ctx, permit, now.Holder, "paying"); l != nil {
 			d.execute(ctx, l, rng, runStart{waited: waited, paying: p.paying})

@@ -42,7 +42,7 @@ type Config struct {
 	// Seed makes the chaos schedule and the devices' users reproducible.
 	Seed int64
 	// Mix is the strategies the devices' users choose from when they press
-	// send (nil: DefaultMix; ClassicMix is try and wait only).
+	// send (nil: DefaultMix; ClassicMix is refuse and wait only).
 	Mix Mix
 	// NoChaos turns the chaos schedule off (keys in the monitor still work).
 	NoChaos bool
@@ -55,6 +55,9 @@ type Config struct {
 	// DSN is handed to the devices (through DATABASE_URL in their
 	// environment, never on their command line).
 	DSN string
+	// Starting, when set, is told each step of the embedded server's start
+	// as it begins (OpenDB without a DSN): a first start takes seconds.
+	Starting func(step string)
 }
 
 // withDefaults fills in zero fields and checks the ranges.

@@ -48,18 +48,18 @@ func (d *deviceProcess) converse(ctx context.Context, session string, rng *rand.
 func (d *deviceProcess) onBusy(ctx context.Context, permit lease.Permit, held *lease.HeldError, p press, rng *rand.Rand) {
 	session := permit.Request().Key.Session
 	switch p.strategy {
-	case StratPreempt:
+	case lease.BusyPreempt:
 		d.preempt(ctx, permit, held, "", p, rng)
 		return
-	case StratJoin:
+	case lease.BusyJoin:
 		if held.RunID != uuid.Nil {
 			d.follow(ctx, permit.Request().Key, held)
 			return
 		}
-	case StratQueue:
+	case lease.BusyQueue:
 		d.queue(ctx, permit, held, "", p, rng)
 		return
-	case StratAsk:
+	case lease.BusyAsk:
 		d.ask(ctx, permit, held, p, rng)
 		return
 	}
@@ -67,14 +67,14 @@ func (d *deviceProcess) onBusy(ctx context.Context, permit lease.Permit, held *l
 	// another device, for this much longer.
 	d.out.report(Report{Kind: ReportRefused, Session: session,
 		Holder: held.Holder, OwnerRun: held.RunID, Fence: held.Fence, Remaining: held.Remaining})
-	if p.strategy == StratWait {
+	if p.strategy == lease.BusyWait {
 		if l, waited := d.await(ctx, permit, held.Holder, ""); l != nil {
 			d.execute(ctx, l, rng, runStart{waited: waited, paying: p.paying})
 		}
 	}
 }
 
-// await is a refused user (why: what refused it, when not a plain busy) who waits for the conversation: lease.Wait, woken
+// await is a refused user (why: what refused it, when not a plain busy) who waits for the conversation: lease.Client.Wait, woken
 // by the holder's release (a notification), until it is granted or the
 // user's patience runs out. It returns the lease (nil if not granted) and
 // how long it waited.
@@ -122,8 +122,8 @@ func (d *deviceProcess) execute(ctx context.Context, l *lease.Lease, rng *rand.R
 		Attachment: l.Attachment()})
 	chunks := max(1, int(between(rng, d.timing.runMin, d.timing.runMax)/d.timing.chunk))
 	next := 0
-	var asked <-chan lease.Ask
-	if d.mix.Load().Has(StratAsk) {
+	var asked <-chan lease.IncomingAsk
+	if d.mix.Load().Has(lease.BusyAsk) {
 		asked = l.Asked()
 	}
 	for i := range chunks {
@@ -159,10 +159,10 @@ func (d *deviceProcess) execute(ctx context.Context, l *lease.Lease, rng *rand.R
 // lost or ctx ends. An ask to hand over that arrives meanwhile does not cut
 // the chunk short (the holder finishes its step): it is returned (asked
 // becomes nil when the lease's channel closes).
-func awaitChunk(ctx context.Context, l *lease.Lease, chunk time.Duration, asked *<-chan lease.Ask) *lease.Ask {
+func awaitChunk(ctx context.Context, l *lease.Lease, chunk time.Duration, asked *<-chan lease.IncomingAsk) *lease.IncomingAsk {
 	t := time.NewTimer(chunk)
 	defer t.Stop()
-	var got *lease.Ask
+	var got *lease.IncomingAsk
 	for {
 		select {
 		case <-t.C:

@@ -44,7 +44,7 @@ func OpenDB(ctx context.Context, dsn string, cfg *Config) (*DB, error) {
 	db := &DB{}
 	if dsn == "" {
 		left := RemoveLeftovers(os.TempDir())
-		emb, err := StartEmbedded(ctx)
+		emb, err := StartEmbedded(ctx, cfg.Starting)
 		if errors.Is(err, pgserver.ErrNoBinaries) {
 			return nil, err
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/demo"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // TestOpenDBSharesTheUsersDatabase: two demos on one database get accounts
@@ -78,5 +78,22 @@ func TestOpenDBSharesTheUsersDatabase(t *testing.T) {
 	first.Close() // created it, and nothing else is in it
 	if held(keyA) || schema() {
 		t.Fatalf("after the first demo's Close: its lease held %v, schema %v; want false, false", held(keyA), schema())
+	}
+}
+
+// TestOpenDBTellsTheEmbeddedStart: without a DSN, OpenDB tells
+// Config.Starting each step of the embedded server's first start, in order
+// (leasetop demo shows them on its status line while they take seconds).
+func TestOpenDBTellsTheEmbeddedStart(t *testing.T) {
+	t.Parallel()
+	var steps []string
+	cfg := demo.Config{Accounts: 1, Starting: func(s string) { steps = append(steps, s) }}
+	d, err := demo.OpenDB(context.Background(), "", &cfg)
+	if err != nil {
+		t.Fatalf("OpenDB without a DSN: %v", err)
+	}
+	d.Close()
+	if got, want := strings.Join(steps, ", "), "initdb, starting PostgreSQL, creating and migrating the demo database"; got != want {
+		t.Errorf("steps told: %s; want %s", got, want)
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/demo"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/monitor"
 )
 
@@ -127,7 +127,7 @@ func TestDeviceJoinsTheRunInProgress(t *testing.T) {
 }
 
 // TestDeviceSwitchesToTheNextMixOnSIGUSR1: the monitor's strategy key
-// reaches a device as SIGUSR1. A device on the classic mix (try, wait) is
+// reaches a device as SIGUSR1. A device on the classic mix (refuse, wait) is
 // refused by the test's run; after SIGUSR1 it uses the next mix (preempt,
 // queue) and preempts it.
 func TestDeviceSwitchesToTheNextMixOnSIGUSR1(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/leasetop/leasetop/lease"
 	"github.com/leasetop/leasetop/monitor"
 )
 
@@ -129,31 +130,7 @@ func (t *tracker) apply(r Report, now time.Time) {
 	case ReportWaiting:
 		set(sessionState{state: monitor.DeviceWaiting, owner: r.Holder, why: r.Cause})
 	case ReportStarted:
-		t.counts.Runs++
-		st := sessionState{state: monitor.DeviceHolding, run: r.Run, fence: r.Fence, attachment: r.Attachment}
-		switch {
-		case r.HandedBy != "":
-			t.counts.HandOvers++
-			st.why = "handed over by " + r.HandedBy
-		case r.Holder != "":
-			t.counts.Preempts++
-			st.why = "preempted " + r.Holder
-		case r.Paying:
-			st.why = "paying, not preemptible"
-		}
-		set(st)
-		switch {
-		case r.HandedBy != "":
-			log("ask", true, "handed over by %s: fence %d", r.HandedBy, r.Fence)
-		case r.Holder != "":
-			log("preempt", true, "granted: fence %d, %s's run stopped", r.Fence, r.Holder)
-		case r.Queued:
-			log("queue", true, "its turn after %s: fence %d", r.Waited.Round(100*time.Millisecond), r.Fence)
-		case r.Waited > 0:
-			log("wait", true, "granted after %s: fence %d", r.Waited.Round(100*time.Millisecond), r.Fence)
-		default:
-			log("acquire", true, "granted: fence %d", r.Fence)
-		}
+		t.applyStarted(r, set, log)
 	case ReportWrite:
 		if r.Accepted {
 			t.counts.WritesAccepted++
@@ -171,22 +148,7 @@ func (t *tracker) apply(r Report, now time.Time) {
 			log("renew", false, "rejected: the lease is not its any more (a zombie's renewal)")
 		}
 	case ReportEnded:
-		switch {
-		case r.How == EndHandedOver:
-			t.counts.HandOvers++
-			set(sessionState{state: monitor.DeviceHandedOver, run: r.Run, fence: r.Fence, owner: r.Holder})
-			log("hand over", true, "handed over to %s, who asked", r.Holder)
-		case r.How == EndLost && r.Holder != "":
-			t.counts.Preempted++
-			set(sessionState{state: monitor.DevicePreempted, run: r.Run, fence: r.Fence, owner: r.Holder, why: r.Cause})
-			log("release", false, "lost before it ended: %s", r.Cause)
-		case r.How == EndLost:
-			set(sessionState{state: monitor.DeviceLost, run: r.Run, fence: r.Fence, why: r.Cause})
-			log("release", false, "lost before it ended: %s", r.Cause)
-		default:
-			set(sessionState{state: monitor.DeviceIdle})
-			log("release", true, "released")
-		}
+		t.applyEnded(r, set, log)
 	case ReportError:
 		log("error", false, "%s", r.Err)
 	}
@@ -211,12 +173,63 @@ func (t *tracker) status(now time.Time) (deviceStatus, []attemptRow) {
 	return st, attempts
 }
 
+// applyStarted applies a run's start: a grant, a preempt's, a turn in the
+// queue, a wait's or a hand-over to this device.
+func (t *tracker) applyStarted(r Report, set func(sessionState), log func(string, bool, string, ...any)) {
+	t.counts.Runs++
+	st := sessionState{state: monitor.DeviceHolding, run: r.Run, fence: r.Fence, attachment: r.Attachment}
+	switch {
+	case r.HandedBy != "":
+		t.counts.HandOvers++
+		st.why = "handed over by " + r.HandedBy
+	case r.Holder != "":
+		t.counts.Preempts++
+		st.why = "preempted " + r.Holder
+	case r.Paying:
+		st.why = "paying, not preemptible"
+	}
+	set(st)
+	switch {
+	case r.HandedBy != "":
+		log("ask", true, "handed over by %s: fence %d", r.HandedBy, r.Fence)
+	case r.Holder != "":
+		log("preempt", true, "granted: fence %d, %s's run stopped", r.Fence, r.Holder)
+	case r.Queued:
+		log("queue", true, "its turn after %s: fence %d", r.Waited.Round(100*time.Millisecond), r.Fence)
+	case r.Waited > 0:
+		log("wait", true, "granted after %s: fence %d", r.Waited.Round(100*time.Millisecond), r.Fence)
+	default:
+		log("acquire", true, "granted: fence %d", r.Fence)
+	}
+}
+
+// applyEnded applies a run's end: handed over, preempted, lost or
+// released.
+func (t *tracker) applyEnded(r Report, set func(sessionState), log func(string, bool, string, ...any)) {
+	switch {
+	case r.How == EndHandedOver:
+		t.counts.HandOvers++
+		set(sessionState{state: monitor.DeviceHandedOver, run: r.Run, fence: r.Fence, owner: r.Holder})
+		log("hand over", true, "handed over to %s, who asked", r.Holder)
+	case r.How == EndLost && r.Holder != "":
+		t.counts.Preempted++
+		set(sessionState{state: monitor.DevicePreempted, run: r.Run, fence: r.Fence, owner: r.Holder, why: r.Cause})
+		log("release", false, "lost before it ended: %s", r.Cause)
+	case r.How == EndLost:
+		set(sessionState{state: monitor.DeviceLost, run: r.Run, fence: r.Fence, why: r.Cause})
+		log("release", false, "lost before it ended: %s", r.Cause)
+	default:
+		set(sessionState{state: monitor.DeviceIdle})
+		log("release", true, "released")
+	}
+}
+
 // fallbackText names a fallback strategy in an attempt's answer.
-func fallbackText(s Strategy) string {
-	if s == "" || s == StratTry {
+func fallbackText(s lease.OnBusy) string {
+	if s == lease.BusyRefuse {
 		return "nothing (gives up)"
 	}
-	return string(s)
+	return s.String()
 }
 
 // shortID is a run id's first 8 hex digits.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/demo"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/monitor"
 )
 
@@ -35,7 +35,7 @@ func TestDeviceReportsThroughTheDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := startLeasetop(t, "device", "--name", "phone", "--account", "acme", "--sessions", "chat-1", "--ttl", "1s", "--seed", "7",
-		"--strategy", "try", "--dsn", db.URL) // refused, not preempting, joining or queueing
+		"--strategy", "refuse", "--dsn", db.URL) // refused, not preempting, joining or queueing
 	pid := p.cmd.Process.Pid
 
 	var dev monitor.Device

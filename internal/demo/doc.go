@@ -9,7 +9,7 @@
 //	      │                   leasetop device (browser, acme)  ─┤ each its own
 //	      │                   leasetop device (phone, acme) ... ─┤ connection pool
 //	      ▼                                                      ▼
-//	  data.Listener ◀──NOTIFY lease_events── PostgreSQL (lease.*, leasetop_demo.output)
+//	  monitor.Feed ◀──NOTIFY lease_events── PostgreSQL (lease.*, leasetop_demo.output)
 //
 // Every device is an OS process (the demo re-executes its own binary as the
 // hidden `leasetop device` subcommand) with its own database connections, so

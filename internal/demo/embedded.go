@@ -22,13 +22,18 @@ type Embedded struct {
 // database and migrates it. It returns pgserver.ErrNoBinaries, whose message
 // says how to install them, when there are none. The server's folder holds
 // a file naming this process, so that RemoveLeftovers can remove the folder
-// if this process is killed before Close.
-func StartEmbedded(ctx context.Context) (*Embedded, error) {
-	srv, err := pgserver.Start(ctx, pgserver.Options{Claim: claim})
+// if this process is killed before Close. step, when not nil, is told each
+// step as it begins (initdb, starting PostgreSQL, creating the database):
+// a first start takes seconds.
+func StartEmbedded(ctx context.Context, step func(string)) (*Embedded, error) {
+	srv, err := pgserver.Start(ctx, pgserver.Options{Claim: claim, Step: step})
 	if err != nil {
 		return nil, err
 	}
 	e := &Embedded{srv: srv}
+	if step != nil {
+		step("creating and migrating the demo database")
+	}
 	if err := e.create(ctx); err != nil {
 		srv.Close()
 		return nil, err

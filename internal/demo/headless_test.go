@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // summaryCount reads one count from the demo's summary.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/leasetop/leasetop/internal/pgserver"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // eventLine is a line of the headless stream that shows a lease event

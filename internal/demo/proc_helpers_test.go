@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/internal/proctest"
-	"github.com/leasetop/leasetop/internal/syncbuf"
+	"github.com/leasetop/leasetop/internal/testkit/proctest"
+	"github.com/leasetop/leasetop/internal/testkit/syncbuf"
 )
 
 // demoProc is a real `leasetop` process whose output the test reads as it

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/internal/audit"
+	"github.com/leasetop/leasetop/lease"
 )
 
 // ReportKind says what happened to a device.
@@ -111,9 +112,9 @@ type Report struct {
 	Err       string        `json:"err,omitempty"`
 	PID       int           `json:"pid,omitempty"`
 	// Strategy is what the press chose (trying).
-	Strategy   Strategy `json:"strategy,omitempty"`
-	Paying     bool     `json:"paying,omitempty"`
-	Attachment string   `json:"attachment,omitempty"`
+	Strategy   lease.OnBusy `json:"strategy,omitempty"`
+	Paying     bool         `json:"paying,omitempty"`
+	Attachment string       `json:"attachment,omitempty"`
 	// Place in a queue (queued); Queued: the run was granted, or the user
 	// gave up, at the end of a queue wait.
 	Place  int  `json:"place,omitempty"`

@@ -77,10 +77,8 @@ func (d *Demo) Run(ctx context.Context) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("read the last event id: %w", err)
 	}
 	r := d.newRunner(startID)
-	lnCtx, stopLn := context.WithCancel(bg)
-	var lnWG sync.WaitGroup
-	lnWG.Go(func() { _ = r.ln.Run(lnCtx) })
-	defer func() { stopLn(); lnWG.Wait() }()
+	stopFeed := r.feed.Start(bg)
+	defer stopFeed()
 
 	var startErr error
 	for _, p := range r.procs {
@@ -95,8 +93,7 @@ func (d *Demo) Run(ctx context.Context) (Outcome, error) {
 	}
 	r.shutdown(bg)
 	r.wg.Wait()
-	stopLn()
-	lnWG.Wait()
+	stopFeed()
 	if startErr != nil {
 		return Outcome{}, startErr
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/audit"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 const (
@@ -36,7 +37,7 @@ type runner struct {
 	d     *Demo
 	cfg   Config
 	store *data.Store
-	ln    *data.Listener
+	feed  *monitor.Feed // the event stream, read as the monitor reads it
 	spawn *spawner
 	msgs  chan procMsg
 	wg    sync.WaitGroup // the process readers
@@ -45,7 +46,6 @@ type runner struct {
 	active map[uuid.UUID]*activeRun
 	rec    *audit.Record
 	seen   map[int64]bool // event ids already shown
-	lastID int64
 	scope  map[string]bool
 
 	start       time.Time
@@ -60,12 +60,11 @@ func (d *Demo) newRunner(startID int64) *runner {
 		d:      d,
 		cfg:    d.cfg,
 		store:  d.store,
-		ln:     d.store.NewListener(data.ListenerConfig{}),
+		feed:   newStreamFeed(d.store, startID),
 		msgs:   make(chan procMsg, 256),
 		active: make(map[uuid.UUID]*activeRun),
 		rec:    audit.NewRecord(d.cfg.AccountIDs(), startID),
 		seen:   make(map[int64]bool),
-		lastID: startID,
 		scope:  make(map[string]bool),
 		start:  time.Now(),
 		sched:  NewSchedule(d.cfg.Seed, d.cfg.TTL),
@@ -79,6 +78,13 @@ func (d *Demo) newRunner(startID int64) *runner {
 		}
 	}
 	return r
+}
+
+// newStreamFeed is the demo's event stream: a monitor.Feed from the
+// events after startID on. The stream needs no renewals, so its periodic
+// read is rare.
+func newStreamFeed(store *data.Store, startID int64) *monitor.Feed {
+	return monitor.NewFeed(store, monitor.FeedConfig{Since: true, After: startID, DeltaInterval: time.Hour, NotifiedInterval: time.Hour})
 }
 
 func (r *runner) elapsed() time.Duration { return time.Since(r.start) }
@@ -120,8 +126,10 @@ func (r *runner) loop(ctx context.Context) {
 			return
 		case m := <-r.msgs:
 			r.onProc(ctx, m)
-		case b := <-r.ln.Batches():
-			r.onBatch(ctx, b)
+		case <-r.feed.Ready():
+			if b, ok := r.feed.Take(); ok {
+				r.onBatch(b, true)
+			}
 		case c := <-r.d.cmds:
 			c.reply <- r.onCommand(ctx, c)
 		case <-tick.C:
@@ -153,8 +161,10 @@ func (r *runner) shutdown(ctx context.Context) {
 		select {
 		case m := <-r.msgs:
 			r.onProc(ctx, m)
-		case b := <-r.ln.Batches():
-			r.onEvents(r.rows(ctx, b)) // stopping: a resync would only repeat what catchUp shows
+		case <-r.feed.Ready():
+			if b, ok := r.feed.Take(); ok {
+				r.onBatch(b, false) // stopping: a resync would only repeat what catchUp shows
+			}
 		case <-tick.C:
 			if time.Now().After(deadline) {
 				for _, p := range r.procs {

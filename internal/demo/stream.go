@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // onEvent shows one lease event of the demo's accounts, once.
@@ -14,44 +15,25 @@ func (r *runner) onEvent(ev data.Event) {
 		return
 	}
 	r.seen[ev.ID] = true
-	r.lastID = max(r.lastID, ev.ID)
 	tag, text := describe(ev)
 	r.emit(tag, text)
 }
 
-// onBatch shows what the listener delivered: a resync re-reads the events
-// since the last one shown; events are shown as lease.event holds them,
-// whatever their source (notifications once read back, rows the catch-up or
-// poll mode read).
-func (r *runner) onBatch(ctx context.Context, b data.Batch) {
-	if b.Resync {
-		r.resync(ctx)
-	}
-	r.onEvents(r.rows(ctx, b))
-}
-
-// rows returns b's events as rows of lease.event. Anyone who may connect
-// can NOTIFY, so a notification is only a claim: the batch's are read back
-// in one read (data.Listener.ReadBack), and a forged one shows nothing. When
-// the read fails they are reported missing, and the listener's catch-up
-// delivers their rows.
-func (r *runner) rows(ctx context.Context, b data.Batch) []data.Event {
-	if b.Source != data.FromNotify {
-		return b.Events
-	}
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	evs, err := r.ln.ReadBack(rctx, b.Events)
-	if err != nil {
-		return nil
-	}
-	return evs
-}
-
-// onEvents shows events not shown yet.
-func (r *runner) onEvents(evs []data.Event) {
-	for _, ev := range evs {
-		r.onEvent(ev)
+// onBatch shows what the feed delivered, as the monitor reads it
+// (monitor.Feed): the events a resync read, and the events read back from
+// lease.event (a notification is only a claim; the feed acts on rows) or
+// read there by the catch-up and poll mode. With resyncs set to false
+// (stopping: catchUp shows what a resync would) only the others.
+func (r *runner) onBatch(b monitor.Batch, resyncs bool) {
+	for _, it := range b.Items {
+		switch {
+		case it.Event != nil:
+			r.onEvent(*it.Event)
+		case it.Sync != nil && resyncs:
+			for _, ev := range it.Sync.Events {
+				r.onEvent(ev)
+			}
+		}
 	}
 }
 
@@ -97,19 +79,6 @@ func describe(ev data.Event) (tag, text string) {
 		return "ask expired", fmt.Sprintf("%s  run %s's ask (%s)", key, short(ev.RunID), clean(ev.Reason))
 	}
 	return string(ev.Kind), key
-}
-
-// resync shows the events the listener may have missed.
-func (r *runner) resync(ctx context.Context) {
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	for ev, err := range r.store.Events(rctx, r.lastID) {
-		if err != nil {
-			return // the listener signals again when it reconnects
-		}
-		r.onEvent(ev)
-		r.lastID = max(r.lastID, ev.ID)
-	}
 }
 
 // catchUp shows every event of the demo not shown yet, once the devices have

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/internal/exporter"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // keepAlive dials the exporter and makes one keep-alive request on the

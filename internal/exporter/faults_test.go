@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // passwordWarning is the line every command prints first when --dsn carries a

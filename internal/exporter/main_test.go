@@ -3,8 +3,8 @@ package exporter_test
 import (
 	"testing"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
-	"github.com/leasetop/leasetop/internal/proctest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/proctest"
 )
 
 // leasetopBin is the leasetop binary, built once for the package: the tests

@@ -11,16 +11,10 @@ import (
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// Kinds are the transition kinds leasetop_transitions_total counts, each
-// exported from the start at 0 so that rate() and increase() see the first
-// one.
-var kinds = []data.Kind{
-	data.KindAcquired, data.KindTakenOver, data.KindReleased,
-	data.KindForceReleased, data.KindRenewRejected, data.KindTruncated,
-	data.KindPreempted,
-	data.KindQueueJoined, data.KindQueueLeft,
-	data.KindHandoverAsked, data.KindHandedOver, data.KindHandoverDeclined, data.KindHandoverExpired,
-}
+// kinds are the transition kinds leasetop_transitions_total counts (every
+// kind of event row), each exported from the start at 0 so that rate() and
+// increase() see the first one.
+var kinds = data.Kinds()
 
 // metrics are the counters and histograms updated as events are applied.
 type metrics struct {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/internal/monitortest"
+	"github.com/leasetop/leasetop/internal/testkit/monitortest"
 	"github.com/leasetop/leasetop/monitor"
 )
 

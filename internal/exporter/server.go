@@ -53,5 +53,5 @@ func NewServer(ln net.Listener, h http.Handler, errLog *log.Logger) (*http.Serve
 		ErrorLog:          errLog,
 		ConnState:         idle.track,
 	}
-	return srv, LimitListener(ln, n, idle.evictOldest), n
+	return srv, limitConns(ln, n, idle.evictOldest), n
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/internal/pgserver"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // The consumers of the monitor's feed (events --follow, the monitor's

@@ -12,9 +12,9 @@ import (
 
 	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/audit"
-	"github.com/leasetop/leasetop/internal/monitortest"
 	"github.com/leasetop/leasetop/internal/pgserver"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/monitortest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/monitor"
 )
 
@@ -35,7 +35,7 @@ func TestFailoverSynchronous(t *testing.T) { failover(t, true) }
 // cut first, so that the loss is certain): grants their holders were told
 // about, and the fence sequence's advance. Fences still rise: the new
 // primary's first grant moves the sequence past anything the old one could
-// have handed out (lease.follow_timeline). A lost grant's session can be
+// have handed out (lease.follow_failover). A lost grant's session can be
 // granted again while its old holder still works until its next renewal is
 // refused: the fence is what keeps the resource safe then.
 func TestFailoverAsynchronous(t *testing.T) { failover(t, false) }

@@ -4,7 +4,7 @@ import (
 	"sync"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/monitortest"
+	"github.com/leasetop/leasetop/internal/testkit/monitortest"
 	"github.com/leasetop/leasetop/monitor"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
 // Bad input: a terminal of 20x5. The real `leasetop watch`, on a pty of
@@ -89,8 +89,8 @@ func TestForcedReleaseIsAuditedOnScreen(t *testing.T) {
 }
 
 // Interrupting the monitor: SIGINT, SIGTERM and SIGHUP (kill, a closed
-// terminal) end `leasetop watch` as they end every command (README, Exit
-// codes): it gives the terminal back (leaves the alternate screen) and
+// terminal) end `leasetop watch` as they end every command (docs/cli.md,
+// Exit codes): it gives the terminal back (leaves the alternate screen) and
 // exits 128+N by itself, with one line saying so. (ctrl+c typed in the
 // monitor is a key: quit, exit 0.)
 func TestWatchInterrupted(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/leasetop/leasetop/internal/cli"
-	"github.com/leasetop/leasetop/internal/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	leasesql "github.com/leasetop/leasetop/sql"
 )
 
@@ -38,7 +38,7 @@ func TestWatchBadInput(t *testing.T) {
 		{"wrong password", withPassword(t, db.URL, "hunter2"), cli.ExitFailure, "password authentication failed"},
 		{"database without the schema", empty.URL, cli.ExitSchema, "database has no lease schema: run leasetop migrate"},
 		{"older schema", older.URL, cli.ExitSchema, fmt.Sprintf("lease schema is at version %d, this leasetop needs %d: run leasetop migrate", leasesql.Version-1, leasesql.Version)},
-		{"newer schema", newer.URL, cli.ExitSchema, fmt.Sprintf("lease schema is at version %d, newer than this leasetop (%d): upgrade leasetop", leasesql.Version+1, leasesql.Version)},
+		{"newer schema", newer.URL, cli.ExitSchema, fmt.Sprintf("is older than the database: its lease schema is at version %d, this leasetop knows %d: upgrade leasetop", leasesql.Version+1, leasesql.Version)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/leasetop/leasetop/internal/tcpproxy"
+	"github.com/leasetop/leasetop/internal/testkit/tcpproxy"
 )
 
 // Node is one PostgreSQL server of a Cluster, run by its own Patroni.

@@ -3,7 +3,7 @@
 // on 127.0.0.1, the socket inside the folder, and, when the current user is
 // root, the server run as the "postgres" system user (PostgreSQL refuses root).
 //
-// The test harness (internal/pgtest), `leasetop demo` and `leasetop bench` all
+// The test harness (internal/testkit/pgtest), `leasetop demo` and `leasetop bench` all
 // use it. Close always stops the server and removes the folder.
 //
 // The parts of a production deployment come from the same server:
@@ -57,6 +57,10 @@ type Options struct {
 	// a later demo can remove it once that process is gone). Its error
 	// stops Start.
 	Claim func(dir string) error
+	// Step, when set, is told each step of the start as it begins: "initdb"
+	// (a new cluster), then "starting PostgreSQL" (until it accepts
+	// connections): what a caller shows while a first start takes seconds.
+	Step func(step string)
 }
 
 // DirPrefix begins the name of every server's temporary folder (in
@@ -97,15 +101,24 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	s.step("initdb")
 	if err := s.initdb(ctx); err != nil {
 		s.removeDir()
 		return nil, err
 	}
+	s.step("starting PostgreSQL")
 	if err := s.startWithRetry(ctx); err != nil {
 		s.removeDir()
 		return nil, err
 	}
 	return s, nil
+}
+
+// step tells Options.Step that step begins.
+func (s *Server) step(step string) {
+	if s.opts.Step != nil {
+		s.opts.Step(step)
+	}
 }
 
 // FindBinaries returns the folder holding initdb and postgres: the one on

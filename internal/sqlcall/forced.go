@@ -2,8 +2,8 @@ package sqlcall
 
 import "github.com/jackc/pgx/v5/pgtype"
 
-// ForceReleaseThenNotify is the operator's forced release as the Go library makes
-// it, like AcquireThenNotify and ReleaseThenNotify: the call's transaction opts out of
+// ForceReleaseQuiet is the operator's forced release as the Go library makes
+// it, like AcquireQuiet and ReleaseQuiet: the call's transaction opts out of
 // the trigger's NOTIFY, and the notification follows its commit. A
 // transaction that notifies fails at its commit when PostgreSQL's NOTIFY
 // queue is full (SQLSTATE 54000), and any role that may connect can fill it:
@@ -20,8 +20,8 @@ import "github.com/jackc/pgx/v5/pgtype"
 // the call released nothing it may repeat an earlier one of those, which
 // consumers drop by its event id, as they drop every repeated id. It reads
 // the partitions around now only (nearNow).
-var ForceReleaseThenNotify = CommitThenNotify{
-	Setup: `SELECT ` + optOut,
+var ForceReleaseQuiet = QuietCall{
+	Setup: `SELECT ` + OptOut,
 	Call: Statement{ForceRelease, []uint32{
 		pgtype.TextOID, pgtype.TextOID, pgtype.UUIDOID, pgtype.TextOID}},
 	Notify: Statement{`SELECT pg_catalog.pg_notify('lease_events', pg_catalog.row_to_json(e)::pg_catalog.text)

@@ -33,21 +33,21 @@ const (
 )
 
 // The library's send and acknowledgement, which notify after their commit
-// as an acquire does (CommitThenNotify): a send's message_sent, its
+// as an acquire does (QuietCall, AcquireQuiet): a send's message_sent, its
 // notification keyed by the nil run (a sender holds none), and an acknowledgement's
 // message_acked, keyed by the run. Each waits for its WAL flush (a message
 // the sender was told is sent, an acknowledgement a sender may be told of,
 // must survive a crash), without holding the cluster's notify lock through
 // it.
 var (
-	SendThenNotify = CommitThenNotify{
-		Setup: `SELECT ` + optOut,
+	SendQuiet = QuietCall{
+		Setup: `SELECT ` + OptOut,
 		Call: Statement{SendMessage, []uint32{pgtype.TextOID, pgtype.TextOID, pgtype.TextOID, pgtype.TextOID,
 			pgtype.TextOID, pgtype.TextOID, pgtype.IntervalOID}},
 		Notify: Statement{NotifyPending, keyRun},
 	}
-	AckThenNotify = CommitThenNotify{
-		Setup:  `SELECT ` + optOut,
+	AckQuiet = QuietCall{
+		Setup:  `SELECT ` + OptOut,
 		Call:   Statement{AckMessage, []uint32{pgtype.TextOID, pgtype.TextOID, pgtype.UUIDOID, pgtype.Int8OID}},
 		Notify: Statement{NotifyPending, keyRun},
 	}

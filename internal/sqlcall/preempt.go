@@ -28,20 +28,20 @@ var (
 	preemptP     = append(append([]uint32(nil), acquireP...), pgtype.TextOID, pgtype.BoolOID, pgtype.TextOID)
 )
 
-// AcquireWithThenNotify and PreemptThenNotify are made as AcquireThenNotify
-// is: the call in a transaction of its own that opts out of the trigger's
+// AcquireWithQuiet and PreemptQuiet are quiet calls, as AcquireQuiet is:
+// the call in a transaction of its own that opts out of the trigger's
 // NOTIFY, and the notification of the event it wrote sent after its commit
 // (NotifyPending).
 // A preempt writes acquired or taken_over when the key was free or expired,
 // preempted when it replaced an unexpired holder.
 var (
-	AcquireWithThenNotify = CommitThenNotify{
-		Setup:  `SELECT ` + optOut,
+	AcquireWithQuiet = QuietCall{
+		Setup:  `SELECT ` + OptOut,
 		Call:   Statement{AcquireWith, acquireWithP},
 		Notify: Statement{NotifyPending, keyRun},
 	}
-	PreemptThenNotify = CommitThenNotify{
-		Setup:  `SELECT ` + optOut,
+	PreemptQuiet = QuietCall{
+		Setup:  `SELECT ` + OptOut,
 		Call:   Statement{Preempt, preemptP},
 		Notify: Statement{NotifyPending, keyRun},
 	}

@@ -14,7 +14,7 @@
 //
 // For example, to see a worker stop when its lease is lost:
 //
-//	err := client.Do(ctx, permit, lease.Wait, func(ctx context.Context, l *lease.Lease) error {
+//	err := client.Do(ctx, permit, lease.BusyWait, func(ctx context.Context, l *lease.Lease) error {
 //		leasetest.ForceLoss(t, admin, l) // in the test; in real life, any time
 //		return worker(ctx, l)            // must return promptly, writing nothing
 //	})
@@ -33,7 +33,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/leaserow"
+	"github.com/leasetop/leasetop/internal/testkit/leaserow"
 	"github.com/leasetop/leasetop/lease"
 )
 

@@ -1,0 +1,321 @@
+-- leasetop: preempting a holder, and what a holder publishes about itself
+-- (version 3). Runs after acquire.sql, as the lease objects' owner; every
+-- statement is idempotent.
+--
+-- A lease row says whether its holder may be preempted (preemptible, set at
+-- acquire, by default true) and may carry an attachment: a short opaque text
+-- its holder publishes, such as the id of the stream its run writes to, so a
+-- device that finds the session busy can join that run instead of starting
+-- one. The attachment is no secret: it is readable like the rest of the row.
+-- Like holder labels it passes lease.safe_text (no control, bidirectional or
+-- invisible character), at most 1 KiB.
+--
+-- lease.preempt takes the lease now from an unexpired, preemptible holder:
+-- the fence rises and the trigger records a 'preempted' event with both
+-- runs, both labels and the reason (triggers.sql). Only members of the group
+-- lease_preempt may call it (roles.sql).
+
+-- The columns are added only where missing: an ALTER TABLE that changes
+-- nothing would still take the tables' exclusive lock on every migrate.
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'lease.session_lease'::regclass
+                      AND attname = 'preemptible' AND NOT attisdropped) THEN
+        ALTER TABLE lease.session_lease ADD COLUMN preemptible boolean NOT NULL DEFAULT true;
+    END IF;
+    -- At most 1024 bytes that pass lease.safe_text: the domain's constraint
+    -- (schema.sql, lease.use_text_domains).
+    IF NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'lease.session_lease'::regclass
+                      AND attname = 'attachment' AND NOT attisdropped) THEN
+        ALTER TABLE lease.session_lease ADD COLUMN attachment lease.attachment_text;
+    END IF;
+    -- The label of the run a transition replaced (a preempted event's victim,
+    -- a handed_over event's old holder).
+    IF NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'lease.event'::regclass
+                      AND attname = 'prev_holder' AND NOT attisdropped) THEN
+        ALTER TABLE lease.event ADD COLUMN prev_holder text;
+    END IF;
+END
+$$;
+
+-- preempted_run is, per session, the last run lease.preempt took the lease
+-- from and whether that run has said its work stopped (version 6). A
+-- preempt ends the victim's lease at once, but not the work its program is
+-- doing: fences refuse its fenced writes, nothing else. So a preemptor that
+-- must not overlap the old work waits until the victim reports that it
+-- stopped (lease.preempt_stopped: the library's Release after the loss;
+-- leasetop run's once its command has exited), bounded by a grace of its
+-- own (lease.preempt_pending). One row per session, replaced by each
+-- preempt: bounded as lease.handover_ask is.
+CREATE TABLE IF NOT EXISTS lease.preempted_run (
+    account_id   text        NOT NULL,
+    session_id   text        NOT NULL,
+    run_id       uuid        NOT NULL, -- the preempted run, by its public id
+    by_run_id    uuid        NOT NULL, -- the preemptor, by its public id
+    preempted_at timestamptz NOT NULL,
+    stopped_at   timestamptz,          -- when the preempted run said its work stopped
+    PRIMARY KEY (account_id, session_id)
+);
+
+-- check_holder_options raises SQLSTATE 22023 unless attachment is NULL or at
+-- most 1024 bytes that pass lease.safe_text, and preemptible is not NULL.
+CREATE OR REPLACE FUNCTION lease.check_holder_options(preemptible boolean, attachment text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, lease, pg_temp
+AS $fn$
+BEGIN
+    IF preemptible IS NULL THEN
+        RAISE EXCEPTION 'preemptible must not be NULL' USING ERRCODE = '22023';
+    END IF;
+    PERFORM lease.check_label('attachment', attachment, 1024);
+END
+$fn$;
+
+-- acquire_with is lease.acquire with the holder's options: whether it may be
+-- preempted, and its attachment ('' or NULL: none). It returns what
+-- lease.acquire returns; the options are set on the lease it grants (or
+-- holds already, for a retried call) in the same transaction, so nobody sees
+-- the lease without them. lease.acquire itself takes the defaults
+-- (preemptible, no attachment).
+CREATE OR REPLACE FUNCTION lease.acquire_with(
+    account_id text, session_id text, run_id uuid, ttl interval, holder text,
+    preemptible boolean, attachment text)
+RETURNS SETOF lease.grant
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, lease, pg_temp
+SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    g lease.grant;
+BEGIN
+    PERFORM lease.check_holder_options(acquire_with.preemptible, acquire_with.attachment);
+    SELECT * INTO g FROM lease.acquire(acquire_with.account_id, acquire_with.session_id,
+                                       acquire_with.run_id, acquire_with.ttl, acquire_with.holder);
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    -- A grant has locked the row already; a retry's unchanged grant locks it
+    -- here, and is no grant if the lease moved on meanwhile.
+    UPDATE lease.session_lease l
+       SET preemptible = acquire_with.preemptible, attachment = nullif(acquire_with.attachment, '')
+     WHERE l.account_id = acquire_with.account_id AND l.session_id = acquire_with.session_id
+       AND l.run_id = lease.public_run_id(acquire_with.run_id) AND l.fence = g.fence;
+    IF FOUND THEN
+        RETURN NEXT g;
+    END IF;
+END
+$fn$;
+
+-- set_attachment replaces the attachment of run_id's unexpired lease ('' or
+-- NULL: none) and returns true, or returns false and changes nothing when
+-- run_id does not hold it. run_id is the run's secret id: only the holder
+-- publishes its attachment. It is no ownership change: no event, no
+-- notification.
+CREATE OR REPLACE FUNCTION lease.set_attachment(account_id text, session_id text, run_id uuid, attachment text)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, lease, pg_temp
+SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
+AS $fn$
+#variable_conflict use_column
+BEGIN
+    PERFORM lease.check_key(set_attachment.account_id, set_attachment.session_id);
+    PERFORM lease.check_label('attachment', set_attachment.attachment, 1024);
+    UPDATE lease.session_lease l
+       SET attachment = nullif(set_attachment.attachment, '')
+     WHERE l.account_id = set_attachment.account_id
+       AND l.session_id = set_attachment.session_id
+       AND l.run_id = lease.public_run_id(set_attachment.run_id)
+       AND l.expires_at > clock_timestamp();
+    RETURN FOUND;
+END
+$fn$;
+
+-- preempt grants the session to run_id for ttl now, taking it from the run
+-- that holds it, if any: the holder this call found when it began. It
+-- returns one row (run_id, fence, expires_at), as lease.acquire does, when
+-- run_id holds the lease afterwards:
+--
+--   - the key was free or its lease expired: an ordinary grant (acquired or
+--     taken_over; nobody was preempted);
+--   - an unexpired, preemptible lease: it is replaced, with a new fence drawn
+--     under the row lock, and the trigger records 'preempted' (run_id and
+--     prev_run_id, holder and prev_holder, the reason and the caller's login
+--     as actor). The preempted run's renewals and fence checks fail from the
+--     commit on;
+--   - run_id's own unexpired lease: unchanged (a retried call).
+--
+-- A preempted holder is recorded in lease.preempted_run until it says its
+-- work stopped (preempt_stopped); the preemptor asks with preempt_pending.
+--
+-- It returns zero rows when the key changed hands while the call waited for
+-- the row lock (another preempt, or an acquire, got there first): the caller
+-- meant to preempt the holder it saw, not the winner of a race, so of
+-- preempts that race for one holder exactly one wins. It raises SQLSTATE
+-- LP001 (nothing written) when the holder declared at acquire that it must
+-- not be preempted.
+--
+-- The new lease takes preemptible and attachment as lease.acquire_with does.
+-- A fresh INSERT is checked against a fence drawn meanwhile as in
+-- lease.acquire (SQLSTATE 40001: nothing granted, retry).
+CREATE OR REPLACE FUNCTION lease.preempt(
+    account_id text, session_id text, run_id uuid, ttl interval, holder text, reason text,
+    preemptible boolean DEFAULT true, attachment text DEFAULT NULL)
+RETURNS SETOF lease.grant
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, lease, pg_temp
+SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
+SET plan_cache_mode = 'force_generic_plan' -- the fence-race read prunes at execution: see higher_fences
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    now_ timestamptz := clock_timestamp();
+    pub uuid;
+    seen lease.session_lease;
+    cur lease.session_lease;
+    granted lease.grant;
+    inserted boolean;
+    checked timestamptz;
+BEGIN
+    IF NOT coalesce(lease.grant_ok(preempt.account_id, preempt.session_id, preempt.run_id,
+                                   preempt.ttl, preempt.holder, now_), false) THEN
+        PERFORM lease.refuse_grant(preempt.account_id, preempt.session_id, preempt.run_id,
+                                   preempt.ttl, preempt.holder, now_);
+    END IF;
+    PERFORM lease.check_label('reason', preempt.reason, 512);
+    PERFORM lease.check_holder_options(preempt.preemptible, preempt.attachment);
+    pub := lease.public_run_id(preempt.run_id);
+
+    -- The holder this call means to preempt: the one it finds first, before
+    -- it waits for the row lock.
+    SELECT * INTO seen FROM lease.session_lease l
+     WHERE l.account_id = preempt.account_id AND l.session_id = preempt.session_id;
+    SELECT * INTO cur FROM lease.session_lease l
+     WHERE l.account_id = preempt.account_id AND l.session_id = preempt.session_id
+       FOR UPDATE;
+    now_ := clock_timestamp(); -- decide at the moment the row is ours
+
+    IF NOT FOUND THEN
+        -- Free (or released while this call waited): an ordinary grant.
+        IF lease.follow_failover() THEN NULL; END IF; -- before the fence and the event: see follow_failover
+        INSERT INTO lease.session_lease AS l
+            (account_id, session_id, run_id, holder, fence, acquired_at, renewed_at, expires_at, preemptible, attachment)
+        VALUES (preempt.account_id, preempt.session_id, pub, coalesce(preempt.holder, ''),
+                nextval('lease.fence_seq'), now_, now_, now_ + preempt.ttl,
+                preempt.preemptible, nullif(preempt.attachment, ''))
+        ON CONFLICT (account_id, session_id) DO NOTHING
+        RETURNING l.fence, l.expires_at INTO granted.fence, granted.expires_at;
+        IF NOT FOUND THEN
+            RETURN; -- acquired by another run meanwhile: not the holder this call saw
+        END IF;
+        -- The INSERT drew its fence before it knew the key was free: as in lease.acquire.
+        IF lease.fence_overtaken(granted.fence) THEN
+            checked := clock_timestamp(); -- the race ended before now: see higher_fences
+            IF EXISTS (SELECT FROM lease.higher_fences(preempt.account_id, preempt.session_id, granted.fence, now_, checked)) THEN
+                RAISE EXCEPTION 'another run acquired and released %/% while this preempt drew its fence; retry',
+                    preempt.account_id, preempt.session_id USING ERRCODE = '40001';
+            END IF;
+        END IF;
+        granted.run_id := preempt.run_id;
+        RETURN NEXT granted;
+        RETURN;
+    END IF;
+
+    IF cur.run_id = pub AND cur.expires_at > now_ THEN
+        granted := (preempt.run_id, cur.fence, cur.expires_at);
+        RETURN NEXT granted; -- a retry: its own lease, unchanged
+        RETURN;
+    END IF;
+    IF cur.run_id <> pub AND cur.fence IS DISTINCT FROM seen.fence THEN
+        RETURN; -- the key changed hands while this call waited: another won
+    END IF;
+    IF cur.expires_at > now_ AND NOT cur.preemptible THEN
+        RAISE EXCEPTION 'lease %/% is held by run % (%), which declared that it must not be preempted',
+            preempt.account_id, preempt.session_id, cur.run_id, cur.holder USING ERRCODE = 'LP001';
+    END IF;
+
+    IF lease.follow_failover() THEN NULL; END IF; -- before the fence and the event: see follow_failover
+    -- Labels the UPDATE for the trigger, as force_release labels its DELETE:
+    -- an unexpired lease replaced with lease.op 'preempt' is recorded as
+    -- preempted, with this reason (triggers.sql).
+    PERFORM set_config('lease.op', 'preempt', true);
+    PERFORM set_config('lease.reason', coalesce(preempt.reason, ''), true);
+    UPDATE lease.session_lease l
+       SET run_id      = pub,
+           holder      = coalesce(preempt.holder, ''),
+           fence       = nextval('lease.fence_seq'), -- under the row lock: rises in preempt order
+           acquired_at = now_,
+           renewed_at  = now_,
+           expires_at  = now_ + preempt.ttl,
+           preemptible = preempt.preemptible,
+           attachment  = nullif(preempt.attachment, '')
+     WHERE l.account_id = preempt.account_id AND l.session_id = preempt.session_id
+    RETURNING l.fence, l.expires_at INTO granted.fence, granted.expires_at;
+    PERFORM set_config('lease.op', '', true);
+    PERFORM set_config('lease.reason', '', true);
+    -- The victim, until it says its work stopped (preempt_stopped).
+    IF cur.expires_at > now_ THEN
+        INSERT INTO lease.preempted_run AS p (account_id, session_id, run_id, by_run_id, preempted_at, stopped_at)
+        VALUES (preempt.account_id, preempt.session_id, cur.run_id, pub, now_, NULL)
+        ON CONFLICT (account_id, session_id) DO UPDATE
+           SET run_id = EXCLUDED.run_id, by_run_id = EXCLUDED.by_run_id,
+               preempted_at = EXCLUDED.preempted_at, stopped_at = NULL;
+    END IF;
+    granted.run_id := preempt.run_id;
+    RETURN NEXT granted;
+END
+$fn$;
+
+-- preempt_stopped is the preempted run's word that its work has stopped:
+-- run_id (the run's own, secret id) was preempted on the session and its
+-- program has ended what it was doing. It returns true when that was news,
+-- false (nothing written) when run_id is not the session's last preempted
+-- run or said so already. No event: the preempted event tells the story.
+CREATE OR REPLACE FUNCTION lease.preempt_stopped(account_id text, session_id text, run_id uuid)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, lease, pg_temp
+SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
+AS $fn$
+#variable_conflict use_column
+BEGIN
+    PERFORM lease.check_key(preempt_stopped.account_id, preempt_stopped.session_id);
+    UPDATE lease.preempted_run p SET stopped_at = clock_timestamp()
+     WHERE p.account_id = preempt_stopped.account_id AND p.session_id = preempt_stopped.session_id
+       AND p.run_id = lease.public_run_id(preempt_stopped.run_id) AND p.stopped_at IS NULL;
+    RETURN FOUND;
+END
+$fn$;
+
+-- preempt_pending reports whether the run that run_id (the preemptor's own,
+-- secret id) preempted on the session has not yet said its work stopped
+-- (preempt_stopped). False when it did, when run_id preempted nobody, or when
+-- the session was preempted again since.
+CREATE OR REPLACE FUNCTION lease.preempt_pending(account_id text, session_id text, run_id uuid)
+RETURNS boolean
+LANGUAGE plpgsql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, lease, pg_temp
+SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
+AS $fn$
+#variable_conflict use_column
+BEGIN
+    PERFORM lease.check_key(preempt_pending.account_id, preempt_pending.session_id);
+    RETURN EXISTS (SELECT FROM lease.preempted_run p
+                    WHERE p.account_id = preempt_pending.account_id AND p.session_id = preempt_pending.session_id
+                      AND p.by_run_id = lease.public_run_id(preempt_pending.run_id) AND p.stopped_at IS NULL);
+END
+$fn$;
+
+REVOKE ALL ON FUNCTION lease.check_holder_options(boolean, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lease.preempt_stopped(text, text, uuid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lease.preempt_pending(text, text, uuid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lease.acquire_with(text, text, uuid, interval, text, boolean, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lease.set_attachment(text, text, uuid, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lease.preempt(text, text, uuid, interval, text, text, boolean, text) FROM PUBLIC;

@@ -1,9 +1,0 @@
-package pgtest_test
-
-import (
-	"testing"
-
-	"github.com/leasetop/leasetop/internal/pgtest"
-)
-
-func TestMain(m *testing.M) { pgtest.Main(m) }
