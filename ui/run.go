@@ -72,9 +72,10 @@ func storeSource(ctx context.Context, store *data.Store, feed *monitor.Feed, rea
 		LockersFunc: func(key data.Key) ([]data.Locker, error) {
 			return store.Lockers(ctx, key)
 		},
-		QueuesFunc: func() (map[data.Key]int, error) { return store.QueueLengths(ctx) },
-		QueueFunc:  func(key data.Key) ([]data.Ticket, error) { return store.QueueOf(ctx, key) },
-		AsksFunc:   func() (map[data.Key]data.PendingAsk, error) { return store.PendingAsks(ctx) },
+		QueuesFunc:  func() (map[data.Key]int, error) { return store.QueueLengths(ctx) },
+		QueueFunc:   func(key data.Key) ([]data.Ticket, error) { return store.QueueOf(ctx, key) },
+		AsksFunc:    func() (map[data.Key]data.PendingAsk, error) { return store.PendingAsks(ctx) },
+		InboxesFunc: func() (map[data.Key]data.Inbox, error) { return store.Inboxes(ctx) },
 	}
 	src.TimelineFunc, src.OwnersAtFunc = storeTimeline(ctx, store)
 	if !readOnly {
