@@ -86,7 +86,7 @@ var closedLoopWhole = map[string]bool{"upsert": true, "acquire": true, "seed-cyc
 
 // optIn are the workloads that run only when named (and the staircase's
 // steps, stair-*).
-var optIn = map[string]bool{"v1-cycle": true, "monitor": true, "exporter": true, "pooler": true, "poll-cost": true, "listen-cost": true, "keepalive-scale": true, "queue": true, "handover": true}
+var optIn = map[string]bool{"v1-cycle": true, "monitor": true, "exporter": true, "pooler": true, "poll-cost": true, "listen-cost": true, "keepalive-scale": true, "queue": true, "handover": true, "inbox": true}
 
 // TestProductionWorkloads runs the opt-in pooler, poll-cost and listen-cost workloads
 // briefly, through a real PgBouncer, and checks the report's shape and
@@ -258,5 +258,34 @@ func TestHandoverWorkload(t *testing.T) {
 	var n int
 	if err := db.Conn(t).QueryRow(context.Background(), `SELECT count(*) FROM lease.handover_ask WHERE account_id LIKE 'leasetop-bench-%'`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d bench asks left (%v), want 0", n, err)
+	}
+}
+
+// TestInboxWorkload runs the opt-in inbox workload briefly: a row per
+// rate, each with messages received and timed, and nothing of bench's
+// left behind (its messages and their inboxes' rows included).
+func TestInboxWorkload(t *testing.T) {
+	db := pgtest.New(t)
+	rep, err := bench.Run(context.Background(), bench.Config{
+		DSN: db.URL, Clients: 2, Keys: 8, Duration: 500 * time.Millisecond, Warmup: 100 * time.Millisecond,
+		Only: []string{"inbox"},
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	want := []string{"inbox 100/s", "inbox 1000/s"}
+	if len(rep.Results) != len(want) {
+		t.Fatalf("results = %+v, want %q", rep.Results, want)
+	}
+	for i, res := range rep.Results {
+		if res.Name != want[i] || res.Error != "" || res.Ops == 0 || res.P50ms <= 0 || res.P99ms < res.P50ms {
+			t.Errorf("result %d = %+v, want %q with messages received and 0 < p50 <= p99", i, res, want[i])
+		}
+	}
+	assertCleanedUp(t, db.Conn(t))
+	var n int
+	if err := db.Conn(t).QueryRow(context.Background(), `SELECT (SELECT count(*) FROM lease.message WHERE account_id LIKE 'leasetop-bench-%')
+		+ (SELECT count(*) FROM lease.inbox WHERE account_id LIKE 'leasetop-bench-%')`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d bench messages and inbox rows left (%v), want 0", n, err)
 	}
 }
