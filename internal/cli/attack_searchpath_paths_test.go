@@ -450,6 +450,13 @@ func monitorKeys(r *pathRun) {
 	check("QueueOf", err)
 	_, err = s.QueueStats(ctx)
 	check("QueueStats", err)
+	_, err = s.SendMessage(ctx, r.key, data.MessageSteer, "also check March", "sre", "monitor keys", time.Minute)
+	check("SendMessage", err)
+	inboxes, err := s.Inboxes(ctx)
+	check("Inboxes", err)
+	if inboxes[r.key].Live != 1 {
+		t.Errorf("Inboxes = %v, want the one message sent to %v", inboxes, r.key)
+	}
 	now, err := s.ServerTime(ctx)
 	check("ServerTime", err)
 	_, err = s.OwnersAt(ctx, now, data.HistoryFilter{Keys: []data.Key{r.key}})
