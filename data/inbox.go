@@ -383,3 +383,37 @@ func inboxError(err error) error {
 	}
 	return translate(err)
 }
+
+// InboxStats sums up every conversation's inbox (InboxStats): what the
+// exporter exports.
+type InboxStats struct {
+	// Messages are the live messages (sent, neither acknowledged nor
+	// expired), Undelivered those no run received yet, Sessions the
+	// conversations that have one.
+	Messages, Undelivered, Sessions int
+	// Oldest is the oldest live message's age on the server clock, 0 when
+	// there is none.
+	Oldest time.Duration
+}
+
+// InboxStats reads the inboxes' totals in one aggregate: a lease_reader's
+// read (no body).
+func (s *Store) InboxStats(ctx context.Context) (InboxStats, error) {
+	var (
+		st     InboxStats
+		oldest *time.Duration
+	)
+	err := s.Pinned().QueryRow(ctx, `
+		SELECT count(*)::integer, (count(*) FILTER (WHERE delivered_run IS NULL))::integer,
+		       (count(DISTINCT (account_id, session_id)))::integer, clock_timestamp() - min(sent_at)
+		  FROM lease.message
+		 WHERE acked_at IS NULL AND expired_at IS NULL AND expires_at > clock_timestamp()`).
+		Scan(&st.Messages, &st.Undelivered, &st.Sessions, &oldest)
+	if err != nil {
+		return InboxStats{}, fmt.Errorf("read the inboxes: %w", translate(err))
+	}
+	if oldest != nil {
+		st.Oldest = max(*oldest, 0)
+	}
+	return st, nil
+}

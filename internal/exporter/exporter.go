@@ -81,6 +81,7 @@ func New(store *data.Store, cfg Config) *Exporter {
 	e.registry.MustRegister(
 		e.m.transitions, e.m.resyncs, e.m.gaps,
 		e.m.takeoverDelay, e.m.holdTime, e.m.lag, e.m.queueWaits.hist, newQueueGauges(store),
+		e.m.inboxDelivery.hist, newInboxGauges(store),
 		e.m.askOutcomes,
 		&gauges{e: e, d: newGaugeDescs(cfg.ByAccount)},
 		newPollReasonGauge(e),
