@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	leasesql "github.com/leasetop/leasetop/sql"
 )
 

@@ -13,9 +13,10 @@ import (
 // handed_over notification naming its run claims the lease at once (one
 // renewal that reads the fence too), and its local deadline counts its own
 // TTL from a time it took before that renewal was sent: after the
-// hand-over began, before Ask returned. The holder's TTL (1 s, the expiry
-// lease.hand_over gave the row) is far shorter than the asker's (1 min): a
-// deadline taken from the row's expiry would end about 1 s after the
+// hand-over began, before Ask returned. The holder's TTL (5 s, the expiry
+// lease.hand_over gave the row; shorter could expire before a loaded
+// machine's asker claims it) is far shorter than the asker's (1 min): a
+// deadline taken from the row's expiry would end about 5 s after the
 // hand-over. The asker holds the handed fence, and the row runs for its TTL.
 //
 // An asker that a resync (its listener's start) woke while the hand-over
@@ -26,7 +27,7 @@ import (
 func TestAskClaimOnNotificationCountsFromTheAskersSend(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
-	holderC := newClient(t, db.Store(t), lease.Config{TTL: time.Second})
+	holderC := newClient(t, db.Store(t), lease.Config{TTL: 5 * time.Second})
 	askerC := newClient(t, db.Store(t), lease.Config{TTL: time.Minute, PollInterval: time.Minute})
 	hp, ap := permit(t, holderC, testKey, "desktop"), permit(t, askerC, testKey, "phone")
 	pgtest.Eventually(t, 60*time.Second, "a claim on the handed_over notification", func() bool {

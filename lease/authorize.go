@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // Request is what an Authorizer decides on: who wants to compete for which

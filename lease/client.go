@@ -3,7 +3,7 @@ package lease
 import (
 	"sync"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // Client competes for and keeps leases on one database. Create one per

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // Beginner starts a transaction: a *pgxpool.Pool, a *pgx.Conn, or a pgx.Tx

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // SQLBeginner starts a database/sql transaction: a *sql.DB or a *sql.Conn.

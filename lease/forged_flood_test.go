@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/lease"
 )
@@ -65,7 +65,7 @@ func lastEventID(t *testing.T, db pgtest.DB) int64 {
 	return id
 }
 
-// TestForgedNotificationFloodCostsABoundedRead (issue 37.4): a role with
+// TestForgedNotificationFloodCostsABoundedRead: a role with
 // CONNECT only floods lease_events with every kind of notification the
 // decoder accepts: "truncated" naming a real past event, a real event of
 // another kind and an id far in the future; acquired, released, taken_over
@@ -188,7 +188,7 @@ func TestForgedNotificationFloodCostsABoundedRead(t *testing.T) {
 	}
 }
 
-// TestResyncsRenewAtMostOnceAGap (issue 37.4): a flood that makes the
+// TestResyncsRenewAtMostOnceAGap: a flood that makes the
 // listener drop notifications (its consumer, which reads each batch back,
 // has room for 16) makes it ask for a resync after every run of drops, and
 // every resync makes the held leases renew early. The notifier hands on at

@@ -1,7 +1,7 @@
 package lease
 
 import (
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // waiter is one waiting acquisition's subscription to its key's

@@ -3,7 +3,7 @@ package lease
 import (
 	"fmt"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // OnBusy is what a run does when another run holds the lease it wants: the

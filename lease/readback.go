@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // readBackTimeout bounds one read-back of a batch of notifications.

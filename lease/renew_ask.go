@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // renewOne renews l alone. A lease that watches its asks (Lease.Asked)

@@ -8,12 +8,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/lease"
 )
 
-// TestReplayedEventsWakeNobody (issue 37.5): a role with CONNECT only sends
+// TestReplayedEventsWakeNobody: a role with CONNECT only sends
 // again the notifications of old releases of the key a waiter waits for,
 // and of old takeovers and forced releases of a key the same Client holds.
 // Before, each woke the waiter into another acquire attempt and made the

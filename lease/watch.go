@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // The holder watch: a held lease listens to its own key on the Client's

@@ -3,7 +3,7 @@ package monitor
 import (
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // Asks is the asks to hand over pending on the sessions, as the monitor

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // Batch is what the Feed gathered since its consumer last took one: reads

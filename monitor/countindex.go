@@ -21,7 +21,7 @@ type CountIndex struct {
 
 // countIndexes is a State's CountIndex and the buffers of the one before,
 // which the next rebuild sorts in: at a million leases each rebuild, once a
-// second at 1000 transitions/s, allocated 16 MB (issue 30: resident memory
+// second at 1000 transitions/s, allocated 16 MB (the target: resident memory
 // at most 300 MB).
 type countIndexes struct {
 	built bool

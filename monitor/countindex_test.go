@@ -5,14 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // TestCountIndexReusesItsBuffers: the header's count index of a big table,
 // rebuilt after leases came and went, is sorted in the buffers of the
 // index before the last, not in new ones: at a million leases each rebuild
 // allocated 16 MB, the most garbage the monitor made at 1000 transitions/s
-// (issue 30: resident memory at most 300 MB). A CountIndex a view still
+// (the target: resident memory at most 300 MB). A CountIndex a view still
 // holds (the latest, or a paused screen's copy) keeps its counts. Counted
 // in bytes allocated, not time.
 func TestCountIndexReusesItsBuffers(t *testing.T) {

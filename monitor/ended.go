@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // A resync's snapshot reflects every transition committed before it, but

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // FeedConfig configures a Feed. Zero fields take the documented defaults.
@@ -477,7 +477,7 @@ func (f *Feed) resync(ctx context.Context) bool {
 	q.Progress = touch
 	// The leases go straight into columns as they arrive, here rather
 	// than on the consumer's goroutine, and never all as data.Lease: at a
-	// million that held some 180 MB beside the columns (issue 30).
+	// million that held some 180 MB beside the columns.
 	table := &resyncTable{}
 	table.t.reset(f.sized)
 	q.Each = table.t.put

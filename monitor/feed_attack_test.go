@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
@@ -97,7 +97,7 @@ func (p *feedProbe) resyncs() int {
 // TestForgedTruncationsCauseNoResync: a role with no lease grant sends 200
 // "truncated" notifications naming a real event that is no truncation and
 // an id with no row. Before, each made every monitor re-read every lease
-// (issue 17: 197 extra scans for 200). The feed reads them back first: none
+// (197 extra scans for 200). The feed reads them back first: none
 // may cause a resync. A real TRUNCATE still does.
 func TestForgedTruncationsCauseNoResync(t *testing.T) {
 	t.Parallel()

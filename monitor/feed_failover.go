@@ -1,6 +1,6 @@
 package monitor
 
-import "github.com/leasetop/leasetop/data"
+import "github.com/leasetop/leasetop/internal/data"
 
 // noteFailoverLocked reports whether the events just queued moved the
 // highest id from prev into a later WAL timeline's stride

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // feedLoop is a Feed's handler of its listener (data.Listener.Serve): the

@@ -8,12 +8,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// TestReplayedEventsAreNotCountedAgain (issue 37.5): events older than the
+// TestReplayedEventsAreNotCountedAgain: events older than the
 // monitor's snapshot (below its baseline: the first resync loads a short
 // tail), their real payloads sent again ten times by a role with CONNECT
 // only, change nothing: before, the State applied every id it had not seen,

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/internal/testkit/tcpproxy"
 	"github.com/leasetop/leasetop/monitor"
@@ -64,7 +64,7 @@ func proxiedDB(t *testing.T, n int) (*data.Store, *tcpproxy.Proxy, pgtest.DB) {
 }
 
 // TestFeedSlowResyncCompletes: a resync that takes longer than ReadTimeout
-// but keeps receiving rows is not cut off (issue 30: at 1,000,000 leases on
+// but keeps receiving rows is not cut off (the target: at 1,000,000 leases on
 // a loaded machine the first read outlasted the fixed 10 s timeout every
 // time, and the monitor never showed a picture). Before the idle timeout
 // every resync here failed after 2 s, over and over.

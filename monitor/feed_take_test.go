@@ -13,7 +13,7 @@ import (
 // TestFeedResyncIsTakenNotCopied: a State applying a feed's resync takes the
 // table of leases the feed read, it does not copy it: at a million leases
 // the copy held some 150 MB beside the table a moment, and the first
-// picture's resident memory peaked at 466 MB (issue 30). A batch is applied
+// picture's resident memory peaked at 466 MB. A batch is applied
 // once; applying it again is a mistake said at once, and Batch.Clone gives
 // another State its own copy. Counted in bytes allocated, not time.
 func TestFeedResyncIsTakenNotCopied(t *testing.T) {

@@ -3,7 +3,7 @@ package monitor
 import (
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // Link is the connection status the header shows.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 func mustAcquire(t *testing.T, s *data.Store, k data.Key, run uuid.UUID, ttl time.Duration) data.Grant {

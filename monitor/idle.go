@@ -10,8 +10,8 @@ import (
 // stall: it ends when idle passes without a call to touch, with a cause
 // that says so (a wrapped context.DeadlineExceeded). A resync of 1,000,000
 // leases takes longer than any fixed timeout fit for a small one on a
-// loaded machine, and cut off at a total timeout it failed every time
-// (issue 30); cut off only when nothing arrives, it is still cut off when
+// loaded machine, and cut off at a total timeout it failed every time;
+// cut off only when nothing arrives, it is still cut off when
 // the server or the network stops answering. stop releases the context.
 func idleContext(ctx context.Context, idle time.Duration) (rctx context.Context, touch, stop func()) {
 	rctx, cancel := context.WithCancelCause(ctx)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // laneHistory is a known history of one session over 100 s from t0, and
@@ -103,7 +103,7 @@ func TestBuildLaneRenewedHolderDidNotExpire(t *testing.T) {
 
 // TestBuildLaneOfAnEndedSession: a session released inside the window, and
 // one held from before it and released after its end, have their lanes as
-// any other (issue 38.6): held until the release, nobody after; held from
+// any other: held until the release, nobody after; held from
 // the window's start by the run the start says.
 func TestBuildLaneOfAnEndedSession(t *testing.T) {
 	t.Parallel()

@@ -11,7 +11,7 @@ import (
 // State's columns: some 220 MB at a million leases), and Go's collector
 // lets the heap grow by a fraction of what is live before it collects. At
 // GOGC=50 that let the resident memory reach 330 MB at a million leases and
-// 1000 transitions/s, more than the 300 MB of issue 30, and GOGC cannot say
+// 1000 transitions/s, more than the target of 300 MB, and GOGC cannot say
 // "a little above what is live" without collecting all the time at a small
 // heap. A soft memory limit can: followLiveHeap sets one, after every
 // collection, a margin above the heap that collection found live (never

@@ -20,7 +20,7 @@ import (
 // GOGC or GOMEMLIMIT, the process sets itself a soft memory limit a margin
 // above its live heap, and raises it when the heap it keeps grows. Without
 // one a monitor of a million leases reached 330 MB at 1000 transitions/s
-// (issue 30: at most 300 MB), and README told the user to set GOMEMLIMIT.
+// (the target: at most 300 MB), and README told the user to set GOMEMLIMIT.
 func TestBigFleetSetsItsOwnMemoryLimit(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/pgserver"
 	"github.com/leasetop/leasetop/internal/testkit/monitortest"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"

@@ -3,7 +3,7 @@ package monitor
 import (
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // A handed_over event names both runs, but only schema versions that record

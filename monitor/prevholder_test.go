@@ -3,7 +3,7 @@ package monitor
 import (
 	"testing"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // handedOver hands keyA from runs[0] to runs[1] (label "desk"), without the
@@ -14,7 +14,7 @@ func handedOver(id int64, prev string) data.Event {
 }
 
 // TestStateNamesAHandOversPreviousHolder: the State names the previous
-// holder of a hand-over whose event does not (issue 38.7), from the lease
+// holder of a hand-over whose event does not, from the lease
 // it shows (a notification) or the grant before it among a resync's
 // events, and keeps a label the event records.
 func TestStateNamesAHandOversPreviousHolder(t *testing.T) {

@@ -3,7 +3,7 @@ package monitor
 import (
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // pulseSpan is how far back the pulse remembers, in one-second buckets.

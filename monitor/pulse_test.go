@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // TestPulseCountsKindsInSteps: the header's pulse counts each live event in

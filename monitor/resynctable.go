@@ -4,8 +4,8 @@ import "sync/atomic"
 
 // resyncTable is the leases a Feed's resync read straight into columns.
 // The State that applies the resync takes them as they are, without a
-// copy: at a million leases a copy held some 150 MB beside them a moment
-// (issue 30). So a batch with a resync is applied once; Batch.Clone gives
+// copy: at a million leases a copy held some 150 MB beside them a moment.
+// So a batch with a resync is applied once; Batch.Clone gives
 // another State its own copy.
 type resyncTable struct {
 	taken atomic.Bool

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // RowRef names one lease of a State, as a row of a sorted listing (Rows):

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // TestRowsReuseTheirScratch: listing a big table's rows again, after leases
@@ -16,7 +16,7 @@ import (
 // order's positions and the key order's merge are kept from one listing to
 // the next. Each listing of a million leases allocated some 45 MB of them,
 // garbage a second later at 1000 transitions/s, and the heap grew by as much
-// between two collections (issue 30: resident memory at most 300 MB).
+// between two collections (the target: resident memory at most 300 MB).
 // Counted in bytes allocated, not time.
 func TestRowsReuseTheirScratch(t *testing.T) {
 	const n = 50_000

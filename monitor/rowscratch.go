@@ -4,7 +4,7 @@ package monitor
 // from one listing to the next and sized by the first: at a million leases
 // each listing allocated some 45 MB of it, garbage a second later at 1000
 // transitions/s, so the heap grew by as much between two collections
-// (issue 30: resident memory at most 300 MB). It holds nothing between
+// (the target: resident memory at most 300 MB). It holds nothing between
 // listings that a listing reads: a State's copy (Clone) starts without it.
 type rowScratch struct {
 	items, spare []sortItem // the radix sort's input and its other buffer

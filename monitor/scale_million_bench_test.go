@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/monitor"
 )
@@ -15,8 +15,8 @@ import (
 // BenchmarkScaleMillion is the monitor's first picture of 1,000,000 leases
 // in its parts, each as CPU time of this process (on a loaded machine the
 // wall time mostly measures the others): the read (ReadSync), the apply
-// and the first sorted rows, and the heap the State and its rows keep
-// (issue 30), with what the read allocates and the process's peak resident
+// and the first sorted rows, and the heap the State and its rows keep,
+// with what the read allocates and the process's peak resident
 // memory. It writes the leases straight into the table, triggers off.
 // Run it with
 //

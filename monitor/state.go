@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // Config configures a State. Zero fields take the documented defaults.

@@ -7,12 +7,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // leaseTable is the State's leases in columns, one slot per lease: about
 // 100 bytes a lease where a map of data.Lease took about 1 KB with what
-// hung off it (issue 30: a million leases in 300 MB). The texts many leases
+// hung off it (the target: a million leases in 300 MB). The texts many leases
 // share (account, holder label, attachment) are interned; instants are unix
 // nanoseconds; the key index is an open-addressed table of slot numbers.
 //

@@ -5,11 +5,11 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// The asks to hand over pending (issue 38.7): the table's ASK column names
+// The asks to hand over pending: the table's ASK column names
 // the asker of a held session's pending ask, shown only while a session on
 // screen has one. They are read every queuePollEvery (an ask can end
 // without an event, at its deadline) and followed between reads by the

@@ -9,7 +9,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
@@ -58,7 +58,7 @@ func askCell(t *testing.T, m *Model, k data.Key) string {
 }
 
 // TestAskColumnShowsPendingAsks: a session with an ask to hand over pending
-// has the asker's label in the ASK column (issue 38.7: only QUEUE showed),
+// has the asker's label in the ASK column (before, only QUEUE showed),
 // from the read of the pending asks and from the events between two reads:
 // it shows when asked, goes when answered or at its deadline, and an ask
 // to a holder that has let go is not shown.
@@ -116,7 +116,7 @@ func TestAskColumnShowsPendingAsks(t *testing.T) {
 
 // TestGoldenAsks: the sessions table with a queue and pending asks, at the
 // demo's 80x24 and at 160x45: at 80 columns the ages go before the holder
-// labels are cut, and the run and fence stay (issue 38.11). Regenerate with
+// labels are cut, and the run and fence stay. Regenerate with
 // go test ./ui -run TestGoldenAsks -update, after reading the diff.
 func TestGoldenAsks(t *testing.T) {
 	t.Parallel()

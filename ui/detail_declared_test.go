@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/monitor"
 )
 
 // TestDetailShowsWhatTheHolderDeclared: the detail view shows every field
 // (README: "every field in full"), preemptible and the attachment among
-// them, and shows them right after a grant too (issue 38.7): the grant's
+// them, and shows them right after a grant too: the grant's
 // event carries neither, so they read "not read yet" until the feed's
 // periodic read of the renewed leases brings the row, and never the
 // previous holder's or a default.

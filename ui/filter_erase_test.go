@@ -14,7 +14,7 @@ import (
 // narrows or re-filters the rows already listed, in one pass over them,
 // and the rows equal a fresh listing with that filter. Erasing used to list
 // (and sort) every lease again at each key: about 170 ms of CPU at a
-// million (issue 30: a filter's answer in at most 100 ms). Counted in
+// million (the target: a filter's answer in at most 100 ms). Counted in
 // listings, not time.
 func TestFilterEraseNeedsNoListing(t *testing.T) {
 	m, _ := scaleModel(scaleLeaseSet(20_000), 200, 50)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // deviceEvents are events of both of the devices fixture's accounts.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/monitor"
 )
 
@@ -19,7 +19,7 @@ func handedOverEvent(id int64, prevHolder string) data.Event {
 }
 
 // TestHandedOverShowsTheHolders: a "handed over" line names the labels
-// old→new, as a "preempted" line does (issue 38.7): from the event's
+// old→new, as a "preempted" line does: from the event's
 // prev_holder when it records one, else from what the model knows, the
 // lease it showed for the run handed over (the events pane) or the grant
 // before it in the session's history (the detail view).

@@ -9,7 +9,7 @@ import (
 // rows and measures the heap it adds to the resync's read: the
 // State's columns and the rows' references take about 150 bytes a lease,
 // where a map of data.Lease and a copy of every lease for the table took
-// about 600 (issue 30: a million leases in 300 MB). Not a speed test: the
+// about 600 (the target: a million leases in 300 MB). Not a speed test: the
 // heap after a collection does not depend on the machine's load.
 func TestModelBytesPerLease(t *testing.T) {
 	const n = 100_000

@@ -6,10 +6,10 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
-// The sessions' queues (issue 26): the table's QUEUE column, shown only
+// The sessions' queues: the table's QUEUE column, shown only
 // while some session has a queue, and the detail view's list of tickets.
 // Queue lengths change without an event when a ticket expires, so they are
 // read, every queuePollEvery, not followed.

@@ -8,10 +8,10 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
-// Clearing a session's queue (issue 37, item 6): keymap.Map.ClearQueue on
+// Clearing a session's queue: keymap.Map.ClearQueue on
 // the selected session opens a (y/N) dialog like the forced release's, and
 // confirming clears every live ticket of its queue, recorded as queue_left
 // with the login and the reason; each waiter stops waiting.

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
@@ -59,7 +59,7 @@ func TestQueueColumnAndDetail(t *testing.T) {
 	}
 }
 
-// TestClearQueueThroughKeys (issue 37, item 6): C on a session with a
+// TestClearQueueThroughKeys: C on a session with a
 // queue opens a (y/N) dialog naming it and its tickets; n cancels and
 // clears nothing; y with a reason clears every ticket, recorded as
 // queue_left with the login and the reason, and the events pane says who

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // historyReadLimit caps the events one read of the timeline's lanes returns.

@@ -8,7 +8,7 @@ import (
 )
 
 // BenchmarkScaleAnswer is the time from a key to the frame that answers it,
-// at 100,000 and 1,000,000 leases (issue 30: at most 100 ms): s (the next
+// at 100,000 and 1,000,000 leases (the target: at most 100 ms): s (the next
 // sort order, cycling through all four) and one key of a filter that only
 // sessions match. Run it with
 //

@@ -3,7 +3,7 @@ package ui
 import (
 	"slices"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // tableCursor is the sessions table's cursor.

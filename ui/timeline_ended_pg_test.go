@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/monitor"
 )
@@ -17,7 +17,7 @@ import (
 // TestTimelineShowsSessionsThatEnded: on a real database, a session
 // acquired and released before the window's end has its lane, held by its
 // holder until the release and nobody after, beside a session held now,
-// though the table shows only the lease held now (issue 38.6: "no
+// though the table shows only the lease held now (before, "no
 // sessions: the timeline shows the table's rows"); the filter finds it by
 // its id, and by its holder's label.
 func TestTimelineShowsSessionsThatEnded(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/monitor"
 )
 
@@ -53,7 +53,7 @@ func TestTimelineGolden(t *testing.T) {
 		{"scrubbed_takeover", time.Time{}, []string{"N", "N", "N", "N", "N"}},
 		{"pruned_start", pruned, nil},
 		// Found by id: a session released 20 s ago, whose lease the table
-		// no longer shows (issue 38.6).
+		// no longer shows.
 		{"found_ended", time.Time{}, []string{"/", "s", "9", "enter"}},
 		// The first page: acme's sessions, and hooli's two, released and
 		// force-released in the window.

@@ -6,11 +6,11 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// Which sessions have lanes (issue 38.6): a page of the window's sessions
+// Which sessions have lanes: a page of the window's sessions
 // from the history (data.Store.Sessions), in key order, ended ones too,
 // that match the filter. The page is asked by where it starts (lanePage),
 // and its lanes are whatever the read answers: scrolling, filtering,

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/monitor"
 )
 
@@ -123,7 +123,7 @@ func TestTimedColumnsAreMarked(t *testing.T) {
 
 // TestNarrowColumnsKeepRunAndFence: as the terminal narrows the ages go
 // first (renewed, then held), then who waits (queue, ask), the holder, the
-// run, and the fence last (issue 38.11: at 80 columns the demo cut its
+// run, and the fence last (before, at 80 columns the demo cut its
 // holder labels, and a narrower table dropped the run and fence before
 // the holder); at the demo's 80 columns its holder labels show whole.
 func TestNarrowColumnsKeepRunAndFence(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // timeFormat shows server timestamps in the detail view.

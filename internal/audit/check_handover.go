@@ -1,7 +1,7 @@
 package audit
 
 import (
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // ask is one ask to hand over as the history shows it.

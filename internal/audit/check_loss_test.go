@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/audit"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/demo"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
@@ -17,7 +17,7 @@ import (
 // frozen on purpose. On a constructed history (rows written straight into
 // lease.event), preempts and hand-overs of a killed holder's run, and a
 // takeover from a holder nobody killed, are takeovers or not, but none is
-// after process loss (issue 38.12: the demo counted 41 such beside 19
+// after process loss (before, the demo counted 41 such beside 19
 // takeovers in all).
 func TestCheckCountsTakeoversAfterProcessLoss(t *testing.T) {
 	t.Parallel()

@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/audit"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // enqueue takes a ticket in the session's queue for a fresh run, as a

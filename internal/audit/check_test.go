@@ -9,9 +9,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/audit"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/demo"
+	"github.com/leasetop/leasetop/internal/demo/device"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/lease"
 )
@@ -94,7 +95,7 @@ func (h *history) takeOver(holder string) lease.Token {
 // that it was accepted or refused as expected.
 func (h *history) write(tok lease.Token, wantAccepted bool) {
 	h.t.Helper()
-	got, err := demo.WriteChunk(context.Background(), h.store, tok, "test", 0)
+	got, err := device.WriteChunk(context.Background(), h.store, tok, "test", 0)
 	if err != nil || got != wantAccepted {
 		h.t.Fatalf("WriteChunk(fence %d) = %v, %v; want %v", tok.Fence, got, err, wantAccepted)
 	}

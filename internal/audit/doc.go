@@ -21,7 +21,7 @@
 // by its own holders under network, process and clock faults. Neither owns
 // the other's history, so the checker belongs to neither. The fenced writes
 // are the demo's output table because both write through it: demo.Setup
-// creates it and demo.WriteChunk writes it through the fence check.
+// creates it and device.WriteChunk writes it through the fence check.
 //
 // Check is an ordinary function on a database, so a test can break a
 // history on purpose and watch it fail.

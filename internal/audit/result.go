@@ -3,7 +3,7 @@ package audit
 import (
 	"fmt"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // Invariant is one promise Check verifies, numbered as the demo's summary

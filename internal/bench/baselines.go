@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // selectOne is the round-trip floor.
@@ -208,7 +208,7 @@ func twoStatementCycle(acquire, release string, args func(data.Key, uuid.UUID) [
 }
 
 // leasetop v1's table (v1_lease, v1Table) and its UPSERT and DELETE: the
-// baseline bench called "the seed" until issue 38 (item 15) found that it is
+// baseline bench called "the seed" until it was found to be
 // leasetop's own first version, eight columns and three CHECKs. Kept as the
 // opt-in row v1-cycle, so a run can restate a ratio measured against it.
 // Its CTE samples clock_timestamp() once for the whole statement, as

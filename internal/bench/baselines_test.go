@@ -11,7 +11,7 @@ import (
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
-// The seed as the design card writes it (issue 38, item 15): its table and
+// The seed as the design card writes it: its table and
 // its three statements, verbatim. The bench's copy differs only in the
 // table's schema (the run's scratch schema).
 const (
@@ -32,6 +32,7 @@ func oneLine(s string) string {
 // the seed's table and statements as the seed writes them, not leasetop's
 // first table (eight columns and three CHECKs).
 func TestSeedIsTheSeed(t *testing.T) {
+	t.Parallel()
 	r := &run{schema: "lease_bench_x"}
 	q := r.table("seed_lease")
 	tests := []struct{ name, got, want string }{
@@ -52,6 +53,7 @@ func TestSeedIsTheSeed(t *testing.T) {
 // index or trigger; and the seed's statements take, renew and free a key
 // on it.
 func TestSeedTableHasNothingElse(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	ctx := context.Background()
 	r, err := newRun(ctx, Config{DSN: db.URL, Clients: 1, Keys: 1, Duration: time.Second})

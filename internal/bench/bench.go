@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	leasesql "github.com/leasetop/leasetop/sql"
 )
 

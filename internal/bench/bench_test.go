@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/bench"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/pgserver"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
@@ -21,6 +21,7 @@ import (
 // TestRunAllWorkloads runs every workload briefly against a real database and
 // checks the report's shape, never its speed.
 func TestRunAllWorkloads(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	ctx := context.Background()
 	store := db.Store(t)
@@ -92,6 +93,7 @@ var optIn = map[string]bool{"v1-cycle": true, "monitor": true, "exporter": true,
 // briefly, through a real PgBouncer, and checks the report's shape and
 // ratios, never their speed.
 func TestProductionWorkloads(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	rep, err := bench.Run(context.Background(), bench.Config{
 		DSN: db.URL, PoolerDSN: db.Via(t, pgtest.Bouncer(t, pgserver.BouncerOptions{PoolSize: 6})),
@@ -149,6 +151,7 @@ func assertCleanedUp(t *testing.T, conn *pgx.Conn) {
 // TestMonitorWorkload runs the opt-in monitor workload on a few thousand
 // leases and checks that it reports every figure.
 func TestMonitorWorkload(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	rep, err := bench.Run(context.Background(), bench.Config{
 		DSN: db.URL, Clients: 2, Keys: 8, Duration: 500 * time.Millisecond, Warmup: 100 * time.Millisecond,
@@ -196,6 +199,7 @@ func TestMonitorWorkload(t *testing.T) {
 // TestRunCancelledCleansUp cancels a run while a workload runs: Run must
 // return the cancellation and still remove everything it created.
 func TestRunCancelledCleansUp(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	watch := db.Conn(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -230,6 +234,7 @@ func TestRunCancelledCleansUp(t *testing.T) {
 // TestHandoverWorkload runs the opt-in handover workload briefly: asks are
 // handed over, timed, and nothing of bench's is left behind.
 func TestHandoverWorkload(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	rep, err := bench.Run(context.Background(), bench.Config{
 		DSN: db.URL, Clients: 2, Keys: 8, Duration: 500 * time.Millisecond, Warmup: 100 * time.Millisecond,

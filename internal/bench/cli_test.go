@@ -30,6 +30,7 @@ func runBench(t *testing.T, args ...string) (stdout, stderr string, code int) {
 }
 
 func TestCommandJSON(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	stdout, stderr, code := runBench(t, "--dsn", db.URL, "--clients", "2", "--keys", "4",
 		"--duration", "100ms", "--warmup", "0s", "--only", "select1,upsert,acquire", "--json")
@@ -65,6 +66,7 @@ func TestCommandJSON(t *testing.T) {
 // TestCommandEmbedded runs bench without --dsn: it must start its own server
 // with fsync on and say so.
 func TestCommandEmbedded(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := runBench(t, "--clients", "1", "--keys", "1", "--duration", "50ms", "--warmup", "0s", "--only", "select1")
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d, want 0; stderr:\n%s", code, stderr)
@@ -77,6 +79,7 @@ func TestCommandEmbedded(t *testing.T) {
 }
 
 func TestCommandBadInput(t *testing.T) {
+	t.Parallel()
 	schemaless := pgtest.NewEmpty(t)
 	tests := []struct {
 		name string
@@ -121,6 +124,7 @@ func TestCommandBadInput(t *testing.T) {
 // status line redrawn in place, no colour), and its summary; stdout holds
 // the JSON report and nothing else.
 func TestCommandJSONWithLoad(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	stdout, stderr, code := runBench(t, "--dsn", db.URL, "--only", "monitor", "--monitor-leases", "20000",
 		"--duration", "100ms", "--warmup", "0s", "--json")
@@ -146,6 +150,7 @@ func TestCommandJSONWithLoad(t *testing.T) {
 // and axis labels as text. A figure whose workloads did not run is named on
 // stderr with what to run; stdout is the report alone.
 func TestCommandPlot(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	dir := filepath.Join(t.TempDir(), "plots") // made by bench
 	stdout, stderr, code := runBench(t, "--dsn", db.URL, "--clients", "2", "--keys", "4", "--duration", "200ms", "--warmup", "0s",
@@ -191,6 +196,7 @@ func TestCommandPlot(t *testing.T) {
 // TestCommandPlotBadDir: --plot naming a file, not a folder, is one line and
 // exit 2 before anything runs.
 func TestCommandPlotBadDir(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "a-file")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		cfg  Config
@@ -33,6 +34,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestSelectWorkloads(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		only []string
 		want string

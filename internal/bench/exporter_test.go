@@ -14,6 +14,7 @@ import (
 // on the same few thousand leases and checks that it reports every figure,
 // and the exporter's CPU beside the monitor's.
 func TestExporterWorkload(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	rep, err := bench.Run(context.Background(), bench.Config{
 		DSN: db.URL, Clients: 2, Keys: 8, Duration: 600 * time.Millisecond, Warmup: 100 * time.Millisecond,

@@ -14,6 +14,7 @@ import (
 // and polling, and every round's holder stopped with ErrForceReleased before
 // its first renewal (a round that did not fails the workload).
 func TestForceStopWorkloads(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	rep, err := bench.Run(context.Background(), bench.Config{
 		DSN: db.URL, Clients: 4, Keys: 16, Duration: 500 * time.Millisecond, Warmup: 100 * time.Millisecond,

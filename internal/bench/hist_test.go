@@ -9,6 +9,7 @@ import (
 )
 
 func TestBucketRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, v := range []uint64{0, 1, 63, 64, 65, 127, 128, 1000, 123456, 1 << 40, 1<<63 + 12345} {
 		i := bucketOf(v)
 		low, width := bucketBounds(i)
@@ -22,6 +23,7 @@ func TestBucketRoundTrip(t *testing.T) {
 }
 
 func TestQuantileAccuracy(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	tests := []struct {
 		name string
@@ -56,6 +58,7 @@ func TestQuantileAccuracy(t *testing.T) {
 }
 
 func TestMerge(t *testing.T) {
+	t.Parallel()
 	var a, b, all Histogram
 	for i := range 1000 {
 		d := time.Duration(i) * time.Microsecond

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The month of history (issue 30, goal 3), scaled: historyMonthDays daily
+// The month of history (the target), scaled: historyMonthDays daily
 // partitions of Config.MonitorLeases events each (--monitor-leases, 100,000
 // by default: 1/864 of a day at 1000 transitions/s, which would be 86.4 M
 // rows, 2.6 G a month: too many for the disk), written in bulk (generate_series) into two tables of the

@@ -19,6 +19,7 @@ func init() { optIn["history-month"] = true }
 // VACUUM, the sizes, and that the drop rewrote no kept partition; never
 // their speed.
 func TestHistoryMonthWorkload(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	rep, err := bench.Run(context.Background(), bench.Config{
 		DSN: db.URL, Clients: 1, Keys: 1, Duration: 100 * time.Millisecond,

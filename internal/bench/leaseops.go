@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/sqlcall"
 )
 
@@ -209,7 +209,7 @@ func renewLoop(acq acquirer, ren string) loop {
 func renew(r *run) loop { return renewLoop(r.libAcquire, sqlcall.Renew) }
 
 // seedRenew is the seed's renewal (seedRenewSQL) of keys the seed's UPSERT
-// acquired: the baseline of Store.Renew's target (issue 29).
+// acquired: the baseline of Store.Renew's target.
 func seedRenew(r *run) loop {
 	q := seedRenewSQL(r)
 	l := renewLoop(seedAcquire(r), "")

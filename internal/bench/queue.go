@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/lease"
 )
 
@@ -16,7 +16,7 @@ import (
 // --clients).
 const queueMembers = 16
 
-// runQueue is the queue workload (issue 26): queueMembers waiters, each a
+// runQueue is the queue workload: queueMembers waiters, each a
 // lease.Client of its own (a process's), queue for one session in a known
 // order behind a holder; then each, granted the lease, queues again (a fresh
 // run id, behind the others) and releases once its new ticket is in, so the

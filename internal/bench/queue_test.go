@@ -13,6 +13,7 @@ import (
 // TestQueueWorkload runs the queue workload briefly: 16 waiters granted the
 // lease round after round, every grant in queue order, each handoff timed.
 func TestQueueWorkload(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	rep, err := bench.Run(context.Background(), bench.Config{
 		DSN: db.URL, Clients: 16, Keys: 16, Duration: time.Second, Warmup: 100 * time.Millisecond,

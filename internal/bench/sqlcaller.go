@@ -9,7 +9,7 @@ import (
 
 // The acquire+release cycle as a program in another language makes it,
 // statement by statement, each its own transaction (autocommit), on a free
-// key (issue 29 goal 3):
+// key:
 //
 //   - plainCycle: lease.acquire, then lease.release: each commit carries the
 //     trigger's NOTIFY, and notifying commits go one at a time;

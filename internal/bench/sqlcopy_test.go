@@ -10,6 +10,7 @@ import (
 )
 
 func TestScratchDDL(t *testing.T) {
+	t.Parallel()
 	stmts, err := scratchDDL("lease_bench_x", "lease_bench_x")
 	if err != nil {
 		t.Fatalf("scratchDDL: %v", err)
@@ -66,6 +67,7 @@ func TestScratchDDL(t *testing.T) {
 // nothing: a helper added to a copied function that writes lease.event (as
 // lease.record_zombie does) must be copied too (helpers in sqlcopy.go).
 func TestScratchCallsWriteNothingReal(t *testing.T) {
+	t.Parallel()
 	stmts, err := scratchDDL("lease_bench_x", "lease_bench_x")
 	if err != nil {
 		t.Fatalf("scratchDDL: %v", err)
@@ -86,6 +88,7 @@ func TestScratchCallsWriteNothingReal(t *testing.T) {
 }
 
 func TestExtractFunctionMissing(t *testing.T) {
+	t.Parallel()
 	if _, err := extractFunction("CREATE TABLE x ();", "acquire"); err == nil {
 		t.Error("extractFunction of a missing function: err = nil, want an error")
 	}
@@ -95,6 +98,7 @@ func TestExtractFunctionMissing(t *testing.T) {
 // only the function replaced by its copy: a change to a call in
 // internal/sqlcall that the replacement no longer finds fails here.
 func TestScratchCalls(t *testing.T) {
+	t.Parallel()
 	r := &run{schema: "lease_bench_x"}
 	tests := []struct {
 		got, call, fn, as string

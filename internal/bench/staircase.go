@@ -10,11 +10,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/sqlcall"
 )
 
-// The lean floor and the staircase (issue 44). The floor is the cheapest
+// The lean floor and the staircase. The floor is the cheapest
 // lease that keeps a fence, a durable event and a notification after the
 // commit: a SECURITY DEFINER PL/pgSQL function with one SET clause whose
 // acquire is the seed's conditional UPSERT returning a fence from a

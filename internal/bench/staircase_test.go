@@ -14,6 +14,7 @@ import (
 // calls) differs from the step before it, each step has the parts of the
 // ones before, and the last has them all.
 func TestStairsAddOnePartEach(t *testing.T) {
+	t.Parallel()
 	text := func(i int) string {
 		q := stairSQL{s: `"lease_bench_x"`, t: strings.ReplaceAll(stairs[i].name, "-", "_"), channel: "lease_bench_x", p: partsOf(i)}
 		ddl, err := q.ddl()
@@ -42,6 +43,7 @@ func TestStairsAddOnePartEach(t *testing.T) {
 // seed-cycle,floor,stair,cycle` does, and checks each reports its cycles,
 // its server CPU and its ratios to the seed's, never their speed.
 func TestStaircaseRuns(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	rep, err := Run(context.Background(), Config{
 		DSN: db.URL, Clients: 2, Keys: 8, Duration: 200 * time.Millisecond, Warmup: 20 * time.Millisecond,

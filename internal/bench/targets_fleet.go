@@ -1,11 +1,11 @@
 package bench
 
 // fleetLeases is the lease count from which the monitor's and the
-// exporter's figures are judged against issue 30's targets for a million
+// exporter's figures are judged against the targets for a million
 // leases (fleetComparisons) instead of the 100,000-lease ones.
 const fleetLeases = 1_000_000
 
-// fleetComparisons are issue 30's targets for the monitor and the exporter
+// fleetComparisons are the targets for the monitor and the exporter
 // at a million live leases. Each replaces the 100,000-lease target on the
 // same figure (num and stat), where there is one.
 func fleetComparisons() []comparison {

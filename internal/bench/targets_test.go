@@ -11,6 +11,7 @@ import (
 // JSON; a comparison of workloads that were not run is left out, and the
 // others are judged as before.
 func TestFailedWorkloadKeepsItsTarget(t *testing.T) {
+	t.Parallel()
 	results := []Result{
 		{Name: "acquire", Ops: 100, P50ms: 1},
 		{Name: "upsert", Error: "connection refused"},

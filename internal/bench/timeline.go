@@ -29,7 +29,7 @@ const timelineOpens = 10
 // only a hung read or view reaches it.
 const stepTimeout = 30 * time.Second
 
-// The timeline at scale (issue 28): Config.MonitorLeases live leases
+// The timeline at scale: Config.MonitorLeases live leases
 // (100,000 by default) written through lease.acquire, and before them
 // 15 minutes of history at 1000 transitions/s for that fleet (bulk rows in
 // lease.event, 900,000 events: preloadHistory); then the monitor's program

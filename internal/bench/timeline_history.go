@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // timelineHistoryWindow is how far back the timeline workload's history

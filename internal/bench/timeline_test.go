@@ -19,6 +19,7 @@ func init() { optIn["timeline"] = true }
 // that it reports every figure, consistent with each other, never their
 // speed.
 func TestTimelineWorkload(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	rep, err := bench.Run(context.Background(), bench.Config{
 		DSN: db.URL, Clients: 2, Keys: 8, Duration: 500 * time.Millisecond, Warmup: 100 * time.Millisecond,

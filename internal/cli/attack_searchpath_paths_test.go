@@ -21,9 +21,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql's "pgx", for FencedSQLTx
 
-	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/bench"
 	"github.com/leasetop/leasetop/internal/cli"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/monitortest"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/internal/testkit/proctest"

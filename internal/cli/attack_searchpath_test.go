@@ -8,12 +8,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/pgserver"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
-// TestNothingResolvesOutsidePgCatalogAndLease (issue 37, item 1): a
+// TestNothingResolvesOutsidePgCatalogAndLease: a
 // lease_app login that owns its database plants, in public and in a schema
 // named like each login that runs leasetop, a shadow of every function,
 // aggregate, operator and type name leasetop's statements could resolve
@@ -22,7 +22,7 @@ import (
 // pg_catalog and once to the default ("$user", public: pg_catalog first,
 // where only the better matches win: a lease domain where pg_catalog takes
 // text, a concrete type where it takes anyelement). The positive control
-// (issue 45, item 5) proves first that every shadow runs when a statement
+// proves first that every shadow runs when a statement
 // names it unqualified under that path. Then every command and library path
 // runs, directly and through PgBouncer in transaction mode, as the role that
 // runs it in production, and no shadow may run.

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/bench"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/pgserver"
 	"github.com/leasetop/leasetop/internal/termtext"
 )

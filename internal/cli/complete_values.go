@@ -8,9 +8,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/bench"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/demo"
+	"github.com/leasetop/leasetop/internal/demo/device"
 	"github.com/leasetop/leasetop/lease"
 	"github.com/leasetop/leasetop/theme"
 )
@@ -93,7 +94,7 @@ func askSignalNames() []string {
 // strategyNames are the strategies --strategy's list may name.
 func strategyNames() []string {
 	var out []string
-	for _, s := range demo.DefaultMix() {
+	for _, s := range device.DefaultMix() {
 		out = append(out, s.String())
 	}
 	return out

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // dsnFlag registers --dsn on fs.

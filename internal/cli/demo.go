@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leasetop/leasetop/internal/demo"
+	"github.com/leasetop/leasetop/internal/demo/device"
 	"github.com/leasetop/leasetop/internal/pgserver"
 	"github.com/leasetop/leasetop/keymap"
 	"github.com/leasetop/leasetop/theme"
@@ -43,7 +44,7 @@ func newDemoFlags(env Env) (*flagSet, *demoFlags) {
 		devices:  fs.String("devices", strings.Join(demo.DefaultDevices(), ","), "the devices each user has open; one process per device and account"),
 		ttl:      fs.Duration("ttl", demo.DefaultTTL, "the lease's time to live (1s to 1m)"),
 		strategy: fs.String("strategy", "all", "what the devices' users do when a conversation is busy, chosen per press from this mix: "+
-			demo.DefaultMix().String()+" (any of them, comma-separated), classic (refuse,wait: before preempt and join) or all"),
+			device.DefaultMix().String()+" (any of them, comma-separated), classic (refuse,wait: before preempt and join) or all"),
 		noChaos: fs.Bool("no-chaos", false, "no chaos schedule (the monitor's demo keys still work)"),
 		theme:   themeFlag(fs),
 	}
@@ -121,7 +122,7 @@ func (f *demoFlags) config() (demo.Config, error) {
 	if cfg.Devices == nil {
 		return cfg, usageErrorf("demo: --devices must name at least one device")
 	}
-	if cfg.Mix, err = demo.ParseMix(*f.strategy); err != nil {
+	if cfg.Mix, err = device.ParseMix(*f.strategy); err != nil {
 		return cfg, usageErrorf("demo: %v (see leasetop demo -h)", err)
 	}
 	if *f.headless && cfg.Duration == 0 {

@@ -5,12 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasetop/leasetop/internal/demo"
+	"github.com/leasetop/leasetop/internal/demo/device"
 )
 
 // TestDemoMixKeyNamesEveryMix: the help of the demo's S key names every
-// strategy mix it cycles through, as --strategy takes them (issue 38.11:
-// it left out ask,queue).
+// strategy mix it cycles through, as --strategy takes them (before, it
+// left out ask,queue).
 func TestDemoMixKeyNamesEveryMix(t *testing.T) {
 	t.Parallel()
 	var help string
@@ -22,7 +22,7 @@ func TestDemoMixKeyNamesEveryMix(t *testing.T) {
 	if help == "" {
 		t.Fatal("the demo has no S key")
 	}
-	for _, m := range demo.Mixes() {
+	for _, m := range device.Mixes() {
 		if !strings.Contains(help, m.Name()) {
 			t.Errorf("S's help %q does not name the mix %s", help, m.Name())
 		}

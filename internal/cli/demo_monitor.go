@@ -9,8 +9,9 @@ import (
 
 	"charm.land/bubbles/v2/key"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/demo"
+	"github.com/leasetop/leasetop/internal/demo/device"
 	"github.com/leasetop/leasetop/keymap"
 	"github.com/leasetop/leasetop/theme"
 	"github.com/leasetop/leasetop/ui"
@@ -94,7 +95,7 @@ func demoActions(ctx context.Context, d *demo.Demo) []ui.Action {
 			RunFunc:     act(demo.ActFreeze),
 		},
 		{
-			Binding: key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "demo: the devices' next strategy mix ("+demo.MixCycle()+")")),
+			Binding: key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "demo: the devices' next strategy mix ("+device.MixCycle()+")")),
 			RunFunc: func(data.Lease, bool) (string, error) {
 				actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 				defer cancel()

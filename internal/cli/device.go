@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/leasetop/leasetop/internal/demo"
+	"github.com/leasetop/leasetop/internal/demo/device"
 )
 
 // cmdDevice is one simulated device process of the demo (hidden): the demo
@@ -20,18 +21,18 @@ func cmdDevice(ctx context.Context, env Env, args []string) error {
 	sessions := fs.String("sessions", "", "the conversations open on it, comma-separated")
 	ttl := fs.Duration("ttl", demo.DefaultTTL, "the lease's time to live")
 	seed := fs.Int64("seed", 1, "seed for its user's behaviour")
-	strategy := fs.String("strategy", "all", "what its user does when a conversation is busy: "+demo.DefaultMix().String()+", classic or all")
+	strategy := fs.String("strategy", "all", "what its user does when a conversation is busy: "+device.DefaultMix().String()+", classic or all")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	mix, err := demo.ParseMix(*strategy)
+	mix, err := device.ParseMix(*strategy)
 	if err != nil {
 		return usageErrorf("device: %v", err)
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("device takes no arguments, got %q", fs.Arg(0))
 	}
-	cfg := demo.DeviceConfig{Name: *name, Account: *account, TTL: *ttl, Seed: *seed, Mix: mix}
+	cfg := device.Config{Name: *name, Account: *account, TTL: *ttl, Seed: *seed, Mix: mix}
 	if *sessions != "" {
 		cfg.Sessions = strings.Split(*sessions, ",")
 	}
@@ -55,5 +56,5 @@ func cmdDevice(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer store.Close()
-	return demo.RunDevice(ctx, store, cfg, env.Stdout)
+	return device.Run(ctx, store, cfg, env.Stdout)
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // listFlag is a repeatable flag whose values may also be comma lists.

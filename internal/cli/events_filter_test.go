@@ -25,7 +25,7 @@ func eventIDs(out string) []int64 {
 	return ids
 }
 
-// TestEventsFilters (issue 28): each of events' filters narrows the history
+// TestEventsFilters: each of events' filters narrows the history
 // to what it names, alone and combined, by time on the database clock and
 // with --since ID as before; --json prints the same events.
 func TestEventsFilters(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
-// TestEventsFollowPrintsNoReplay (issue 37.5): `events --since 0 --follow`
+// TestEventsFollowPrintsNoReplay: `events --since 0 --follow`
 // prints a long history (more than 4,000 events: it remembers only the
 // last 1,000 ids it printed), then a role with CONNECT only sends again the
 // notifications of its first events. Before, those older than the

@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // printSelected prints the past events filter selects, oldest first: from

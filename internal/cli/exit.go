@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/termtext"
 )
 

@@ -44,7 +44,7 @@ func onServer(t *testing.T, dsn string, srv *pgserver.Server) string {
 	return u.String()
 }
 
-// TestLsAtAgreesWithTheHistory (issue 28): ls --at, the real command, says
+// TestLsAtAgreesWithTheHistory: ls --at, the real command, says
 // who held the session at the instants just before and at each event of a
 // known history (acquire, renew, expiry, zombie renewals, takeover, forced
 // release, expiry without successor), as the superuser, as a lease_reader

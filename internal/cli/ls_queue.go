@@ -4,7 +4,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // queueJSON is one session's queue in ls --json.

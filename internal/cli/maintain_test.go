@@ -12,7 +12,7 @@ import (
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
-// TestMaintainCommand (issue 30): leasetop maintain as a member of
+// TestMaintainCommand: leasetop maintain as a member of
 // lease_admin makes the partitions ahead, moves an event that landed in the
 // DEFAULT partition to its day's and, with --keep 30d, drops that day once
 // it is older, each said in one line; as lease_app it is refused with one

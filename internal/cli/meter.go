@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/progress"
 	"github.com/leasetop/leasetop/internal/termtext"
 )

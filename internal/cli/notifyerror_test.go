@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // A notification not sent after its commit is one line on stderr, its

@@ -9,8 +9,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/cli"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
@@ -31,7 +31,7 @@ func enqueueAs(t *testing.T, dsn, acct, sess, holder string) uuid.UUID {
 	return data.PublicRunID(r)
 }
 
-// TestQueueCommand (issue 37, item 6): leasetop queue lists a session's
+// TestQueueCommand: leasetop queue lists a session's
 // tickets head first with each waiter's login, as any role that may read;
 // --clear is lease_admin's: an app login is refused (exit 1, nothing
 // cleared); an operator clears one ticket by the prefix of its run id, then

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/supervise"
 	"github.com/leasetop/leasetop/internal/termtext"
 	"github.com/leasetop/leasetop/lease"

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/termtext"
 	"github.com/leasetop/leasetop/lease"
 )

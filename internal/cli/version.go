@@ -9,7 +9,7 @@ import (
 	"net"
 	"strconv"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/termtext"
 	leasesql "github.com/leasetop/leasetop/sql"
 )

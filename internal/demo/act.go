@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // targets returns the runs a chaos action may hit, in a stable order: held

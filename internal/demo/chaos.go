@@ -80,3 +80,8 @@ func (s *Schedule) Next() Action {
 // the server's expiry passes while the device is frozen even if a renewal
 // was in flight when it stopped.
 func FreezeFor(ttl time.Duration) time.Duration { return ttl + max(ttl/2, time.Second) }
+
+// between is a uniform duration in [lo, hi].
+func between(rng *rand.Rand, lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
+}

@@ -3,20 +3,19 @@ package demo
 import (
 	"cmp"
 	"fmt"
+	"github.com/leasetop/leasetop/internal/demo/device"
 	"slices"
 	"strconv"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // Defaults for the zero fields of Config.
 const (
 	DefaultAccounts = 2
 	DefaultSessions = 2
-	DefaultTTL      = 4 * time.Second
-	minTTL          = time.Second
-	maxTTL          = time.Minute
+	DefaultTTL      = device.DefaultTTL
 	maxAccounts     = 20
 	maxSessions     = 10
 	maxDevices      = 6
@@ -43,7 +42,7 @@ type Config struct {
 	Seed int64
 	// Mix is the strategies the devices' users choose from when they press
 	// send (nil: DefaultMix; ClassicMix is refuse and wait only).
-	Mix Mix
+	Mix device.Mix
 	// NoChaos turns the chaos schedule off (keys in the monitor still work).
 	NoChaos bool
 	// Prefix is prepended to every account id, so a demo on a shared
@@ -69,7 +68,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	c.TTL = cmp.Or(c.TTL, DefaultTTL)
 	if len(c.Mix) == 0 {
-		c.Mix = DefaultMix()
+		c.Mix = device.DefaultMix()
 	}
 	return c, c.check()
 }
@@ -83,8 +82,8 @@ func (c Config) check() error {
 		return inputErrorf("sessions", "must be 1 to %d, got %d", maxSessions, c.Sessions)
 	case len(c.Devices) < 1 || len(c.Devices) > maxDevices:
 		return inputErrorf("devices", "must name 1 to %d devices, got %d", maxDevices, len(c.Devices))
-	case c.TTL < minTTL || c.TTL > maxTTL:
-		return inputErrorf("ttl", "must be %s to %s, got %s", minTTL, maxTTL, c.TTL)
+	case c.TTL < device.MinTTL || c.TTL > device.MaxTTL:
+		return inputErrorf("ttl", "must be %s to %s, got %s", device.MinTTL, device.MaxTTL, c.TTL)
 	case c.Duration < 0:
 		return inputErrorf("duration", "must not be negative, got %s", c.Duration)
 	case c.Exe == "":
@@ -142,8 +141,3 @@ func (c Config) SessionIDs() []string {
 	}
 	return ids
 }
-
-// HolderLabel is the holder label a device process shows on its leases. The
-// demo computes it from the pid of a process it started, to know which leases
-// a process it killed held.
-func HolderLabel(device string, pid int) string { return device + " pid " + strconv.Itoa(pid) }

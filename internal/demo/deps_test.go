@@ -21,7 +21,7 @@ func TestDemoLinksNoView(t *testing.T) {
 	if err != nil {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
-	for _, pkg := range []string{"github.com/leasetop/leasetop/internal/demo", "github.com/leasetop/leasetop/monitor"} {
+	for _, pkg := range []string{"github.com/leasetop/leasetop/internal/demo", "github.com/leasetop/leasetop/internal/demo/device", "github.com/leasetop/leasetop/monitor"} {
 		out, err := exec.Command(goBin, "list", "-deps", pkg).Output()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v", pkg, err)

@@ -2,6 +2,7 @@ package demo_test
 
 import (
 	"context"
+	"github.com/leasetop/leasetop/internal/demo/device"
 	"strings"
 	"syscall"
 	"testing"
@@ -9,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/demo"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/monitor"
@@ -132,7 +133,7 @@ func TestDeviceJoinsTheRunInProgress(t *testing.T) {
 // queue) and preempts it.
 func TestDeviceSwitchesToTheNextMixOnSIGUSR1(t *testing.T) {
 	t.Parallel()
-	if got := demo.NextMix(demo.ClassicMix()).String(); got != "preempt,queue" {
+	if got := device.NextMix(device.ClassicMix()).String(); got != "preempt,queue" {
 		t.Fatalf("NextMix(classic) = %s, want preempt,queue (the test relies on it)", got)
 	}
 	store, ours, read, p := busyDeviceProc(t, "classic", data.AcquireOptions{})

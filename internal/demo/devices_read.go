@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/leasetop/leasetop/internal/demo/device"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/monitor"
 )
 
@@ -31,7 +32,7 @@ func (d *Demo) DeviceSource(ctx context.Context) monitor.DeviceSource {
 			defer cancel()
 			return ReadAttempts(rctx, d.store, dev.Account, dev.Name, 100)
 		},
-		Silent: 3 * statusHeartbeat,
+		Silent: 3 * device.StatusHeartbeat,
 	}
 }
 
@@ -83,14 +84,14 @@ type processRow struct {
 
 // device turns a process's row into what the pane shows.
 func (p processRow) device() (monitor.Device, error) {
-	d := monitor.Device{Account: p.account, Name: p.name, PID: p.pid, Holder: HolderLabel(p.name, p.pid),
+	d := monitor.Device{Account: p.account, Name: p.name, PID: p.pid, Holder: device.HolderLabel(p.name, p.pid),
 		State: monitor.DeviceStarting, Since: p.startedAt, Reported: p.startedAt}
 	if p.generation > 1 {
 		d.State = monitor.DeviceRestarting
 		d.Why = fmt.Sprintf("process %d of this device", p.generation)
 	}
 	if p.status != nil && p.reportedAt != nil {
-		var st deviceStatus
+		var st device.Status
 		if err := json.Unmarshal(p.status, &st); err != nil {
 			return d, fmt.Errorf("device %s pid %d: a status that is not one: %w", p.name, p.pid, err)
 		}
@@ -148,7 +149,7 @@ var rank = map[monitor.DeviceState]int{
 
 // outranks reports whether conversation state a is the one to show rather
 // than b: the higher rank, then the more recent.
-func outranks(a, b sessionStatus) bool {
+func outranks(a, b device.SessionStatus) bool {
 	if rank[a.State] != rank[b.State] {
 		return rank[a.State] > rank[b.State]
 	}

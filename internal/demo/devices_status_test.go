@@ -2,55 +2,31 @@ package demo
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// TestDeviceStatusRoundTrip: a device's reports, folded into the status it
-// writes and read back as the pane shows it: the row shows what it holds
-// before what it was refused, its beliefs and counters, with times placed
-// on the server's clock by reported_at.
-func TestDeviceStatusRoundTrip(t *testing.T) {
+// The statuses a device writes after TestDeviceStatus's reports (package
+// device pins the same two documents).
+const (
+	statusAfterWrites = `{"holder":"phone pid 7","sessions":[{"session":"chat-1","state":"refused","age":890000000,"owner":"desktop pid 3","owner_left":1110000000},{"session":"chat-2","state":"holding","age":690000000,"run":"0d6f6c1e-7a4b-4c1d-9a2e-1f2b3c4d5e6f","fence":12}],"runs":1,"refusals":1,"writes_accepted":1,"writes_refused":1}`
+	statusAfterLoss   = `{"holder":"phone pid 7","sessions":[{"session":"chat-1","state":"refused","age":1090000000,"owner":"desktop pid 3","owner_left":910000000},{"session":"chat-2","state":"lost","age":100000000,"run":"0d6f6c1e-7a4b-4c1d-9a2e-1f2b3c4d5e6f","fence":12,"why":"taken over"}],"runs":1,"refusals":1,"writes_accepted":1,"writes_refused":1}`
+)
+
+// TestDeviceStatusReadBack: a device's status read back as the pane shows
+// it: the row shows what it holds before what it was refused, its beliefs
+// and counters, with times placed on the server's clock by reported_at; the
+// demo's own signals (frozen) and a restarted process that has not
+// reported yet.
+func TestDeviceStatusReadBack(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	run := uuid.MustParse("0d6f6c1e-7a4b-4c1d-9a2e-1f2b3c4d5e6f")
-	tr := newTracker("phone pid 7", []string{"chat-1", "chat-2"}, t0)
-	steps := []struct {
-		at time.Duration
-		r  Report
-	}{
-		{100 * time.Millisecond, Report{Kind: ReportTrying, Session: "chat-1"}},
-		{110 * time.Millisecond, Report{Kind: ReportRefused, Session: "chat-1", Holder: "desktop pid 3", Remaining: 2 * time.Second}},
-		{300 * time.Millisecond, Report{Kind: ReportTrying, Session: "chat-2"}},
-		{310 * time.Millisecond, Report{Kind: ReportStarted, Session: "chat-2", Run: run, Fence: 12}},
-		{500 * time.Millisecond, Report{Kind: ReportWrite, Session: "chat-2", Run: run, Fence: 12, Accepted: true}},
-		{700 * time.Millisecond, Report{Kind: ReportWrite, Session: "chat-2", Run: run, Fence: 12}},
-	}
-	for _, s := range steps {
-		tr.apply(s.r, t0.Add(s.at))
-	}
-	st, attempts := tr.status(t0.Add(time.Second))
-	if got := len(attempts); got != 4 {
-		t.Errorf("%d attempts logged, want 4 (refused, granted, two writes)", got)
-	}
-	if a := attempts[1]; a.action != "acquire" || !a.ok || a.answer != "granted: fence 12" || a.run != run {
-		t.Errorf("the grant is logged as %+v", a)
-	}
-	if a := attempts[0]; a.ok || !strings.Contains(a.answer, "busy: desktop pid 3 has it, 2s left") {
-		t.Errorf("the refusal is logged as %+v", a)
-	}
-	if _, again := tr.status(t0.Add(time.Second)); len(again) != 0 {
-		t.Errorf("the attempts are handed out twice: %d", len(again))
-	}
-	doc, err := json.Marshal(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := []byte(statusAfterWrites)
 	reported := t0.Add(time.Hour) // the server's clock is an hour ahead of the device's
 	d, err := processRow{account: "acme", name: "phone", pid: 7, generation: 1, startedAt: t0, status: doc, reportedAt: &reported}.device()
 	if err != nil {
@@ -64,9 +40,7 @@ func TestDeviceStatusRoundTrip(t *testing.T) {
 		t.Errorf("read back as\n%+v\nwant\n%+v", d, want)
 	}
 
-	tr.apply(Report{Kind: ReportEnded, Session: "chat-2", Run: run, Fence: 12, How: EndLost, Cause: "taken over"}, t0.Add(1100*time.Millisecond))
-	st, _ = tr.status(t0.Add(1200 * time.Millisecond))
-	doc, _ = json.Marshal(st)
+	doc = []byte(statusAfterLoss)
 	d, _ = processRow{account: "acme", name: "phone", pid: 7, generation: 1, startedAt: t0, status: doc, reportedAt: &reported}.device()
 	if d.State != monitor.DeviceLost || d.Why != "taken over" || len(d.Believes) != 0 {
 		t.Errorf("after the loss: state %s why %q believes %v; want lost, taken over, nothing", d.State, d.Why, d.Believes)

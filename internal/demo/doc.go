@@ -12,7 +12,8 @@
 //	  monitor.Feed ◀──NOTIFY lease_events── PostgreSQL (lease.*, leasetop_demo.output)
 //
 // Every device is an OS process (the demo re-executes its own binary as the
-// hidden `leasetop device` subcommand) with its own database connections, so
+// hidden `leasetop device` subcommand, whose program is package device;
+// this package is its runner) with its own database connections, so
 // nothing in memory can coordinate them: only the lease does. A device is one
 // device of one account (its user's desktop app, browser or phone) with each
 // of that account's conversations open. For each conversation its user presses
@@ -23,7 +24,7 @@
 // Refused, it reports who owns the conversation and for how long still: its
 // local "send" button reconciled with the server's authority.
 //
-// Devices print one JSON line per happening on stdout (see Report); the demo
+// Devices print one JSON line per happening on stdout (device.Report); the demo
 // reads them for the event stream and the summary. The database is the
 // authority for the invariants; the devices' words only add what the
 // database cannot know (refusals, and which runs a killed process held).

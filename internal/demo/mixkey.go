@@ -3,9 +3,10 @@ package demo
 import (
 	"context"
 	"fmt"
+	"github.com/leasetop/leasetop/internal/demo/device"
 	"syscall"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // actNextMix is the command CycleMix sends to the runner: not a chaos
@@ -22,7 +23,7 @@ func (d *Demo) CycleMix(ctx context.Context) (Line, error) {
 
 // nextMix switches the devices to the next mix.
 func (r *runner) nextMix() Line {
-	r.spawn.mix = NextMix(r.spawn.mix)
+	r.spawn.mix = device.NextMix(r.spawn.mix)
 	n := 0
 	for _, p := range r.procs {
 		if p.alive && p.ready && p.signal(syscall.SIGUSR1) == nil {

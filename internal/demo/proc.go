@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/leasetop/leasetop/internal/demo/device"
 	"io"
 	"os"
 	"os/exec"
@@ -26,7 +27,7 @@ type proc struct {
 	gen       int
 	cmd       *exec.Cmd
 	pid       int
-	label     string // its holder label, HolderLabel(name, pid)
+	label     string // its holder label, device.HolderLabel(name, pid)
 	alive     bool
 	frozen    bool
 	ready     bool      // it reported ready: it handles SIGUSR1 (the next strategy mix)
@@ -50,7 +51,7 @@ func (p *proc) String() string {
 // its exit (after both pipes were read to the end).
 type procMsg struct {
 	idx, gen int
-	report   *Report
+	report   *device.Report
 	bad      error // a stdout line that is not a report
 	stderr   string
 	exited   bool
@@ -64,7 +65,7 @@ type spawner struct {
 	dsn  string
 	ttl  time.Duration
 	seed int64
-	mix  Mix
+	mix  device.Mix
 	msgs chan<- procMsg
 	wg   *sync.WaitGroup
 }
@@ -93,7 +94,7 @@ func (s *spawner) start(p *proc) error {
 	}
 	p.gen++
 	p.cmd, p.pid, p.alive, p.frozen, p.killed, p.ready = cmd, cmd.Process.Pid, true, false, false, false
-	p.label = HolderLabel(p.name, p.pid)
+	p.label = device.HolderLabel(p.name, p.pid)
 	p.startedAt, p.restartAt, p.lastErr = time.Now(), time.Time{}, ""
 	idx, gen := p.idx, p.gen
 	s.wg.Go(func() {
@@ -113,9 +114,9 @@ func (s *spawner) start(p *proc) error {
 
 func (s *spawner) readReports(idx, gen int, r io.Reader) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 4096), maxReportLine)
+	sc.Buffer(make([]byte, 4096), device.MaxReportLine)
 	for sc.Scan() {
-		rep, err := DecodeReport(sc.Bytes())
+		rep, err := device.DecodeReport(sc.Bytes())
 		if err != nil {
 			s.msgs <- procMsg{idx: idx, gen: gen, bad: err}
 			continue

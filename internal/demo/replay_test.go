@@ -10,11 +10,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
-// TestHeadlessDemoShowsOnlyEventsItReadBack (issue 37.5): while a headless
+// TestHeadlessDemoShowsOnlyEventsItReadBack: while a headless
 // demo runs, a role with CONNECT only sends notifications naming the demo's
 // account: the payloads of events older than the demo (of another account,
 // rewritten) and events with ids far in the future, each with a holder

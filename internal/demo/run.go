@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/audit"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/monitor"
 )
 

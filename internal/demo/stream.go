@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/monitor"
 )
 

@@ -3,7 +3,7 @@ package exporter
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // askOutcomeOf is the outcome label of an event that ends an ask to hand

@@ -3,7 +3,7 @@ package exporter_test
 import (
 	"context"
 	"fmt"
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"io"
 	"net/http"
 	"os"

@@ -7,10 +7,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
-// queueGauges is the Collector of the sessions' queues (issue 26), read
+// queueGauges is the Collector of the sessions' queues, read
 // from the database when Prometheus scrapes, at most once a second and for
 // at most two seconds, as queueUsage is: a ticket that expires writes no
 // event, so the queues cannot be followed from the events. When the read

@@ -9,11 +9,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
-// TestReplayedEventsAreNotCounted (issue 37.5): a role with CONNECT only
+// TestReplayedEventsAreNotCounted: a role with CONNECT only
 // sends again, five times, the notifications of 21 acquisitions and a
 // forced release older than the exporter's first resync (600 newer events
 // put them below its tail), but not the releases that followed the

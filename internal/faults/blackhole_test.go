@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/lease"
 	"github.com/leasetop/leasetop/monitor"

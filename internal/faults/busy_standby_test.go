@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
@@ -22,6 +22,7 @@ import (
 // or asking there is refused with the read-only line
 // (internal/cli's TestWaitingModesRefuseOnStandby).
 func TestQueuesAndAsksOnStandby(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	s := db.Store(t)

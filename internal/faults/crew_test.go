@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/demo"
+	"github.com/leasetop/leasetop/internal/data"
+	"github.com/leasetop/leasetop/internal/demo/device"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/lease"
 )
@@ -160,7 +160,7 @@ func (h *holder) work(ctx context.Context, l *lease.Lease, d time.Duration) {
 		case <-tick.C:
 		}
 		wctx, cancel := context.WithTimeout(l.Context(), 2*time.Second)
-		if ok, err := demo.WriteChunk(wctx, h.writes, l.Token(), h.name, chunk); ok && err == nil { // a refusal is recorded; an error wrote nothing
+		if ok, err := device.WriteChunk(wctx, h.writes, l.Token(), h.name, chunk); ok && err == nil { // a refusal is recorded; an error wrote nothing
 			h.rig.wrote(l.RunID())
 		}
 		cancel()

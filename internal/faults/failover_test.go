@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/audit"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/pgserver"
 	"github.com/leasetop/leasetop/internal/testkit/monitortest"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"

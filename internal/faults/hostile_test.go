@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/monitor"
 )
@@ -61,6 +61,7 @@ func eventJSON(id int64, kind, session string, run uuid.UUID) string {
 // with no lease role: the monitor drops each one and counts it, stays LIVE,
 // and its picture stays the database's.
 func TestMalformedNotifications(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, 1)
 	m := r.startMirror(r.url, mirrorCfg())
 	run := uuid.New()
@@ -113,6 +114,7 @@ func TestMalformedNotifications(t *testing.T) {
 // hide a real transition. The forgery takes the id the next real event
 // will get.
 func TestForgedNotification(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, 2)
 	m := r.startMirror(r.url, mirrorCfg())
 	var next int64

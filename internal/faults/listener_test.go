@@ -14,6 +14,7 @@ import (
 // their own, so that each round shows, by the terminated backends' roles,
 // that it cut both the monitor's listener and the holders'.
 func TestListenerTerminated(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	r := newRigOn(t, db.URL, 3)
 	holders, role := pgtest.Login(t, db, "lease_app")

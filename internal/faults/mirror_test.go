@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
 	"github.com/leasetop/leasetop/internal/audit"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/monitortest"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/monitor"

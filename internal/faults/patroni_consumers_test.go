@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 )
 
 // shownBeyond is what one consumer showed that the new primary does not

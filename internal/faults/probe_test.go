@@ -3,7 +3,7 @@ package faults_test
 import (
 	"sync"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/monitortest"
 	"github.com/leasetop/leasetop/monitor"
 )

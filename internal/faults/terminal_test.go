@@ -20,6 +20,7 @@ import (
 // drawing a broken screen, draws the monitor once the terminal grows, and
 // quits on q with exit 0: no panic, no stack trace.
 func TestWatchOnA20x5Terminal(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, 1)
 	r.exec(`SELECT lease.acquire($1, $2, $3, '1 min', 'dev-1')`, r.keys[0].Account, r.keys[0].Session, uuid.New())
 	p := openPTY(t, 20, 5)
@@ -50,6 +51,7 @@ func TestWatchOnA20x5Terminal(t *testing.T) {
 // login role (not the function's owner) and the reason, and the running
 // `leasetop watch` shows both.
 func TestForcedReleaseIsAuditedOnScreen(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, 1)
 	run := uuid.New()
 	r.exec(`SELECT lease.acquire($1, $2, $3, '1 min', 'dev-1')`, r.keys[0].Account, r.keys[0].Session, run)
@@ -94,6 +96,7 @@ func TestForcedReleaseIsAuditedOnScreen(t *testing.T) {
 // exits 128+N by itself, with one line saying so. (ctrl+c typed in the
 // monitor is a key: quit, exit 0.)
 func TestWatchInterrupted(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, 1)
 	r.exec(`SELECT lease.acquire($1, $2, $3, '1 min', 'dev-1')`, r.keys[0].Account, r.keys[0].Session, uuid.New())
 	for _, tt := range []struct {

@@ -19,6 +19,7 @@ import (
 // code, never the password, and the terminal is left untouched (the screen
 // is never taken over).
 func TestWatchBadInput(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	empty := pgtest.NewEmpty(t)
 	older, newer := pgtest.New(t), pgtest.New(t)

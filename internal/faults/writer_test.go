@@ -10,8 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/leasetop/leasetop/data"
-	"github.com/leasetop/leasetop/internal/demo"
+	"github.com/leasetop/leasetop/internal/data"
+	"github.com/leasetop/leasetop/internal/demo/device"
 	"github.com/leasetop/leasetop/lease"
 )
 
@@ -39,7 +39,7 @@ func writerEnv(dsn, device string) []string {
 
 // writerMain is the command the process faults run under `leasetop run`:
 // with the token `leasetop run` passes in the environment it makes a fenced
-// write (demo.WriteChunk: the fence check and the insert in one
+// write (device.WriteChunk: the fence check and the insert in one
 // transaction, a refusal recorded as such) every writeEvery, and on SIGTERM
 // one last attempt before it exits 0. audit.Check then proves that no
 // accepted write began outside its run's grant.
@@ -66,9 +66,9 @@ func write(term <-chan os.Signal) error {
 	// A writer frozen inside its transaction would hold the lease row FOR
 	// SHARE and block every takeover: the server ends such a session.
 	cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = "500"
-	device := os.Getenv(envWriterDevice)
+	label := os.Getenv(envWriterDevice)
 	// The test finds the command's pid here (rig.commandPID).
-	cfg.ConnConfig.RuntimeParams["application_name"] = fmt.Sprintf("%s %s %d", writerAppName, device, os.Getpid())
+	cfg.ConnConfig.RuntimeParams["application_name"] = fmt.Sprintf("%s %s %d", writerAppName, label, os.Getpid())
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return err
@@ -78,7 +78,7 @@ func write(term <-chan os.Signal) error {
 	attempt := func(chunk int) {
 		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		if _, err := demo.WriteChunk(wctx, store, tok, device, chunk); err != nil {
+		if _, err := device.WriteChunk(wctx, store, tok, label, chunk); err != nil {
 			fmt.Fprintln(os.Stderr, "writer:", err) // nothing was written; go on
 		}
 	}

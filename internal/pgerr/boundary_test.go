@@ -9,14 +9,14 @@ import (
 )
 
 // TestServerErrorsAreReadAtTheBoundary: the driver's server error is looked
-// for here and read at data's boundary (data/translate.go), so no other
+// for here and read at data's boundary (internal/data/translate.go), so no other
 // non-test file of the module may name pgconn.PgError: one that did would
 // be a second translation that drifts from the first.
 func TestServerErrorsAreReadAtTheBoundary(t *testing.T) {
 	root := filepath.Join("..", "..")
 	allowed := map[string]bool{
-		filepath.Join("internal", "pgerr", "pgerr.go"): true,
-		filepath.Join("data", "translate.go"):          true,
+		filepath.Join("internal", "pgerr", "pgerr.go"):    true,
+		filepath.Join("internal", "data", "translate.go"): true,
 	}
 	var leaks []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -46,6 +46,6 @@ func TestServerErrorsAreReadAtTheBoundary(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(leaks) > 0 {
-		t.Errorf("non-test files naming pgconn.PgError outside internal/pgerr and data/translate.go: %v; use pgerr.Server or pgerr.Code (or data.Translate, data.NotApplied above data)", leaks)
+		t.Errorf("non-test files naming pgconn.PgError outside internal/pgerr and internal/data/translate.go: %v; use pgerr.Server or pgerr.Code (or data.Translate, data.NotApplied above data)", leaks)
 	}
 }

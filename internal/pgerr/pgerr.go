@@ -3,7 +3,7 @@
 // that failed, with a SQLSTATE; the session may live on) or something else
 // did (a lost connection, a refused dial, a context, the driver itself).
 //
-// What a SQLSTATE means is decided in data/translate.go alone, which maps
+// What a SQLSTATE means is decided in internal/data/translate.go alone, which maps
 // the driver's errors onto data's (ErrPermission, *PoolerError, Permanent,
 // NotApplied, ...). internal/sqlcall, below data, needs only to know that
 // the server raised an error, to read a pipeline on past it; lease asks

@@ -122,7 +122,7 @@ func (b *Bouncer) writeAuthFile() error {
 // authQuery is PgBouncer 1.18's own auth_query with every name qualified.
 // It runs as the superuser in the database the client asked for, whose
 // owner may have set the search_path and planted twins of now() and of
-// the operators in public (issue 37): PgBouncer's default, unqualified,
+// the operators in public: PgBouncer's default, unqualified,
 // would run them as the superuser.
 const authQuery = "SELECT rolname, CASE WHEN rolvaliduntil OPERATOR(pg_catalog.<) pg_catalog.now() THEN NULL ELSE rolpassword END " +
 	"FROM pg_catalog.pg_authid WHERE rolname OPERATOR(pg_catalog.=) $1 AND rolcanlogin"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/internal/testkit/proctest"
 )
@@ -133,8 +133,7 @@ func (e env) queueRun(t *testing.T, n int, ttl, label string, command ...string)
 	return p
 }
 
-// TestRunQueuedKilledWaiterLeavesWithinARenewalInterval (issue 38, item
-// 5): a queued `leasetop run` killed with SIGKILL is the head when the
+// TestRunQueuedKilledWaiterLeavesWithinARenewalInterval: a queued `leasetop run` killed with SIGKILL is the head when the
 // holder releases. Its ticket leaves, recorded as queue_left (reason
 // expired), before the next waiter's grant; that grant comes once the dead
 // ticket has expired, and before a ticket that lived a lease TTL (30 s)
@@ -193,7 +192,7 @@ func TestRunQueuedKilledWaiterLeavesWithinARenewalInterval(t *testing.T) {
 		left.ExpiresAt.Sub(killedAt), granted.At.Sub(left.ExpiresAt))
 }
 
-// TestRunQueuedPrintsItsPlaceWhenItMoves (issue 38, item 8): three queued
+// TestRunQueuedPrintsItsPlaceWhenItMoves: three queued
 // runs; when the first is granted the lease, the last one prints a new
 // line, "queued: 1 ahead", once, and "queued: 0 ahead" when the second is
 // granted. The first run's command waits for a file the test creates once
@@ -235,7 +234,7 @@ func TestRunQueuedPrintsItsPlaceWhenItMoves(t *testing.T) {
 	}
 }
 
-// TestRunQueuedClearedByOperatorStops (issue 37, item 6): an operator
+// TestRunQueuedClearedByOperatorStops: an operator
 // clears the queue with `leasetop queue --clear` as a lease_admin login; the
 // queued `leasetop run` stops waiting (woken by the queue_left
 // notification) and exits 3 with one line naming the operator and the

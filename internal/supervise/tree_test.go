@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/internal/testkit/proctest"
 )

@@ -32,7 +32,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/leaserow"
 	"github.com/leasetop/leasetop/lease"
 )

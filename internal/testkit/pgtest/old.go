@@ -10,7 +10,7 @@ import (
 )
 
 // NewAtVersion creates a fresh database whose lease schema is the real
-// schema of an older leasetop, version 4 or 5, made from data/testdata/vN
+// schema of an older leasetop, version 4 or 5, made from internal/data/testdata/vN
 // (that version's sql/ files) as its migrate made it: the prelude and
 // members.sql as the superuser, the rest as lease_owner, and the version
 // recorded. The database is dropped when t ends.
@@ -40,14 +40,14 @@ func NewAtVersion(t testing.TB, version int) DB {
 	return db
 }
 
-// oldFile reads data/testdata/vN/name from the module's source tree.
+// oldFile reads internal/data/testdata/vN/name from the module's source tree.
 func oldFile(t testing.TB, version int, name string) string {
 	t.Helper()
 	_, here, _, ok := runtime.Caller(0)
 	if !ok {
 		t.Fatal("pgtest: cannot find its own source file")
 	}
-	path := filepath.Join(filepath.Dir(here), "..", "..", "..", "data", "testdata", fmt.Sprintf("v%d", version), name)
+	path := filepath.Join(filepath.Dir(here), "..", "..", "..", "internal", "data", "testdata", fmt.Sprintf("v%d", version), name)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)

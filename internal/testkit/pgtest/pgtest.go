@@ -12,7 +12,7 @@
 //
 // PlantShadows turns a test's database into an attacker's: its owner plants
 // a shadow of every function, operator and type name leasetop's statements
-// could resolve, each marking its run, and sets the search_path (issue 37).
+// could resolve, each marking its run, and sets the search_path.
 package pgtest
 
 import (
@@ -30,7 +30,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/leasetop/leasetop/data"
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/pgserver"
 )
 

@@ -14,7 +14,7 @@ import (
 
 // Shadows is a test database whose owner, a lease_app login, has planted
 // objects where an unqualified name in someone else's statement could find
-// them instead of PostgreSQL's own (issue 37): in public and in a schema
+// them instead of PostgreSQL's own: in public and in a schema
 // named like each login the test names (the "$user" of a search_path). They
 // are generated from the catalog, not listed by hand:
 //
@@ -86,7 +86,7 @@ func PlantShadows(t testing.TB, db DB, users ...string) *Shadows {
 	if _, err := s.admin.Exec(ctx, "ALTER DATABASE "+dbID+" OWNER TO "+ownerID); err != nil {
 		t.Fatal(err)
 	}
-	// Migrate takes PUBLIC's USAGE on lease's types back (issue 37 item 2),
+	// Migrate takes PUBLIC's USAGE on lease's types back,
 	// which alone keeps a lease_* login from planting a shadow over a lease
 	// domain. The planter gets it here so that the shadows test the other
 	// defence, the pin, as they did before that grant was taken back.
