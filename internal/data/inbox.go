@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/leasetop/leasetop/internal/pgerr"
 	"github.com/leasetop/leasetop/internal/sqlcall"
 )
 
@@ -363,25 +362,6 @@ func (s *Store) MaintainMessages(ctx context.Context, keep time.Duration, max in
 		return 0, 0, fmt.Errorf("maintain the inboxes: %w", translate(err))
 	}
 	return int(n), deleted, nil
-}
-
-// inboxError is translate, with the inbox's refusals as this package's
-// errors: a key reused (SQLSTATE LM001) ErrMessageKeyReused, a full inbox
-// (LM002) ErrInboxFull, a login's full share (LM003) ErrInboxShareFull, a
-// caller that does not hold the lease (LM004) ErrNotHeld, with the
-// server's message.
-func inboxError(err error) error {
-	switch sqlstate(err) {
-	case "LM001":
-		return fmt.Errorf("%w: %s", ErrMessageKeyReused, pgerr.Server(err).Message)
-	case "LM002":
-		return fmt.Errorf("%w: %s", ErrInboxFull, pgerr.Server(err).Message)
-	case "LM003":
-		return fmt.Errorf("%w: %s", ErrInboxShareFull, pgerr.Server(err).Message)
-	case "LM004":
-		return fmt.Errorf("%w: %s", ErrNotHeld, pgerr.Server(err).Message)
-	}
-	return translate(err)
 }
 
 // InboxStats sums up every conversation's inbox (InboxStats): what the
