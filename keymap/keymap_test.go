@@ -125,6 +125,19 @@ func TestLoadOverrides(t *testing.T) {
 	}
 }
 
+// The file's [contexts] table (the databases, read by internal/cli) is not
+// the key map's: Load leaves it alone.
+func TestLoadLeavesTheContextsTable(t *testing.T) {
+	p := writeConfig(t, "[contexts.eu]\ndsn = \"postgres://eu/app\"\nmode = \"protected\"\n\n[keys]\npause = \"P\"\n")
+	m, err := Load(p, false)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if got, want := strings.Join(m.Pause.Keys(), ","), "P"; got != want {
+		t.Errorf("pause keys = %q, want %q", got, want)
+	}
+}
+
 func TestLoadErrorsNameFileAndLine(t *testing.T) {
 	tests := []struct {
 		name, text, want string
@@ -135,6 +148,7 @@ func TestLoadErrorsNameFileAndLine(t *testing.T) {
 		{"not a string", "[keys]\nquit = 3\n", `:2: want a key or a list of keys`},
 		{"syntax", "[keys]\nquit = [\"q\"\n", `.toml:`},
 		{"unknown table", "[colors]\nbg = \"red\"\n", `:1: unknown setting "colors`},
+		{"unknown table after contexts", "[contexts.eu]\ndsn = \"postgres://eu/app\"\n\n[colors]\nbg = \"red\"\n", `:4: unknown setting "colors`},
 		{"conflict with a default", "[keys]\n# mine\npause = \"x\"\n", `:3: key "x" is bound to both pause and release (release has it by default`},
 		{"conflict in the file", "[keys]\nquit = [\"q\", \"z\"]\nsort = \"s\"\n\nresync = \"z\"\n", `:5: key "z" is bound to both resync and quit`},
 	}

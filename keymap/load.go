@@ -51,7 +51,11 @@ func Load(path string, optional bool) (Map, error) {
 	return m, nil
 }
 
-// config is the file's shape.
+// ContextsTable is the config file's other table: the named databases a
+// monitor can watch ([contexts.NAME], read by the commands, not here).
+const ContextsTable = "contexts"
+
+// config is the file's shape, as far as the key map reads it.
 type config struct {
 	Keys map[string]*keyList `toml:"keys"`
 }
@@ -100,9 +104,11 @@ func (m *Map) apply(path, text string) error {
 		}
 		return fmt.Errorf("%s: %s", path, oneLine(err.Error()))
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		k := und[0]
-		return fmt.Errorf("%s:%d: unknown setting %q (the file has one table, [keys])", path, lineOf(text, k), k.String())
+	for _, k := range md.Undecoded() {
+		if k[0] == ContextsTable {
+			continue // the databases' table: not the key map's (internal/cli reads it)
+		}
+		return fmt.Errorf("%s:%d: unknown setting %q (the file has two tables, [keys] and [%s])", path, lineOf(text, k), k.String(), ContextsTable)
 	}
 	acts := m.actions()
 	names := make([]string, 0, len(cfg.Keys))

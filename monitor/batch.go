@@ -11,7 +11,10 @@ import (
 // and notifications in the order they happened, and the connection state
 // now.
 type Batch struct {
-	Items []Item
+	// Context is the index of the context the batch is of, in a State of
+	// several (Config.Contexts; Feeds sets it); 0 otherwise.
+	Context int
+	Items   []Item
 	// Conn is the listener's connection state when the batch was taken.
 	Conn data.ListenerState
 	// ReadErr is the error of the latest read if it failed (nil once a read
@@ -26,6 +29,11 @@ type Batch struct {
 	// unanswered for longer than this plus NoAnswerAfter means the feed
 	// cannot reach it (Health).
 	ReadInterval time.Duration
+	// RenewalsAge is how old the view of a renewal may be beyond
+	// ReadInterval: the time the feed takes to read the whole lease table
+	// once it reads it a slice at a time (FeedConfig.SweepPages); 0 while
+	// every read reads it all.
+	RenewalsAge time.Duration
 }
 
 // Item is one thing that happened: exactly one of its pointers is set.

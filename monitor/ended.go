@@ -23,51 +23,53 @@ import (
 // sessions too) is forgotten.
 const maxEnded = 1 << 16
 
-// knownFence is the highest fence the State knows for key: its lease's, or
-// the last one seen ended.
-func (s *State) knownFence(key data.Key) int64 {
-	f := s.ended[key]
-	if i, ok := s.leases.find(key); ok {
+// knownFence is the highest fence the State knows for key in context c: its
+// lease's, or the last one seen ended.
+func (s *State) knownFence(c uint8, key data.Key) int64 {
+	f := s.members[c].ended[key]
+	if i, ok := s.leases.find(c, key); ok {
 		f = max(f, s.leases.fence[i])
 	}
 	return f
 }
 
-// noteEnded records that key's lease at fence ended (or that a transition at
-// that fence was seen while the snapshot showed no lease of key).
-func (s *State) noteEnded(key data.Key, fence int64) {
-	if fence <= s.ended[key] {
+// noteEnded records that key's lease at fence ended in context c (or that a
+// transition at that fence was seen while the snapshot showed no lease of
+// key).
+func (s *State) noteEnded(c uint8, key data.Key, fence int64) {
+	ended := s.members[c].ended
+	if fence <= ended[key] {
 		return
 	}
-	s.ended[key] = fence
-	if len(s.ended) <= maxEnded {
+	ended[key] = fence
+	if len(ended) <= maxEnded {
 		return
 	}
-	fences := make([]int64, 0, len(s.ended))
-	for _, f := range s.ended {
+	fences := make([]int64, 0, len(ended))
+	for _, f := range ended {
 		fences = append(fences, f)
 	}
 	slices.SortFunc(fences, cmp.Compare)
 	cut := fences[len(fences)/2]
-	for k, f := range s.ended {
+	for k, f := range ended {
 		if f < cut {
-			delete(s.ended, k)
+			delete(ended, k)
 		}
 	}
 }
 
-// notePast records the fences of a resync's events whose sessions its
-// snapshot shows no lease of, and forgets those of sessions it shows (their
-// lease's fence says more).
-func (s *State) notePast(sync data.Sync) {
-	for k := range s.ended {
-		if _, ok := s.leases.find(k); ok {
-			delete(s.ended, k)
+// notePast records the fences of context c's resync's events whose sessions
+// its snapshot shows no lease of, and forgets those of sessions it shows
+// (their lease's fence says more).
+func (s *State) notePast(c uint8, sync data.Sync) {
+	for k := range s.members[c].ended {
+		if _, ok := s.leases.find(c, k); ok {
+			delete(s.members[c].ended, k)
 		}
 	}
 	for _, ev := range sync.Events {
-		if _, ok := s.leases.find(ev.Key); !ok && ev.Fence > 0 && (ev.Kind.Ends() || ev.Kind.Grants()) {
-			s.noteEnded(ev.Key, ev.Fence)
+		if _, ok := s.leases.find(c, ev.Key); !ok && ev.Fence > 0 && (ev.Kind.Ends() || ev.Kind.Grants()) {
+			s.noteEnded(c, ev.Key, ev.Fence)
 		}
 	}
 }

@@ -39,17 +39,17 @@ func TestEndedFencesStayBounded(t *testing.T) {
 	for i := 1; i <= maxEnded+10; i++ {
 		s.ApplyEvent(data.Event{ID: int64(i), Kind: data.KindReleased, Key: key(i), RunID: runs[0], Fence: int64(i), At: t0}, t0)
 	}
-	if n := len(s.ended); n > maxEnded || n < maxEnded/2 {
+	if n := len(s.members[0].ended); n > maxEnded || n < maxEnded/2 {
 		t.Fatalf("%d fences remembered, want between %d and %d", n, maxEnded/2, maxEnded)
 	}
-	if _, ok := s.ended[key(maxEnded+10)]; !ok {
+	if _, ok := s.members[0].ended[key(maxEnded+10)]; !ok {
 		t.Fatal("the newest fence was forgotten")
 	}
-	if _, ok := s.ended[key(1)]; ok {
+	if _, ok := s.members[0].ended[key(1)]; ok {
 		t.Fatal("the oldest fence was kept past the bound")
 	}
 	s.ApplyEvent(data.Event{ID: maxEnded + 20, Kind: data.KindTruncated, At: t0}, t0)
-	if len(s.ended) != 0 {
-		t.Fatalf("%d fences remembered after a truncation, want none", len(s.ended))
+	if len(s.members[0].ended) != 0 {
+		t.Fatalf("%d fences remembered after a truncation, want none", len(s.members[0].ended))
 	}
 }

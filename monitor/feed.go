@@ -54,6 +54,11 @@ type FeedConfig struct {
 	// ResyncLimit pages on at once; one that failed is tried again after
 	// MinResyncInterval. Default 1 s.
 	MinResyncInterval time.Duration
+	// SweepPages is the most pages of the lease table one delta read scans:
+	// a larger table is read a slice a read, round robin (sweep.go), and
+	// the view of a renewal is then up to a whole pass old. Default
+	// DefaultSweepPages; negative: the whole table every read.
+	SweepPages int
 }
 
 func (c FeedConfig) withDefaults() FeedConfig {
@@ -66,6 +71,7 @@ func (c FeedConfig) withDefaults() FeedConfig {
 	c.MaxPending = cmp.Or(c.MaxPending, 20000)
 	c.ReadTimeout = cmp.Or(c.ReadTimeout, 10*time.Second)
 	c.MinResyncInterval = cmp.Or(c.MinResyncInterval, time.Second)
+	c.SweepPages = cmp.Or(c.SweepPages, DefaultSweepPages)
 	return c
 }
 
@@ -97,9 +103,12 @@ type Feed struct {
 	pageFrom  int64 // a resync was cut at Limit: the next one continues after this id (0: none)
 	awaitSync bool  // a resync is due that covers every notification until then
 	truncated int64 // highest id of a truncated event acted on
+	// renewalsAge is how old the view of a renewal may be beyond the read
+	// interval: a whole pass of the sweep (0 while one read reads it all).
+	renewalsAge time.Duration
 
-	since time.Time // server time the next delta read starts at; Run's goroutine only
-	sized int       // leases the last resync read, the room the next makes; Run's goroutine only
+	sweep sweep // where the delta reads are in the lease table; Run's goroutine only
+	sized int   // leases the last resync read, the room the next makes; Run's goroutine only
 }
 
 // NewFeed returns a feed on store's database. Start it with Run.
@@ -112,6 +121,7 @@ func NewFeed(store *data.Store, cfg FeedConfig) *Feed {
 		done:      make(chan struct{}),
 		conn:      data.ListenerState{Status: data.ListenerConnecting, Since: time.Now()},
 		floor:     math.MaxInt64,
+		sweep:     sweep{size: int64(max(cfg.withDefaults().SweepPages, 0))},
 	}
 }
 
@@ -157,6 +167,7 @@ func (f *Feed) take() (Batch, bool) {
 		Items: f.items, Conn: f.conn, ReadErr: f.readErr,
 		Malformed: f.malformed, Dropped: f.dropped, NotifyRenewals: f.notify,
 		ReadInterval: f.intervalLocked(),
+		RenewalsAge:  f.renewalsAge,
 	}
 	f.items, f.dirty = nil, false
 	f.delivered = f.highest
@@ -512,7 +523,7 @@ func (f *Feed) resync(ctx context.Context) bool {
 	f.sized = table.t.live
 	f.push(Item{Sync: &sync, At: at, table: table})
 	f.mu.Unlock()
-	f.since = sync.Clock.At(at).Add(-f.cfg.DeltaOverlap)
+	f.sweep.reset(sync.Clock.At(at).Add(-f.cfg.DeltaOverlap))
 	signal(f.ready)
 	if more {
 		f.Resync()
@@ -530,7 +541,7 @@ func (f *Feed) delta(ctx context.Context) {
 	}
 	rctx, touch, stop := idleContext(ctx, f.cfg.ReadTimeout)
 	defer stop()
-	snap, err := f.store.Changed(data.WithReadProgress(rctx, touch), f.since)
+	snap, pages, err := f.readSlice(data.WithReadProgress(rctx, touch))
 	if err != nil {
 		if ctx.Err() == nil {
 			f.setReadErr(stalled(rctx, err))
@@ -538,12 +549,28 @@ func (f *Feed) delta(ctx context.Context) {
 		return
 	}
 	at := time.Now()
-	f.since = snap.Clock.At(at).Add(-f.cfg.DeltaOverlap)
+	f.sweep.read(pages, snap.Clock.At(at).Add(-f.cfg.DeltaOverlap), at)
 	f.mu.Lock()
 	f.readErr = nil
+	f.renewalsAge = f.sweep.age()
 	f.push(Item{Delta: &snap, At: at})
 	f.mu.Unlock()
 	signal(f.ready)
+}
+
+// readSlice reads the leases renewed in the sweep's next slice of the
+// table, reading the table's size first at the start of a pass.
+func (f *Feed) readSlice(ctx context.Context) (data.Snapshot, data.Pages, error) {
+	if f.sweep.startsPass() {
+		n, err := f.store.LeasePages(ctx)
+		if err != nil {
+			return data.Snapshot{}, data.Pages{}, err
+		}
+		f.sweep.pages = n
+	}
+	pages, since := f.sweep.slice()
+	snap, err := f.store.ChangedIn(ctx, since, pages)
+	return snap, pages, err
 }
 
 // signal sends on a 1-buffered channel without blocking.

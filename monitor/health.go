@@ -81,12 +81,24 @@ type Health struct {
 	// NoAnswerAfter (0 before): the link is then RECONNECTING or DOWN
 	// although the listener has not noticed yet.
 	NoAnswer time.Duration
+	// Clock is the server's clock as last measured (zero before).
+	Clock data.Clock
+	// RenewalsAge is how old the view of a renewal may be beyond the read
+	// interval: the time the feed takes to read the whole lease table, a
+	// slice a read (FeedConfig.SweepPages); 0 while a read reads it all.
+	// Transitions are not delayed by it: they come as events.
+	RenewalsAge time.Duration
 }
 
-// Health returns the connection's state at local time now.
-func (s *State) Health(now time.Time) Health {
-	h := Health{Attempt: s.conn.Attempt, Err: s.conn.Err}
-	switch s.conn.Status {
+// Health returns the connection's state at local time now (of the first
+// context, in a State of several: HealthOf).
+func (s *State) Health(now time.Time) Health { return s.HealthOf(0, now) }
+
+// HealthOf returns the connection's state of context c at local time now.
+func (s *State) HealthOf(c int, now time.Time) Health {
+	m := &s.members[c]
+	h := Health{Attempt: m.conn.Attempt, Err: m.conn.Err}
+	switch m.conn.Status {
 	case data.ListenerConnecting:
 		h.Link = LinkConnecting
 	case data.ListenerLive:
@@ -98,20 +110,22 @@ func (s *State) Health(now time.Time) Health {
 	default:
 		h.Link = LinkDown
 	}
-	h.Poll, h.PollReason = s.conn.Poll, s.conn.Reason
-	h.Standby = s.recovery.Standby
-	h.ReplayLag, h.LagKnown = s.recovery.Lag(s.ServerNow(now))
+	h.Poll, h.PollReason = m.conn.Poll, m.conn.Reason
+	h.Standby = m.recovery.Standby
+	if !m.clock.IsZero() {
+		h.ReplayLag, h.LagKnown = m.recovery.Lag(m.clock.At(now))
+	}
 	if h.Link == LinkConnecting || h.Link == LinkReconnecting {
-		if s.conn.Attempt >= DownAttempts || (!s.conn.Since.IsZero() && now.Sub(s.conn.Since) > DownAfter) {
+		if m.conn.Attempt >= DownAttempts || (!m.conn.Since.IsZero() && now.Sub(m.conn.Since) > DownAfter) {
 			h.Link = LinkDown
 		}
 	}
-	if (h.Link == LinkLive || h.Link == LinkPoll) && !s.syncedAt.IsZero() {
-		every := s.readInterval
+	if (h.Link == LinkLive || h.Link == LinkPoll) && !m.syncedAt.IsZero() {
+		every := m.readInterval
 		if every <= 0 {
 			every = defaultReadInterval
 		}
-		if silent := now.Sub(s.syncedAt); silent > every+NoAnswerAfter {
+		if silent := now.Sub(m.syncedAt); silent > every+NoAnswerAfter {
 			h.NoAnswer, h.Link = silent, LinkReconnecting
 			if silent > every+NoAnswerAfter+DownAfter {
 				h.Link = LinkDown
@@ -119,13 +133,15 @@ func (s *State) Health(now time.Time) Health {
 		}
 	}
 	if h.Err == nil {
-		h.Err = s.readErr
+		h.Err = m.readErr
 	}
-	if s.syncedAt.IsZero() {
+	if m.syncedAt.IsZero() {
 		h.Stale = true
 	} else {
-		h.SyncedAgo = max(now.Sub(s.syncedAt), 0)
+		h.SyncedAgo = max(now.Sub(m.syncedAt), 0)
 		h.Stale = h.SyncedAgo > StaleAfter
 	}
+	h.Clock = m.clock
+	h.RenewalsAge = m.renewalsAge
 	return h
 }

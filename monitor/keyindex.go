@@ -21,27 +21,27 @@ func (x *keyIndex) init(n int) {
 	*x = keyIndex{slots: make([]int32, size), seed: maphash.MakeSeed()}
 }
 
-func (x *keyIndex) hash(acct uint32, session string) uint64 {
+func (x *keyIndex) hash(c uint8, acct uint32, session string) uint64 {
 	h := maphash.String(x.seed, session)
-	return (h ^ uint64(acct)*0x9E3779B97F4A7C15) * 0xBF58476D1CE4E5B9
+	return (h ^ (uint64(acct)|uint64(c)<<32)*0x9E3779B97F4A7C15) * 0xBF58476D1CE4E5B9
 }
 
 func (x *keyIndex) home(t *leaseTable, slot int32) int {
-	return int(x.hash(t.account[slot], t.session[slot]) & uint64(len(x.slots)-1))
+	return int(x.hash(t.ctx[slot], t.account[slot], t.session[slot]) & uint64(len(x.slots)-1))
 }
 
-// find returns the slot of the key (acct, session).
-func (x *keyIndex) find(t *leaseTable, acct uint32, session string) (int32, bool) {
+// find returns the slot of the key (acct, session) in context c.
+func (x *keyIndex) find(t *leaseTable, c uint8, acct uint32, session string) (int32, bool) {
 	if len(x.slots) == 0 {
 		return 0, false
 	}
 	mask := len(x.slots) - 1
-	for p := int(x.hash(acct, session)) & mask; ; p = (p + 1) & mask {
+	for p := int(x.hash(c, acct, session)) & mask; ; p = (p + 1) & mask {
 		s := x.slots[p] - 1
 		if s < 0 {
 			return 0, false
 		}
-		if t.account[s] == acct && t.session[s] == session {
+		if t.account[s] == acct && t.session[s] == session && t.ctx[s] == c {
 			return s, true
 		}
 	}

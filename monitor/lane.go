@@ -59,7 +59,7 @@ type Mark struct {
 // Lane is a session's spans, in time order and covering [From, Until) of
 // its LaneInput without gaps, and its marks in time order.
 type Lane struct {
-	Key   data.Key
+	Key   Key
 	Spans []Span
 	Marks []Mark
 	// Known is where the history kept for the lane starts, if after the
@@ -72,7 +72,7 @@ type Lane struct {
 
 // LaneInput is what BuildLane needs for one session.
 type LaneInput struct {
-	Key         data.Key
+	Key         Key
 	From, Until time.Time
 	// Start is who held the session at the later of From and HistoryStart
 	// (nil: nobody), with the expiry it had then, exact if StartExact (else

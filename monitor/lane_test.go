@@ -32,7 +32,7 @@ func TestBuildLane(t *testing.T) {
 	t.Parallel()
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	k, evs, live := laneHistory(t0)
-	ln := BuildLane(LaneInput{Key: k, From: t0, Until: at(100), HistoryStart: at(5), Events: evs, Live: live})
+	ln := BuildLane(LaneInput{Key: Key{Key: k}, From: t0, Until: at(100), HistoryStart: at(5), Events: evs, Live: live})
 	want := []struct {
 		kind     SpanKind
 		from, to int
@@ -85,7 +85,7 @@ func TestBuildLaneRenewedHolderDidNotExpire(t *testing.T) {
 		{ID: 3, Kind: data.KindAcquired, At: at(70), Key: k, RunID: runs[1], Fence: 2, Holder: "dev-b", ExpiresAt: at(75)},
 		{ID: 4, Kind: data.KindReleased, At: at(90), Key: k, RunID: runs[1], Fence: 2, ExpiresAt: at(80)},
 	}
-	ln := BuildLane(LaneInput{Key: k, From: t0, Until: at(100), Events: evs})
+	ln := BuildLane(LaneInput{Key: Key{Key: k}, From: t0, Until: at(100), Events: evs})
 	var got []string
 	for _, s := range ln.Spans {
 		got = append(got, fmt.Sprintf("%d %d-%d", s.Kind, int(s.From.Sub(t0).Seconds()), int(s.To.Sub(t0).Seconds())))
@@ -109,7 +109,7 @@ func TestBuildLaneOfAnEndedSession(t *testing.T) {
 	t.Parallel()
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	k := data.Key{Account: "a", Session: "ended"}
-	ended := BuildLane(LaneInput{Key: k, From: t0, Until: at(100), Events: []data.Event{
+	ended := BuildLane(LaneInput{Key: Key{Key: k}, From: t0, Until: at(100), Events: []data.Event{
 		{ID: 1, Kind: data.KindAcquired, At: at(20), Key: k, RunID: runs[0], Fence: 1, Holder: "phone", ExpiresAt: at(35)},
 		{ID: 2, Kind: data.KindReleased, At: at(40), Key: k, RunID: runs[0], Fence: 1, ExpiresAt: at(52)},
 	}})
@@ -120,7 +120,7 @@ func TestBuildLaneOfAnEndedSession(t *testing.T) {
 		t.Errorf("ended lane at 90s = %+v, want nobody", s)
 	}
 	start := &data.Lease{Key: k, RunID: runs[1], Fence: 7, Holder: "desk", ExpiresAt: at(15)}
-	across := BuildLane(LaneInput{Key: k, From: t0, Until: at(100), Start: start})
+	across := BuildLane(LaneInput{Key: Key{Key: k}, From: t0, Until: at(100), Start: start})
 	if len(across.Spans) != 1 || across.Spans[0].Kind != SpanHeld || across.Spans[0].Holder != "desk" {
 		t.Errorf("lane held across the window = %+v, want one span held by desk", across.Spans)
 	}
@@ -142,7 +142,7 @@ func TestBuildLaneMessages(t *testing.T) {
 		{ID: 4, Kind: data.KindReleased, At: at(20), Key: k, RunID: runs[0], Fence: 1},
 		{ID: 5, Kind: data.KindMessageExpired, At: at(31), Key: k, RunID: runs[0], Fence: 1, MessageID: 7, Holder: "phone", ExpiresAt: at(30)},
 	}
-	ln := BuildLane(LaneInput{Key: k, From: t0, Until: at(100), HistoryStart: at(5), Events: evs})
+	ln := BuildLane(LaneInput{Key: Key{Key: k}, From: t0, Until: at(100), HistoryStart: at(5), Events: evs})
 	want := []struct {
 		kind     SpanKind
 		from, to int

@@ -20,17 +20,18 @@ type holding struct {
 }
 
 // prevHolders names the previous holder of hand-overs in a run of events
-// read oldest first.
-type prevHolders map[data.Key]holding
+// read oldest first (of one context or several: by EventKey).
+type prevHolders map[Key]holding
 
 // name sets ev's PrevHolder if ev is a hand-over without one and the run
-// it replaced is known (from the events before it, or before(ev.Key) for
+// it replaced is known (from the events before it, or before(its key) for
 // a session's first event), then notes who holds ev's session after it.
-func (p prevHolders) name(ev *data.Event, before func(data.Key) (data.Lease, bool)) {
+func (p prevHolders) name(ev *data.Event, before func(Key) (data.Lease, bool)) {
+	k := EventKey(*ev)
 	if ev.Kind == data.KindHandedOver && ev.PrevHolder == "" {
-		h, ok := p[ev.Key]
+		h, ok := p[k]
 		if !ok && before != nil {
-			if l, held := before(ev.Key); held {
+			if l, held := before(k); held {
 				h, ok = holding{run: l.RunID, holder: l.Holder}, true
 			}
 		}
@@ -40,9 +41,9 @@ func (p prevHolders) name(ev *data.Event, before func(data.Key) (data.Lease, boo
 	}
 	switch {
 	case ev.Kind.Grants():
-		p[ev.Key] = holding{run: ev.RunID, holder: ev.Holder}
+		p[k] = holding{run: ev.RunID, holder: ev.Holder}
 	case ev.Kind.Ends():
-		p[ev.Key] = holding{}
+		p[k] = holding{}
 	}
 }
 
@@ -51,7 +52,7 @@ func (p prevHolders) name(ev *data.Event, before func(data.Key) (data.Lease, boo
 // holder the events before it in evs name or, for a session's first event
 // in evs, the lease before says was held then (before may be nil). evs is
 // not changed: what is filled is filled in a copy.
-func NamePrevHolders(evs []data.Event, before func(data.Key) (data.Lease, bool)) []data.Event {
+func NamePrevHolders(evs []data.Event, before func(Key) (data.Lease, bool)) []data.Event {
 	p := prevHolders{}
 	var out []data.Event
 	for i := range evs {

@@ -50,7 +50,7 @@ func TestStateNamesAHandOversPreviousHolder(t *testing.T) {
 	if got[1].PrevHolder != "phone" || evs[1].PrevHolder != "" {
 		t.Errorf("NamePrevHolders = %q (its input now %q), want phone in a copy", got[1].PrevHolder, evs[1].PrevHolder)
 	}
-	first := NamePrevHolders(evs[1:], func(data.Key) (data.Lease, bool) { return data.Lease{RunID: runs[0], Holder: "before"}, true })
+	first := NamePrevHolders(evs[1:], func(Key) (data.Lease, bool) { return data.Lease{RunID: runs[0], Holder: "before"}, true })
 	if first[0].PrevHolder != "before" {
 		t.Errorf("NamePrevHolders of a session's first event = %q, want the label before says", first[0].PrevHolder)
 	}

@@ -27,13 +27,14 @@ const (
 	OrderAccount              // account, then session
 	OrderHeld                 // earliest acquired (held longest) first
 	OrderHolder               // holder label
+	OrderContext              // context, in the State's order of them (Config.Contexts)
 )
 
 // RowQuery is what Rows lists.
 type RowQuery struct {
 	Order Order
-	// Filter keeps the leases whose account, session, holder or run id
-	// contains it, in any case ("" keeps all).
+	// Filter keeps the leases whose account, session, holder or run id, or
+	// context's name, contains it, in any case ("" keeps all).
 	Filter string
 	// Held, if set, is a listing to keep: its leases that are still there
 	// come first, in its order, and the others follow in Order.
@@ -47,7 +48,7 @@ func (s *State) Rows(dst []RowRef, q RowQuery) []RowRef {
 	s.listings++
 	t := &s.leases
 	byKey := t.order.sorted(t)
-	keep := newRowFilter(t, q.Filter)
+	keep := s.newRowFilter(q.Filter)
 	keep.prepare(len(byKey))
 	var heldAt []int32 // by slot: 1 + the position in q.Held of its lease
 	for i, r := range q.Held {
@@ -89,6 +90,8 @@ func (s *State) Rows(dst []RowRef, q RowQuery) []RowRef {
 			k = t.acquired[i]
 		case OrderHolder:
 			k = int64(holderRank[t.holder[i]])
+		case OrderContext:
+			k = int64(t.ctx[i])
 		}
 		if heldAt != nil && heldAt[i] > 0 {
 			k = int64(heldAt[i]) - (1 << 62) // before every new lease, in the held order
@@ -138,7 +141,7 @@ func (s *State) Narrow(rows []RowRef, filter string) []RowRef {
 func (s *State) Filter(dst, rows []RowRef, filter string) []RowRef {
 	dst = slices.Grow(dst, len(rows)) // one allocation at most, not a doubling series
 	t := &s.leases
-	keep := newRowFilter(t, filter)
+	keep := s.newRowFilter(filter)
 	keep.prepare(len(rows))
 	for _, r := range rows {
 		if t.current(r) && keep.match(r.slot) {
@@ -154,7 +157,7 @@ func (s *State) Row(r RowRef) (data.Lease, bool) {
 	if !s.leases.current(r) {
 		return data.Lease{}, false
 	}
-	return s.leases.lease(r.slot), true
+	return s.lease(r.slot), true
 }
 
 // Current reports whether r's lease is still there: neither released nor
@@ -162,16 +165,20 @@ func (s *State) Row(r RowRef) (data.Lease, bool) {
 func (s *State) Current(r RowRef) bool { return s.leases.current(r) }
 
 // RowKey returns r's key without building the whole lease.
-func (s *State) RowKey(r RowRef) (data.Key, bool) {
+func (s *State) RowKey(r RowRef) (Key, bool) {
 	if !s.leases.current(r) {
-		return data.Key{}, false
+		return Key{}, false
 	}
-	return s.leases.key(r.slot), true
+	return Key{Context: s.members[s.leases.ctx[r.slot]].name, Key: s.leases.key(r.slot)}, true
 }
 
-// RowOf returns the RowRef key's lease has now.
-func (s *State) RowOf(key data.Key) (RowRef, bool) {
-	i, ok := s.leases.find(key)
+// RowOf returns the RowRef k's lease has now.
+func (s *State) RowOf(k Key) (RowRef, bool) {
+	c, ok := s.contextIndex(k.Context)
+	if !ok {
+		return RowRef{}, false
+	}
+	i, ok := s.leases.find(c, k.Key)
 	if !ok {
 		return RowRef{}, false
 	}
@@ -186,6 +193,7 @@ type rowFilter struct {
 	fb       []byte // f, to search run ids' text without making strings of them
 	accts    []bool // by interned account id: the account contains f
 	names    []bool // by interned holder label: the label contains f
+	contexts []bool // by context: its name contains f
 	withRuns bool   // f could be part of a run id (hex digits and dashes)
 	// set, when prepared, is whether each slot matches, by slot: worked
 	// out in slot order, the columns' order, before a pass over rows in
@@ -193,13 +201,18 @@ type rowFilter struct {
 	set []uint64
 }
 
-func newRowFilter(t *leaseTable, filter string) rowFilter {
+func (s *State) newRowFilter(filter string) rowFilter {
+	t := &s.leases
 	f := strings.ToLower(filter)
 	rf := rowFilter{t: t, f: f, fb: []byte(f)}
 	if f == "" {
 		return rf
 	}
 	rf.accts, rf.names = foldMatches(&t.accts, f), foldMatches(&t.strs, f)
+	rf.contexts = make([]bool, len(s.members))
+	for i, m := range s.members {
+		rf.contexts[i] = m.name != "" && containsFold(m.name, f)
+	}
 	rf.withRuns = strings.Trim(f, "0123456789abcdef-") == ""
 	return rf
 }
@@ -240,7 +253,7 @@ func (rf *rowFilter) match(i int32) bool {
 
 func (rf *rowFilter) matchSlot(i int32) bool {
 	t := rf.t
-	if rf.f == "" || rf.accts[t.account[i]] || rf.names[t.holder[i]] {
+	if rf.f == "" || rf.accts[t.account[i]] || rf.names[t.holder[i]] || rf.contexts[t.ctx[i]] {
 		return true
 	}
 	if session := t.session[i]; t.flags[i]&slotSessionFolds == 0 {

@@ -60,7 +60,7 @@ func TestRowsAgreeWithSortingCopies(t *testing.T) {
 					if !ok {
 						t.Fatalf("round %d: Rows listed a lease that is gone", round)
 					}
-					got = append(got, k)
+					got = append(got, k.Key)
 				}
 				if !slices.Equal(got, want) {
 					t.Fatalf("round %d order %d filter %q:\n got %v\nwant %v", round, order, f, got, want)

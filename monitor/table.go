@@ -30,6 +30,7 @@ type leaseTable struct {
 	// (a resync), not shared by a clone.
 	scratch rowScratch
 
+	ctx      []uint8  // the context (State.members) it belongs to: 0 in a State of one database
 	account  []uint32 // interned in accts
 	session  []string
 	holder   []uint32 // interned
@@ -74,6 +75,7 @@ func fromUnixNano(ns int64) time.Time {
 func (t *leaseTable) reset(n int) {
 	*t = leaseTable{epoch: t.epoch + 1, accts: newInterner(), strs: newInterner(), scratch: t.scratch}
 	t.index.init(n)
+	t.ctx = make([]uint8, 0, n)
 	t.account = make([]uint32, 0, n)
 	t.session = make([]string, 0, n)
 	t.holder = make([]uint32, 0, n)
@@ -93,7 +95,7 @@ func (t *leaseTable) clone() leaseTable {
 	c.accts, c.strs = t.accts.clone(), t.strs.clone()
 	c.index.slots = slices.Clone(t.index.slots)
 	c.order, c.scratch = t.order.clone(), rowScratch{}
-	c.account, c.session, c.holder = slices.Clone(t.account), slices.Clone(t.session), slices.Clone(t.holder)
+	c.ctx, c.account, c.session, c.holder = slices.Clone(t.ctx), slices.Clone(t.account), slices.Clone(t.session), slices.Clone(t.holder)
 	c.attach, c.run, c.fence = slices.Clone(t.attach), slices.Clone(t.run), slices.Clone(t.fence)
 	c.acquired, c.renewed, c.expires = slices.Clone(t.acquired), slices.Clone(t.renewed), slices.Clone(t.expires)
 	c.flags, c.gen, c.free = slices.Clone(t.flags), slices.Clone(t.gen), slices.Clone(t.free)
@@ -106,13 +108,13 @@ func (t *leaseTable) slots() int { return len(t.flags) }
 // alive reports whether slot i holds a lease.
 func (t *leaseTable) alive(i int32) bool { return t.flags[i]&slotLive != 0 }
 
-// find returns key's slot.
-func (t *leaseTable) find(key data.Key) (int32, bool) {
+// find returns the slot of key in context c.
+func (t *leaseTable) find(c uint8, key data.Key) (int32, bool) {
 	acct, ok := t.accts.lookup(key.Account)
 	if !ok {
 		return 0, false
 	}
-	return t.index.find(t, acct, key.Session)
+	return t.index.find(t, c, acct, key.Session)
 }
 
 // key returns slot i's key.
@@ -131,12 +133,12 @@ func (t *leaseTable) lease(i int32) data.Lease {
 }
 
 // put stores l, read from its row, in its key's slot if it has one, else
-// in a new one.
-func (t *leaseTable) put(l data.Lease) { t.store(l, slotRowRead) }
+// in a new one, in context 0 (a Feed's resync reads one database).
+func (t *leaseTable) put(l data.Lease) { t.store(0, l, slotRowRead) }
 
-// granted stores l as a grant's event tells it: without its row's
-// NotPreemptible and attachment, which the event does not carry.
-func (t *leaseTable) granted(l data.Lease) { t.store(l, 0) }
+// granted stores l as a grant's event tells it, in context c: without its
+// row's NotPreemptible and attachment, which the event does not carry.
+func (t *leaseTable) granted(c uint8, l data.Lease) { t.store(c, l, 0) }
 
 // declared sets slot i's NotPreemptible and attachment to its row's l,
 // and reports whether they changed.
@@ -156,7 +158,9 @@ func (t *leaseTable) declared(i int32, l data.Lease) bool {
 	return true
 }
 
-func (t *leaseTable) store(l data.Lease, flags uint8) {
+// store stores l in context c with flags, in its key's slot if it has one,
+// else in a new one.
+func (t *leaseTable) store(c uint8, l data.Lease, flags uint8) {
 	flags |= slotLive
 	if l.NotPreemptible {
 		flags |= slotNotPreemptible
@@ -164,7 +168,7 @@ func (t *leaseTable) store(l data.Lease, flags uint8) {
 	if folds(l.Session) {
 		flags |= slotSessionFolds
 	}
-	if i, ok := t.find(l.Key); ok {
+	if i, ok := t.find(c, l.Key); ok {
 		t.strs.release(t.holder[i])
 		t.strs.release(t.attach[i])
 		t.set(i, l, flags)
@@ -175,12 +179,13 @@ func (t *leaseTable) store(l data.Lease, flags uint8) {
 		i, t.free = t.free[n-1], t.free[:n-1]
 	} else {
 		i = int32(len(t.flags))
+		t.ctx = append(t.ctx, 0)
 		t.account, t.session, t.holder = append(t.account, 0), append(t.session, ""), append(t.holder, 0)
 		t.attach, t.run, t.fence = append(t.attach, 0), append(t.run, uuid.Nil), append(t.fence, 0)
 		t.acquired, t.renewed, t.expires = append(t.acquired, 0), append(t.renewed, 0), append(t.expires, 0)
 		t.flags, t.gen = append(t.flags, 0), append(t.gen, 0)
 	}
-	t.account[i], t.session[i] = t.accts.intern(l.Account), l.Session
+	t.ctx[i], t.account[i], t.session[i] = c, t.accts.intern(l.Account), l.Session
 	t.set(i, l, flags)
 	t.live++
 	t.index.insert(t, i)
@@ -200,7 +205,7 @@ func (t *leaseTable) remove(i int32) {
 	t.accts.release(t.account[i])
 	t.strs.release(t.holder[i])
 	t.strs.release(t.attach[i])
-	t.account[i], t.session[i], t.holder[i], t.attach[i] = 0, "", 0, 0
+	t.ctx[i], t.account[i], t.session[i], t.holder[i], t.attach[i] = 0, 0, "", 0, 0
 	t.flags[i] = 0
 	t.gen[i]++
 	t.free = append(t.free, i)

@@ -25,7 +25,7 @@ func TestLeaseTableAgreesWithAMap(t *testing.T) {
 	for step := range 20000 {
 		k := data.Key{Account: fmt.Sprintf("a%d", rng.IntN(7)), Session: fmt.Sprintf("s%d", rng.IntN(300))}
 		if rng.IntN(3) == 0 {
-			if i, ok := tab.find(k); ok {
+			if i, ok := tab.find(0, k); ok {
 				tab.remove(i)
 			}
 			delete(want, k)
@@ -43,7 +43,7 @@ func TestLeaseTableAgreesWithAMap(t *testing.T) {
 			continue
 		}
 		for k, w := range want {
-			i, ok := tab.find(k)
+			i, ok := tab.find(0, k)
 			if !ok {
 				t.Fatalf("step %d: %v lost", step, k)
 			}
@@ -66,7 +66,7 @@ func TestLeaseTableZeroTime(t *testing.T) {
 	var tab leaseTable
 	tab.reset(1)
 	tab.put(data.Lease{Key: data.Key{Account: "a", Session: "s"}})
-	i, _ := tab.find(data.Key{Account: "a", Session: "s"})
+	i, _ := tab.find(0, data.Key{Account: "a", Session: "s"})
 	if l := tab.lease(i); !l.AcquiredAt.IsZero() || !l.ExpiresAt.IsZero() {
 		t.Errorf("zero times came back as %v, %v", l.AcquiredAt, l.ExpiresAt)
 	}

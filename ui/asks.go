@@ -17,8 +17,8 @@ import (
 
 // asksMsg is every pending ask, read after the event cursor.
 type asksMsg struct {
-	asks   map[data.Key]data.PendingAsk
-	cursor int64 // the newest event applied when the read was asked
+	asks   map[monitor.Key]data.PendingAsk
+	cursor map[string]int64 // each context's newest event applied when the read was asked
 	err    error
 }
 
@@ -37,7 +37,7 @@ func (m *Model) pollAsks() tea.Cmd {
 		return nil
 	}
 	m.asks.reading = true
-	cursor := newestEvent(m.state)
+	cursor := newestEvents(m.state)
 	return func() tea.Msg {
 		a, err := read()
 		return asksMsg{asks: a, cursor: cursor, err: err}
@@ -54,26 +54,26 @@ func (m *Model) onAsks(msg asksMsg) {
 	}
 	m.asks.known.Reset(msg.asks)
 	evs := m.state.Events() // newest first
-	n := 0
-	for n < len(evs) && evs[n].ID > msg.cursor {
-		n++
-	}
-	for i := n - 1; i >= 0; i-- {
-		m.asks.known.Apply(evs[i])
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].ID > msg.cursor[evs[i].Context] {
+			m.asks.known.Apply(evs[i])
+		}
 	}
 }
 
-// newestEvent is the largest event id st keeps, 0 for none.
-func newestEvent(st *monitor.State) int64 {
-	if evs := st.Events(); len(evs) > 0 {
-		return evs[0].ID
+// newestEvents is the largest event id st keeps of each context (ids are
+// each database's own).
+func newestEvents(st *monitor.State) map[string]int64 {
+	out := map[string]int64{}
+	for _, ev := range st.Events() {
+		out[ev.Context] = max(out[ev.Context], ev.ID)
 	}
-	return 0
+	return out
 }
 
-// askOf is the ask pending on l at serverNow, if any.
-func (m *Model) askOf(l *data.Lease, serverNow time.Time) (data.PendingAsk, bool) {
-	return m.asks.known.For(*l, serverNow)
+// askOf is the ask pending on l at now, on l's server's clock, if any.
+func (m *Model) askOf(l *data.Lease, now time.Time) (data.PendingAsk, bool) {
+	return m.asks.known.For(*l, m.shown().ServerNowIn(l.Context, now))
 }
 
 // askText names the asker of a, as the ASK column shows it: its label, or

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // demoLeases are three of the demo's sessions, its holder labels.
@@ -73,9 +74,9 @@ func TestAskColumnShowsPendingAsks(t *testing.T) {
 
 	// The read: an ask on acme/chat-2's holder, and one on a run that no
 	// longer holds globex/chat-1.
-	m.Update(asksMsg{asks: map[data.Key]data.PendingAsk{
-		chat2:  {RunID: run(8), Holder: "phone pid 4103", HolderRunID: run(2), Until: server.Add(5 * time.Second)},
-		globex: {RunID: run(9), Holder: "stale", HolderRunID: run(7), Until: server.Add(5 * time.Second)},
+	m.Update(asksMsg{asks: map[monitor.Key]data.PendingAsk{
+		mkey(chat2):  {RunID: run(8), Holder: "phone pid 4103", HolderRunID: run(2), Until: server.Add(5 * time.Second)},
+		mkey(globex): {RunID: run(9), Holder: "stale", HolderRunID: run(7), Until: server.Add(5 * time.Second)},
 	}})
 	if got := askCell(t, m, chat2); got != "phone pid 4103" {
 		t.Errorf("ASK of %s = %q, want phone pid 4103", chat2, got)
@@ -97,8 +98,8 @@ func TestAskColumnShowsPendingAsks(t *testing.T) {
 	// A read asked before an event and answered after it does not bring
 	// back what the event ended.
 	apply(m, eventBatch(askedEvent(12, chat1, 1, "desktop pid 4107")))
-	stale := asksMsg{cursor: 12, asks: map[data.Key]data.PendingAsk{
-		chat1: {RunID: run(8), Holder: "desktop pid 4107", HolderRunID: run(1), Until: server.Add(3 * time.Second)}}}
+	stale := asksMsg{cursor: map[string]int64{"": 12}, asks: map[monitor.Key]data.PendingAsk{
+		mkey(chat1): {RunID: run(8), Holder: "desktop pid 4107", HolderRunID: run(1), Until: server.Add(3 * time.Second)}}}
 	apply(m, eventBatch(data.Event{ID: 13, Kind: data.KindHandedOver, At: server, Key: chat1, RunID: run(8), PrevRunID: run(1),
 		Fence: 60, PrevFence: 52, Holder: "desktop pid 4107", ExpiresAt: server.Add(4 * time.Second)}))
 	m.Update(stale)
@@ -129,9 +130,9 @@ func TestGoldenAsks(t *testing.T) {
 			m, _ := newModel(t, size.w, size.h)
 			leases := demoLeases()
 			apply(m, syncBatch(leases, nil))
-			m.Update(queuesMsg{lengths: map[data.Key]int{leases[1].Key: 2}})
-			m.Update(asksMsg{asks: map[data.Key]data.PendingAsk{
-				leases[1].Key: {RunID: run(8), Holder: "phone pid 4103", HolderRunID: run(2), Until: server.Add(2 * time.Second)}}})
+			m.Update(queuesMsg{lengths: map[monitor.Key]int{mkey(leases[1].Key): 2}})
+			m.Update(asksMsg{asks: map[monitor.Key]data.PendingAsk{
+				mkey(leases[1].Key): {RunID: run(8), Holder: "phone pid 4103", HolderRunID: run(2), Until: server.Add(2 * time.Second)}}})
 			apply(m, eventBatch(askedEvent(20, leases[2].Key, 3, "desk\x1b[2Jtop pid 4107")))
 			out := screen(m)
 			checkFrame(t, out, size.w, size.h)

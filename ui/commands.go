@@ -22,14 +22,14 @@ type (
 	tickMsg time.Time
 	// historyMsg is a session's history for the detail view.
 	historyMsg struct {
-		key    data.Key
+		key    monitor.Key
 		events []data.Event
 		err    error
 	}
 	// lockersMsg is what holds a session's lease row locked, for the detail
 	// view.
 	lockersMsg struct {
-		key     data.Key
+		key     monitor.Key
 		lockers []data.Locker
 		err     error
 	}
@@ -48,7 +48,7 @@ type (
 
 // releaseReq is a confirmed forced release: the lease as it was shown.
 type releaseReq struct {
-	key    data.Key
+	key    monitor.Key
 	run    uuid.UUID
 	holder string
 	reason string
@@ -75,7 +75,7 @@ func (m *Model) tick() tea.Cmd {
 }
 
 // loadHistory reads key's history for the detail view.
-func (m *Model) loadHistory(key data.Key) tea.Cmd {
+func (m *Model) loadHistory(key monitor.Key) tea.Cmd {
 	history := m.cfg.Source.HistoryFunc
 	if history == nil {
 		return nil
@@ -87,7 +87,7 @@ func (m *Model) loadHistory(key data.Key) tea.Cmd {
 }
 
 // loadLockers reads what holds key's lease row locked, for the detail view.
-func (m *Model) loadLockers(key data.Key) tea.Cmd {
+func (m *Model) loadLockers(key monitor.Key) tea.Cmd {
 	lockers := m.cfg.Source.LockersFunc
 	if lockers == nil {
 		return nil

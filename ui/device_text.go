@@ -70,7 +70,7 @@ func sessionText(d *monitor.Device, k data.Key) string {
 	if k.Account == d.Account {
 		return clean(k.Session, 24)
 	}
-	return keyText(k, 24)
+	return keyText(monitor.Key{Key: k}, 24)
 }
 
 func joinWhy(s, why string) string {

@@ -35,12 +35,13 @@ func runText(id uuid.UUID) string {
 }
 
 // eventMatches reports whether ev passes the filter: a case-insensitive
-// substring of its account, session, holder, or either run id.
+// substring of its account, session, holder, either run id, or its
+// context's name.
 func eventMatches(ev data.Event, filter string) bool {
 	if filter == "" {
 		return true
 	}
-	return containsFold(strings.ToLower(filter), ev.Key.Account, ev.Key.Session, ev.Holder, runText(ev.RunID), runText(ev.PrevRunID))
+	return containsFold(strings.ToLower(filter), ev.Key.Account, ev.Key.Session, ev.Holder, runText(ev.RunID), runText(ev.PrevRunID), ev.Context)
 }
 
 // deviceMatches reports whether d passes the filter: a case-insensitive

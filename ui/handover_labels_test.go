@@ -44,7 +44,7 @@ func TestHandedOverShowsTheHolders(t *testing.T) {
 			press(m, "enter")
 			acquired := data.Event{ID: 300, Kind: data.KindAcquired, At: server.Add(-10 * time.Second), Key: ev.Key, RunID: run(2), Fence: 5,
 				Holder: "phone pid 11", ExpiresAt: server.Add(5 * time.Second)}
-			m.Update(historyMsg{key: ev.Key, events: []data.Event{handedOverEvent(301, tt.prevHolder), acquired}})
+			m.Update(historyMsg{key: mkey(ev.Key), events: []data.Event{handedOverEvent(301, tt.prevHolder), acquired}})
 			if s := screen(m); !strings.Contains(s, tt.want) {
 				t.Errorf("detail view's history lacks %q:\n%s", tt.want, s)
 			}

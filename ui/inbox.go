@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/leasetop/leasetop/internal/data"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // The conversations' inboxes (issue 41): the table's INBOX column, shown
@@ -18,19 +19,19 @@ import (
 
 // inboxesMsg is every conversation's inbox, as read.
 type inboxesMsg struct {
-	inboxes map[data.Key]data.Inbox
+	inboxes map[monitor.Key]data.Inbox
 	err     error
 }
 
 // inboxPoll is the last read of the inboxes.
 type inboxPoll struct {
-	inboxes map[data.Key]data.Inbox
+	inboxes map[monitor.Key]data.Inbox
 	readAt  time.Time
 	reading bool
 }
 
-func (p *inboxPoll) any() bool                { return len(p.inboxes) > 0 }
-func (p *inboxPoll) of(k data.Key) data.Inbox { return p.inboxes[k] }
+func (p *inboxPoll) any() bool                   { return len(p.inboxes) > 0 }
+func (p *inboxPoll) of(k monitor.Key) data.Inbox { return p.inboxes[k] }
 
 // pollInboxes reads the inboxes if the last read is older than
 // queuePollEvery and none is in flight.
@@ -65,7 +66,7 @@ func inboxText(in data.Inbox) string {
 // inboxLines adds the detail view's inbox field: the live messages, how
 // many no run received yet, and the oldest one's age. Nothing when the
 // session has none.
-func (m *Model) inboxLines(field func(name, value string), key data.Key) {
+func (m *Model) inboxLines(field func(name, value string), key monitor.Key) {
 	in := m.inboxes.of(key)
 	if in.Live == 0 {
 		return

@@ -4,6 +4,7 @@ package ui
 type layout struct {
 	tooSmall    bool
 	header2     bool // the counts line
+	contexts    bool // the contexts' line of a monitor of several databases
 	tableRows   int  // session rows (besides the column header)
 	showDevices bool // the devices pane, between the sessions and the events
 	deviceRows  int  // device rows (besides the pane's title and column header)
@@ -22,9 +23,12 @@ func (m *Model) layout() layout {
 	if w < minWidth || h < minHeight {
 		return layout{tooSmall: true}
 	}
-	l := layout{header2: h >= 10}
+	l := layout{header2: h >= 10, contexts: len(m.cfg.Contexts) > 0 && h >= 8}
 	rest := h - 2 // header line 1, status line
 	if l.header2 {
+		rest--
+	}
+	if l.contexts {
 		rest--
 	}
 	rest-- // the table's column header

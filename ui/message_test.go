@@ -102,7 +102,7 @@ func TestInboxColumn(t *testing.T) {
 // inboxCell is the count of the INBOX cell of key's row, "" when the
 // row does not show it.
 func inboxCell(m *Model, key data.Key) string {
-	in := m.inboxes.of(key)
+	in := m.inboxes.of(mkey(key))
 	for _, line := range strings.Split(screen(m), "\n") {
 		if strings.Contains(line, key.Session) && strings.Contains(line, "desktop") && in.Live > 0 && strings.Contains(line, inboxText(in)) {
 			return fmt.Sprint(in.Live)

@@ -24,21 +24,21 @@ type Source struct {
 	// ResyncFunc asks the feed to re-read everything; it must not block.
 	ResyncFunc func()
 	// HistoryFunc reads a session's most recent events, newest first.
-	HistoryFunc func(key data.Key) ([]data.Event, error)
+	HistoryFunc func(key monitor.Key) ([]data.Event, error)
 	// LockersFunc reads the transactions that hold a session's lease row
 	// locked (a fenced write in progress, or one stuck open: then no
 	// takeover of the expired lease can commit), for the detail view.
-	LockersFunc func(key data.Key) ([]data.Locker, error)
+	LockersFunc func(key monitor.Key) ([]data.Locker, error)
 	// QueuesFunc reads every session's queue length (ui/queue.go); QueueFunc
 	// one session's tickets, head first, for the detail view.
-	QueuesFunc func() (map[data.Key]int, error)
-	QueueFunc  func(key data.Key) ([]data.Ticket, error)
+	QueuesFunc func() (map[monitor.Key]int, error)
+	QueueFunc  func(key monitor.Key) ([]data.Ticket, error)
 	// AsksFunc reads every ask to hand over pending now (ui/asks.go: the
 	// table's ASK column), read with the queue lengths.
-	AsksFunc func() (map[data.Key]data.PendingAsk, error)
+	AsksFunc func() (map[monitor.Key]data.PendingAsk, error)
 	// InboxesFunc reads every conversation's live messages (ui/inbox.go:
 	// the table's INBOX column), read with the queue lengths.
-	InboxesFunc func() (map[data.Key]data.Inbox, error)
+	InboxesFunc func() (map[monitor.Key]data.Inbox, error)
 	// TimelineFunc reads the timeline's lanes: a page of the sessions of
 	// the window's history (q.Sessions, as data.Store.Sessions), and their
 	// history from q.Since to q.Until: their events, oldest first, and who
@@ -46,12 +46,12 @@ type Source struct {
 	TimelineFunc func(q LanesQuery) (History, error)
 	// OwnersAtFunc reads who held each of keys at the instant at, from the
 	// history, for the timeline's cursor.
-	OwnersAtFunc func(keys []data.Key, at time.Time) (Owners, error)
+	OwnersAtFunc func(keys []monitor.Key, at time.Time) (Owners, error)
 	// ReleaseFunc force-releases key's lease if run still holds it.
-	ReleaseFunc func(key data.Key, run uuid.UUID, reason string) (ReleaseResult, error)
+	ReleaseFunc func(key monitor.Key, run uuid.UUID, reason string) (ReleaseResult, error)
 	// ClearQueueFunc clears every live ticket of key's queue, recorded with
 	// reason, and returns how many it cleared (ui/queue_clear.go).
-	ClearQueueFunc func(key data.Key, reason string) (int, error)
+	ClearQueueFunc func(key monitor.Key, reason string) (int, error)
 }
 
 // ReleaseResult is the outcome of a forced release.
@@ -81,6 +81,10 @@ type Config struct {
 	Keys *keymap.Map
 	// ReadOnly disables every key that changes the database.
 	ReadOnly bool
+	// Contexts are the databases of a monitor that watches several (their
+	// names, modes and colours; Run opens them): the table gets a CONTEXT
+	// column and the header a line of their links. Empty: one database.
+	Contexts []Context
 	// Title heads the screen. Default "leasetop".
 	Title string
 	// Database names the database in the header (host:port/db, never a
@@ -154,7 +158,7 @@ type Model struct {
 	order     []monitor.RowRef   // the rows as shown when navigation started holding their order
 	resynced  int                // leases of a resync just applied: waitNext frees the read (monitor.FreeAfterResync)
 	holdUntil time.Time          // the order is held until then (after navigation)
-	sel       data.Key
+	sel       monitor.Key
 	hasSel    bool
 	cur, off  int
 

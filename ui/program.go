@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
@@ -17,23 +18,42 @@ import (
 // exactly that program with something around the model (the benchmark times
 // every frame) builds one itself.
 type Program struct {
-	model   *Model
-	feed    *monitor.Feed
+	model *Model
+	feed  interface {
+		Start(context.Context) (stop func())
+	} // a *monitor.Feed, or a *monitor.Feeds of several databases
 	options []tea.ProgramOption
 }
 
-// NewProgram builds the monitor on opt.Store as Run does, without starting
-// anything. ctx bounds the database calls the model makes (a session's
-// history, a forced release).
+// NewProgram builds the monitor on opt.Store (or its Config.Contexts) as Run
+// does, without starting anything. ctx bounds the database calls the model
+// makes (a session's history, a forced release).
 func NewProgram(ctx context.Context, opt Options) (*Program, error) {
-	if opt.Store == nil {
-		return nil, errors.New("ui: no store")
-	}
-	feed := monitor.NewFeed(opt.Store, opt.Feed)
 	cfg := opt.Config
-	cfg.Source = storeSource(ctx, opt.Store, feed, opt.ReadOnly, opt.HistoryLimit)
-	if cfg.Database == "" {
-		cfg.Database = DatabaseLabel(opt.Store)
+	var p Program
+	switch {
+	case len(cfg.Contexts) > 0 && opt.Store != nil:
+		return nil, errors.New("ui: a store and contexts: give one or the other")
+	case len(cfg.Contexts) > monitor.MaxContexts:
+		return nil, fmt.Errorf("ui: %d contexts, at most %d", len(cfg.Contexts), monitor.MaxContexts)
+	case len(cfg.Contexts) > 0:
+		cfg.Contexts = slices.Clone(cfg.Contexts)
+		ctxs := make([]monitor.Context, len(cfg.Contexts))
+		cfg.State.Contexts = make([]string, len(cfg.Contexts))
+		for i, c := range cfg.Contexts {
+			cfg.Contexts[i].ReadOnly = c.ReadOnly || cfg.ReadOnly
+			ctxs[i], cfg.State.Contexts[i] = c.Context, c.Name
+		}
+		feeds := monitor.NewFeeds(ctxs)
+		cfg.Source, p.feed = contextsSource(ctx, feeds, cfg.Contexts, opt.HistoryLimit), feeds
+	case opt.Store != nil:
+		feed := monitor.NewFeed(opt.Store, opt.Feed)
+		cfg.Source, p.feed = storeSource(ctx, opt.Store, feed, opt.ReadOnly, opt.HistoryLimit), feed
+		if cfg.Database == "" {
+			cfg.Database = DatabaseLabel(opt.Store)
+		}
+	default:
+		return nil, errors.New("ui: no store")
 	}
 	m, err := New(cfg)
 	if err != nil {
@@ -52,7 +72,8 @@ func NewProgram(ctx context.Context, opt Options) (*Program, error) {
 	if opt.NoColor {
 		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
 	}
-	return &Program{model: m, feed: feed, options: popts}, nil
+	p.model, p.options = m, popts
+	return &p, nil
 }
 
 // Model returns the monitor's model.

@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/leasetop/leasetop/internal/data"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // The sessions' queues: the table's QUEUE column, shown only
@@ -20,12 +21,12 @@ const queuePollEvery = 2 * time.Second
 type (
 	// queuesMsg is every session's queue length.
 	queuesMsg struct {
-		lengths map[data.Key]int
+		lengths map[monitor.Key]int
 		err     error
 	}
 	// queueMsg is one session's tickets for the detail view.
 	queueMsg struct {
-		key     data.Key
+		key     monitor.Key
 		tickets []data.Ticket
 		err     error
 	}
@@ -33,13 +34,13 @@ type (
 
 // queuePoll is the last read of the queue lengths.
 type queuePoll struct {
-	lengths map[data.Key]int
+	lengths map[monitor.Key]int
 	readAt  time.Time
 	reading bool
 }
 
-func (q *queuePoll) any() bool             { return len(q.lengths) > 0 }
-func (q *queuePoll) length(k data.Key) int { return q.lengths[k] }
+func (q *queuePoll) any() bool                { return len(q.lengths) > 0 }
+func (q *queuePoll) length(k monitor.Key) int { return q.lengths[k] }
 
 // pollQueues reads the queue lengths if the last read is older than
 // queuePollEvery and none is in flight.
@@ -63,7 +64,7 @@ func (m *Model) onQueues(msg queuesMsg) {
 }
 
 // loadQueue reads key's tickets for the detail view.
-func (m *Model) loadQueue(key data.Key) tea.Cmd {
+func (m *Model) loadQueue(key monitor.Key) tea.Cmd {
 	read := m.cfg.Source.QueueFunc
 	if read == nil {
 		return nil

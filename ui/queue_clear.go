@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/leasetop/leasetop/internal/data"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // Clearing a session's queue: keymap.Map.ClearQueue on
@@ -19,14 +20,14 @@ import (
 // queueClear is what a clear-queue dialog confirms: the session, and how
 // many tickets its queue had when the dialog opened.
 type queueClear struct {
-	key     data.Key
+	key     monitor.Key
 	tickets int
 }
 
 type (
 	// clearQueueReq is a confirmed clear of a session's queue.
 	clearQueueReq struct {
-		key    data.Key
+		key    monitor.Key
 		reason string
 	}
 	// queueClearedMsg is its outcome.
@@ -42,7 +43,7 @@ type (
 // session).
 func (m *Model) openClearDialog() tea.Cmd {
 	var (
-		k  data.Key
+		k  monitor.Key
 		ok bool
 	)
 	switch {
@@ -51,12 +52,12 @@ func (m *Model) openClearDialog() tea.Cmd {
 	case m.focus == focusEvents:
 		var ev data.Event
 		if ev, ok = m.selectedEvent(); ok {
-			k, ok = ev.Key, ev.Kind != data.KindTruncated
+			k, ok = monitor.EventKey(ev), ev.Kind != data.KindTruncated
 		}
 	default:
 		var l data.Lease
 		l, ok = m.selected()
-		k = l.Key
+		k = monitor.KeyOf(l)
 	}
 	if !ok {
 		m.setStatus(statusWarn, "nothing to clear: select a session with a queue first")
@@ -65,7 +66,7 @@ func (m *Model) openClearDialog() tea.Cmd {
 	return m.openClearDialogFor(k)
 }
 
-func (m *Model) openClearDialogFor(k data.Key) tea.Cmd {
+func (m *Model) openClearDialogFor(k monitor.Key) tea.Cmd {
 	if !m.keys.ClearQueue.Enabled() { // read-only: never reachable, and never opened
 		return nil
 	}
@@ -77,9 +78,12 @@ func (m *Model) openClearDialogFor(k data.Key) tea.Cmd {
 		m.setStatus(statusWarn, "nothing to clear: "+keyText(k, 24)+" has no queue")
 		return nil
 	}
+	if m.refusedIn(k.Context, "clearing a queue") {
+		return nil
+	}
 	m.dialog = &dialog{clear: &queueClear{key: k, tickets: n}, reason: m.reasonInput()}
 	m.mode, m.detail = modeConfirm, nil
-	return nil
+	return m.protect(k.Context)
 }
 
 // confirmClear sends the clear of the dialog's queue.
@@ -144,10 +148,15 @@ func (m *Model) viewClearDialog() string {
 	lines := []string{
 		s.bad.Render("Clear this session's queue?"),
 		"",
+	}
+	if d.clear.key.Context != "" {
+		lines = append(lines, row("context", clean(d.clear.key.Context, w-10)))
+	}
+	lines = append(lines,
 		row("account", idText(d.clear.key.Account, w-10)),
 		row("session", idText(d.clear.key.Session, w-10)),
 		row("queue", waiting),
 		s.dim.Render(fit("every waiter stops waiting; the lease is not touched", w)),
-	}
+	)
 	return m.dialogEnd(lines, row, "Clear it? (y/N)", "clear")
 }

@@ -89,7 +89,7 @@ func TestClearQueueThroughKeys(t *testing.T) {
 	}
 	open := func(d *driver) {
 		t.Helper()
-		d.waitFor("the queue's length", func(m *Model) bool { return m.queues.length(k) == 2 })
+		d.waitFor("the queue's length", func(m *Model) bool { return m.queues.length(mkey(k)) == 2 })
 		d.selectSession(k)
 		d.press("C")
 	}

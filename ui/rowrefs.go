@@ -22,14 +22,16 @@ func (s sortMode) order() monitor.Order {
 		return monitor.OrderHeld
 	case sortHolder:
 		return monitor.OrderHolder
+	case sortContext:
+		return monitor.OrderContext
 	}
 	return monitor.OrderTTL
 }
 
 // rowKey returns the key of row i.
-func (m *Model) rowKey(i int) (data.Key, bool) {
+func (m *Model) rowKey(i int) (monitor.Key, bool) {
 	if i < 0 || i >= len(m.rows) {
-		return data.Key{}, false
+		return monitor.Key{}, false
 	}
 	return m.shown().RowKey(m.rows[i])
 }
@@ -43,7 +45,7 @@ func (m *Model) rowLease(i int) (data.Lease, bool) {
 }
 
 // rowIndex returns the row of key's lease, -1 if it has none.
-func (m *Model) rowIndex(key data.Key) int {
+func (m *Model) rowIndex(key monitor.Key) int {
 	ref, ok := m.shown().RowOf(key)
 	if !ok {
 		return -1

@@ -15,6 +15,7 @@ const (
 	sortAccount                 // account, then session
 	sortHeld                    // held longest first
 	sortHolder                  // holder label, then account and session
+	sortContext                 // context, then account and session (a monitor of several databases only)
 	numSortModes
 )
 
@@ -26,9 +27,20 @@ func (s sortMode) String() string {
 		return "account"
 	case sortHeld:
 		return "held for"
+	case sortContext:
+		return "context"
 	default:
 		return "holder"
 	}
+}
+
+// sortModes is how many orders s cycles through: the context's is the
+// last, in a monitor of several databases only.
+func (m *Model) sortModes() sortMode {
+	if len(m.cfg.Contexts) == 0 {
+		return sortContext
+	}
+	return numSortModes
 }
 
 // shown is the state on screen: the frozen copy while paused.

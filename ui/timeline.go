@@ -43,7 +43,7 @@ type LanesQuery struct {
 type History struct {
 	// Keys are the lanes: the page of sessions, at most the query's
 	// Sessions.Limit, in order. More says more sessions follow them.
-	Keys []data.Key
+	Keys []monitor.Key
 	More bool
 	// Start is who held each session at the range's start, or at the start
 	// of the history kept if that is later (Owners.HistoryStart).
@@ -59,7 +59,7 @@ type History struct {
 // history says: each lease with the expiry it had then. A session with no
 // entry was held by nobody, or, before HistoryStart, is unknown.
 type Owners struct {
-	Leases map[data.Key]data.Lease
+	Leases map[monitor.Key]data.Lease
 	// HistoryStart is the oldest event kept (prune_events removes older
 	// ones); zero when nothing was ever pruned.
 	HistoryStart time.Time
@@ -67,7 +67,7 @@ type Owners struct {
 	// (renewals write no event): their ExpiresAt is a lower bound, and the
 	// TTL they were granted with (0: unknown) an upper bound of what was
 	// left.
-	Inexact map[data.Key]time.Duration
+	Inexact map[monitor.Key]time.Duration
 }
 
 // zooms are the timeline's window lengths, from seconds to hours.
@@ -82,12 +82,12 @@ const defaultZoom = 5
 // timelineView is the timeline's state.
 type timelineView struct {
 	zoom     int
-	page     lanePage   // which lanes: where their page of the window's sessions starts
-	keys     []data.Key // the lanes' sessions, as the last read of page answered
-	more     bool       // more sessions follow the lanes
-	scrubbed bool       // the cursor is in the past; else the view is live
-	cursor   time.Time  // the instant scrubbed to (server clock)
-	end      time.Time  // the window's end while scrubbed
+	page     lanePage      // which lanes: where their page of the window's sessions starts
+	keys     []monitor.Key // the lanes' sessions, as the last read of page answered
+	more     bool          // more sessions follow the lanes
+	scrubbed bool          // the cursor is in the past; else the view is live
+	cursor   time.Time     // the instant scrubbed to (server clock)
+	end      time.Time     // the window's end while scrubbed
 
 	gen     int          // the generation of the latest read asked
 	asked   historyQuery // what it asked
@@ -123,7 +123,7 @@ type barsKey struct {
 // (see data.SessionsQuery): at or after from, or back sessions before it,
 // or the last page; n lanes whose sessions match the filter.
 type lanePage struct {
-	from  data.Key
+	from  monitor.Key
 	after bool
 	back  int
 	last  bool
@@ -141,17 +141,17 @@ type historyQuery struct {
 // historyData is a read answered, and the live events merged since.
 type historyData struct {
 	q       historyQuery
-	keys    []data.Key // the lanes
+	keys    []monitor.Key // the lanes
 	more    bool
 	start   Owners
-	until   time.Time                 // History.ReadUntil: zero when the read is whole
-	byKey   map[data.Key][]data.Event // oldest first
-	events  []data.Event              // every event, newest first (for the events pane)
-	maxID   int64                     // the largest id read or merged
-	cursor  int64                     // the newest of the State's events looked at (any session's)
-	version int                       // changes with each merge
-	merged  uint64                    // the State version merged last
-	stale   bool                      // the feed moved past what could be merged: read again
+	until   time.Time                    // History.ReadUntil: zero when the read is whole
+	byKey   map[monitor.Key][]data.Event // oldest first
+	events  []data.Event                 // every event, newest first (for the events pane)
+	maxID   map[string]int64             // the largest id read or merged, by context (ids are each database's)
+	cursor  map[string]int64             // the newest of the State's events looked at (any session's), by context
+	version int                          // changes with each merge
+	merged  uint64                       // the State version merged last
+	stale   bool                         // the feed moved past what could be merged: read again
 }
 
 type lanesKey struct {
@@ -168,8 +168,9 @@ func newHistoryData(q historyQuery, h History) *historyData {
 	if len(h.Keys) > 0 {
 		q.page = lanePage{from: h.Keys[0], n: q.page.n, match: q.page.match}
 	}
-	d := &historyData{q: q, keys: h.Keys, more: h.More, start: h.Start, until: h.ReadUntil, byKey: map[data.Key][]data.Event{}}
-	d.add(monitor.NamePrevHolders(h.Events, func(k data.Key) (data.Lease, bool) {
+	d := &historyData{q: q, keys: h.Keys, more: h.More, start: h.Start, until: h.ReadUntil,
+		byKey: map[monitor.Key][]data.Event{}, maxID: map[string]int64{}, cursor: map[string]int64{}}
+	d.add(monitor.NamePrevHolders(h.Events, func(k monitor.Key) (data.Lease, bool) {
 		l, ok := h.Start.Leases[k]
 		return l, ok
 	}))
@@ -181,33 +182,40 @@ func (d *historyData) add(evs []data.Event) {
 	if len(evs) == 0 {
 		return
 	}
-	want := make(map[data.Key]bool, len(d.keys))
+	want := make(map[monitor.Key]bool, len(d.keys))
 	for _, k := range d.keys {
 		want[k] = true
 	}
-	seen := map[int64]bool{}
-	for _, ev := range d.events {
-		seen[ev.ID] = true
+	type eventID struct {
+		context string
+		id      int64
 	}
-	touched := map[data.Key]bool{}
+	seen := map[eventID]bool{}
+	for _, ev := range d.events {
+		seen[eventID{ev.Context, ev.ID}] = true
+	}
+	touched := map[monitor.Key]bool{}
 	for _, ev := range evs {
-		truncated := ev.Kind == data.KindTruncated // names no session: it ends every lane's span
-		if (!want[ev.Key] && !truncated) || seen[ev.ID] || ev.Kind == data.KindRenewed {
+		truncated := ev.Kind == data.KindTruncated // names no session: it ends every lane's span of its context
+		id := eventID{ev.Context, ev.ID}
+		if (!want[monitor.EventKey(ev)] && !truncated) || seen[id] || ev.Kind == data.KindRenewed {
 			continue
 		}
-		seen[ev.ID] = true
-		keys := []data.Key{ev.Key}
+		seen[id] = true
+		keys := []monitor.Key{monitor.EventKey(ev)}
 		if truncated {
-			keys = d.keys
+			keys = slices.DeleteFunc(slices.Clone(d.keys), func(k monitor.Key) bool { return k.Context != ev.Context })
 		}
 		for _, k := range keys {
 			d.byKey[k] = append(d.byKey[k], ev)
 			touched[k] = true
 		}
 		d.events = append(d.events, ev)
-		d.maxID = max(d.maxID, ev.ID)
+		d.maxID[ev.Context] = max(d.maxID[ev.Context], ev.ID)
 	}
-	byTime := func(a, b data.Event) int { return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.ID, b.ID)) }
+	byTime := func(a, b data.Event) int {
+		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.Context, b.Context), cmp.Compare(a.ID, b.ID))
+	}
 	for k := range touched {
 		slices.SortFunc(d.byKey[k], byTime)
 	}
@@ -218,24 +226,27 @@ func (d *historyData) add(evs []data.Event) {
 // mergeLive adds the shown state's events newer than the data's, if the
 // state changed since the last merge. When the state's kept events no longer
 // reach back to what was read, some may be missing: the data is marked
-// stale, to be read again.
+// stale, to be read again. Ids are each context's own: newer is by context.
 func (d *historyData) mergeLive(evs []data.Event, version uint64, limit int) {
 	if d.merged == version {
 		return
 	}
 	d.merged = version
-	from := max(d.cursor, d.maxID)
-	n := 0
-	for n < len(evs) && evs[n].ID > from {
-		n++
+	var fresh []data.Event
+	newest := map[string]int64{}
+	for _, ev := range evs {
+		newest[ev.Context] = max(newest[ev.Context], ev.ID)
+		if ev.ID > max(d.cursor[ev.Context], d.maxID[ev.Context]) {
+			fresh = append(fresh, ev)
+		}
 	}
-	if n == len(evs) && len(evs) >= limit && n > 0 {
+	if len(fresh) == len(evs) && len(evs) >= limit && len(fresh) > 0 {
 		d.stale = true // the State no longer keeps every event since the last look
 	}
-	if n > 0 {
-		d.cursor = max(d.cursor, evs[0].ID)
+	for c, id := range newest {
+		d.cursor[c] = max(d.cursor[c], id)
 	}
-	d.add(evs[:n])
+	d.add(fresh)
 }
 
 // liveFingerprint sums up what a lane takes from the live leases of keys at
@@ -243,8 +254,8 @@ func (d *historyData) mergeLive(evs []data.Event, version uint64, limit int) {
 // Renewals elsewhere (every lease of a big fleet, every second) change the
 // State's version, not this: the lanes are not rebuilt for them.
 func liveFingerprint(st interface {
-	Lease(data.Key) (data.Lease, bool)
-}, keys []data.Key, now time.Time) uint64 {
+	LeaseOf(monitor.Key) (data.Lease, bool)
+}, keys []monitor.Key, now time.Time) uint64 {
 	h := fnv.New64a()
 	var b [8]byte
 	put := func(v int64) {
@@ -252,7 +263,7 @@ func liveFingerprint(st interface {
 		_, _ = h.Write(b[:])
 	}
 	for _, k := range keys {
-		l, ok := st.Lease(k)
+		l, ok := st.LeaseOf(k)
 		if !ok {
 			put(-1)
 			continue

@@ -36,7 +36,7 @@ func TestCursorSlicesAsTruncateMeasures(t *testing.T) {
 			{ID: 3, Kind: data.KindRenewRejected, At: at(32), Key: k, RunID: run(1), Fence: 2},
 			{ID: 4, Kind: data.KindForceReleased, At: at(50), Key: k, RunID: run(2), Fence: 2},
 		}
-		ln := monitor.BuildLane(monitor.LaneInput{Key: k, From: t0, Until: at(100), HistoryStart: at(5), Events: evs, ReadUntil: at(80)})
+		ln := monitor.BuildLane(monitor.LaneInput{Key: mkey(k), From: t0, Until: at(100), HistoryStart: at(5), Events: evs, ReadUntil: at(80)})
 		bar := drawLane(&ln, w, &st.tl)
 		if indexed := bar.cols != nil; indexed != c.indexed {
 			t.Errorf("%s: columns indexed %v, want %v", c.name, indexed, c.indexed)

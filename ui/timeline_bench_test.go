@@ -33,11 +33,11 @@ func BenchmarkScaleTimeline(b *testing.B) {
 	hist := func(q LanesQuery) (History, error) {
 		keys, more := pageOf(sorted, q.Sessions)
 		since, until := q.Since, q.Until
-		h := History{Keys: keys, More: more, Start: Owners{Leases: map[data.Key]data.Lease{}}}
+		h := History{Keys: mkeys(keys), More: more, Start: Owners{Leases: map[monitor.Key]data.Lease{}}}
 		step := until.Sub(since) / 31
 		for i, k := range keys {
 			l := byKey[k]
-			h.Start.Leases[k] = l
+			h.Start.Leases[mkey(k)] = l
 			for j := range 30 {
 				h.Events = append(h.Events, data.Event{ID: int64(i*100 + j + 1), Kind: data.KindTakenOver, At: since.Add(time.Duration(j+1) * step),
 					Key: k, RunID: run(byte(j)), Fence: int64(j + 2), Holder: "device-x", ExpiresAt: since.Add(time.Duration(j+2) * step)})
@@ -45,10 +45,10 @@ func BenchmarkScaleTimeline(b *testing.B) {
 		}
 		return h, nil
 	}
-	owners := func(keys []data.Key, at time.Time) (Owners, error) {
-		o := Owners{Leases: map[data.Key]data.Lease{}}
+	owners := func(keys []monitor.Key, at time.Time) (Owners, error) {
+		o := Owners{Leases: map[monitor.Key]data.Lease{}}
 		for _, k := range keys {
-			o.Leases[k] = byKey[k]
+			o.Leases[k] = byKey[k.Key]
 		}
 		return o, nil
 	}
@@ -102,7 +102,7 @@ func BenchmarkScaleTimeline(b *testing.B) {
 		m.cfg.Now = clock.Now
 		drain(m, press(m, "t"))
 		_ = m.View()
-		lanes := map[data.Key]bool{}
+		lanes := map[monitor.Key]bool{}
 		for _, k := range m.tl.keys {
 			lanes[k] = true
 		}
@@ -114,7 +114,7 @@ func BenchmarkScaleTimeline(b *testing.B) {
 			for len(renewed) < 1000 {
 				l := leases[i%len(leases)]
 				i += 97
-				if lanes[l.Key] {
+				if lanes[mkey(l.Key)] {
 					continue
 				}
 				l.RenewedAt, l.ExpiresAt = server.Add(clock.t.Sub(base)), server.Add(clock.t.Sub(base)+time.Hour)

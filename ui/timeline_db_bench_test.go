@@ -111,7 +111,7 @@ func BenchmarkScaleTimelineReads(b *testing.B) {
 	}
 	b.Run("owners-at-start", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := owners(keys, now.Add(-15*time.Minute+time.Second)); err != nil {
+			if _, err := owners(mkeys(keys), now.Add(-15*time.Minute+time.Second)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -120,7 +120,7 @@ func BenchmarkScaleTimelineReads(b *testing.B) {
 		at := now.Add(-5 * time.Minute)
 		for b.Loop() {
 			at = at.Add(-time.Second)
-			if _, err := owners(keys, at); err != nil {
+			if _, err := owners(mkeys(keys), at); err != nil {
 				b.Fatal(err)
 			}
 		}

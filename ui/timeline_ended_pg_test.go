@@ -47,7 +47,7 @@ func TestTimelineShowsSessionsThatEnded(t *testing.T) {
 	lane := func(k data.Key) *monitor.Lane {
 		lanes := m.timelineLanes(m.tlWindow())
 		for i := range lanes {
-			if lanes[i].Key == k {
+			if lanes[i].Key.Key == k {
 				return &lanes[i]
 			}
 		}
@@ -72,7 +72,7 @@ func TestTimelineShowsSessionsThatEnded(t *testing.T) {
 			pressDrain(m, string(r))
 		}
 		pressDrain(m, "enter")
-		if len(m.tl.keys) != 1 || m.tl.keys[0] != ended || !strings.Contains(screen(m), "acme/ended") {
+		if len(m.tl.keys) != 1 || m.tl.keys[0].Key != ended || !strings.Contains(screen(m), "acme/ended") {
 			t.Errorf("/%s: lanes %v, want only %s:\n%s", find, m.tl.keys, ended, screen(m))
 		}
 		pressDrain(m, "/", "esc") // clears the filter: every lane again
@@ -101,11 +101,11 @@ func TestTimelineLastLanesOnAStore(t *testing.T) {
 	}
 	m, _ := timelineOnStore(t, s, "t", "G")
 	n := m.tlGeometry().lanes
-	if len(m.tl.keys) != n || m.tl.keys[n-1] != keys[len(keys)-1] || m.tl.keys[0] != keys[len(keys)-n] || m.tl.more {
+	if len(m.tl.keys) != n || m.tl.keys[n-1].Key != keys[len(keys)-1] || m.tl.keys[0].Key != keys[len(keys)-n] || m.tl.more {
 		t.Errorf("after G: lanes %v (more %v), want the last %d sessions and no more", m.tl.keys, m.tl.more, n)
 	}
 	pressDrain(m, "g")
-	if m.tl.keys[0] != keys[0] || !m.tl.more {
+	if m.tl.keys[0].Key != keys[0] || !m.tl.more {
 		t.Errorf("after g: first lane %v (more %v), want %v and more", m.tl.keys[0], m.tl.more, keys[0])
 	}
 }

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/leasetop/leasetop/internal/data"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // timelineHistory is the loaded fixture's history over the last 15 minutes,
@@ -57,11 +58,11 @@ func timelineBefore() map[data.Key]data.Lease {
 // each with the expiry its last event gave it. historyStart, if set, is
 // where the history is said to start (older events pruned).
 func fixtureOwnersAt(keys []data.Key, t, historyStart time.Time) Owners {
-	out := Owners{Leases: map[data.Key]data.Lease{}, HistoryStart: historyStart}
+	out := Owners{Leases: map[monitor.Key]data.Lease{}, HistoryStart: historyStart}
 	want := func(k data.Key) bool { return keys == nil || slices.Contains(keys, k) }
 	for k, l := range timelineBefore() {
 		if want(k) {
-			out.Leases[k] = l
+			out.Leases[mkey(k)] = l
 		}
 	}
 	for _, ev := range timelineHistory() {
@@ -70,18 +71,18 @@ func fixtureOwnersAt(keys []data.Key, t, historyStart time.Time) Owners {
 		}
 		switch ev.Kind {
 		case data.KindAcquired, data.KindTakenOver, data.KindPreempted, data.KindHandedOver:
-			out.Leases[ev.Key] = data.Lease{Key: ev.Key, RunID: ev.RunID, Holder: ev.Holder, Fence: ev.Fence,
+			out.Leases[mkey(ev.Key)] = data.Lease{Key: ev.Key, RunID: ev.RunID, Holder: ev.Holder, Fence: ev.Fence,
 				AcquiredAt: ev.At, RenewedAt: ev.At, ExpiresAt: ev.ExpiresAt}
 		case data.KindReleased, data.KindForceReleased:
-			delete(out.Leases, ev.Key)
+			delete(out.Leases, mkey(ev.Key))
 		}
 	}
 	// Renewals write no event: a run that still holds its session now was
 	// renewing then, every TTL (15 s here).
 	for _, live := range loadedLeases() {
-		if l, ok := out.Leases[live.Key]; ok && l.RunID == live.RunID && l.Fence == live.Fence {
+		if l, ok := out.Leases[mkey(live.Key)]; ok && l.RunID == live.RunID && l.Fence == live.Fence {
 			l.ExpiresAt = minTime(live.ExpiresAt, t.Add(15*time.Second))
-			out.Leases[live.Key] = l
+			out.Leases[mkey(live.Key)] = l
 		}
 	}
 	if !historyStart.IsZero() && t.Before(historyStart) {
@@ -134,7 +135,7 @@ func fixtureSessions(since, until, pruned time.Time, extra []data.Lease) []data.
 		}
 	}
 	for k := range fixtureOwnersAt(nil, maxTime(since, pruned), pruned).Leases {
-		set[k] = true
+		set[k.Key] = true
 	}
 	for _, ev := range timelineHistory() {
 		if !ev.At.Before(since) && ev.At.Before(until) {
@@ -157,7 +158,7 @@ func withHistoryAnd(pruned time.Time, extra []data.Lease) func(*Config) {
 		c.Source.TimelineFunc = func(q LanesQuery) (History, error) {
 			keys, more := pageOf(fixtureSessions(q.Sessions.Since, q.Sessions.Until, pruned, extra), q.Sessions)
 			since := q.Since
-			h := History{Keys: keys, More: more, Start: fixtureOwnersAt(keys, maxTime(since, pruned), pruned)}
+			h := History{Keys: mkeys(keys), More: more, Start: fixtureOwnersAt(keys, maxTime(since, pruned), pruned)}
 			for _, ev := range timelineHistory() {
 				if slices.Contains(keys, ev.Key) && ev.At.After(maxTime(since, pruned)) && !ev.At.After(q.Until) {
 					h.Events = append(h.Events, ev)
@@ -165,8 +166,8 @@ func withHistoryAnd(pruned time.Time, extra []data.Lease) func(*Config) {
 			}
 			return h, nil
 		}
-		c.Source.OwnersAtFunc = func(keys []data.Key, at time.Time) (Owners, error) {
-			return fixtureOwnersAt(keys, at, pruned), nil
+		c.Source.OwnersAtFunc = func(keys []monitor.Key, at time.Time) (Owners, error) {
+			return fixtureOwnersAt(dkeys(keys), at, pruned), nil
 		}
 	}
 }
@@ -208,4 +209,25 @@ func maxTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// mkey is k in a monitor of one database.
+func mkey(k data.Key) monitor.Key { return monitor.Key{Key: k} }
+
+// mkeys are keys in a monitor of one database.
+func mkeys(keys []data.Key) []monitor.Key {
+	out := make([]monitor.Key, len(keys))
+	for i, k := range keys {
+		out[i] = mkey(k)
+	}
+	return out
+}
+
+// dkeys are the data.Keys of keys.
+func dkeys(keys []monitor.Key) []data.Key {
+	out := make([]data.Key, len(keys))
+	for i, k := range keys {
+		out[i] = k.Key
+	}
+	return out
 }

@@ -29,7 +29,7 @@ func TestDrawLane(t *testing.T) {
 		{ID: 6, Kind: "brand_new", At: at(60), Key: k, RunID: run(3), Fence: 3, Holder: "dev-c", ExpiresAt: at(70)},
 	}
 	live := &data.Lease{Key: k, RunID: run(3), Fence: 3, Holder: "dev-c", ExpiresAt: at(70)}
-	ln := monitor.BuildLane(monitor.LaneInput{Key: k, From: t0, Until: at(100), HistoryStart: at(5), Events: evs, Live: live})
+	ln := monitor.BuildLane(monitor.LaneInput{Key: mkey(k), From: t0, Until: at(100), HistoryStart: at(5), Events: evs, Live: live})
 	st := newStyles(theme.Dark())
 	got := ansi.Strip(drawLane(&ln, window{from: t0, cell: time.Second, cells: 100}, &st.tl).text)
 	if n := ansi.StringWidth(got); n != 100 {
@@ -51,13 +51,13 @@ func TestTruncateEndsEveryLane(t *testing.T) {
 	t.Parallel()
 	a, b := data.Key{Account: "a", Session: "1"}, data.Key{Account: "a", Session: "2"}
 	t0 := server.Add(-time.Minute)
-	d := newHistoryData(historyQuery{from: t0, until: server}, History{Keys: []data.Key{a, b}, Events: []data.Event{
+	d := newHistoryData(historyQuery{from: t0, until: server}, History{Keys: mkeys([]data.Key{a, b}), Events: []data.Event{
 		{ID: 1, Kind: data.KindAcquired, At: t0.Add(time.Second), Key: a, RunID: run(1), Fence: 1, Holder: "x"},
 		{ID: 2, Kind: data.KindAcquired, At: t0.Add(2 * time.Second), Key: b, RunID: run(2), Fence: 2, Holder: "y"},
 		{ID: 3, Kind: data.KindTruncated, At: t0.Add(30 * time.Second)},
 	}})
 	for _, k := range []data.Key{a, b} {
-		ln := monitor.BuildLane(monitor.LaneInput{Key: k, From: t0, Until: server, Events: d.byKey[k]})
+		ln := monitor.BuildLane(monitor.LaneInput{Key: mkey(k), From: t0, Until: server, Events: d.byKey[mkey(k)]})
 		if s, ok := ln.At(t0.Add(40 * time.Second)); !ok || s.Kind != monitor.SpanNobody {
 			t.Errorf("%v after the TRUNCATE: %v, want nobody", k, s.Kind)
 		}

@@ -27,7 +27,7 @@ func (m *Model) openTimeline() tea.Cmd {
 	m.tl.scrubbed = false
 	p := lanePage{}
 	if l, ok := m.selected(); ok {
-		p = lanePage{from: l.Key, back: m.tlGeometry().lanes / 2}
+		p = lanePage{from: monitor.KeyOf(l), back: m.tlGeometry().lanes / 2}
 	}
 	return m.pageLanes(p)
 }
@@ -118,7 +118,7 @@ func (m *Model) readHistory(gen int, q historyQuery) tea.Cmd {
 	}
 	p := q.page
 	lq := LanesQuery{
-		Sessions: data.SessionsQuery{Since: q.win.from, Until: minTime(q.win.until(), q.until), From: p.from, After: p.after,
+		Sessions: data.SessionsQuery{Since: q.win.from, Until: minTime(q.win.until(), q.until), From: p.from.Key, After: p.after,
 			Back: p.back, Last: p.last, Limit: max(p.n, 1), Match: p.match},
 		Since: q.from, Until: q.until,
 	}
@@ -152,7 +152,7 @@ func (m *Model) onTimeline(msg timelineMsg) tea.Cmd {
 	m.tl.loaded = d
 	m.tl.page, m.tl.keys, m.tl.more = d.q.page, d.keys, d.more
 	m.tl.asked.page = d.q.page
-	if f := d.q.page.match; f != "" && msg.q.page.from == (data.Key{}) && !msg.q.page.last {
+	if f := d.q.page.match; f != "" && msg.q.page.from == (monitor.Key{}) && !msg.q.page.last {
 		m.setStatus(statusInfo, matchedText(len(d.keys), d.more, f))
 	}
 	if !d.until.IsZero() {
@@ -187,7 +187,7 @@ func (m *Model) timelineLanes(w window) []monitor.Lane {
 			_, inexact := d.start.Inexact[k]
 			in.StartExact = !inexact
 		}
-		if live, ok := st.Lease(k); ok {
+		if live, ok := st.LeaseOf(k); ok {
 			in.Live = &live
 		}
 		lanes = append(lanes, monitor.BuildLane(in))

@@ -39,8 +39,8 @@ func TestScrubAgreesWithTheHistory(t *testing.T) {
 		if !m.tl.scrubbed || !m.tl.cursor.Equal(p.At) || !m.tl.ownersOK {
 			t.Fatalf("%s: not scrubbed to %v (scrubbed %v, cursor %v, owners read %v)", p.Name, p.At, m.tl.scrubbed, m.tl.cursor, m.tl.ownersOK)
 		}
-		cell := ansi.Strip(m.heldCell(h.Key, 40))
-		l, held := m.tl.owners.Leases[h.Key]
+		cell := ansi.Strip(m.heldCell(mkey(h.Key), 40))
+		l, held := m.tl.owners.Leases[mkey(h.Key)]
 		switch {
 		case held != p.Held:
 			t.Errorf("%s: held %v (%q), want %v", p.Name, held, cell, p.Held)
@@ -74,7 +74,7 @@ func TestScrubAgreesWithTheHistory(t *testing.T) {
 	}
 	// Nothing was pruned: before the database's first event nobody held it.
 	drain(m, m.scrubTo(h.Start.Add(-time.Millisecond)))
-	if cell := ansi.Strip(m.heldCell(h.Key, 40)); !strings.HasPrefix(cell, "nobody") {
+	if cell := ansi.Strip(m.heldCell(mkey(h.Key), 40)); !strings.HasPrefix(cell, "nobody") {
 		t.Errorf("before the first event of a whole history: held-by %q, want nobody", cell)
 	}
 	// Once the oldest event is gone (as prune_events removes them), the
@@ -83,7 +83,7 @@ func TestScrubAgreesWithTheHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	drain(m, m.scrubTo(h.Start))
-	if cell := ansi.Strip(m.heldCell(h.Key, 40)); !strings.HasPrefix(cell, "before history") {
+	if cell := ansi.Strip(m.heldCell(mkey(h.Key), 40)); !strings.HasPrefix(cell, "before history") {
 		t.Errorf("before the history kept: held-by %q, want \"before history\"", cell)
 	}
 }
@@ -111,7 +111,7 @@ func TestTimelineReadsTruncates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(h.Keys) != 1 || h.Keys[0] != k {
+	if len(h.Keys) != 1 || h.Keys[0] != mkey(k) {
 		t.Fatalf("lanes %v, want %v (its lease was truncated, its history stays)", h.Keys, k)
 	}
 	var kinds []data.Kind
@@ -122,8 +122,8 @@ func TestTimelineReadsTruncates(t *testing.T) {
 		t.Fatalf("events %v, want acquired then truncated", kinds)
 	}
 	d := newHistoryData(historyQuery{from: now.Add(-time.Minute), until: now}, h)
-	ln := monitor.BuildLane(monitor.LaneInput{Key: k, From: now.Add(-time.Minute), Until: now.Add(time.Millisecond),
-		HistoryStart: h.Start.HistoryStart, Events: d.byKey[k]})
+	ln := monitor.BuildLane(monitor.LaneInput{Key: mkey(k), From: now.Add(-time.Minute), Until: now.Add(time.Millisecond),
+		HistoryStart: h.Start.HistoryStart, Events: d.byKey[mkey(k)]})
 	if s, ok := ln.At(now); !ok || s.Kind != monitor.SpanNobody {
 		t.Errorf("after the TRUNCATE the lane shows %v, want nobody", s.Kind)
 	}

@@ -106,7 +106,7 @@ func TestTimelineHostileTextRendersInert(t *testing.T) {
 				Holder: hostileLeases()[0].Holder, ExpiresAt: server.Add(time.Minute)}
 			ev.Key = acq.Key
 			ev.At = server.Add(-30 * time.Second)
-			return History{Keys: []data.Key{acq.Key}, Events: []data.Event{acq, ev}}, nil
+			return History{Keys: []monitor.Key{mkey(acq.Key)}, Events: []data.Event{acq, ev}}, nil
 		}
 	})
 	apply(m, syncBatch(hostileLeases(), hostileEvents()))
@@ -185,7 +185,7 @@ func TestQuietLanesInABusyFleetReadOnce(t *testing.T) {
 			for _, l := range loadedLeases() {
 				keys = append(keys, l.Key)
 			}
-			return History{Keys: keys}, nil
+			return History{Keys: mkeys(keys)}, nil
 		}
 	})
 	apply(m, syncBatch(loadedLeases(), nil))
@@ -223,7 +223,7 @@ func TestScrubReadsOwnersOneAtATime(t *testing.T) {
 	var asked []time.Time
 	m, _ := newModel(t, 80, 24, withHistory(time.Time{}), func(c *Config) {
 		read := c.Source.OwnersAtFunc
-		c.Source.OwnersAtFunc = func(keys []data.Key, at time.Time) (Owners, error) {
+		c.Source.OwnersAtFunc = func(keys []monitor.Key, at time.Time) (Owners, error) {
 			asked = append(asked, at)
 			return read(keys, at)
 		}
@@ -263,7 +263,7 @@ func TestTimelineLanesPageThroughTheWindowsSessions(t *testing.T) {
 	sel, _ := m.selected()
 	pressDrain(m, "t")
 	n := m.tlGeometry().lanes
-	if len(m.tl.keys) != n || !slices.Contains(m.tl.keys, sel.Key) {
+	if len(m.tl.keys) != n || !slices.Contains(m.tl.keys, mkey(sel.Key)) {
 		t.Fatalf("opened on lanes %v, want %d lanes around the selected %s", m.tl.keys, n, sel.Key)
 	}
 	second := m.tl.keys[1]
@@ -273,16 +273,16 @@ func TestTimelineLanesPageThroughTheWindowsSessions(t *testing.T) {
 	}
 	pressDrain(m, "G")
 	last := zeta[len(zeta)-1].Key
-	if got := m.tl.keys[len(m.tl.keys)-1]; got != last || m.tl.more {
+	if got := m.tl.keys[len(m.tl.keys)-1]; got.Key != last || m.tl.more {
 		t.Errorf("after G the last lane is %s (more %v), want %s and no more", got, m.tl.more, last)
 	}
 	before := reads
 	pressDrain(m, "j")
-	if reads != before || m.tl.keys[len(m.tl.keys)-1] != last {
+	if reads != before || m.tl.keys[len(m.tl.keys)-1].Key != last {
 		t.Errorf("↓ at the last lanes read %d times and shows %v, want no read", reads-before, m.tl.keys)
 	}
 	pressDrain(m, "g")
-	if first := (data.Key{Account: "acme", Session: "chat-7f3a"}); m.tl.keys[0] != first {
+	if first := (data.Key{Account: "acme", Session: "chat-7f3a"}); m.tl.keys[0].Key != first {
 		t.Errorf("after g the first lane is %s, want %s", m.tl.keys[0], first)
 	}
 }

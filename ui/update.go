@@ -205,7 +205,12 @@ func holderText(holder string, width int) string {
 }
 
 // keyText is account/session, each cleaned and shortened to width, with
-// their runes outside ASCII marked (idText).
-func keyText(k data.Key, width int) string {
-	return idText(k.Account, width) + "/" + idText(k.Session, width)
+// their runes outside ASCII marked (idText); after "context:" in a monitor
+// of several databases.
+func keyText(k monitor.Key, width int) string {
+	text := idText(k.Account, width) + "/" + idText(k.Session, width)
+	if k.Context != "" {
+		text = clean(k.Context, 0) + ":" + text
+	}
+	return text
 }

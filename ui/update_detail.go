@@ -5,11 +5,12 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/leasetop/leasetop/internal/data"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // detailView is the open detail screen of one session.
 type detailView struct {
-	key     data.Key
+	key     monitor.Key
 	opened  data.Lease // the lease when the view opened (it may end meanwhile)
 	held    bool
 	history []data.Event
@@ -25,21 +26,21 @@ type detailView struct {
 // openDetail opens the selected session's details (from the events pane:
 // the selected event's session) and loads its history.
 func (m *Model) openDetail() tea.Cmd {
-	var k data.Key
+	var k monitor.Key
 	if m.focus == focusEvents {
 		ev, ok := m.selectedEvent()
 		if !ok || ev.Kind == data.KindTruncated {
 			return nil
 		}
-		k = ev.Key
+		k = monitor.EventKey(ev)
 	} else {
 		l, ok := m.selected()
 		if !ok {
 			return nil
 		}
-		k = l.Key
+		k = monitor.KeyOf(l)
 	}
-	l, held := m.shown().Lease(k)
+	l, held := m.shown().LeaseOf(k)
 	m.detail = &detailView{key: k, opened: l, held: held, loading: true}
 	m.mode = modeDetail
 	return tea.Batch(m.loadHistory(k), m.loadLockers(k), m.loadQueue(k))
@@ -60,7 +61,7 @@ func (m *Model) detailKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Top):
 		m.detail.scroll = 0
 	case key.Matches(msg, k.Release):
-		if l, ok := m.shown().Lease(m.detail.key); ok {
+		if l, ok := m.shown().LeaseOf(m.detail.key); ok {
 			m.mode, m.detail = modeMain, nil
 			return m.openDialogFor(l)
 		}

@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/leasetop/leasetop/internal/data"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // dialog is the forced-release confirmation: it names the lease exactly as
@@ -19,6 +20,9 @@ type dialog struct {
 	clear   *queueClear
 	reason  textinput.Model
 	editing bool // the reason field has focus
+	// typed, in a protected context (Context.Protected), is the field the
+	// session id must be typed in to confirm; (y/N) otherwise.
+	typed *textinput.Model
 }
 
 // cancelled is the status line of a dialog closed without confirming.
@@ -53,9 +57,48 @@ func (m *Model) openDialogFor(l data.Lease) tea.Cmd {
 	if !m.keys.Release.Enabled() { // read-only: never reachable, and never opened
 		return nil
 	}
+	if m.refusedIn(l.Context, "forced release") {
+		return nil
+	}
 	m.dialog = &dialog{lease: l, reason: m.reasonInput()}
 	m.mode = modeConfirm
-	return nil
+	return m.protect(l.Context)
+}
+
+// refusedIn says so, and reports true, when the context named name is
+// read-only: what (a forced release, clearing a queue) is refused there,
+// whatever the other contexts allow.
+func (m *Model) refusedIn(name, what string) bool {
+	c, ok := m.contextOf(name)
+	if !ok || !c.ReadOnly {
+		return false
+	}
+	m.setStatus(statusWarn, readOnlyError(clean(name, 0), what).Error())
+	return true
+}
+
+// protect makes the dialog just opened ask for the session id to be typed,
+// in a protected context; it returns the field's focus.
+func (m *Model) protect(name string) tea.Cmd {
+	if c, ok := m.contextOf(name); !ok || !c.Protected {
+		return nil
+	}
+	in := textinput.New()
+	in.Prompt = ""
+	in.Placeholder = "the session id, as shown above"
+	in.CharLimit = data.MaxIDBytes
+	in.SetWidth(max(m.dialogInnerWidth()-12, 8))
+	in.SetStyles(textinput.DefaultStyles(true))
+	m.dialog.typed = &in
+	return m.dialog.typed.Focus()
+}
+
+// session is the session id a protected dialog wants typed.
+func (d *dialog) session() string {
+	if d.clear != nil {
+		return d.clear.key.Session
+	}
+	return d.lease.Session
 }
 
 // reasonInput is a dialog's reason field.
@@ -82,12 +125,18 @@ func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
 		case msg.String() == "enter", msg.String() == "tab":
 			d.editing = false
 			d.reason.Blur()
+			if d.typed != nil {
+				return d.typed.Focus()
+			}
 		default:
 			var cmd tea.Cmd
 			d.reason, cmd = d.reason.Update(msg)
 			return cmd
 		}
 		return nil
+	}
+	if d.typed != nil {
+		return m.typedKey(msg)
 	}
 	switch {
 	case key.Matches(msg, k.Confirm) && d.clear != nil:
@@ -105,6 +154,35 @@ func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
+// typedKey is a protected dialog's key (the reason field aside): the keys
+// type the session id; enter confirms if it is typed exactly, esc cancels,
+// tab edits the reason. y is a letter like the others (loupe #32's "type
+// the name to confirm").
+func (m *Model) typedKey(msg tea.KeyPressMsg) tea.Cmd {
+	d := m.dialog
+	switch {
+	case m.typingQuit(msg):
+		return tea.Quit
+	case msg.String() == "esc":
+		m.closeDialog(d.cancelled())
+	case msg.String() == "enter" && d.typed.Value() != d.session():
+		m.setStatus(statusWarn, "protected context: type the session id exactly as shown to confirm (esc cancels)")
+	case msg.String() == "enter" && d.clear != nil:
+		return m.confirmClear()
+	case msg.String() == "enter":
+		return m.confirmRelease()
+	case key.Matches(msg, m.keys.Focus):
+		d.typed.Blur()
+		d.editing = true
+		return d.reason.Focus()
+	default:
+		var cmd tea.Cmd
+		*d.typed, cmd = d.typed.Update(msg)
+		return cmd
+	}
+	return nil
+}
+
 // confirmRelease sends the release of the run that was shown.
 func (m *Model) confirmRelease() tea.Cmd {
 	l := m.dialog.lease
@@ -113,10 +191,10 @@ func (m *Model) confirmRelease() tea.Cmd {
 		m.setStatus(statusError, "cannot release: "+err.Error())
 		return nil
 	}
-	req := releaseReq{key: l.Key, run: l.RunID, holder: l.Holder, reason: reason}
+	req := releaseReq{key: monitor.KeyOf(l), run: l.RunID, holder: l.Holder, reason: reason}
 	m.inflight = &req
 	m.dialog, m.mode = nil, modeMain
-	m.setStatus(statusInfo, "releasing "+keyText(l.Key, 24)+" (run "+shortRun(l.RunID)+")…")
+	m.setStatus(statusInfo, "releasing "+keyText(monitor.KeyOf(l), 24)+" (run "+shortRun(l.RunID)+")…")
 	return m.release(req)
 }
 

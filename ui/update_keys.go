@@ -40,7 +40,7 @@ func (m *Model) mainKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Back):
 		m.clearFilter()
 	case key.Matches(msg, k.Sort):
-		m.sortBy = (m.sortBy + 1) % numSortModes
+		m.sortBy = (m.sortBy + 1) % m.sortModes()
 		m.holdUntil = time.Time{} // an explicit re-sort
 		m.refreshRows()
 		m.setStatus(statusInfo, "sorted by "+m.sortBy.String())

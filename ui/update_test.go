@@ -98,7 +98,7 @@ func TestSelectionKeptAcrossResortAndInserts(t *testing.T) {
 	}
 
 	// Every re-sort keeps the session selected.
-	for range numSortModes {
+	for range m.sortModes() {
 		press(m, "s")
 		if got := selectedKey(t, m); got != want {
 			t.Fatalf("sorted by %v: selected = %v, want %v", m.sortBy, got, want)
@@ -186,7 +186,7 @@ func TestSortKeyCyclesWithIndicator(t *testing.T) {
 	}
 	for _, tt := range tests {
 		press(m, "s")
-		if first, _ := m.rowKey(0); m.sortBy != tt.mode || first != tt.first {
+		if first, _ := m.rowKey(0); m.sortBy != tt.mode || first.Key != tt.first {
 			t.Errorf("sort %v first %v, want %v first %v", m.sortBy, first, tt.mode, tt.first)
 		}
 		if out := screen(m); !strings.Contains(out, tt.header) || !strings.Contains(out, "sort "+tt.mode.String()) {
@@ -257,7 +257,7 @@ func TestFocusAndEventsPane(t *testing.T) {
 		t.Errorf("after a new event selected %d, want 103", got.ID)
 	}
 	press(m, "enter")
-	if m.mode != modeDetail || m.detail.key != (data.Key{Account: "acme", Session: "chat-9b21"}) {
+	if m.mode != modeDetail || m.detail.key.Key != (data.Key{Account: "acme", Session: "chat-9b21"}) {
 		t.Errorf("enter on an event: mode %v key %v, want the event's session", m.mode, m.detail)
 	}
 	press(m, "esc", "tab")
@@ -269,7 +269,7 @@ func TestFocusAndEventsPane(t *testing.T) {
 func TestDetailAndHelpKeys(t *testing.T) {
 	t.Parallel()
 	m, _ := newModel(t, 100, 30, func(c *Config) {
-		c.Source.HistoryFunc = func(data.Key) ([]data.Event, error) { return nil, nil }
+		c.Source.HistoryFunc = func(monitor.Key) ([]data.Event, error) { return nil, nil }
 	})
 	apply(m, syncBatch(loadedLeases(), loadedEvents()))
 	if cmd := press(m, "enter"); m.mode != modeDetail || cmd == nil {
@@ -371,7 +371,7 @@ func TestConfirmDialogKeys(t *testing.T) {
 				t.Fatalf("dialog still open after %v", tt.keys)
 			}
 			if tt.wantRelease {
-				if m.inflight == nil || m.inflight.key != target.Key || m.inflight.run != target.RunID || m.inflight.reason != tt.wantReason {
+				if m.inflight == nil || m.inflight.key.Key != target.Key || m.inflight.run != target.RunID || m.inflight.reason != tt.wantReason {
 					t.Errorf("release request = %+v, want %v run %v reason %q", m.inflight, target.Key, target.RunID, tt.wantReason)
 				}
 				if cmd == nil {
@@ -415,7 +415,7 @@ func TestConfirmUsesTheShownRun(t *testing.T) {
 
 func TestReleaseOutcomeStatus(t *testing.T) {
 	t.Parallel()
-	req := releaseReq{key: data.Key{Account: "a", Session: "s"}, run: run(1), holder: "dev"}
+	req := releaseReq{key: mkey(data.Key{Account: "a", Session: "s"}), run: run(1), holder: "dev"}
 	tests := []struct {
 		msg  releaseMsg
 		want string
@@ -584,5 +584,5 @@ func TestBigTablesCoalesceRebuilds(t *testing.T) {
 // rowKeyAt is the key of the table's row i (the zero key if there is none).
 func rowKeyAt(m *Model, i int) data.Key {
 	k, _ := m.rowKey(i)
-	return k
+	return k.Key
 }

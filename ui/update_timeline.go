@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/leasetop/leasetop/internal/data"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // Messages of the timeline's reads.
@@ -24,7 +25,7 @@ type (
 	// ownersMsg is who held the lanes' sessions at an instant.
 	ownersMsg struct {
 		at     time.Time
-		keys   []data.Key
+		keys   []monitor.Key
 		owners Owners
 		err    error
 	}

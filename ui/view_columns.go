@@ -19,9 +19,10 @@ const (
 	colTTL
 	colHeld
 	colRenewed
-	colQueue // shown only while some session has a queue (ui/queue.go)
-	colInbox // shown only while some session has live messages (ui/inbox.go)
-	colAsk   // shown only while some session on screen has a pending ask (ui/asks.go)
+	colQueue   // shown only while some session has a queue (ui/queue.go)
+	colInbox   // shown only while some session has live messages (ui/inbox.go)
+	colAsk     // shown only while some session on screen has a pending ask (ui/asks.go)
+	colContext // shown in a monitor of several databases (Config.Contexts): first, never hidden
 	numCols
 )
 
@@ -54,6 +55,7 @@ const maxFlex = 40
 
 func colSpecs() []colSpec {
 	return []colSpec{
+		{colContext, "CONTEXT", 7, 0, true, false, 0, false},
 		{colAccount, "ACCOUNT", 7, 0, true, false, 0, false},
 		{colSession, "SESSION", 7, 0, true, false, 0, false},
 		{colHolder, "HOLDER", 6, 0, true, false, 4, false},
@@ -103,6 +105,7 @@ func widthsOf(cols []column) colWidths {
 func contentWidths(rows []*data.Lease) colWidths {
 	var w colWidths
 	for _, l := range rows {
+		w[colContext] = max(w[colContext], cellWidth(l.Context))
 		w[colAccount] = max(w[colAccount], cellWidth(l.Account))
 		w[colSession] = max(w[colSession], cellWidth(l.Session))
 		w[colHolder] = max(w[colHolder], cellWidth(l.Holder))
@@ -130,6 +133,9 @@ func cellWidth(s string) int16 {
 // to.
 func tableColumns(width int, content colWidths) []column {
 	specs := colSpecs()
+	if content[colContext] == 0 { // one database: no column
+		specs = slices.DeleteFunc(specs, func(s colSpec) bool { return s.id == colContext })
+	}
 	if content[colQueue] == 0 { // no session has a queue: no column
 		specs = slices.DeleteFunc(specs, func(s colSpec) bool { return s.id == colQueue })
 	}

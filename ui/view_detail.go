@@ -16,7 +16,7 @@ func (m *Model) viewDetail() []string {
 	s, d := m.styles, m.detail
 	shown := m.shown()
 	serverNow := shown.ServerNow(m.shownNow())
-	l, held := shown.Lease(d.key)
+	l, held := shown.LeaseOf(d.key)
 	hint := m.keys.Back.Help().Key + " back"
 	if m.keys.Release.Enabled() && held {
 		hint += ", " + m.keys.Release.Help().Key + " release"

@@ -189,7 +189,7 @@ func (m *Model) viewDevice() []string {
 		field("state", m.toneStyle(r.stateTone, r.state)+since)
 		field("believes", m.toneStyle(r.beliefTone, r.belief))
 		for _, b := range d.Believes {
-			field("", fmt.Sprintf("%s run %s fence %d, granted %s ago", keyText(b.Key, 0), shortRun(b.Run), b.Fence, compact(serverNow.Sub(b.Since))))
+			field("", fmt.Sprintf("%s run %s fence %d, granted %s ago", keyText(monitor.Key{Key: b.Key}, 0), shortRun(b.Run), b.Fence, compact(serverNow.Sub(b.Since))))
 		}
 		if d.Attachment != "" {
 			field("stream", clean(d.Attachment, 0))
@@ -215,7 +215,7 @@ func (m *Model) viewDevice() []string {
 func (m *Model) attemptLine(a monitor.Attempt) string {
 	session := ""
 	if a.Key != (data.Key{}) {
-		session = keyText(a.Key, 24)
+		session = keyText(monitor.Key{Key: a.Key}, 24)
 	}
 	what := a.At.In(m.cfg.Location).Format("15:04:05.000") + fmt.Sprintf(" pid %-7d ", a.PID) + pad(clean(a.Action, 8), 8) + " " + pad(session, m.keyWidth())
 	if a.Run != uuid.Nil {

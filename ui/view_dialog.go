@@ -3,6 +3,8 @@ package ui
 import (
 	"fmt"
 	"strings"
+
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // viewDialog is the forced-release confirmation box: the lease exactly as
@@ -25,7 +27,7 @@ func (m *Model) viewDialog() string {
 		holder = s.dim.Render("(no label)")
 	}
 	left := l.ExpiresAt.Sub(serverNow)
-	cur, held := shown.Lease(l.Key)
+	cur, held := shown.LeaseOf(monitor.KeyOf(l))
 	if held && cur.RunID == l.RunID {
 		left = cur.ExpiresAt.Sub(serverNow)
 	}
@@ -36,13 +38,18 @@ func (m *Model) viewDialog() string {
 	lines := []string{
 		s.bad.Render("Force release this lease?"),
 		"",
+	}
+	if l.Context != "" {
+		lines = append(lines, row("context", clean(l.Context, w-10)))
+	}
+	lines = append(lines,
 		row("account", idText(l.Account, w-10)),
 		row("session", idText(l.Session, w-10)),
 		row("holder", holder),
 		row("run", l.RunID.String()),
 		row("fence", fmt.Sprint(l.Fence)),
 		row("TTL left", ttl),
-	}
+	)
 	switch {
 	case !held:
 		lines = append(lines, s.warn.Render(fit("⚠ the lease ended since: confirming releases nothing", w)))
@@ -62,9 +69,13 @@ func (m *Model) dialogEnd(lines []string, row func(name, value string) string, q
 		reason = s.dim.Render("(none; " + m.keys.Focus.Help().Key + " to add one)")
 	}
 	lines = append(lines, row("reason", reason), "")
-	if d.editing {
+	switch {
+	case d.editing:
 		question = s.dim.Render("enter or tab: done · esc: cancel")
-	} else {
+	case d.typed != nil:
+		lines = append(lines, s.warn.Render(fit("protected context: type the session id to "+verb+" it", w)), row("session", d.typed.View()), "")
+		question = s.dim.Render("enter " + verb + " (once typed) · esc cancel · " + m.keys.Focus.Help().Key + " reason")
+	default:
 		question = s.bold.Render(question) + s.dim.Render("  "+m.keys.Confirm.Help().Key+" "+verb+" · "+m.keys.Cancel.Help().Key+" cancel")
 	}
 	lines = append(lines, question)

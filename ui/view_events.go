@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/internal/data"
+	"github.com/leasetop/leasetop/monitor"
 )
 
 // viewEvents is the events pane: a title and the newest events first. It
@@ -50,7 +51,7 @@ func (m *Model) renderEvents(evs []data.Event, lay layout) []string {
 	shown := evs[m.evOf:min(m.evOf+lay.eventRows, len(evs))]
 	keys, keyW := make([]string, len(shown)), 0
 	for i, ev := range shown {
-		keys[i] = keyText(ev.Key, 24)
+		keys[i] = keyText(monitor.EventKey(ev), 24)
 		keyW = max(keyW, ansi.StringWidth(keys[i]))
 	}
 	keyW = min(keyW, m.keyWidth())

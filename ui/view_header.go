@@ -10,10 +10,13 @@ import (
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// viewHeader is the connection line and, when there is room, the counts
-// line.
+// viewHeader is the connection line, the contexts' line of a monitor of
+// several databases and, when there is room, the counts line.
 func (m *Model) viewHeader(lay layout) []string {
 	lines := []string{m.headerLine1()}
+	if lay.contexts {
+		lines = append(lines, m.contextsLine())
+	}
 	if lay.header2 {
 		lines = append(lines, m.headerLine2())
 	}
@@ -52,10 +55,77 @@ func joinSegments(segs []segment, width int) string {
 	}
 }
 
-// headerLine1: title, database, connection, sync age, clock offset, badges.
+// headerLine1: title, database, connection, sync age, clock offset, badges;
+// in a monitor of several databases, how many are live and how many not
+// (the contexts' line says which).
 func (m *Model) headerLine1() string {
+	if len(m.cfg.Contexts) > 0 {
+		return m.contextsSummary()
+	}
 	st, s := m.state, m.styles
 	h := st.Health(m.now)
+	link := m.linkText(h)
+	synced := s.bad.Render("not synced yet")
+	if st.Synced() {
+		synced = "synced " + compact(h.SyncedAgo) + " ago"
+		if h.Stale {
+			synced = s.bad.Render(synced)
+		} else {
+			synced = s.dim.Render(synced)
+		}
+	}
+	var clock string
+	if c := st.Clock(); !c.IsZero() {
+		clock = s.dim.Render("clock " + signedMillis(c.Offset()) + " ±" + signedMillis(c.Uncertainty)[1:])
+	}
+	standby := m.standbySegment(h)
+	ro, paused, badge := m.badges()
+	return joinSegments([]segment{
+		{s.title.Render(clean(m.cfg.Title, 20)), 0},
+		{s.dim.Render(clean(m.cfg.Database, 40)), 2},
+		{link, 0},
+		{synced, 1},
+		{m.renewalsSegment(h), 1},
+		{standby, 2},
+		{clock, 4},
+		{badge, 3},
+		{ro, 0},
+		{paused, 0},
+	}, m.width)
+}
+
+// renewalsSegment says how old the view of renewals may be, once the feed
+// reads the lease table a slice a second (monitor.FeedConfig.SweepPages):
+// a lease's countdown may then run up to that long behind a renewal it has
+// not read yet. "" while every read reads the whole table.
+func (m *Model) renewalsSegment(h monitor.Health) string {
+	if h.RenewalsAge <= 0 {
+		return ""
+	}
+	return m.styles.dim.Render("renewals ≤" + compact(h.RenewalsAge) + " old")
+}
+
+// badges are header line 1's read-only badge, pause badge and the embedding
+// program's badge, each "" when there is none.
+func (m *Model) badges() (ro, paused, badge string) {
+	s := m.styles
+	if m.cfg.ReadOnly {
+		ro = s.badge.Render("[RO]")
+	}
+	if m.frozen != nil {
+		n := m.state.Applied() - m.frozen.Applied()
+		paused = s.pausedBadge.Render(fmt.Sprintf(" ⏸ PAUSED +%d events ", n))
+	}
+	if m.cfg.Badge != nil {
+		badge = clean(m.cfg.Badge(), 40)
+	}
+	return ro, paused, badge
+}
+
+// linkText is the link state as the header shows it: LIVE, CONNECTING,
+// POLL, NO ANSWER, RECONNECTING (attempt n) or DOWN.
+func (m *Model) linkText(h monitor.Health) string {
+	s := m.styles
 	var link string
 	switch {
 	case h.Link == monitor.LinkLive:
@@ -77,42 +147,7 @@ func (m *Model) headerLine1() string {
 			link = s.bad.Render("✖ DOWN (no answer)")
 		}
 	}
-	synced := s.bad.Render("not synced yet")
-	if st.Synced() {
-		synced = "synced " + compact(h.SyncedAgo) + " ago"
-		if h.Stale {
-			synced = s.bad.Render(synced)
-		} else {
-			synced = s.dim.Render(synced)
-		}
-	}
-	var clock string
-	if c := st.Clock(); !c.IsZero() {
-		clock = s.dim.Render("clock " + signedMillis(c.Offset()) + " ±" + signedMillis(c.Uncertainty)[1:])
-	}
-	standby := m.standbySegment(h)
-	var ro, paused, badge string
-	if m.cfg.ReadOnly {
-		ro = s.badge.Render("[RO]")
-	}
-	if m.frozen != nil {
-		n := st.Applied() - m.frozen.Applied()
-		paused = s.pausedBadge.Render(fmt.Sprintf(" ⏸ PAUSED +%d events ", n))
-	}
-	if m.cfg.Badge != nil {
-		badge = clean(m.cfg.Badge(), 40)
-	}
-	return joinSegments([]segment{
-		{s.title.Render(clean(m.cfg.Title, 20)), 0},
-		{s.dim.Render(clean(m.cfg.Database, 40)), 2},
-		{link, 0},
-		{synced, 1},
-		{standby, 2},
-		{clock, 4},
-		{badge, 3},
-		{ro, 0},
-		{paused, 0},
-	}, m.width)
+	return link
 }
 
 // headerLine2: counts, rate, sort and filter, and the last error.
@@ -139,6 +174,10 @@ func (m *Model) headerLine2() string {
 	}
 	if n := m.state.Malformed(); n > 0 {
 		segs = append(segs, segment{s.warn.Render(fmt.Sprintf("%d malformed notifications dropped", n)), 3})
+	}
+	if len(m.cfg.Contexts) > 0 {
+		segs = append(segs, m.contextErrors()...)
+		return joinSegments(segs, m.width)
 	}
 	h := m.state.Health(m.now)
 	if h.Poll > 0 {

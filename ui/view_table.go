@@ -28,7 +28,7 @@ func (m *Model) viewTable(lay layout) []string {
 		content[colInbox] = 1
 	}
 	for _, l := range visible {
-		if a, ok := m.askOf(l, serverNow); ok {
+		if a, ok := m.askOf(l, m.shownNow()); ok {
 			content[colAsk] = max(content[colAsk], cellWidth(askText(a)))
 		}
 	}
@@ -65,7 +65,7 @@ func (m *Model) tableHeader(cols []column) string {
 
 func (m *Model) renderTableHeader(cols []column, page int) string {
 	cells := make([]string, len(cols))
-	sorted := map[sortMode]colID{sortTTL: colTTL, sortAccount: colAccount, sortHeld: colHeld, sortHolder: colHolder}[m.sortBy]
+	sorted := map[sortMode]colID{sortTTL: colTTL, sortAccount: colAccount, sortHeld: colHeld, sortHolder: colHolder, sortContext: colContext}[m.sortBy]
 	for i, c := range cols {
 		title := c.title
 		if c.id == sorted {
@@ -96,10 +96,10 @@ func (m *Model) renderTableHeader(cols []column, page int) string {
 func (m *Model) tableRow(e *rowEntry, cols []column, l *data.Lease, selected bool, serverNow time.Time, st *monitor.State) string {
 	highlight := selected && m.focus == focusTable
 	clock := m.clockOf(l, st, serverNow, ttlWidth(cols))
-	queued := m.queues.length(l.Key)
-	ask, _ := m.askOf(l, serverNow)
+	queued := m.queues.length(monitor.KeyOf(*l))
+	ask, _ := m.askOf(l, m.shownNow())
 	ask.Remaining = 0 // the cell shows who asks, not for how long
-	inbox := m.inboxes.of(l.Key)
+	inbox := m.inboxes.of(monitor.KeyOf(*l))
 	static := e.staticFor(l, widthsOf(cols), m.width, selected, highlight) && e.queued == queued && e.ask == ask && e.inbox == inbox
 	if static && e.clock == clock {
 		return e.line
@@ -135,6 +135,12 @@ func (m *Model) tableCell(c column, l *data.Lease, frac float64, highlight bool,
 	var text string
 	var style *lipgloss.Style
 	switch c.id {
+	case colContext:
+		text = pad(fit(clean(l.Context, 0), c.width), c.width)
+		if ctx, ok := m.contextOf(l.Context); ok && ctx.Color != "" && !highlight {
+			return lipgloss.NewStyle().Foreground(lipgloss.Color(ctx.Color)).Render(text)
+		}
+		return text
 	case colAccount:
 		text = idText(l.Account, c.width)
 	case colSession:
@@ -154,12 +160,12 @@ func (m *Model) tableCell(c column, l *data.Lease, frac float64, highlight bool,
 		s := m.fractionStyle(frac)
 		style = &s
 	case colQueue:
-		if n := m.queues.length(l.Key); n > 0 {
+		if n := m.queues.length(monitor.KeyOf(*l)); n > 0 {
 			text = fmt.Sprint(n)
 		}
 	case colInbox:
-		text = inboxText(m.inboxes.of(l.Key))
-		if m.inboxes.of(l.Key).Waiting > 0 {
+		text = inboxText(m.inboxes.of(monitor.KeyOf(*l)))
+		if m.inboxes.of(monitor.KeyOf(*l)).Waiting > 0 {
 			style = &m.styles.warn
 		}
 	case colAsk:

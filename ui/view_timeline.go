@@ -162,10 +162,10 @@ func (m *Model) laneLines(g tlGeom, w window, cursor int) []string {
 
 // heldCell says who held k at the cursor, with the TTL left then: from the
 // history (OwnersAtFunc) when scrubbed, from the live state when not.
-func (m *Model) heldCell(k data.Key, w int) string {
+func (m *Model) heldCell(k monitor.Key, w int) string {
 	s := m.styles
 	if !m.tl.scrubbed {
-		l, ok := m.shown().Lease(k)
+		l, ok := m.shown().LeaseOf(k)
 		if !ok {
 			return s.dim.Render(pad("nobody", w))
 		}
@@ -270,7 +270,7 @@ func (m *Model) timelineEvents(g tlGeom) []string {
 	keyW := 0
 	keys := make([]string, len(shown))
 	for i, ev := range shown {
-		keys[i] = keyText(ev.Key, 24)
+		keys[i] = keyText(monitor.EventKey(ev), 24)
 		keyW = max(keyW, ansi.StringWidth(keys[i]))
 	}
 	keyW = min(keyW, m.keyWidth())

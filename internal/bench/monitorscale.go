@@ -275,7 +275,8 @@ type timedModel struct {
 	m       *ui.Model
 	frames  *frameLog
 	answers *answerLog
-	onLoad  func() // nil once called
+	onLoad  func()               // nil once called
+	loaded  func(*ui.Model) bool // when the first picture is built; nil: the first resync applied
 }
 
 func (t *timedModel) Init() tea.Cmd { return t.m.Init() }
@@ -283,7 +284,7 @@ func (t *timedModel) Init() tea.Cmd { return t.m.Init() }
 func (t *timedModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	_, cmd := t.m.Update(msg)
 	t.answers.update(msg)
-	if t.onLoad != nil && t.m.State().Synced() {
+	if t.onLoad != nil && (t.loaded == nil && t.m.State().Synced() || t.loaded != nil && t.loaded(t.m)) {
 		t.onLoad()
 		t.onLoad = nil
 	}

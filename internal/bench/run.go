@@ -28,6 +28,11 @@ type run struct {
 	channel string // the scratch renewal-notification channel
 
 	calls sync.Map // *pgx.Conn -> sqlcall.Options: see callsOf
+
+	// parent and dropName: a run on a database otherDatabase created on
+	// parent's server, dropped at the end (monitor-contexts).
+	parent   *run
+	dropName string
 }
 
 // newRun connects the admin connection and creates the scratch schema.

@@ -74,6 +74,8 @@ func mainWorkloads() []workload {
 		{name: "poll-cost", run: pollCost, optIn: true},
 		{name: "listen-cost", run: listenCost, optIn: true},
 		{name: "monitor", run: monitorScale, optIn: true},
+		{name: "idle-cost", run: idleCost, optIn: true},
+		{name: "monitor-contexts", run: monitorContextsScale, optIn: true},
 		{name: "timeline", run: timelineScale, optIn: true},
 		{name: "exporter", run: exporterScale, optIn: true},
 		{name: "keepalive-scale", run: keepAliveScale, optIn: true},

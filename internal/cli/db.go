@@ -34,6 +34,13 @@ func openStore(ctx context.Context, dsn string) (*data.Store, error) {
 // connError turns a connection failure into one line: where, and what went
 // wrong, without the connection string.
 func connError(err error) error {
+	return connErrorHint(err, "--dsn, DATABASE_URL or the PG* variables", "--dsn or DATABASE_URL")
+}
+
+// connErrorHint is connError with what to check named: check for a
+// database that cannot be reached, checkDSN for a DSN that does not parse
+// (for a context, where it is defined).
+func connErrorHint(err error, check, checkDSN string) error {
 	if se, ok := asSchemaError(err); ok {
 		return schemaError(se)
 	}
@@ -54,10 +61,10 @@ func connError(err error) error {
 		if ce.Port != 0 {
 			where = fmt.Sprintf("%s:%d", where, ce.Port)
 		}
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("cannot connect to %s/%s as %s: %s (check --dsn, DATABASE_URL or the PG* variables)",
-			where, ce.Database, ce.User, ce.Reason)}
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("cannot connect to %s/%s as %s: %s (check %s)",
+			where, ce.Database, ce.User, ce.Reason, check)}
 	case errors.As(err, &dsn):
-		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%w (check --dsn or DATABASE_URL)", err)}
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%w (check %s)", err, checkDSN)}
 	case errors.As(err, &perm):
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("permission denied: %s (see the roles in the README)", perm.Message)}
 	}

@@ -19,11 +19,16 @@ import (
 // cmdEvents prints the event history, oldest first, then with --follow the
 // events as they happen, surviving reconnections without gaps or repeats.
 // --account, --session, --kind, --since TIME and --until TIME select the
-// events by time range through an index (data.Store.EventsBetween).
+// events by time range through an index (data.Store.EventsBetween). With
+// --context it prints the events of several databases, interleaved by time
+// and tagged with their context (events_contexts.go).
 func cmdEvents(ctx context.Context, env Env, args []string) error {
 	o, err := parseEventsFlags(env, args)
 	if err != nil {
 		return err
+	}
+	if o.contexts != nil {
+		return eventsContexts(ctx, env, o)
 	}
 	store, err := openStoreWith(ctx, resolveDSN(env, o.dsn), o.store)
 	if err != nil {
@@ -34,22 +39,9 @@ func cmdEvents(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	emit := textEvent
-	if o.asJSON {
-		emit = jsonEvent
-	}
-	emit = filtered(emit, filter)
+	emit := filtered(o.emit(), filter)
 	printed := map[int64]bool{} // ids the history printed, the last followWindow of them
-	show := func(ev data.Event) error {
-		rememberPrinted(printed, ev.ID)
-		return emit(env.Stdout, ev)
-	}
-	var start, end int64
-	if filter.any() && !o.since.hasID {
-		start, end, err = printSelected(ctx, store, filter, o.limit, printed, show)
-	} else {
-		start, end, err = printHistory(ctx, store, o.since.after(), o.limit, filter, show)
-	}
+	start, end, err := printEvents(ctx, store, o, filter, printed, func(ev data.Event) error { return emit(env.Stdout, ev) })
 	if err != nil {
 		return connError(err)
 	}
@@ -57,6 +49,32 @@ func cmdEvents(ctx context.Context, env Env, args []string) error {
 		return nil
 	}
 	return followEvents(ctx, env, store, start, end, printed, emit)
+}
+
+// printEvents prints store's history as o and filter select, each event
+// that filter matches through show, oldest first, and returns the ids a
+// follower goes on from (see printHistory and printSelected); printed gets
+// the ids printed.
+func printEvents(ctx context.Context, store *data.Store, o eventsOptions, filter eventFilter, printed map[int64]bool, show func(data.Event) error) (start, end int64, err error) {
+	record := func(ev data.Event) error {
+		rememberPrinted(printed, ev.ID)
+		if !filter.match(ev) {
+			return nil
+		}
+		return show(ev)
+	}
+	if filter.any() && !o.since.hasID {
+		return printSelected(ctx, store, filter, o.limit, printed, record)
+	}
+	return printHistory(ctx, store, o.since.after(), o.limit, filter, record)
+}
+
+// emit is how each event is printed: textEvent, or jsonEvent with --json.
+func (o eventsOptions) emit() func(io.Writer, data.Event) error {
+	if o.asJSON {
+		return jsonEvent
+	}
+	return textEvent
 }
 
 // eventsOptions are leasetop events' parsed flags.
@@ -69,14 +87,17 @@ type eventsOptions struct {
 	limit  int
 	follow bool
 	asJSON bool
+	// contexts are the databases of --context, nil without it.
+	contexts []dbContext
 }
 
 // parseEventsFlags parses and checks leasetop events' flags.
 func parseEventsFlags(env Env, args []string) (eventsOptions, error) {
 	var o eventsOptions
-	fs := newFlags(env, "events", "events [--since ID|TIME] [--until TIME] [--account A] [--session S] [--kind K] [--limit N] [--follow [--listen-dsn URL] [--poll 250ms]] [--json] [--dsn URL]")
+	fs := newFlags(env, "events", "events [--since ID|TIME] [--until TIME] [--account A] [--session S] [--kind K] [--limit N] [--follow [--listen-dsn URL] [--poll 250ms]] [--json] [--dsn URL | --context NAME...] [--config PATH]")
 	dsn := dsnFlag(fs)
 	listen := addListenFlags(fs)
+	contexts := addContextFlags(fs, nil)
 	fs.Var(&o.since, "since", "print the events after this event id, or at or after this time: RFC 3339 or a duration ago (\"10m ago\") on the database clock (default: the most recent --limit)")
 	fs.Var(&o.until, "until", "print the events before this time (RFC 3339 or \"10m ago\"); not with --follow")
 	var accounts, sessions listFlag
@@ -110,6 +131,9 @@ func parseEventsFlags(env Env, args []string) (eventsOptions, error) {
 		return o, usageErrorf("--until %s is before --since %s", o.until.abs.Format(time.RFC3339Nano), o.since.time.abs.Format(time.RFC3339Nano))
 	}
 	var err error
+	if o.contexts, err = contexts.resolve(env); err != nil {
+		return o, err
+	}
 	o.store, err = listen.options(env)
 	return o, err
 }
@@ -260,9 +284,13 @@ func reportLink(w io.Writer, st data.ListenerState, was data.ListenerStatus) {
 	}
 }
 
-// textEvent prints one event as a logfmt-style line, every value cleaned.
+// textEvent prints one event as a logfmt-style line, every value cleaned;
+// an event of a context (events --context) begins with the context's name.
 func textEvent(w io.Writer, ev data.Event) error {
 	var b strings.Builder
+	if ev.Context != "" {
+		b.WriteString(termtext.Clean(ev.Context, 0) + " ")
+	}
 	fmt.Fprintf(&b, "%d %s %-14s %s", ev.ID, ev.At.UTC().Format("2006-01-02T15:04:05.000Z"), ev.Kind, quoteValue(termtext.Mark(ev.Key.String(), 0)))
 	field := func(name, value string) {
 		if value != "" {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/exporter"
 	"github.com/leasetop/leasetop/internal/termtext"
 	"github.com/leasetop/leasetop/monitor"
@@ -45,9 +46,10 @@ func cmdExporter(ctx context.Context, env Env, args []string) error {
 // exporterMain is cmdExporter until a signal ends ctx.
 func exporterMain(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "exporter",
-		"exporter [--listen 127.0.0.1:9187] [--dsn URL] [--listen-dsn URL] [--poll 250ms] [--expiring-within 5s] [--by-account [--max-accounts 50]]")
+		"exporter [--listen 127.0.0.1:9187] [--dsn URL | --context NAME...] [--listen-dsn URL] [--poll 250ms] [--expiring-within 5s] [--by-account [--max-accounts 50]] [--config PATH]")
 	dsn := dsnFlag(fs)
 	follow := addListenFlags(fs)
+	contexts := addContextFlags(fs, nil)
 	listen := fs.String("listen", "127.0.0.1:9187", "host:port to serve /metrics, /healthz and /readyz on (port 0: any free port)")
 	within := fs.Duration("expiring-within", exporter.DefaultExpiringWithin, "an unexpired lease with less than this left counts in leasetop_leases_expiring")
 	byAccount := fs.Bool("by-account", false, `label the lease gauges with the account: the --max-accounts accounts with the most leases, the rest as account="other"`)
@@ -68,6 +70,10 @@ func exporterMain(ctx context.Context, env Env, args []string) error {
 	case maxSet && !*byAccount:
 		return usageErrorf("exporter: --max-accounts needs --by-account")
 	}
+	cs, err := contexts.resolve(env)
+	if err != nil {
+		return err
+	}
 	opt, err := follow.options(env)
 	if err != nil {
 		return err
@@ -81,16 +87,29 @@ func exporterMain(ctx context.Context, env Env, args []string) error {
 		return listenError(*listen, err)
 	}
 	defer ln.Close()
+	cfg := exporter.Config{
+		ExpiringWithin: *within, ByAccount: *byAccount, MaxAccounts: *maxAccounts,
+		OnLink: func(context string, h monitor.Health) { reportExporterLink(env, context, h) },
+	}
+	if cs != nil {
+		// Each context opens when it can: a database down at start is
+		// exported as down (leasetop_feed_state) and comes in by itself.
+		ctxs := make([]monitor.Context, len(cs))
+		for i, c := range cs {
+			o := opt
+			o.OnPoll = func(st data.ListenerState) {
+				fmt.Fprintln(prefixed{env.Stderr, "context " + c.name + ": "}, pollLine(st))
+			}
+			ctxs[i] = monitor.Context{Name: c.name, Open: func(ctx context.Context) (*data.Store, error) { return openContext(ctx, c, o) }}
+		}
+		return serveExporter(ctx, env, exporter.NewContexts(ctxs, cfg), ln)
+	}
 	store, err := openStoreWith(ctx, resolveDSN(env, *dsn), opt)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	exp := exporter.New(store, exporter.Config{
-		ExpiringWithin: *within, ByAccount: *byAccount, MaxAccounts: *maxAccounts,
-		OnLink: func(h monitor.Health) { reportExporterLink(env, h) },
-	})
-	return serveExporter(ctx, env, exp, ln)
+	return serveExporter(ctx, env, exporter.New(store, cfg), ln)
 }
 
 // serveExporter serves exp's endpoints on ln and runs it until ctx ends.
@@ -152,17 +171,22 @@ func listenError(addr string, err error) error {
 	return &ExitError{Code: ExitFailure, Err: err}
 }
 
-// reportExporterLink prints one line when the feed's link changes.
-func reportExporterLink(env Env, h monitor.Health) {
+// reportExporterLink prints one line when a feed's link changes (of the
+// context named context, in an exporter of several).
+func reportExporterLink(env Env, context string, h monitor.Health) {
+	head := "leasetop: exporter: "
+	if context != "" {
+		head += "context " + context + ": "
+	}
 	var msg string
 	switch h.Link {
 	case monitor.LinkLive:
-		fmt.Fprintln(env.Stderr, "leasetop: exporter: feed live")
+		fmt.Fprintln(env.Stderr, head+"feed live")
 		return
 	case monitor.LinkReconnecting:
-		msg = "leasetop: exporter: connection lost, reconnecting"
+		msg = head + "connection lost, reconnecting"
 	case monitor.LinkDown:
-		msg = "leasetop: exporter: feed down, still retrying"
+		msg = head + "feed down, still retrying"
 	default:
 		return
 	}

@@ -57,7 +57,7 @@ func cmdFollow(ctx context.Context, env Env, args []string) error {
 		return connError(err)
 	}
 	for o := range owners {
-		if err := writeJSON(env.Stdout, ownerLine(o)); err != nil {
+		if err := writeJSONLine(env.Stdout, ownerLine(o)); err != nil {
 			return err
 		}
 	}

@@ -168,7 +168,7 @@ func firstSteer(ctx context.Context, store *data.Store, t lease.Token) (data.Mes
 // JSON object.
 func printMessage(w io.Writer, m data.Message, asJSON bool) error {
 	if asJSON {
-		return writeJSON(w, messageJSON{ID: m.ID, Kind: string(m.Kind), Body: m.Body, Sender: m.Sender, Login: m.Actor,
+		return writeJSONLine(w, messageJSON{ID: m.ID, Kind: string(m.Kind), Body: m.Body, Sender: m.Sender, Login: m.Actor,
 			SentAt: m.SentAt, ExpiresAt: m.ExpiresAt, CarriedFrom: nonNil(m.CarriedFrom)})
 	}
 	_, err := fmt.Fprintln(w, termtext.Clean(m.Body, 0))

@@ -18,9 +18,12 @@ import (
 )
 
 // cmdLs prints every lease once, with the time left on the server clock.
+// With --context, it lists the leases of several databases in one table
+// (ls_contexts.go).
 func cmdLs(ctx context.Context, env Env, args []string) error {
-	fs := newFlags(env, "ls", "ls [--at TIME] [--account A] [--session S] [--json] [--dsn URL]")
+	fs := newFlags(env, "ls", "ls [--at TIME] [--account A] [--session S] [--json] [--dsn URL | --context NAME...] [--config PATH]")
 	dsn := dsnFlag(fs)
+	contexts := addContextFlags(fs, nil)
 	asJSON := fs.Bool("json", false, "print one JSON object: the server time and every lease")
 	var at timeFlag
 	var accounts, sessions listFlag
@@ -33,42 +36,70 @@ func cmdLs(ctx context.Context, env Env, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErrorf("ls takes no arguments, got %q", fs.Arg(0))
 	}
+	cs, err := contexts.resolve(env)
+	if err != nil {
+		return err
+	}
+	filter := data.HistoryFilter{Accounts: accounts, Sessions: sessions}
+	if cs != nil {
+		return lsContexts(ctx, env, cs, at, filter, *asJSON)
+	}
 	store, err := openStore(ctx, resolveDSN(env, *dsn))
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 	if at.set {
-		return lsAt(ctx, env, store, at.timeArg, data.HistoryFilter{Accounts: accounts, Sessions: sessions}, *asJSON)
+		return lsAt(ctx, env, store, at.timeArg, filter, *asJSON)
 	}
-	snap, err := store.Snapshot(ctx)
+	v, err := readLeases(ctx, store, filter)
 	if err != nil {
 		return connError(err)
 	}
-	now := snap.Clock.Now()
+	if *asJSON {
+		return writeLeasesJSON(env.Stdout, v)
+	}
+	return writeLeasesText(env.Stdout, v)
+}
+
+// leasesView is what ls shows of one database: its leases sorted by key
+// and its queues, with the server time they are measured against, and the
+// asks to hand over pending on them.
+type leasesView struct {
+	now    time.Time
+	leases []data.Lease
+	queues map[data.Key]int
+	asks   map[data.Key]data.PendingAsk
+}
+
+// readLeases reads what ls shows of store's database, of the sessions f
+// selects (its Accounts and Sessions).
+func readLeases(ctx context.Context, store *data.Store, f data.HistoryFilter) (leasesView, error) {
+	snap, err := store.Snapshot(ctx)
+	if err != nil {
+		return leasesView{}, err
+	}
 	skip := func(k data.Key) bool {
-		return (len(accounts) > 0 && !slices.Contains(accounts, k.Account)) ||
-			(len(sessions) > 0 && !slices.Contains(sessions, k.Session))
+		return (len(f.Accounts) > 0 && !slices.Contains(f.Accounts, k.Account)) ||
+			(len(f.Sessions) > 0 && !slices.Contains(f.Sessions, k.Session))
 	}
 	leases := slices.DeleteFunc(snap.Leases, func(l data.Lease) bool { return skip(l.Key) })
 	slices.SortFunc(leases, func(a, b data.Lease) int { return compareKeys(a.Key, b.Key) })
 	queues, err := store.QueueLengths(ctx)
 	if err != nil {
-		return connError(err)
+		return leasesView{}, err
 	}
 	maps.DeleteFunc(queues, func(k data.Key, _ int) bool { return skip(k) })
 	asks, err := store.PendingAsks(ctx)
 	if err != nil {
-		return connError(err)
+		return leasesView{}, err
 	}
-	if *asJSON {
-		return writeLeasesJSON(env.Stdout, now, leases, queues, asks)
-	}
-	return writeLeasesText(env.Stdout, now, leases, queues, asks)
+	return leasesView{now: snap.Clock.Now(), leases: leases, queues: queues, asks: asks}, nil
 }
 
 // leaseJSON is one lease in ls --json.
 type leaseJSON struct {
+	Context          string    `json:"context,omitempty"` // with --context: the database it is in
 	AccountID        string    `json:"account_id"`
 	SessionID        string    `json:"session_id"`
 	RunID            string    `json:"run_id"`
@@ -93,25 +124,42 @@ type askJSON struct {
 	RemainingSeconds float64   `json:"remaining_seconds"`
 }
 
-func writeLeasesJSON(w io.Writer, now time.Time, leases []data.Lease, queues map[data.Key]int, asks map[data.Key]data.PendingAsk) error {
+func writeLeasesJSON(w io.Writer, v leasesView) error {
 	out := struct {
 		ServerTime time.Time   `json:"server_time"`
 		Leases     []leaseJSON `json:"leases"`
 		Queues     []queueJSON `json:"queues"` // every session with a queue, held or not
-	}{ServerTime: now, Leases: []leaseJSON{}, Queues: queuesJSON(queues)}
-	for _, l := range leases {
-		left := l.ExpiresAt.Sub(now)
-		out.Leases = append(out.Leases, leaseJSON{
+	}{ServerTime: v.now, Leases: leasesJSON(nil, v, ""), Queues: queuesJSON(nil, v.queues, "")}
+	return writeJSON(w, out)
+}
+
+// leasesJSON appends v's leases to dst as ls --json lists them, tagged with
+// context when it is not "".
+func leasesJSON(dst []leaseJSON, v leasesView, context string) []leaseJSON {
+	if dst == nil {
+		dst = []leaseJSON{}
+	}
+	for _, l := range v.leases {
+		left := l.ExpiresAt.Sub(v.now)
+		j := leaseJSON{
+			Context:   context,
 			AccountID: l.Account, SessionID: l.Session, RunID: l.RunID.String(), Holder: l.Holder, Fence: l.Fence,
 			AcquiredAt: l.AcquiredAt, RenewedAt: l.RenewedAt, ExpiresAt: l.ExpiresAt,
 			RemainingSeconds: left.Seconds(), Expired: left <= 0,
-			Preemptible: !l.NotPreemptible, Attachment: nonEmpty(l.Attachment), QueueLength: queues[l.Key],
-		})
-		if a, ok := asks[l.Key]; ok && a.HolderRunID == l.RunID {
-			out.Leases[len(out.Leases)-1].PendingAsk = &askJSON{RunID: a.RunID.String(), Holder: a.Holder, Until: a.Until, RemainingSeconds: a.Remaining.Seconds()}
+			Preemptible: !l.NotPreemptible, Attachment: nonEmpty(l.Attachment), QueueLength: v.queues[l.Key],
 		}
+		if a, ok := v.asks[l.Key]; ok && a.HolderRunID == l.RunID {
+			j.PendingAsk = &askJSON{RunID: a.RunID.String(), Holder: a.Holder, Until: a.Until, RemainingSeconds: a.Remaining.Seconds()}
+		}
+		dst = append(dst, j)
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
+	return dst
+}
+
+// writeJSON writes v indented, with the characters a terminal would act on
+// escaped (termtext.JSON).
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -127,33 +175,42 @@ func nonEmpty(s string) *string {
 	return &s
 }
 
-func writeLeasesText(w io.Writer, now time.Time, leases []data.Lease, queues map[data.Key]int, asks map[data.Key]data.PendingAsk) error {
-	free := freeQueued(leases, queues)
-	if len(leases) == 0 && len(free) == 0 {
+func writeLeasesText(w io.Writer, v leasesView) error {
+	rows := leaseRows(nil, v)
+	if len(rows) == 0 {
 		_, err := fmt.Fprintln(w, "no leases held")
 		return err
 	}
-	rows := [][]string{{"ACCOUNT", "SESSION", "HOLDER", "RUN", "FENCE", "TTL LEFT", "HELD FOR", "WAITING"}}
-	for _, l := range leases {
+	return writeColumns(w, append([][]string{leaseHeader}, rows...))
+}
+
+// leaseHeader is the header of ls's table.
+var leaseHeader = []string{"ACCOUNT", "SESSION", "HOLDER", "RUN", "FENCE", "TTL LEFT", "HELD FOR", "WAITING"}
+
+// leaseRows appends v's rows of ls's table to dst: its leases, then the
+// free sessions with a queue.
+func leaseRows(dst [][]string, v leasesView) [][]string {
+	now := v.now
+	for _, l := range v.leases {
 		left := l.ExpiresAt.Sub(now)
 		ttl := left.Round(100 * time.Millisecond).String()
 		if left <= 0 {
 			ttl = "expired " + (-left).Round(time.Second).String() + " ago"
 		}
 		var ask *data.PendingAsk
-		if a, ok := asks[l.Key]; ok && a.HolderRunID == l.RunID {
+		if a, ok := v.asks[l.Key]; ok && a.HolderRunID == l.RunID {
 			ask = &a
 		}
-		rows = append(rows, []string{
+		dst = append(dst, []string{
 			termtext.Mark(l.Account, 0), termtext.Mark(l.Session, 0), termtext.Mark(l.Holder, 0),
 			l.RunID.String(), fmt.Sprint(l.Fence), ttl, now.Sub(l.AcquiredAt).Round(time.Second).String(),
-			waiting(queues[l.Key], ask),
+			waiting(v.queues[l.Key], ask),
 		})
 	}
-	for _, k := range free {
-		rows = append(rows, []string{termtext.Mark(k.Account, 0), termtext.Mark(k.Session, 0), "", "free", "", "", "", waiting(queues[k], nil)})
+	for _, k := range freeQueued(v.leases, v.queues) {
+		dst = append(dst, []string{termtext.Mark(k.Account, 0), termtext.Mark(k.Session, 0), "", "free", "", "", "", waiting(v.queues[k], nil)})
 	}
-	return writeColumns(w, rows)
+	return dst
 }
 
 // freeQueued are the sessions with a queue and no lease in leases (sorted by

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,15 +15,7 @@ import (
 // selects, rebuilt from the history (data.Store.OwnersAt). An instant older than the history kept is
 // one line and ExitUsage, nothing printed on stdout.
 func lsAt(ctx context.Context, env Env, store *data.Store, a timeArg, f data.HistoryFilter, asJSON bool) error {
-	now, err := store.ServerTime(ctx)
-	if err != nil {
-		return connError(err)
-	}
-	at := a.at(now)
-	owners, err := store.OwnersAt(ctx, at, f)
-	if errors.Is(err, data.ErrHistoryPruned) {
-		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("ls --at: %w", err)}
-	}
+	owners, err := readOwnersAt(ctx, store, a, f)
 	if err != nil {
 		return connError(err)
 	}
@@ -34,9 +25,25 @@ func lsAt(ctx context.Context, env Env, store *data.Store, a timeArg, f data.His
 	return writeOwnersText(env.Stdout, owners)
 }
 
+// readOwnersAt reads who held what at the instant a names, on store's
+// clock. An instant older than the history kept is ExitUsage; any other
+// error is the database's, for connError to put in one line.
+func readOwnersAt(ctx context.Context, store *data.Store, a timeArg, f data.HistoryFilter) (data.OwnersAt, error) {
+	now, err := store.ServerTime(ctx)
+	if err != nil {
+		return data.OwnersAt{}, err
+	}
+	owners, err := store.OwnersAt(ctx, a.at(now), f)
+	if errors.Is(err, data.ErrHistoryPruned) {
+		return data.OwnersAt{}, &ExitError{Code: ExitUsage, Err: fmt.Errorf("ls --at: %w", err)}
+	}
+	return owners, err
+}
+
 // holdingJSON is one lease in ls --at --json: ls --json's fields as they
 // were at the instant; null where the history does not tell.
 type holdingJSON struct {
+	Context    string     `json:"context,omitempty"` // with --context: the database it is in
 	AccountID  string     `json:"account_id"`
 	SessionID  string     `json:"session_id"`
 	RunID      string     `json:"run_id"`
@@ -66,9 +73,19 @@ func writeOwnersJSON(w io.Writer, o data.OwnersAt) error {
 		ServerTime   time.Time     `json:"server_time"`
 		HistoryStart time.Time     `json:"history_start"`
 		Leases       []holdingJSON `json:"leases"`
-	}{AsOf: o.At, ServerTime: o.ServerTime, HistoryStart: o.HistoryStart, Leases: []holdingJSON{}}
+	}{AsOf: o.At, ServerTime: o.ServerTime, HistoryStart: o.HistoryStart, Leases: holdingsJSON(nil, o, "")}
+	return writeJSON(w, out)
+}
+
+// holdingsJSON appends o's leases to dst as ls --at --json lists them,
+// tagged with context when it is not "".
+func holdingsJSON(dst []holdingJSON, o data.OwnersAt, context string) []holdingJSON {
+	if dst == nil {
+		dst = []holdingJSON{}
+	}
 	for _, h := range o.Holdings {
 		j := holdingJSON{
+			Context:   context,
 			AccountID: h.Account, SessionID: h.Session, RunID: h.RunID.String(), Holder: h.Holder, Fence: h.Fence,
 			AcquiredAt: timePtr(h.AcquiredAt), RenewedAt: timePtr(h.RenewedAt), ExpiresAt: timePtr(h.ExpiresAt),
 			ExpiryKnown: h.ExpiryKnown, Expired: h.Expired,
@@ -81,33 +98,41 @@ func writeOwnersJSON(w io.Writer, o data.OwnersAt) error {
 			ttl := h.TTL.Seconds()
 			j.TTLSeconds = &ttl
 		}
-		out.Leases = append(out.Leases, j)
+		dst = append(dst, j)
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(termtext.JSON(b), '\n'))
-	return err
+	return dst
 }
 
 func writeOwnersText(w io.Writer, o data.OwnersAt) error {
-	if _, err := fmt.Fprintf(w, "as of %s (history kept since %s)\n",
-		o.At.UTC().Format("2006-01-02T15:04:05.000000Z"), o.HistoryStart.UTC().Format("2006-01-02T15:04:05.000000Z")); err != nil {
+	if _, err := fmt.Fprintln(w, asOfLine(o)); err != nil {
 		return err
 	}
 	if len(o.Holdings) == 0 {
 		_, err := fmt.Fprintln(w, "no leases held")
 		return err
 	}
-	rows := [][]string{{"ACCOUNT", "SESSION", "HOLDER", "RUN", "FENCE", "TTL LEFT", "HELD FOR"}}
+	return writeColumns(w, append([][]string{ownerHeader}, ownerRows(nil, o)...))
+}
+
+// asOfLine says which instant ls --at shows, and since when the history is
+// kept.
+func asOfLine(o data.OwnersAt) string {
+	return fmt.Sprintf("as of %s (history kept since %s)",
+		o.At.UTC().Format("2006-01-02T15:04:05.000000Z"), o.HistoryStart.UTC().Format("2006-01-02T15:04:05.000000Z"))
+}
+
+// ownerHeader is the header of ls --at's table.
+var ownerHeader = []string{"ACCOUNT", "SESSION", "HOLDER", "RUN", "FENCE", "TTL LEFT", "HELD FOR"}
+
+// ownerRows appends o's rows of ls --at's table to dst.
+func ownerRows(dst [][]string, o data.OwnersAt) [][]string {
 	for _, h := range o.Holdings {
-		rows = append(rows, []string{
+		dst = append(dst, []string{
 			termtext.Mark(h.Account, 0), termtext.Mark(h.Session, 0), termtext.Mark(h.Holder, 0),
 			h.RunID.String(), fmt.Sprint(h.Fence), ttlLeftAt(h, o.At), heldForAt(h, o),
 		})
 	}
-	return writeColumns(w, rows)
+	return dst
 }
 
 // ttlLeftAt is the TTL LEFT column as of at: exact, or "renewed, ≤ TTL"

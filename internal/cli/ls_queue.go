@@ -9,16 +9,20 @@ import (
 
 // queueJSON is one session's queue in ls --json.
 type queueJSON struct {
+	Context   string `json:"context,omitempty"` // with --context: the database it is in
 	AccountID string `json:"account_id"`
 	SessionID string `json:"session_id"`
 	Length    int    `json:"length"` // live tickets
 }
 
-// queuesJSON lists the queues by key, in ls's order.
-func queuesJSON(queues map[data.Key]int) []queueJSON {
-	out := []queueJSON{}
-	for _, k := range slices.SortedFunc(maps.Keys(queues), compareKeys) {
-		out = append(out, queueJSON{AccountID: k.Account, SessionID: k.Session, Length: queues[k]})
+// queuesJSON appends the queues to dst by key, in ls's order, tagged with
+// context when it is not "".
+func queuesJSON(dst []queueJSON, queues map[data.Key]int, context string) []queueJSON {
+	if dst == nil {
+		dst = []queueJSON{}
 	}
-	return out
+	for _, k := range slices.SortedFunc(maps.Keys(queues), compareKeys) {
+		dst = append(dst, queueJSON{Context: context, AccountID: k.Account, SessionID: k.Session, Length: queues[k]})
+	}
+	return dst
 }

@@ -169,7 +169,7 @@ func defaultSender() string {
 // printSent says where a sent message is: one line, or one JSON object.
 func printSent(w io.Writer, s lease.Sent, asJSON bool) error {
 	if asJSON {
-		return writeJSON(w, sentJSON{
+		return writeJSONLine(w, sentJSON{
 			Account: s.Key.Account, Session: s.Key.Session, ID: s.ID, IdempotencyKey: s.IdempotencyKey,
 			Kind: string(s.Kind), State: string(s.State), RunID: nonNil(s.RunID), Fence: nonZeroInt(s.Fence),
 			SentAt: s.SentAt, ExpiresAt: s.ExpiresAt, DeliveredAt: nonZeroTime(s.DeliveredAt),
@@ -217,9 +217,9 @@ type sentJSON struct {
 	Created        bool       `json:"created"`
 }
 
-// writeJSON writes v as one line of JSON, inert on a terminal
+// writeJSONLine writes v as one line of JSON, inert on a terminal
 // (termtext.JSON).
-func writeJSON(w io.Writer, v any) error {
+func writeJSONLine(w io.Writer, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err

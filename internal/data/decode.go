@@ -96,6 +96,8 @@ func randomSuffix() string {
 
 // MarshalJSON encodes e as lease.event_json does: the notification
 // payload's fields, with null for absent values. decodeEvent reads it back.
+// An event of a named context (Context) has a "context" field first, which
+// decodeEvent never reads.
 // Text is untrusted: DEL, C1 controls and bidirectional formatting
 // characters, which encoding/json leaves raw, are written as \u escapes
 // (termtext.JSON), so the JSON is inert on a terminal.
@@ -109,7 +111,14 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		Holder: nonZero(e.Holder), Actor: &actor, Reason: nonZero(e.Reason),
 		PrevHolder: nonZero(e.PrevHolder), MessageID: nonZero(e.MessageID),
 	}
-	b, err := json.Marshal(p)
+	var v any = p
+	if e.Context != "" {
+		v = struct {
+			Context string `json:"context"`
+			payload
+		}{e.Context, p}
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}

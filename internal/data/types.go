@@ -33,6 +33,10 @@ type Lease struct {
 	// SetAttachment), "" for none: no secret, readable like the rest of the
 	// row, and untrusted text.
 	Attachment string
+	// Context names the database the lease was read from, in a monitor of
+	// several (monitor.State sets it for the contexts it was given names
+	// for); "" otherwise. The protocol never reads or sets it.
+	Context string
 }
 
 // Grant is what Acquire returns: the lease a run now holds.
@@ -146,4 +150,7 @@ type Event struct {
 	Actor         string
 	Reason        string
 	MessageID     int64 // the message of an inbox event (Kind.Message), 0 for the others
+	// Context names the database the event was read from, in a monitor of
+	// several (as Lease.Context); "" otherwise. Never read from a payload.
+	Context string
 }

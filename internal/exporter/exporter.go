@@ -3,6 +3,7 @@ package exporter
 import (
 	"cmp"
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,11 +28,12 @@ type Config struct {
 	MaxAccounts int
 	// Feed configures the monitor feed the exporter runs on.
 	Feed monitor.FeedConfig
-	// OnLink, when set, is called from Run's goroutine each time the feed's
+	// OnLink, when set, is called from Run's goroutine each time a feed's
 	// link (live, reconnecting, down, as the monitor's header shows it)
-	// changes, for a log line; not for the stop that cancelling Run's
+	// changes, with its context's name ("" for an exporter of one
+	// database), for a log line; not for the stop that cancelling Run's
 	// context makes.
-	OnLink func(monitor.Health)
+	OnLink func(context string, h monitor.Health)
 }
 
 // Defaults of Config.
@@ -49,13 +51,27 @@ func (c Config) withDefaults() Config {
 // Exporter keeps a monitor.State true through a monitor.Feed and exports it
 // as Prometheus metrics on a private registry. Run it with Run; serve it
 // with Handler. It is safe for concurrent use.
+//
+// An exporter of several databases (NewContexts) keeps a State of each
+// through one monitor.Feeds, and every series of each carries its
+// context's name as a context label; the process's own metrics (go_*,
+// process_*) have none.
 type Exporter struct {
 	cfg      Config
-	feed     *monitor.Feed
 	registry *prometheus.Registry
-	m        metrics
 	started  time.Time
-	ready    atomic.Bool // the first resync has been applied
+	parts    []*part
+	feed     *monitor.Feed  // an exporter of one database
+	feeds    *monitor.Feeds // of several
+}
+
+// part is what an exporter exports of one database.
+type part struct {
+	e     *Exporter
+	name  string             // its context's name; "" for an exporter of one database
+	store func() *data.Store // nil until it opened
+	m     metrics
+	ready atomic.Bool // the first resync has been applied
 
 	mu      sync.Mutex // guards state and dropped; held by apply and by a scrape
 	state   *monitor.State
@@ -66,100 +82,149 @@ type Exporter struct {
 
 // New returns an exporter of store's database. Start it with Run.
 func New(store *data.Store, cfg Config) *Exporter {
-	cfg = cfg.withDefaults()
-	e := &Exporter{
-		cfg:      cfg,
-		feed:     monitor.NewFeed(store, cfg.Feed),
-		registry: prometheus.NewRegistry(),
-		m:        newMetrics(),
-		started:  time.Now(),
-		// The exporter shows no event list: one kept event is enough.
-		// De-duplication does not depend on it (State keeps every id seen).
-		state: monitor.NewState(monitor.Config{EventLimit: 1}),
-		link:  monitor.LinkConnecting,
+	e := newExporter(cfg)
+	e.feed = monitor.NewFeed(store, e.cfg.Feed)
+	e.addPart("", func() *data.Store { return store }, e.registry)
+	return e
+}
+
+// NewContexts returns an exporter of several databases, each opened (and
+// retried while it is down) by its context's Open; Config.Feed is each one's
+// feed's, unless the context sets its own. Every series of a context
+// carries its name as the label context. Start it with Run.
+func NewContexts(contexts []monitor.Context, cfg Config) *Exporter {
+	e := newExporter(cfg)
+	ctxs := slices.Clone(contexts)
+	for i := range ctxs {
+		if ctxs[i].Feed == (monitor.FeedConfig{}) {
+			ctxs[i].Feed = e.cfg.Feed
+		}
 	}
+	e.feeds = monitor.NewFeeds(ctxs)
+	for i, c := range ctxs {
+		e.addPart(c.Name, func() *data.Store { return e.feeds.Store(i) },
+			prometheus.WrapRegistererWith(prometheus.Labels{"context": c.Name}, e.registry))
+	}
+	return e
+}
+
+func newExporter(cfg Config) *Exporter {
+	e := &Exporter{cfg: cfg.withDefaults(), registry: prometheus.NewRegistry(), started: time.Now()}
 	e.registry.MustRegister(
-		e.m.transitions, e.m.resyncs, e.m.gaps,
-		e.m.takeoverDelay, e.m.holdTime, e.m.lag, e.m.queueWaits.hist, newQueueGauges(store),
-		e.m.inboxDelivery.hist, newInboxGauges(store),
-		e.m.askOutcomes,
-		&gauges{e: e, d: newGaugeDescs(cfg.ByAccount)},
-		newPollReasonGauge(e),
-		newQueueUsage(store),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	return e
 }
 
-// Ready reports whether the first resync has been applied: before it the
-// gauges describe nothing.
-func (e *Exporter) Ready() bool { return e.ready.Load() }
+// addPart adds the part of the database named name (its context's), whose
+// metrics go to reg.
+func (e *Exporter) addPart(name string, store func() *data.Store, reg prometheus.Registerer) {
+	p := &part{
+		e: e, name: name, store: store, m: newMetrics(),
+		// The exporter shows no event list: one kept event is enough.
+		// De-duplication does not depend on it (State keeps every id seen).
+		state: monitor.NewState(monitor.Config{EventLimit: 1}),
+		link:  monitor.LinkConnecting,
+	}
+	reg.MustRegister(
+		p.m.transitions, p.m.resyncs, p.m.gaps,
+		p.m.takeoverDelay, p.m.holdTime, p.m.lag, p.m.queueWaits.hist, newQueueGauges(store),
+		p.m.inboxDelivery.hist, newInboxGauges(store),
+		p.m.askOutcomes,
+		&gauges{p: p, d: newGaugeDescs(e.cfg.ByAccount)},
+		newPollReasonGauge(p),
+		newQueueUsage(store),
+	)
+	e.parts = append(e.parts, p)
+}
+
+// Ready reports whether the first resync of every database has been
+// applied: before it the gauges describe nothing of it.
+func (e *Exporter) Ready() bool {
+	for _, p := range e.parts {
+		if !p.ready.Load() {
+			return false
+		}
+	}
+	return true
+}
 
 // Run runs the feed and applies what it delivers until ctx is cancelled; it
 // returns when the feed has stopped. An Exporter runs once.
 func (e *Exporter) Run(ctx context.Context) error {
-	stop := e.feed.Start(ctx)
-	defer stop()
+	next := e.feed.Next
+	if e.feeds != nil {
+		next = e.feeds.Next
+		defer e.feeds.Start(ctx)()
+	} else {
+		defer e.feed.Start(ctx)()
+	}
 	for {
-		b, ok := e.feed.Next()
+		b, ok := next()
 		if !ok {
 			return nil
 		}
-		now := time.Now()
-		h := e.apply(b, now)
+		p := e.parts[b.Context]
+		h := p.apply(b, time.Now())
 		if resynced(b) {
 			monitor.FreeAfterResync(e.leases())
 		}
 		// Once ctx ends the feed reports itself stopped, which reads as
 		// down: that is this stop, not a link to report.
-		if h.Link != e.link && e.cfg.OnLink != nil && ctx.Err() == nil {
-			e.cfg.OnLink(h)
+		if h.Link != p.link && e.cfg.OnLink != nil && ctx.Err() == nil {
+			e.cfg.OnLink(p.name, h)
 		}
-		e.link = h.Link
+		p.link = h.Link
 	}
+}
+
+// apply applies a batch of the first (or only) database; see part.apply.
+func (e *Exporter) apply(b monitor.Batch, now time.Time) monitor.Health {
+	return e.parts[b.Context].apply(b, now)
 }
 
 // apply applies a batch taken from the feed at local time now, one item at
 // a time, so that each item's new events are known, and counted, with the
 // state as it was just before them. It returns the feed's health after it.
-func (e *Exporter) apply(b monitor.Batch, now time.Time) monitor.Health {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.dropped = b.Dropped
+func (p *part) apply(b monitor.Batch, now time.Time) monitor.Health {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b.Context = 0 // each part's State is of its database alone
+	p.dropped = b.Dropped
 	if len(b.Items) == 0 {
-		e.state.Apply(b, now) // connection state and counters only
+		p.state.Apply(b, now) // connection state and counters only
 	}
 	one := b
 	for i := range b.Items {
 		one.Items = b.Items[i : i+1]
-		e.applyItem(one, now)
+		p.applyItem(one, now)
 	}
-	if e.state.Synced() {
-		e.ready.Store(true)
+	if p.state.Synced() {
+		p.ready.Store(true)
 	}
-	return e.state.Health(now)
+	return p.state.Health(now)
 }
 
 // applyItem applies a batch of one item and counts the events the state had
 // not seen. The first resync's events are the past: applied, not counted.
-func (e *Exporter) applyItem(one monitor.Batch, now time.Time) {
+func (p *part) applyItem(one monitor.Batch, now time.Time) {
 	it := one.Items[0]
-	history := it.Sync != nil && !e.state.Synced()
-	starts := e.runStarts(it)
-	fresh := e.state.Apply(one, now)
+	history := it.Sync != nil && !p.state.Synced()
+	starts := p.runStarts(it)
+	fresh := p.state.Apply(one, now)
 	if it.Sync != nil {
-		e.m.resyncs.Inc()
+		p.m.resyncs.Inc()
 		if it.Sync.Truncated && !history {
-			e.m.gaps.Inc()
+			p.m.gaps.Inc()
 		}
 	}
 	if history {
 		return
 	}
-	serverNow := e.state.ServerNow(now)
+	serverNow := p.state.ServerNow(now)
 	for _, ev := range fresh {
-		e.m.observe(ev, serverNow, starts)
+		p.m.observe(ev, serverNow, starts)
 	}
 }
 
@@ -173,9 +238,13 @@ func resynced(b monitor.Batch) bool {
 	return false
 }
 
-// leases is how many leases the state holds.
+// leases is how many leases the states hold.
 func (e *Exporter) leases() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.state.Len()
+	n := 0
+	for _, p := range e.parts {
+		p.mu.Lock()
+		n += p.state.Len()
+		p.mu.Unlock()
+	}
+	return n
 }

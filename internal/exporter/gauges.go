@@ -54,7 +54,7 @@ func newGaugeDescs(byAccount bool) gaugeDescs {
 // gauges is the Collector of everything computed from the state when
 // Prometheus scrapes.
 type gauges struct {
-	e *Exporter
+	p *part
 	d gaugeDescs
 }
 
@@ -68,8 +68,8 @@ func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect computes the gauges at this instant.
 func (g *gauges) Collect(ch chan<- prometheus.Metric) {
-	s := g.e.scan(time.Now())
-	if g.e.cfg.ByAccount {
+	s := g.p.scan(time.Now())
+	if g.p.e.cfg.ByAccount {
 		for _, a := range s.accounts {
 			g.leaseGauges(ch, a.counts, a.name)
 		}
@@ -121,14 +121,24 @@ type scanned struct {
 	malformed int64
 }
 
+// scan computes the figures of the first (or only) database; see part.scan.
+func (e *Exporter) scan(now time.Time) scanned { return e.parts[0].scan(now) }
+
 // scan computes the figures at local time now in one pass over the leases,
 // under the lock.
-func (e *Exporter) scan(now time.Time) scanned {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	st := e.state
+func (p *part) scan(now time.Time) scanned {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, st := p.e, p.state
+	h := st.Health(now)
 	serverNow := st.ServerNow(now)
 	nowNS, soonNS := serverNow.UnixNano(), serverNow.Add(e.cfg.ExpiringWithin).UnixNano()
+	// A lease counts as expired once it has been for longer than the feed's
+	// view of renewals may be old (monitor.Health.RenewalsAge, a pass of
+	// its sweep of the lease table): a renewal it has not read yet never
+	// makes one look expired; one that was not renewed counts up to that
+	// much late.
+	expiredNS := serverNow.Add(-h.RenewalsAge).UnixNano()
 	oldest := nowNS // earliest acquisition of an unexpired lease
 	var s scanned
 	var perAccount []counts
@@ -138,7 +148,7 @@ func (e *Exporter) scan(now time.Time) scanned {
 	st.ScanInstants(func(expires, acquired int64, account uint32) {
 		var c counts
 		switch {
-		case expires <= nowNS: // expired once now >= ExpiresAt
+		case expires <= expiredNS: // expired once now >= ExpiresAt (and the view of renewals caught up)
 			c.expired = 1
 		default:
 			c.held = 1
@@ -156,14 +166,13 @@ func (e *Exporter) scan(now time.Time) scanned {
 	if perAccount != nil {
 		s.accounts = topAccounts(st.AccountName, perAccount, e.cfg.MaxAccounts)
 	}
-	h := st.Health(now)
 	s.feed = feedState(h.Link)
 	s.syncAge = h.SyncedAgo
 	if !st.Synced() {
 		s.syncAge = now.Sub(e.started)
 	}
 	s.clock = st.Clock()
-	s.dropped, s.malformed = e.dropped, st.Malformed()
+	s.dropped, s.malformed = p.dropped, st.Malformed()
 	return s
 }
 

@@ -17,7 +17,7 @@ import (
 // followed from the events. When the read fails the gauges are left out of
 // that scrape.
 type inboxGauges struct {
-	store                                    *data.Store
+	store                                    func() *data.Store // nil until it opened
 	messages, undelivered, sessions, waiting *prometheus.Desc
 
 	mu   sync.Mutex // guards read and last; held while reading
@@ -25,7 +25,7 @@ type inboxGauges struct {
 	last data.InboxStats
 }
 
-func newInboxGauges(store *data.Store) *inboxGauges {
+func newInboxGauges(store func() *data.Store) *inboxGauges {
 	return &inboxGauges{store: store,
 		messages: prometheus.NewDesc("leasetop_inbox_messages",
 			"Live messages in every conversation's inbox (steers and cancels sent, neither acknowledged nor expired: leasetop send, lease.Client.Send).", nil, nil),
@@ -51,8 +51,12 @@ func (g *inboxGauges) Collect(ch chan<- prometheus.Metric) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if now := time.Now(); now.Sub(g.read) >= queueUsageMaxAge {
+		store := g.store()
+		if store == nil {
+			return // not connected yet: the feed's metrics say so
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), queueUsageTimeout)
-		st, err := g.store.InboxStats(ctx)
+		st, err := store.InboxStats(ctx)
 		cancel()
 		if err != nil {
 			return

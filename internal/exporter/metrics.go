@@ -98,7 +98,7 @@ func seconds(d time.Duration) float64 { return max(d, 0).Seconds() }
 // lease: from an acquire earlier in the same item, else from the lease the
 // state shows before the item is applied. It returns nil when the item
 // releases nothing it can date.
-func (e *Exporter) runStarts(it monitor.Item) map[uuid.UUID]time.Time {
+func (p *part) runStarts(it monitor.Item) map[uuid.UUID]time.Time {
 	var evs []data.Event
 	switch {
 	case it.Event != nil:
@@ -123,7 +123,7 @@ func (e *Exporter) runStarts(it monitor.Item) map[uuid.UUID]time.Time {
 			if _, ok := starts[ev.RunID]; ok {
 				continue
 			}
-			if l, ok := e.state.Lease(ev.Key); ok && l.RunID == ev.RunID {
+			if l, ok := p.state.Lease(ev.Key); ok && l.RunID == ev.RunID {
 				put(ev.RunID, l.AcquiredAt)
 			}
 		}

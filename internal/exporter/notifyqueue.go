@@ -21,7 +21,7 @@ const (
 // from the database when Prometheus scrapes. When the read fails the gauge
 // is left out of that scrape (the feed's metrics say why).
 type queueUsage struct {
-	store *data.Store
+	store func() *data.Store // nil until it opened
 	desc  *prometheus.Desc
 
 	mu   sync.Mutex // guards read and last; held while reading
@@ -29,7 +29,7 @@ type queueUsage struct {
 	last float64
 }
 
-func newQueueUsage(store *data.Store) *queueUsage {
+func newQueueUsage(store func() *data.Store) *queueUsage {
 	return &queueUsage{store: store, desc: prometheus.NewDesc("leasetop_notify_queue_usage_ratio",
 		"pg_notification_queue_usage(): the fraction of PostgreSQL's NOTIFY queue in use. At 1 every transaction that notifies fails at its commit.", nil, nil)}
 }
@@ -42,8 +42,12 @@ func (q *queueUsage) Collect(ch chan<- prometheus.Metric) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if now := time.Now(); now.Sub(q.read) >= queueUsageMaxAge {
+		store := q.store()
+		if store == nil {
+			return // not connected yet: the feed's metrics say so
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), queueUsageTimeout)
-		u, err := q.store.NotifyQueueUsage(ctx)
+		u, err := store.NotifyQueueUsage(ctx)
 		cancel()
 		if err != nil {
 			return

@@ -25,12 +25,12 @@ var pollReasons = []struct {
 // pollReasonGauge is the Collector of leasetop_feed_poll_reason: 1 for the
 // reason the feed polls, 0 for the others; all 0 while it listens.
 type pollReasonGauge struct {
-	e    *Exporter
+	p    *part
 	desc *prometheus.Desc
 }
 
-func newPollReasonGauge(e *Exporter) *pollReasonGauge {
-	return &pollReasonGauge{e: e, desc: prometheus.NewDesc("leasetop_feed_poll_reason",
+func newPollReasonGauge(p *part) *pollReasonGauge {
+	return &pollReasonGauge{p: p, desc: prometheus.NewDesc("leasetop_feed_poll_reason",
 		"Why the exporter's feed polls lease.event instead of listening: 1 for the reason, 0 for the others, all 0 while it listens. "+
 			"requested (--poll) and standby were chosen; pooler (no --listen-dsn), listen_failed and no_delivery are LISTEN not working where it should.",
 		[]string{"reason"}, nil)}
@@ -41,9 +41,9 @@ func (g *pollReasonGauge) Describe(ch chan<- *prometheus.Desc) { ch <- g.desc }
 
 // Collect sends one series per reason.
 func (g *pollReasonGauge) Collect(ch chan<- prometheus.Metric) {
-	g.e.mu.Lock()
-	cause := g.e.state.Health(time.Now()).PollReason.Cause
-	g.e.mu.Unlock()
+	g.p.mu.Lock()
+	cause := g.p.state.Health(time.Now()).PollReason.Cause
+	g.p.mu.Unlock()
 	for _, r := range pollReasons {
 		v := 0.0
 		if r.cause == cause {

@@ -16,7 +16,7 @@ import (
 // event, so the queues cannot be followed from the events. When the read
 // fails the gauges are left out of that scrape.
 type queueGauges struct {
-	store                               *data.Store
+	store                               func() *data.Store // nil until it opened
 	tickets, sessions, longest, waiting *prometheus.Desc
 
 	mu   sync.Mutex // guards read and last; held while reading
@@ -24,7 +24,7 @@ type queueGauges struct {
 	last data.QueueStats
 }
 
-func newQueueGauges(store *data.Store) *queueGauges {
+func newQueueGauges(store func() *data.Store) *queueGauges {
 	return &queueGauges{store: store,
 		tickets: prometheus.NewDesc("leasetop_queue_tickets",
 			"Live tickets in every session's queue (waiters queued for a lease, leasetop run --on-busy queue, lease.Client.Queue).", nil, nil),
@@ -50,8 +50,12 @@ func (q *queueGauges) Collect(ch chan<- prometheus.Metric) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if now := time.Now(); now.Sub(q.read) >= queueUsageMaxAge {
+		store := q.store()
+		if store == nil {
+			return // not connected yet: the feed's metrics say so
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), queueUsageTimeout)
-		st, err := q.store.QueueStats(ctx)
+		st, err := store.QueueStats(ctx)
 		cancel()
 		if err != nil {
 			return

@@ -18,7 +18,8 @@ import (
 // the feed must keep reading the database and bound what it holds for a
 // consumer that has fallen behind (monitor.FeedConfig.MaxPending).
 type Mirror struct {
-	feed *monitor.Feed
+	feed  *monitor.Feed  // a mirror of one database
+	feeds *monitor.Feeds // a mirror of several (NewMirrorOf)
 
 	mu      sync.Mutex
 	state   *monitor.State
@@ -36,8 +37,25 @@ func NewMirror(store *data.Store, feed monitor.FeedConfig, state monitor.Config)
 	}
 }
 
-// Feed returns the mirror's feed (for Resync).
+// NewMirrorOf returns a mirror of several databases: one State of them all,
+// kept true by monitor.Feeds. Start it with Run.
+func NewMirrorOf(contexts []monitor.Context, state monitor.Config) *Mirror {
+	for _, c := range contexts {
+		state.Contexts = append(state.Contexts, c.Name)
+	}
+	return &Mirror{
+		feeds:   monitor.NewFeeds(contexts),
+		state:   monitor.NewState(state),
+		changed: make(chan struct{}),
+	}
+}
+
+// Feed returns the mirror's feed (for Resync), nil for a mirror of several.
 func (m *Mirror) Feed() *monitor.Feed { return m.feed }
+
+// Feeds returns the feeds of a mirror of several databases, nil for a
+// mirror of one.
+func (m *Mirror) Feeds() *monitor.Feeds { return m.feeds }
 
 // OnBatch makes Run call fn with every batch right after applying it, under
 // the mirror's lock: fn sees the batches in order, each once, and must
@@ -78,9 +96,13 @@ func (m *Mirror) Resume() {
 func (m *Mirror) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Go(func() { _ = m.feed.Run(ctx) })
+	run, next := m.feed.Run, m.feed.Next
+	if m.feeds != nil {
+		run, next = m.feeds.Run, m.feeds.Next
+	}
+	wg.Go(func() { _ = run(ctx) })
 	for m.unpaused(ctx) {
-		b, ok := m.feed.Next()
+		b, ok := next()
 		if !ok {
 			return nil
 		}
