@@ -89,7 +89,12 @@ func TestClearQueueThroughKeys(t *testing.T) {
 	}
 	open := func(d *driver) {
 		t.Helper()
-		d.waitFor("the queue's length", func(m *Model) bool { return m.queues.length(mkey(k)) == 2 })
+		// The queue's length is read apart from the feed: wait for it and
+		// for the session's row in the table.
+		d.waitFor("the queue's length and the lease", func(m *Model) bool {
+			_, held := m.state.LeaseOf(mkey(k))
+			return m.queues.length(mkey(k)) == 2 && held && len(m.rows) > 0
+		})
 		d.selectSession(k)
 		d.press("C")
 	}
