@@ -51,7 +51,8 @@
 //     ErrInvalid (*InputError), ErrSchema (*SchemaError), ErrPermission
 //     (*PermissionError), ErrReadOnly, *ConnectError, *DSNError,
 //     *PoolerError, *SearchPathError (deprecated: no longer returned),
-//     Permanent, NotApplied and Translate, and *NotifyError (a
+//     Permanent, NotApplied and Translate, the inbox's ErrMessageKeyReused,
+//     ErrInboxFull and ErrInboxShareFull, and *NotifyError (a
 //     notification not sent after its transition committed, given to the
 //     hook the store's options name for it);
 //   - the settings of a lease.Client's listener (lease.Config.Listener):
@@ -71,7 +72,10 @@
 //     constants;
 //   - queues and asks: Ticket, PendingAsk, AskOutcome and its constants,
 //     MaxAskTTL, MaxAttachmentBytes, QueueLimit, QueueShare;
-//   - the operator's reads: Locker, Blocker, SessionsQuery.
+//   - the operator's reads: Locker, Blocker, SessionsQuery;
+//   - the inbox: MessageKind, MessageSteer, MessageCancel, MessageState,
+//     MessageWaiting, MessageDelivered, MessageAcked, MessageExpired,
+//     MessageStatus, Inbox, MaxMessageBytes, MessageLimit.
 //
 // Everything else leasetop exports for its own packages lives in
 // internal/data; what only tests need, in its export_test.go and in

@@ -168,7 +168,10 @@ const (
 // starts its heartbeat.
 func (c *Client) start(ctx context.Context, req Request, runID uuid.UUID, g data.Grant, sent time.Time) *Lease {
 	lctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	keepCtx, stopKeep := context.WithCancel(lctx)
+	// The heartbeat's context ends with the lease (setLocked), Release and
+	// HandOver, not with lctx: a cancel message ends lctx while the lease is
+	// still held, and it is kept until Release.
+	keepCtx, stopKeep := context.WithCancel(context.WithoutCancel(lctx))
 	deadline := sent.Add(c.cfg.TTL - c.cfg.SafetyMargin)
 	l := &Lease{
 		client:   c,

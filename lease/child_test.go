@@ -77,6 +77,9 @@ func runChild(ctx context.Context, mode string) error {
 	if mode == childAsked {
 		return askedChild(ctx, store, ttl)
 	}
+	if mode == childInbox {
+		return inboxChild(ctx, store, ttl)
+	}
 	client, err := lease.New(store, lease.Config{TTL: ttl})
 	if err != nil {
 		return err

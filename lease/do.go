@@ -27,6 +27,10 @@ import (
 // the lease is never acquired Do returns the acquisition error and never
 // reports a loss.
 //
+// A cancel message (CancelMessage, to a lease that reads its Messages) is
+// not a loss either: Do releases the lease and returns the *CancelledError
+// (errors.Is(err, ErrCancelled)), or fn's error with it.
+//
 // A hand-over is not a loss: when fn handed the lease over (Lease.HandOver,
 // in answer to Lease.Asked), Do returns fn's own error, nil when fn returned
 // nil or only the consequence of the hand-over (a context error, or an error
@@ -40,14 +44,20 @@ func (c *Client) Do(ctx context.Context, p Permit, onBusy OnBusy, fn func(ctx co
 	defer func() {
 		// After fn returned (or panicked): first see whether ownership was
 		// lost while it ran, then release.
-		var lost *LostError
+		var (
+			lost      *LostError
+			cancelled *CancelledError
+		)
 		lostBefore := errors.As(l.Err(), &lost)
+		cancelledBefore := errors.As(l.Err(), &cancelled)
 		relErr := l.Release(ctx)
 		switch {
 		case lostBefore && errors.Is(lost.Reason, ErrHandedOver):
 			err = afterHandOver(err)
 		case lostBefore:
 			err = withLoss(lost, err)
+		case cancelledBefore:
+			err = withCancel(cancelled, err)
 		case relErr != nil && err == nil:
 			err = relErr
 		case relErr != nil:
@@ -80,6 +90,19 @@ func withLoss(lost *LostError, err error) error {
 		return err // it carries the loss already: the context's cause, FencedTx's ErrStale
 	}
 	return fmt.Errorf("%w; the work failed too: %w", lost, err)
+}
+
+// withCancel is Do's error when a cancel message stopped fn (its context
+// ended with cancelled) and fn returned err: the *CancelledError when err is
+// only its consequence.
+func withCancel(cancelled *CancelledError, err error) error {
+	switch {
+	case err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return cancelled
+	case errors.Is(err, ErrCancelled):
+		return err // it carries the cancel already: the context's cause, FencedTx's ErrStale
+	}
+	return fmt.Errorf("%w; the work failed too: %w", cancelled, err)
 }
 
 // afterHandOver is Do's error when fn handed the lease over and returned

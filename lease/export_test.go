@@ -18,3 +18,6 @@ func SetBatchAnsweredHook(c *Client, f func(n int, sent time.Time, err error)) {
 // lost) waits for the batch that carries its renewal to answer, before
 // its release may reach the server. Set it before the first lease.
 func SetSettleHook(c *Client, f func(key Key)) { c.renewer.onSettle = f }
+
+// InboxReads is how many receives l's inbox watch has had answered.
+func InboxReads(l *Lease) int64 { return l.inbox.reads.Load() }

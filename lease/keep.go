@@ -67,6 +67,8 @@ func (l *Lease) keep(sent time.Time) {
 		}
 		l.due.Store(time.Now().Add(next).UnixNano())
 		t.Reset(next)
+		l.wakeInbox() // the inbox's fallback read: a message_sent notification may have been lost
+
 	}
 }
 
@@ -188,7 +190,7 @@ func (l *Lease) lostTo(by data.Event) {
 // of this run, or a takeover, preempt or hand-over from it. It is best effort, bounded by a short
 // timeout, and returns the zero Event when it cannot tell.
 func (l *Lease) endingEvent() data.Event {
-	ctx, cancel := context.WithTimeout(l.ctx, min(l.cfg.RenewTimeout, 500*time.Millisecond))
+	ctx, cancel := context.WithTimeout(l.keepCtx, min(l.cfg.RenewTimeout, 500*time.Millisecond))
 	defer cancel()
 	evs, err := l.client.store.EventsFor(ctx, l.token.Key, 8)
 	if err != nil {

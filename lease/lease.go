@@ -106,7 +106,7 @@ type Lease struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	keepCtx  context.Context    // the heartbeat's: cancelled by Release or a loss
+	keepCtx  context.Context    // the heartbeat's: cancelled by Release or a loss, not by a cancel message
 	stopKeep context.CancelFunc // stops the heartbeat
 	done     chan struct{}      // closed when the heartbeat has ended
 	early    chan struct{}      // the renewer asks the heartbeat to renew now, in a batch
@@ -126,6 +126,7 @@ type Lease struct {
 
 	renewMu sync.Mutex // held by each renewal, and by HandOver while it moves the lease
 	asks    askWatch   // Asked's watch (asked.go)
+	inbox   inboxWatch // Messages' watch (inbox.go)
 }
 
 // Key returns the lease's key.
@@ -156,9 +157,10 @@ func (l *Lease) Holder() string { return l.holder }
 func (l *Lease) TTL() time.Duration { return l.cfg.TTL }
 
 // Context returns a context that is cancelled the moment this run might not
-// own the lease any more. context.Cause tells why: a *LostError (ErrLost
-// with ErrRejected, ErrForceReleased, ErrTakenOver or ErrExpired) or
-// ErrReleased. It carries the values of the context given to Try or Wait, but
+// own the lease any more, or must stop. context.Cause tells why: a
+// *LostError (ErrLost with ErrRejected, ErrForceReleased, ErrTakenOver or
+// ErrExpired), ErrReleased, or a *CancelledError (ErrCancelled: a cancel
+// message, see Messages; the lease is still held until Release). It carries the values of the context given to Try or Wait, but
 // not its cancellation: that context bounds only the acquisition.
 //
 // A loss is noticed at once, not at the next renewal: the Client listens to
@@ -206,6 +208,7 @@ func (l *Lease) setLocked(st Status, err error) {
 	if st == Lost || st == Released {
 		l.watchdog.Stop()
 		l.cancel(err)
+		l.stopKeep() // the heartbeat outlives a cancel message, not the lease
 	}
 	if lost, ok := err.(*LostError); ok && st == Lost {
 		l.cfg.Metrics.observeLost(lost)

@@ -78,6 +78,7 @@ type notice struct {
 	ev     data.Event
 	resync bool
 	closed bool
+	hint   bool // ev is a notification's payload, not read back (a message_sent: notifier.hint)
 }
 
 // subscription is one listener of one key. fn runs on the notifier's
@@ -87,6 +88,9 @@ type subscription struct {
 	key     Key
 	fn      func(notice)
 	catchUp bool // a waiter's: the listener reads the catch-up while it listens
+	// messages: it wants the key's message events besides message_sent
+	// (WaitMessage); nobody else's make the notifier read them back.
+	messages bool
 }
 
 // newNotifier returns a Client's notifier: cfg configures its listeners,
@@ -106,6 +110,12 @@ func (n *notifier) listen(key Key, fn func(notice)) (*subscription, error) {
 // without asking for the catch-up.
 func (n *notifier) watch(key Key, fn func(notice)) (*subscription, error) {
 	return n.add(&subscription{key: key, fn: fn})
+}
+
+// listenMessages is listen for a subscription that also wants the key's
+// message events (delivered, carried, acked, expired), read back.
+func (n *notifier) listenMessages(key Key, fn func(notice)) (*subscription, error) {
+	return n.add(&subscription{key: key, fn: fn, catchUp: true, messages: true})
 }
 
 func (n *notifier) add(s *subscription) (*subscription, error) {
@@ -211,6 +221,7 @@ type listenerRun struct {
 func (r *listenerRun) HandleDelivery(ctx context.Context, d data.Delivery) {
 	evs, again := d.Events, d.Resync
 	if d.Origin == data.FromNotify && !d.Resync {
+		r.n.hint(evs)
 		evs, again = r.n.readBack(ctx, r.ln, evs)
 	}
 	if r.n.deliver(evs) || again { // each event only wakes, or makes a holder check
@@ -246,6 +257,24 @@ func (n *notifier) deliver(evs []data.Event) (truncated bool) {
 		}
 	}
 	return truncated
+}
+
+// hint hands the message_sent notifications of evs to their keys'
+// subscriptions as they are, without reading them back: a message_sent is
+// only ever a hint to read the inbox (the holder's receive reads the truth,
+// a forged one costs one receive, as a read-back would), and reading it back
+// first would cost the message its delivery's latency.
+func (n *notifier) hint(evs []data.Event) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, ev := range evs {
+		if ev.Kind != data.KindMessageSent {
+			continue
+		}
+		for s := range n.subs[ev.Key] {
+			s.fn(notice{ev: ev, hint: true})
+		}
+	}
 }
 
 // broadcastLocked hands no to every subscription; n.mu must be held.

@@ -32,12 +32,16 @@ const (
 	BusyJoin
 	// BusyAsk asks the holder to hand the lease over (Client.AskWith).
 	BusyAsk
+	// BusySteer sends the holder's run a message (Client.Send, a
+	// SteerMessage) instead of starting one: like BusyJoin, the program's
+	// own business (Do and AskOptions refuse it).
+	BusySteer
 )
 
 // busyNames are the strategies' names, in the order of their values.
-var busyNames = [...]string{"refuse", "wait", "queue", "preempt", "join", "ask"}
+var busyNames = [...]string{"refuse", "wait", "queue", "preempt", "join", "ask", "steer"}
 
-// String returns b's name: refuse, wait, queue, preempt, join or ask.
+// String returns b's name: refuse, wait, queue, preempt, join, ask or steer.
 func (b OnBusy) String() string {
 	if b < 0 || int(b) >= len(busyNames) {
 		return fmt.Sprintf("OnBusy(%d)", int(b))
@@ -53,7 +57,7 @@ func ParseOnBusy(s string) (OnBusy, error) {
 			return OnBusy(i), nil
 		}
 	}
-	return 0, &data.InputError{Field: "busy strategy", Problem: "must be refuse, wait, queue, preempt, join or ask"}
+	return 0, &data.InputError{Field: "busy strategy", Problem: "must be refuse, wait, queue, preempt, join, ask or steer"}
 }
 
 // MarshalText returns b's name, so that a strategy reads the same in JSON

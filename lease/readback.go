@@ -54,12 +54,18 @@ func (n *notifier) readBack(ctx context.Context, ln *data.Listener, notes []data
 
 // wanted splits notes into those to read back (a truncation, or an event
 // naming a key with a subscription) and the ids of the other transitions.
+// A message_sent is handed on as a hint instead (notifier.hint), and the
+// other message events are read back only for a subscription that wants
+// them (WaitMessage): a holder's own deliveries and acknowledgements name
+// its key, and reading them back would cost it a read per message.
 func (n *notifier) wanted(notes []data.Event) (wanted []data.Event, unread []int64) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, ev := range notes {
 		switch {
 		case ev.Kind == data.KindRenewed:
+		case ev.Kind.Message() && !n.wantsMessagesLocked(ev):
+			unread = append(unread, ev.ID)
 		case ev.Kind == data.KindTruncated || len(n.subs[ev.Key]) > 0:
 			wanted = append(wanted, ev)
 		default:
@@ -67,6 +73,20 @@ func (n *notifier) wanted(notes []data.Event) (wanted []data.Event, unread []int
 		}
 	}
 	return wanted, unread
+}
+
+// wantsMessagesLocked reports whether a subscription of ev's key wants
+// its message events read back; n.mu must be held.
+func (n *notifier) wantsMessagesLocked(ev data.Event) bool {
+	if ev.Kind == data.KindMessageSent {
+		return false // handed on as a hint
+	}
+	for s := range n.subs[ev.Key] {
+		if s.messages {
+			return true
+		}
+	}
+	return false
 }
 
 // namesAKey reports whether one of notes is not a truncation.

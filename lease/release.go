@@ -31,6 +31,9 @@ func (l *Lease) Release(ctx context.Context) error {
 	defer l.releaseMu.Unlock()
 	l.stopKeep()
 	<-l.done
+	if l.inbox.watching.Load() {
+		<-l.inbox.done // it ends with the heartbeat's context
+	}
 	l.mu.Lock()
 	l.setLocked(Released, ErrReleased)
 	timeout := l.releaseTimeoutLocked()

@@ -81,6 +81,9 @@ func (l *Lease) onNotice(n notice) {
 	case n.closed:
 	case n.resync:
 		signal(l.early)
+		l.wakeInbox()
+	case n.ev.Kind == data.KindMessageSent:
+		l.wakeInbox() // a message for whoever holds the key: read it (inbox.go)
 	case l.concerns(n.ev):
 		signal(l.check)
 	}
@@ -104,6 +107,9 @@ func (l *Lease) onNotice(n notice) {
 func (l *Lease) concerns(ev data.Event) bool {
 	if ev.Fence > 0 && ev.Fence < l.token.Fence {
 		return false // from before this run's grant (fences only grow): it cannot end it
+	}
+	if ev.Kind.Message() {
+		return false // the inbox's messages move no lease (sql/inbox.sql)
 	}
 	switch ev.Kind {
 	case data.KindQueueJoined, data.KindQueueLeft:

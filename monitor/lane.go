@@ -40,6 +40,7 @@ type MarkKind uint8
 const (
 	MarkNone      MarkKind = iota
 	MarkOther              // a kind this monitor does not know (a newer schema's)
+	MarkMessage            // a message sent, delivered, carried, acknowledged or expired (moves no lease)
 	MarkExpired            // a lease ran out and nobody took it over
 	MarkHandover           // handed over to a successor
 	MarkPreempted          // taken from its holder for a higher claim
@@ -194,6 +195,8 @@ func (b *laneBuilder) apply(ev data.Event) {
 		}
 	case data.KindRenewRejected:
 		b.mark(ev.At, MarkZombie)
+	case data.KindMessageSent, data.KindMessageDelivered, data.KindMessageCarried, data.KindMessageAcked, data.KindMessageExpired:
+		b.mark(ev.At, MarkMessage) // the inbox's: no owner changes, whatever run it names
 	case data.KindTruncated:
 		b.curExp = time.Time{}
 		b.closeAt(ev.At, Span{Kind: SpanNobody})

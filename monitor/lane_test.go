@@ -125,3 +125,41 @@ func TestBuildLaneOfAnEndedSession(t *testing.T) {
 		t.Errorf("lane held across the window = %+v, want one span held by desk", across.Spans)
 	}
 }
+
+// TestBuildLaneMessages: the inbox's events are message marks and move no
+// lease, even one that names a run and a fence after the run released
+// (a message expired after its last run ended: its run id, fence and the
+// message's expiry, which read as a hand to that run if taken for a newer
+// schema's kind).
+func TestBuildLaneMessages(t *testing.T) {
+	t.Parallel()
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	k := data.Key{Account: "a", Session: "s"}
+	evs := []data.Event{
+		{ID: 1, Kind: data.KindAcquired, At: at(10), Key: k, RunID: runs[0], Fence: 1, Holder: "dev-a", ExpiresAt: at(90)},
+		{ID: 2, Kind: data.KindMessageSent, At: at(11), Key: k, RunID: runs[0], Fence: 1, MessageID: 7, Holder: "phone", ExpiresAt: at(30)},
+		{ID: 3, Kind: data.KindMessageDelivered, At: at(12), Key: k, RunID: runs[0], Fence: 1, MessageID: 7, Holder: "phone", ExpiresAt: at(30)},
+		{ID: 4, Kind: data.KindReleased, At: at(20), Key: k, RunID: runs[0], Fence: 1},
+		{ID: 5, Kind: data.KindMessageExpired, At: at(31), Key: k, RunID: runs[0], Fence: 1, MessageID: 7, Holder: "phone", ExpiresAt: at(30)},
+	}
+	ln := BuildLane(LaneInput{Key: Key{Key: k}, From: t0, Until: at(100), HistoryStart: at(5), Events: evs})
+	want := []struct {
+		kind     SpanKind
+		from, to int
+	}{{SpanUnknown, 0, 5}, {SpanNobody, 5, 10}, {SpanHeld, 10, 20}, {SpanNobody, 20, 100}}
+	if len(ln.Spans) != len(want) {
+		t.Fatalf("%d spans %+v, want %d", len(ln.Spans), ln.Spans, len(want))
+	}
+	for i, w := range want {
+		if s := ln.Spans[i]; s.Kind != w.kind || !s.From.Equal(at(w.from)) || !s.To.Equal(at(w.to)) {
+			t.Errorf("span %d = %v %v..%v, want %v %ds..%ds", i, s.Kind, s.From.Sub(t0), s.To.Sub(t0), w.kind, w.from, w.to)
+		}
+	}
+	var got []MarkKind
+	for _, m := range ln.Marks {
+		got = append(got, m.Kind)
+	}
+	if !slices.Equal(got, []MarkKind{MarkMessage, MarkMessage, MarkMessage}) {
+		t.Errorf("marks %v, want three message marks", got)
+	}
+}

@@ -12,8 +12,9 @@
 -- held the key before this grant committed its events before the INSERT
 -- could succeed, and nobody else can take the key until this transaction
 -- ends, so those two events (this grant's and the one before it) show any
--- higher fence. Rejected renewals, the queue's events and the hand-over asks
--- (which carry an older holder's fence) are not ownership events;
+-- higher fence. Rejected renewals, the queue's events, the hand-over asks
+-- (which carry an older holder's fence) and the inbox's messages (sent at
+-- any time, fence or none: inbox.sql) are not ownership events;
 -- handed_over is. lease.acquire and lease.preempt (preempt.sql) share it.
 --
 -- The read is bounded by time, so that PostgreSQL reads only the one or
@@ -73,7 +74,9 @@ AS $fn$
                AND e.at OPERATOR(pg_catalog.>=) ($4 OPERATOR(pg_catalog.-) '1 hour'::pg_catalog.interval)
                AND e.at OPERATOR(pg_catalog.<=) ($5 OPERATOR(pg_catalog.+) '1 hour'::pg_catalog.interval)
                AND e.kind::pg_catalog.text OPERATOR(pg_catalog.<>) ALL (ARRAY['renew_rejected', 'queue_joined', 'queue_left',
-                   'handover_asked', 'handover_declined', 'handover_expired']::pg_catalog.text[])
+                   'handover_asked', 'handover_declined', 'handover_expired', 'limit_set', 'limit_removed',
+                   'limit_refused', 'message_sent', 'message_delivered', 'message_carried', 'message_acked',
+                   'message_expired']::pg_catalog.text[])
              ORDER BY e.id DESC LIMIT 2) h
      WHERE h.fence OPERATOR(pg_catalog.>) $3
 $fn$;

@@ -13,12 +13,17 @@ import (
 // (lease.higher_fences in fence.sql, which lease.acquire and
 // lease.preempt read) reads the key's latest ownership events and must skip
 // the kinds that carry a fence but move no lease: rejected renewals, the
-// queue's tickets and the hand-over's asks. handed_over is an ownership
-// change and must not be skipped. There is one such list, read by one
-// check (lease.check_fence_race), and every function that INSERTs a lease
-// row with a fence drawn first calls it.
+// queue's tickets, the hand-over's asks and the inbox's messages (whose
+// message_sent may come between a release and a racing grant, with no
+// fence at all). handed_over is an ownership change and must not be
+// skipped. There is one such list, read by one check
+// (lease.check_fence_race), and every function that INSERTs a lease row
+// with a fence drawn first calls it.
 func TestFenceRaceChecksSkipTheSameKinds(t *testing.T) {
-	want := []string{"handover_asked", "handover_declined", "handover_expired", "queue_joined", "queue_left", "renew_rejected"}
+	want := []string{"handover_asked", "handover_declined", "handover_expired",
+		"limit_refused", "limit_removed", "limit_set",
+		"message_acked", "message_carried", "message_delivered", "message_expired", "message_sent",
+		"queue_joined", "queue_left", "renew_rejected"}
 	list := regexp.MustCompile(`(?s)e\.kind::pg_catalog\.text OPERATOR\(pg_catalog\.<>\) ALL \(ARRAY\[([^\]]*)\]`)
 	found := map[string]int{}
 	calls := map[string]int{}

@@ -1,15 +1,17 @@
 -- leasetop roles: least privilege for the three kinds of client.
 --
---   lease_reader  SELECT on the leases and the event history: the monitor in --read-only mode.
+--   lease_reader  SELECT on the leases, the event history and the messages' metadata: the monitor in --read-only mode.
 --   lease_app     lease_reader + EXECUTE on acquire, renew, renew_many, release, check_fence,
 --                 the queue's enqueue, renew_ticket and cancel_ticket, and the hand-over's
 --                 ask_handover, hand_over, decline_handover and withdraw_handover, the
---                 preempted run's preempt_stopped, and the
+--                 preempted run's preempt_stopped, the inbox's send_message,
+--                 receive_messages, ack_message and message_state, and the
 --                 post-commit path acquire_quiet, release_quiet and notify_event: programs
 --                 that own executions. No INSERT/UPDATE/DELETE: a lease changes only
 --                 through the protocol.
 --   lease_admin   lease_app + EXECUTE on force_release, the queue's clear_queue,
---                 maintain_events and the limits' set_limit and remove_limit: operators.
+--                 maintain_events, maintain_messages, the limits' set_limit and remove_limit,
+--                 and the messages' bodies: operators.
 --   lease_preempt EXECUTE on preempt and preempt_pending: taking a lease from an unexpired
 --                 holder, and learning when its work stopped. Not nested in the others;
 --                 grant it beside lease_app to the logins that may preempt.
@@ -122,3 +124,18 @@ GRANT EXECUTE ON FUNCTION lease.preempt(text, text, uuid, interval, text, text, 
 GRANT SELECT ON lease.preempted_run TO lease_reader;
 GRANT EXECUTE ON FUNCTION lease.preempt_stopped(text, text, uuid) TO lease_app;
 GRANT EXECUTE ON FUNCTION lease.preempt_pending(text, text, uuid) TO lease_app, lease_preempt;
+
+-- The inbox (sql/inbox.sql): lease_app sends, receives and acknowledges
+-- (only the holder may do the last two); lease_reader reads the messages'
+-- metadata but not their bodies nor their keys; lease_admin reads the
+-- bodies too and keeps the inbox.
+GRANT SELECT (account_id, session_id, id, kind, sender, actor, sent_at, expires_at, delivered_run, delivered_fence,
+              delivered_at, acked_run, acked_fence, acked_at, expired_at) ON lease.message TO lease_reader;
+GRANT SELECT ON lease.message TO lease_admin;
+GRANT EXECUTE ON FUNCTION
+    lease.send_message(text, text, text, text, text, text, interval),
+    lease.receive_messages(text, text, uuid, bigint, integer),
+    lease.ack_message(text, text, uuid, bigint),
+    lease.message_state(text, text, text)
+    TO lease_app;
+GRANT EXECUTE ON FUNCTION lease.maintain_messages(interval, integer) TO lease_admin;

@@ -179,7 +179,8 @@ DECLARE
     kinds constant text[] := ARRAY['acquired', 'taken_over', 'released', 'force_released', 'renew_rejected', 'truncated',
         'preempted', 'queue_joined', 'queue_left',
         'handover_asked', 'handed_over', 'handover_declined', 'handover_expired',
-        'limit_set', 'limit_removed', 'limit_refused'];
+        'limit_set', 'limit_removed', 'limit_refused',
+        'message_sent', 'message_delivered', 'message_carried', 'message_acked', 'message_expired'];
     kind text;
     missing boolean := false;
 BEGIN

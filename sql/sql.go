@@ -46,23 +46,20 @@ import "embed"
 
 // Version is the schema version these files create. Migrate records it in
 // lease.schema_version; every other command refuses to run against a database
-// whose recorded version differs. Version 6 is the schema of one file per
-// contract above, with the busy strategies' edges, the queue's owners and
-// the migration's hardening; a database at version 1 to 6 migrates in place
-// (version 1 through Upgrade(1)). What each version changed, and what a
-// database at an older one needs, is in CHANGELOG.md.
+// whose recorded version differs. Version 7 is the schema of one file per
+// contract above, with the busy strategies' edges, the queue's owners, the
+// migration's hardening and the conversations' inbox (inbox.sql: messages
+// to a conversation, delivered to whichever run holds it); a database at
+// version 1 to 6 migrates in place (version 1 through Upgrade(1)). What
+// each version changed, and what a database at an older one needs, is in
+// CHANGELOG.md.
 //
-// Version 7 (the lean cycle): lease.acquire and lease.release write their
-// acquired and released events themselves and the trigger leaves those rows
-// to them (lease.op); a version-6 database migrates in place.
-//
-// Version 7 (limits): lease.account_limit and lease.limit_slot hold at most
-// N live runs per account and per pool within it, a slot held by its
-// session's unexpired lease (limits.sql); acquire, acquire_with,
-// acquire_quiet and preempt take the run's pool and priority and a slot,
-// set_limit and remove_limit (lease_admin) are audited as limit_set and
-// limit_removed, a refusal at the limit as limit_refused, and renewals decide
-// on the clock after a lock wait. A version-6 database migrates in place.
+// Version 7 also makes the cycle leaner (lease.acquire and lease.release
+// write their acquired and released events themselves and the trigger
+// leaves those rows to them, by lease.op) and adds limits
+// (lease.account_limit and lease.limit_slot hold at most N live runs per
+// account and per pool within it, a slot held by its session's unexpired
+// lease: limits.sql; renewals decide on the clock after a lock wait).
 const Version = 7
 
 //go:embed *.sql
@@ -85,6 +82,7 @@ func Files() []File {
 		read("preempt.sql", true),
 		read("queue.sql", true),
 		read("handover.sql", true),
+		read("inbox.sql", true),
 		read("partition.sql", true),
 		read("notify.sql", true),
 		read("triggers.sql", true),

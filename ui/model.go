@@ -36,6 +36,9 @@ type Source struct {
 	// AsksFunc reads every ask to hand over pending now (ui/asks.go: the
 	// table's ASK column), read with the queue lengths.
 	AsksFunc func() (map[monitor.Key]data.PendingAsk, error)
+	// InboxesFunc reads every conversation's live messages (ui/inbox.go:
+	// the table's INBOX column), read with the queue lengths.
+	InboxesFunc func() (map[monitor.Key]data.Inbox, error)
 	// TimelineFunc reads the timeline's lanes: a page of the sessions of
 	// the window's history (q.Sessions, as data.Store.Sessions), and their
 	// history from q.Since to q.Until: their events, oldest first, and who
@@ -123,8 +126,9 @@ type Model struct {
 	width, height int
 	now           time.Time
 
-	queues queuePoll // the sessions' queue lengths (ui/queue.go)
-	asks   askPoll   // the asks to hand over pending (ui/asks.go)
+	queues  queuePoll // the sessions' queue lengths (ui/queue.go)
+	asks    askPoll   // the asks to hand over pending (ui/asks.go)
+	inboxes inboxPoll // the conversations' inboxes (ui/inbox.go)
 
 	state    *monitor.State
 	frozen   *monitor.State // the paused picture, nil when live

@@ -152,6 +152,9 @@ func dbsSource(ctx context.Context, dbs []dbSource, historyLimit int) Source {
 		AsksFunc: func() (map[monitor.Key]data.PendingAsk, error) {
 			return readAll(dbs, func(s *data.Store) (map[data.Key]data.PendingAsk, error) { return s.PendingAsks(ctx) })
 		},
+		InboxesFunc: func() (map[monitor.Key]data.Inbox, error) {
+			return readAll(dbs, func(s *data.Store) (map[data.Key]data.Inbox, error) { return s.Inboxes(ctx) })
+		},
 	}
 	src.TimelineFunc, src.OwnersAtFunc = dbsTimeline(ctx, dbs)
 	if slices.ContainsFunc(dbs, func(db dbSource) bool { return !db.readOnly }) {

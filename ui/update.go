@@ -45,6 +45,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onLockers(msg)
 	case queuesMsg:
 		m.onQueues(msg)
+	case inboxesMsg:
+		m.onInboxes(msg)
 		return m, nil
 	case asksMsg:
 		m.onAsks(msg)
@@ -103,7 +105,7 @@ func (m *Model) onTick() tea.Cmd {
 	default:
 		m.refreshCounts()
 	}
-	return tea.Batch(m.tick(), m.pollQueues(), m.pollAsks(), m.timelineTick())
+	return tea.Batch(m.tick(), m.pollQueues(), m.pollAsks(), m.pollInboxes(), m.timelineTick())
 }
 
 // onBatch applies the feed's batch to the live state, or holds it for the

@@ -60,6 +60,7 @@ type rowEntry struct {
 	line      string
 	queued    int             // the session's queue length it was drawn with
 	ask       data.PendingAsk // the ask pending on it drawn (Remaining zero)
+	inbox     data.Inbox      // the session's inbox it was drawn with
 }
 
 // staticFor reports whether the entry's time-independent cells are those of

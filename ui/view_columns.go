@@ -20,6 +20,7 @@ const (
 	colHeld
 	colRenewed
 	colQueue   // shown only while some session has a queue (ui/queue.go)
+	colInbox   // shown only while some session has live messages (ui/inbox.go)
 	colAsk     // shown only while some session on screen has a pending ask (ui/asks.go)
 	colContext // shown in a monitor of several databases (Config.Contexts): first, never hidden
 	numCols
@@ -64,6 +65,7 @@ func colSpecs() []colSpec {
 		{colHeld, "HELD", 6, 6, false, true, 7, true},
 		{colRenewed, "RENEWED", 7, 7, false, true, 8, true},
 		{colQueue, "QUEUE", 5, 5, false, true, 6, false},
+		{colInbox, "INBOX", 5, 7, false, true, 6, false},
 		{colAsk, "ASK", 5, 0, true, false, 5, false},
 	}
 }
@@ -136,6 +138,9 @@ func tableColumns(width int, content colWidths) []column {
 	}
 	if content[colQueue] == 0 { // no session has a queue: no column
 		specs = slices.DeleteFunc(specs, func(s colSpec) bool { return s.id == colQueue })
+	}
+	if content[colInbox] == 0 { // no session has live messages: no column
+		specs = slices.DeleteFunc(specs, func(s colSpec) bool { return s.id == colInbox })
 	}
 	if content[colAsk] == 0 { // no session on screen has a pending ask: no column
 		specs = slices.DeleteFunc(specs, func(s colSpec) bool { return s.id == colAsk })

@@ -143,6 +143,9 @@ func (m *Model) describe(ev data.Event) (string, string, *lipgloss.Style) {
 	if label, d, st, ok := m.describeHandover(ev); ok {
 		return label, d, st
 	}
+	if label, d, st, ok := m.describeMessage(ev); ok {
+		return label, d, st
+	}
 	return clean(string(ev.Kind), 14), "", nil
 }
 

@@ -24,6 +24,9 @@ func (m *Model) viewTable(lay layout) []string {
 	if m.queues.any() {
 		content[colQueue] = 1
 	}
+	if m.inboxes.any() {
+		content[colInbox] = 1
+	}
 	for _, l := range visible {
 		if a, ok := m.askOf(l, m.shownNow()); ok {
 			content[colAsk] = max(content[colAsk], cellWidth(askText(a)))
@@ -96,7 +99,8 @@ func (m *Model) tableRow(e *rowEntry, cols []column, l *data.Lease, selected boo
 	queued := m.queues.length(monitor.KeyOf(*l))
 	ask, _ := m.askOf(l, m.shownNow())
 	ask.Remaining = 0 // the cell shows who asks, not for how long
-	static := e.staticFor(l, widthsOf(cols), m.width, selected, highlight) && e.queued == queued && e.ask == ask
+	inbox := m.inboxes.of(monitor.KeyOf(*l))
+	static := e.staticFor(l, widthsOf(cols), m.width, selected, highlight) && e.queued == queued && e.ask == ask && e.inbox == inbox
 	if static && e.clock == clock {
 		return e.line
 	}
@@ -121,7 +125,7 @@ func (m *Model) tableRow(e *rowEntry, cols []column, l *data.Lease, selected boo
 		line = m.styles.selected.Render(pad(line, m.width))
 	}
 	*e = rowEntry{ok: true, lease: *l, cols: widthsOf(cols), width: m.width, selected: selected, highlight: highlight,
-		clock: clock, cells: e.cells, line: line, queued: queued, ask: ask}
+		clock: clock, cells: e.cells, line: line, queued: queued, ask: ask, inbox: inbox}
 	return line
 }
 
@@ -158,6 +162,11 @@ func (m *Model) tableCell(c column, l *data.Lease, frac float64, highlight bool,
 	case colQueue:
 		if n := m.queues.length(monitor.KeyOf(*l)); n > 0 {
 			text = fmt.Sprint(n)
+		}
+	case colInbox:
+		text = inboxText(m.inboxes.of(monitor.KeyOf(*l)))
+		if m.inboxes.of(monitor.KeyOf(*l)).Waiting > 0 {
+			style = &m.styles.warn
 		}
 	case colAsk:
 		if ask.RunID != uuid.Nil {

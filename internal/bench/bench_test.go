@@ -297,3 +297,32 @@ func TestHandoverWorkload(t *testing.T) {
 		t.Fatalf("%d bench asks left (%v), want 0", n, err)
 	}
 }
+
+// TestInboxWorkload runs the opt-in inbox workload briefly: a row per
+// rate, each with messages received and timed, and nothing of bench's
+// left behind (its messages and their inboxes' rows included).
+func TestInboxWorkload(t *testing.T) {
+	db := pgtest.New(t)
+	rep, err := bench.Run(context.Background(), bench.Config{
+		DSN: db.URL, Clients: 2, Keys: 8, Duration: 500 * time.Millisecond, Warmup: 100 * time.Millisecond,
+		Only: []string{"inbox"},
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	want := []string{"inbox 100/s", "inbox 1000/s"}
+	if len(rep.Results) != len(want) {
+		t.Fatalf("results = %+v, want %q", rep.Results, want)
+	}
+	for i, res := range rep.Results {
+		if res.Name != want[i] || res.Error != "" || res.Ops == 0 || res.P50ms <= 0 || res.P99ms < res.P50ms {
+			t.Errorf("result %d = %+v, want %q with messages received and 0 < p50 <= p99", i, res, want[i])
+		}
+	}
+	assertCleanedUp(t, db.Conn(t))
+	var n int
+	if err := db.Conn(t).QueryRow(context.Background(), `SELECT (SELECT count(*) FROM lease.message WHERE account_id LIKE 'leasetop-bench-%')
+		+ (SELECT count(*) FROM lease.inbox WHERE account_id LIKE 'leasetop-bench-%')`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d bench messages and inbox rows left (%v), want 0", n, err)
+	}
+}

@@ -153,6 +153,8 @@ func (r *run) cleanup(ctx context.Context) error {
 		`DELETE FROM lease.queue_ticket WHERE starts_with(account_id, $1)`,
 		`DELETE FROM lease.limit_slot WHERE starts_with(account_id, $1)`,
 		`DELETE FROM lease.account_limit WHERE starts_with(account_id, $1)`,
+		`DELETE FROM lease.message WHERE starts_with(account_id, $1)`,
+		`DELETE FROM lease.inbox WHERE starts_with(account_id, $1)`,
 	} {
 		if _, err := conn.Exec(ctx, stmt, r.prefix); err != nil {
 			errs = append(errs, fmt.Errorf("remove bench rows (account ids %s-*): %w", r.prefix, data.Translate(err)))

@@ -82,6 +82,7 @@ func mainWorkloads() []workload {
 		{name: "keepalive-scale", run: keepAliveScale, optIn: true},
 		{name: "queue", run: func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runQueue(ctx, w) }, optIn: true},
 		{name: "handover", run: func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runHandover(ctx, w) }, optIn: true},
+		{name: "inbox", run: func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runInbox(ctx, w) }, optIn: true},
 		{name: "history-month", run: historyMonth, optIn: true},
 		{name: "limits-cycle-free", set: "limits", loop: limitsCycleFree, desc: limitsFreeDesc, optIn: true},
 		{name: "limits-cycle", set: "limits", loop: limitsCycle, desc: limitsCycleDesc, optIn: true},

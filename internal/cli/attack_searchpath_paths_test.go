@@ -463,6 +463,13 @@ func monitorKeys(r *pathRun) {
 	check("QueueOf", err)
 	_, err = s.QueueStats(ctx)
 	check("QueueStats", err)
+	_, err = s.SendMessage(ctx, r.key, data.MessageSteer, "also check March", "sre", "monitor keys", time.Minute)
+	check("SendMessage", err)
+	inboxes, err := s.Inboxes(ctx)
+	check("Inboxes", err)
+	if inboxes[r.key].Live != 1 {
+		t.Errorf("Inboxes = %v, want the one message sent to %v", inboxes, r.key)
+	}
 	now, err := s.ServerTime(ctx)
 	check("ServerTime", err)
 	_, err = s.OwnersAt(ctx, now, data.HistoryFilter{Keys: []data.Key{r.key}})
@@ -619,4 +626,96 @@ func benchTiny(r *pathRun) {
 			r.t.Errorf("bench %s: %s", res.Name, res.Error)
 		}
 	}
+}
+
+// libraryInbox: a holder reads its Messages and acknowledges them, a
+// sender's SendWait sees its steer acknowledged by that run, Follow gives
+// the holder, and a cancel ends the holder's context.
+func libraryInbox(r *pathRun) {
+	ctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	hc := r.client(lease.Config{TTL: 10 * time.Second})
+	l := r.try(hc, r.key, "holder")
+	ms := l.Messages()
+	go func() {
+		for m := range ms {
+			_ = m.Ack(ctx)
+		}
+	}()
+	owners, err := hc.Follow(ctx, r.key)
+	if err != nil {
+		r.t.Fatalf("Follow: %v", err)
+	}
+	if o := <-owners; o.RunID != l.RunID() {
+		r.t.Errorf("Follow's first owner %+v, want run %s", o, l.RunID())
+	}
+	sc := r.client(lease.Config{TTL: 10 * time.Second, PollInterval: 200 * time.Millisecond})
+	p := r.permit(sc, r.key, "phone")
+	sent, err := sc.SendWait(ctx, p, lease.Message{Kind: lease.SteerMessage, Body: "also check March"}, lease.MessageAcked)
+	if err != nil || sent.RunID != l.RunID() {
+		r.t.Fatalf("SendWait = %+v, %v, want acknowledged by run %s", sent, err, l.RunID())
+	}
+	if _, err := sc.Send(ctx, p, lease.Message{Kind: lease.CancelMessage, Body: "stop"}); err != nil {
+		r.t.Fatalf("Send cancel: %v", err)
+	}
+	select {
+	case <-l.Done():
+		if !errors.Is(l.Err(), lease.ErrCancelled) {
+			r.t.Errorf("the holder's context ended with %v, want ErrCancelled", l.Err())
+		}
+	case <-time.After(30 * time.Second):
+		r.t.Fatal("the cancel did not reach the holder within 30s")
+	}
+}
+
+// runInbox runs `leasetop run --on-cancel stop` whose command reads its
+// steer with `leasetop inbox`, sends it one with `send --wait acked`, then
+// a cancel, which stops the run (exit 8).
+func runInbox(r *pathRun) {
+	bin, err := leasetopBinary()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	p := r.process("run", "--account", "{account}", "--session", "{session}", "--on-cancel", "stop", "--pass-db-env", "--",
+		"sh", "-c", bin+" inbox --wait 30s && sleep 60")
+	pgtest.Eventually(r.t, 30*time.Second, "the run to hold its session", func() bool {
+		_, _, held, err := r.w.admin.Lease(r.ctx, r.key)
+		return err == nil && held
+	})
+	command(0, "send", "--account", "{account}", "--session", "{session}", "--wait", "acked", "also check March")(r)
+	pgtest.Eventually(r.t, 30*time.Second, "the command to print its steer", func() bool {
+		return strings.Contains(p.Stdout.String(), "also check March")
+	})
+	command(0, "send", "--account", "{account}", "--session", "{session}", "--cancel", "--wait", "acked", "stop")(r)
+	if code := p.Wait(r.t, 60*time.Second); code != cli.ExitCancelled {
+		r.t.Errorf("run after the cancel: exit %d, want %d: %s%s", code, cli.ExitCancelled, &p.Stdout, &p.Stderr)
+	}
+}
+
+// runSteer runs `run --on-busy steer` against a library holder that reads
+// its messages.
+func runSteer(r *pathRun) {
+	l := r.try(r.client(lease.Config{TTL: 10 * time.Second}), r.key, "holder")
+	go func() {
+		for m := range l.Messages() {
+			_ = m.Ack(r.ctx)
+		}
+	}()
+	command(0, "run", "--account", "{account}", "--session", "{session}", "--on-busy", "steer", "--message", "also check March", "--", "true")(r)
+}
+
+// followCommand runs `leasetop follow` until it printed a change of owner.
+func followCommand(r *pathRun) {
+	ctx, cancel := context.WithCancel(r.ctx)
+	out, errOut, wait := r.background(ctx, "follow", "--account", "{account}", "--session", "{session}")
+	pgtest.Eventually(r.t, 30*time.Second, "follow to print the conversation's owner", func() bool {
+		return strings.Contains(out.String(), `"state":"free"`)
+	})
+	run := r.hold(r.key)
+	pgtest.Eventually(r.t, 30*time.Second, "follow to print the new owner", func() bool {
+		return strings.Contains(out.String(), run.String())
+	})
+	cancel()
+	wait()
+	_ = errOut
 }

@@ -108,6 +108,10 @@ var shadowPaths = []shadowPath{
 	{name: "run: refused", role: "app", run: held(runCommand(3, "--", "true"))},
 	{name: "run: queued", role: "app", run: runQueued},
 	{name: "run: ask", role: "app", run: runAsk},
+	{name: "library: send, messages, ack, cancel, follow", role: "app", run: libraryInbox},
+	{name: "run's command: inbox; send --wait acked; send --cancel", role: "app", run: runInbox},
+	{name: "run --on-busy steer", role: "app", run: runSteer},
+	{name: "follow", role: "reader", run: followCommand},
 	{name: "demo --headless", role: "super", run: demoHeadless},
 	{name: "bench", role: "super", run: benchTiny, only: direct},
 }

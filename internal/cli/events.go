@@ -320,6 +320,9 @@ func textEvent(w io.Writer, ev data.Event) error {
 	id("prev_holder", ev.PrevHolder)
 	field("actor", ev.Actor)
 	field("reason", ev.Reason)
+	if ev.MessageID != 0 {
+		field("message", fmt.Sprint(ev.MessageID))
+	}
 	_, err := fmt.Fprintln(w, b.String())
 	return err
 }

@@ -24,6 +24,12 @@ const (
 	// an ask to hand over, and the ask expired or was withdrawn before the
 	// command exited: nothing was handed over, the lease was released.
 	ExitNotHandedOver = 7
+	// ExitCancelled: run (--on-cancel stop) stopped its command for a
+	// cancel message; the lease was released.
+	ExitCancelled = 8
+	// ExitMessageExpired: send --wait (or run --on-busy steer): the message
+	// expired before it was delivered (or acknowledged).
+	ExitMessageExpired = 9
 )
 
 // ExitError is an error with the process exit code it should produce.

@@ -14,7 +14,9 @@ import (
 // cmdMaintain keeps the history's partitions (lease.maintain_events): it
 // makes the partitions of today and the next days, moves the events that
 // landed in the DEFAULT partition to their day's, and with --keep drops the
-// days older than that. Run it from cron, daily or more often, as a member
+// days older than that. It keeps the inbox too (lease.maintain_messages):
+// records the messages that expired unobserved, and with --keep deletes
+// the messages that ended longer ago. Run it from cron, daily or more often, as a member
 // of lease_admin. Exit 0 done, 1 error, 2 usage.
 func cmdMaintain(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "maintain", "maintain [--keep 30d] [--ahead 7] [--dsn URL]")
@@ -56,8 +58,20 @@ func cmdMaintain(ctx context.Context, env Env, args []string) error {
 	if len(changes) == 0 {
 		fmt.Fprintln(env.Stdout, "partitions are current: nothing to do")
 	}
+	expired, deleted, err := store.MaintainMessages(ctx, keep, maintainMessages)
+	if err != nil {
+		return connError(err)
+	}
+	if expired > 0 || deleted > 0 {
+		fmt.Fprintf(env.Stdout, "inbox: recorded %d expired %s, deleted %d ended more than --keep ago\n",
+			expired, plural(expired, "message", "messages"), deleted)
+	}
 	return nil
 }
+
+// maintainMessages is how many expired messages one maintain records (the
+// rest at the next run, or when their conversation is next written).
+const maintainMessages = 10000
 
 // parseKeep reads a retention: a whole number of days ("30d") or a Go
 // duration ("720h"), positive.

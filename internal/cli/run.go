@@ -35,6 +35,7 @@ type runOptions struct {
 	passDBEnv bool
 	store     data.Options // --listen-dsn, --poll: how --wait hears of a release
 	ask       askOptions   // asking to hand over, and answering asks (run_ask.go)
+	steer     steerOptions // steering the holder, and answering cancels (run_steer.go)
 }
 
 func cmdRun(ctx context.Context, env Env, args []string) error {
@@ -94,6 +95,7 @@ func notRun(ctx context.Context, err error) error {
 
 func parseRunFlags(env Env, args []string) (runOptions, error) {
 	fs := newFlags(env, "run", "run --account A --session S [--ttl 15s] [--on-busy refuse|wait|queue|preempt|ask [--reason TEXT] [--ask-timeout 30s] [--then refuse|queue|preempt]] [--wait] [--listen-dsn URL] [--poll 250ms] "+
+		"[--on-busy steer [--message TEXT] [--steer-wait acked|delivered]] [--on-cancel ignore|stop] "+
 		"[--not-preemptible] [--attachment TEXT] [--pool P] [--priority N] [--on-ask decline|hand-over [--on-ask-signal SIGTERM]] [--holder LABEL] [--grace 5s] [--pass-db-env] [--dsn URL] -- CMD [ARGS...]")
 	dsn := dsnFlag(fs)
 	listen := addListenFlags(fs)
@@ -105,7 +107,7 @@ func parseRunFlags(env Env, args []string) (runOptions, error) {
 		"after preempting, how long CMD waits at most for the preempted run's command to stop")
 	passDBEnv := fs.Bool("pass-db-env", false, "pass DATABASE_URL, LEASETOP_LISTEN_DSN, PGPASSWORD and PGSSLPASSWORD on to CMD "+
 		"(default: removed, so CMD does not get leasetop's database credentials)")
-	busy, ask := addBusyFlags(fs), addAskFlags(fs)
+	busy, ask, steer := addBusyFlags(fs), addAskFlags(fs), addSteerFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return runOptions{}, err
 	}
@@ -132,6 +134,9 @@ func parseRunFlags(env Env, args []string) (runOptions, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if opts.ask, err = ask.options(set, opts.busy); err != nil {
+		return opts, err
+	}
+	if opts.steer, err = steer.options(set, opts.busy); err != nil {
 		return opts, err
 	}
 	store, err := listen.options(env)

@@ -27,7 +27,8 @@ func addBusyFlags(fs *flagSet) *busyFlags {
 	return &busyFlags{
 		onBusy: fs.String("on-busy", lease.BusyRefuse.String(), "when another run holds the lease: refuse (exit 3), wait (until it is free, in no particular order), "+
 			"queue (take a ticket and be granted the lease in turn), preempt (take it now and stop that run; needs the lease_preempt role, and the holder must be preemptible; "+
-			"CMD starts once that run's command stopped, or after --grace) or ask (its holder to hand over: --ask-timeout, --then)"),
+			"CMD starts once that run's command stopped, or after --grace), ask (its holder to hand over: --ask-timeout, --then) "+
+			"or steer (send the holder's run --message, or a line of stdin, and exit once it acknowledged it; CMD does not run)"),
 		wait:   fs.Bool("wait", false, "the same as --on-busy wait"),
 		reason: fs.String("reason", "", "with --on-busy preempt (or ask --then preempt): the reason recorded in the preempted event and shown to the preempted run"),
 		notPreemptible: fs.Bool("not-preemptible", false,
@@ -63,7 +64,7 @@ func (f *busyFlags) options() (busyOptions, error) {
 		onBusy = lease.BusyWait
 	}
 	if err != nil || onBusy == lease.BusyJoin {
-		return o, usageErrorf("run: --on-busy must be refuse, wait, queue, preempt or ask, got %q", termtext.Clean(*f.onBusy, 40))
+		return o, usageErrorf("run: --on-busy must be refuse, wait, queue, preempt, ask or steer, got %q", termtext.Clean(*f.onBusy, 40))
 	}
 	o.onBusy = onBusy
 	if o.reason != "" && o.onBusy != lease.BusyPreempt && o.onBusy != lease.BusyAsk {
@@ -116,6 +117,11 @@ func acquireForRun(ctx context.Context, env Env, store *data.Store, client *leas
 		return queueForRun(ctx, env, client, permit, held)
 	case lease.BusyAsk:
 		return acquireByAsking(ctx, env, client, permit, held, opts)
+	case lease.BusySteer:
+		if err := steerHolder(ctx, env, client, permit, held, opts); err != nil {
+			return nil, err
+		}
+		return nil, exitSilently(ExitOK) // steered: the holder's run does the work
 	case lease.BusyPreempt:
 		if !held.Preemptible {
 			return nil, &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; it may not be preempted", heldMessage(held))}
@@ -225,16 +231,18 @@ func lineOf(err error) string {
 		return e.Describe(termtext.Quote)
 	case *lease.HeldError:
 		return heldMessage(e)
+	case *lease.CancelledError:
+		return e.Describe(termtext.Quote)
 	}
 	return termtext.Clean(oneLine(err.Error()), 0)
 }
 
 // refuseWaitOnStandby returns the usual read-only error when onBusy would
-// wait (wait, queue, ask) and the server is a hot standby: a refusal read
+// wait (wait, queue, ask, steer) and the server is a hot standby: a refusal read
 // there says who holds the lease, but the wait's writes would fail
 // read-only, which the library retries as a failover in progress, for ever.
 func refuseWaitOnStandby(ctx context.Context, store *data.Store, onBusy lease.OnBusy) error {
-	if onBusy != lease.BusyWait && onBusy != lease.BusyQueue && onBusy != lease.BusyAsk {
+	if onBusy != lease.BusyWait && onBusy != lease.BusyQueue && onBusy != lease.BusyAsk && onBusy != lease.BusySteer {
 		return nil
 	}
 	standby, err := store.Standby(ctx)

@@ -31,6 +31,9 @@ func runHolding(ctx context.Context, env Env, l *lease.Lease, opts runOptions, s
 	}
 	s := &supervisor{env: env, l: l, c: c, name: termtext.Clean(opts.argv[0], 0), grace: opts.grace, sigs: sigs, last: lease.Held,
 		ask: opts.ask, asks: l.Asked()}
+	if opts.steer.stop {
+		s.msgs = l.Messages() // a cancel ends l's context (s.stop); the steers are the command's (leasetop inbox)
+	}
 	return s.run()
 }
 
@@ -47,6 +50,8 @@ type supervisor struct {
 	ask   askOptions               // how to answer asks to hand over (run_ask.go)
 	asks  <-chan lease.IncomingAsk // the lease's asks; nil once closed
 	asked *lease.IncomingAsk       // the ask the command was stopped for
+
+	msgs <-chan lease.Message // with --on-cancel stop, the lease's steers, left to the command; nil once closed
 }
 
 // run waits for the command to exit (passing its code on), forwarding
@@ -73,6 +78,10 @@ func (s *supervisor) run() error {
 				continue
 			}
 			s.onAsk(a)
+		case _, ok := <-s.msgs: // marked delivered to this run; the command reads and acknowledges it (leasetop inbox)
+			if !ok {
+				s.msgs = nil
+			}
 		case <-s.l.Changed():
 			s.report()
 		case <-s.l.Done():
@@ -81,9 +90,15 @@ func (s *supervisor) run() error {
 	}
 }
 
-// stop ends the command after the lease was lost: SIGTERM to its group,
-// SIGKILL after the grace period.
+// stop ends the command after the lease was lost, or a cancel message
+// came (--on-cancel stop): SIGTERM to its group, SIGKILL after the grace
+// period. It exits ExitLost, or ExitCancelled (the lease is then released
+// by runHolding).
 func (s *supervisor) stop() error {
+	code := ExitLost
+	if cancelled(s.l) {
+		code = ExitCancelled
+	}
 	warnf(s.env.Stderr, "%s; stopping %s (SIGTERM, SIGKILL after %s)",
 		lineOf(s.l.Err()), s.name, s.grace)
 	s.c.Signal(syscall.SIGTERM)
@@ -92,7 +107,7 @@ func (s *supervisor) stop() error {
 	for {
 		select {
 		case <-s.c.Done(): // with what it left
-			return exitSilently(ExitLost)
+			return exitSilently(code)
 		case <-kill.C:
 			warnf(s.env.Stderr, "%s did not exit within %s; sending SIGKILL", s.name, s.grace)
 			s.c.Signal(syscall.SIGKILL)

@@ -31,6 +31,7 @@ type payload struct {
 	Actor         *string    `json:"actor"`
 	Reason        *string    `json:"reason"`
 	PrevHolder    *string    `json:"prev_holder"`
+	MessageID     *int64     `json:"message_id"`
 }
 
 // ErrMalformed is returned by decodeEvent for a payload that is not a lease
@@ -63,14 +64,19 @@ func decodeEvent(s string) (Event, error) {
 		Fence: deref(p.Fence), PrevFence: deref(p.PrevFence),
 		ExpiresAt: deref(p.ExpiresAt), PrevExpiresAt: deref(p.PrevExpiresAt),
 		Holder: deref(p.Holder), Actor: deref(p.Actor), Reason: deref(p.Reason),
-		PrevHolder: deref(p.PrevHolder),
+		PrevHolder: deref(p.PrevHolder), MessageID: deref(p.MessageID),
 	}
 	if e.Kind != KindTruncated {
 		if err := ValidateKey(e.Key); err != nil {
 			return Event{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 		}
-		if e.RunID == uuid.Nil {
+		// A message sent while nobody held its conversation, or that
+		// expired undelivered, went to no run.
+		if e.RunID == uuid.Nil && !e.Kind.Message() {
 			return Event{}, fmt.Errorf("%w: missing run_id", ErrMalformed)
+		}
+		if e.Kind.Message() && e.MessageID <= 0 {
+			return Event{}, fmt.Errorf("%w: missing message_id", ErrMalformed)
 		}
 	}
 	return e, nil
@@ -103,7 +109,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		Fence: nonZero(e.Fence), PrevFence: nonZero(e.PrevFence),
 		ExpiresAt: nonZeroTime(e.ExpiresAt), PrevExpiresAt: nonZeroTime(e.PrevExpiresAt),
 		Holder: nonZero(e.Holder), Actor: &actor, Reason: nonZero(e.Reason),
-		PrevHolder: nonZero(e.PrevHolder),
+		PrevHolder: nonZero(e.PrevHolder), MessageID: nonZero(e.MessageID),
 	}
 	var v any = p
 	if e.Context != "" {

@@ -101,11 +101,15 @@ func spanEnds() []string { return []string{string(KindReleased), string(KindForc
 // the row as it was (fence, expiry, holder) when a zombie was refused;
 // truncated (which names no key) is read separately, as it ends every span.
 // The hand-over's asks name the asker (run_id), the holder (prev_run_id)
-// and the holder's fence, as a takeover would, but move nothing.
+// and the holder's fence, as a takeover would, but move nothing; so does a
+// message carried from one run to the next (message_carried), and no
+// other message event moves a lease either.
 func spanNeutral() []string {
 	return []string{string(KindRenewRejected), string(KindTruncated), string(KindRenewed), "queue_joined", "queue_left",
 		string(KindHandoverAsked), string(KindHandoverDeclined), string(KindHandoverExpired),
-		string(KindLimitSet), string(KindLimitRemoved), string(KindLimitRefused)}
+		string(KindLimitSet), string(KindLimitRemoved), string(KindLimitRefused),
+		string(KindMessageSent), string(KindMessageDelivered), string(KindMessageCarried),
+		string(KindMessageAcked), string(KindMessageExpired)}
 }
 
 // ownershipCond is true for the event rows (alias e) that start or end a

@@ -30,8 +30,7 @@ func createAsOwner(t testing.TB, conn *pgx.Conn, version int) {
 	if _, err := conn.Exec(ctx, `SET ROLE lease_owner`); err != nil {
 		t.Fatal(err)
 	}
-	applyOld(t, conn, version, "schema.sql", "functions.sql", "preempt.sql", "queue.sql",
-		"handover.sql", "partition.sql", "triggers.sql", "roles.sql")
+	applyOld(t, conn, version, pgtest.OldOwnedFiles(version)...)
 	if _, err := conn.Exec(ctx, `RESET ROLE`); err != nil {
 		t.Fatal(err)
 	}

@@ -385,7 +385,7 @@ const (
 		SELECT x.xmin, x.xmax + (b.low - x.xmax % 4294967296) + pg_catalog.age(b.low::text::xid),
 		       coalesce(e.id, 0), coalesce(e.at, 'epoch'), coalesce(e.kind, ''), coalesce(e.account_id, ''),
 		       coalesce(e.session_id, ''), e.run_id, e.prev_run_id, e.fence, e.prev_fence, e.expires_at,
-		       e.prev_expires_at, e.holder, coalesce(e.actor, ''), e.reason, e.prev_holder
+		       e.prev_expires_at, e.holder, coalesce(e.actor, ''), e.reason, e.prev_holder, e.message_id
 		  FROM x
 		 CROSS JOIN LATERAL (SELECT greatest(x.xmax % 4294967296, 3) AS low) b
 		  LEFT JOIN LATERAL (` + pollEventsPart + `) e ON true`

@@ -144,7 +144,7 @@ func scanSnapshotRow(rows pgx.Rows, snap *Snapshot, first bool, t0 time.Time) (L
 }
 
 const eventColumns = `id, at, kind, account_id, session_id, run_id, prev_run_id, fence, prev_fence,
-	expires_at, prev_expires_at, holder, actor, reason, prev_holder`
+	expires_at, prev_expires_at, holder, actor, reason, prev_holder, message_id`
 
 // eventsSinceSQL and eventsForSQL are EventsSince's and EventsFor's reads:
 // by id (catch-up, `events --since`) and by session (the detail view).
@@ -240,13 +240,15 @@ func scanEventAfter(row pgx.CollectableRow, pre ...any) (Event, error) {
 		exp, prevExp     *time.Time
 		holder, reason   *string
 		prevHolder       *string
+		message          *int64
 	)
 	err := row.Scan(append(pre, &e.ID, &e.At, &e.Kind, &e.Key.Account, &e.Key.Session, &run, &prevRun,
-		&fence, &prevFence, &exp, &prevExp, &holder, &e.Actor, &reason, &prevHolder)...)
+		&fence, &prevFence, &exp, &prevExp, &holder, &e.Actor, &reason, &prevHolder, &message)...)
 	e.RunID, e.PrevRunID = deref(run), deref(prevRun)
 	e.Fence, e.PrevFence = deref(fence), deref(prevFence)
 	e.ExpiresAt, e.PrevExpiresAt = deref(exp), deref(prevExp)
 	e.Holder, e.Reason, e.PrevHolder = deref(holder), deref(reason), deref(prevHolder)
+	e.MessageID = deref(message)
 	return e, err
 }
 

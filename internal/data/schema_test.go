@@ -113,8 +113,9 @@ var unsafeSamples = []struct {
 }
 
 // TestTextRulesAgree: lease.safe_text (the functions' checks) and the
-// table's CHECKs, which spell the same class out, refuse the same
-// characters, in a new schema and in one upgraded from version 1.
+// table's CHECKs and the inbox's domains, which spell the same class out,
+// refuse the same characters, in a new schema and in one upgraded from
+// version 1.
 func TestTextRulesAgree(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -139,6 +140,13 @@ func TestTextRulesAgree(t *testing.T) {
 			}
 			if err := data.ValidateAttachment(s); (err != nil) != tt.refused {
 				t.Errorf("data.ValidateAttachment(%+q) = %v, want refused %v", s, err, tt.refused)
+			}
+			for _, domain := range []string{"lease.message_text", "lease.message_key"} { // inbox.sql's
+				var pgErr *pgconn.PgError
+				_, err := conn.Exec(ctx, `SELECT $1::text::`+domain, s)
+				if refused := errors.As(err, &pgErr) && pgErr.Code == "23514"; refused != tt.refused {
+					t.Errorf("%s: %s with %+q: err = %v, want refused %v", name, domain, s, err, tt.refused)
+				}
 			}
 			for _, col := range []string{"account_id", "session_id", "holder", "attachment"} {
 				vals := map[string]string{"account_id": "a", "session_id": "s", "holder": "h", "attachment": "stream-1"}

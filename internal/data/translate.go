@@ -325,3 +325,22 @@ func isMaintenanceBusy(err error) bool {
 	pgErr := pgerr.Server(err)
 	return pgErr != nil && pgErr.Code == "55P03" && pgErr.SchemaName == "lease" && pgErr.TableName == "maintenance"
 }
+
+// inboxError is translate, with the inbox's refusals as this package's
+// errors: a key reused (SQLSTATE LM001) ErrMessageKeyReused, a full inbox
+// (LM002) ErrInboxFull, a login's full share (LM003) ErrInboxShareFull, a
+// caller that does not hold the lease (LM004) ErrNotHeld, with the
+// server's message.
+func inboxError(err error) error {
+	switch sqlstate(err) {
+	case "LM001":
+		return fmt.Errorf("%w: %s", ErrMessageKeyReused, pgerr.Server(err).Message)
+	case "LM002":
+		return fmt.Errorf("%w: %s", ErrInboxFull, pgerr.Server(err).Message)
+	case "LM003":
+		return fmt.Errorf("%w: %s", ErrInboxShareFull, pgerr.Server(err).Message)
+	case "LM004":
+		return fmt.Errorf("%w: %s", ErrNotHeld, pgerr.Server(err).Message)
+	}
+	return translate(err)
+}

@@ -86,6 +86,21 @@ const (
 	KindLimitSet     Kind = "limit_set"
 	KindLimitRemoved Kind = "limit_removed"
 	KindLimitRefused Kind = "limit_refused"
+
+	// The inbox's kinds (sql/inbox.sql): a message sent to a conversation,
+	// delivered to the run holding it, carried to the next holder after
+	// its run ended without acknowledging it, acknowledged, or expired.
+	// Each names its message (MessageID), its kind (Reason: steer or
+	// cancel), the sender's label (Holder) and its expiry (ExpiresAt); RunID
+	// and Fence the run it went to (message_sent: the holder when it was
+	// sent, none when nobody held the conversation; message_expired: the
+	// run it was last delivered to, if any), PrevRunID and PrevFence the run
+	// it was carried from. None of them moves a lease.
+	KindMessageSent      Kind = "message_sent"
+	KindMessageDelivered Kind = "message_delivered"
+	KindMessageCarried   Kind = "message_carried"
+	KindMessageAcked     Kind = "message_acked"
+	KindMessageExpired   Kind = "message_expired"
 )
 
 // Kinds returns every kind an event row can have, ownership transitions
@@ -99,7 +114,18 @@ func Kinds() []Kind {
 		KindQueueJoined, KindQueueLeft,
 		KindHandoverAsked, KindHandoverDeclined, KindHandoverExpired,
 		KindLimitSet, KindLimitRemoved, KindLimitRefused,
+		KindMessageSent, KindMessageDelivered, KindMessageCarried, KindMessageAcked, KindMessageExpired,
 	}
+}
+
+// Message reports whether an event of this kind is one of the inbox's: it
+// names a message (Event.MessageID) and moves no lease.
+func (k Kind) Message() bool {
+	switch k {
+	case KindMessageSent, KindMessageDelivered, KindMessageCarried, KindMessageAcked, KindMessageExpired:
+		return true
+	}
+	return false
 }
 
 // Valid reports whether k is one of the documented kinds: a row's (Kinds)
@@ -133,6 +159,7 @@ type Event struct {
 	PrevHolder    string // the replaced run's label (preempted events)
 	Actor         string
 	Reason        string
+	MessageID     int64 // the message of an inbox event (Kind.Message), 0 for the others
 	// Context names the database the event was read from, in a monitor of
 	// several (as Lease.Context); "" otherwise. Never read from a payload.
 	Context string

@@ -130,6 +130,7 @@ func (e *Exporter) addPart(name string, store func() *data.Store, reg prometheus
 	reg.MustRegister(
 		p.m.transitions, p.m.resyncs, p.m.gaps,
 		p.m.takeoverDelay, p.m.holdTime, p.m.lag, p.m.queueWaits.hist, newQueueGauges(store),
+		p.m.inboxDelivery.hist, newInboxGauges(store),
 		p.m.askOutcomes,
 		&gauges{p: p, d: newGaugeDescs(e.cfg.ByAccount)},
 		newPollReasonGauge(p),

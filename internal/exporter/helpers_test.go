@@ -3,6 +3,7 @@ package exporter_test
 import (
 	"context"
 	"fmt"
+	"github.com/leasetop/leasetop/internal/data"
 	"io"
 	"net/http"
 	"os"
@@ -197,9 +198,8 @@ func (m metricSet) transitions() map[string]int64 {
 func dbTransitions(t *testing.T, pool *pgxpool.Pool) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
-	for _, k := range []string{"acquired", "taken_over", "released", "force_released", "renew_rejected", "truncated", "preempted", "queue_joined", "queue_left",
-		"handover_asked", "handed_over", "handover_declined", "handover_expired"} {
-		out[k] = 0
+	for _, k := range data.Kinds() {
+		out[string(k)] = 0
 	}
 	rows, err := pool.Query(context.Background(), `SELECT kind, count(*) FROM lease.event GROUP BY kind`)
 	if err != nil {

@@ -25,12 +25,14 @@ type metrics struct {
 	holdTime      prometheus.Histogram
 	lag           prometheus.Histogram
 	queueWaits    *queueWaits            // queues.go
+	inboxDelivery *inboxDeliveries       // inbox.go
 	askOutcomes   *prometheus.CounterVec // handover.go
 }
 
 func newMetrics() metrics {
 	m := metrics{
-		queueWaits: newQueueWaits(),
+		queueWaits:    newQueueWaits(),
+		inboxDelivery: newInboxDeliveries(),
 		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "leasetop_transitions_total",
 			Help: "Ownership transitions (rows of lease.event) by kind, each counted once when the exporter first applies it; the history before the exporter's first sync is not counted.",
@@ -77,6 +79,7 @@ func (m metrics) observe(ev data.Event, serverNow time.Time, starts map[uuid.UUI
 	m.observeAsk(ev.Kind)
 	m.lag.Observe(seconds(serverNow.Sub(ev.At)))
 	m.queueWaits.observe(ev)
+	m.inboxDelivery.observe(ev)
 	switch {
 	case ev.Kind == data.KindTakenOver && !ev.PrevExpiresAt.IsZero():
 		m.takeoverDelay.Observe(seconds(ev.At.Sub(ev.PrevExpiresAt)))

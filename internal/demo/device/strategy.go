@@ -99,7 +99,7 @@ func ParseMix(s string) (Mix, error) {
 		name := strings.TrimSpace(part)
 		st, err := lease.ParseOnBusy(name)
 		switch {
-		case err != nil:
+		case err != nil || !slices.Contains(strategies(), st): // steer: not a device's strategy yet
 			return nil, inputErrorf("strategy", "%q is not one of %s (or classic, all)", truncate(name, 32), DefaultMix())
 		case slices.Contains(m, st):
 			return nil, inputErrorf("strategy", "%q is given twice", st)

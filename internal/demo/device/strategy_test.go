@@ -26,6 +26,9 @@ func TestMixSpellsStrategiesAsTheLibrary(t *testing.T) {
 	if _, err := ParseMix("try"); err == nil {
 		t.Error(`ParseMix("try") = nil error, want the refusal: the strategy is called refuse`)
 	}
+	if _, err := ParseMix("steer,queue"); err == nil {
+		t.Error(`ParseMix("steer,queue") = nil error, want the refusal: no device steers yet (a steer would be drawn and act as refuse)`)
+	}
 	js, err := json.Marshal(Report{Kind: ReportAskEnded, Strategy: lease.BusyQueue})
 	if err != nil {
 		t.Fatal(err)

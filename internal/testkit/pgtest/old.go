@@ -17,8 +17,8 @@ import (
 // when t ends.
 func NewAtVersion(t testing.TB, version int) DB {
 	t.Helper()
-	files, ok := ownerFiles[version]
-	if !ok {
+	owned := OldOwnedFiles(version)
+	if owned == nil {
 		t.Fatalf("pgtest.NewAtVersion: no recipe for version %d (testdata holds 4, 5 and 6)", version)
 	}
 	db := NewEmpty(t)
@@ -32,22 +32,13 @@ func NewAtVersion(t testing.TB, version int) DB {
 	}
 	exec(oldFile(t, version, "prelude.sql"))
 	exec(`SET ROLE lease_owner`)
-	for _, f := range files {
+	for _, f := range owned {
 		exec(oldFile(t, version, f))
 	}
 	exec(`RESET ROLE`)
 	exec(oldFile(t, version, "members.sql"))
 	exec(fmt.Sprintf(`INSERT INTO lease.schema_version (version) VALUES (%d)`, version))
 	return db
-}
-
-// ownerFiles are the files each older version's migrate ran as lease_owner,
-// in its order (version 6 split functions.sql into a file per contract).
-var ownerFiles = map[int][]string{
-	4: {"schema.sql", "functions.sql", "preempt.sql", "queue.sql", "handover.sql", "partition.sql", "triggers.sql", "roles.sql"},
-	5: {"schema.sql", "functions.sql", "preempt.sql", "queue.sql", "handover.sql", "partition.sql", "triggers.sql", "roles.sql"},
-	6: {"schema.sql", "runid.sql", "checks.sql", "failover.sql", "fence.sql", "history.sql", "acquire.sql", "renew.sql",
-		"release.sql", "preempt.sql", "queue.sql", "handover.sql", "partition.sql", "notify.sql", "triggers.sql", "roles.sql"},
 }
 
 // oldFile reads internal/data/testdata/vN/name from the module's source tree.
@@ -72,4 +63,20 @@ func firstLine(s string) string {
 		}
 	}
 	return s
+}
+
+// OldOwnedFiles returns the files of data/testdata/vN that version's
+// migrate applied as the schema's owner, in its order (between prelude.sql
+// and members.sql), or nil when testdata holds no such version: 4 and 5
+// had one file of functions, 6 one file per contract.
+func OldOwnedFiles(version int) []string {
+	switch version {
+	case 4, 5:
+		return []string{"schema.sql", "functions.sql", "preempt.sql", "queue.sql", "handover.sql", "partition.sql", "triggers.sql", "roles.sql"}
+	case 6:
+		return []string{"schema.sql", "runid.sql", "checks.sql", "failover.sql", "fence.sql", "history.sql", "acquire.sql",
+			"renew.sql", "release.sql", "preempt.sql", "queue.sql", "handover.sql", "partition.sql", "notify.sql",
+			"triggers.sql", "roles.sql"}
+	}
+	return nil
 }
