@@ -1,8 +1,6 @@
 package exporter
 
 import (
-	"context"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,16 +15,12 @@ import (
 // followed from the events. When the read fails the gauges are left out of
 // that scrape.
 type inboxGauges struct {
-	store                                    func() *data.Store // nil until it opened
+	stats                                    scrapeRead[data.InboxStats]
 	messages, undelivered, sessions, waiting *prometheus.Desc
-
-	mu   sync.Mutex // guards read and last; held while reading
-	read time.Time
-	last data.InboxStats
 }
 
 func newInboxGauges(store func() *data.Store) *inboxGauges {
-	return &inboxGauges{store: store,
+	return &inboxGauges{stats: scrapeRead[data.InboxStats]{store: store, read: (*data.Store).InboxStats},
 		messages: prometheus.NewDesc("leasetop_inbox_messages",
 			"Live messages in every conversation's inbox (steers and cancels sent, neither acknowledged nor expired: leasetop send, lease.Client.Send).", nil, nil),
 		undelivered: prometheus.NewDesc("leasetop_inbox_undelivered",
@@ -48,25 +42,14 @@ func (g *inboxGauges) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends the gauges, read now unless read within the last second.
 func (g *inboxGauges) Collect(ch chan<- prometheus.Metric) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if now := time.Now(); now.Sub(g.read) >= queueUsageMaxAge {
-		store := g.store()
-		if store == nil {
-			return // not connected yet: the feed's metrics say so
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), queueUsageTimeout)
-		st, err := store.InboxStats(ctx)
-		cancel()
-		if err != nil {
-			return
-		}
-		g.read, g.last = now, st
+	st, ok := g.stats.get()
+	if !ok {
+		return
 	}
-	ch <- prometheus.MustNewConstMetric(g.messages, prometheus.GaugeValue, float64(g.last.Messages))
-	ch <- prometheus.MustNewConstMetric(g.undelivered, prometheus.GaugeValue, float64(g.last.Undelivered))
-	ch <- prometheus.MustNewConstMetric(g.sessions, prometheus.GaugeValue, float64(g.last.Sessions))
-	ch <- prometheus.MustNewConstMetric(g.waiting, prometheus.GaugeValue, g.last.Oldest.Seconds())
+	ch <- prometheus.MustNewConstMetric(g.messages, prometheus.GaugeValue, float64(st.Messages))
+	ch <- prometheus.MustNewConstMetric(g.undelivered, prometheus.GaugeValue, float64(st.Undelivered))
+	ch <- prometheus.MustNewConstMetric(g.sessions, prometheus.GaugeValue, float64(st.Sessions))
+	ch <- prometheus.MustNewConstMetric(g.waiting, prometheus.GaugeValue, st.Oldest.Seconds())
 }
 
 // inboxDeliveries measures leasetop_inbox_delivery_seconds: from a

@@ -1,8 +1,6 @@
 package exporter
 
 import (
-	"context"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,16 +14,12 @@ import (
 // event, so the queues cannot be followed from the events. When the read
 // fails the gauges are left out of that scrape.
 type queueGauges struct {
-	store                               func() *data.Store // nil until it opened
+	stats                               scrapeRead[data.QueueStats]
 	tickets, sessions, longest, waiting *prometheus.Desc
-
-	mu   sync.Mutex // guards read and last; held while reading
-	read time.Time
-	last data.QueueStats
 }
 
 func newQueueGauges(store func() *data.Store) *queueGauges {
-	return &queueGauges{store: store,
+	return &queueGauges{stats: scrapeRead[data.QueueStats]{store: store, read: (*data.Store).QueueStats},
 		tickets: prometheus.NewDesc("leasetop_queue_tickets",
 			"Live tickets in every session's queue (waiters queued for a lease, leasetop run --on-busy queue, lease.Client.Queue).", nil, nil),
 		sessions: prometheus.NewDesc("leasetop_queue_sessions",
@@ -47,25 +41,14 @@ func (q *queueGauges) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends the gauges, read now unless read within the last second.
 func (q *queueGauges) Collect(ch chan<- prometheus.Metric) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if now := time.Now(); now.Sub(q.read) >= queueUsageMaxAge {
-		store := q.store()
-		if store == nil {
-			return // not connected yet: the feed's metrics say so
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), queueUsageTimeout)
-		st, err := store.QueueStats(ctx)
-		cancel()
-		if err != nil {
-			return
-		}
-		q.read, q.last = now, st
+	st, ok := q.stats.get()
+	if !ok {
+		return
 	}
-	ch <- prometheus.MustNewConstMetric(q.tickets, prometheus.GaugeValue, float64(q.last.Tickets))
-	ch <- prometheus.MustNewConstMetric(q.sessions, prometheus.GaugeValue, float64(q.last.Sessions))
-	ch <- prometheus.MustNewConstMetric(q.longest, prometheus.GaugeValue, float64(q.last.Longest))
-	ch <- prometheus.MustNewConstMetric(q.waiting, prometheus.GaugeValue, q.last.OldestWait.Seconds())
+	ch <- prometheus.MustNewConstMetric(q.tickets, prometheus.GaugeValue, float64(st.Tickets))
+	ch <- prometheus.MustNewConstMetric(q.sessions, prometheus.GaugeValue, float64(st.Sessions))
+	ch <- prometheus.MustNewConstMetric(q.longest, prometheus.GaugeValue, float64(st.Longest))
+	ch <- prometheus.MustNewConstMetric(q.waiting, prometheus.GaugeValue, st.OldestWait.Seconds())
 }
 
 // queueWaits measures leasetop_queue_wait_seconds: from a ticket's
