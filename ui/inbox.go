@@ -10,7 +10,7 @@ import (
 	"github.com/leasetop/leasetop/monitor"
 )
 
-// The conversations' inboxes (issue 41): the table's INBOX column, shown
+// The conversations' inboxes: the table's INBOX column, shown
 // only while some held session has live messages (sent, neither
 // acknowledged nor expired), gives how many and the oldest one's age; the
 // detail view says how many no run received yet. A message expires without

@@ -18,7 +18,7 @@ import (
 	"github.com/leasetop/leasetop/internal/testkit/proctest"
 )
 
-// TestLimitCommand (issue 40): limit set and rm are lease_admin's (an app
+// TestLimitCommand: limit set and rm are lease_admin's (an app
 // login is refused, exit 1, nothing set); ls and limit ls show the slots
 // used and who holds them; run in a full account exits 3 naming the holder,
 // and in a pool it declares (--pool) counts against the pool's limit; rm

@@ -8,7 +8,7 @@ import (
 	"github.com/leasetop/leasetop/internal/data"
 )
 
-// inboxGauges is the Collector of the conversations' inboxes (issue 41),
+// inboxGauges is the Collector of the conversations' inboxes,
 // read from the database when Prometheus scrapes, at most once a second
 // and for at most two seconds, as queueGauges is: a message that expires
 // writes its event only when next observed, so the inboxes cannot be
