@@ -41,6 +41,15 @@ const (
 // busyNames are the strategies' names, in the order of their values.
 var busyNames = [...]string{"refuse", "wait", "queue", "preempt", "join", "ask", "steer"}
 
+// BusyStrategies returns every busy strategy, in the order of their values.
+func BusyStrategies() []OnBusy {
+	out := make([]OnBusy, len(busyNames))
+	for i := range out {
+		out[i] = OnBusy(i)
+	}
+	return out
+}
+
 // String returns b's name: refuse, wait, queue, preempt, join, ask or steer.
 func (b OnBusy) String() string {
 	if b < 0 || int(b) >= len(busyNames) {

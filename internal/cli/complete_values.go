@@ -175,7 +175,7 @@ func splitList(s string) []string {
 // lease.OnBusy's order.
 func busyNames(keep func(lease.OnBusy) bool) []string {
 	var names []string
-	for b := lease.BusyRefuse; b <= lease.BusyAsk; b++ {
+	for _, b := range lease.BusyStrategies() {
 		if keep(b) {
 			names = append(names, b.String())
 		}

@@ -104,7 +104,7 @@ func TestRunBusyFlags(t *testing.T) {
 		flags []string
 		want  string
 	}{
-		{[]string{"--on-busy", "bogus"}, "--on-busy must be refuse, wait, queue, preempt or ask"},
+		{[]string{"--on-busy", "bogus"}, "--on-busy must be refuse, wait, queue, preempt, ask or steer"},
 		{[]string{"--wait", "--on-busy", "preempt"}, "--wait is --on-busy wait"},
 		{[]string{"--reason", "x"}, "--reason is for --on-busy preempt"},
 		{[]string{"--on-busy", "preempt", "--reason", "a\u202eb"}, "--reason"},
