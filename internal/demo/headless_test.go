@@ -84,9 +84,12 @@ func checkHeadlessRun(t *testing.T, p *demoProc, db pgtest.DB, dsn string) {
 // brokenAcquire replaces lease.acquire, in one test's database, with one
 // that grants the session whether or not another run's lease expired: the
 // double grant the demo's check must catch.
+// Its signature is lease.acquire's own, so it replaces it rather than
+// adding an overload that no call would reach.
 const brokenAcquire = `
 CREATE OR REPLACE FUNCTION lease.acquire(
-    account_id text, session_id text, run_id uuid, ttl interval, holder text)
+    account_id text, session_id text, run_id uuid, ttl interval, holder text,
+    pool text DEFAULT '', priority smallint DEFAULT 0)
 RETURNS SETOF lease.grant
 LANGUAGE sql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, lease
@@ -109,6 +112,11 @@ func TestHeadlessDemoFailsOnABrokenProtocol(t *testing.T) {
 	db := pgtest.New(t)
 	if _, err := db.Pool(t).Exec(context.Background(), brokenAcquire); err != nil {
 		t.Fatalf("install the broken acquire: %v", err)
+	}
+	var overloads int
+	if err := db.Pool(t).QueryRow(context.Background(),
+		`SELECT count(*) FROM pg_proc WHERE proname = 'acquire' AND pronamespace = 'lease'::regnamespace`).Scan(&overloads); err != nil || overloads != 1 {
+		t.Fatalf("lease.acquire has %d overloads (%v) after the broken one: it must replace the real one, not sit beside it", overloads, err)
 	}
 	p := startLeasetop(t, "demo", "--headless", "--duration", "6s", "--ttl", "2s", "--seed", "5", "--no-chaos", "--dsn", db.URL)
 	code := p.wait(60 * time.Second)
