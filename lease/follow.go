@@ -25,9 +25,10 @@ type Owner struct {
 	Attachment string
 	ExpiresAt  time.Time // on the database clock
 	// By is the event of the change (acquired, taken_over, preempted,
-	// handed_over, released, force_released), zero when the change was
-	// read from the lease's row (the first Owner, an attachment replaced,
-	// an expiry).
+	// handed_over, released, force_released), zero when the change has
+	// none (the first Owner, an attachment replaced, an expiry). A change
+	// the lease's row showed before its notification arrived carries its
+	// event too.
 	By data.Event
 }
 
@@ -171,11 +172,17 @@ func (f *follow) apply(ctx context.Context, ev data.Event) bool {
 // backlog reads the key's last ownership events (a resync: notifications
 // may have been missed), oldest first.
 func (f *follow) backlog(ctx context.Context) []data.Event {
-	evs, err := f.c.store.EventsBetween(ctx, data.HistoryFilter{Keys: []Key{f.key}, Limit: followBacklog, Descending: true,
+	return f.ownership(ctx, followBacklog)
+}
+
+// ownership reads the key's last n ownership events, oldest first; none
+// when the read fails.
+func (f *follow) ownership(ctx context.Context, n int) []data.Event {
+	evs, err := f.c.store.EventsBetween(ctx, data.HistoryFilter{Keys: []Key{f.key}, Limit: n, Descending: true,
 		Kinds: []data.Kind{data.KindAcquired, data.KindTakenOver, data.KindPreempted, data.KindHandedOver,
 			data.KindReleased, data.KindForceReleased}})
 	if err != nil {
-		return nil // the row read that follows still gives the current owner
+		return nil // a row read still gives the current owner
 	}
 	slices.Reverse(evs)
 	return evs
@@ -212,7 +219,27 @@ func (f *follow) readRow(ctx context.Context) bool {
 	case o.Free && o.Fence < f.last.Fence:
 		return true
 	}
+	if f.given && (o.Fence > f.last.Fence || o.Free && !f.last.Free) {
+		f.byEvent(ctx, &o)
+	}
 	return f.give(ctx, o)
+}
+
+// byEvent gives o, a change of owner the row showed first (its
+// notification not yet heard, or lost in a gap), the event that made it,
+// when that is the key's last ownership event: the grant of o's fence, or
+// the end of it. Its notification, once heard, is then not news.
+func (f *follow) byEvent(ctx context.Context, o *Owner) {
+	evs := f.ownership(ctx, 1)
+	if len(evs) == 0 || evs[0].Fence != o.Fence {
+		return
+	}
+	switch ev := evs[0]; {
+	case !o.Free && ev.Kind.Grants():
+		o.By = ev
+	case o.Free && ev.Kind.Ends():
+		o.By, o.RunID, o.Holder = ev, ev.RunID, ev.Holder
+	}
 }
 
 // give hands o on, and reports false once ctx ended first.
