@@ -17,14 +17,23 @@ import (
 // still-running child's fenced writes are refused from the takeover on.
 // On SIGCONT the holder declares the lease lost (its monotonic deadline
 // passed while frozen), terminates its child and exits 4; nothing is revived.
+//
+// The TTL is 2.7 s: the held renewal is sent RenewInterval (TTL/3, 900 ms)
+// after the last and times out RenewTimeout (900 ms) later. The test sees it
+// held 1 s after the last renewal, which leaves 800 ms to freeze the holder
+// before the timeout; a 1.5 s TTL left 200 ms, which a loaded machine used
+// up (the renewal timed out and never reached the server). A longer renew
+// interval would leave the pool's connection idle for more than a second,
+// and pgxpool would ping it first: the held request would be that ping.
 func TestPausedOwnerZombie(t *testing.T) {
+	const ttl = "2700ms"
 	e := newEnv(t)
 	proxy, viaProxy := pgtest.Proxied(t, e.db.URL)
 	e.dumpOnFailure(t)
 	env := recorderEnv(20 * time.Millisecond)
-	a := e.leasetopEnv(t, env, runArgs("--dsn", viaProxy, "--ttl", "1500ms")...)
+	a := e.leasetopEnv(t, env, runArgs("--dsn", viaProxy, "--ttl", ttl)...)
 	first := e.waitChildren(t, 1, 30*time.Second)[0]
-	b := e.leasetopEnv(t, env, runArgs("--ttl", "1500ms", "--wait")...)
+	b := e.leasetopEnv(t, env, runArgs("--ttl", ttl, "--wait")...)
 	pgtest.Eventually(t, 30*time.Second, "the second run to wait", func() bool { return strings.Contains(b.Stderr.String(), "waiting") })
 
 	// Catch a renewal in flight, then freeze the holder. The first renewal on
@@ -37,10 +46,10 @@ func TestPausedOwnerZombie(t *testing.T) {
 	// The holder's listener (the holder watch) goes through the proxy too,
 	// and pings now and then: a held request is a renewal only once one was
 	// due, RenewInterval (TTL/3) after the last, and before the local
-	// deadline (TTL - SafetyMargin, 1350 ms).
+	// deadline (TTL - SafetyMargin, 2430 ms).
 	renewed := e.holder(t).RenewedAt
 	proxy.HoldRequests()
-	pgtest.WaitServerPast(t, e.pool, renewed.Add(800*time.Millisecond))
+	pgtest.WaitServerPast(t, e.pool, renewed.Add(time.Second))
 	pgtest.Eventually(t, 10*time.Second, "a renewal on its way", func() bool { return proxy.Held() > 0 })
 	a.Signal(t, syscall.SIGSTOP)
 
