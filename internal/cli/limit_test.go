@@ -211,3 +211,48 @@ func TestLsAccounts(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsPrintLimits: events prints an operator's limit_set and
+// limit_removed on the account alone, with the pool and slots and who,
+// a grant's slots, and a run's limit_refused with the limit it met.
+func TestEventsPrintLimits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	conn := db.Conn(t)
+	for _, q := range []string{
+		`SELECT lease.set_limit('acme', 'deep', 1)`, `SELECT lease.set_limit('acme', '', 1)`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var me string
+	if err := conn.QueryRow(ctx, `SELECT session_user`).Scan(&me); err != nil {
+		t.Fatal(err)
+	}
+	acquire(t, conn, "acme", "chat-1", "1 hour", "desktop")
+	if _, err := conn.Exec(ctx, `SELECT lease.acquire('acme', 'chat-2', $1, '1 hour', 'phone')`, uuid.New()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT lease.remove_limit('acme', 'deep')`); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := leasetop(ctx, db.ReaderURL(t), "events", "--kind", "limit_set,limit_removed,limit_refused,acquired")
+	if code != cli.ExitOK {
+		t.Fatalf("events: code %d stderr %q", code, errOut)
+	}
+	for _, want := range []string{
+		` limit_set      acme actor=` + me + ` reason="pool deep: 1 slots"`,
+		` limit_set      acme actor=` + me + ` reason="1 slots"`,
+		` acquired       acme/chat-1 run=`,
+		`holder=desktop actor=` + me + ` reason="slot 1"`,
+		` limit_refused  acme/chat-2 run=`,
+		`holder=phone actor=` + me + ` reason="account at its limit"`,
+		` limit_removed  acme actor=` + me + ` reason="pool deep: no limit"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("events lacks %q:\n%s", want, out)
+		}
+	}
+}
