@@ -130,3 +130,29 @@ func (m *Model) accountRows() []AccountLimit {
 	}
 	return rows
 }
+
+// slotLines adds the detail view's slot field: which slots of its account's
+// limits the session's lease holds, and how full each limit is. Nothing when
+// it holds none.
+func (m *Model) slotLines(field func(name, value string), key monitor.Key) {
+	if m.limits.slotOf(key) == "" {
+		return
+	}
+	var words []string
+	for _, l := range m.limits.list {
+		if l.Context != key.Context || l.Account != key.Account {
+			continue
+		}
+		for _, h := range l.Holders {
+			if h.Session != key.Session {
+				continue
+			}
+			what := "the account's"
+			if l.Pool != "" {
+				what = "pool " + idText(l.Pool, 24) + "'s"
+			}
+			words = append(words, fmt.Sprintf("slot %d of %s %d (%d/%d used)", h.Slot, what, l.Slots, l.Used, l.Slots))
+		}
+	}
+	field("slot", strings.Join(words, ", ")+m.styles.dim.Render(fmt.Sprintf("  (read %s ago)", compact(m.now.Sub(m.limits.readAt)))))
+}

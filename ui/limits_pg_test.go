@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -13,9 +14,9 @@ import (
 // TestAccountsViewAndSlotColumn: a read-only monitor as a lease_reader
 // reads the limits; the table's SLOT column names the slot each lease of
 // a limited account holds (none for an unlimited account's); a opens the
-// accounts view, fullest first with slots used, saturation, queued
+// accounts view, fullest first with slots used, saturation, the queued
 // tickets and the sessions holding the slots; s sorts it by account; esc
-// goes back.
+// goes back. The detail view of a session holding a slot names it.
 func TestAccountsViewAndSlotColumn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -30,6 +31,9 @@ func TestAccountsViewAndSlotColumn(t *testing.T) {
 	sqlAcquire(t, conn, data.Key{Account: "acme", Session: "chat-2"}, "1 hour", "phone")
 	sqlAcquire(t, conn, data.Key{Account: "globex", Session: "g-1"}, "1 hour", "browser")
 	sqlAcquire(t, conn, data.Key{Account: "free", Session: "f-1"}, "1 hour", "laptop")
+	if _, err := conn.Exec(ctx, `SELECT lease.enqueue('acme', 'chat-1', gen_random_uuid(), '1 hour', 'tablet')`); err != nil {
+		t.Fatal(err)
+	}
 	d := liveModel(t, readerStore(t, db), true, 160, 30)
 	d.waitFor("four leases and the limits' slots", func(m *Model) bool { return len(m.rows) == 4 && len(m.limits.slots) == 3 })
 	d.waitScreen("SLOT")
@@ -42,6 +46,12 @@ func TestAccountsViewAndSlotColumn(t *testing.T) {
 		}
 	}
 
+	d.selectSession(data.Key{Account: "acme", Session: "chat-2"})
+	d.press("enter")
+	d.waitScreen("slot 2 of the account's 2 (2/2 used)")
+	d.press("esc")
+	d.waitFor("the main screen", func(m *Model) bool { return m.mode == modeMain })
+
 	d.press("a")
 	d.waitScreen("ACCOUNTS limits, fullest first")
 	s := screen(d.m)
@@ -53,6 +63,9 @@ func TestAccountsViewAndSlotColumn(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("accounts view lacks %q:\n%s", want, s)
 		}
+	}
+	if !regexp.MustCompile(`acme +- +2/2 +█+ 100% +1 +chat-1 \(desktop,`).MatchString(s) {
+		t.Errorf("accounts view: want acme's line with 1 queued ticket:\n%s", s)
 	}
 	if strings.Contains(s, "free ") {
 		t.Errorf("accounts view lists free, which has no limit:\n%s", s)
