@@ -18,9 +18,10 @@ import (
 // table's SLOT column, shown only while some lease holds a slot, says which
 // slots a session's lease holds. A slot frees at its lease's expiry without
 // an event, so the limits are read, every queuePollEvery with the queue
-// lengths, in one query per database (data.Store.Limits), not followed: a
-// database without limits answers it from an empty table, and what is kept
-// is per held slot, never per lease.
+// lengths, in one query per database (data.Store.Limits), not followed,
+// while there are limits: once a read found none, the next read waits for
+// a limit_set event or a resync (which may have missed one), or for the
+// accounts view to open. What is kept is per held slot, never per lease.
 
 // AccountLimit is one limit of a database the monitor watches and its use,
 // with the context it is in ("" in a monitor of one database).
@@ -33,6 +34,7 @@ type AccountLimit struct {
 type limitsMsg struct {
 	limits []AccountLimit
 	err    error
+	wakes  int // limitPoll.wakes when the read started
 }
 
 // limitPoll is the last read of the limits.
@@ -43,32 +45,45 @@ type limitPoll struct {
 	reading bool
 	read    bool  // a read has come back
 	err     error // the last read's error
+	// none: the last read found no limit; no read until a limit_set event
+	// or a resync says there may be one (wake).
+	none  bool
+	wakes int // how many times wake was called: a read that started before one does not set none
 }
+
+// wake asks for a read at the next poll: a limit may have been set.
+func (p *limitPoll) wake() { p.none, p.readAt, p.wakes = false, time.Time{}, p.wakes+1 }
 
 func (p *limitPoll) anySlots() bool              { return len(p.slots) > 0 }
 func (p *limitPoll) slotOf(k monitor.Key) string { return p.slots[k] }
 
-// pollLimits reads the limits if the last read is older than queuePollEvery
-// and none is in flight.
+// pollLimits reads the limits if the last read is older than
+// queuePollEvery, none is in flight, and the last one found limits (or a
+// limit may have been set since: limitPoll.wake).
 func (m *Model) pollLimits() tea.Cmd {
 	read := m.cfg.Source.LimitsFunc
-	if read == nil || m.limits.reading || m.now.Sub(m.limits.readAt) < queuePollEvery {
+	if read == nil || m.limits.reading || m.limits.none || m.now.Sub(m.limits.readAt) < queuePollEvery {
 		return nil
 	}
 	m.limits.reading = true
+	wakes := m.limits.wakes
 	return func() tea.Msg {
 		l, err := read()
-		return limitsMsg{limits: l, err: err}
+		return limitsMsg{limits: l, err: err, wakes: wakes}
 	}
 }
 
 func (m *Model) onLimits(msg limitsMsg) {
 	p := &m.limits
-	p.reading, p.readAt, p.read, p.err = false, m.cfg.Now(), true, msg.err
+	p.reading, p.read, p.err = false, true, msg.err
+	if msg.wakes == p.wakes { // else a wake since asks for the next read at once
+		p.readAt = m.cfg.Now()
+	}
 	if msg.err != nil { // a failed read keeps the last limits; the feed reports the connection
 		return
 	}
 	p.list = msg.limits
+	p.none = len(p.list) == 0 && msg.wakes == p.wakes
 	p.slots = nil
 	for _, l := range p.list {
 		for _, h := range l.Holders {
@@ -111,6 +126,15 @@ func (s accountSort) String() string {
 // accountRows is the limits the accounts view lists: the filter's (by
 // account), in the view's order.
 func (m *Model) accountRows() []AccountLimit {
+	key := accountRowsKey{ok: true, readAt: m.limits.readAt, sortBy: m.acct.sortBy, filter: m.filter}
+	if m.acct.rowsOf != key {
+		m.acct.rows, m.acct.rowsOf = m.listAccountRows(), key
+	}
+	return m.acct.rows
+}
+
+// listAccountRows lists accountRows' answer.
+func (m *Model) listAccountRows() []AccountLimit {
 	rows := slices.Clone(m.limits.list)
 	if m.filter != "" {
 		f := strings.ToLower(m.filter)

@@ -15,8 +15,8 @@ import (
 // reads the limits; the table's SLOT column names the slot each lease of
 // a limited account holds (none for an unlimited account's); a opens the
 // accounts view, fullest first with slots used, saturation, the queued
-// tickets and the sessions holding the slots; s sorts it by account; esc
-// goes back. The detail view of a session holding a slot names it.
+// tickets and the sessions holding the slots; / filters it, esc clears
+// the filter; s sorts it by account; esc goes back. The detail view of a session holding a slot names it.
 func TestAccountsViewAndSlotColumn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -70,6 +70,15 @@ func TestAccountsViewAndSlotColumn(t *testing.T) {
 	if strings.Contains(s, "free ") {
 		t.Errorf("accounts view lists free, which has no limit:\n%s", s)
 	}
+	d.press("/")
+	d.press(strings.Split("glob", "")...)
+	d.press("enter")
+	d.waitFor("the filter to keep globex alone", func(m *Model) bool {
+		rows := m.accountRows()
+		return len(rows) == 1 && rows[0].Account == "globex"
+	})
+	d.press("esc")
+	d.waitFor("the filter cleared", func(m *Model) bool { return m.mode == modeAccounts && len(m.accountRows()) == 2 })
 	d.press("s")
 	d.waitScreen("ACCOUNTS limits, by account")
 	d.press("esc")

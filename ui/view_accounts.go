@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"time"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -13,17 +15,30 @@ import (
 type accountsView struct {
 	sortBy   accountSort
 	cur, off int
+	// rows is accountRows' last answer, for the read, order and filter in
+	// rowsOf: thousands of limits are not sorted again for every frame.
+	rows   []AccountLimit
+	rowsOf accountRowsKey
+}
+
+// accountRowsKey is what the accounts view's rows were listed from.
+type accountRowsKey struct {
+	ok     bool
+	readAt time.Time
+	sortBy accountSort
+	filter string
 }
 
 // openAccounts opens the accounts view, and reads the limits now unless
 // a read is in flight.
 func (m *Model) openAccounts() tea.Cmd {
 	m.mode = modeAccounts
-	m.limits.readAt = m.limits.readAt.Add(-queuePollEvery) // not to wait for the next poll
+	m.limits.wake() // not to wait for the next poll
 	return m.pollLimits()
 }
 
-// accountsKey handles the accounts view's keys: move, sort, help, back.
+// accountsKey handles the accounts view's keys: move, sort, filter, help,
+// back (esc clears the filter first).
 func (m *Model) accountsKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := &m.keys
 	a := &m.acct
@@ -34,6 +49,11 @@ func (m *Model) accountsKey(msg tea.KeyPressMsg) tea.Cmd {
 		return tea.Quit
 	case key.Matches(msg, k.Help):
 		m.openHelp()
+	case key.Matches(msg, k.Filter):
+		a.cur, a.off = 0, 0
+		return m.startFilter()
+	case key.Matches(msg, k.Back) && m.filter != "":
+		m.clearFilter()
 	case key.Matches(msg, k.Back, k.Accounts):
 		m.mode = modeMain
 	case key.Matches(msg, k.Sort):
@@ -72,14 +92,15 @@ func (m *Model) viewAccounts() []string {
 	s := m.styles
 	lines := m.viewHeader(m.layout())
 	rows := m.accountRows()
-	title := "ACCOUNTS limits, " + map[accountSort]string{accountsBySaturation: "fullest first", accountsByName: "by account"}[m.acct.sortBy]
-	title = "─ " + title + fmt.Sprintf("  (%s sort, %s back; slots as read %s ago)", m.keys.Sort.Help().Key, m.keys.Back.Help().Key,
-		compact(m.now.Sub(m.limits.readAt)))
+	title := "─ ACCOUNTS limits, " + map[accountSort]string{accountsBySaturation: "fullest first", accountsByName: "by account"}[m.acct.sortBy]
 	page := max(m.accountsPage(), 1)
 	off := min(m.acct.off, max(len(rows)-page, 0))
 	if len(rows) > page {
 		title += fmt.Sprintf("  %d-%d/%d", off+1, min(off+page, len(rows)), len(rows))
 	}
+	title += fmt.Sprintf("  (%s sort, %s back; read %s ago)", m.keys.Sort.Help().Key, m.keys.Back.Help().Key,
+		compact(m.now.Sub(m.limits.readAt)))
+	title = fit(title, m.width)
 	lines = append(lines, s.paneTitle.Render(title)+" "+s.dim.Render(strings.Repeat("─", max(m.width-ansi.StringWidth(title)-1, 0))))
 	switch {
 	case m.cfg.Source.LimitsFunc == nil:
