@@ -33,6 +33,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.cfg.Theme == nil { // a chosen theme stays; the automatic one follows the background
 			m.styles = newStyles(m.cfg.theme(msg.IsDark()))
 			m.cache.reset()
+			m.acct.body = accountsBody{} // drawn with the old styles
 		}
 		return m, nil
 	case tickMsg:

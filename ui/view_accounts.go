@@ -19,6 +19,20 @@ type accountsView struct {
 	// rowsOf: thousands of limits are not sorted again for every frame.
 	rows   []AccountLimit
 	rowsOf accountRowsKey
+	body   accountsBody // the rendered lines, until the rows or the window change
+}
+
+// accountsBody is the accounts view's column header and rows as last
+// rendered, and what from: the lines change only with a read, a key or
+// the screen's size, not with the frames between.
+type accountsBody struct {
+	key   accountsBodyKey
+	lines []string
+}
+
+type accountsBodyKey struct {
+	rows                  accountRowsKey
+	off, page, cur, width int
 }
 
 // accountRowsKey is what the accounts view's rows were listed from.
@@ -114,7 +128,18 @@ func (m *Model) viewAccounts() []string {
 	case len(rows) == 0:
 		return m.accountsEnd(append(lines, "  "+s.dim.Render(fmt.Sprintf("no limit matches %q (esc clears the filter)", clean(m.filter, 20)))))
 	}
-	shown := rows[off:min(off+page, len(rows))]
+	key := accountsBodyKey{rows: m.acct.rowsOf, off: off, page: page, cur: m.acct.cur, width: m.width}
+	if m.acct.body.key != key {
+		m.acct.body = accountsBody{key: key, lines: m.renderAccounts(rows[off:min(off+page, len(rows))], off)}
+	}
+	return m.accountsEnd(append(lines, m.acct.body.lines...))
+}
+
+// renderAccounts renders the accounts view's column header and the limits
+// shown, the first of which is row off.
+func (m *Model) renderAccounts(shown []AccountLimit, off int) []string {
+	s := m.styles
+	var lines []string
 	// Widths: the widest value shown, the names capped.
 	ctxW, acctW, poolW, slotsW := 0, len("ACCOUNT"), len("POOL"), len("SLOTS")
 	for _, r := range shown {
@@ -163,7 +188,7 @@ func (m *Model) viewAccounts() []string {
 			m.slotHolders(r))
 		lines = append(lines, fit(line, m.width))
 	}
-	return m.accountsEnd(lines)
+	return lines
 }
 
 // slotHolders names the sessions holding a limit's slots, with the holder
