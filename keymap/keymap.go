@@ -22,6 +22,9 @@ type Map struct {
 	// Devices shows or hides the devices pane, which only a monitor given
 	// devices (the demo's) has.
 	Devices key.Binding
+	// Accounts opens the accounts view: each limited account's slots used,
+	// queued tickets and saturation, fullest first.
+	Accounts key.Binding
 	// Timeline opens the timeline view (lanes of ownership over time); the
 	// others act inside it: move its cursor through time (a step, ten steps,
 	// to the next or previous event) and zoom.
@@ -66,6 +69,8 @@ func Default() Map {
 		Quit:   b([]string{"q", "ctrl+c"}, "q", "quit"),
 
 		Devices: b([]string{"d"}, "d", "show or hide the devices pane (what each device believes)"),
+
+		Accounts: b([]string{"a"}, "a", "accounts: each limit's slots used, queued and saturation, fullest first"),
 
 		Timeline:    b([]string{"t"}, "t", "timeline: who held each session over time"),
 		Earlier:     b([]string{"left", "h"}, "←/h", "move the cursor back a step (scrub the past)"),
@@ -121,6 +126,7 @@ func (m *Map) actions() []action {
 		{"help", groupView, &m.Help, false},
 		{"quit", groupView, &m.Quit, false},
 		{"devices", groupView, &m.Devices, false},
+		{"accounts", groupView, &m.Accounts, false},
 		{"release", groupActions, &m.Release, true},
 		{"clear_queue", groupActions, &m.ClearQueue, true},
 		{"confirm", groupDialog, &m.Confirm, false},

@@ -380,3 +380,45 @@ func TestMirrorNeedsOnlySelect(t *testing.T) {
 		}
 	})
 }
+
+// TestFeedFollowsLimitEvents: an operator's limit_set and limit_removed,
+// which name an account and no session nor run, come through the live
+// feed as events (not dropped as malformed notifications), as does a
+// run's limit_refused.
+func TestFeedFollowsLimitEvents(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	m := startMirror(t, s, monitor.FeedConfig{})
+	waitFor(t, m, "the first sync", func(st *monitor.State) bool { return st.Synced() })
+	if _, err := s.SetLimit(ctx, "acme", "", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Acquire(ctx, data.Key{Account: "acme", Session: "chat-1"}, uuid.New(), time.Minute, "desktop"); err == nil {
+		t.Fatal("acquire in an account with a limit of 0 was granted")
+	}
+	if _, err := s.RemoveLimit(ctx, "acme", ""); err != nil {
+		t.Fatal(err)
+	}
+	kinds := func(st *monitor.State) map[data.Kind]data.Event {
+		out := map[data.Kind]data.Event{}
+		for _, ev := range st.Events() {
+			out[ev.Kind] = ev
+		}
+		return out
+	}
+	waitFor(t, m, "limit_set, limit_refused and limit_removed", func(st *monitor.State) bool {
+		k := kinds(st)
+		return k[data.KindLimitSet].ID != 0 && k[data.KindLimitRefused].ID != 0 && k[data.KindLimitRemoved].ID != 0
+	})
+	m.Read(func(st *monitor.State) {
+		set := kinds(st)[data.KindLimitSet]
+		if set.Key != (data.Key{Account: "acme"}) || set.Reason != "0 slots" {
+			t.Errorf("limit_set = %+v, want account acme, no session, reason \"0 slots\"", set)
+		}
+		if n := st.Malformed(); n != 0 {
+			t.Errorf("%d notifications dropped as malformed, want 0", n)
+		}
+	})
+}

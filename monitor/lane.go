@@ -41,6 +41,7 @@ const (
 	MarkNone      MarkKind = iota
 	MarkOther              // a kind this monitor does not know (a newer schema's)
 	MarkMessage            // a message sent, delivered, carried, acknowledged or expired (moves no lease)
+	MarkRefused            // a run refused the session because its account or pool was at its limit
 	MarkExpired            // a lease ran out and nobody took it over
 	MarkHandover           // handed over to a successor
 	MarkPreempted          // taken from its holder for a higher claim
@@ -197,6 +198,8 @@ func (b *laneBuilder) apply(ev data.Event) {
 		b.mark(ev.At, MarkZombie)
 	case data.KindMessageSent, data.KindMessageDelivered, data.KindMessageCarried, data.KindMessageAcked, data.KindMessageExpired:
 		b.mark(ev.At, MarkMessage) // the inbox's: no owner changes, whatever run it names
+	case data.KindLimitRefused:
+		b.mark(ev.At, MarkRefused) // its run was granted nothing: no owner changes
 	case data.KindTruncated:
 		b.curExp = time.Time{}
 		b.closeAt(ev.At, Span{Kind: SpanNobody})

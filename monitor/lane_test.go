@@ -163,3 +163,24 @@ func TestBuildLaneMessages(t *testing.T) {
 		t.Errorf("marks %v, want three message marks", got)
 	}
 }
+
+// TestBuildLaneLimitRefused: a run refused the session at its account's
+// limit is a limit-refused mark and moves no lease (it names a run, and
+// no fence: nothing was granted).
+func TestBuildLaneLimitRefused(t *testing.T) {
+	t.Parallel()
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	k := data.Key{Account: "a", Session: "s"}
+	evs := []data.Event{
+		{ID: 1, Kind: data.KindAcquired, At: at(10), Key: k, RunID: runs[0], Fence: 1, Holder: "dev-a", ExpiresAt: at(90)},
+		{ID: 2, Kind: data.KindReleased, At: at(20), Key: k, RunID: runs[0], Fence: 1},
+		{ID: 3, Kind: data.KindLimitRefused, At: at(25), Key: k, RunID: runs[1], Holder: "phone", Reason: "account at its limit"},
+	}
+	ln := BuildLane(LaneInput{Key: Key{Key: k}, From: t0, Until: at(100), HistoryStart: at(5), Events: evs})
+	if s, ok := ln.At(at(50)); !ok || s.Kind != SpanNobody {
+		t.Errorf("lane at 50s = %+v, want nobody: a refusal grants nothing", s)
+	}
+	if len(ln.Marks) != 1 || ln.Marks[0].Kind != MarkRefused || !ln.Marks[0].At.Equal(at(25)) {
+		t.Errorf("marks %+v, want one limit-refused mark at 25s", ln.Marks)
+	}
+}

@@ -49,6 +49,12 @@ func (m *Model) applyBatch(b monitor.Batch) {
 	polled := m.state.Health(m.now).Poll > 0
 	for _, ev := range m.state.Apply(b, m.now) {
 		m.asks.known.Apply(ev)
+		if ev.Kind == data.KindLimitSet {
+			m.limits.wake()
+		}
+	}
+	if synced {
+		m.limits.wake() // the outage may have hidden a limit_set
 	}
 	if h := m.state.Health(m.now); h.Poll > 0 && !polled {
 		m.pollStatus(h)

@@ -39,6 +39,9 @@ type Source struct {
 	// InboxesFunc reads every conversation's live messages (ui/inbox.go:
 	// the table's INBOX column), read with the queue lengths.
 	InboxesFunc func() (map[monitor.Key]data.Inbox, error)
+	// LimitsFunc reads every limit and its use (ui/limits.go: the accounts
+	// view and the table's SLOT column), read with the queue lengths.
+	LimitsFunc func() ([]AccountLimit, error)
 	// TimelineFunc reads the timeline's lanes: a page of the sessions of
 	// the window's history (q.Sessions, as data.Store.Sessions), and their
 	// history from q.Since to q.Until: their events, oldest first, and who
@@ -129,6 +132,7 @@ type Model struct {
 	queues  queuePoll // the sessions' queue lengths (ui/queue.go)
 	asks    askPoll   // the asks to hand over pending (ui/asks.go)
 	inboxes inboxPoll // the conversations' inboxes (ui/inbox.go)
+	limits  limitPoll // the accounts' limits (ui/limits.go)
 
 	state    *monitor.State
 	frozen   *monitor.State // the paused picture, nil when live
@@ -172,6 +176,8 @@ type Model struct {
 
 	tl timelineView // the timeline view (modeTimeline)
 
+	acct accountsView // the accounts view (modeAccounts)
+
 	mode     mode
 	helpOff  int  // the first line of the help's body shown, when it scrolls
 	helpFrom mode // the screen the help was opened from
@@ -197,6 +203,7 @@ const (
 	modeConfirm
 	modeDevice // a device's detail view
 	modeTimeline
+	modeAccounts // the accounts' limits (ui/view_accounts.go)
 )
 
 type focusArea int

@@ -155,6 +155,7 @@ func dbsSource(ctx context.Context, dbs []dbSource, historyLimit int) Source {
 		InboxesFunc: func() (map[monitor.Key]data.Inbox, error) {
 			return readAll(dbs, func(s *data.Store) (map[data.Key]data.Inbox, error) { return s.Inboxes(ctx) })
 		},
+		LimitsFunc: func() ([]AccountLimit, error) { return readLimits(ctx, dbs) },
 	}
 	src.TimelineFunc, src.OwnersAtFunc = dbsTimeline(ctx, dbs)
 	if slices.ContainsFunc(dbs, func(db dbSource) bool { return !db.readOnly }) {
@@ -253,4 +254,32 @@ func forceRelease(ctx context.Context, store *data.Store, key data.Key, run uuid
 func DatabaseLabel(store *data.Store) string {
 	cfg := store.Pool().Config().ConnConfig
 	return cfg.Host + ":" + strconv.Itoa(int(cfg.Port)) + "/" + cfg.Database
+}
+
+// readLimits reads every open database's limits (data.Store.Limits), each
+// under its context. A database that fails is left out; when every one
+// failed (or none is open), the first error is returned.
+func readLimits(ctx context.Context, dbs []dbSource) ([]AccountLimit, error) {
+	var out []AccountLimit
+	var first error
+	ok := false
+	for _, db := range dbs {
+		s, err := db.open()
+		var got []data.LimitUsage
+		if err == nil {
+			got, err = s.Limits(ctx, "")
+		}
+		if err != nil {
+			first = cmp.Or(first, err)
+			continue
+		}
+		ok = true
+		for _, u := range got {
+			out = append(out, AccountLimit{Context: db.name, LimitUsage: u})
+		}
+	}
+	if !ok {
+		return nil, first
+	}
+	return out, nil
 }

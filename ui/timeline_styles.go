@@ -64,6 +64,7 @@ func newTimelineStyles(th theme.Theme, s styles) timelineStyles {
 	t.cursor = lipgloss.NewStyle().Reverse(true)
 	t.marks[monitor.MarkOther] = s.dim
 	t.marks[monitor.MarkMessage] = s.dim
+	t.marks[monitor.MarkRefused] = s.warn
 	t.marks[monitor.MarkExpired] = s.bad
 	t.marks[monitor.MarkHandover] = s.ok.Bold(true)
 	t.marks[monitor.MarkPreempted] = s.warn

@@ -33,6 +33,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.cfg.Theme == nil { // a chosen theme stays; the automatic one follows the background
 			m.styles = newStyles(m.cfg.theme(msg.IsDark()))
 			m.cache.reset()
+			m.acct.body = accountsBody{} // drawn with the old styles
 		}
 		return m, nil
 	case tickMsg:
@@ -47,6 +48,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.onQueues(msg)
 	case inboxesMsg:
 		m.onInboxes(msg)
+	case limitsMsg:
+		m.onLimits(msg)
 		return m, nil
 	case asksMsg:
 		m.onAsks(msg)
@@ -105,7 +108,7 @@ func (m *Model) onTick() tea.Cmd {
 	default:
 		m.refreshCounts()
 	}
-	return tea.Batch(m.tick(), m.pollQueues(), m.pollAsks(), m.pollInboxes(), m.timelineTick())
+	return tea.Batch(m.tick(), m.pollQueues(), m.pollAsks(), m.pollInboxes(), m.pollLimits(), m.timelineTick())
 }
 
 // onBatch applies the feed's batch to the live state, or holds it for the

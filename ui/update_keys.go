@@ -23,6 +23,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.deviceKey(msg)
 	case m.mode == modeTimeline:
 		return m.timelineKey(msg)
+	case m.mode == modeAccounts:
+		return m.accountsKey(msg)
 	}
 	return m.mainKey(msg)
 }
@@ -56,6 +58,8 @@ func (m *Model) mainKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.openDetail()
 	case key.Matches(msg, k.Timeline):
 		return m.openTimeline()
+	case key.Matches(msg, k.Accounts):
+		return m.openAccounts()
 	case key.Matches(msg, k.Resync):
 		return m.requestResync()
 	case key.Matches(msg, k.Release):

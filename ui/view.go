@@ -33,6 +33,8 @@ func (m *Model) render() string {
 		lines = m.viewDevice()
 	case modeTimeline:
 		lines = m.viewTimeline()
+	case modeAccounts:
+		lines = m.viewAccounts()
 	default:
 		lines = m.viewMain(lay)
 	}

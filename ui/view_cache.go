@@ -61,6 +61,7 @@ type rowEntry struct {
 	queued    int             // the session's queue length it was drawn with
 	ask       data.PendingAsk // the ask pending on it drawn (Remaining zero)
 	inbox     data.Inbox      // the session's inbox it was drawn with
+	slot      string          // the slots its lease holds it was drawn with
 }
 
 // staticFor reports whether the entry's time-independent cells are those of

@@ -20,6 +20,7 @@ const (
 	colHeld
 	colRenewed
 	colQueue   // shown only while some session has a queue (ui/queue.go)
+	colSlot    // shown only while some lease holds a limit's slot (ui/limits.go)
 	colInbox   // shown only while some session has live messages (ui/inbox.go)
 	colAsk     // shown only while some session on screen has a pending ask (ui/asks.go)
 	colContext // shown in a monitor of several databases (Config.Contexts): first, never hidden
@@ -64,6 +65,7 @@ func colSpecs() []colSpec {
 		{colTTL, "TTL", 7, 15, false, false, 0, true},
 		{colHeld, "HELD", 6, 6, false, true, 7, true},
 		{colRenewed, "RENEWED", 7, 7, false, true, 8, true},
+		{colSlot, "SLOT", 4, 0, true, false, 6, false},
 		{colQueue, "QUEUE", 5, 5, false, true, 6, false},
 		{colInbox, "INBOX", 5, 7, false, true, 6, false},
 		{colAsk, "ASK", 5, 0, true, false, 5, false},
@@ -138,6 +140,9 @@ func tableColumns(width int, content colWidths) []column {
 	}
 	if content[colQueue] == 0 { // no session has a queue: no column
 		specs = slices.DeleteFunc(specs, func(s colSpec) bool { return s.id == colQueue })
+	}
+	if content[colSlot] == 0 { // no lease holds a slot: no column
+		specs = slices.DeleteFunc(specs, func(s colSpec) bool { return s.id == colSlot })
 	}
 	if content[colInbox] == 0 { // no session has live messages: no column
 		specs = slices.DeleteFunc(specs, func(s colSpec) bool { return s.id == colInbox })

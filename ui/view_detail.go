@@ -57,6 +57,7 @@ func (m *Model) viewDetail() []string {
 		m.lockerLines(field, left <= 0)
 		m.askLines(field, l, serverNow)
 		m.inboxLines(field, d.key)
+		m.slotLines(field, d.key)
 		if d.held && d.opened.RunID != l.RunID {
 			lines = append(lines, "  "+s.warn.Render(fmt.Sprintf("changed hands since this view opened (was run %s)", shortRun(d.opened.RunID))))
 		}

@@ -51,7 +51,7 @@ func (m *Model) renderEvents(evs []data.Event, lay layout) []string {
 	shown := evs[m.evOf:min(m.evOf+lay.eventRows, len(evs))]
 	keys, keyW := make([]string, len(shown)), 0
 	for i, ev := range shown {
-		keys[i] = keyText(monitor.EventKey(ev), 24)
+		keys[i] = eventKeyText(ev, 24)
 		keyW = max(keyW, ansi.StringWidth(keys[i]))
 	}
 	keyW = min(keyW, m.keyWidth())
@@ -60,6 +60,20 @@ func (m *Model) renderEvents(evs []data.Event, lay layout) []string {
 		lines = append(lines, m.eventLine(ev, selected, pad(keys[i], keyW), "15:04:05"))
 	}
 	return lines
+}
+
+// eventKeyText is where ev happened: account/session, or the account alone
+// for an event of a whole account (limit_set, limit_removed).
+func eventKeyText(ev data.Event, width int) string {
+	k := monitor.EventKey(ev)
+	if k.Session == "" && k.Account != "" {
+		text := idText(k.Account, width)
+		if k.Context != "" {
+			text = clean(k.Context, 0) + ":" + text
+		}
+		return text
+	}
+	return keyText(k, width)
 }
 
 // eventLine is one event: time, kind, the session's column key (none when
@@ -100,9 +114,9 @@ func (m *Model) describe(ev data.Event) (string, string, *lipgloss.Style) {
 	}
 	switch ev.Kind {
 	case data.KindAcquired:
-		return "acquired", fmt.Sprintf("%s fence %d%s", run, ev.Fence, holder), nil
+		return "acquired", fmt.Sprintf("%s fence %d%s%s", run, ev.Fence, slotText(ev), holder), nil
 	case data.KindTakenOver:
-		d := fmt.Sprintf("run %s→%s fence %d→%d", shortRun(ev.PrevRunID), shortRun(ev.RunID), ev.PrevFence, ev.Fence)
+		d := fmt.Sprintf("run %s→%s fence %d→%d%s", shortRun(ev.PrevRunID), shortRun(ev.RunID), ev.PrevFence, ev.Fence, slotText(ev))
 		if !ev.PrevExpiresAt.IsZero() {
 			d += " · " + compact(ev.At.Sub(ev.PrevExpiresAt)) + " after expiry"
 		}
@@ -143,10 +157,38 @@ func (m *Model) describe(ev data.Event) (string, string, *lipgloss.Style) {
 	if label, d, st, ok := m.describeHandover(ev); ok {
 		return label, d, st
 	}
+	if label, d, st, ok := m.describeLimit(ev, run, holder); ok {
+		return label, d, st
+	}
 	if label, d, st, ok := m.describeMessage(ev); ok {
 		return label, d, st
 	}
 	return clean(string(ev.Kind), 14), "", nil
+}
+
+// describeLimit describes the limits' events (sql/limits.sql): an
+// operator's limit_set and limit_removed, whose reason says the pool and the
+// slots ("pool deep-research: 3 slots", "no limit"), and a run's
+// limit_refused, whose reason says which limit was full.
+func (m *Model) describeLimit(ev data.Event, run, holder string) (string, string, *lipgloss.Style, bool) {
+	switch ev.Kind {
+	case data.KindLimitSet:
+		return "limit set", clean(ev.Reason, 60) + " by " + clean(ev.Actor, 24), &m.styles.forced, true
+	case data.KindLimitRemoved:
+		return "limit removed", clean(ev.Reason, 60) + " by " + clean(ev.Actor, 24), &m.styles.forced, true
+	case data.KindLimitRefused:
+		return "limit refused", run + " refused: " + clean(ev.Reason, 60) + holder, &m.styles.takeover, true
+	}
+	return "", "", nil, false
+}
+
+// slotText is the slots a grant took in a limited account, from its
+// event's reason (" slot 2", " slot 2, deep-research slot 1"), or "".
+func slotText(ev data.Event) string {
+	if ev.Reason == "" {
+		return ""
+	}
+	return " " + clean(ev.Reason, 40)
 }
 
 // holdersText is the labels of the run an event replaced and of the run

@@ -27,6 +27,12 @@ func (m *Model) viewTable(lay layout) []string {
 	if m.inboxes.any() {
 		content[colInbox] = 1
 	}
+	if m.limits.anySlots() {
+		content[colSlot] = 1
+		for _, l := range visible {
+			content[colSlot] = max(content[colSlot], cellWidth(m.limits.slotOf(monitor.KeyOf(*l))))
+		}
+	}
 	for _, l := range visible {
 		if a, ok := m.askOf(l, m.shownNow()); ok {
 			content[colAsk] = max(content[colAsk], cellWidth(askText(a)))
@@ -100,7 +106,9 @@ func (m *Model) tableRow(e *rowEntry, cols []column, l *data.Lease, selected boo
 	ask, _ := m.askOf(l, m.shownNow())
 	ask.Remaining = 0 // the cell shows who asks, not for how long
 	inbox := m.inboxes.of(monitor.KeyOf(*l))
-	static := e.staticFor(l, widthsOf(cols), m.width, selected, highlight) && e.queued == queued && e.ask == ask && e.inbox == inbox
+	slot := m.limits.slotOf(monitor.KeyOf(*l))
+	static := e.staticFor(l, widthsOf(cols), m.width, selected, highlight) && e.queued == queued && e.ask == ask && e.inbox == inbox &&
+		e.slot == slot
 	if static && e.clock == clock {
 		return e.line
 	}
@@ -125,7 +133,7 @@ func (m *Model) tableRow(e *rowEntry, cols []column, l *data.Lease, selected boo
 		line = m.styles.selected.Render(pad(line, m.width))
 	}
 	*e = rowEntry{ok: true, lease: *l, cols: widthsOf(cols), width: m.width, selected: selected, highlight: highlight,
-		clock: clock, cells: e.cells, line: line, queued: queued, ask: ask, inbox: inbox}
+		clock: clock, cells: e.cells, line: line, queued: queued, ask: ask, inbox: inbox, slot: slot}
 	return line
 }
 
@@ -159,6 +167,8 @@ func (m *Model) tableCell(c column, l *data.Lease, frac float64, highlight bool,
 		text = compact(serverNow.Sub(l.RenewedAt))
 		s := m.fractionStyle(frac)
 		style = &s
+	case colSlot:
+		text = idText(m.limits.slotOf(monitor.KeyOf(*l)), c.width)
 	case colQueue:
 		if n := m.queues.length(monitor.KeyOf(*l)); n > 0 {
 			text = fmt.Sprint(n)

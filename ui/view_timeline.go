@@ -228,7 +228,7 @@ func (m *Model) legendLine() string {
 	}{
 		{monitor.MarkTakeover, "taken over"}, {monitor.MarkPreempted, "preempted"}, {monitor.MarkHandover, "handed over"},
 		{monitor.MarkForced, "force released"}, {monitor.MarkZombie, "zombie renewal"}, {monitor.MarkExpired, "expired, no successor"},
-		{monitor.MarkMessage, "message"}, {monitor.MarkOther, "other"},
+		{monitor.MarkMessage, "message"}, {monitor.MarkOther, "other"}, {monitor.MarkRefused, "limit refused"},
 	}
 	parts := []string{s.dim.Render("█ held  ░ expired  ─ nobody")}
 	for _, it := range items {

@@ -291,7 +291,11 @@ func textEvent(w io.Writer, ev data.Event) error {
 	if ev.Context != "" {
 		b.WriteString(termtext.Clean(ev.Context, 0) + " ")
 	}
-	fmt.Fprintf(&b, "%d %s %-14s %s", ev.ID, ev.At.UTC().Format("2006-01-02T15:04:05.000Z"), ev.Kind, quoteValue(termtext.Mark(ev.Key.String(), 0)))
+	where := ev.Key.String()
+	if ev.Kind.AccountWide() { // limit_set, limit_removed: the account alone
+		where = ev.Key.Account
+	}
+	fmt.Fprintf(&b, "%d %s %-14s %s", ev.ID, ev.At.UTC().Format("2006-01-02T15:04:05.000Z"), ev.Kind, quoteValue(termtext.Mark(where, 0)))
 	field := func(name, value string) {
 		if value != "" {
 			b.WriteString(" " + name + "=" + logValue(value))

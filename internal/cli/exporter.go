@@ -46,7 +46,7 @@ func cmdExporter(ctx context.Context, env Env, args []string) error {
 // exporterMain is cmdExporter until a signal ends ctx.
 func exporterMain(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "exporter",
-		"exporter [--listen 127.0.0.1:9187] [--dsn URL | --context NAME...] [--listen-dsn URL] [--poll 250ms] [--expiring-within 5s] [--by-account [--max-accounts 50]] [--config PATH]")
+		"exporter [--listen 127.0.0.1:9187] [--dsn URL | --context NAME...] [--listen-dsn URL] [--poll 250ms] [--expiring-within 5s] [--by-account [--max-accounts 50]] [--max-limits 20] [--config PATH]")
 	dsn := dsnFlag(fs)
 	follow := addListenFlags(fs)
 	contexts := addContextFlags(fs, nil)
@@ -54,6 +54,7 @@ func exporterMain(ctx context.Context, env Env, args []string) error {
 	within := fs.Duration("expiring-within", exporter.DefaultExpiringWithin, "an unexpired lease with less than this left counts in leasetop_leases_expiring")
 	byAccount := fs.Bool("by-account", false, `label the lease gauges with the account: the --max-accounts accounts with the most leases, the rest as account="other"`)
 	maxAccounts := fs.Int("max-accounts", exporter.DefaultMaxAccounts, "with --by-account: how many accounts get series of their own")
+	maxLimits := fs.Int("max-limits", exporter.DefaultMaxLimits, `how many limits (an account's, or a pool's within it) get leasetop_limit_* series of their own, the fullest first; the rest are summed as account="other"`)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -67,6 +68,8 @@ func exporterMain(ctx context.Context, env Env, args []string) error {
 		return usageErrorf("exporter: --expiring-within must be more than 0 and at most %v, got %v", maxExpiringWithin, *within)
 	case *maxAccounts < 1 || *maxAccounts > maxAccountsLimit:
 		return usageErrorf("exporter: --max-accounts must be between 1 and %d, got %d", maxAccountsLimit, *maxAccounts)
+	case *maxLimits < 1 || *maxLimits > maxAccountsLimit:
+		return usageErrorf("exporter: --max-limits must be between 1 and %d, got %d", maxAccountsLimit, *maxLimits)
 	case maxSet && !*byAccount:
 		return usageErrorf("exporter: --max-accounts needs --by-account")
 	}
@@ -88,7 +91,7 @@ func exporterMain(ctx context.Context, env Env, args []string) error {
 	}
 	defer ln.Close()
 	cfg := exporter.Config{
-		ExpiringWithin: *within, ByAccount: *byAccount, MaxAccounts: *maxAccounts,
+		ExpiringWithin: *within, ByAccount: *byAccount, MaxAccounts: *maxAccounts, MaxLimits: *maxLimits,
 		OnLink: func(context string, h monitor.Health) { reportExporterLink(env, context, h) },
 	}
 	if cs != nil {

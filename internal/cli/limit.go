@@ -132,7 +132,8 @@ func limitName(account, pool string) string {
 	return "pool " + termtext.Quote(pool) + " of account " + termtext.Clean(account, 0)
 }
 
-// limitList is limit ls [ACCOUNT] [--json].
+// limitList is limit ls [ACCOUNT] [--json]: the limits fullest first
+// (data.SortBySaturation).
 func limitList(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "limit ls", "limit ls [ACCOUNT] [--json] [--dsn URL]")
 	dsn := dsnFlag(fs)
@@ -160,6 +161,7 @@ func limitList(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return connError(err)
 	}
+	data.SortBySaturation(use)
 	if *asJSON {
 		return writeLimitsJSON(env.Stdout, use)
 	}
@@ -168,14 +170,15 @@ func limitList(ctx context.Context, env Env, args []string) error {
 
 // limitJSON is one limit in limit ls --json.
 type limitJSON struct {
-	AccountID string           `json:"account_id"`
-	Pool      string           `json:"pool"` // "" the account's own limit
-	Slots     int              `json:"slots"`
-	Used      int              `json:"used"`
-	Queued    int              `json:"queued"`
-	SetAt     time.Time        `json:"set_at"`
-	SetBy     string           `json:"set_by"`
-	Holders   []slotHolderJSON `json:"holders"`
+	AccountID  string           `json:"account_id"`
+	Pool       string           `json:"pool"` // "" the account's own limit
+	Slots      int              `json:"slots"`
+	Used       int              `json:"used"`
+	Queued     int              `json:"queued"`     // live queue tickets in the account's sessions
+	Saturation float64          `json:"saturation"` // used/slots: 1 full, above 1 after a lowered limit
+	SetAt      time.Time        `json:"set_at"`
+	SetBy      string           `json:"set_by"`
+	Holders    []slotHolderJSON `json:"holders"`
 }
 
 // slotHolderJSON is one run holding a slot.
@@ -192,7 +195,7 @@ func limitsJSON(use []data.LimitUsage) []limitJSON {
 	out := []limitJSON{}
 	for _, u := range use {
 		l := limitJSON{AccountID: u.Account, Pool: u.Pool, Slots: u.Slots, Used: u.Used, Queued: u.Queued,
-			SetAt: u.SetAt, SetBy: u.SetBy, Holders: []slotHolderJSON{}}
+			Saturation: u.Saturation(), SetAt: u.SetAt, SetBy: u.SetBy, Holders: []slotHolderJSON{}}
 		for _, h := range u.Holders {
 			l.Holders = append(l.Holders, slotHolderJSON{Slot: h.Slot, SessionID: h.Session, RunID: h.RunID.String(),
 				Holder: h.Holder, Remaining: h.Remaining.Seconds()})
@@ -219,19 +222,25 @@ func writeLimitsText(w io.Writer, use []data.LimitUsage) error {
 		_, err := fmt.Fprintln(w, "no limits: every account may run any number of runs")
 		return err
 	}
-	rows := [][]string{{"ACCOUNT", "POOL", "SLOTS", "QUEUED", "HELD BY"}}
+	rows := [][]string{{"ACCOUNT", "POOL", "SLOTS", "QUEUED", "SATURATION", "HELD BY"}}
 	for _, u := range use {
 		pool := "-"
 		if u.Pool != "" {
 			pool = termtext.Mark(u.Pool, 0)
 		}
-		rows = append(rows, []string{termtext.Mark(u.Account, 0), pool, usageWords(u), strconv.Itoa(u.Queued), holderWords(u.Holders)})
+		rows = append(rows, []string{termtext.Mark(u.Account, 0), pool, usageWords(u), strconv.Itoa(u.Queued),
+			saturationWords(u), holderWords(u.Holders)})
 	}
 	return writeColumns(w, rows)
 }
 
 // usageWords says how full a limit is: "3/5 used".
 func usageWords(u data.LimitUsage) string { return fmt.Sprintf("%d/%d used", u.Used, u.Slots) }
+
+// saturationWords says how full a limit is in percent: "60%".
+func saturationWords(u data.LimitUsage) string {
+	return strconv.FormatFloat(u.Saturation()*100, 'f', 0, 64) + "%"
+}
 
 // holderWords names the sessions holding slots and for how long still.
 func holderWords(hs []data.SlotHolder) string {

@@ -145,3 +145,114 @@ func TestLimitSlotOfAKilledHolder(t *testing.T) {
 		t.Fatalf("never refused while the killed run's lease was live: the test saw nothing of the slot")
 	}
 }
+
+// TestLsAccounts: ls --accounts, as a lease_reader, lists every limit
+// fullest first with its slots used, the account's queued tickets, its
+// saturation and the sessions holding its slots; --account keeps one
+// account, --json says the same; with --at or --session it is bad input
+// (exit 2, one line).
+func TestLsAccounts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	conn := db.Conn(t)
+	for _, q := range []string{
+		`SELECT lease.set_limit('acme', '', 2)`, `SELECT lease.set_limit('globex', '', 4)`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acquire(t, conn, "globex", "g-1", "1 hour", "browser")
+	acquire(t, conn, "acme", "chat-1", "1 hour", "desktop")
+	acquire(t, conn, "acme", "chat-2", "1 hour", "phone")
+	if _, err := conn.Exec(ctx, `SELECT lease.enqueue('acme', 'chat-1', $1, '1 hour', 'laptop')`, uuid.New()); err != nil {
+		t.Fatal(err)
+	}
+	reader := db.ReaderURL(t)
+	out, errOut, code := leasetop(ctx, reader, "ls", "--accounts")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != cli.ExitOK || len(lines) != 3 {
+		t.Fatalf("ls --accounts: code %d stderr %q stdout:\n%s\nwant a header and two limits", code, errOut, out)
+	}
+	for i, want := range [][]string{
+		{"ACCOUNT", "POOL", "SLOTS", "QUEUED", "SATURATION", "HELD BY"},
+		{"acme", "-", "2/2 used", "1", "100%", "chat-1 (desktop,", "chat-2 (phone,"},
+		{"globex", "-", "1/4 used", "0", "25%", "g-1 (browser,"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(lines[i], w) {
+				t.Errorf("ls --accounts line %d = %q, want %q in it (fullest first)", i, lines[i], w)
+			}
+		}
+	}
+	out, _, code = leasetop(ctx, reader, "ls", "--accounts", "--account", "globex", "--json")
+	var js struct {
+		Limits []struct {
+			AccountID  string  `json:"account_id"`
+			Used       int     `json:"used"`
+			Saturation float64 `json:"saturation"`
+			Holders    []struct {
+				SessionID string `json:"session_id"`
+			} `json:"holders"`
+		} `json:"limits"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); code != cli.ExitOK || err != nil || len(js.Limits) != 1 ||
+		js.Limits[0].AccountID != "globex" || js.Limits[0].Saturation != 0.25 || len(js.Limits[0].Holders) != 1 ||
+		js.Limits[0].Holders[0].SessionID != "g-1" {
+		t.Fatalf("ls --accounts --account globex --json: code %d err %v\n%s", code, err, out)
+	}
+	for _, bad := range [][]string{
+		{"ls", "--accounts", "--at", "1m ago"}, {"ls", "--accounts", "--session", "s"},
+	} {
+		_, errOut, code := leasetop(ctx, reader, bad...)
+		if code != cli.ExitUsage || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%q: code %d stderr %q, want 2 and one line", bad, code, errOut)
+		}
+	}
+}
+
+// TestEventsPrintLimits: events prints an operator's limit_set and
+// limit_removed on the account alone, with the pool and slots and who,
+// a grant's slots, and a run's limit_refused with the limit it met.
+func TestEventsPrintLimits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	conn := db.Conn(t)
+	for _, q := range []string{
+		`SELECT lease.set_limit('acme', 'deep', 1)`, `SELECT lease.set_limit('acme', '', 1)`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var me string
+	if err := conn.QueryRow(ctx, `SELECT session_user`).Scan(&me); err != nil {
+		t.Fatal(err)
+	}
+	acquire(t, conn, "acme", "chat-1", "1 hour", "desktop")
+	if _, err := conn.Exec(ctx, `SELECT lease.acquire('acme', 'chat-2', $1, '1 hour', 'phone')`, uuid.New()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT lease.remove_limit('acme', 'deep')`); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := leasetop(ctx, db.ReaderURL(t), "events", "--kind", "limit_set,limit_removed,limit_refused,acquired")
+	if code != cli.ExitOK {
+		t.Fatalf("events: code %d stderr %q", code, errOut)
+	}
+	for _, want := range []string{
+		` limit_set      acme actor=` + me + ` reason="pool deep: 1 slots"`,
+		` limit_set      acme actor=` + me + ` reason="1 slots"`,
+		` acquired       acme/chat-1 run=`,
+		`holder=desktop actor=` + me + ` reason="slot 1"`,
+		` limit_refused  acme/chat-2 run=`,
+		`holder=phone actor=` + me + ` reason="account at its limit"`,
+		` limit_removed  acme actor=` + me + ` reason="pool deep: no limit"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("events lacks %q:\n%s", want, out)
+		}
+	}
+}

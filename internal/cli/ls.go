@@ -21,7 +21,7 @@ import (
 // With --context, it lists the leases of several databases in one table
 // (ls_contexts.go).
 func cmdLs(ctx context.Context, env Env, args []string) error {
-	fs := newFlags(env, "ls", "ls [--at TIME] [--account A] [--session S] [--json] [--dsn URL | --context NAME...] [--config PATH]")
+	fs := newFlags(env, "ls", "ls [--at TIME] [--account A] [--session S] [--accounts] [--json] [--dsn URL | --context NAME...] [--config PATH]")
 	dsn := dsnFlag(fs)
 	contexts := addContextFlags(fs, nil)
 	asJSON := fs.Bool("json", false, "print one JSON object: the server time and every lease")
@@ -29,6 +29,7 @@ func cmdLs(ctx context.Context, env Env, args []string) error {
 	var accounts, sessions listFlag
 	fs.Var(&accounts, "account", "list only this account's leases (repeatable, or a comma list)")
 	fs.Var(&sessions, "session", "list only the leases of sessions with this id (repeatable, or a comma list)")
+	byAccount := fs.Bool("accounts", false, "list the accounts' limits instead of the leases: slots used, queued tickets, saturation and the sessions holding the slots, fullest first")
 	fs.Var(&at, "at", "list who held what at TIME, rebuilt from the event history: RFC 3339 or a duration ago (\"10m ago\") on the database clock")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -41,6 +42,16 @@ func cmdLs(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	filter := data.HistoryFilter{Accounts: accounts, Sessions: sessions}
+	if *byAccount {
+		switch {
+		case at.set:
+			return usageErrorf("ls --accounts shows the limits now: drop --at")
+		case len(sessions) > 0:
+			return usageErrorf("ls --accounts lists accounts: drop --session")
+		case cs != nil:
+			return usageErrorf("ls --accounts reads one database: drop --context")
+		}
+	}
 	if cs != nil {
 		return lsContexts(ctx, env, cs, at, filter, *asJSON)
 	}
@@ -52,6 +63,9 @@ func cmdLs(ctx context.Context, env Env, args []string) error {
 	if at.set {
 		return lsAt(ctx, env, store, at.timeArg, filter, *asJSON)
 	}
+	if *byAccount {
+		return lsAccounts(ctx, env, store, accounts, *asJSON)
+	}
 	v, err := readLeases(ctx, store, filter)
 	if err != nil {
 		return connError(err)
@@ -60,6 +74,23 @@ func cmdLs(ctx context.Context, env Env, args []string) error {
 		return writeLeasesJSON(env.Stdout, v)
 	}
 	return writeLeasesText(env.Stdout, v)
+}
+
+// lsAccounts is ls --accounts: every limit of the accounts listed (all
+// when accounts is empty), fullest first, as limit ls prints them.
+func lsAccounts(ctx context.Context, env Env, store *data.Store, accounts []string, asJSON bool) error {
+	use, err := store.Limits(ctx, "")
+	if err != nil {
+		return connError(err)
+	}
+	use = slices.DeleteFunc(use, func(u data.LimitUsage) bool {
+		return len(accounts) > 0 && !slices.Contains(accounts, u.Account)
+	})
+	data.SortBySaturation(use)
+	if asJSON {
+		return writeLimitsJSON(env.Stdout, use)
+	}
+	return writeLimitsText(env.Stdout, use)
 }
 
 // leasesView is what ls shows of one database: its leases sorted by key

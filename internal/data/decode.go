@@ -66,7 +66,16 @@ func decodeEvent(s string) (Event, error) {
 		Holder: deref(p.Holder), Actor: deref(p.Actor), Reason: deref(p.Reason),
 		PrevHolder: deref(p.PrevHolder), MessageID: deref(p.MessageID),
 	}
-	if e.Kind != KindTruncated {
+	switch {
+	case e.Kind == KindTruncated:
+	case e.Kind.AccountWide():
+		if err := validateText("account", e.Key.Account, 1, MaxIDBytes); err != nil {
+			return Event{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+		}
+		if e.Key.Session != "" {
+			return Event{}, fmt.Errorf("%w: an account's event names a session", ErrMalformed)
+		}
+	default:
 		if err := ValidateKey(e.Key); err != nil {
 			return Event{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 		}

@@ -20,6 +20,7 @@ func FuzzDecodeEvent(f *testing.F) {
 	f.Add(`{"id":1,"at":"2026-11-30T08:00:00Z","kind":"acquired","account_id":"a","session_id":"s","run_id":"4f0e2f5a-6a43-4a4e-9a5e-1f2e3d4c5b6a","prev_run_id":null,"fence":3,"expires_at":"2026-11-30T08:00:15Z","holder":"desktop"}`)
 	f.Add(`{"id":0,"kind":"renewed","account_id":"a","session_id":"s","run_id":"4f0e2f5a-6a43-4a4e-9a5e-1f2e3d4c5b6a"}`)
 	f.Add(`{"id":9,"kind":"truncated"}`)
+	f.Add(`{"id":10,"kind":"limit_set","account_id":"a","session_id":"","actor":"ops","reason":"2 slots"}`)
 	f.Add(`not json`)
 	f.Add(`{"id":1,"kind":"acquired","account_id":"\u001b[2J","session_id":"s"}`)
 	f.Fuzz(func(t *testing.T, payload string) {
@@ -30,7 +31,13 @@ func FuzzDecodeEvent(f *testing.F) {
 		if !ev.Kind.Valid() {
 			t.Fatalf("decoded invalid kind %q", ev.Kind)
 		}
-		if ev.Kind != data.KindTruncated {
+		switch {
+		case ev.Kind == data.KindTruncated:
+		case ev.Kind.AccountWide():
+			if ev.Key.Account == "" || ev.Key.Session != "" || strings.IndexFunc(ev.Key.Account, unicode.IsControl) >= 0 {
+				t.Fatalf("decoded an account's event of key %q: want an account without control characters, and no session", ev.Key)
+			}
+		default:
 			for _, s := range []string{ev.Key.Account, ev.Key.Session} {
 				if s == "" || strings.IndexFunc(s, unicode.IsControl) >= 0 {
 					t.Fatalf("decoded key %q with an empty id or control characters", ev.Key)

@@ -1,9 +1,11 @@
 package data
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -207,6 +209,26 @@ type LimitUsage struct {
 	SetAt   time.Time
 	SetBy   string
 	Holders []SlotHolder // oldest grant first
+}
+
+// Saturation is how full the limit is: Used/Slots, 1 when its slots are
+// all held, above 1 while a lowered limit's live runs above it finish. A
+// limit of 0 slots, which lets no run start, is 1.
+func (u LimitUsage) Saturation() float64 {
+	if u.Slots == 0 {
+		return 1
+	}
+	return float64(u.Used) / float64(u.Slots)
+}
+
+// SortBySaturation sorts use fullest first (Saturation), then by the most
+// queued tickets, then by account and pool, so that the order is stable
+// between reads.
+func SortBySaturation(use []LimitUsage) {
+	slices.SortStableFunc(use, func(a, b LimitUsage) int {
+		return cmp.Or(cmp.Compare(b.Saturation(), a.Saturation()), cmp.Compare(b.Queued, a.Queued),
+			strings.Compare(a.Account, b.Account), strings.Compare(a.Pool, b.Pool))
+	})
 }
 
 // limitsQuery reads every limit with its live slot holders ($1 ”: every

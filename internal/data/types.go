@@ -132,6 +132,11 @@ func (k Kind) Message() bool {
 // or KindRenewed.
 func (k Kind) Valid() bool { return k == KindRenewed || slices.Contains(Kinds(), k) }
 
+// AccountWide reports whether an event of this kind is about a whole
+// account: an operator's limit_set or limit_removed, which names no
+// session and no run.
+func (k Kind) AccountWide() bool { return k == KindLimitSet || k == KindLimitRemoved }
+
 // Ends reports whether an event of this kind ends the lease row it names.
 func (k Kind) Ends() bool { return k == KindReleased || k == KindForceReleased }
 

@@ -34,7 +34,9 @@
 // label for the Config.MaxAccounts accounts with the most leases and
 // account="other" for the rest. The counters never get one: the top accounts
 // change, and a counter whose series moves between "acme" and "other" would
-// go down.
+// go down. The limit gauges (leasetop_limit_*) are labelled account and pool
+// for the Config.MaxLimits fullest limits, the rest summed as
+// account="other".
 //
 // # Why internal
 //

@@ -26,6 +26,10 @@ type Config struct {
 	ByAccount bool
 	// MaxAccounts caps the accounts with their own series. Default 50.
 	MaxAccounts int
+	// MaxLimits caps the limits (an account's, or a pool's within it) with
+	// series of their own in the limit gauges, the fullest first; the rest
+	// are summed as account="other". Default 20.
+	MaxLimits int
 	// Feed configures the monitor feed the exporter runs on.
 	Feed monitor.FeedConfig
 	// OnLink, when set, is called from Run's goroutine each time a feed's
@@ -40,11 +44,13 @@ type Config struct {
 const (
 	DefaultExpiringWithin = 5 * time.Second
 	DefaultMaxAccounts    = 50
+	DefaultMaxLimits      = 20
 )
 
 func (c Config) withDefaults() Config {
 	c.ExpiringWithin = cmp.Or(c.ExpiringWithin, DefaultExpiringWithin)
 	c.MaxAccounts = cmp.Or(c.MaxAccounts, DefaultMaxAccounts)
+	c.MaxLimits = cmp.Or(c.MaxLimits, DefaultMaxLimits)
 	return c
 }
 
@@ -131,6 +137,7 @@ func (e *Exporter) addPart(name string, store func() *data.Store, reg prometheus
 		p.m.transitions, p.m.resyncs, p.m.gaps,
 		p.m.takeoverDelay, p.m.holdTime, p.m.lag, p.m.queueWaits.hist, newQueueGauges(store),
 		p.m.inboxDelivery.hist, newInboxGauges(store),
+		newLimitGauges(store, e.cfg.MaxLimits),
 		p.m.askOutcomes,
 		&gauges{p: p, d: newGaugeDescs(e.cfg.ByAccount)},
 		newPollReasonGauge(p),

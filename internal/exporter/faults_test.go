@@ -48,6 +48,7 @@ func TestExporterBadFlags(t *testing.T) {
 		{[]string{"--expiring-within", "soon"}, `invalid value "soon" for flag -expiring-within`},
 		{[]string{"--by-account", "--max-accounts", "0"}, "--max-accounts must be between 1 and 1000, got 0"},
 		{[]string{"--max-accounts", "5"}, "--max-accounts needs --by-account"},
+		{[]string{"--max-limits", "0"}, "--max-limits must be between 1 and 1000, got 0"},
 		{[]string{"--listen", "9187"}, `--listen "9187": missing port in address`},
 		{[]string{"--listen", "127.0.0.1:99999"}, "port must be a number from 0 to 65535"},
 		{[]string{"--dsn", "postgres://u:hunter2@[::1/db"}, "invalid database URL"},

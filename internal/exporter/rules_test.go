@@ -49,8 +49,8 @@ func TestAlertRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := regexp.MustCompile(`(?m)^\s*- alert: (\S+)`).FindAllStringSubmatch(string(rules), -1)
-	if len(names) != 7 {
-		t.Errorf("%s has %d alerts, want 7 (expired unclaimed, zombies, forced release, feed down, event lag, NOTIFY queue, inbox message waiting)", alertsFile, len(names))
+	if len(names) != 8 {
+		t.Errorf("%s has %d alerts, want 8 (expired unclaimed, zombies, forced release, feed down, event lag, NOTIFY queue, inbox message waiting, account saturated)", alertsFile, len(names))
 	}
 	for _, n := range names {
 		if !strings.Contains(string(tests), "alertname: "+n[1]+"\n") {
