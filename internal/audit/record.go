@@ -46,6 +46,9 @@ type Record struct {
 	// StoppedAt is when, on the database clock, the holders were told to
 	// stop: an ask still pending then was withdrawn, not left unended.
 	StoppedAt time.Time
+	// Acked holds, per message id, the runs whose holders said they
+	// acknowledged it (their Ack returned nil, or a cancel stopped them).
+	Acked map[int64][]AckedMessage
 	// Kills, Freezes and ForcedReleases count the chaos actions performed.
 	Kills, Freezes, ForcedReleases int
 }
@@ -54,6 +57,13 @@ type Record struct {
 type StartedRun struct {
 	Key    data.Key
 	Fence  int64
+	Holder string
+}
+
+// AckedMessage is a message a holder said its run acknowledged.
+type AckedMessage struct {
+	Key    data.Key
+	Run    uuid.UUID // public run id
 	Holder string
 }
 
@@ -83,6 +93,7 @@ func NewRecord(accounts []string, afterEventID int64) *Record {
 		Ended:        make(map[uuid.UUID]string),
 		Killed:       make(map[string]bool),
 		Frozen:       make(map[string]bool),
+		Acked:        make(map[int64][]AckedMessage),
 
 		FallbacksChosen: make(map[string]int),
 		FallbacksRun:    make(map[string]int),
