@@ -132,7 +132,7 @@ func (c *checker) history(events []data.Event) {
 	defer c.checkQueues(q)
 	a := newAsks()
 	defer c.asksEnded(a)
-	sl := newSlots()
+	sl := newSlots(c.rec.Limits)
 	defer c.slotsTally(sl)
 	in := newInbox()
 	defer c.messagesEnded(in)

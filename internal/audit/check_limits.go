@@ -30,8 +30,12 @@ type slots struct {
 	peak  map[string]int                    // account → the most live runs seen at a grant
 }
 
-func newSlots() *slots {
-	return &slots{limit: make(map[string]int), live: make(map[string]map[uuid.UUID]*slotRun), peak: make(map[string]int)}
+func newSlots(start map[string]int) *slots {
+	limit := make(map[string]int, len(start))
+	for acct, n := range start {
+		limit[acct] = n
+	}
+	return &slots{limit: limit, live: make(map[string]map[uuid.UUID]*slotRun), peak: make(map[string]int)}
 }
 
 // limitEvent folds one event in for invariant 9 (never more live runs of an

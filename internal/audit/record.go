@@ -46,6 +46,10 @@ type Record struct {
 	// StoppedAt is when, on the database clock, the holders were told to
 	// stop: an ask still pending then was withdrawn, not left unended.
 	StoppedAt time.Time
+	// Limits are the accounts' limits of live runs (their own, pool "") in
+	// force when the history began; its limit_set and limit_removed events
+	// change them.
+	Limits map[string]int
 	// Acked holds, per message id, the runs whose holders said they
 	// acknowledged it (their Ack returned nil, or a cancel stopped them).
 	Acked map[int64][]AckedMessage
@@ -94,6 +98,7 @@ func NewRecord(accounts []string, afterEventID int64) *Record {
 		Killed:       make(map[string]bool),
 		Frozen:       make(map[string]bool),
 		Acked:        make(map[int64][]AckedMessage),
+		Limits:       make(map[string]int),
 
 		FallbacksChosen: make(map[string]int),
 		FallbacksRun:    make(map[string]int),
