@@ -158,6 +158,21 @@ func (c Config) AccountIDs() []string {
 	return ids
 }
 
+// freePlanSessions is how many conversations an account on the free plan
+// (a limit of 1 live run) has open: fewer users, so that its refusals at
+// the limit do not fill the events pane.
+const freePlanSessions = 2
+
+// SessionIDsOf returns the conversation ids account i has: SessionIDs, or
+// the first freePlanSessions of them on the free plan.
+func (c Config) SessionIDsOf(i int) []string {
+	ids := c.SessionIDs()
+	if c.Limit(i) == 1 {
+		ids = ids[:min(len(ids), freePlanSessions)]
+	}
+	return ids
+}
+
 // SessionIDs returns the conversation ids every account has.
 func (c Config) SessionIDs() []string {
 	ids := make([]string, c.Sessions)
