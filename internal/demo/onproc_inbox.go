@@ -26,12 +26,7 @@ func (r *runner) onInboxReport(ctx context.Context, p *proc, key data.Key, rep d
 	case rep.Kind == device.ReportSent:
 		r.emit("sent", fmt.Sprintf("%s  %s found it busy and sends a %s to %s's run %s (message %d)",
 			clean(key.String()), p, clean(string(rep.Message)), clean(rep.Holder), short(rep.OwnerRun), rep.MessageID))
-	case rep.Kind == device.ReportLanded:
-		where := clean(rep.How)
-		if rep.Carried {
-			where += ", carried to the next run,"
-		}
-		r.emit("landed", fmt.Sprintf("%s  %s's message %d %s: run %s fence %d", clean(key.String()), p, rep.MessageID, where, short(rep.Run), rep.Fence))
+	case rep.Kind == device.ReportLanded: // the history's message events say it
 	case rep.Kind == device.ReportReceived:
 		r.emit("received", fmt.Sprintf("%s  %s run %s received a %s from %s (message %d); it acknowledges it after its next step",
 			clean(key.String()), p, short(rep.Run), clean(string(rep.Message)), clean(rep.Holder), rep.MessageID))
