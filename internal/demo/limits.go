@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/leasetop/leasetop/internal/data"
 )
@@ -56,7 +57,7 @@ func (r *runner) readLimits(ctx context.Context) {
 			}
 		}
 	}
-	if set == 0 && r.cfg.Limit(0)+r.cfg.Limit(1) > 0 {
+	if set == 0 && slices.ContainsFunc(r.cfg.Limits, func(n int) bool { return n > 0 }) {
 		r.emit("limits", "no plan's limit is set (the login may not be in lease_admin): the accounts run unlimited")
 	}
 }

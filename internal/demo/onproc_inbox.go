@@ -10,9 +10,9 @@ import (
 )
 
 // killAfterReceiptWithin: when a holder reports it received a message and
-// the chaos schedule's next action is a kill due within this many TTLs,
-// the kill comes now, at that holder: the message it has not acknowledged
-// yet goes to the next holder.
+// the chaos schedule's next action is a kill due within this many TTLs
+// (and before the demo's end), the kill comes now, at that holder: the
+// message it has not acknowledged yet goes to the next holder.
 const killAfterReceiptWithin = 2
 
 // onInboxReport handles a report of the account limits and the inbox and
@@ -45,10 +45,13 @@ func (r *runner) onInboxReport(ctx context.Context, p *proc, key data.Key, rep d
 }
 
 // killAfterReceipt brings the schedule's next kill forward to the holder
-// of key, which has just received a message, when that kill is due soon.
+// of key, which has just received a message, when that kill is due soon,
+// and within the demo's duration: the schedule's kills stay the same, only
+// earlier.
 func (r *runner) killAfterReceipt(ctx context.Context, key data.Key) {
 	if r.cfg.NoChaos || r.stopping || r.next.Kind != ActKill ||
-		r.next.At-r.elapsed() > killAfterReceiptWithin*r.cfg.TTL {
+		r.next.At-r.elapsed() > killAfterReceiptWithin*r.cfg.TTL ||
+		(r.cfg.Duration > 0 && r.next.At >= r.cfg.Duration) {
 		return
 	}
 	if _, err := r.act(ctx, ActKill, 0, &key, forceReason); err == nil {
