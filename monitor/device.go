@@ -43,6 +43,12 @@ type Device struct {
 	Attachment string
 	// Place is its place in Key's queue (queued): 1 is next.
 	Place int
+	// AccountSlots and AccountUsed: Key was free but its account was at its
+	// limit (refused, waiting): AccountUsed of AccountSlots live runs.
+	AccountSlots, AccountUsed int
+	// Sent is the last message it sent, and where it landed; nil when it
+	// sent none.
+	Sent *SentMessage
 	// Believes are the runs it believes it holds.
 	Believes []Belief
 	// Counters since the process started.
@@ -53,6 +59,25 @@ type Device struct {
 	Preempts, Preempted, Joins, QueueWaits, HandOvers int
 	// Reported is when it last reported.
 	Reported time.Time
+}
+
+// SentMessage is a message a device sent to a conversation (a steer or a
+// cancel) and where it is now.
+type SentMessage struct {
+	Key  data.Key
+	Kind data.MessageKind
+	ID   int64
+	// To is the holder label of the run that held Key when it was sent.
+	To string
+	// Where is sent (not delivered yet), delivered, acked or expired (a
+	// data.MessageState), with the run it was delivered to or acknowledged
+	// by (Run, Fence); Carried when that is not the run it was sent to.
+	Where   data.MessageState
+	Run     uuid.UUID
+	Fence   int64
+	Carried bool
+	// Since is when it got Where.
+	Since time.Time
 }
 
 // Belief is a run a device believes it holds.

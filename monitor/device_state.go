@@ -24,6 +24,8 @@ const (
 	DeviceRefused DeviceState = "refused"
 	// DeviceWaiting: it waits for Key, which Owner holds; Why says why
 	// when it is not a plain refusal (a preempt refused: the run is paying).
+	// With AccountSlots set, Key was free and it waits for its account,
+	// at its limit, instead.
 	DeviceWaiting DeviceState = "waiting"
 	// DevicePreempting: Key is busy and it preempts Owner's run (a new
 	// message stops the run in progress).
@@ -46,6 +48,9 @@ const (
 	// DeviceFrozen: the process is stopped (SIGSTOP); it still believes
 	// what it believed.
 	DeviceFrozen DeviceState = "frozen"
+	// DeviceCancelled: a cancel message from Owner stopped its run of Key
+	// (Run, Fence); it released the conversation.
+	DeviceCancelled DeviceState = "cancelled"
 	// DeviceLost: it lost Key's run; Why says how.
 	DeviceLost DeviceState = "lost"
 	// DeviceKilled: the process died; Why says how.

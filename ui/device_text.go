@@ -36,6 +36,12 @@ func stateText(d *monitor.Device, serverNow time.Time) (string, tone) {
 		return "trying " + key, tonePlain
 	case monitor.DeviceHolding:
 		return parenWhy(fmt.Sprintf("holding %s run %s fence %d", key, shortRun(d.Run), d.Fence), d.Why), toneOK
+	case monitor.DeviceRefused, monitor.DeviceWaiting:
+		if d.AccountSlots > 0 { // the conversation was free: its account is at its limit
+			return accountText(d, serverNow, key), toneWarn
+		}
+	}
+	switch d.State {
 	case monitor.DeviceRefused:
 		return parenWhy(fmt.Sprintf("refused %s, %s: %s", key, leftText(d.OwnerExpires.Sub(serverNow)), ownerText(d.Owner)), d.Why), toneWarn
 	case monitor.DeviceWaiting:
@@ -54,6 +60,8 @@ func stateText(d *monitor.Device, serverNow time.Time) (string, tone) {
 		return parenWhy(fmt.Sprintf("following %s's run %s in %s", ownerText(d.Owner), shortRun(d.Run), key), d.Attachment), toneOK
 	case monitor.DeviceFrozen:
 		return parenWhy("frozen "+compact(serverNow.Sub(d.Since)), d.Why), toneBad
+	case monitor.DeviceCancelled:
+		return fmt.Sprintf("cancelled by %s: %s run %s", ownerText(d.Owner), key, shortRun(d.Run)), toneWarn
 	case monitor.DeviceLost:
 		return joinWhy("lost "+key, d.Why), toneBad
 	case monitor.DeviceKilled:
@@ -62,6 +70,42 @@ func stateText(d *monitor.Device, serverNow time.Time) (string, tone) {
 		return "stopped", toneDim
 	}
 	return clean(string(d.State), 16), tonePlain
+}
+
+// accountText is a device refused, or waiting, because its account was at
+// its limit while the conversation was free: "waiting 1.2s for account
+// acme (1/1): chat-2".
+func accountText(d *monitor.Device, serverNow time.Time, key string) string {
+	what := fmt.Sprintf("account %s (%d/%d)", clean(d.Account, 20), d.AccountUsed, d.AccountSlots)
+	if d.State == monitor.DeviceWaiting {
+		return fmt.Sprintf("waiting %s for %s: %s", compact(serverNow.Sub(d.Since)), what, key)
+	}
+	return fmt.Sprintf("refused %s: %s at its limit", key, what)
+}
+
+// sentText says what message d last sent and where it landed: "steer
+// chat-1 → acked by 1a2b3c4d", "cancel chat-2 → carried to 5e6f7a8b", or "".
+func sentText(d *monitor.Device) (string, tone) {
+	m := d.Sent
+	if m == nil {
+		return "", toneDim
+	}
+	s := clean(string(m.Kind), 8) + " " + sessionText(d, m.Key) + " → "
+	switch m.Where {
+	case data.MessageDelivered:
+		if m.Carried {
+			return s + "carried to " + shortRun(m.Run), toneWarn
+		}
+		return s + "delivered to " + shortRun(m.Run), tonePlain
+	case data.MessageAcked:
+		if m.Carried {
+			return s + "acked by " + shortRun(m.Run) + " (carried)", toneOK
+		}
+		return s + "acked by " + shortRun(m.Run), toneOK
+	case data.MessageExpired:
+		return s + "expired", toneBad
+	}
+	return s + "waiting for a run", tonePlain
 }
 
 // sessionText names a session on d's row: the session alone in d's own

@@ -14,9 +14,9 @@ import (
 
 // deviceRow is one device's cells, before they are fitted to columns.
 type deviceRow struct {
-	device, pid, state, belief string
-	stateTone, beliefTone      tone
-	runs, refused, writes      string
+	device, pid, state, belief, sent string
+	stateTone, beliefTone, sentTone  tone
+	runs, refused, writes            string
 }
 
 // deviceCells renders the text of every device at serverNow, beside the
@@ -37,10 +37,11 @@ func (m *Model) deviceCells(list []monitor.Device, serverNow time.Time) []device
 	for i := range list {
 		d := &list[i]
 		state, st := stateText(d, serverNow)
+		sent, sentTone := sentText(d)
 		b := believes(d, shown.Lease, byHolder[d.Holder], serverNow, m.cfg.Devices.Silent)
 		rows[i] = deviceRow{
 			device: clean(d.Account, 20) + " " + clean(d.Name, 16), pid: fmt.Sprint(d.PID),
-			state: state, stateTone: st, belief: b.text, beliefTone: b.tone,
+			state: state, stateTone: st, belief: b.text, beliefTone: b.tone, sent: sent, sentTone: sentTone,
 			runs: fmt.Sprint(d.Runs), refused: fmt.Sprint(d.Refusals),
 			writes: fmt.Sprintf("%d/%d", d.WritesAccepted, d.WritesRefused),
 		}
@@ -49,7 +50,7 @@ func (m *Model) deviceCells(list []monitor.Device, serverNow time.Time) []device
 }
 
 // deviceHeader is the pane's column titles.
-var deviceHeader = deviceRow{device: "DEVICE", pid: "PID", state: "STATE", belief: "BELIEVES · SERVER SAYS",
+var deviceHeader = deviceRow{device: "DEVICE", pid: "PID", state: "STATE", belief: "BELIEVES · SERVER SAYS", sent: "LAST SENT",
 	runs: "RUNS", refused: "REF", writes: "WRITES"}
 
 // maxStateWidth caps the state column: a holding device's state fits
@@ -63,7 +64,11 @@ const maxStateWidth = 68
 const minStateWidth = 30
 
 // deviceCols are the pane's column widths (0: hidden).
-type deviceCols struct{ device, pid, state, belief, runs, refused, writes int }
+type deviceCols struct{ device, pid, state, belief, sent, runs, refused, writes int }
+
+// minSentWidth is the width from which the devices pane shows the last
+// message each device sent ("steer chat-1 → acked by 1a2b3c4d (carried)").
+const minSentWidth = 170
 
 // deviceColumns fits the pane into width cells: device, pid and the
 // counters as wide as their widest value; then the belief (where a mismatch
@@ -79,12 +84,18 @@ func deviceColumns(width int, rows []deviceRow) deviceCols {
 		stateW = max(stateW, ansi.StringWidth(r.state))
 		beliefW = max(beliefW, ansi.StringWidth(r.belief))
 		c.runs, c.refused, c.writes = max(c.runs, len(r.runs)), max(c.refused, len(r.refused)), max(c.writes, len(r.writes))
+		c.sent = max(c.sent, ansi.StringWidth(r.sent))
 	}
 	rest := width - 2 - c.device - 1 - c.pid - 1 - 1 // marker, device, pid, the gap between state and belief
 	if width >= 130 {
 		rest -= c.runs + c.refused + c.writes + 3
 	} else {
 		c.runs, c.refused, c.writes = 0, 0, 0
+	}
+	if width >= minSentWidth && len(rows) > 0 {
+		rest -= c.sent + 1
+	} else {
+		c.sent = 0
 	}
 	stateW = min(stateW, maxStateWidth)
 	c.belief = max(min(beliefW, rest-min(stateW, minStateWidth)), 0)
@@ -145,6 +156,9 @@ func deviceLine(c deviceCols, r deviceRow, style func(tone, string) string) stri
 		style = func(_ tone, s string) string { return s }
 	}
 	cells := []string{pad(r.device, c.device), padLeft(r.pid, c.pid), style(r.stateTone, pad(r.state, c.state)), style(r.beliefTone, pad(r.belief, c.belief))}
+	if c.sent > 0 {
+		cells = append(cells, style(r.sentTone, pad(r.sent, c.sent)))
+	}
 	if c.runs > 0 {
 		cells = append(cells, padLeft(r.runs, c.runs), padLeft(r.refused, c.refused), padLeft(r.writes, c.writes))
 	}
@@ -193,6 +207,9 @@ func (m *Model) viewDevice() []string {
 		}
 		if d.Attachment != "" {
 			field("stream", clean(d.Attachment, 0))
+		}
+		if sent, st := sentText(&d); sent != "" {
+			field("last sent", m.toneStyle(st, sent)+s.dim.Render(fmt.Sprintf("  message %d, sent to %s's run", d.Sent.ID, ownerText(d.Sent.To))))
 		}
 		field("counters", fmt.Sprintf("%d runs, %d refusals, %d writes accepted, %d refused by the fence check",
 			d.Runs, d.Refusals, d.WritesAccepted, d.WritesRefused))

@@ -63,7 +63,7 @@ func Check(ctx context.Context, store *data.Store, rec *Record) (Result, error) 
 	c.writes(rows)
 	c.replacedSilent(rows)
 	c.runsEnded()
-	return Result{Tally: c.tally, Violations: c.violations}, nil
+	return Result{Tally: c.tally, Limits: c.limits, Violations: c.violations}, nil
 }
 
 // scopedEvents reads the events of rec's accounts in id order.
@@ -106,6 +106,7 @@ type checker struct {
 	tally      Tally
 	violations []Violation
 	shown      map[Invariant]int // violations of each invariant so far
+	limits     map[string]LimitPeak
 }
 
 func (c *checker) fail(inv Invariant, key data.Key, format string, args ...any) {
@@ -131,6 +132,10 @@ func (c *checker) history(events []data.Event) {
 	defer c.checkQueues(q)
 	a := newAsks()
 	defer c.asksEnded(a)
+	sl := newSlots(c.rec.Limits)
+	defer c.slotsTally(sl)
+	in := newInbox()
+	defer c.messagesEnded(in)
 	for _, e := range events {
 		q.event(e)
 		s := sessions[e.Key]
@@ -166,6 +171,8 @@ func (c *checker) history(events []data.Event) {
 		case e.Kind == data.KindQueueJoined:
 			c.tally.QueueWaits++
 		}
+		c.limitEvent(sl, e)
+		c.messageEvent(in, e, s.cur)
 	}
 }
 

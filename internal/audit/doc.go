@@ -9,7 +9,15 @@
 //  2. FencesRise: fences rise per session;
 //  3. NoStaleWrite: no write with a stale fence was accepted (every accepted
 //     write carries the fence of a grant its run held and began inside it);
-//  4. RunsEnded: every started run ended (released, lost, or killed).
+//  4. RunsEnded: every started run ended (released, lost, or killed);
+//
+// and the busy strategies', limits' and inbox's promises (Invariants lists
+// them all), among which
+//
+//  9. LimitKept: never more live runs of an account than its limit, counted
+//     at each grant from the runs the history proves live then;
+//  10. MessagesOnce: every message acknowledged at most once, by the run it
+//     was delivered to while that run held the conversation, or expired.
 //
 // The database is the authority. The Record adds only what the database
 // cannot know: which runs the holders believed they started and how they

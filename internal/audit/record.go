@@ -46,6 +46,13 @@ type Record struct {
 	// StoppedAt is when, on the database clock, the holders were told to
 	// stop: an ask still pending then was withdrawn, not left unended.
 	StoppedAt time.Time
+	// Limits are the accounts' limits of live runs (their own, pool "") in
+	// force when the history began; its limit_set and limit_removed events
+	// change them.
+	Limits map[string]int
+	// Acked holds, per message id, the runs whose holders said they
+	// acknowledged it (their Ack returned nil, or a cancel stopped them).
+	Acked map[int64][]AckedMessage
 	// Kills, Freezes and ForcedReleases count the chaos actions performed.
 	Kills, Freezes, ForcedReleases int
 }
@@ -54,6 +61,13 @@ type Record struct {
 type StartedRun struct {
 	Key    data.Key
 	Fence  int64
+	Holder string
+}
+
+// AckedMessage is a message a holder said its run acknowledged.
+type AckedMessage struct {
+	Key    data.Key
+	Run    uuid.UUID // public run id
 	Holder string
 }
 
@@ -83,6 +97,8 @@ func NewRecord(accounts []string, afterEventID int64) *Record {
 		Ended:        make(map[uuid.UUID]string),
 		Killed:       make(map[string]bool),
 		Frozen:       make(map[string]bool),
+		Acked:        make(map[int64][]AckedMessage),
+		Limits:       make(map[string]int),
 
 		FallbacksChosen: make(map[string]int),
 		FallbacksRun:    make(map[string]int),

@@ -29,11 +29,17 @@ const (
 	// AsksEnded: every ask to hand over ended (handed over, declined or
 	// expired) and every fallback a holder chose after one ran.
 	AsksEnded Invariant = 8
+	// LimitKept: never more live runs of an account than its limit.
+	LimitKept Invariant = 9
+	// MessagesOnce: every message was acknowledged at most once, by the
+	// run it was delivered to while that run held the conversation, or
+	// expired (or still waited at the end).
+	MessagesOnce Invariant = 10
 )
 
 // Invariants returns every invariant Check verifies, in order.
 func Invariants() []Invariant {
-	return []Invariant{OneOwner, FencesRise, NoStaleWrite, RunsEnded, ReplacedSilent, QueueOrder, HandOverAtomic, AsksEnded}
+	return []Invariant{OneOwner, FencesRise, NoStaleWrite, RunsEnded, ReplacedSilent, QueueOrder, HandOverAtomic, AsksEnded, LimitKept, MessagesOnce}
 }
 
 // String is what the invariant promises.
@@ -55,6 +61,10 @@ func (inv Invariant) String() string {
 		return "every hand-over was atomic (from the holder to the asker, no third run between)"
 	case AsksEnded:
 		return "every ask ended (handed over, declined, expired) and every fallback ran"
+	case LimitKept:
+		return "never more holders of an account than its limit"
+	case MessagesOnce:
+		return "every message acknowledged exactly once, or expired, by the run that held the conversation when it was delivered"
 	}
 	return fmt.Sprintf("invariant %d", int(inv))
 }
@@ -90,18 +100,32 @@ type Tally struct {
 	QueueWaits             int // tickets taken in a queue (queue_joined)
 	HandOvers              int // leases handed over to the run that asked (handed_over)
 	ZombieRenewalsRejected int
-	StaleWritesRefused     int
-	WritesAccepted         int
-	Releases               int
-	ForcedReleases         int
+	// LimitRefusals counts grants refused because the account was at its
+	// limit (limit_refused: once per run and session).
+	LimitRefusals int
+	// The inbox's messages: sent, first delivered, carried to a next run,
+	// acknowledged, expired, and neither acknowledged nor expired at the
+	// end.
+	MessagesSent, MessagesDelivered, MessagesCarried, MessagesAcked, MessagesExpired, MessagesWaiting int
+	StaleWritesRefused                                                                                int
+	WritesAccepted                                                                                    int
+	Releases                                                                                          int
+	ForcedReleases                                                                                    int
 	// Chaos actions performed on the holders: kill -9, SIGSTOP,
 	// force-release.
 	Kills, Freezes, Forced int
 }
 
+// LimitPeak is a limited account's limit and the most live runs the
+// history shows it holding at once.
+type LimitPeak struct{ Slots, Peak int }
+
 // Result is the outcome of Check.
 type Result struct {
-	Tally      Tally
+	Tally Tally
+	// Limits are, per limited account, its limit and the most runs it
+	// held at once.
+	Limits     map[string]LimitPeak
 	Violations []Violation
 }
 

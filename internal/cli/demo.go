@@ -33,7 +33,7 @@ type demoFlags struct {
 }
 
 func newDemoFlags(env Env) (*flagSet, *demoFlags) {
-	fs := newFlags(env, "demo", "demo [--headless [--duration 30s]] [--seed N] [--dsn URL] [--accounts 2] [--sessions 2] [--devices desktop,browser,phone] [--ttl 4s] [--strategy MIX] [--no-chaos] [--theme NAME|PATH]")
+	fs := newFlags(env, "demo", "demo [--headless [--duration 30s]] [--seed N] [--dsn URL] [--accounts 2] [--sessions 4] [--devices desktop,browser,phone] [--ttl 4s] [--strategy MIX] [--no-chaos] [--theme NAME|PATH]")
 	return fs, &demoFlags{
 		dsn:      fs.String("dsn", "", "use this PostgreSQL (migrated) instead of starting a throwaway one; the demo removes only its own leases and rows"),
 		headless: fs.Bool("headless", false, "no monitor: print the event stream, a summary and the invariant check (exit 1 if one fails)"),

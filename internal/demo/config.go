@@ -14,7 +14,7 @@ import (
 // Defaults for the zero fields of Config.
 const (
 	DefaultAccounts = 2
-	DefaultSessions = 2
+	DefaultSessions = 4
 	DefaultTTL      = device.DefaultTTL
 	maxAccounts     = 20
 	maxSessions     = 10
@@ -30,6 +30,10 @@ type Config struct {
 	Accounts int
 	// Sessions is how many conversations each account has. Default 2.
 	Sessions int
+	// Limits are the accounts' plans: account i may have at most Limits[i]
+	// live runs at once (0, or no entry: no limit), set by the demo as
+	// lease_admin before the devices start. nil: DefaultLimits.
+	Limits []int
 	// Devices names the devices every account's user has open; each is one
 	// OS process per account. Default desktop, browser, phone.
 	Devices []string
@@ -67,6 +71,9 @@ func (c Config) withDefaults() (Config, error) {
 		c.Devices = DefaultDevices()
 	}
 	c.TTL = cmp.Or(c.TTL, DefaultTTL)
+	if c.Limits == nil {
+		c.Limits = DefaultLimits()
+	}
 	if len(c.Mix) == 0 {
 		c.Mix = device.DefaultMix()
 	}
@@ -89,6 +96,11 @@ func (c Config) check() error {
 	case c.Exe == "":
 		return inputErrorf("exe", "must name the leasetop binary that runs the devices")
 	}
+	for _, n := range c.Limits {
+		if n < 0 || n > data.MaxSlots {
+			return inputErrorf("limits", "must be 0 (no limit) to %d live runs, got %d", data.MaxSlots, n)
+		}
+	}
 	for i, d := range c.Devices {
 		if err := data.ValidateHolder(d); err != nil || d == "" || len(d) > 32 {
 			return inputErrorf("device name", "%q must be 1 to 32 bytes without control characters", d)
@@ -98,6 +110,19 @@ func (c Config) check() error {
 		}
 	}
 	return nil
+}
+
+// DefaultLimits are the default plans: the first account on a free plan
+// (1 live run at a time), the second on a team plan (3); the others
+// unlimited.
+func DefaultLimits() []int { return []int{1, 3} }
+
+// Limit returns account i's limit of live runs, 0 for none.
+func (c Config) Limit(i int) int {
+	if i < len(c.Limits) {
+		return c.Limits[i]
+	}
+	return 0
 }
 
 // inputErrorf is an ErrInvalid naming the bad setting.
@@ -129,6 +154,21 @@ func (c Config) AccountIDs() []string {
 	ids := make([]string, c.Accounts)
 	for i := range ids {
 		ids[i] = c.Account(i)
+	}
+	return ids
+}
+
+// freePlanSessions is how many conversations an account on the free plan
+// (a limit of 1 live run) has open: fewer users, so that its refusals at
+// the limit do not fill the events pane.
+const freePlanSessions = 2
+
+// SessionIDsOf returns the conversation ids account i has: SessionIDs, or
+// the first freePlanSessions of them on the free plan.
+func (c Config) SessionIDsOf(i int) []string {
+	ids := c.SessionIDs()
+	if c.Limit(i) == 1 {
+		ids = ids[:min(len(ids), freePlanSessions)]
 	}
 	return ids
 }

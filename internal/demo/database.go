@@ -32,8 +32,8 @@ func (e *EmbeddedError) Error() string { return "start the embedded PostgreSQL: 
 // Unwrap returns the server's error.
 func (e *EmbeddedError) Unwrap() error { return e.Err }
 
-// OpenDB opens the database a demo with cfg runs on and creates the demo's
-// tables there (see Setup). With dsn "" it starts an embedded server
+// OpenDB opens the database a demo with cfg runs on, creates the demo's
+// tables there (see Setup) and sets the accounts' plans (see SetLimits). With dsn "" it starts an embedded server
 // (see StartEmbedded); otherwise it gives cfg a random account Prefix, so the
 // demo touches only its own leases on a shared database. It sets cfg.DSN.
 //
@@ -75,6 +75,10 @@ func OpenDB(ctx context.Context, dsn string, cfg *Config) (*DB, error) {
 		return nil, err
 	}
 	db.accounts = cfg.AccountIDs()
+	if err := SetLimits(ctx, store, *cfg); err != nil && !errNoLimits(err) {
+		db.Close()
+		return nil, fmt.Errorf("set the plans' limits: %w", err)
+	}
 	return db, nil
 }
 

@@ -115,9 +115,14 @@ func (p processRow) device() (monitor.Device, error) {
 			s := st.Sessions[primary]
 			d.State, d.Since, d.Key = s.State, d.Reported.Add(-s.Age), data.Key{Account: p.account, Session: s.Session}
 			d.Run, d.Fence, d.Owner, d.Why, d.Attachment, d.Place = s.Run, s.Fence, s.Owner, s.Why, s.Attachment, s.Place
+			d.AccountSlots, d.AccountUsed = s.Slots, s.Used
 			if s.State == monitor.DeviceRefused || s.State == monitor.DeviceAsking {
 				d.OwnerExpires = d.Reported.Add(s.OwnerLeft)
 			}
+		}
+		if m := st.Sent; m != nil {
+			d.Sent = &monitor.SentMessage{Key: data.Key{Account: p.account, Session: m.Session}, Kind: m.Kind, ID: m.ID, To: m.To,
+				Where: m.Where, Run: m.Run, Fence: m.Fence, Carried: m.Carried, Since: d.Reported.Add(-m.Age)}
 		}
 		if st.Stopped {
 			d.State, d.Since, d.Why = monitor.DeviceStopped, d.Reported, ""
@@ -144,7 +149,7 @@ func (p processRow) device() (monitor.Device, error) {
 // row tells), then what it tries, then what it lost or was refused.
 var rank = map[monitor.DeviceState]int{
 	monitor.DeviceHolding: 5, monitor.DevicePreempted: 4, monitor.DevicePreempting: 4, monitor.DeviceFollowing: 4,
-	monitor.DeviceWaiting: 4, monitor.DeviceQueued: 4, monitor.DeviceAsking: 4, monitor.DeviceHandedOver: 4, monitor.DeviceTrying: 3, monitor.DeviceLost: 2, monitor.DeviceRefused: 1,
+	monitor.DeviceWaiting: 4, monitor.DeviceQueued: 4, monitor.DeviceAsking: 4, monitor.DeviceHandedOver: 4, monitor.DeviceCancelled: 4, monitor.DeviceTrying: 3, monitor.DeviceLost: 2, monitor.DeviceRefused: 1,
 }
 
 // outranks reports whether conversation state a is the one to show rather

@@ -11,6 +11,10 @@ import (
 // its defaults (Demo.Config).
 func WriteIntro(w io.Writer, where string, cfg Config) {
 	fmt.Fprintf(w, "leasetop demo: %s\n", where)
+	conversations := 0
+	for i := range cfg.Accounts {
+		conversations += len(cfg.SessionIDsOf(i))
+	}
 	fmt.Fprintf(w, "leasetop demo: %d device processes (%s, for each of %d accounts) on %d conversations, ttl %s, seed %d, for %s\n",
-		len(cfg.Devices)*cfg.Accounts, strings.Join(cfg.Devices, ", "), cfg.Accounts, cfg.Accounts*cfg.Sessions, cfg.TTL, cfg.Seed, cfg.Duration)
+		len(cfg.Devices)*cfg.Accounts, strings.Join(cfg.Devices, ", "), cfg.Accounts, conversations, cfg.TTL, cfg.Seed, cfg.Duration)
 }

@@ -19,7 +19,7 @@ func (r *runner) onProc(ctx context.Context, m procMsg) {
 	}
 	switch {
 	case m.report != nil:
-		r.onReport(p, *m.report)
+		r.onReport(ctx, p, *m.report)
 	case m.bad != nil:
 		r.emit("device output", p.String()+": "+clean(m.bad.Error()))
 	case m.exited:
@@ -32,8 +32,11 @@ func (r *runner) onProc(ctx context.Context, m procMsg) {
 
 // onReport handles one report. What the database also records (grants,
 // releases) is shown from the database's events, not from here.
-func (r *runner) onReport(p *proc, rep device.Report) {
+func (r *runner) onReport(ctx context.Context, p *proc, rep device.Report) {
 	key := p.key(rep.Session)
+	if r.onInboxReport(ctx, p, key, rep) {
+		return
+	}
 	switch rep.Kind {
 	case device.ReportRefused:
 		r.rec.Refusals++

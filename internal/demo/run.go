@@ -80,6 +80,7 @@ func (d *Demo) Run(ctx context.Context) (Outcome, error) {
 	stopFeed := r.feed.Start(bg)
 	defer stopFeed()
 
+	r.readLimits(ctx)
 	var startErr error
 	for _, p := range r.procs {
 		if startErr = r.spawn.start(p); startErr != nil {

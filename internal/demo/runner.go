@@ -74,7 +74,7 @@ func (d *Demo) newRunner(startID int64) *runner {
 	for a := range d.cfg.Accounts {
 		r.scope[d.cfg.Account(a)] = true
 		for _, name := range d.cfg.Devices {
-			r.procs = append(r.procs, &proc{idx: len(r.procs), name: name, account: d.cfg.Account(a), sessions: d.cfg.SessionIDs()})
+			r.procs = append(r.procs, &proc{idx: len(r.procs), name: name, account: d.cfg.Account(a), sessions: d.cfg.SessionIDsOf(a)})
 		}
 	}
 	return r

@@ -43,7 +43,7 @@ func Setup(ctx context.Context, store *data.Store) (created bool, err error) {
 }
 
 // Cleanup deletes what a demo on a shared database left: its accounts' leases
-// (through lease.force_release, so the history says so) and its rows (output,
+// (through lease.force_release, so the history says so), their limits, and its rows (output,
 // devices, attempts), and the demo schema when this demo created it and
 // nothing else is in it.
 // Events stay: they are history.
@@ -51,6 +51,11 @@ func Cleanup(ctx context.Context, store *data.Store, accounts []string, dropSche
 	var errs []error
 	_, err := store.ForceReleaseAccounts(ctx, accounts, "leasetop demo cleanup")
 	errs = append(errs, err)
+	for _, a := range accounts {
+		if _, err := store.RemoveLimit(ctx, a, ""); err != nil && !errors.Is(err, data.ErrPermission) {
+			errs = append(errs, err) // a login that may not set limits set none
+		}
+	}
 	_, err = store.Pinned().Exec(ctx, `
 		WITH output AS (DELETE FROM leasetop_demo.output WHERE account_id = ANY($1)),
 		     device AS (DELETE FROM leasetop_demo.device WHERE account_id = ANY($1))

@@ -3,7 +3,10 @@ package demo
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/monitor"
@@ -15,6 +18,9 @@ func (r *runner) onEvent(ev data.Event) {
 		return
 	}
 	r.seen[ev.ID] = true
+	if ev.Kind == data.KindLimitRefused {
+		return // the device's "at limit" line says it, with the account's slots
+	}
 	tag, text := describe(ev)
 	r.emit(tag, text)
 }
@@ -77,8 +83,29 @@ func describe(ev data.Event) (tag, text string) {
 		return "declined", fmt.Sprintf("%s  run %s declined run %s's ask", key, short(ev.PrevRunID), short(ev.RunID))
 	case data.KindHandoverExpired:
 		return "ask expired", fmt.Sprintf("%s  run %s's ask (%s)", key, short(ev.RunID), clean(ev.Reason))
+	case data.KindLimitRefused:
+		return "limit refused", fmt.Sprintf("%s  run %s (%s): %s", key, short(ev.RunID), holder, clean(ev.Reason))
+	case data.KindMessageSent:
+		return "message sent", fmt.Sprintf("%s  %s %d from %s%s", key, clean(ev.Reason), ev.MessageID, holder, toRun(ev, "for run "))
+	case data.KindMessageDelivered:
+		return "delivered", fmt.Sprintf("%s  %s %d%s", key, clean(ev.Reason), ev.MessageID, toRun(ev, "to run "))
+	case data.KindMessageCarried:
+		return "carried", fmt.Sprintf("%s  %s %d from run %s (fence %d)%s", key, clean(ev.Reason), ev.MessageID, short(ev.PrevRunID), ev.PrevFence, toRun(ev, "to run "))
+	case data.KindMessageAcked:
+		return "acked", fmt.Sprintf("%s  %s %d%s", key, clean(ev.Reason), ev.MessageID, toRun(ev, "by run "))
+	case data.KindMessageExpired:
+		return "message expired", fmt.Sprintf("%s  %s %d from %s, unacknowledged", key, clean(ev.Reason), ev.MessageID, holder)
 	}
 	return string(ev.Kind), key
+}
+
+// toRun names the run an inbox event went to, with its fence, after
+// prefix; "" when it went to none.
+func toRun(ev data.Event, prefix string) string {
+	if ev.RunID == uuid.Nil {
+		return ""
+	}
+	return fmt.Sprintf(" %s %s (fence %d)", strings.TrimSpace(prefix), short(ev.RunID), ev.Fence)
 }
 
 // catchUp shows every event of the demo not shown yet, once the devices have

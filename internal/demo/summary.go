@@ -3,6 +3,8 @@ package demo
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/leasetop/leasetop/internal/audit"
@@ -33,6 +35,11 @@ func WriteSummary(w io.Writer, o Outcome) {
 		{"joins (followed the running run's stream)", t.Joins},
 		{"queue waits (tickets taken, served in order)", t.QueueWaits},
 		{"hand-overs (continue on this device)", t.HandOvers},
+		{"refused at the account's limit (its plan)", t.LimitRefusals},
+		{"messages sent (steer, cancel)", t.MessagesSent},
+		{"messages carried to the next holder", t.MessagesCarried},
+		{"messages acknowledged by their holder", t.MessagesAcked},
+		{"messages expired unacknowledged", t.MessagesExpired},
 		{"clean releases", t.Releases},
 		{"takeovers in all", t.Takeovers},
 		{"writes accepted through the fence check", t.WritesAccepted},
@@ -41,6 +48,11 @@ func WriteSummary(w io.Writer, o Outcome) {
 		fmt.Fprintf(w, "  %-44s %6d\n", r.name, r.n)
 	}
 	fmt.Fprintf(w, "  %-44s %d kill -9, %d SIGSTOP, %d force-release\n", "chaos", t.Kills, t.Freezes, t.Forced)
+	accts := slices.Sorted(maps.Keys(o.Limits))
+	for _, a := range accts {
+		l := o.Limits[a]
+		fmt.Fprintf(w, "  %-44s %d of %d\n", "most live runs of "+termtext.Clean(a, 24)+" at once", l.Peak, l.Slots)
+	}
 	writeDevices(w, o.Devices, o.DevicesErr)
 	fmt.Fprintln(w, "invariants:")
 	for _, inv := range audit.Invariants() {

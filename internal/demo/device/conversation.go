@@ -30,7 +30,10 @@ func (d *deviceProcess) converse(ctx context.Context, session string, rng *rand.
 		d.out.report(Report{Kind: ReportTrying, Session: session, Strategy: p.strategy})
 		l, err := d.client.Try(ctx, permit)
 		var held *lease.HeldError
+		var full *lease.LimitError
 		switch {
+		case errors.As(err, &full):
+			d.atLimit(ctx, permit, full, p, rng)
 		case errors.As(err, &held):
 			d.onBusy(ctx, permit, held, p, rng)
 		case err != nil:
@@ -62,6 +65,11 @@ func (d *deviceProcess) onBusy(ctx context.Context, permit lease.Permit, held *l
 	case lease.BusyAsk:
 		d.ask(ctx, permit, held, p, rng)
 		return
+	case lease.BusySteer:
+		if held.RunID != uuid.Nil {
+			d.steer(ctx, permit, held, rng)
+			return
+		}
 	}
 	// The local "send" button reconciled with the server: busy, owned by
 	// another device, for this much longer.
@@ -74,13 +82,35 @@ func (d *deviceProcess) onBusy(ctx context.Context, permit lease.Permit, held *l
 	}
 }
 
+// atLimit is a press refused because the conversation was free but its
+// account was at its limit (a plan's live runs): the user refuses, or,
+// whatever else its strategy, waits for a slot (lease.Client.Wait, woken
+// when one of the account's runs ends), since there is no run of this
+// conversation to preempt, join, queue behind, ask or steer.
+func (d *deviceProcess) atLimit(ctx context.Context, permit lease.Permit, full *lease.LimitError, p press, rng *rand.Rand) {
+	session := permit.Request().Key.Session
+	d.out.report(Report{Kind: ReportRefused, Session: session, Slots: full.Slots, Used: len(full.Holders)})
+	if p.strategy == lease.BusyRefuse {
+		return
+	}
+	if l, waited := d.awaitReported(ctx, permit, Report{Kind: ReportWaiting, Session: session, Slots: full.Slots, Used: len(full.Holders)}); l != nil {
+		d.execute(ctx, l, rng, runStart{waited: waited, paying: p.paying})
+	}
+}
+
 // await is a refused user (why: what refused it, when not a plain busy) who waits for the conversation: lease.Client.Wait, woken
 // by the holder's release (a notification), until it is granted or the
 // user's patience runs out. It returns the lease (nil if not granted) and
 // how long it waited.
 func (d *deviceProcess) await(ctx context.Context, permit lease.Permit, holder, why string) (*lease.Lease, time.Duration) {
-	session := permit.Request().Key.Session
-	d.out.report(Report{Kind: ReportWaiting, Session: session, Holder: holder, Cause: why})
+	return d.awaitReported(ctx, permit, Report{Kind: ReportWaiting, Session: permit.Request().Key.Session, Holder: holder, Cause: why})
+}
+
+// awaitReported is await, reporting waiting as the report says (for an
+// account at its limit: its slots).
+func (d *deviceProcess) awaitReported(ctx context.Context, permit lease.Permit, waiting Report) (*lease.Lease, time.Duration) {
+	session := waiting.Session
+	d.out.report(waiting)
 	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, d.timing.patience)
 	defer cancel()
@@ -126,6 +156,8 @@ func (d *deviceProcess) execute(ctx context.Context, l *lease.Lease, rng *rand.R
 	if d.mix.Load().Has(lease.BusyAsk) {
 		asked = l.Asked()
 	}
+	msgs := l.Messages() // the steers its run reads, one chunk later (its next turn)
+	var taken []lease.Message
 	for i := range chunks {
 		start := time.Now()
 		a := awaitChunk(ctx, l, d.timing.chunk, &asked)
@@ -145,6 +177,8 @@ func (d *deviceProcess) execute(ctx context.Context, l *lease.Lease, rng *rand.R
 		if l.Err() != nil {
 			break
 		}
+		d.ackMessages(ctx, l, taken)
+		taken = d.takeMessages(l, &msgs, nil)
 		if a != nil && d.answerAsk(ctx, l, *a, how.paying) {
 			return // handed over: the asker's run has the conversation now
 		}
@@ -216,6 +250,9 @@ func (d *deviceProcess) finish(ctx context.Context, l *lease.Lease) {
 	tok := l.Token()
 	relErr := l.Release(ctx)
 	r := Report{Kind: ReportEnded, Session: tok.Key.Session, Run: tok.PublicRunID(), Fence: tok.Fence, How: EndReleased}
+	if c := d.cancelled(l); c != nil {
+		r.Cancelled, r.Holder, r.Cause = true, c.Message.Sender, "cancelled by "+c.Message.Sender
+	}
 	var lost *lease.LostError
 	if errors.As(l.Err(), &lost) {
 		r.How, r.Cause = EndLost, lossCause(lost)

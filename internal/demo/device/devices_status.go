@@ -28,6 +28,8 @@ type Status struct {
 	Joins          int             `json:"joins,omitempty"`
 	QueueWaits     int             `json:"queue_waits,omitempty"`
 	HandOvers      int             `json:"hand_overs,omitempty"`
+	// Sent is the last message it sent and where it landed.
+	Sent *SentStatus `json:"sent,omitempty"`
 }
 
 // SessionStatus is one open conversation's state on the device.
@@ -47,6 +49,10 @@ type SessionStatus struct {
 	// follows writes (following).
 	Attachment string `json:"attachment,omitempty"`
 	Place      int    `json:"place,omitempty"`
+	// Slots and Used: the conversation was free but its account was at
+	// its limit (refused, waiting): Used of its Slots live runs.
+	Slots int `json:"slots,omitempty"`
+	Used  int `json:"used,omitempty"`
 }
 
 // attemptRow is one line of leasetop_demo.attempt: what the device asked
@@ -73,6 +79,8 @@ type sessionState struct {
 	why        string
 	attachment string
 	place      int
+	slots      int
+	used       int
 }
 
 // tracker folds a device's reports into its status and the attempts to
@@ -83,6 +91,7 @@ type tracker struct {
 	sessions map[string]*sessionState
 	order    []string
 	counts   Status // only the counters are used
+	sent     *sentState
 	attempts []attemptRow
 }
 
@@ -117,7 +126,7 @@ func (t *tracker) apply(r Report, now time.Time) {
 			t.attempts = slices.Delete(t.attempts, 0, n-maxPendingAttempts)
 		}
 	}
-	if t.applyBusy(r, s, set, log, now) {
+	if t.applyInbox(r, s, set, log, now) || t.applyBusy(r, s, set, log, now) {
 		return
 	}
 	switch r.Kind {
@@ -162,11 +171,16 @@ func (t *tracker) status(now time.Time) (Status, []attemptRow) {
 	for _, name := range t.order {
 		s := t.sessions[name]
 		ss := SessionStatus{Session: name, State: s.state, Age: now.Sub(s.since), Run: s.run, Fence: s.fence, Owner: s.owner, Why: s.why,
-			Attachment: s.attachment, Place: s.place}
+			Attachment: s.attachment, Place: s.place, Slots: s.slots, Used: s.used}
 		if s.state == monitor.DeviceRefused || s.state == monitor.DeviceAsking {
 			ss.OwnerLeft = s.ownerUntil.Sub(now)
 		}
 		st.Sessions = append(st.Sessions, ss)
+	}
+	if t.sent != nil {
+		sent := t.sent.SentStatus
+		sent.Age = now.Sub(t.sent.since)
+		st.Sent = &sent
 	}
 	attempts := t.attempts
 	t.attempts = nil

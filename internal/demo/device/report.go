@@ -47,7 +47,7 @@ const (
 	ReportLateRenewal ReportKind = "late_renewal"
 	// ReportEnded: the run ended; How is "released", "lost" or
 	// "handed_over", Cause why; Holder the run that preempted it, or that it
-	// handed the conversation over to.
+	// handed the conversation over to, or that cancelled it (Cancelled).
 	ReportEnded ReportKind = "ended"
 	// ReportPreempting: busy, its user sent a new message: it preempts
 	// Holder's run OwnerRun (fence Fence).
@@ -78,6 +78,23 @@ const (
 	// declined (a paying run keeps its conversation) or expired (it answered
 	// too late); Err what the database said.
 	ReportAnswered ReportKind = "answered"
+	// ReportSent: busy, its user sent a message to the conversation instead
+	// of starting a run (the steer strategy): Message is its kind (steer
+	// or cancel), MessageID its id, Holder and OwnerRun the run that held
+	// the conversation when it was sent.
+	ReportSent ReportKind = "sent"
+	// ReportLanded: where the message MessageID it sent is now: How is
+	// delivered (to Run at Fence; Carried when that is not the run it was
+	// sent to), acked (by Run at Fence) or expired; again as it moves on.
+	ReportLanded ReportKind = "landed"
+	// ReportReceived: the holder's side: its run Run received message
+	// MessageID (kind Message) from Holder; OwnerRun is the run it was
+	// carried from, when it was delivered to another run first.
+	ReportReceived ReportKind = "received"
+	// ReportAcked: the holder's side: its run Run (fence Fence)
+	// acknowledged message MessageID (a cancel: the library did, and the
+	// run stops).
+	ReportAcked ReportKind = "acked"
 	// ReportError: something failed that the device survives (Err).
 	ReportError ReportKind = "error"
 )
@@ -122,6 +139,17 @@ type Report struct {
 	// HandedBy is the holder that handed the run over to this device
 	// (started).
 	HandedBy string `json:"handed_by,omitempty"`
+	// Slots and Used: the conversation was free but its account was at
+	// its limit (refused, waiting): Used of its Slots live runs.
+	Slots int `json:"slots,omitempty"`
+	Used  int `json:"used,omitempty"`
+	// Message is a message's kind (sent, received), MessageID its id;
+	// Carried: the run it landed at is not the one it was sent to
+	// (landed); Cancelled: a cancel message stopped the run (ended).
+	Message   lease.MessageKind `json:"message,omitempty"`
+	MessageID int64             `json:"message_id,omitempty"`
+	Carried   bool              `json:"carried,omitempty"`
+	Cancelled bool              `json:"cancelled,omitempty"`
 }
 
 // MaxReportLine bounds one report line.
@@ -143,7 +171,7 @@ func DecodeReport(line []byte) (Report, error) {
 	case ReportReady, ReportTrying, ReportRefused, ReportWaiting, ReportGaveUp, ReportStarted, ReportWrite,
 		ReportFrozen, ReportLateRenewal, ReportEnded, ReportError,
 		ReportPreempting, ReportPreemptRefused, ReportFollowing, ReportUnfollowed, ReportQueued,
-		ReportAsking, ReportAskEnded, ReportAnswered:
+		ReportAsking, ReportAskEnded, ReportAnswered, ReportSent, ReportLanded, ReportReceived, ReportAcked:
 		return r, nil
 	}
 	return r, fmt.Errorf("%w: unknown kind %q", ErrBadReport, truncate(string(r.Kind), 32))

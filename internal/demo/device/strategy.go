@@ -25,7 +25,13 @@ import (
 //   - ask: "continue on this device": ask the holder to hand the
 //     conversation over (lease.Client.Ask); the holder finishes its step
 //     and hands over, or, paying, declines; an ask that expires (a frozen
-//     holder) or is declined falls back to queue, else preempt.
+//     holder) or is declined falls back to queue, else preempt;
+//   - steer: talk to the run in progress instead of starting one: send it
+//     a steer ("also check …"; a browser sometimes a cancel) and follow
+//     where the message lands (lease.Client.Send, WaitMessage).
+//
+// A conversation that is free while its account is at its limit (its
+// plan's live runs) is refused, or waited for, whatever the strategy.
 
 // Mix is the strategies the devices choose from, each press one of them
 // at random (seeded).
@@ -34,7 +40,7 @@ type Mix []lease.OnBusy
 // strategies are the strategies a Mix may name, in the order String and
 // the help list them.
 func strategies() []lease.OnBusy {
-	return []lease.OnBusy{lease.BusyRefuse, lease.BusyWait, lease.BusyPreempt, lease.BusyJoin, lease.BusyQueue, lease.BusyAsk}
+	return []lease.OnBusy{lease.BusyRefuse, lease.BusyWait, lease.BusyPreempt, lease.BusyJoin, lease.BusyQueue, lease.BusyAsk, lease.BusySteer}
 }
 
 // ClassicMix is the demo before the busy strategies: refuse, and sometimes
@@ -47,7 +53,7 @@ func DefaultMix() Mix { return Mix(strategies()) }
 // Mixes are the mixes the monitor's demo key cycles through, starting
 // with the default.
 func Mixes() []Mix {
-	return []Mix{DefaultMix(), ClassicMix(), {lease.BusyPreempt, lease.BusyQueue}, {lease.BusyJoin}, {lease.BusyQueue}, {lease.BusyAsk, lease.BusyQueue}}
+	return []Mix{DefaultMix(), ClassicMix(), {lease.BusyPreempt, lease.BusyQueue}, {lease.BusyJoin}, {lease.BusyQueue}, {lease.BusyAsk, lease.BusyQueue}, {lease.BusySteer}}
 }
 
 // Name is the mix as --strategy takes it, by its short name where it has
@@ -99,7 +105,7 @@ func ParseMix(s string) (Mix, error) {
 		name := strings.TrimSpace(part)
 		st, err := lease.ParseOnBusy(name)
 		switch {
-		case err != nil || !slices.Contains(strategies(), st): // steer: not a device's strategy yet
+		case err != nil || !slices.Contains(strategies(), st):
 			return nil, inputErrorf("strategy", "%q is not one of %s (or classic, all)", truncate(name, 32), DefaultMix())
 		case slices.Contains(m, st):
 			return nil, inputErrorf("strategy", "%q is given twice", st)

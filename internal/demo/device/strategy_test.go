@@ -12,7 +12,7 @@ import (
 // (refuse, not try), and a device's report carries the same word.
 func TestMixSpellsStrategiesAsTheLibrary(t *testing.T) {
 	t.Parallel()
-	const all = "refuse,wait,preempt,join,queue,ask"
+	const all = "refuse,wait,preempt,join,queue,ask,steer"
 	m, err := ParseMix(all)
 	if err != nil {
 		t.Fatalf("ParseMix(%q): %v", all, err)
@@ -26,8 +26,8 @@ func TestMixSpellsStrategiesAsTheLibrary(t *testing.T) {
 	if _, err := ParseMix("try"); err == nil {
 		t.Error(`ParseMix("try") = nil error, want the refusal: the strategy is called refuse`)
 	}
-	if _, err := ParseMix("steer,queue"); err == nil {
-		t.Error(`ParseMix("steer,queue") = nil error, want the refusal: no device steers yet (a steer would be drawn and act as refuse)`)
+	if m, err := ParseMix("steer,queue"); err != nil || !m.Has(lease.BusySteer) {
+		t.Errorf(`ParseMix("steer,queue") = %v, %v; want a mix with steer: the devices steer`, m, err)
 	}
 	js, err := json.Marshal(Report{Kind: ReportAskEnded, Strategy: lease.BusyQueue})
 	if err != nil {

@@ -1,0 +1,71 @@
+package audit_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/leasetop/leasetop/internal/audit"
+	"github.com/leasetop/leasetop/internal/data"
+)
+
+// limitHistory is newHistory with a limit of 1 live run on acme, set while
+// its last run holds chat-1.
+func limitHistory(t *testing.T) (*history, data.Key) {
+	t.Helper()
+	h := newHistory(t)
+	if _, err := h.store.SetLimit(context.Background(), "acme", "", 1); err != nil {
+		t.Fatalf("SetLimit(acme, 1) = %v", err)
+	}
+	return h, data.Key{Account: "acme", Session: "chat-2"}
+}
+
+// TestCheckPassesALimit: with a limit of 1, a second conversation is
+// refused while the first is held and granted once it is released,
+// through the real protocol: invariant 9 holds, the refusal is counted and
+// the peak is 1 of 1.
+func TestCheckPassesALimit(t *testing.T) {
+	t.Parallel()
+	h, other := limitHistory(t)
+	ctx := context.Background()
+	_, err := h.store.Acquire(ctx, other, uuid.New(), time.Minute, "phone pid 7")
+	if !errors.Is(err, data.ErrAtLimit) {
+		t.Fatalf("Acquire(%s) at the limit = %v, want ErrAtLimit", other, err)
+	}
+	h.release(h.second.RunID)
+	run := uuid.New()
+	g, err := h.store.Acquire(ctx, other, run, time.Minute, "phone pid 7")
+	if err != nil {
+		t.Fatalf("Acquire(%s) after the release = %v", other, err)
+	}
+	h.rec.Started[data.PublicRunID(run)] = audit.StartedRun{Key: other, Fence: g.Fence, Holder: "phone pid 7"}
+	h.rec.Ended[data.PublicRunID(run)] = audit.EndReleased
+	res := h.check()
+	if !res.OK() {
+		t.Fatalf("Check found violations in a kept limit: %v", res.Violations)
+	}
+	if res.Tally.LimitRefusals != 1 {
+		t.Errorf("Tally.LimitRefusals = %d, want 1", res.Tally.LimitRefusals)
+	}
+	if got, want := res.Limits["acme"], (audit.LimitPeak{Slots: 1, Peak: 1}); got != want {
+		t.Errorf("Limits[acme] = %+v, want %+v", got, want)
+	}
+}
+
+// TestCheckFailsABrokenLimit: a grant of a second conversation while the
+// first's run holds the account's only slot breaks invariant 9.
+func TestCheckFailsABrokenLimit(t *testing.T) {
+	t.Parallel()
+	h, other := limitHistory(t)
+	h.exec(`INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder)
+	        VALUES (clock_timestamp(), 'acquired', $1, $2, gen_random_uuid(), nextval('lease.fence_seq'),
+	                clock_timestamp() + interval '1 minute', 'intruder')`, other.Account, other.Session)
+	failed := h.check().Failed(audit.LimitKept)
+	if len(failed) != 1 || !strings.Contains(failed[0].String(), "limit of 1 and 1 other runs held it") {
+		t.Fatalf("violations of invariant %d = %v, want one grant above the limit", audit.LimitKept, failed)
+	}
+}
