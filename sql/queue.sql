@@ -268,6 +268,9 @@ BEGIN
     RETURNING * INTO t;
     IF FOUND THEN
         PERFORM lease.queue_purge(enqueue.account_id, enqueue.session_id, now_);
+        IF t.for_slot THEN
+            PERFORM lease.account_queue_purge(enqueue.account_id, now_); -- dead waiters of the account's queue
+        END IF;
         RETURN lease.queue_place_of(t.account_id, t.session_id, t.id, t.expires_at, now_);
     END IF;
     PERFORM lease.queue_refuse_cleared(enqueue.account_id, enqueue.session_id, pub, now_);
@@ -345,6 +348,9 @@ BEGIN
         RETURN NULL;
     END IF;
     PERFORM lease.queue_purge(renew_ticket.account_id, renew_ticket.session_id, now_);
+    IF t.for_slot THEN
+        PERFORM lease.account_queue_purge(renew_ticket.account_id, now_); -- dead waiters of the account's queue
+    END IF;
     RETURN lease.queue_place_of(t.account_id, t.session_id, t.id, t.expires_at, now_);
 END
 $fn$;
@@ -462,6 +468,9 @@ BEGIN
     RETURNING * INTO t;
     IF FOUND THEN
         PERFORM lease.queue_event('queue_left', t, 'granted', now_);
+        IF t.for_slot THEN
+            PERFORM lease.account_queue_purge(queue_granted.account_id, now_); -- dead waiters of the account's queue
+        END IF;
     END IF;
     PERFORM lease.queue_purge(queue_granted.account_id, queue_granted.session_id, now_);
 END
@@ -478,10 +487,14 @@ $fn$;
 -- account's k free slots only to runs with fewer than k of them ahead
 -- (lease.slot_gate_admits): a newer acquire cannot jump ahead, and a
 -- dead waiter's ticket expires like any other and stops holding the others
--- up. Runs of different pools do not wait for one another. An account
--- without a limit pays nothing; a limited one with no waiter one probe of
--- an empty range of queue_ticket_slot_idx. At most account_queue_limit()
--- live tickets of an account wait for a slot (SQLSTATE 54000).
+-- up; it leaves with its queue_left event (reason expired) at the next
+-- renewal, grant or new ticket of any waiter of the account
+-- (account_queue_purge), whichever session it is in. Runs of different
+-- pools do not wait for one another. lease.preempt does not queue: a
+-- preempt is the privileged way past the queue. An account without a limit
+-- pays nothing; a limited one with no waiter one probe of an empty range of
+-- queue_ticket_slot_idx. At most account_queue_limit() live tickets of an
+-- account wait for a slot (SQLSTATE 54000).
 
 -- account_queue_limit is the cap on an account's live tickets that wait for
 -- a slot.
