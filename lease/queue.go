@@ -36,8 +36,16 @@ var ErrTicketCleared = data.ErrTicketCleared
 // the queue up for at most that, never a lease TTL. A waiter stalled past
 // its ticket's expiry loses its place and queues again at the tail.
 //
+// In an account or pool at its limit (Request.Pool, a *LimitError from Try)
+// it waits in the account's queue: its ticket holds its place among the
+// account's waiters, and each freed slot goes to the oldest of them; a newer
+// Try or Wait of the account is refused meanwhile. OnPlace then counts the
+// account's waiters ahead too. A dead waiter stops holding the slot when its
+// ticket expires, as above.
+//
 // It wakes on the notifications for its key (a release, a forced release, a
-// takeover, a ticket that left the queue), otherwise when the lease or the
+// takeover, a ticket that left the queue) and, once at its account's limit,
+// for every session of the account; otherwise when the lease or the
 // tickets ahead could expire, or after PollInterval. When the key is free
 // and has no queue it acquires at once, as Try does. OnPlace reports its
 // place as it moves up.
