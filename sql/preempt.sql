@@ -295,10 +295,22 @@ BEGIN
     -- session's row is locked above, as claim_slots would lock it.
     IF EXISTS (SELECT FROM lease.account_limit a WHERE a.account_id = preempt.account_id) THEN
         slots := lease.take_slots(preempt.account_id, preempt.session_id, preempt.pool, now_);
-        IF slots = '{}' AND lease.preempt_for_slot(preempt.account_id, preempt.session_id, pub, preempt.pool,
-                                                    coalesce(preempt.priority, 0::smallint), preempt.reason, now_) THEN
-            -- A lower-priority run of the account lost its lease: its slot is free.
-            slots := lease.take_slots(preempt.account_id, preempt.session_id, preempt.pool, clock_timestamp());
+        IF slots = '{}' THEN
+            -- A lower-priority run of the account loses its lease, and its
+            -- slot is this grant's; if another call took the slot meanwhile,
+            -- the victim keeps its lease: the block's subtransaction undoes
+            -- the deletion, its event and its notification.
+            BEGIN
+                IF lease.preempt_for_slot(preempt.account_id, preempt.session_id, pub, preempt.pool,
+                                          coalesce(preempt.priority, 0::smallint), preempt.reason, now_) THEN
+                    slots := lease.take_slots(preempt.account_id, preempt.session_id, preempt.pool, clock_timestamp());
+                    IF slots = '{}' THEN
+                        RAISE EXCEPTION 'the slot went to another call' USING ERRCODE = 'LP002';
+                    END IF;
+                END IF;
+            EXCEPTION WHEN SQLSTATE 'LP002' THEN
+                slots := '{}';
+            END;
         END IF;
         IF slots = '{}' THEN
             PERFORM lease.limit_refused(preempt.account_id, preempt.session_id, pub, preempt.pool, preempt.holder, now_);

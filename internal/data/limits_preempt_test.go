@@ -104,3 +104,39 @@ func TestLimitPreemptByPriority(t *testing.T) {
 		t.Fatalf("a run outside the pool lost its lease to the pool's preempt: %v", err)
 	}
 }
+
+// TestLimitPreemptForSlotUndoneWithoutTheSlot: when a preempt for a slot
+// has ended its victim's lease but cannot then take the slot (another
+// call holds the slot's row locked: a grant racing for it), the preempt is
+// undone: it returns the *LimitError and the victim keeps its lease, with
+// no event.
+func TestLimitPreemptForSlotUndoneWithoutTheSlot(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	if _, err := s.SetLimit(ctx, "acme", "", 1); err != nil {
+		t.Fatal(err)
+	}
+	victim := uuid.New()
+	mustAcquire(t, s, acmeKey(0), victim, time.Hour)
+	locker, err := db.Conn(t).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Rollback(ctx)
+	if _, err := locker.Exec(ctx, `SELECT FROM lease.limit_slot WHERE account_id = 'acme' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Preempt(ctx, acmeKey(1), uuid.New(), time.Hour, "urgent", "", data.AcquireOptions{Priority: 5})
+	if !errors.Is(err, data.ErrAtLimit) {
+		t.Fatalf("Preempt while the slot's row is locked: %v, want ErrAtLimit", err)
+	}
+	if _, err := s.Renew(ctx, acmeKey(0), victim, time.Hour); err != nil {
+		t.Fatalf("the victim of a preempt that got no slot: %v, want its lease kept", err)
+	}
+	var ended int
+	if err := db.Conn(t).QueryRow(ctx, `SELECT count(*) FROM lease.event WHERE kind = 'force_released'`).Scan(&ended); err != nil || ended != 0 {
+		t.Fatalf("force_released events: %d, %v, want none", ended, err)
+	}
+}
