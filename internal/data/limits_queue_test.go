@@ -141,3 +141,47 @@ func TestLimitQueueDeadWaiterExpires(t *testing.T) {
 		t.Fatalf("queue_left expired events of the dead waiter: %d, want 1", expired)
 	}
 }
+
+// TestLimitQueueMigrateFromVersion6: a version-6 database with a live
+// ticket migrates in place (twice: idempotent); the ticket is kept, waits
+// for no slot, and is renewed and granted as before; the account's queue
+// works on the migrated table.
+func TestLimitQueueMigrateFromVersion6(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.NewAtVersion(t, 6)
+	conn := db.Conn(t)
+	holder, waiter := uuid.New(), uuid.New()
+	if _, err := conn.Exec(ctx, `SELECT lease.acquire('acme', 'chat-0', $1, '1 hour', 'desktop')`, holder); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT lease.enqueue('acme', 'chat-0', $1, '1 hour', 'phone')`, waiter); err != nil {
+		t.Fatalf("version 6 enqueue: %v", err)
+	}
+	for i := range 2 {
+		if _, err := data.MigrateWith(ctx, conn, data.MigrateOptions{}); err != nil {
+			t.Fatalf("Migrate #%d from version 6: %v", i+1, err)
+		}
+	}
+	s := db.Store(t)
+	var forSlot bool
+	if err := conn.QueryRow(ctx, `SELECT for_slot FROM lease.queue_ticket WHERE session_id = 'chat-0'`).Scan(&forSlot); err != nil || forSlot {
+		t.Fatalf("the version-6 ticket after migrate: for_slot %v, %v; want kept, waiting for no slot", forSlot, err)
+	}
+	if p, err := s.RenewTicket(ctx, acmeKey(0), waiter, time.Hour); err != nil || p.Ahead != 0 {
+		t.Fatalf("renew the version-6 ticket: %+v, %v", p, err)
+	}
+	if _, err := s.Release(ctx, acmeKey(0), holder); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Acquire(ctx, acmeKey(0), waiter, time.Hour, "phone"); err != nil {
+		t.Fatalf("the version-6 ticket's run: %v, want the lease", err)
+	}
+	if _, err := s.SetLimit(ctx, "acme", "", 1); err != nil {
+		t.Fatal(err)
+	}
+	queueForSlot(t, s, acmeKey(1), uuid.New(), time.Minute)
+	if _, err := s.Acquire(ctx, acmeKey(2), uuid.New(), time.Hour, "x"); !errors.Is(err, data.ErrAtLimit) {
+		t.Fatalf("a third run: %v, want ErrAtLimit", err)
+	}
+}
