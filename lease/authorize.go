@@ -32,7 +32,11 @@ type Request struct {
 	// the session were held, with a *data.LimitError (ErrAtLimit) naming the
 	// runs that hold the slots, and Wait waits for one of them to end.
 	Pool string
-	// Priority is the run's priority, recorded on its lease (0 the default).
+	// Priority is the run's priority, recorded on its lease (0 the default;
+	// higher wins). In an account at its limit, Client.Preempt by a run of a
+	// higher priority may take this run's slot, ending its lease, unless it
+	// is NotPreemptible. The Authorizer sees it and may refuse a priority the
+	// caller may not claim.
 	Priority int16
 }
 

@@ -22,12 +22,19 @@ import (
 // notification for its key). The history records a preempted event.
 //
 // A free key or an expired lease is granted as Try grants it, and nobody is
-// preempted. Preempt returns, holding nothing:
+// preempted. In an account or pool at its limit, Preempt takes the slot of
+// the account's lowest-priority preemptible run whose Request.Priority is
+// below p's, in another session: that run's lease ends as a forced release
+// does (its *LostError's Reason is ErrForceReleased, By.Reason "preempted
+// for a slot by run ..."), and WaitPreempted waits for it as for a victim
+// of the same session. Preempt returns, holding nothing:
 //   - ErrNotPreemptible (also ErrHeld, with a *HeldError naming the holder)
 //     when the holder declared that it must not be preempted;
 //   - ErrHeld (a *HeldError naming the new holder) when the key changed
 //     hands while the call waited for it: of Preempts racing for one holder,
 //     exactly one wins;
+//   - a *LimitError (ErrAtLimit, ErrHeld) when the account or pool is at
+//     its limit and no run of a lower priority may be preempted;
 //   - invalid input (reason: at most data.MaxReasonBytes, the rules of holder
 //     labels), ErrNoPermit, ErrClosed, ErrExpired or the database's error,
 //     as Try.

@@ -36,8 +36,16 @@ var ErrTicketCleared = data.ErrTicketCleared
 // the queue up for at most that, never a lease TTL. A waiter stalled past
 // its ticket's expiry loses its place and queues again at the tail.
 //
+// In an account or pool at its limit (Request.Pool, a *LimitError from Try)
+// it waits in the account's queue: its ticket holds its place among the
+// account's waiters, and each freed slot goes to the oldest of them; a newer
+// Try or Wait of the account is refused meanwhile. OnPlace then counts the
+// account's waiters ahead too. A dead waiter stops holding the slot when its
+// ticket expires, as above.
+//
 // It wakes on the notifications for its key (a release, a forced release, a
-// takeover, a ticket that left the queue), otherwise when the lease or the
+// takeover, a ticket that left the queue) and, once at its account's limit,
+// for every session of the account; otherwise when the lease or the
 // tickets ahead could expire, or after PollInterval. When the key is free
 // and has no queue it acquires at once, as Try does. OnPlace reports its
 // place as it moves up.
@@ -60,7 +68,12 @@ func (c *Client) queue(ctx context.Context, p Permit, tr *tracker, opts ...Queue
 		return nil, err
 	}
 	defer c.unsubscribe(w)
-	q := &queuer{c: c, req: p.req, tr: tr, ahead: -1}
+	q := &queuer{c: c, req: p.req, tr: tr, w: w, ahead: -1}
+	defer func() {
+		if q.account != nil {
+			c.notes.unsubscribe(q.account)
+		}
+	}()
 	for _, o := range opts {
 		o(&q.opts)
 	}
@@ -92,6 +105,11 @@ type queuer struct {
 	backoff backoff
 	tickets []uuid.UUID // every run id that may hold a ticket, to cancel on give-up
 	ahead   int         // the place last reported to OnPlace; -1 before the first
+	w       *waiter
+	// account is the subscription to the account's events once the run
+	// was refused for its account's limit: its ticket waits in the
+	// account's queue, and a slot frees in any session of the account.
+	account *subscription
 }
 
 func (q *queuer) run(ctx context.Context, w *waiter) (*Lease, error) {
@@ -152,7 +170,10 @@ func (q *queuer) step(ctx context.Context) (*Lease, time.Duration, error) {
 	q.backoff.answer()
 	q.report(place)
 	delay := jitter(c.cfg.PollInterval)
-	if place.Ahead == 0 {
+	// A run in its account's queue tries whenever it wakes: the database
+	// grants its account's k free slots to the k oldest waiters, and its
+	// place counts every waiter ahead of it.
+	if place.Ahead == 0 || q.account != nil {
 		l, err := c.try(ctx, q.req, q.tr, c.acquire)
 		if err == nil {
 			return l, 0, nil
@@ -165,6 +186,12 @@ func (q *queuer) step(ctx context.Context) (*Lease, time.Duration, error) {
 			return nil, 0, err
 		}
 		delay = d
+		if q.account == nil && errors.Is(err, data.ErrAtLimit) {
+			if q.account, err = c.subscribeAccount(q.w, q.req.Key.Account); err != nil {
+				return nil, 0, err
+			}
+			delay = 0 // take the ticket's place in the account's queue now
+		}
 	}
 	if !place.AheadExpiresAt.IsZero() {
 		// The tickets ahead end at the latest then unless renewed, counted

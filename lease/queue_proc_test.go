@@ -27,6 +27,9 @@ const (
 	childQueue    = "queue"
 	envQueueName  = "LEASE_TEST_QUEUE_NAME"
 	envQueueRound = "LEASE_TEST_QUEUE_ROUNDS"
+	// envQueueSession, when set, is the session of testKey's account the
+	// child queues for instead of testKey's (the account's queue).
+	envQueueSession = "LEASE_TEST_QUEUE_SESSION"
 )
 
 func queueChild(ctx context.Context, store *data.Store, ttl time.Duration) error {
@@ -42,7 +45,11 @@ func queueChild(ctx context.Context, store *data.Store, ttl time.Duration) error
 		return err
 	}
 	defer client.Close()
-	p, err := client.Authorize(ctx, allowAll, testKey, name)
+	key := testKey
+	if session := os.Getenv(envQueueSession); session != "" {
+		key.Session = session
+	}
+	p, err := client.Authorize(ctx, allowAll, key, name)
 	if err != nil {
 		return err
 	}

@@ -75,9 +75,13 @@ func (l *Lease) releaseTimeoutLocked() time.Duration {
 
 // preemptedLocked reports whether the lease was lost to a preempt and the
 // preemptor has not been told yet that the work stopped; l.mu must be held.
+// A preempt for a slot of the account (Client.Preempt in an account at its
+// limit) ends the lease as a forced release does, so a forced release is
+// told too: for a run nobody preempted the call writes nothing.
 func (l *Lease) preemptedLocked() bool {
 	var lost *LostError
-	if l.stoppedSent || !errors.As(l.state.Err, &lost) || !errors.Is(lost.Reason, ErrPreempted) {
+	if l.stoppedSent || !errors.As(l.state.Err, &lost) ||
+		!errors.Is(lost.Reason, ErrPreempted) && !errors.Is(lost.Reason, ErrForceReleased) {
 		return false
 	}
 	l.stoppedSent = true

@@ -15,7 +15,9 @@
 -- when run_id already holds an unexpired lease, that same lease unchanged (a
 -- retried call whose reply was lost). Returns zero rows when another run holds
 -- an unexpired lease, or when the account or the run's pool is at its limit
--- (limits.sql; the run declares its pool and priority here).
+-- (limits.sql; the run declares its pool and priority here), or its free
+-- slots go to runs queued for them before it (queue.sql, the account's
+-- queue).
 DROP FUNCTION IF EXISTS lease.acquire(text, text, uuid, interval, text); -- version 6's: now the defaults below
 CREATE OR REPLACE FUNCTION lease.acquire(
     account_id text, session_id text, run_id uuid, ttl interval, holder text,
@@ -81,8 +83,23 @@ BEGIN
         PERFORM lease.check_pool(acquire.pool);
     END IF;
     IF EXISTS (SELECT FROM lease.account_limit a WHERE a.account_id = acquire.account_id) THEN
-        slots := lease.claim_slots(acquire.account_id, acquire.session_id, pub, acquire.pool, acquire.holder, now_);
+        -- The account's queue (queue.sql): while runs wait for its slots, a
+        -- free slot goes to them first, oldest first. A limited account
+        -- without a waiter pays one probe of an empty index range.
+        IF EXISTS (SELECT FROM lease.queue_ticket q
+                    WHERE q.account_id = acquire.account_id AND q.pool = coalesce(acquire.pool, '') AND q.for_slot
+                      AND q.expires_at > now_ AND q.run_id <> pub)
+           AND NOT lease.slot_gate_admits(acquire.account_id, acquire.session_id, pub, coalesce(acquire.pool, ''), now_) THEN
+            PERFORM lease.limit_refused(acquire.account_id, acquire.session_id, pub, acquire.pool, acquire.holder, now_);
+            slots := '{}';
+        ELSE
+            slots := lease.claim_slots(acquire.account_id, acquire.session_id, pub, acquire.pool, acquire.holder, now_);
+        END IF;
         IF slots = '{}' THEN
+            IF latest IS NOT NULL THEN
+                -- A queued run keeps its place in the account's queue.
+                PERFORM lease.slot_wait(acquire.account_id, acquire.session_id, pub, acquire.pool, now_);
+            END IF;
             RETURN; -- at its limit: busy, as a held session is
         END IF;
         -- The grant starts once its slots are its own: after the commits

@@ -57,6 +57,82 @@ CREATE TABLE IF NOT EXISTS lease.preempted_run (
     PRIMARY KEY (account_id, session_id)
 );
 
+-- A preempt for a slot names its victim under the victim's session; the
+-- preemptor finds it by its own run id (preempt_pending).
+DO $$
+BEGIN
+    IF to_regclass('lease.preempted_run_by_idx') IS NULL THEN
+        CREATE INDEX preempted_run_by_idx ON lease.preempted_run (account_id, by_run_id);
+    END IF;
+END
+$$;
+
+-- preempt_for_slot is lease.preempt's way to a slot of a full limit: it
+-- ends the lease of the account's lowest-priority preemptible run that
+-- holds a slot of the full limit the grant of pool needs (the pool's, when
+-- it is full; otherwise the account's), of a priority below priority, and
+-- of another session than session_id; the youngest of them first, the one
+-- that loses least work. Its row is deleted as force_release deletes one:
+-- the trigger records force_released with the preemptor's login as actor
+-- and a reason naming the preemptor's run and both priorities (then
+-- reason); the fence check and renewals of the victim fail from the commit
+-- on; it is recorded in lease.preempted_run under its own session until it
+-- says its work stopped. A run whose row another call holds locked is
+-- skipped. Returns whether it ended one. Granted to nobody: lease.preempt
+-- calls it, so only lease_preempt may.
+CREATE OR REPLACE FUNCTION lease.preempt_for_slot(account_id text, session_id text, pub uuid, pool text,
+                                                  priority smallint, reason text, now_ timestamptz)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, lease, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    in_pool text := '';
+    v lease.session_lease;
+    why text;
+BEGIN
+    IF coalesce(preempt_for_slot.pool, '') <> '' AND EXISTS (
+           SELECT FROM lease.account_limit a
+            WHERE a.account_id = preempt_for_slot.account_id AND a.pool = preempt_for_slot.pool
+              AND a.slots <= (SELECT count(*) FROM lease.limit_slot t
+                               WHERE t.account_id = a.account_id AND t.pool = a.pool
+                                 AND EXISTS (SELECT FROM lease.session_lease l
+                                              WHERE l.account_id = t.account_id AND l.session_id = t.session_id
+                                                AND l.expires_at > now_ AND l.pool = t.pool))) THEN
+        in_pool := preempt_for_slot.pool; -- the pool's limit is full: a victim of the pool frees its slots
+    END IF;
+    SELECT l.* INTO v FROM lease.session_lease l
+      JOIN lease.limit_slot t ON t.account_id = l.account_id AND t.session_id = l.session_id AND t.pool = in_pool
+     WHERE l.account_id = preempt_for_slot.account_id AND l.session_id <> preempt_for_slot.session_id
+       AND l.expires_at > now_ AND l.preemptible AND l.priority < preempt_for_slot.priority
+       AND (in_pool = '' OR l.pool = in_pool)
+     ORDER BY l.priority, l.acquired_at DESC, l.session_id
+     LIMIT 1
+       FOR UPDATE OF l SKIP LOCKED;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    why := 'preempted for a slot by run ' || pub || ', priority ' || preempt_for_slot.priority || ' over ' || v.priority;
+    IF coalesce(preempt_for_slot.reason, '') <> '' AND octet_length(why || ': ' || preempt_for_slot.reason) <= 512 THEN
+        why := why || ': ' || preempt_for_slot.reason;
+    END IF;
+    IF lease.follow_failover() THEN NULL; END IF; -- before the event: see follow_failover
+    PERFORM set_config('lease.op', 'force', true); -- the trigger records force_released (triggers.sql)
+    PERFORM set_config('lease.reason', why, true);
+    DELETE FROM lease.session_lease l
+     WHERE l.account_id = v.account_id AND l.session_id = v.session_id AND l.fence = v.fence;
+    PERFORM set_config('lease.op', '', true);
+    PERFORM set_config('lease.reason', '', true);
+    INSERT INTO lease.preempted_run AS p (account_id, session_id, run_id, by_run_id, preempted_at, stopped_at)
+    VALUES (v.account_id, v.session_id, v.run_id, pub, now_, NULL)
+    ON CONFLICT (account_id, session_id) DO UPDATE
+       SET run_id = EXCLUDED.run_id, by_run_id = EXCLUDED.by_run_id,
+           preempted_at = EXCLUDED.preempted_at, stopped_at = NULL;
+    RETURN true;
+END
+$fn$;
+
 -- check_holder_options raises SQLSTATE 22023 unless attachment is NULL or at
 -- most 1024 bytes that pass lease.safe_text, and preemptible is not NULL.
 CREATE OR REPLACE FUNCTION lease.check_holder_options(preemptible boolean, attachment text)
@@ -165,8 +241,12 @@ $fn$;
 -- and its pool and priority as lease.acquire does. In a limited account it
 -- takes its slots as lease.acquire does (limits.sql): the session's own
 -- slot when it preempts a run of it, which the slot follows; a free one
--- otherwise, and zero rows (nothing written) when the account or the pool
--- is at its limit.
+-- otherwise. When the account or the pool is at its limit it preempts for a
+-- slot (preempt_for_slot): the lowest-priority preemptible run of the full
+-- limit whose priority is below priority loses its lease, and its slot is
+-- this grant's; with no such run it returns zero rows (nothing written but
+-- the limit_refused event). It does not queue behind the account's waiters
+-- (queue.sql): a preempt is the privileged way past them.
 -- A fresh INSERT is checked against a fence drawn meanwhile as in
 -- lease.acquire (SQLSTATE 40001: nothing granted, retry).
 DROP FUNCTION IF EXISTS lease.preempt(text, text, uuid, interval, text, text, boolean, text); -- version 6's: now the pool below
@@ -211,12 +291,32 @@ BEGIN
     held := FOUND;
     now_ := clock_timestamp(); -- decide at the moment the row is ours
 
-    -- Limits (limits.sql): an account without one pays this one probe.
+    -- Limits (limits.sql): an account without one pays this one probe. The
+    -- session's row is locked above, as claim_slots would lock it.
     IF EXISTS (SELECT FROM lease.account_limit a WHERE a.account_id = preempt.account_id) THEN
-        slots := lease.claim_slots(preempt.account_id, preempt.session_id, pub, preempt.pool, preempt.holder, now_);
+        slots := lease.take_slots(preempt.account_id, preempt.session_id, preempt.pool, now_);
         IF slots = '{}' THEN
-            RETURN; -- at its limit: busy
+            -- A lower-priority run of the account loses its lease, and its
+            -- slot is this grant's; if another call took the slot meanwhile,
+            -- the victim keeps its lease: the block's subtransaction undoes
+            -- the deletion, its event and its notification.
+            BEGIN
+                IF lease.preempt_for_slot(preempt.account_id, preempt.session_id, pub, preempt.pool,
+                                          coalesce(preempt.priority, 0::smallint), preempt.reason, now_) THEN
+                    slots := lease.take_slots(preempt.account_id, preempt.session_id, preempt.pool, clock_timestamp());
+                    IF slots = '{}' THEN
+                        RAISE EXCEPTION 'the slot went to another call' USING ERRCODE = 'LP002';
+                    END IF;
+                END IF;
+            EXCEPTION WHEN SQLSTATE 'LP002' THEN
+                slots := '{}';
+            END;
         END IF;
+        IF slots = '{}' THEN
+            PERFORM lease.limit_refused(preempt.account_id, preempt.session_id, pub, preempt.pool, preempt.holder, now_);
+            RETURN; -- at its limit, and no run it may preempt: busy
+        END IF;
+        PERFORM set_config('lease.slots', lease.slot_words(slots), true); -- named in the grant's event
         now_ := clock_timestamp(); -- the grant starts once its slots are its own (lease.acquire)
     ELSE
         PERFORM set_config('lease.slots', '', true); -- no slots: the trigger names none, whatever a caller set
@@ -321,8 +421,9 @@ $fn$;
 
 -- preempt_pending reports whether the run that run_id (the preemptor's own,
 -- secret id) preempted on the session has not yet said its work stopped
--- (preempt_stopped). False when it did, when run_id preempted nobody, or when
--- the session was preempted again since.
+-- (preempt_stopped), on the session or, for a preempt for a slot, on the
+-- victim's session of the same account. False when it did, when run_id
+-- preempted nobody, or when that session was preempted again since.
 CREATE OR REPLACE FUNCTION lease.preempt_pending(account_id text, session_id text, run_id uuid)
 RETURNS boolean
 LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -333,8 +434,10 @@ AS $fn$
 #variable_conflict use_column
 BEGIN
     PERFORM lease.check_key(preempt_pending.account_id, preempt_pending.session_id);
+    -- A preempt for a slot (preempt_for_slot) records its victim under the
+    -- victim's session: found by the preemptor's run id.
     RETURN EXISTS (SELECT FROM lease.preempted_run p
-                    WHERE p.account_id = preempt_pending.account_id AND p.session_id = preempt_pending.session_id
+                    WHERE p.account_id = preempt_pending.account_id
                       AND p.by_run_id = lease.public_run_id(preempt_pending.run_id) AND p.stopped_at IS NULL);
 END
 $fn$;

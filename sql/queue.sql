@@ -58,6 +58,24 @@ CREATE TABLE IF NOT EXISTS lease.queue_ticket (
 -- per-login share. Tickets of an older version show ''.
 ALTER TABLE lease.queue_ticket ADD COLUMN IF NOT EXISTS login text NOT NULL DEFAULT '';
 
+-- Version 7: the account's queue (below): whether the ticket's run waits
+-- for a slot of its limited account, and the pool it asked for.
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'lease.queue_ticket'::regclass
+                      AND attname = 'for_slot' AND NOT attisdropped) THEN
+        ALTER TABLE lease.queue_ticket ADD COLUMN for_slot boolean NOT NULL DEFAULT false;
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'lease.queue_ticket'::regclass
+                      AND attname = 'pool' AND NOT attisdropped) THEN
+        ALTER TABLE lease.queue_ticket ADD COLUMN pool text NOT NULL DEFAULT '';
+    END IF;
+    IF to_regclass('lease.queue_ticket_slot_idx') IS NULL THEN
+        CREATE INDEX queue_ticket_slot_idx ON lease.queue_ticket (account_id, pool, id) WHERE for_slot;
+    END IF;
+END
+$$;
+
 -- The tickets an operator cleared (lease.clear_queue), until a while after
 -- they would have expired: their run's next enqueue or renew_ticket is
 -- refused (SQLSTATE LQ002) instead of taking a new ticket at the tail, so a
@@ -187,16 +205,25 @@ BEGIN
 END
 $fn$;
 
--- queue_place_of computes the place of ticket id in its session's queue at now_.
+-- queue_place_of computes the place of ticket id in its session's queue at
+-- now_: the live tickets ahead of it in the session and, for a ticket that
+-- waits for a slot, the account's tickets ahead of it that wait for one of
+-- the same pool.
 CREATE OR REPLACE FUNCTION lease.queue_place_of(account_id text, session_id text, id bigint, expires_at timestamptz, now_ timestamptz)
 RETURNS lease.queue_place
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
-    SELECT ROW(count(*)::integer, queue_place_of.expires_at, min(q.expires_at))::lease.queue_place
-      FROM lease.queue_ticket q
-     WHERE q.account_id = queue_place_of.account_id AND q.session_id = queue_place_of.session_id
-       AND q.id < queue_place_of.id AND q.expires_at > now_
+    SELECT ROW(count(*)::integer, queue_place_of.expires_at, min(x.expires_at))::lease.queue_place
+      FROM (SELECT q.expires_at FROM lease.queue_ticket q
+             WHERE q.account_id = queue_place_of.account_id AND q.session_id = queue_place_of.session_id
+               AND q.id < queue_place_of.id AND q.expires_at > now_
+            UNION ALL
+            SELECT q.expires_at FROM lease.queue_ticket me
+              JOIN lease.queue_ticket q ON q.account_id = me.account_id AND q.pool = me.pool AND q.for_slot
+               AND q.session_id <> me.session_id AND q.id < me.id AND q.expires_at > now_
+             WHERE me.account_id = queue_place_of.account_id AND me.session_id = queue_place_of.session_id
+               AND me.id = queue_place_of.id AND me.for_slot) x
 $fn$;
 
 -- enqueue takes (or keeps) run_id's ticket on the session for ttl, labelled
@@ -241,6 +268,9 @@ BEGIN
     RETURNING * INTO t;
     IF FOUND THEN
         PERFORM lease.queue_purge(enqueue.account_id, enqueue.session_id, now_);
+        IF t.for_slot THEN
+            PERFORM lease.account_queue_purge(enqueue.account_id, now_); -- dead waiters of the account's queue
+        END IF;
         RETURN lease.queue_place_of(t.account_id, t.session_id, t.id, t.expires_at, now_);
     END IF;
     PERFORM lease.queue_refuse_cleared(enqueue.account_id, enqueue.session_id, pub, now_);
@@ -265,7 +295,9 @@ BEGIN
 
     SELECT count(*), count(*) FILTER (WHERE q.login = session_user) INTO live, mine FROM lease.queue_ticket q
      WHERE q.account_id = enqueue.account_id AND q.session_id = enqueue.session_id;
-    IF NOT held AND live = 0 THEN
+    -- A free session of an account whose slots are all held, or have runs
+    -- waiting for them, queues all the same: in the account's queue.
+    IF NOT lease.account_busy(enqueue.account_id, now_) AND NOT held AND live = 0 THEN
         RETURN ROW(0, NULL, NULL)::lease.queue_place; -- free and no queue: acquire it
     END IF;
     IF live >= lease.queue_limit() THEN
@@ -316,6 +348,9 @@ BEGIN
         RETURN NULL;
     END IF;
     PERFORM lease.queue_purge(renew_ticket.account_id, renew_ticket.session_id, now_);
+    IF t.for_slot THEN
+        PERFORM lease.account_queue_purge(renew_ticket.account_id, now_); -- dead waiters of the account's queue
+    END IF;
     RETURN lease.queue_place_of(t.account_id, t.session_id, t.id, t.expires_at, now_);
 END
 $fn$;
@@ -433,7 +468,175 @@ BEGIN
     RETURNING * INTO t;
     IF FOUND THEN
         PERFORM lease.queue_event('queue_left', t, 'granted', now_);
+        IF t.for_slot THEN
+            PERFORM lease.account_queue_purge(queue_granted.account_id, now_); -- dead waiters of the account's queue
+        END IF;
     END IF;
     PERFORM lease.queue_purge(queue_granted.account_id, queue_granted.session_id, now_);
+END
+$fn$;
+
+-- The account's queue (version 7): the next freed slot of a limited account
+-- goes to its oldest waiting run (limits.sql). It is no second mechanism:
+-- a run that is refused a grant because its account or pool is at its
+-- limit, and holds a ticket of its session (lease.enqueue gives it one while
+-- its account is busy, even for a free session), has that ticket marked as
+-- waiting for a slot of the pool it asked for (lease.slot_wait). The
+-- tickets waiting for a slot of one account and pool are ordered by id, as
+-- a session's are; while some are live, lease.acquire grants the
+-- account's k free slots only to runs with fewer than k of them ahead
+-- (lease.slot_gate_admits): a newer acquire cannot jump ahead, and a
+-- dead waiter's ticket expires like any other and stops holding the others
+-- up; it leaves with its queue_left event (reason expired) at the next
+-- renewal, grant or new ticket of any waiter of the account
+-- (account_queue_purge), whichever session it is in. Runs of different
+-- pools do not wait for one another. lease.preempt does not queue: a
+-- preempt is the privileged way past the queue. An account without a limit
+-- pays nothing; a limited one with no waiter one probe of an empty range of
+-- queue_ticket_slot_idx. At most account_queue_limit() live tickets of an
+-- account wait for a slot (SQLSTATE 54000).
+
+-- account_queue_limit is the cap on an account's live tickets that wait for
+-- a slot.
+CREATE OR REPLACE FUNCTION lease.account_queue_limit()
+RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $fn$
+    SELECT 10000
+$fn$;
+
+-- free_slots is how many more runs in pool account_id may be granted at
+-- now_: the fewest free slots among the limits that apply (the account's ''
+-- and pool's), NULL when none applies. A slot is held while the lease of
+-- the session it names is unexpired (and in its pool), as take_slot reads it.
+CREATE OR REPLACE FUNCTION lease.free_slots(account_id text, pool text, now_ timestamptz)
+RETURNS integer
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, lease, pg_temp
+AS $fn$
+    SELECT min(a.slots - (SELECT count(*)::integer FROM lease.limit_slot t
+                           WHERE t.account_id = a.account_id AND t.pool = a.pool
+                             AND EXISTS (SELECT FROM lease.session_lease l
+                                          WHERE l.account_id = t.account_id AND l.session_id = t.session_id
+                                            AND l.expires_at > free_slots.now_
+                                            AND (t.pool = '' OR l.pool = t.pool))))
+      FROM lease.account_limit a
+     WHERE a.account_id = free_slots.account_id AND a.pool IN ('', free_slots.pool)
+$fn$;
+
+-- slot_gate_admits is lease.acquire's question when its account has live
+-- tickets waiting for a slot of pool: may the run with public id pub, on
+-- the session, be granted a slot now? Only when fewer tickets wait ahead of
+-- it (older than its own live ticket of the session; every one, when it has
+-- none) than there are free slots. Granted to nobody.
+CREATE OR REPLACE FUNCTION lease.slot_gate_admits(account_id text, session_id text, pub uuid, pool text,
+                                                  now_ timestamptz)
+RETURNS boolean
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, lease, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    mine bigint;
+    free integer;
+    ahead integer;
+BEGIN
+    SELECT q.id INTO mine FROM lease.queue_ticket q
+     WHERE q.account_id = slot_gate_admits.account_id AND q.session_id = slot_gate_admits.session_id
+       AND q.run_id = pub AND q.expires_at > now_;
+    free := coalesce(lease.free_slots(slot_gate_admits.account_id, slot_gate_admits.pool, now_), 0);
+    IF free <= 0 THEN
+        RETURN false;
+    END IF;
+    SELECT count(*) INTO ahead FROM (
+        SELECT FROM lease.queue_ticket q
+         WHERE q.account_id = slot_gate_admits.account_id AND q.pool = slot_gate_admits.pool AND q.for_slot
+           AND q.id < coalesce(mine, 9223372036854775807) AND q.expires_at > now_
+           AND q.run_id <> pub
+         LIMIT free) w;
+    RETURN ahead < free;
+END
+$fn$;
+
+-- slot_wait marks the live ticket of the run with public id pub on the
+-- session, if it has one, as waiting for a slot of pool: its run was just
+-- refused a grant because its account or pool is at its limit (or older
+-- tickets wait for the free slots). From then on it holds its place in the
+-- account's queue (slot_gate_admits). Granted to nobody.
+CREATE OR REPLACE FUNCTION lease.slot_wait(account_id text, session_id text, pub uuid, pool text, now_ timestamptz)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, lease, pg_temp
+AS $fn$
+#variable_conflict use_column
+BEGIN
+    UPDATE lease.queue_ticket q SET for_slot = true, pool = coalesce(slot_wait.pool, '')
+     WHERE q.account_id = slot_wait.account_id AND q.session_id = slot_wait.session_id
+       AND q.run_id = pub AND q.expires_at > now_
+       AND (NOT q.for_slot OR q.pool <> coalesce(slot_wait.pool, ''));
+END
+$fn$;
+
+-- account_queue_purge ends up to 64 of account_id's tickets that waited for
+-- a slot and expired by now_, each with a queue_left event (reason expired),
+-- whichever session they are in: a dead waiter's ticket in a session nobody
+-- touches goes too. Locked tickets are skipped, as in queue_purge. Granted
+-- to nobody.
+CREATE OR REPLACE FUNCTION lease.account_queue_purge(account_id text, now_ timestamptz)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, lease, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    t lease.queue_ticket;
+BEGIN
+    FOR t IN
+        DELETE FROM lease.queue_ticket q
+         WHERE (q.account_id, q.session_id, q.id) IN (
+                SELECT x.account_id, x.session_id, x.id FROM lease.queue_ticket x
+                 WHERE x.account_id = account_queue_purge.account_id AND x.for_slot AND x.expires_at <= now_
+                 LIMIT 64
+                   FOR UPDATE SKIP LOCKED)
+        RETURNING *
+    LOOP
+        PERFORM lease.queue_event('queue_left', t, 'expired', now_);
+    END LOOP;
+END
+$fn$;
+
+-- account_busy reports whether a run of account_id that finds its session
+-- free should queue rather than acquire at once (lease.enqueue): the
+-- account has a limit and some of its tickets wait for a slot, or one of
+-- its limits has no free slot. It does not know the run's pool, so it may
+-- answer yes for a run whose limits have room: that run takes a ticket and
+-- is granted at once. First it ends up to 64 expired waiters
+-- (account_queue_purge), and it refuses a new waiter beyond
+-- account_queue_limit (SQLSTATE 54000). Granted to nobody.
+CREATE OR REPLACE FUNCTION lease.account_busy(account_id text, now_ timestamptz)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, lease, pg_temp
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    waiting integer;
+BEGIN
+    IF NOT EXISTS (SELECT FROM lease.account_limit a WHERE a.account_id = account_busy.account_id) THEN
+        RETURN false;
+    END IF;
+    PERFORM lease.account_queue_purge(account_busy.account_id, now_);
+    SELECT count(*) INTO waiting FROM (
+        SELECT FROM lease.queue_ticket q
+         WHERE q.account_id = account_busy.account_id AND q.for_slot AND q.expires_at > now_
+         LIMIT lease.account_queue_limit()) w;
+    IF waiting >= lease.account_queue_limit() THEN
+        RAISE EXCEPTION 'the queue of account % is full (% runs wait for a slot)', account_busy.account_id, waiting
+            USING ERRCODE = '54000';
+    END IF;
+    RETURN waiting > 0 OR EXISTS (
+        SELECT FROM lease.account_limit a
+         WHERE a.account_id = account_busy.account_id
+           AND lease.free_slots(a.account_id, a.pool, now_) <= 0);
 END
 $fn$;

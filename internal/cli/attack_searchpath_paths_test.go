@@ -362,6 +362,60 @@ func libraryPreempt(r *pathRun) {
 	_ = l.Release(r.ctx)
 }
 
+// libraryAccountQueue: in an account at its limit, Queue of another session
+// waits in the account's queue; a Try behind it is refused; the holder's
+// release grants the queued run.
+func libraryAccountQueue(r *pathRun) {
+	if _, err := r.w.admin.SetLimit(r.ctx, r.key.Account, "", 1); err != nil {
+		r.t.Fatalf("set a limit on %s: %v", r.key.Account, err)
+	}
+	holder := r.holdRun(r.other(1))
+	queuer := r.client(lease.Config{TTL: 10 * time.Second})
+	queued := make(chan *lease.Lease, 1)
+	go func() {
+		l, err := queuer.Queue(r.ctx, r.permit(queuer, r.key, "queuer"))
+		if err != nil {
+			r.t.Errorf("Queue: %v", err)
+		}
+		queued <- l
+	}()
+	pgtest.Eventually(r.t, 30*time.Second, "a ticket in the account's queue", func() bool {
+		var n int
+		err := r.w.admin.Pool().QueryRow(r.ctx, `SELECT count(*) FROM lease.queue_ticket
+			WHERE account_id OPERATOR(pg_catalog.=) $1 AND for_slot`, r.key.Account).Scan(&n)
+		return err == nil && n == 1
+	})
+	other := r.client(lease.Config{TTL: 10 * time.Second})
+	if _, err := other.Try(r.ctx, r.permit(other, r.other(2), "jumper")); !errors.Is(err, lease.ErrAtLimit) {
+		r.t.Errorf("Try behind the account's queue: %v, want ErrAtLimit", err)
+	}
+	if _, err := r.w.admin.Release(r.ctx, r.other(1), holder); err != nil {
+		r.t.Fatal(err)
+	}
+	if l := <-queued; l != nil {
+		_ = l.Release(r.ctx)
+	}
+}
+
+// libraryPreemptForSlot: in an account at its limit, Preempt of another
+// session at a higher priority takes the slot of the account's run.
+func libraryPreemptForSlot(r *pathRun) {
+	if _, err := r.w.admin.SetLimit(r.ctx, r.key.Account, "", 1); err != nil {
+		r.t.Fatalf("set a limit on %s: %v", r.key.Account, err)
+	}
+	r.hold(r.other(1))
+	c := r.client(lease.Config{TTL: 10 * time.Second})
+	p, err := c.AuthorizeRequest(r.ctx, allowAll, lease.Request{Key: r.key, Holder: "preempter", Priority: 1})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	l, err := c.Preempt(r.ctx, p, "for a slot")
+	if err != nil {
+		r.t.Fatalf("Preempt for a slot: %v", err)
+	}
+	_ = l.Release(r.ctx)
+}
+
 // libraryForged: notifications naming the holder's session, which no
 // transition sent, make its holder check its row and its client's
 // listener read the history back. A forced release after them, which the

@@ -83,6 +83,8 @@ var shadowPaths = []shadowPath{
 	{name: "library: wait and queue", role: "app", run: libraryWaitAndQueue},
 	{name: "library: ask and hand over", role: "app", run: libraryAsk},
 	{name: "library: preempt", role: "preempt", run: libraryPreempt},
+	{name: "library: queue for an account's slot", role: "app", run: libraryAccountQueue},
+	{name: "library: preempt for an account's slot", role: "preempt", run: libraryPreemptForSlot},
 	{name: "library: forged notification", role: "app", run: libraryForged},
 	{name: "monitor feed", role: "reader", run: monitorFeed},
 	{name: "monitor keys", role: "sre", run: monitorKeys},

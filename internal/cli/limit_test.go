@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/leasetop/leasetop/internal/cli"
 	"github.com/leasetop/leasetop/internal/data"
@@ -254,5 +255,84 @@ func TestEventsPrintLimits(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("events lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestRunPreemptsForASlotByPriority: in an account at its limit of one run,
+// leasetop run --on-busy preempt as a lease_app login in lease_preempt takes the slot of
+// the account's run only with a higher --priority: at the same priority it
+// exits 3 naming the holder and changes nothing; at a higher one the
+// holder's lease ends (force_released, naming the preempt and both
+// priorities) and the command runs.
+func TestRunPreemptsForASlotByPriority(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	if _, err := db.Store(t).SetLimit(ctx, "acme", "", 1); err != nil {
+		t.Fatal(err)
+	}
+	acquire(t, db.Conn(t), "acme", "chat-1", "1 hour", "desktop")
+	preemptDSN, role := pgtest.Login(t, db, "lease_app")
+	if _, err := db.Conn(t).Exec(ctx, "GRANT lease_preempt TO "+pgx.Identifier{role}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := leasetop(ctx, preemptDSN, "run", "--account", "acme", "--session", "chat-2",
+		"--on-busy", "preempt", "--priority", "0", "--", "true")
+	if code != cli.ExitBusy || !strings.Contains(errOut, "account acme is at its limit of 1 live runs: session chat-1") {
+		t.Fatalf("run --on-busy preempt at the holder's priority: code %d stderr %q, want 3 naming chat-1", code, errOut)
+	}
+	cmd := exec.CommandContext(ctx, builtBinary(t), "run", "--dsn", preemptDSN, "--account", "acme", "--session", "chat-2",
+		"--on-busy", "preempt", "--priority", "5", "--reason", "vip", "--grace", "100ms", "--", "true")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("run --on-busy preempt --priority 5: %v\n%s", err, b)
+	}
+	var reason string
+	if err := db.Conn(t).QueryRow(ctx, `SELECT reason FROM lease.event
+		 WHERE session_id = 'chat-1' AND kind = 'force_released'`).Scan(&reason); err != nil ||
+		!strings.Contains(reason, "preempted for a slot by run") || !strings.HasSuffix(reason, "priority 5 over 0: vip") {
+		t.Fatalf("the holder's end: reason %q, %v; want a preempt for a slot at priority 5 over 0", reason, err)
+	}
+}
+
+// TestRunQueuesForASlot: leasetop run --on-busy queue in an account at its
+// limit takes a ticket in the account's queue (not an exit 3) and runs its
+// command once the account's run releases its slot.
+func TestRunQueuesForASlot(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	if _, err := s.SetLimit(ctx, "acme", "", 1); err != nil {
+		t.Fatal(err)
+	}
+	held, holder := data.Key{Account: "acme", Session: "chat-1"}, uuid.New()
+	if _, err := s.Acquire(ctx, held, holder, time.Hour, "desktop"); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, builtBinary(t), "run", "--dsn", db.URL, "--account", "acme", "--session", "chat-2",
+		"--on-busy", "queue", "--", "true")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	pgtest.Eventually(t, 30*time.Second, "run's ticket in the account's queue", func() bool {
+		select {
+		case err := <-exited:
+			t.Fatalf("run exited before the slot freed: %v\n%s", err, out.String())
+		default:
+		}
+		var n int
+		err := db.Conn(t).QueryRow(ctx, `SELECT count(*) FROM lease.queue_ticket WHERE account_id = 'acme' AND for_slot`).Scan(&n)
+		return err == nil && n == 1
+	})
+	if ok, err := s.Release(ctx, held, holder); err != nil || !ok {
+		t.Fatalf("release the account's run: %v, %v", ok, err)
+	}
+	if err := <-exited; err != nil {
+		t.Fatalf("run --on-busy queue after the slot freed: %v\n%s", err, out.String())
 	}
 }

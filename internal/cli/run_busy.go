@@ -114,7 +114,7 @@ func acquireForRun(ctx context.Context, env Env, store *data.Store, client *leas
 		fmt.Fprintf(env.Stderr, "leasetop: waiting: %s\n", heldMessage(held))
 		l, err = client.Wait(ctx, permit)
 	case lease.BusyQueue:
-		return queueForRun(ctx, env, client, permit, held)
+		return queueForRun(ctx, env, client, permit, heldMessage(held), held.Queued)
 	case lease.BusyAsk:
 		return acquireByAsking(ctx, env, client, permit, held, opts)
 	case lease.BusySteer:
@@ -143,8 +143,10 @@ func acquireForRun(ctx context.Context, env Env, store *data.Store, client *leas
 
 // acquireAtLimit is acquireForRun's answer to an account (or pool) at its
 // limit of live runs: refuse (exit 3) naming the runs holding its slots,
-// or wait (--wait) for one of them to end. The other strategies act on a
-// session's holder, which a full account does not have: refused, saying so.
+// wait (--wait) for one of them to end, queue in the account's order, or
+// preempt the account's lowest-priority run below --priority. Ask and steer
+// act on a session's holder, which a full account does not have: refused,
+// saying so.
 func acquireAtLimit(ctx context.Context, env Env, store *data.Store, client *lease.Client, permit lease.Permit,
 	full *lease.LimitError, opts runOptions) (*lease.Lease, error) {
 	msg := full.Describe(markID, termtext.Quote)
@@ -159,6 +161,19 @@ func acquireAtLimit(ctx context.Context, env Env, store *data.Store, client *lea
 			return nil, connError(err)
 		}
 		return l, nil
+	case lease.BusyQueue:
+		if err := refuseWaitOnStandby(ctx, store, opts.busy.onBusy); err != nil {
+			return nil, err
+		}
+		return queueForRun(ctx, env, client, permit, "the account's queue: "+msg, full.Queued)
+	case lease.BusyPreempt:
+		fmt.Fprintf(env.Stderr, "leasetop: preempting for a slot: %s\n", msg)
+		l, err := client.Preempt(ctx, permit, opts.busy.reason)
+		if err != nil {
+			return nil, preemptError(err)
+		}
+		awaitPreempted(ctx, env, l, opts)
+		return l, nil
 	case lease.BusyRefuse:
 		return nil, &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; use --on-busy wait (or --wait) to wait for a slot", msg)}
 	}
@@ -168,8 +183,14 @@ func acquireAtLimit(ctx context.Context, env Env, store *data.Store, client *lea
 
 // preemptError is the one line for a refused preempt.
 func preemptError(err error) error {
-	var held *lease.HeldError
+	var (
+		held *lease.HeldError
+		full *lease.LimitError
+	)
 	switch {
+	case errors.As(err, &full):
+		return &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; no preemptible run of the account has a lower --priority than this one",
+			full.Describe(markID, termtext.Quote))}
 	case errors.Is(err, lease.ErrNotPreemptible) && errors.As(err, &held):
 		return &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; it may not be preempted", heldMessage(held))}
 	case errors.As(err, &held):

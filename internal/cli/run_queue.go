@@ -15,9 +15,8 @@ import (
 // on stderr, one plain line each time, how many tickets are ahead of its own
 // when that changes. A full queue, a login that holds its share of it, and
 // a ticket an operator cleared exit 3, as a refusal.
-func queueForRun(ctx context.Context, env Env, client *lease.Client, permit lease.Permit, held *lease.HeldError) (*lease.Lease, error) {
-	fmt.Fprintf(env.Stderr, "leasetop: queueing: %s\n", heldMessage(held))
-	shown := held.Queued // the place the line above showed
+func queueForRun(ctx context.Context, env Env, client *lease.Client, permit lease.Permit, busy string, shown int) (*lease.Lease, error) {
+	fmt.Fprintf(env.Stderr, "leasetop: queueing: %s\n", busy) // shown: the place it says
 	l, err := client.Queue(ctx, permit, lease.OnPlace(func(ahead int) {
 		if ahead != shown {
 			shown = ahead
@@ -32,9 +31,9 @@ func queueForRun(ctx context.Context, env Env, client *lease.Client, permit leas
 		return nil, &ExitError{Code: ExitBusy, Err: errors.New(termtext.Clean(cleared.Message, 0))}
 	case errors.Is(err, data.ErrQueueShareFull):
 		return nil, &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; this login holds its share of the queue already (%d of its %d tickets)",
-			heldMessage(held), data.QueueShare, data.QueueLimit)}
+			busy, data.QueueShare, data.QueueLimit)}
 	case errors.Is(err, lease.ErrQueueFull):
-		return nil, &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; the queue is full", heldMessage(held))}
+		return nil, &ExitError{Code: ExitBusy, Err: fmt.Errorf("%s; the queue is full", busy)}
 	}
 	return nil, connError(err)
 }

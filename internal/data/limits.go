@@ -49,6 +49,10 @@ type LimitError struct {
 	Pool    string // "" the account's own limit
 	Slots   int
 	Holders []SlotHolder
+	// Queued counts the account's runs queued for a slot of the pool before
+	// this one (sql/queue.sql, the account's queue): the next freed slots
+	// go to them first, so a run may be refused while slots are free.
+	Queued int
 }
 
 func (e *LimitError) Error() string { return e.Describe(verbatim, strconv.Quote) }
@@ -63,6 +67,9 @@ func (e *LimitError) Describe(text, quote func(string) string) string {
 		what = "pool " + quote(e.Pool) + " of account " + text(e.Key.Account)
 	}
 	fmt.Fprintf(&b, "%s is at its limit of %d live runs", what, e.Slots)
+	if e.Queued > 0 {
+		fmt.Fprintf(&b, " or its free slots go to %d runs queued before this one", e.Queued)
+	}
 	for i, h := range e.Holders {
 		if i == 0 {
 			b.WriteString(": ")
@@ -94,11 +101,28 @@ const limitHoldersQuery = `
 	       AND l.expires_at > n.now AND (a.pool = '' OR l.pool = a.pool)
 	 ORDER BY a.pool DESC, s.slot`
 
-// atLimit reads why an acquire of key in pool that found no live holder of
-// its session was refused: a *LimitError when a limit of its account that
-// applies is full, nil otherwise (the session was taken and released
-// meanwhile, or its queue holds it).
-func (s *Store) atLimit(ctx context.Context, key Key, pool string) *LimitError {
+// slotQueuedQuery counts the live tickets of account $1 that wait for a slot
+// of pool $2 ahead of run $3's ticket on session $4 (every one, when it has
+// none): the runs the account's queue grants before it.
+const slotQueuedQuery = `
+	SELECT count(*)::integer
+	  FROM (SELECT clock_timestamp() AS now) n
+	  JOIN lease.queue_ticket q ON q.account_id = $1 AND q.pool = $2 AND q.for_slot
+	       AND q.expires_at > n.now AND q.run_id <> $3
+	 WHERE q.id < coalesce((SELECT m.id FROM lease.queue_ticket m
+	                         WHERE m.account_id = $1 AND m.session_id = $4 AND m.run_id = $3
+	                           AND m.expires_at > n.now), 9223372036854775807)`
+
+// atLimit reads why an acquire of key in pool by run pub (public id) that
+// found no live holder of its session was refused: a *LimitError when a
+// limit of its account that applies is full, or when runs queued for its
+// slots before it take the free ones; nil otherwise (the session was taken
+// and released meanwhile, or its queue holds it).
+func (s *Store) atLimit(ctx context.Context, key Key, pub uuid.UUID, pool string) *LimitError {
+	var queued int32
+	if err := s.Pinned().QueryRow(ctx, slotQueuedQuery, key.Account, pool, pub, key.Session).Scan(&queued); err != nil {
+		return nil
+	}
 	rows, err := s.Pinned().Query(ctx, limitHoldersQuery, key.Account, pool)
 	if err != nil {
 		return nil
@@ -135,8 +159,14 @@ func (s *Store) atLimit(ctx context.Context, key Key, pool string) *LimitError {
 	}
 	for _, p := range order {
 		if e := byPool[p]; len(e.Holders) >= e.Slots {
+			e.Queued = int(queued)
 			return e
 		}
+	}
+	if queued > 0 && len(order) > 0 {
+		e := byPool[order[0]] // the pool's own limit when it has one
+		e.Queued = int(queued)
+		return e
 	}
 	return nil
 }
@@ -149,7 +179,7 @@ func (s *Store) refused(ctx context.Context, key Key, runID uuid.UUID, pool stri
 	err := s.held(ctx, key, runID)
 	var h *HeldError
 	if errors.As(err, &h) && (h.RunID == uuid.Nil || h.Remaining == 0) && h.Queued == 0 {
-		if e := s.atLimit(ctx, key, pool); e != nil {
+		if e := s.atLimit(ctx, key, PublicRunID(runID), pool); e != nil {
 			return e
 		}
 	}

@@ -30,7 +30,8 @@ type AcquireOptions struct {
 	// runs (Store.SetLimit). At most MaxPoolBytes, the rules of holder labels.
 	Pool string
 	// Priority is the run's priority (higher wins; 0 the default), recorded
-	// on its lease.
+	// on its lease: a Preempt in an account at its limit may take the slot of
+	// a preemptible run of a strictly lower priority.
 	Priority int16
 }
 
@@ -83,6 +84,13 @@ func (s *Store) AcquireWith(ctx context.Context, key Key, runID uuid.UUID, ttl t
 //   - a *HeldError (ErrHeld) naming the new holder when the key changed
 //     hands while the call waited for the row: of preempts that race for one
 //     holder exactly one wins.
+//
+// In an account or pool at its limit it takes a slot from the account's
+// lowest-priority preemptible run whose priority is below opt.Priority, in
+// another session: that run's lease ends as a forced release
+// (KindForceReleased, the login as Actor, a Reason naming this run and both
+// priorities) and PreemptPending waits for it; with no such run it returns
+// the *LimitError.
 //
 // reason is recorded in the event (at most MaxReasonBytes, the rules of
 // holder labels); opt applies to the new lease as in AcquireWith.

@@ -1,0 +1,185 @@
+package lease_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
+	"github.com/leasetop/leasetop/internal/testkit/proctest"
+	"github.com/leasetop/leasetop/lease"
+)
+
+// slotWaiters counts testKey's account's live tickets that wait for a slot.
+func slotWaiters(t *testing.T, db pgtest.DB) int {
+	t.Helper()
+	var n int
+	if err := db.Pool(t).QueryRow(context.Background(), `SELECT count(*) FROM lease.queue_ticket
+		WHERE account_id = $1 AND for_slot AND expires_at > clock_timestamp()`, testKey.Account).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// accountGrants returns the sessions of testKey's account granted, in the
+// order of their acquired events, but for testKey's own.
+func accountGrants(t *testing.T, db pgtest.DB) []string {
+	t.Helper()
+	rows, err := db.Pool(t).Query(context.Background(), `SELECT session_id FROM lease.event
+		WHERE account_id = $1 AND kind = 'acquired' AND session_id <> $2 ORDER BY id`, testKey.Account, testKey.Session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestLimitQueueGrantsInAccountOrder: in an account at its limit of one run,
+// four clients, each with its own connections, Queue for four different
+// sessions in a known order, and a fifth Waits (no ticket) after them. When
+// the holder releases, each grant goes to the oldest waiter of the account,
+// which holds briefly and releases: the grants follow the order of
+// queueing, and the run that only waited comes last, though it retried at
+// every release.
+func TestLimitQueueGrantsInAccountOrder(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	db := pgtest.New(t)
+	admin := db.Store(t)
+	if _, err := admin.SetLimit(ctx, testKey.Account, "", 1); err != nil {
+		t.Fatal(err)
+	}
+	opener := mustHold(t, admin)
+	const n = 4
+	session := func(i int) string { return fmt.Sprintf("waiter-%d", i) }
+	done := make(chan error, n+1)
+	start := func(i int, queue bool) {
+		c, err := lease.New(db.Store(t), lease.Config{TTL: 5 * time.Second, PollInterval: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		p, err := c.Authorize(ctx, allowAll, lease.Key{Account: testKey.Account, Session: session(i)}, session(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			var l *lease.Lease
+			if queue {
+				l, err = c.Queue(ctx, p)
+			} else {
+				l, err = c.Wait(ctx, p)
+			}
+			if err == nil {
+				err = l.Release(ctx)
+			}
+			done <- err
+		}()
+	}
+	for i := range n {
+		start(i, true)
+		pgtest.Eventually(t, time.Minute, fmt.Sprintf("waiter %d in the account's queue", i), func() bool {
+			return slotWaiters(t, db) == i+1
+		})
+	}
+	start(n, false)
+	pgtest.Eventually(t, time.Minute, "the waiting run's refusal", func() bool {
+		var refused bool
+		err := db.Pool(t).QueryRow(ctx, `SELECT EXISTS (SELECT FROM lease.event
+			WHERE kind = 'limit_refused' AND session_id = $1)`, session(n)).Scan(&refused)
+		return err == nil && refused
+	})
+	if _, err := admin.Release(ctx, testKey, opener); err != nil {
+		t.Fatal(err)
+	}
+	for range n + 1 {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-ctx.Done():
+			t.Fatalf("waiters still waiting; grants so far %v", accountGrants(t, db))
+		}
+	}
+	got := fmt.Sprint(accountGrants(t, db))
+	if want := fmt.Sprint([]string{session(0), session(1), session(2), session(3), session(4)}); got != want {
+		t.Fatalf("grants went to %s, want %s", got, want)
+	}
+}
+
+// TestLimitQueueKilledWaiterCostsAtMostItsTTL: two real processes queue, in
+// order, for two sessions of an account at its limit of one run; the first
+// is killed with SIGKILL. When the holder releases, the slot waits for the
+// killed waiter's ticket (not a second longer than needed: the second
+// waiter is granted after that ticket expired on the database clock, and
+// within a TTL of it), and the ticket leaves with a queue_left event
+// (reason expired), though nobody touches its session.
+func TestLimitQueueKilledWaiterCostsAtMostItsTTL(t *testing.T) {
+	t.Parallel()
+	const ttl = 10 * time.Second
+	ctx := context.Background()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	if _, err := s.SetLimit(ctx, testKey.Account, "", 1); err != nil {
+		t.Fatal(err)
+	}
+	opener := mustHold(t, s)
+	var procs []*proctest.Process
+	for i, session := range []string{"dies", "lives"} {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), envChild+"="+childQueue, envChildDSN+"="+db.URL, envChildTTL+"="+ttl.String(),
+			envQueueName+"="+session, envQueueRound+"=1", envQueueSession+"="+session)
+		p := proctest.Start(t, cmd)
+		procs = append(procs, p)
+		pgtest.Eventually(t, time.Minute, session+"'s ticket in the account's queue", func() bool {
+			if p.Exited() {
+				t.Fatalf("child %s exited: %s%s", session, p.Stdout.String(), p.Stderr.String())
+			}
+			return slotWaiters(t, db) == i+1
+		})
+	}
+	procs[0].Signal(t, syscall.SIGKILL)
+	procs[0].Wait(t, time.Minute)
+	if _, err := s.Release(ctx, testKey, opener); err != nil {
+		t.Fatal(err)
+	}
+	if code := procs[1].Wait(t, 2*time.Minute); code != 0 {
+		t.Fatalf("the live waiter exited %d: %s%s", code, procs[1].Stdout.String(), procs[1].Stderr.String())
+	}
+	var deadExpiry, granted time.Time
+	var reason string
+	if err := db.Pool(t).QueryRow(ctx, `SELECT expires_at, reason FROM lease.event
+		WHERE kind = 'queue_left' AND session_id = 'dies'`).Scan(&deadExpiry, &reason); err != nil || reason != "expired" {
+		t.Fatalf("the killed waiter's queue_left event: reason %q, %v; want one, reason expired", reason, err)
+	}
+	if err := db.Pool(t).QueryRow(ctx, `SELECT at FROM lease.event
+		WHERE kind = 'acquired' AND session_id = 'lives'`).Scan(&granted); err != nil {
+		t.Fatal(err)
+	}
+	if granted.Before(deadExpiry) {
+		t.Fatalf("the live waiter was granted at %v, before the killed waiter's ticket expired (%v)", granted, deadExpiry)
+	}
+	if late := granted.Sub(deadExpiry); late > ttl {
+		t.Fatalf("the live waiter was granted %v after the killed waiter's ticket expired, more than a TTL (%v)", late, ttl)
+	}
+	if got := accountGrants(t, db); fmt.Sprint(got) != "[lives]" {
+		t.Fatalf("grants in the account: %v, want [lives]", got)
+	}
+}
