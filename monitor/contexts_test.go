@@ -112,7 +112,11 @@ func TestStateOfContextsOnOneClock(t *testing.T) {
 	k := data.Key{Account: "acme", Session: "chat-1"}
 	monitor.MustAcquire(t, onTime.Store(t), k, uuid.New(), time.Minute)
 	monitor.MustAcquire(t, ahead.Store(t), k, uuid.New(), time.Minute)
-	waitFor(t, m, "both leases", func(s *monitor.State) bool { return s.Len() == 2 })
+	// The ahead context's clock is measured by its feed's first read, which
+	// its lease may reach the State before (by its event): wait for both.
+	waitFor(t, m, "both leases and the ahead server's clock", func(s *monitor.State) bool {
+		return s.Len() == 2 && !s.HealthOf(1, time.Now()).Clock.IsZero()
+	})
 	m.Read(func(s *monitor.State) {
 		now := time.Now()
 		if off := s.HealthOf(1, now).Clock.Offset(); off < 2*time.Hour {
