@@ -83,6 +83,10 @@ func TestScratchCallsWriteNothingReal(t *testing.T) {
 		"check_pool":      "",
 		"claim_slots":     "runs only when lease.account_limit holds a limit of a scratch workload's account, which nobody sets",
 		"slots_granted":   "a no-op without claim_slots' slots",
+		// The account's queue, like claim_slots, only under a limit.
+		"slot_gate_admits": "",
+		"limit_refused":    "runs only when lease.account_limit holds a limit of a scratch workload's account, which nobody sets",
+		"slot_wait":        "runs only when lease.account_limit holds a limit of a scratch workload's account, which nobody sets",
 	}
 	calls := regexp.MustCompile(`\blease\.([a-z_]+)\(`)
 	for _, m := range calls.FindAllStringSubmatch(strings.Join(stmts, "\n"), -1) {
