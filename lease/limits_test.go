@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/lease"
 )
@@ -14,7 +15,9 @@ import (
 // another session is refused with a *LimitError (ErrAtLimit and ErrHeld)
 // naming the run that holds the slot; Wait for it is woken by that run's
 // release in another session of the account, long before its poll
-// interval, and declares its pool on the lease it gets.
+// interval and its listener's catch-up read (both a minute: only the
+// release's notification can wake it in time), and declares its pool on
+// the lease it gets.
 func TestLimitTryAndWait(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
@@ -23,7 +26,7 @@ func TestLimitTryAndWait(t *testing.T) {
 	if _, err := store.SetLimit(ctx, "acme", "", 1); err != nil {
 		t.Fatal(err)
 	}
-	cfg := lease.Config{TTL: 30 * time.Second, PollInterval: 60 * time.Second}
+	cfg := lease.Config{TTL: 30 * time.Second, PollInterval: 60 * time.Second, Listener: data.ListenerConfig{CatchUp: time.Minute}}
 	a, b := newClient(t, store, cfg), newClient(t, store, cfg)
 	k1, k2 := lease.Key{Account: "acme", Session: "chat-1"}, lease.Key{Account: "acme", Session: "chat-2"}
 	la := acquire(t, a, permit(t, a, k1, "a"))

@@ -52,8 +52,10 @@ func (n *notifier) readBack(ctx context.Context, ln *data.Listener, notes []data
 	return nil, ctx.Err() == nil
 }
 
-// wanted splits notes into those to read back (a truncation, or an event
-// naming a key with a subscription) and the ids of the other transitions.
+// wanted splits notes into those to read back (a truncation, an event
+// naming a key with a subscription, or one naming a session of an account
+// whose slots someone waits for: subscribeAccount) and the ids of the
+// other transitions.
 // A message_sent is handed on as a hint instead (notifier.hint), and the
 // other message events are read back only for a subscription that wants
 // them (WaitMessage): a holder's own deliveries and acknowledgements name
@@ -66,7 +68,8 @@ func (n *notifier) wanted(notes []data.Event) (wanted []data.Event, unread []int
 		case ev.Kind == data.KindRenewed:
 		case ev.Kind.Message() && !n.wantsMessagesLocked(ev):
 			unread = append(unread, ev.ID)
-		case ev.Kind == data.KindTruncated || len(n.subs[ev.Key]) > 0:
+		case ev.Kind == data.KindTruncated || len(n.subs[ev.Key]) > 0 ||
+			ev.Key.Session != "" && len(n.subs[Key{Account: ev.Key.Account}]) > 0: // a waiter for the account's slots
 			wanted = append(wanted, ev)
 		default:
 			unread = append(unread, ev.ID)
