@@ -142,8 +142,6 @@ func (m *Model) describe(ev data.Event) (string, string, *lipgloss.Style) {
 		return "renew rejected", "zombie " + run + " renewing; " + rejectReason(ev.Reason), &s.zombie
 	case data.KindTruncated:
 		return "truncated", "the lease table was truncated: resyncing", &s.bad
-	case data.KindLimitRefused:
-		return "at limit", run + " refused: " + clean(ev.Reason, 40) + holder, nil
 	case data.KindQueueJoined:
 		return "queued", run + " took a ticket" + holder, nil
 	case data.KindQueueLeft:
