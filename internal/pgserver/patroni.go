@@ -112,21 +112,28 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 	if c.etcd, err = startEtcd(ctx, c.cred, c.dir, opts.Timeout); err != nil {
 		return nil, err
 	}
-	for i := range opts.Nodes {
+	// The first node alone, so that it bootstraps the cluster. Each node's
+	// ports are picked right before it starts: picked before the first
+	// node's bootstrap, a replica's port stayed free for tens of seconds,
+	// and a connection of another process took it (Patroni's REST API then
+	// failed to bind, in CI).
+	first, err := c.newNode(0)
+	if err != nil {
+		return nil, err
+	}
+	c.nodes = append(c.nodes, first)
+	if err := first.start(); err != nil {
+		return nil, err
+	}
+	if err := first.waitStatus(ctx, opts.Timeout, "/primary"); err != nil {
+		return nil, err
+	}
+	for i := 1; i < opts.Nodes; i++ {
 		n, err := c.newNode(i)
 		if err != nil {
 			return nil, err
 		}
 		c.nodes = append(c.nodes, n)
-	}
-	// The first node alone, so that it bootstraps the cluster.
-	if err := c.nodes[0].start(); err != nil {
-		return nil, err
-	}
-	if err := c.nodes[0].waitStatus(ctx, opts.Timeout, "/primary"); err != nil {
-		return nil, err
-	}
-	for _, n := range c.nodes[1:] {
 		if err := n.start(); err != nil {
 			return nil, err
 		}
