@@ -100,7 +100,7 @@ func TestLimitsWorkloads(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	want := map[string]string{"limits-cycle-free": "", "limits-cycle": "", "limits-hammer": "slots ", "limits-fair-idle": "", "limits-fair-backlog": "the idle row's"}
+	want := map[string]string{"limits-cycle-free": "", "limits-cycle": "", "limits-hammer": "slots ", "limits-hammer-wait": "slots ", "limits-fair-idle": "", "limits-fair-backlog": "the idle row's"}
 	for _, res := range rep.Results {
 		note, ok := want[res.Name]
 		if !ok {

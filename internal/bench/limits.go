@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -123,11 +124,13 @@ func (r *run) runLimitsHammer(ctx context.Context, w workload) ([]Result, error)
 		})
 	}
 	sleepCtx(ctx, r.cfg.Warmup)
+	cpu0, cpuErr := r.serverCPU()
 	h.recording.Store(true)
 	start := time.Now()
 	sleepCtx(ctx, r.cfg.Duration)
 	h.recording.Store(false)
 	window := time.Since(start)
+	cpu1, err := r.serverCPU()
 	stop.Store(true)
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
@@ -141,6 +144,7 @@ func (r *run) runLimitsHammer(ctx context.Context, w workload) ([]Result, error)
 	res := newResult(w.name, fmt.Sprintf(hammerDesc, r.cfg.Clients, hammerSlots, hammerHold), &h.toGrant, window)
 	res.Note = fmt.Sprintf("slots %.1f%% full; %.1f attempts per grant; a granting acquire p50 %.2f ms",
 		100*util, float64(h.attempts.Load())/float64(grants), ms(h.granted.Quantile(0.5)))
+	h.cpuPerGrant(&res, cpu0, cpu1, errors.Join(cpuErr, err))
 	return []Result{res}, nil
 }
 

@@ -87,6 +87,7 @@ func mainWorkloads() []workload {
 		{name: "limits-cycle-free", set: "limits", loop: limitsCycleFree, desc: limitsFreeDesc, optIn: true},
 		{name: "limits-cycle", set: "limits", loop: limitsCycle, desc: limitsCycleDesc, optIn: true},
 		{name: "limits-hammer", run: func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runLimitsHammer(ctx, w) }, optIn: true},
+		{name: "limits-hammer-wait", run: func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runLimitsHammerWait(ctx, w) }, optIn: true},
 		{name: "limits-fair", run: func(ctx context.Context, r *run, w workload) ([]Result, error) { return r.runLimitsFair(ctx, w) }, optIn: true},
 	}
 }
