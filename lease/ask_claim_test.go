@@ -12,8 +12,10 @@ import (
 // TestAskClaimOnNotificationCountsFromTheAskersSend: an asker woken by the
 // handed_over notification naming its run claims the lease at once (one
 // renewal that reads the fence too), and its local deadline counts its own
-// TTL from a time it took before that renewal was sent: after the
-// hand-over began, before Ask returned. The holder's TTL (5 s, the expiry
+// TTL from a time it took before that renewal was sent: after it asked,
+// before Ask returned (a claim sent just before the hand-over began and
+// answered after it counts from its own send, earlier and so safe). The
+// holder's TTL (5 s, the expiry
 // lease.hand_over gave the row; shorter could expire before a loaded
 // machine's asker claims it) is far shorter than the asker's (1 min): a
 // deadline taken from the row's expiry would end about 5 s after the
@@ -42,12 +44,12 @@ func askClaimRound(t *testing.T, db pgtest.DB, holderC, askerC *lease.Client, hp
 	t.Helper()
 	ctx := context.Background()
 	l := acquire(t, holderC, hp)
+	asked := time.Now()
 	done := askAsync(ctx, askerC, ap, 30*time.Second, lease.BusyRefuse)
 	nextAsk(t, l)
 	// Both Clients listen (the holder's watch, the asker's wait): the
 	// handed_over notification can reach the asker.
 	pgtest.Eventually(t, 10*time.Second, "both listeners", func() bool { return listeners(t, db.Pool(t)) >= 2 })
-	began := time.Now()
 	if err := l.HandOver(ctx); err != nil {
 		t.Fatalf("HandOver: %v", err)
 	}
@@ -58,9 +60,9 @@ func askClaimRound(t *testing.T, db pgtest.DB, holderC, askerC *lease.Client, hp
 	}
 	cfg := askerC.Config()
 	sent := r.l.State().Deadline.Add(-(cfg.TTL - cfg.SafetyMargin))
-	if sent.Before(began) || sent.After(returned) {
-		t.Fatalf("the asker's deadline counts from %s, want a send time between the hand-over's start %s and Ask's return %s (holder's expiry used?)",
-			sent.Format(time.RFC3339Nano), began.Format(time.RFC3339Nano), returned.Format(time.RFC3339Nano))
+	if sent.Before(asked) || sent.After(returned) {
+		t.Fatalf("the asker's deadline counts from %s, want a send time between its ask %s and Ask's return %s (holder's expiry used?)",
+			sent.Format(time.RFC3339Nano), asked.Format(time.RFC3339Nano), returned.Format(time.RFC3339Nano))
 	}
 	row := holderOf(t, db.Store(t), testKey)
 	if row.RunID != r.l.RunID() || row.Fence != r.l.Fence() || row.Fence <= l.Fence() || row.ExpiresAt.Sub(row.RenewedAt) != time.Minute {
