@@ -171,7 +171,9 @@ func sameAsDB(s *monitor.State, want map[data.Key]data.Lease) string {
 		g, ok := s.Lease(k)
 		if !ok || g.RunID != w.RunID || g.Fence != w.Fence || g.Holder != w.Holder ||
 			!g.ExpiresAt.Equal(w.ExpiresAt) || !g.AcquiredAt.Equal(w.AcquiredAt) {
-			return fmt.Sprintf("%v: %+v, the database has %+v", k, g, w)
+			return fmt.Sprintf("%v: run %s fence %d holder %q acquired %s expires %s (found %t), the database has run %s fence %d holder %q acquired %s expires %s",
+				k, g.RunID, g.Fence, g.Holder, g.AcquiredAt.Format(time.RFC3339Nano), g.ExpiresAt.Format(time.RFC3339Nano), ok,
+				w.RunID, w.Fence, w.Holder, w.AcquiredAt.Format(time.RFC3339Nano), w.ExpiresAt.Format(time.RFC3339Nano))
 		}
 	}
 	return ""
