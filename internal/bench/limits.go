@@ -123,29 +123,52 @@ func (r *run) runLimitsHammer(ctx context.Context, w workload) ([]Result, error)
 			}
 		})
 	}
+	m, err := h.measure(ctx, r, func() { stop.Store(true) }, &wg)
+	if err != nil {
+		return nil, err
+	}
+	res := newResult(w.name, fmt.Sprintf(hammerDesc, r.cfg.Clients, hammerSlots, hammerHold), &h.toGrant, m.window)
+	res.Note = fmt.Sprintf("slots %.1f%% full; %.1f attempts per grant; a granting acquire p50 %.2f ms",
+		100*m.util, m.attempts, ms(h.granted.Quantile(0.5)))
+	h.cpuPerGrant(&res, m)
+	return []Result{res}, nil
+}
+
+// hammerWindow is what one measured window of a hammer gave.
+type hammerWindow struct {
+	window   time.Duration
+	util     float64 // how full the slots stayed: held time / (slots × window)
+	attempts float64 // acquire calls per grant
+	cpu      time.Duration
+	cpuErr   error // the server's CPU could not be read
+}
+
+// measure runs the hammer's clients, started by the caller, through the
+// warm-up and the measured window, then stops them (stop) and waits for
+// them (wg). It fails when a client failed (ctx's cause) or nothing was
+// granted.
+func (h *hammer) measure(ctx context.Context, r *run, stop func(), wg *sync.WaitGroup) (hammerWindow, error) {
 	sleepCtx(ctx, r.cfg.Warmup)
 	cpu0, cpuErr := r.serverCPU()
 	h.recording.Store(true)
 	start := time.Now()
 	sleepCtx(ctx, r.cfg.Duration)
 	h.recording.Store(false)
-	window := time.Since(start)
+	m := hammerWindow{window: time.Since(start)}
 	cpu1, err := r.serverCPU()
-	stop.Store(true)
+	stop()
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
-		return nil, err
+		return m, err
 	}
 	grants := h.grants.Load()
 	if grants == 0 {
-		return nil, fmt.Errorf("no grant in %s", window)
+		return m, fmt.Errorf("no grant in %s", m.window)
 	}
-	util := float64(h.held.Load()) / float64(hammerSlots*window.Nanoseconds())
-	res := newResult(w.name, fmt.Sprintf(hammerDesc, r.cfg.Clients, hammerSlots, hammerHold), &h.toGrant, window)
-	res.Note = fmt.Sprintf("slots %.1f%% full; %.1f attempts per grant; a granting acquire p50 %.2f ms",
-		100*util, float64(h.attempts.Load())/float64(grants), ms(h.granted.Quantile(0.5)))
-	h.cpuPerGrant(&res, cpu0, cpu1, errors.Join(cpuErr, err))
-	return []Result{res}, nil
+	m.util = float64(h.held.Load()) / float64(hammerSlots*m.window.Nanoseconds())
+	m.attempts = float64(h.attempts.Load()) / float64(grants)
+	m.cpu, m.cpuErr = cpu1.since(cpu0), errors.Join(cpuErr, err)
+	return m, nil
 }
 
 // client is one hammering client: attempt until granted, hold, release.

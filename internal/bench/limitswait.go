@@ -77,27 +77,13 @@ func (r *run) runLimitsHammerWait(ctx context.Context, w workload) ([]Result, er
 			}
 		})
 	}
-	sleepCtx(ctx, r.cfg.Warmup)
-	cpu0, cpuErr := r.serverCPU()
-	h.recording.Store(true)
-	start := time.Now()
-	sleepCtx(ctx, r.cfg.Duration)
-	h.recording.Store(false)
-	window := time.Since(start)
-	cpu1, err := r.serverCPU()
-	stopWaiting()
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
+	m, err := h.measure(ctx, r, stopWaiting, &wg)
+	if err != nil {
 		return nil, err
 	}
-	grants := h.grants.Load()
-	if grants == 0 {
-		return nil, fmt.Errorf("no grant in %s", window)
-	}
-	util := float64(h.held.Load()) / float64(hammerSlots*window.Nanoseconds())
-	res := newResult(w.name, fmt.Sprintf(hammerWaitDesc, r.cfg.Clients, hammerSlots, hammerHold), &h.toGrant, window)
-	res.Note = fmt.Sprintf("slots %.1f%% full; %.1f attempts (acquire calls) per grant", 100*util, float64(h.attempts.Load())/float64(grants))
-	h.cpuPerGrant(&res, cpu0, cpu1, errors.Join(cpuErr, err))
+	res := newResult(w.name, fmt.Sprintf(hammerWaitDesc, r.cfg.Clients, hammerSlots, hammerHold), &h.toGrant, m.window)
+	res.Note = fmt.Sprintf("slots %.1f%% full; %.1f attempts (acquire calls) per grant", 100*m.util, m.attempts)
+	h.cpuPerGrant(&res, m)
 	return []Result{res}, nil
 }
 
@@ -234,10 +220,10 @@ func procStat(pid int) ([]string, int, error) {
 
 // cpuPerGrant puts the server's CPU per grant into res: nothing when either
 // read failed (the server is on another machine).
-func (h *hammer) cpuPerGrant(res *Result, before, after serverTime, err error) {
-	if err != nil || h.grants.Load() == 0 {
+func (h *hammer) cpuPerGrant(res *Result, m hammerWindow) {
+	if m.cpuErr != nil || h.grants.Load() == 0 {
 		return
 	}
-	res.ServerCPUus = float64(after.since(before).Microseconds()) / float64(h.grants.Load())
+	res.ServerCPUus = float64(m.cpu.Microseconds()) / float64(h.grants.Load())
 	res.Note += fmt.Sprintf("; server CPU %.0f us per grant", res.ServerCPUus)
 }
