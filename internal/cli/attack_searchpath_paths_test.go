@@ -305,14 +305,7 @@ func libraryWaitAndQueue(r *pathRun) {
 	if lw == nil {
 		return
 	}
-	queued := make(chan *lease.Lease, 1)
-	go func() {
-		l, err := queuer.Queue(r.ctx, r.permit(queuer, r.key, "queuer"))
-		if err != nil {
-			r.t.Errorf("Queue: %v", err)
-		}
-		queued <- l
-	}()
+	queued := r.queue(queuer)
 	pgtest.Eventually(r.t, 30*time.Second, "a ticket in the queue", func() bool {
 		q, err := r.w.admin.QueueOf(r.ctx, r.key)
 		return err == nil && len(q) == 1
@@ -323,6 +316,20 @@ func libraryWaitAndQueue(r *pathRun) {
 	if lq := <-queued; lq != nil {
 		_ = lq.Release(r.ctx)
 	}
+}
+
+// queue runs c's Queue for r.key in the background; the channel gets its
+// lease, or nil after an error the test was told of.
+func (r *pathRun) queue(c *lease.Client) <-chan *lease.Lease {
+	queued := make(chan *lease.Lease, 1)
+	go func() {
+		l, err := c.Queue(r.ctx, r.permit(c, r.key, "queuer"))
+		if err != nil {
+			r.t.Errorf("Queue: %v", err)
+		}
+		queued <- l
+	}()
+	return queued
 }
 
 // libraryAsk: Ask a holder, which hands over.
@@ -371,14 +378,7 @@ func libraryAccountQueue(r *pathRun) {
 	}
 	holder := r.holdRun(r.other(1))
 	queuer := r.client(lease.Config{TTL: 10 * time.Second})
-	queued := make(chan *lease.Lease, 1)
-	go func() {
-		l, err := queuer.Queue(r.ctx, r.permit(queuer, r.key, "queuer"))
-		if err != nil {
-			r.t.Errorf("Queue: %v", err)
-		}
-		queued <- l
-	}()
+	queued := r.queue(queuer)
 	pgtest.Eventually(r.t, 30*time.Second, "a ticket in the account's queue", func() bool {
 		var n int
 		err := r.w.admin.Pool().QueryRow(r.ctx, `SELECT count(*) FROM lease.queue_ticket
