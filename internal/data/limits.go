@@ -117,15 +117,16 @@ const slotQueuedQuery = `
 // found no live holder of its session was refused: a *LimitError when a
 // limit of its account that applies is full, or when runs queued for its
 // slots before it take the free ones; nil otherwise (the session was taken
-// and released meanwhile, or its queue holds it).
-func (s *Store) atLimit(ctx context.Context, key Key, pub uuid.UUID, pool string) *LimitError {
+// and released meanwhile, or its queue holds it). ok is false when the read
+// failed.
+func (s *Store) atLimit(ctx context.Context, key Key, pub uuid.UUID, pool string) (e *LimitError, ok bool) {
 	var queued int32
 	if err := s.Pinned().QueryRow(ctx, slotQueuedQuery, key.Account, pool, pub, key.Session).Scan(&queued); err != nil {
-		return nil
+		return nil, false
 	}
 	rows, err := s.Pinned().Query(ctx, limitHoldersQuery, key.Account, pool)
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	byPool := map[string]*LimitError{}
 	var order []string
@@ -141,7 +142,7 @@ func (s *Store) atLimit(ctx context.Context, key Key, pub uuid.UUID, pool string
 		)
 		if err := rows.Scan(&p, &slots, &slot, &session, &run, &holder, &remaining); err != nil {
 			rows.Close()
-			return nil
+			return nil, false
 		}
 		e := byPool[p]
 		if e == nil {
@@ -155,35 +156,39 @@ func (s *Store) atLimit(ctx context.Context, key Key, pub uuid.UUID, pool string
 		}
 	}
 	if rows.Err() != nil {
-		return nil
+		return nil, false
 	}
 	for _, p := range order {
 		if e := byPool[p]; len(e.Holders) >= e.Slots {
 			e.Queued = int(queued)
-			return e
+			return e, true
 		}
 	}
 	if queued > 0 && len(order) > 0 {
 		e := byPool[order[0]] // the pool's own limit when it has one
 		e.Queued = int(queued)
-		return e
+		return e, true
 	}
-	return nil
+	return nil, true
 }
 
 // refused is the error of an acquire of key in pool that granted nothing:
 // the *HeldError naming the session's holder, or, when the session had no
 // live holder and no queue ahead, the *LimitError of its account's full
-// limit.
-func (s *Store) refused(ctx context.Context, key Key, runID uuid.UUID, pool string) error {
-	err := s.held(ctx, key, runID)
-	var h *HeldError
-	if errors.As(err, &h) && (h.RunID == uuid.Nil || h.Remaining == 0) && h.Queued == 0 {
-		if e := s.atLimit(ctx, key, PublicRunID(runID), pool); e != nil {
-			return e
-		}
+// limit. stale is true when the refusal's cause was gone by the time it was
+// read: the session free, nothing queued ahead and no limit full (a holder's
+// lease, or a slot's, expired between the call and the read); the call may
+// be made again.
+func (s *Store) refused(ctx context.Context, key Key, runID uuid.UUID, pool string) (err error, stale bool) {
+	h, ok := s.held(ctx, key, runID)
+	if !ok || (h.RunID != uuid.Nil && h.Remaining > 0) || h.Queued > 0 {
+		return h, false
 	}
-	return err
+	e, ok := s.atLimit(ctx, key, PublicRunID(runID), pool)
+	if e != nil {
+		return e, false
+	}
+	return h, ok
 }
 
 // SetLimit makes account's limit (pool "": the whole account; a pool name:

@@ -468,3 +468,65 @@ func TestLimitMigrateFromVersion6(t *testing.T) {
 		t.Fatalf("a third run: %v, want ErrAtLimit", err)
 	}
 }
+
+// TestAcquireAtTheHoldersExpiry: acquires made again and again while a
+// lease expires, the session's own or the one holding its account's only
+// slot, are granted or refused naming a live holder: never a "held" naming
+// nobody, or a holder whose lease had expired. (A refusal explained after
+// the expiry is the caller's to retry: Acquire makes the call again.)
+func TestAcquireAtTheHoldersExpiry(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	ctx := context.Background()
+	if _, err := s.SetLimit(ctx, "acme", "", 1); err != nil {
+		t.Fatal(err)
+	}
+	k := acmeKey(2)
+	seen := 0
+	for round := range 8 {
+		expiring := k // even rounds: the session's own holder expires
+		if round%2 == 1 {
+			expiring = acmeKey(1) // odd rounds: the holder of the account's only slot
+		}
+		if _, err := s.Acquire(ctx, expiring, uuid.New(), 300*time.Millisecond, "expiring"); err != nil {
+			t.Fatal(err)
+		}
+		run := uuid.New()
+		deadline := time.Now().Add(30 * time.Second)
+		refusals := 0
+		for {
+			_, err := s.Acquire(ctx, k, run, time.Minute, "next")
+			if err == nil {
+				break
+			}
+			refusals++
+			var (
+				le *data.LimitError
+				h  *data.HeldError
+			)
+			switch {
+			case errors.As(err, &le):
+				if len(le.Holders) == 0 || le.Holders[0].Remaining <= 0 {
+					t.Fatalf("round %d: refusal %d names no live slot holder: %+v", round, refusals, le)
+				}
+			case errors.As(err, &h):
+				if h.RunID == uuid.Nil || h.Remaining <= 0 {
+					t.Fatalf("round %d: refusal %d names no live holder: %q (%+v)", round, refusals, err, h)
+				}
+			default:
+				t.Fatalf("round %d: %v", round, err)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: still refused after 30 s: %v", round, err)
+			}
+		}
+		seen += refusals
+		if _, err := s.Release(ctx, k, run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if seen == 0 {
+		t.Fatal("every acquire was granted at once: the leases expired before it asked, and the test saw no refusal")
+	}
+}

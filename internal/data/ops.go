@@ -23,7 +23,9 @@ import (
 // that run by its public id.
 //
 // lease.acquire refuses a grant whose fence another run overtook in a race
-// (SQLSTATE 40001, nothing granted); Acquire retries it, up to 3 times.
+// (SQLSTATE 40001, nothing granted); Acquire retries it, up to 3 times, as
+// it retries a refusal whose cause was gone when it read who holds the key
+// (the holder's lease, or a slot's, expired in between).
 //
 // Acquire and Release send the ownership notification themselves, right
 // after their commit and in the same round trip, instead of the trigger
@@ -32,14 +34,11 @@ func (s *Store) Acquire(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 	if err := validateAcquire(key, runID, ttl, holder); err != nil {
 		return Grant{}, err
 	}
-	g, found, err := s.grantCall(ctx, sqlcall.AcquireQuiet, key, runID, []any{key.Account, key.Session, runID, ttl, holder})
+	g, refusal, err := s.grantCall(ctx, sqlcall.AcquireQuiet, key, runID, []any{key.Account, key.Session, runID, ttl, holder}, "")
 	if err != nil {
 		return Grant{}, fmt.Errorf("acquire %s: %w", key, translate(err))
 	}
-	if !found {
-		return Grant{}, s.refused(ctx, key, runID, "")
-	}
-	return g, nil
+	return g, refusal
 }
 
 // call makes one of the lease functions' calls on a connection of the
@@ -100,9 +99,10 @@ func validateAcquire(key Key, runID uuid.UUID, ttl time.Duration, holder string)
 
 // held reads who holds key, whether it may be preempted, what it published,
 // how many queued tickets are ahead of runID and the pending ask, for the ErrHeld that
-// Acquire returns (a refusal only: the grant pays nothing for it).
-func (s *Store) held(ctx context.Context, key Key, runID uuid.UUID) error {
-	e := &HeldError{Key: key}
+// Acquire returns (a refusal only: the grant pays nothing for it). When the
+// read fails the refusal stands without its details, and ok is false.
+func (s *Store) held(ctx context.Context, key Key, runID uuid.UUID) (e *HeldError, ok bool) {
+	e = &HeldError{Key: key}
 	var (
 		run         *uuid.UUID
 		holder      *string
@@ -122,8 +122,7 @@ func (s *Store) held(ctx context.Context, key Key, runID uuid.UUID) error {
 			&askRun, &asker, &askHolder, &askUntil, &askLeft)
 	})
 	if err := s.Pinned().SendBatch(ctx, b).Close(); err != nil {
-		// The refusal stands; only the details are missing.
-		return e
+		return e, false
 	}
 	if run != nil {
 		e.RunID, e.Holder, e.Fence, e.Remaining, e.Preemptible = *run, *holder, *fence, *remaining, *preemptible
@@ -134,7 +133,7 @@ func (s *Store) held(ctx context.Context, key Key, runID uuid.UUID) error {
 	if askRun != nil {
 		e.Ask = &PendingAsk{RunID: *askRun, Holder: *asker, HolderRunID: *askHolder, Until: *askUntil, Remaining: *askLeft}
 	}
-	return e
+	return e, true
 }
 
 // Renew extends runID's unexpired lease to now + ttl on the database clock and

@@ -56,14 +56,11 @@ func (s *Store) AcquireWith(ctx context.Context, key Key, runID uuid.UUID, ttl t
 		return Grant{}, err
 	}
 	args := []any{key.Account, key.Session, runID, ttl, holder, !opt.NotPreemptible, opt.Attachment, opt.Pool, opt.Priority}
-	g, found, err := s.grantCall(ctx, sqlcall.AcquireWithQuiet, key, runID, args)
+	g, refusal, err := s.grantCall(ctx, sqlcall.AcquireWithQuiet, key, runID, args, opt.Pool)
 	if err != nil {
 		return Grant{}, fmt.Errorf("acquire %s: %w", key, translate(err))
 	}
-	if !found {
-		return Grant{}, s.refused(ctx, key, runID, opt.Pool)
-	}
-	return g, nil
+	return g, refusal
 }
 
 // Preempt grants key's lease to runID now (lease.preempt): it takes the
@@ -105,21 +102,19 @@ func (s *Store) Preempt(ctx context.Context, key Key, runID uuid.UUID, ttl time.
 		return Grant{}, err
 	}
 	args := []any{key.Account, key.Session, runID, ttl, holder, reason, !opt.NotPreemptible, opt.Attachment, opt.Pool, opt.Priority}
-	g, found, err := s.grantCall(ctx, sqlcall.PreemptQuiet, key, runID, args)
+	g, refusal, err := s.grantCall(ctx, sqlcall.PreemptQuiet, key, runID, args, opt.Pool)
 	if err != nil {
 		err = translate(err)
 		if errors.Is(err, ErrNotPreemptible) {
-			return Grant{}, fmt.Errorf("preempt %s: %w: %w", key, ErrNotPreemptible, s.held(ctx, key, runID))
+			h, _ := s.held(ctx, key, runID)
+			return Grant{}, fmt.Errorf("preempt %s: %w: %w", key, ErrNotPreemptible, h)
 		}
 		if errors.Is(err, ErrPermission) {
 			return Grant{}, fmt.Errorf("preempt %s: %w (%s)", key, err, PreemptRoleHint)
 		}
 		return Grant{}, fmt.Errorf("preempt %s: %w", key, err)
 	}
-	if !found {
-		return Grant{}, s.refused(ctx, key, runID, opt.Pool)
-	}
-	return g, nil
+	return g, refusal
 }
 
 // PreemptRoleHint is what a refused preempt's ErrPermission adds to the
@@ -161,14 +156,14 @@ func (s *Store) PreemptPending(ctx context.Context, key Key, runID uuid.UUID) (b
 	return pending, nil
 }
 
-// grantCall makes a call that returns at most one grant row, retrying a
-// serialization failure (nothing granted) up to 3 times, as Acquire does.
-func (s *Store) grantCall(ctx context.Context, q sqlcall.QuietCall, key Key, runID uuid.UUID, args []any) (Grant, bool, error) {
-	var (
-		g     Grant
-		found bool
-		err   error
-	)
+// grantCall makes a call that returns at most one grant row (an acquire of
+// key in pool) and, when it grants nothing, says why in refusal (refused).
+// It makes the call again, up to 3 calls in all, after a serialization
+// failure (nothing granted) and after a refusal whose cause was gone when
+// it was read: a lease or a slot that expired between the call and the read
+// is the caller's to take, not a "held" with nobody holding it.
+func (s *Store) grantCall(ctx context.Context, q sqlcall.QuietCall, key Key, runID uuid.UUID, args []any, pool string) (g Grant, refusal, err error) {
+	var found bool
 	scan := func(rows pgx.Rows) error {
 		for rows.Next() {
 			found = true
@@ -181,11 +176,21 @@ func (s *Store) grantCall(ctx context.Context, q sqlcall.QuietCall, key Key, run
 	for attempt := 1; attempt <= 3; attempt++ {
 		found = false
 		err = s.call(ctx, q, key, runID, args, scan)
-		if !isSerializationFailure(err) {
-			break
+		if isSerializationFailure(err) {
+			continue
+		}
+		if err != nil || found {
+			return g, nil, err
+		}
+		var stale bool
+		if refusal, stale = s.refused(ctx, key, runID, pool); !stale {
+			return Grant{}, refusal, nil
 		}
 	}
-	return g, found, err
+	if err != nil {
+		return Grant{}, nil, err
+	}
+	return Grant{}, refusal, nil
 }
 
 // SetAttachment replaces the attachment of runID's unexpired lease ("":
