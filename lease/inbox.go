@@ -88,13 +88,20 @@ var (
 // returns ErrMessageExpired past the message's expiry, and the lease's cause
 // (or an ErrRejected) when the run no longer holds the lease: the message
 // then goes to the next holder.
+//
+// Acks of one lease that are called while another of its acknowledgements
+// is in flight are joined into the next call, one transaction for all of
+// them (data.Store.AckMessages: one commit, one WAL flush), as the
+// keep-alive joins renewals: a program may acknowledge each message from
+// a goroutine of its own and pay one flush per batch, not per message. Each
+// Ack still returns once its own message is acknowledged (or refused).
 func (m Message) Ack(ctx context.Context) error {
 	l := m.lease
 	if l == nil {
 		return ErrNotDelivered
 	}
 	for delay := 10 * time.Millisecond; ; delay = min(2*delay, time.Second) {
-		out, err := l.client.store.AckMessage(ctx, l.token.Key, l.token.RunID, m.ID)
+		out, err := l.ackJoined(ctx, m.ID)
 		switch {
 		case errors.Is(err, data.ErrNotHeld):
 			if cause := l.Err(); cause != nil {
@@ -116,6 +123,101 @@ func (m Message) Ack(ctx context.Context) error {
 			return fmt.Errorf("message %d of %q: %w", m.ID, l.token.Key.String(), ErrMessageExpired)
 		}
 		return fmt.Errorf("message %d of %q: %w", m.ID, l.token.Key.String(), ErrNotDelivered)
+	}
+}
+
+// ackQueue joins a lease's concurrent acknowledgements: the Acks that
+// arrive while a call is in flight wait in it, and the next call takes
+// them all (at most data.MaxAckMany). Group commit, without a timer: an
+// Ack alone is sent at once.
+type ackQueue struct {
+	mu      sync.Mutex
+	waiting []*ackWait
+	busy    bool         // a goroutine is sending the calls (sendAcks)
+	calls   atomic.Int64 // the calls made (tests)
+}
+
+// ackWait is one Ack waiting for its call: the message's id and where its
+// outcome goes.
+type ackWait struct {
+	id   int64
+	done chan ackResult // buffered: the sender never waits for the Ack
+}
+
+// ackResult is a call's answer for one message.
+type ackResult struct {
+	out data.AckOutcome
+	err error
+}
+
+// ackJoined acknowledges message id in the lease's next acknowledgement
+// call, with whatever other Acks of the lease wait for it, and returns its
+// outcome, or the call's error (ctx's when ctx ends first: the outcome is
+// then unknown, as for a call cut off).
+func (l *Lease) ackJoined(ctx context.Context, id int64) (data.AckOutcome, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	w := &ackWait{id: id, done: make(chan ackResult, 1)}
+	q := &l.acks
+	q.mu.Lock()
+	q.waiting = append(q.waiting, w)
+	start := !q.busy
+	q.busy = true
+	q.mu.Unlock()
+	if start {
+		go l.sendAcks()
+	}
+	select {
+	case r := <-w.done:
+		return r.out, r.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// sendAcks makes the lease's acknowledgement calls until no Ack waits: each
+// call takes every Ack waiting when it starts (at most data.MaxAckMany), so
+// the Acks that arrive during a call go together in the next. A call is
+// bounded by the Config's RenewTimeout, not by any one Ack's context: it
+// answers them all (an Ack whose context ended has stopped waiting; its
+// message is acknowledged all the same, as by a call cut off after its
+// commit).
+func (l *Lease) sendAcks() {
+	q := &l.acks
+	for {
+		q.mu.Lock()
+		n := min(len(q.waiting), data.MaxAckMany)
+		if n == 0 {
+			q.busy = false
+			q.mu.Unlock()
+			return
+		}
+		batch := q.waiting[:n:n]
+		q.waiting = q.waiting[n:]
+		q.mu.Unlock()
+		ids := make([]int64, 0, len(batch))
+		seen := make(map[int64]bool, len(batch))
+		for _, w := range batch {
+			if !seen[w.id] {
+				seen[w.id] = true
+				ids = append(ids, w.id)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.RenewTimeout)
+		outs, err := l.client.store.AckMessages(ctx, l.token.Key, l.token.RunID, ids)
+		cancel()
+		q.calls.Add(1)
+		for _, w := range batch {
+			r := ackResult{err: err}
+			if err == nil {
+				r.out = outs[w.id]
+				if r.out == "" {
+					r.out = data.AckNotDelivered
+				}
+			}
+			w.done <- r
+		}
 	}
 }
 

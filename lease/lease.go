@@ -127,6 +127,7 @@ type Lease struct {
 	renewMu sync.Mutex // held by each renewal, and by HandOver while it moves the lease
 	asks    askWatch   // Asked's watch (asked.go)
 	inbox   inboxWatch // Messages' watch (inbox.go)
+	acks    ackQueue   // Message.Ack's calls waiting to be joined into one (inbox.go)
 }
 
 // Key returns the lease's key.

@@ -594,6 +594,104 @@ BEGIN
 END
 $fn$;
 
+-- ack_messages acknowledges many of the conversation's messages for run_id
+-- at once, as ack_message acknowledges one: ids (1 to 64 of them, no NULL;
+-- a repeated id counts once), under one fence check (the lease row locked
+-- FOR SHARE, as ack_message locks it: LM004 when the caller does not hold
+-- the conversation's unexpired lease, and then nothing is written), the
+-- messages locked in id order, in one transaction: one commit and one WAL
+-- flush for the batch instead of one each. One row per distinct id (the
+-- messages found in id order, then the ids of none), with ack_message's
+-- outcome for it (an id of no message of this
+-- conversation, or of one this run did not receive, is not_delivered), and
+-- one message_acked event per message acknowledged. A caller that notifies
+-- after its commit (lease.caller_notifies) finds the events' payloads in
+-- the session (lease.pending_events, a JSON array of them, with
+-- lease.pending_for the key and run: internal/sqlcall.NotifyPendingAll);
+-- any other caller's are notified in the commit.
+CREATE OR REPLACE FUNCTION lease.ack_messages(account_id text, session_id text, run_id uuid, ids bigint[])
+RETURNS TABLE (id bigint, outcome text)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, lease, pg_temp
+SET lock_timeout = '5s'
+SET enable_seqscan = 'off' -- lookups by key use the key index: see sql.go, Conventions
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    now_ timestamptz := clock_timestamp();
+    pub uuid;
+    cur lease.session_lease;
+    m lease.message;
+    quiet boolean := current_setting('lease.caller_notifies', true) IS NOT DISTINCT FROM extract(epoch FROM now())::text;
+    pending_key text;
+    payloads text[] := '{}';
+    want bigint[];
+    found_ids bigint[] := '{}';
+BEGIN
+    IF NOT coalesce(lease.key_ok(ack_messages.account_id, ack_messages.session_id), false) THEN
+        PERFORM lease.check_key(ack_messages.account_id, ack_messages.session_id); -- raises the precise error
+    END IF;
+    IF ack_messages.run_id IS NULL OR ack_messages.run_id = '00000000-0000-0000-0000-000000000000' THEN
+        PERFORM lease.check_run_id(ack_messages.run_id); -- raises the precise error
+    END IF;
+    IF ack_messages.ids IS NULL OR cardinality(ack_messages.ids) NOT BETWEEN 1 AND lease.message_limit()
+       OR array_position(ack_messages.ids, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'ids must be 1 to % message ids, none NULL', lease.message_limit() USING ERRCODE = '22023';
+    END IF;
+    SELECT array_agg(DISTINCT u ORDER BY u) INTO want FROM unnest(ack_messages.ids) u;
+    pub := lease.public_run_id(ack_messages.run_id);
+    SELECT * INTO cur FROM lease.session_lease l
+     WHERE l.account_id = ack_messages.account_id AND l.session_id = ack_messages.session_id
+       AND l.run_id = pub AND l.expires_at > now_
+       FOR SHARE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'run % does not hold %/%: only the holder acknowledges its messages',
+            pub, ack_messages.account_id, ack_messages.session_id
+            USING ERRCODE = 'LM004';
+    END IF;
+    pending_key := lease.pending_key(ack_messages.account_id, ack_messages.session_id, pub);
+    FOR m IN
+        SELECT * FROM lease.message x
+         WHERE x.account_id = ack_messages.account_id AND x.session_id = ack_messages.session_id
+           AND x.id = ANY (want)
+         ORDER BY x.id
+           FOR UPDATE
+    LOOP
+        found_ids := found_ids || m.id;
+        id := m.id;
+        IF m.acked_at IS NOT NULL THEN
+            outcome := CASE WHEN m.acked_run = pub AND m.acked_fence = cur.fence THEN 'acked_before' ELSE 'not_delivered' END;
+        ELSIF m.expired_at IS NOT NULL THEN
+            outcome := 'expired';
+        ELSIF m.expires_at <= now_ THEN
+            UPDATE lease.message x SET expired_at = now_
+             WHERE x.account_id = m.account_id AND x.session_id = m.session_id AND x.id = m.id;
+            PERFORM lease.message_event('message_expired', m, m.delivered_run, m.delivered_fence, NULL, NULL, now_);
+            outcome := 'expired';
+        ELSIF m.delivered_run IS DISTINCT FROM pub OR m.delivered_fence IS DISTINCT FROM cur.fence THEN
+            outcome := 'not_delivered';
+        ELSE
+            UPDATE lease.message x SET acked_run = pub, acked_fence = cur.fence, acked_at = now_
+             WHERE x.account_id = m.account_id AND x.session_id = m.session_id AND x.id = m.id;
+            PERFORM lease.message_event('message_acked', m, pub, cur.fence, NULL, NULL, now_, pending_key);
+            IF quiet THEN
+                payloads := payloads || current_setting('lease.pending_event');
+            END IF;
+            outcome := 'acked';
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+    IF quiet THEN
+        PERFORM set_config('lease.pending_events', array_to_json(payloads)::text, false),
+                set_config('lease.pending_for', pending_key, false);
+    END IF;
+    FOR id IN SELECT u FROM unnest(want) u WHERE u <> ALL (found_ids) ORDER BY u LOOP
+        outcome := 'not_delivered';
+        RETURN NEXT;
+    END LOOP;
+END
+$fn$;
+
 -- message_state is where the conversation's message sent with idem_key is
 -- (lease.message_status, created false), NULL when there is none (never
 -- sent, or deleted by maintain_messages). It reads no body: lease_app's,

@@ -5,7 +5,7 @@
 --                 the queue's enqueue, renew_ticket and cancel_ticket, and the hand-over's
 --                 ask_handover, hand_over, decline_handover and withdraw_handover, the
 --                 preempted run's preempt_stopped, the inbox's send_message,
---                 receive_messages, ack_message and message_state, and the
+--                 receive_messages, ack_message, ack_messages and message_state, and the
 --                 post-commit path acquire_quiet, release_quiet and notify_event: programs
 --                 that own executions. No INSERT/UPDATE/DELETE: a lease changes only
 --                 through the protocol.
@@ -136,6 +136,7 @@ GRANT EXECUTE ON FUNCTION
     lease.send_message(text, text, text, text, text, text, interval),
     lease.receive_messages(text, text, uuid, bigint, integer),
     lease.ack_message(text, text, uuid, bigint),
+    lease.ack_messages(text, text, uuid, bigint[]),
     lease.message_state(text, text, text)
     TO lease_app;
 GRANT EXECUTE ON FUNCTION lease.maintain_messages(interval, integer) TO lease_admin;

@@ -45,6 +45,9 @@ const (
 	MessageLoginLimit = 1000
 	// MaxReceive is the most messages one ReceiveMessages returns.
 	MaxReceive = 64
+	// MaxAckMany is the most message ids one AckMessages takes
+	// (lease.ack_messages).
+	MaxAckMany = MessageLimit
 )
 
 // Errors of the inbox.
@@ -302,6 +305,39 @@ func (s *Store) AckMessage(ctx context.Context, key Key, runID uuid.UUID, id int
 		return "", fmt.Errorf("acknowledge message %d of %s: %w", id, key, inboxError(err))
 	}
 	return AckOutcome(outcome), nil
+}
+
+// AckMessages acknowledges many of key's messages for runID at once, as
+// AckMessage acknowledges one, under one fence check and in one
+// transaction (lease.ack_messages: one commit, one WAL flush, one round
+// trip): ids holds 1 to MaxAckMany ids (a repeated one counts once). It
+// returns each distinct id's outcome; ErrNotHeld (nothing written) when
+// runID does not hold key's unexpired lease.
+func (s *Store) AckMessages(ctx context.Context, key Key, runID uuid.UUID, ids []int64) (map[int64]AckOutcome, error) {
+	if err := ValidateKey(key); err != nil {
+		return nil, err
+	}
+	if len(ids) < 1 || len(ids) > MaxAckMany {
+		return nil, &InputError{Field: "acknowledgement", Problem: fmt.Sprintf("wants 1 to %d message ids, got %d", MaxAckMany, len(ids))}
+	}
+	out := make(map[int64]AckOutcome, len(ids))
+	err := s.call(ctx, sqlcall.AckManyQuiet, key, runID, []any{key.Account, key.Session, runID, ids}, func(rows pgx.Rows) error {
+		for rows.Next() {
+			var (
+				id      int64
+				outcome string
+			)
+			if err := rows.Scan(&id, &outcome); err != nil {
+				return err
+			}
+			out[id] = AckOutcome(outcome)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("acknowledge %d messages of %s: %w", len(ids), key, inboxError(err))
+	}
+	return out, nil
 }
 
 // Inbox is the live messages of one conversation (none acknowledged or

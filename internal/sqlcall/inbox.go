@@ -23,6 +23,9 @@ const (
 	// AckMessage returns the outcome. Parameters: account, session, run
 	// id, message id.
 	AckMessage = `SELECT lease.ack_message($1, $2, $3, $4)`
+	// AckMessages returns one row (id, outcome) per distinct id.
+	// Parameters: account, session, run id, the message ids (bigint[]).
+	AckMessages = `SELECT id, outcome FROM lease.ack_messages($1, $2, $3, $4)`
 	// MessageState returns the message's status, all NULL when there is
 	// none. Parameters: account, session, key.
 	MessageState = `SELECT id, kind, state, run_id, fence, sent_at, expires_at, delivered_at, acked_at, created
@@ -51,4 +54,26 @@ var (
 		Call:   Statement{AckMessage, []uint32{pgtype.TextOID, pgtype.TextOID, pgtype.UUIDOID, pgtype.Int8OID}},
 		Notify: Statement{NotifyPending, keyRun},
 	}
+	// AckManyQuiet is AckQuiet for many messages (lease.ack_messages): one
+	// commit, then one message_acked notification per message it
+	// acknowledged, all from one transaction that writes nothing
+	// (NotifyPendingAll).
+	AckManyQuiet = QuietCall{
+		Setup:  `SELECT ` + OptOut,
+		Call:   Statement{AckMessages, []uint32{pgtype.TextOID, pgtype.TextOID, pgtype.UUIDOID, pgtype.Int8ArrayOID}},
+		Notify: Statement{NotifyPendingAll, keyRun},
+	}
 )
+
+// NotifyPendingAll is NotifyPending for a call that kept many payloads
+// (lease.ack_messages: lease.pending_events, a JSON array of them): it
+// sends each, in order, if they are for this key and run, and forgets them.
+// Its WHERE is a one-time filter, run before the array is read (set_config
+// of the first row does not hide the rest: the array is read once). One row
+// per notification sent. Parameters: account, session, public run id.
+const NotifyPendingAll = `SELECT pg_catalog.pg_notify('lease_events', e.p),
+       pg_catalog.set_config('lease.pending_for', '', false),
+       pg_catalog.set_config('lease.pending_events', '[]', false)
+  FROM pg_catalog.json_array_elements_text(
+         COALESCE(pg_catalog.current_setting('lease.pending_events', true), '[]')::pg_catalog.json) AS e(p)
+ WHERE pg_catalog.current_setting('lease.pending_for', true) OPERATOR(pg_catalog.=) lease.pending_key($1, $2, $3)`
