@@ -21,3 +21,15 @@ func SetSettleHook(c *Client, f func(key Key)) { c.renewer.onSettle = f }
 
 // InboxReads is how many receives l's inbox watch has had answered.
 func InboxReads(l *Lease) int64 { return l.inbox.reads.Load() }
+
+// SetAckHook has l call f with the ids of each acknowledgement call
+// (Message.Ack's joined calls) before it is made. Set it before the first
+// Ack.
+func SetAckHook(l *Lease, f func(ids []int64)) { l.acks.onCall = f }
+
+// AcksWaiting is how many of l's Acks wait for the next call.
+func AcksWaiting(l *Lease) int {
+	l.acks.mu.Lock()
+	defer l.acks.mu.Unlock()
+	return len(l.acks.waiting)
+}

@@ -133,8 +133,8 @@ func (m Message) Ack(ctx context.Context) error {
 type ackQueue struct {
 	mu      sync.Mutex
 	waiting []*ackWait
-	busy    bool         // a goroutine is sending the calls (sendAcks)
-	calls   atomic.Int64 // the calls made (tests)
+	busy    bool              // a goroutine is sending the calls (sendAcks)
+	onCall  func(ids []int64) // before each call, when set (tests)
 }
 
 // ackWait is one Ack waiting for its call: the message's id and where its
@@ -204,10 +204,12 @@ func (l *Lease) sendAcks() {
 				ids = append(ids, w.id)
 			}
 		}
+		if q.onCall != nil {
+			q.onCall(ids)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.RenewTimeout)
 		outs, err := l.client.store.AckMessages(ctx, l.token.Key, l.token.RunID, ids)
 		cancel()
-		q.calls.Add(1)
 		for _, w := range batch {
 			r := ackResult{err: err}
 			if err == nil {

@@ -9,12 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/lease"
 )
 
 const inboxDesc = "send -> holder's callback: lease.Client.Send of a steer, open loop at the rate named over 8 conversations, " +
-	"to a Client holding them all (one process's, each lease reading Lease.Messages and acknowledging each message, 4 acknowledgements in flight per conversation); " +
+	"to a Client holding them all (one process's, each lease reading Lease.Messages and acknowledging each message from a goroutine of its own, joined by the lease into one call per batch); " +
 	"time from Send's call to the message on the holder's channel"
 
 // The inbox workload's shape: the rates measured (the issue asks for
@@ -183,28 +182,17 @@ func (in *inboxRun) next(at time.Time) int64 {
 	return in.seq
 }
 
-// inboxAckers is how many acknowledgements of one conversation are in
-// flight at once: each waits for its WAL flush, so one at a time would
-// hold the conversation to one flush per message.
-const inboxAckers = 4
-
 // receive records each message of ms, as the holder's program would
-// take it, and hands it to the conversation's ackers: the latency measured
-// is the delivery's, not the acknowledgement's (a program acknowledges
-// once it handled the message, in its own time), but the holder does
-// acknowledge each, so the inbox stays short.
+// take it, and acknowledges it from a goroutine of its own: the latency
+// measured is the delivery's, not the acknowledgement's (a program
+// acknowledges once it handled the message, in its own time), but the
+// holder does acknowledge each, so the inbox stays short. The lease joins
+// the acknowledgements that wait for one in flight into its next call
+// (Message.Ack): one commit for a batch. At most an inbox's worth (64) of
+// them wait at once: a message not acknowledged stays live.
 func (in *inboxRun) receive(ctx context.Context, ms <-chan lease.Message) {
-	acks := make(chan lease.Message, data.MessageLimit)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer close(acks)
-	for range inboxAckers {
-		wg.Go(func() {
-			for m := range acks {
-				_ = m.Ack(ctx)
-			}
-		})
-	}
 	for m := range ms {
 		now := time.Now()
 		seq, err := strconv.ParseInt(strings.TrimPrefix(m.Body, "m"), 10, 64)
@@ -214,7 +202,7 @@ func (in *inboxRun) receive(ctx context.Context, ms <-chan lease.Message) {
 			delete(in.sent, seq)
 		}
 		in.mu.Unlock()
-		acks <- m
+		wg.Go(func() { _ = m.Ack(ctx) })
 	}
 }
 

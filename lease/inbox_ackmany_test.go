@@ -1,0 +1,169 @@
+package lease_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/leasetop/leasetop/internal/testkit/pgtest"
+	"github.com/leasetop/leasetop/lease"
+)
+
+// ackBatchRig is a holder whose lease received n steers, with its
+// acknowledgement calls held at the first until the test lets them go.
+type ackBatchRig struct {
+	db    pgtest.DB
+	owner *pgx.Conn
+	l     *lease.Lease
+	ms    []lease.Message
+
+	mu     sync.Mutex
+	calls  [][]int64     // the ids of each acknowledgement call, in order
+	inside chan struct{} // closed when the first call is held
+	letGo  chan struct{} // close to let the first call go
+}
+
+func newAckBatchRig(t *testing.T, n int) *ackBatchRig {
+	t.Helper()
+	ctx := context.Background()
+	r := &ackBatchRig{db: pgtest.New(t), inside: make(chan struct{}), letGo: make(chan struct{})}
+	r.owner = r.db.Conn(t)
+	holderC := newClient(t, r.db.Store(t), lease.Config{TTL: 30 * time.Second})
+	r.l = acquire(t, holderC, permit(t, holderC, testKey, "desktop"))
+	lease.SetAckHook(r.l, func(ids []int64) {
+		r.mu.Lock()
+		r.calls = append(r.calls, ids)
+		first := len(r.calls) == 1
+		r.mu.Unlock()
+		if first {
+			close(r.inside)
+			<-r.letGo
+		}
+	})
+	ch := r.l.Messages()
+	senderC := newClient(t, r.db.Store(t), lease.Config{TTL: 30 * time.Second})
+	p := permit(t, senderC, testKey, "phone")
+	for i := range n {
+		if _, err := senderC.Send(ctx, p, lease.Message{Kind: lease.SteerMessage, Body: "step " + string(rune('a'+i))}); err != nil {
+			t.Fatalf("Send: %v", err)
+		}
+	}
+	for len(r.ms) < n {
+		select {
+		case m := <-ch:
+			r.ms = append(r.ms, m)
+		case <-time.After(time.Minute):
+			t.Fatalf("%d of %d messages delivered within a minute", len(r.ms), n)
+		}
+	}
+	return r
+}
+
+// ackAll acknowledges the first message, and once its call is held, the
+// others, each from a goroutine of its own as a program may; once every
+// other Ack waits for the next call, it lets the first call go, and
+// returns each Ack's error.
+func (r *ackBatchRig) ackAll(t *testing.T, meanwhile func()) []error {
+	t.Helper()
+	ctx := context.Background()
+	errs := make([]error, len(r.ms))
+	var wg sync.WaitGroup
+	wg.Go(func() { errs[0] = r.ms[0].Ack(ctx) })
+	<-r.inside
+	for i := 1; i < len(r.ms); i++ {
+		wg.Go(func() { errs[i] = r.ms[i].Ack(ctx) })
+	}
+	pgtest.Eventually(t, time.Minute, "the other Acks wait for the next call", func() bool {
+		return lease.AcksWaiting(r.l) == len(r.ms)-1
+	})
+	if meanwhile != nil {
+		meanwhile()
+	}
+	close(r.letGo)
+	wg.Wait()
+	return errs
+}
+
+// acked returns how many message_acked events there are and how many
+// transactions wrote them.
+func (r *ackBatchRig) acked(t *testing.T) (events, transactions int) {
+	t.Helper()
+	err := r.owner.QueryRow(context.Background(),
+		`SELECT count(*), count(DISTINCT xmin::text) FROM lease.event WHERE kind = 'message_acked'`).Scan(&events, &transactions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events, transactions
+}
+
+// TestAcksOfOneLeaseAreJoined: the Acks of one lease made while one of its
+// acknowledgements is in flight go together in the next call: ten Acks,
+// two calls, two commits (the message_acked events' xmin), each Ack nil
+// once its message is acknowledged.
+func TestAcksOfOneLeaseAreJoined(t *testing.T) {
+	t.Parallel()
+	r := newAckBatchRig(t, 10)
+	for i, err := range r.ackAll(t, nil) {
+		if err != nil {
+			t.Errorf("Ack of message %d: %v", r.ms[i].ID, err)
+		}
+	}
+	if len(r.calls) != 2 || len(r.calls[0]) != 1 || len(r.calls[1]) != 9 {
+		t.Errorf("acknowledgement calls %v, want 2: the first message's, then the 9 others together", r.calls)
+	}
+	if n, xacts := r.acked(t); n != 10 || xacts != 2 {
+		t.Errorf("%d message_acked events in %d transactions, want 10 in 2", n, xacts)
+	}
+}
+
+// TestAcksOfALeaseLostMidBatch: an operator force-releases the lease while
+// its first acknowledgement call is held and nine more Acks wait: every Ack
+// fails with the lease's loss (nothing acknowledged), and the next holder
+// receives all ten, carried from the lost run, and acknowledges them.
+func TestAcksOfALeaseLostMidBatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newAckBatchRig(t, 10)
+	lost := r.l.RunID()
+	errs := r.ackAll(t, func() {
+		if ok, err := r.db.Store(t).ForceRelease(ctx, testKey, lost, "test"); err != nil || !ok {
+			t.Fatalf("ForceRelease = %v, %v", ok, err)
+		}
+	})
+	for i, err := range errs {
+		if !errors.Is(err, lease.ErrLost) && !errors.Is(err, lease.ErrRejected) {
+			t.Errorf("Ack of message %d after the lease was lost: %v, want its loss", r.ms[i].ID, err)
+		}
+	}
+	if n, _ := r.acked(t); n != 0 {
+		t.Errorf("%d message_acked events after the lease was lost, want none", n)
+	}
+	nextC := newClient(t, r.db.Store(t), lease.Config{TTL: 30 * time.Second})
+	next := acquire(t, nextC, permit(t, nextC, testKey, "browser"))
+	ch := next.Messages()
+	for range r.ms {
+		var m lease.Message
+		select {
+		case m = <-ch:
+		case <-time.After(time.Minute):
+			t.Fatal("the next holder got fewer messages than were sent within a minute")
+		}
+		if m.CarriedFrom != lost {
+			t.Errorf("message %d carried from %s, want the lost run %s", m.ID, m.CarriedFrom, lost)
+		}
+		if err := m.Ack(ctx); err != nil {
+			t.Errorf("the next holder's Ack of %d: %v", m.ID, err)
+		}
+	}
+	if n, _ := r.acked(t); n != len(r.ms) {
+		t.Errorf("%d message_acked events, want %d: each once, by the next holder", n, len(r.ms))
+	}
+	var byLost int
+	if err := r.owner.QueryRow(ctx, `SELECT count(*) FROM lease.message WHERE acked_run = $1`, lost).Scan(&byLost); err != nil || byLost != 0 {
+		t.Errorf("%d messages acknowledged by the lost run (%v), want none", byLost, err)
+	}
+}
