@@ -113,3 +113,49 @@ func TestCheckFailsABrokenInbox(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckPassesBatchAcks: messages acknowledged in batches
+// (lease.ack_messages, one commit for many) keep invariant 10, with a
+// forged id in a batch acknowledging nothing: three acknowledged by the
+// holder in one batch, two left when it released carried to the next run
+// and acknowledged there in another.
+func TestCheckPassesBatchAcks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHistory(t)
+	var ids []int64
+	for _, k := range []string{"a", "b", "c", "d", "e"} {
+		ids = append(ids, h.send(k))
+	}
+	batch := func(tok lease.Token, holder string, ids []int64) {
+		t.Helper()
+		if _, err := h.store.ReceiveMessages(ctx, h.key, tok.RunID, 0, data.MaxReceive); err != nil {
+			t.Fatalf("ReceiveMessages = %v", err)
+		}
+		forged := ids[len(ids)-1] + 100
+		out, err := h.store.AckMessages(ctx, h.key, tok.RunID, append(append([]int64{}, ids...), forged))
+		if err != nil || out[forged] != data.AckNotDelivered {
+			t.Fatalf("AckMessages = %v, %v; want the forged id %d not_delivered", out, err, forged)
+		}
+		for _, id := range ids {
+			if out[id] != data.AckDone {
+				t.Fatalf("AckMessages: message %d %q, want acked", id, out[id])
+			}
+			h.rec.Acked[id] = append(h.rec.Acked[id], audit.AckedMessage{Key: h.key, Run: tok.PublicRunID(), Holder: holder})
+		}
+	}
+	batch(h.second, "desktop pid 4", ids[:3])
+	h.release(h.second.RunID)
+	next := h.grant("browser pid 5", time.Minute)
+	batch(next, "browser pid 5", ids[3:])
+	h.release(next.RunID)
+	h.ended(next, audit.EndReleased)
+	res := h.check()
+	if !res.OK() {
+		t.Fatalf("Check found violations in batch acknowledgements: %v", res.Violations)
+	}
+	got := [...]int{res.Tally.MessagesSent, res.Tally.MessagesCarried, res.Tally.MessagesAcked, res.Tally.MessagesWaiting}
+	if want := [...]int{5, 2, 5, 0}; got != want {
+		t.Errorf("messages sent, carried, acked, waiting = %v, want %v", got, want)
+	}
+}

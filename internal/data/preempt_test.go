@@ -347,7 +347,7 @@ func TestPreemptNeedsLeasePreempt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"ack_message", "acquire", "acquire_quiet", "acquire_with", "ask_handover", "cancel_ticket", "check_fence", "decline_handover", "enqueue",
+	want := []string{"ack_message", "ack_messages", "acquire", "acquire_quiet", "acquire_with", "ask_handover", "cancel_ticket", "check_fence", "decline_handover", "enqueue",
 		"hand_over", "message_state", "notify_event", "notify_renewals", "pending_key", "preempt_pending", "preempt_stopped", "receive_messages", "release", "release_quiet", "renew", "renew_many",
 		"renew_ticket", "send_message", "set_attachment", "withdraw_handover"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
