@@ -99,6 +99,10 @@ func (r *run) measureInbox(ctx context.Context, keys []lease.Key, rate int, in *
 	if refused > 0 {
 		res.Note += fmt.Sprintf("; %d sends refused, the inbox full (the holder fell behind)", refused)
 	}
+	if late := sentAll - r.cfg.Duration; late > r.cfg.Duration/10 {
+		// Latencies count from the schedule: senders behind it add their lag.
+		res.Note += fmt.Sprintf("; the sends ended %.1fs behind their schedule", late.Seconds())
+	}
 	return res, nil
 }
 
