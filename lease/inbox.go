@@ -87,7 +87,9 @@ var (
 // cannot tell (the database unreachable, a reply lost) until ctx ends. It
 // returns ErrMessageExpired past the message's expiry, and the lease's cause
 // (or an ErrRejected) when the run no longer holds the lease: the message
-// then goes to the next holder.
+// then goes to the next holder. A message whose delivery the database lost
+// (a receive does not wait for its WAL flush: a crash or a failover can
+// take it back) is received again for this run and then acknowledged.
 //
 // Acks of one lease that are called while another of its acknowledgements
 // is in flight are joined into the next call, one transaction for all of
@@ -100,6 +102,7 @@ func (m Message) Ack(ctx context.Context) error {
 	if l == nil {
 		return ErrNotDelivered
 	}
+	redelivered := false
 	for delay := 10 * time.Millisecond; ; delay = min(2*delay, time.Second) {
 		out, err := l.ackJoined(ctx, m.ID)
 		switch {
@@ -122,8 +125,26 @@ func (m Message) Ack(ctx context.Context) error {
 		case data.AckExpired:
 			return fmt.Errorf("message %d of %q: %w", m.ID, l.token.Key.String(), ErrMessageExpired)
 		}
+		if !redelivered && l.redeliver(ctx, m.ID) {
+			redelivered = true // its delivery was lost: recorded again, acknowledge again
+			continue
+		}
 		return fmt.Errorf("message %d of %q: %w", m.ID, l.token.Key.String(), ErrNotDelivered)
 	}
+}
+
+// redeliver records the delivery of message id, which this lease handed
+// on, to this run again, when the database lost it: a receive commits
+// without waiting for its WAL flush, so a crash or a failover can take it
+// back after the message was handed on, and the inbox watch reads on after
+// it. It receives the first live message from id on and reports whether
+// that is id.
+func (l *Lease) redeliver(ctx context.Context, id int64) bool {
+	if id < 1 {
+		return false
+	}
+	ms, err := l.client.store.ReceiveMessages(ctx, l.token.Key, l.token.RunID, id-1, 1)
+	return err == nil && len(ms) == 1 && ms[0].ID == id
 }
 
 // ackQueue joins a lease's concurrent acknowledgements: the Acks that

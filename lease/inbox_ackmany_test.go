@@ -167,3 +167,42 @@ func TestAcksOfALeaseLostMidBatch(t *testing.T) {
 		t.Errorf("%d messages acknowledged by the lost run (%v), want none", byLost, err)
 	}
 }
+
+// TestAckAfterALostDelivery: a receive commits without waiting for its WAL
+// flush, so a crash or a failover can take back a delivery after the
+// message was handed on. Its Ack then finds it delivered to nobody: the
+// lease records the delivery again (message_delivered, to this run) and
+// acknowledges it, instead of answering ErrNotDelivered for a message it
+// handed on.
+func TestAckAfterALostDelivery(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newAckBatchRig(t, 2)
+	close(r.letGo)
+	m := r.ms[0]
+	// What a lost commit leaves: the message and its history as they were
+	// before the receive.
+	for _, sql := range []string{
+		`UPDATE lease.message SET delivered_run = NULL, delivered_fence = NULL, delivered_at = NULL WHERE id = $1`,
+		`DELETE FROM lease.event WHERE kind = 'message_delivered' AND message_id = $1`,
+	} {
+		if _, err := r.owner.Exec(ctx, sql, m.ID); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	if err := m.Ack(ctx); err != nil {
+		t.Fatalf("Ack of a message whose delivery was lost: %v, want nil", err)
+	}
+	var run string
+	var delivered int
+	if err := r.owner.QueryRow(ctx, `SELECT acked_run::text, (SELECT count(*) FROM lease.event WHERE kind = 'message_delivered' AND message_id = $1)
+		FROM lease.message WHERE id = $1`, m.ID).Scan(&run, &delivered); err != nil {
+		t.Fatal(err)
+	}
+	if run != r.l.RunID().String() || delivered != 1 {
+		t.Errorf("acknowledged by %s with %d message_delivered events, want by %s with 1", run, delivered, r.l.RunID())
+	}
+	if err := r.ms[1].Ack(ctx); err != nil {
+		t.Errorf("Ack of the other message: %v", err)
+	}
+}
