@@ -14,7 +14,8 @@ const (
 	// transaction commits without waiting for its WAL flush
 	// (synchronous_commit off, set by the filter on the rows it returns,
 	// before the commit): a delivery lost in a crash is made again at the
-	// next receive, while a receive waiting for its flush, with its NOTIFY,
+	// next receive that reads it (the library's Ack of a message it handed
+	// on receives it again: lease.Message.Ack), while a receive waiting for its flush, with its NOTIFY,
 	// holds the cluster's notify lock through it. Parameters: account,
 	// session, run id, after id, max count.
 	ReceiveMessages = `SELECT id, kind, body, sender, actor, sent_at, expires_at, carried_from
