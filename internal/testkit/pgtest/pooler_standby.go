@@ -54,7 +54,7 @@ func (db DB) Via(t testing.TB, b *pgserver.Bouncer) string {
 func Standby(t testing.TB) *pgserver.Server {
 	t.Helper()
 	srv := RequireServer(t)
-	st, err := srv.StartStandby(context.Background(), pgserver.StandbyOptions{})
+	st, err := srv.StartStandby(context.Background(), pgserver.StandbyOptions{Options: pgserver.Options{Env: h.env}})
 	if err != nil {
 		t.Fatalf("start a standby: %v", err)
 	}
