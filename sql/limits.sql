@@ -308,7 +308,9 @@ BEGIN
     INSERT INTO lease.event (at, kind, account_id, session_id, reason)
     VALUES (now_, limit_event.kind, limit_event.account_id, '',
             CASE WHEN limit_event.pool = '' THEN '' ELSE 'pool ' || limit_event.pool || ': ' END ||
-            CASE WHEN limit_event.slots IS NULL THEN 'no limit' ELSE limit_event.slots || ' slots' END)
+            CASE WHEN limit_event.slots IS NULL THEN 'no limit'
+                 WHEN limit_event.slots = 1 THEN '1 slot'
+                 ELSE limit_event.slots || ' slots' END)
     RETURNING * INTO ev;
     PERFORM pg_notify('lease_events', lease.event_json(ev));
 END

@@ -51,7 +51,7 @@ func (c *checker) limitEvent(sl *slots, e data.Event) {
 	switch {
 	case e.Kind == data.KindLimitSet || e.Kind == data.KindLimitRemoved:
 		var n int
-		switch _, err := fmt.Sscanf(e.Reason, "%d slots", &n); {
+		switch _, err := fmt.Sscanf(e.Reason, "%d slot", &n); { // "1 slot", "3 slots"
 		case e.Kind == data.KindLimitSet && err == nil:
 			sl.limit[acct] = n
 		case e.Kind == data.KindLimitRemoved && e.Reason == "no limit":
