@@ -144,8 +144,8 @@ func TestLimitQueueKilledWaiterCostsAtMostItsTTL(t *testing.T) {
 	var procs []*proctest.Process
 	for i, session := range []string{"dies", "lives"} {
 		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), envChild+"="+childQueue, envChildDSN+"="+db.URL, envChildTTL+"="+ttl.String(),
-			envQueueName+"="+session, envQueueRound+"=1", envQueueSession+"="+session)
+		cmd.Env = append(os.Environ(), envChild+"="+childQueue, envChildDSN+"="+pgtest.AppURL(t, db.URL, "queue-"+session),
+			envChildTTL+"="+ttl.String(), envQueueName+"="+session, envQueueRound+"=1", envQueueSession+"="+session)
 		p := proctest.Start(t, cmd)
 		procs = append(procs, p)
 		pgtest.Eventually(t, time.Minute, session+"'s ticket in the account's queue", func() bool {
@@ -155,8 +155,15 @@ func TestLimitQueueKilledWaiterCostsAtMostItsTTL(t *testing.T) {
 			return slotWaiters(t, db) == i+1
 		})
 	}
+	var named bool // the wait below sees the killed waiter's backends by their name
+	if err := db.Pool(t).QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_stat_activity WHERE application_name = 'queue-dies')`).Scan(&named); err != nil || !named {
+		t.Fatalf("no backend named queue-dies (%v): the waiter's connections lost their application_name", err)
+	}
 	procs[0].Signal(t, syscall.SIGKILL)
 	procs[0].Wait(t, time.Minute)
+	// An acquire the killed waiter sent just before (a loaded machine's
+	// backend may not have run it yet) must not meet the freed slot.
+	pgtest.WaitAppGone(t, db.Pool(t), "queue-dies")
 	if _, err := s.Release(ctx, testKey, opener); err != nil {
 		t.Fatal(err)
 	}
