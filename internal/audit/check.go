@@ -35,8 +35,10 @@ type grant struct {
 	// replaced held none): the run held the session but not a slot, so no
 	// write of it may be accepted (invariant 3).
 	slotless bool
-	// slotEvent is the event of the grant that named no slot.
+	// slotEvent is the event of the grant that named no slot, slotKind its
+	// kind.
 	slotEvent int64
+	slotKind  data.Kind
 }
 
 // outputRow is one row of leasetop_demo.output.
@@ -276,8 +278,8 @@ func (c *checker) writes(rows []outputRow) {
 			c.fail(NoStaleWrite, r.key, "write %d with fence %d was accepted from a transaction that began at %s, after its run's lease expired at %s",
 				r.id, r.fence, clock(r.txStartedAt), clock(g.expiredBy))
 		case g.slotless:
-			c.fail(NoStaleWrite, r.key, "write %d by run %s (fence %d) was accepted, but its run held the session without a slot of account %s's limit (event %d named none)",
-				r.id, short(r.run), r.fence, r.key.Account, g.slotEvent)
+			c.fail(NoStaleWrite, r.key, "write %d by run %s (fence %d) was accepted, but its run held the session without a slot of account %s's limit (its %s event %d named none)",
+				r.id, short(r.run), r.fence, r.key.Account, g.slotKind, g.slotEvent)
 		}
 		if h := highest[r.key]; r.fence < h {
 			c.fail(NoStaleWrite, r.key, "write %d with fence %d was accepted after a write with fence %d", r.id, r.fence, h)

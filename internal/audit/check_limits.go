@@ -97,17 +97,12 @@ func (c *checker) limitEvent(sl *slots, e data.Event) {
 // slotOf marks a grant made while its account's own limit was in force
 // slotless when its event names no slot of the account ("slot 2", or "slot
 // 2, deep-research slot 1" with a pool's; a pool's slot alone is not the
-// account's). A hand-over moves the slot with the conversation and names
-// none: its run holds a slot when the run it replaced did.
+// account's). A hand-over, and a preempt of a live run, move the slot with
+// the conversation and name none: such a run holds a slot when the run it
+// replaced did.
 func (c *checker) slotOf(e data.Event) {
 	g := c.grants[e.RunID]
 	if g == nil {
-		return
-	}
-	if e.Kind == data.KindHandedOver {
-		if prev := c.grants[e.PrevRunID]; prev != nil && prev.slotless {
-			g.slotless, g.slotEvent = true, prev.slotEvent
-		}
 		return
 	}
 	for part := range strings.SplitSeq(e.Reason, ", ") {
@@ -116,7 +111,13 @@ func (c *checker) slotOf(e data.Event) {
 			return
 		}
 	}
-	g.slotless, g.slotEvent = true, e.ID
+	if e.Kind == data.KindHandedOver || e.Kind == data.KindPreempted {
+		if prev := c.grants[e.PrevRunID]; prev != nil && prev.slotless {
+			g.slotless, g.slotEvent, g.slotKind = true, prev.slotEvent, prev.slotKind
+		}
+		return
+	}
+	g.slotless, g.slotEvent, g.slotKind = true, e.ID, e.Kind
 }
 
 // slotsTally records the peak of each limited account.
