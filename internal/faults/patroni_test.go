@@ -20,7 +20,7 @@ import (
 // HAProxy, a `leasetop run` through each, and the monitor's feed through
 // the DSN. Patroni, not the test, detects the fault and promotes.
 
-// TestPatroniFailover runs the cases: all ten (about ten minutes on two
+// TestPatroniFailover runs the cases: all eleven (about eleven minutes on two
 // loaded cores: docs/RELIABILITY.md, "Under Patroni") with LEASETOP_LONG=1,
 // as .ci/run does, or LEASETOP_PATRONI=all; otherwise sync-kill alone
 // (about a minute), and every other case says in a skip line how to run it:
