@@ -1,6 +1,8 @@
 package lease
 
 import (
+	"sync/atomic"
+
 	"github.com/leasetop/leasetop/internal/data"
 )
 
@@ -42,6 +44,47 @@ func (c *Client) subscribeKinds(key Key, kinds func(data.Kind) bool) (*waiter, e
 func (c *Client) subscribeAccount(w *waiter, account string) (*subscription, error) {
 	return c.notes.listen(Key{Account: account}, func(n notice) {
 		if n.resync || n.closed || wakes(n.ev.Kind) {
+			signal(w.wake)
+		}
+	})
+}
+
+// slotTurn tells a Queue waiting in its account's queue when a freed slot
+// may be its own, so that a release wakes the head of the queue and not
+// every waiter (each woken waiter costs an enqueue and an acquire, and the
+// database admits only the oldest: a thundering herd). The tickets ahead
+// of the waiter leave the queue only with a queue_left event (granted,
+// cancelled, cleared, or expired and purged), which every waiter of the
+// account hears: once as many have been heard since its last place as it
+// had tickets ahead, it may be the head, and from then on a freed slot
+// wakes it. Counting a queue_left of a ticket behind it too can only wake
+// it early (one refused try, and its next place is exact), never late.
+// What it cannot hear is a ticket ahead that expired and is not yet
+// purged, or a holder's lease that expired: the waiter's timers cover
+// those (the tickets ahead's expiry, the holders' expiry), and a resync
+// wakes it whatever it counted.
+type slotTurn struct {
+	left atomic.Int64 // queue_left events heard in the account
+	due  atomic.Int64 // the count of left at which it may be the head
+}
+
+// placed records the waiter's place, taken when left was before: the
+// tickets ahead of it then must all leave before its turn.
+func (t *slotTurn) placed(before int64, ahead int) { t.due.Store(before + int64(ahead)) }
+
+// subscribeSlots adds to w the events of every session of account, as
+// subscribeAccount does, for a Queue waiting in the account's queue: an
+// event that frees a slot wakes it only when turn says it may be the head.
+func (c *Client) subscribeSlots(w *waiter, account string, turn *slotTurn) (*subscription, error) {
+	return c.notes.listen(Key{Account: account}, func(n notice) {
+		switch {
+		case n.resync || n.closed:
+			signal(w.wake)
+		case n.ev.Kind == data.KindQueueLeft:
+			if turn.left.Add(1) >= turn.due.Load() {
+				signal(w.wake)
+			}
+		case wakes(n.ev.Kind) && turn.left.Load() >= turn.due.Load():
 			signal(w.wake)
 		}
 	})

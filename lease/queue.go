@@ -45,8 +45,10 @@ var ErrTicketCleared = data.ErrTicketCleared
 //
 // It wakes on the notifications for its key (a release, a forced release, a
 // takeover, a ticket that left the queue) and, once at its account's limit,
-// for every session of the account; otherwise when the lease or the
-// tickets ahead could expire, or after PollInterval. When the key is free
+// for a release in any session of the account once the tickets that were
+// ahead of it have left the queue: a freed slot wakes the head of the
+// account's queue, not every waiter; otherwise when the lease, a slot's
+// holder or the tickets ahead could expire, or after PollInterval. When the key is free
 // and has no queue it acquires at once, as Try does. OnPlace reports its
 // place as it moves up.
 //
@@ -110,6 +112,9 @@ type queuer struct {
 	// was refused for its account's limit: its ticket waits in the
 	// account's queue, and a slot frees in any session of the account.
 	account *subscription
+	// turn says when a freed slot in the account may be this run's: only
+	// then does a release in another session wake it (slotTurn).
+	turn slotTurn
 }
 
 func (q *queuer) run(ctx context.Context, w *waiter) (*Lease, error) {
@@ -156,6 +161,7 @@ func (q *queuer) step(ctx context.Context) (*Lease, time.Duration, error) {
 	if len(q.tickets) == 0 || q.tickets[len(q.tickets)-1] != run {
 		q.tickets = append(q.tickets, run)
 	}
+	heard := q.turn.left.Load() // before the place is read: see slotTurn
 	place, err := c.store.Enqueue(ctx, q.req.Key, run, ttl, q.req.Holder)
 	if err != nil {
 		if errors.Is(err, data.ErrQueueFull) || errors.Is(err, data.ErrTicketCleared) {
@@ -168,6 +174,7 @@ func (q *queuer) step(ctx context.Context) (*Lease, time.Duration, error) {
 		return nil, min(delay, renewBy), nil
 	}
 	q.backoff.answer()
+	q.turn.placed(heard, place.Ahead)
 	q.report(place)
 	delay := jitter(c.cfg.PollInterval)
 	// A run in its account's queue tries whenever it wakes: the database
@@ -187,7 +194,7 @@ func (q *queuer) step(ctx context.Context) (*Lease, time.Duration, error) {
 		}
 		delay = d
 		if q.account == nil && errors.Is(err, data.ErrAtLimit) {
-			if q.account, err = c.subscribeAccount(q.w, q.req.Key.Account); err != nil {
+			if q.account, err = c.subscribeSlots(q.w, q.req.Key.Account, &q.turn); err != nil {
 				return nil, 0, err
 			}
 			delay = 0 // take the ticket's place in the account's queue now
