@@ -1,7 +1,7 @@
 package lease
 
 import (
-	"sync/atomic"
+	"sync"
 
 	"github.com/leasetop/leasetop/internal/data"
 )
@@ -51,40 +51,84 @@ func (c *Client) subscribeAccount(w *waiter, account string) (*subscription, err
 
 // slotTurn tells a Queue waiting in its account's queue when a freed slot
 // may be its own, so that a release wakes the head of the queue and not
-// every waiter (each woken waiter costs an enqueue and an acquire, and the
-// database admits only the oldest: a thundering herd). The tickets ahead
-// of the waiter leave the queue only with a queue_left event (granted,
-// cancelled, cleared, or expired and purged), which every waiter of the
-// account hears: once as many have been heard since its last place as it
-// had tickets ahead, it may be the head, and from then on a freed slot
-// wakes it. Counting a queue_left of a ticket behind it too can only wake
-// it early (one refused try, and its next place is exact), never late.
-// What it cannot hear is a ticket ahead that expired and is not yet
-// purged, or a holder's lease that expired: the waiter's timers cover
-// those (the tickets ahead's expiry, the holders' expiry), and a resync
-// wakes it whatever it counted.
+// every waiter (each woken waiter costs an acquire, and the database
+// admits only the oldest: a thundering herd). The database grants the
+// account's k free slots to the k oldest waiters (slot_gate_admits); the
+// waiter estimates both numbers from what it has heard in the account since
+// it last read its place:
+//   - the tickets still ahead of it: those that were ahead then, less the
+//     queue_left events heard since (a ticket leaves the queue only with
+//     one: granted, cancelled, cleared, or expired and purged);
+//   - the slots freed for the queue: the releases heard since, less the
+//     grants to waiters (queue_left, reason granted).
+//
+// It wakes when fewer tickets are ahead than slots are free, or when none
+// is ahead and a slot may have freed. A queue_left of a ticket behind it
+// counted as ahead only wakes it early (one refused try; its next place is
+// exact). Slots free when it read its place count as none: the waiters
+// ahead take them, and their grants then wake the next (the chain of
+// queue_left events wakes each head in turn). What it cannot hear is a
+// ticket ahead that expired and is not yet purged, or a holder's lease
+// that expired: the waiter's timers cover those (the tickets ahead's
+// expiry, the holders' expiry), and a resync wakes it whatever it counted.
 type slotTurn struct {
-	left atomic.Int64 // queue_left events heard in the account
-	due  atomic.Int64 // the count of left at which it may be the head
+	mu    sync.Mutex
+	heard slotsHeard // since the Queue began
+	at    slotsHeard // when the waiter last read its place
+	ahead int64      // the tickets ahead of it then
 }
 
-// placed records the waiter's place, taken when left was before: the
-// tickets ahead of it then must all leave before its turn.
-func (t *slotTurn) placed(before int64, ahead int) { t.due.Store(before + int64(ahead)) }
+// slotsHeard counts the events a waiter for a slot heard in its account.
+type slotsHeard struct {
+	left    int64 // queue_left events
+	granted int64 // of which reason granted
+	freed   int64 // releases (released, force_released)
+}
+
+// mark returns what has been heard so far, to pass to placed once the
+// place read after it is known.
+func (t *slotTurn) mark() slotsHeard {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.heard
+}
+
+// placed records the waiter's place (ahead tickets ahead of it), read
+// after at was heard.
+func (t *slotTurn) placed(at slotsHeard, ahead int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.at, t.ahead = at, int64(ahead)
+}
+
+// hear counts ev and reports whether it should wake the waiter.
+func (t *slotTurn) hear(ev data.Event) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch ev.Kind {
+	case data.KindQueueLeft:
+		t.heard.left++
+		if ev.Reason == "granted" {
+			t.heard.granted++
+		}
+	case data.KindReleased, data.KindForceReleased:
+		t.heard.freed++
+	default:
+		if !wakes(ev.Kind) {
+			return false
+		}
+	}
+	ahead := t.ahead - (t.heard.left - t.at.left)
+	free := (t.heard.freed - t.at.freed) - (t.heard.granted - t.at.granted)
+	return ahead <= 0 || ahead < free
+}
 
 // subscribeSlots adds to w the events of every session of account, as
 // subscribeAccount does, for a Queue waiting in the account's queue: an
-// event that frees a slot wakes it only when turn says it may be the head.
+// event wakes it only when turn says a freed slot may be its own.
 func (c *Client) subscribeSlots(w *waiter, account string, turn *slotTurn) (*subscription, error) {
 	return c.notes.listen(Key{Account: account}, func(n notice) {
-		switch {
-		case n.resync || n.closed:
-			signal(w.wake)
-		case n.ev.Kind == data.KindQueueLeft:
-			if turn.left.Add(1) >= turn.due.Load() {
-				signal(w.wake)
-			}
-		case wakes(n.ev.Kind) && turn.left.Load() >= turn.due.Load():
+		if n.resync || n.closed || turn.hear(n.ev) {
 			signal(w.wake)
 		}
 	})

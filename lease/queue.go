@@ -115,6 +115,8 @@ type queuer struct {
 	// turn says when a freed slot in the account may be this run's: only
 	// then does a release in another session wake it (slotTurn).
 	turn slotTurn
+	// atLimit: the last try was refused for the account's limit.
+	atLimit bool
 }
 
 func (q *queuer) run(ctx context.Context, w *waiter) (*Lease, error) {
@@ -122,11 +124,12 @@ func (q *queuer) run(ctx context.Context, w *waiter) (*Lease, error) {
 	timer := time.NewTimer(0)
 	<-timer.C
 	defer timer.Stop()
+	woken := false
 	for {
 		if c.isClosed() {
 			return q.giveUp(ErrClosed)
 		}
-		l, delay, err := q.step(ctx)
+		l, delay, err := q.step(ctx, woken)
 		switch {
 		case l != nil:
 			return l, nil
@@ -142,26 +145,39 @@ func (q *queuer) run(ctx context.Context, w *waiter) (*Lease, error) {
 			return q.giveUp(context.Cause(ctx))
 		case <-w.wake:
 			timer.Stop()
+			woken = true
 		case <-timer.C:
+			woken = false
 		}
 	}
 }
 
 // step takes or renews the ticket and, when it is the head (or no queue is
 // needed), tries to acquire. It returns the lease, or how long to wait
-// before the next step, or an error that ends Queue.
-func (q *queuer) step(ctx context.Context) (*Lease, time.Duration, error) {
+// before the next step, or an error that ends Queue. A run in its
+// account's queue that a notification woke (woken) tries first and renews
+// its ticket only when refused: a release wakes the head of the account's
+// queue (slotTurn), whose grant then costs one call, not two.
+func (q *queuer) step(ctx context.Context, woken bool) (*Lease, time.Duration, error) {
 	c := q.c
 	ttl := c.cfg.RenewInterval // a ticket lives a renewal interval: see Queue
 	renewBy := ttl / 2         // and is renewed twice in it
 	run := q.tr.runID
+	tried, delay := false, jitter(c.cfg.PollInterval)
+	if woken && q.account != nil {
+		l, d, err := q.try(ctx)
+		if l != nil || err != nil || ctx.Err() != nil {
+			return l, 0, err
+		}
+		tried, delay = true, d
+	}
 	// Counted before the call: a ticket may be committed while its reply
 	// is lost to ctx, and giveUp must cancel it too (cancelling a ticket
 	// that was never taken changes nothing).
 	if len(q.tickets) == 0 || q.tickets[len(q.tickets)-1] != run {
 		q.tickets = append(q.tickets, run)
 	}
-	heard := q.turn.left.Load() // before the place is read: see slotTurn
+	heard := q.turn.mark() // before the place is read: see slotTurn
 	place, err := c.store.Enqueue(ctx, q.req.Key, run, ttl, q.req.Holder)
 	if err != nil {
 		if errors.Is(err, data.ErrQueueFull) || errors.Is(err, data.ErrTicketCleared) {
@@ -176,24 +192,16 @@ func (q *queuer) step(ctx context.Context) (*Lease, time.Duration, error) {
 	q.backoff.answer()
 	q.turn.placed(heard, place.Ahead)
 	q.report(place)
-	delay := jitter(c.cfg.PollInterval)
 	// A run in its account's queue tries whenever it wakes: the database
 	// grants its account's k free slots to the k oldest waiters, and its
 	// place counts every waiter ahead of it.
-	if place.Ahead == 0 || q.account != nil {
-		l, err := c.try(ctx, q.req, q.tr, c.acquire)
-		if err == nil {
-			return l, 0, nil
-		}
-		if ctx.Err() != nil {
-			return nil, 0, nil
-		}
-		d, retry := c.retryDelay(err, &q.backoff)
-		if !retry {
-			return nil, 0, err
+	if (place.Ahead == 0 || q.account != nil) && !tried {
+		l, d, err := q.try(ctx)
+		if l != nil || err != nil || ctx.Err() != nil {
+			return l, 0, err
 		}
 		delay = d
-		if q.account == nil && errors.Is(err, data.ErrAtLimit) {
+		if q.account == nil && q.atLimit {
 			if q.account, err = c.subscribeSlots(q.w, q.req.Key.Account, &q.turn); err != nil {
 				return nil, 0, err
 			}
@@ -209,6 +217,26 @@ func (q *queuer) step(ctx context.Context) (*Lease, time.Duration, error) {
 		delay = min(delay, renewBy)
 	}
 	return nil, delay, nil
+}
+
+// try acquires once. It returns the lease, or how long to wait before the
+// next step when refused (q.atLimit says whether for the account's limit),
+// or an error that ends Queue; nothing when ctx ended.
+func (q *queuer) try(ctx context.Context) (*Lease, time.Duration, error) {
+	c := q.c
+	l, err := c.try(ctx, q.req, q.tr, c.acquire)
+	if err == nil {
+		return l, 0, nil
+	}
+	if ctx.Err() != nil {
+		return nil, 0, nil
+	}
+	d, retry := c.retryDelay(err, &q.backoff)
+	if !retry {
+		return nil, 0, err
+	}
+	q.atLimit = errors.Is(err, data.ErrAtLimit)
+	return nil, d, nil
 }
 
 // report calls OnPlace's function when the ticket's place changed.
