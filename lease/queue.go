@@ -192,10 +192,12 @@ func (q *queuer) step(ctx context.Context, woken bool) (*Lease, time.Duration, e
 	q.backoff.answer()
 	q.turn.placed(heard, place.Ahead)
 	q.report(place)
-	// A run in its account's queue tries whenever it wakes: the database
-	// grants its account's k free slots to the k oldest waiters, and its
-	// place counts every waiter ahead of it.
-	if (place.Ahead == 0 || q.account != nil) && !tried {
+	// A run tries when its place is the head. In its account's queue it
+	// has tried already when a notification woke it (the database grants
+	// the account's k free slots to the k oldest waiters: slotTurn wakes it
+	// when it may be among them); a timer's step tries only at the head,
+	// and the grants ahead wake the next in turn.
+	if place.Ahead == 0 && !tried {
 		l, d, err := q.try(ctx)
 		if l != nil || err != nil || ctx.Err() != nil {
 			return l, 0, err
