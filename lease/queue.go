@@ -45,10 +45,11 @@ var ErrTicketCleared = data.ErrTicketCleared
 //
 // It wakes on the notifications for its key (a release, a forced release, a
 // takeover, a ticket that left the queue) and, once at its account's limit,
-// for a release in any session of the account once the tickets that were
-// ahead of it have left the queue: a freed slot wakes the head of the
-// account's queue, not every waiter; otherwise when the lease, a slot's
-// holder or the tickets ahead could expire, or after PollInterval. When the key is free
+// for a release in any session of the account that may free a slot for it
+// (fewer tickets are ahead of it than slots freed: a freed slot wakes the
+// head of the account's queue, not every waiter); otherwise when the
+// lease, a slot's holder or the tickets ahead could expire, or after
+// PollInterval. When the key is free
 // and has no queue it acquires at once, as Try does. OnPlace reports its
 // place as it moves up.
 //
