@@ -83,6 +83,7 @@ type slotsHeard struct {
 	left    int64 // queue_left events
 	granted int64 // of which reason granted
 	freed   int64 // releases (released, force_released)
+	waking  int64 // events of a kind that wakes (wakes), these included
 }
 
 // mark returns what has been heard so far, to pass to placed once the
@@ -94,11 +95,14 @@ func (t *slotTurn) mark() slotsHeard {
 }
 
 // placed records the waiter's place (ahead tickets ahead of it), read
-// after at was heard.
-func (t *slotTurn) placed(at slotsHeard, ahead int) {
+// after at was heard, and reports whether what was heard since at already
+// wakes it: those events were weighed against its former place as they
+// came, and may have freed a slot for the new one.
+func (t *slotTurn) placed(at slotsHeard, ahead int) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.at, t.ahead = at, int64(ahead)
+	return t.heard.waking > at.waking && t.dueLocked()
 }
 
 // hear counts ev and reports whether it should wake the waiter.
@@ -118,6 +122,13 @@ func (t *slotTurn) hear(ev data.Event) bool {
 			return false
 		}
 	}
+	t.heard.waking++
+	return t.dueLocked()
+}
+
+// dueLocked reports whether a freed slot may be the waiter's: fewer
+// tickets ahead of it than slots freed, or none ahead; t.mu must be held.
+func (t *slotTurn) dueLocked() bool {
 	ahead := t.ahead - (t.heard.left - t.at.left)
 	free := (t.heard.freed - t.at.freed) - (t.heard.granted - t.at.granted)
 	return ahead <= 0 || ahead < free

@@ -165,6 +165,7 @@ func (q *queuer) step(ctx context.Context, woken bool) (*Lease, time.Duration, e
 	renewBy := ttl / 2         // and is renewed twice in it
 	run := q.tr.runID
 	tried, delay := false, jitter(c.cfg.PollInterval)
+	heard := q.turn.mark() // before the try and the place: see slotTurn
 	if woken && q.account != nil {
 		l, d, err := q.try(ctx)
 		if l != nil || err != nil || ctx.Err() != nil {
@@ -178,7 +179,6 @@ func (q *queuer) step(ctx context.Context, woken bool) (*Lease, time.Duration, e
 	if len(q.tickets) == 0 || q.tickets[len(q.tickets)-1] != run {
 		q.tickets = append(q.tickets, run)
 	}
-	heard := q.turn.mark() // before the place is read: see slotTurn
 	place, err := c.store.Enqueue(ctx, q.req.Key, run, ttl, q.req.Holder)
 	if err != nil {
 		if errors.Is(err, data.ErrQueueFull) || errors.Is(err, data.ErrTicketCleared) {
@@ -191,7 +191,7 @@ func (q *queuer) step(ctx context.Context, woken bool) (*Lease, time.Duration, e
 		return nil, min(delay, renewBy), nil
 	}
 	q.backoff.answer()
-	q.turn.placed(heard, place.Ahead)
+	due := q.turn.placed(heard, place.Ahead)
 	q.report(place)
 	// A run tries when its place is the head. In its account's queue it
 	// has tried already when a notification woke it (the database grants
@@ -218,6 +218,9 @@ func (q *queuer) step(ctx context.Context, woken bool) (*Lease, time.Duration, e
 	}
 	if place.Ticketed() {
 		delay = min(delay, renewBy)
+	}
+	if due && tried {
+		delay = 0 // refused, but a slot may have freed for it since: try again now
 	}
 	return nil, delay, nil
 }
