@@ -135,6 +135,7 @@ DECLARE
     s lease.limit_slot;
     tried integer[] := '{}';
     cur integer;
+    above boolean;
 BEGIN
     LOOP
         -- A slot that looks free on this statement's snapshot, locked; then
@@ -152,19 +153,25 @@ BEGIN
         IF NOT FOUND THEN
             RETURN NULL;
         END IF;
-        EXIT WHEN lease.slot_free(lim.account_id, lim.pool, s.session_id, me, now_);
+        -- A slot naming nobody or me is free without slot_free's call (its
+        -- first test): the common case costs no second read.
+        EXIT WHEN s.session_id IS NULL OR s.session_id = me
+               OR lease.slot_free(lim.account_id, lim.pool, s.session_id, me, now_);
         tried := tried || s.slot;
     END LOOP;
     -- Decided under the slot's lock, on a fresh read of the limit: a
     -- set_limit that committed before this lock is seen here; one after it
-    -- waits for this transaction (it locks every slot).
-    SELECT a.slots INTO cur FROM lease.account_limit a
+    -- waits for this transaction (it locks every slot). One statement reads
+    -- the limit and whether a lowered one left rows above it.
+    SELECT a.slots, EXISTS (SELECT FROM lease.limit_slot t
+                             WHERE t.account_id = a.account_id AND t.pool = a.pool AND t.slot > a.slots)
+      INTO cur, above
+      FROM lease.account_limit a
      WHERE a.account_id = lim.account_id AND a.pool = lim.pool;
     IF cur IS NULL OR s.slot > cur THEN
         RETURN NULL;
     END IF;
-    IF EXISTS (SELECT FROM lease.limit_slot t
-                WHERE t.account_id = lim.account_id AND t.pool = lim.pool AND t.slot > cur) THEN
+    IF above THEN
         -- A lowered limit: its live runs above it keep the account busy until
         -- they end; the rows of ended ones go.
         DELETE FROM lease.limit_slot t
@@ -186,7 +193,7 @@ $fn$;
 -- limit of account_id that applies (the account's '', and pool's when pool
 -- is not ''), and returns them, locked: NULL when no limit applies, an empty
 -- array when one of them has no free slot (busy: nothing is granted). The
--- caller grants, then points them at the session (lease.hold_slots).
+-- caller grants, then points them at the session (lease.slots_granted).
 CREATE OR REPLACE FUNCTION lease.take_slots(account_id text, session_id text, pool text, now_ timestamptz)
 RETURNS lease.limit_slot[]
 LANGUAGE plpgsql VOLATILE
@@ -211,51 +218,57 @@ BEGIN
 END
 $fn$;
 
--- hold_slots points the slots take_slots took at session_id, after the
--- grant: a slot that names it already (a takeover, a retry) is not written.
-CREATE OR REPLACE FUNCTION lease.hold_slots(slots lease.limit_slot[], session_id text)
-RETURNS void
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, lease, pg_temp
-AS $fn$
-#variable_conflict use_column
-BEGIN
-    UPDATE lease.limit_slot t SET session_id = hold_slots.session_id
-      FROM unnest(hold_slots.slots) s
-     WHERE t.account_id = s.account_id AND t.pool = s.pool AND t.slot = s.slot
-       AND t.session_id IS DISTINCT FROM hold_slots.session_id;
-END
-$fn$;
-
--- slots_granted ends a grant's claim_slots: when granted, the slots point at
--- session_id (hold_slots); either way the next event names no slot. Returns
--- granted. A no-op for slots NULL (no limit).
+-- slots_granted ends a grant's claim_slots: when granted, the slots take_slots
+-- took point at session_id (a slot that names it already, a takeover or a
+-- retry or the session's last grant, is not written); either way the next
+-- event names no slot. Returns granted. A no-op for slots NULL (no limit).
+-- Each slot is one UPDATE by its primary key, and only when it names another
+-- session: no join, no plan that depends on the array.
+DROP FUNCTION IF EXISTS lease.hold_slots(lease.limit_slot[], text); -- folded in here
 CREATE OR REPLACE FUNCTION lease.slots_granted(slots lease.limit_slot[], session_id text, granted boolean)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
+#variable_conflict use_column
+DECLARE
+    s lease.limit_slot;
 BEGIN
     IF slots IS NULL THEN
         RETURN granted;
     END IF;
-    PERFORM set_config('lease.slots', '', true); -- named in the grant's event only
+    IF set_config('lease.slots', '', true) IS NULL THEN NULL; END IF; -- named in the grant's event only
     IF granted THEN
-        PERFORM lease.hold_slots(slots, session_id);
+        FOREACH s IN ARRAY slots LOOP
+            IF s.session_id IS DISTINCT FROM slots_granted.session_id THEN -- as read under the slot's lock
+                UPDATE lease.limit_slot t SET session_id = slots_granted.session_id
+                 WHERE t.account_id = s.account_id AND t.pool = s.pool AND t.slot = s.slot
+                   AND t.session_id IS DISTINCT FROM slots_granted.session_id;
+            END IF;
+        END LOOP;
     END IF;
     RETURN granted;
 END
 $fn$;
 
 -- slot_words says which slots a grant holds, for its event's reason:
--- "slot 2", "slot 2, deep-research slot 1".
+-- "slot 2", "slot 2, deep-research slot 1", in the array's order (take_slots
+-- returns them by pool, the account's '' first). PL/pgSQL, not SQL: a SQL
+-- function with a SET clause is parsed and planned again at every call.
 CREATE OR REPLACE FUNCTION lease.slot_words(slots lease.limit_slot[])
 RETURNS text
-LANGUAGE sql IMMUTABLE
+LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
-    SELECT string_agg(CASE WHEN s.pool = '' THEN '' ELSE s.pool || ' ' END || 'slot ' || s.slot, ', ' ORDER BY s.pool)
-      FROM unnest(slots) s
+DECLARE
+    s lease.limit_slot;
+    words text;
+BEGIN
+    FOREACH s IN ARRAY coalesce(slots, '{}') LOOP
+        words := coalesce(words || ', ', '') || CASE WHEN s.pool = '' THEN '' ELSE s.pool || ' ' END || 'slot ' || s.slot;
+    END LOOP;
+    RETURN words;
+END
 $fn$;
 
 -- limit_refused records that run pub was refused a grant of the session
@@ -442,8 +455,8 @@ BEGIN
     IF taken = '{}' THEN
         PERFORM lease.limit_refused(claim_slots.account_id, claim_slots.session_id, pub, claim_slots.pool,
                                     claim_slots.holder, now_);
-    ELSIF taken IS NOT NULL THEN
-        PERFORM set_config('lease.slots', lease.slot_words(taken), true);
+    ELSIF taken IS NOT NULL AND set_config('lease.slots', lease.slot_words(taken), true) IS NULL THEN
+        NULL; -- an expression, not a PERFORM: no executor
     END IF;
     RETURN taken;
 END
