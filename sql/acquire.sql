@@ -37,7 +37,6 @@ DECLARE
     inserted boolean;
     got boolean;
     latest timestamptz; -- the latest expiry among the session's tickets, NULL when it has none
-    limited boolean; -- whether the account has a limit (limits.sql)
     ev lease.event;
     slots lease.limit_slot[]; -- the slots this grant takes (limits.sql), NULL without a limit
 BEGIN
@@ -60,14 +59,10 @@ BEGIN
     -- were held. A grant to a session with any ticket, live or expired, ends
     -- the grantee's and the expired ones (queue_granted). A session without
     -- a queue pays one probe of an empty range of queue_ticket's primary key.
-    -- The same read probes account_limit (limits.sql): an account without a
-    -- limit pays one probe of an empty range of its primary key, in this
-    -- statement rather than one of its own.
     SELECT l.run_id, l.fence, l.expires_at,
            (SELECT max(q.expires_at) FROM lease.queue_ticket q
-             WHERE q.account_id = acquire.account_id AND q.session_id = acquire.session_id),
-           EXISTS (SELECT FROM lease.account_limit a WHERE a.account_id = acquire.account_id)
-      INTO granted.run_id, granted.fence, granted.expires_at, latest, limited
+             WHERE q.account_id = acquire.account_id AND q.session_id = acquire.session_id)
+      INTO granted.run_id, granted.fence, granted.expires_at, latest
       FROM (VALUES (true)) k LEFT JOIN lease.session_lease l
         ON l.account_id = acquire.account_id AND l.session_id = acquire.session_id;
     IF granted.expires_at > now_ THEN -- NULL when the key has no row
@@ -82,11 +77,12 @@ BEGIN
         RETURN;
     END IF;
 
-    -- Limits (limits.sql): an account without one paid the probe in the read above.
+    -- Limits (limits.sql): an account without one pays this one probe of
+    -- an empty range of account_limit's primary key.
     IF acquire.pool IS DISTINCT FROM '' THEN
         PERFORM lease.check_pool(acquire.pool);
     END IF;
-    IF limited THEN
+    IF EXISTS (SELECT FROM lease.account_limit a WHERE a.account_id = acquire.account_id) THEN
         -- The account's queue (queue.sql): while runs wait for its slots, a
         -- free slot goes to them first, oldest first. A limited account
         -- without a waiter pays one probe of an empty index range.
