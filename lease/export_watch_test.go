@@ -1,5 +1,7 @@
 package lease
 
+import "github.com/leasetop/leasetop/internal/data"
+
 // HolderChecks returns how many holder-watch checks of c's leases the
 // database has answered (watch.go).
 func HolderChecks(c *Client) int64 { return c.notes.checks.Load() }
@@ -19,3 +21,14 @@ func NotifierReads(c *Client) int64 { return c.notes.reads.Load() }
 // ResyncsAsked returns how many resyncs c's notifier was asked for (by its
 // listener, or by a truncation read back), handed on or not.
 func ResyncsAsked(c *Client) int64 { return c.notes.resyncsAsked.Load() }
+
+// ReadBackKinds returns the kinds of the events of evs that c's notifier
+// would read back (readback.go's wanted), in their order.
+func ReadBackKinds(c *Client, evs []data.Event) []data.Kind {
+	wanted, _ := c.notes.wanted(evs)
+	kinds := make([]data.Kind, len(wanted))
+	for i, ev := range wanted {
+		kinds[i] = ev.Kind
+	}
+	return kinds
+}

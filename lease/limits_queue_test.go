@@ -5,10 +5,16 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/leasetop/leasetop/internal/data"
+	"github.com/leasetop/leasetop/internal/sqlcall"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 	"github.com/leasetop/leasetop/internal/testkit/proctest"
 	"github.com/leasetop/leasetop/lease"
@@ -144,8 +150,8 @@ func TestLimitQueueKilledWaiterCostsAtMostItsTTL(t *testing.T) {
 	var procs []*proctest.Process
 	for i, session := range []string{"dies", "lives"} {
 		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), envChild+"="+childQueue, envChildDSN+"="+db.URL, envChildTTL+"="+ttl.String(),
-			envQueueName+"="+session, envQueueRound+"=1", envQueueSession+"="+session)
+		cmd.Env = append(os.Environ(), envChild+"="+childQueue, envChildDSN+"="+pgtest.AppURL(t, db.URL, "queue-"+session),
+			envChildTTL+"="+ttl.String(), envQueueName+"="+session, envQueueRound+"=1", envQueueSession+"="+session)
 		p := proctest.Start(t, cmd)
 		procs = append(procs, p)
 		pgtest.Eventually(t, time.Minute, session+"'s ticket in the account's queue", func() bool {
@@ -155,8 +161,15 @@ func TestLimitQueueKilledWaiterCostsAtMostItsTTL(t *testing.T) {
 			return slotWaiters(t, db) == i+1
 		})
 	}
+	var named bool // the wait below sees the killed waiter's backends by their name
+	if err := db.Pool(t).QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_stat_activity WHERE application_name = 'queue-dies')`).Scan(&named); err != nil || !named {
+		t.Fatalf("no backend named queue-dies (%v): the waiter's connections lost their application_name", err)
+	}
 	procs[0].Signal(t, syscall.SIGKILL)
 	procs[0].Wait(t, time.Minute)
+	// An acquire the killed waiter sent just before (a loaded machine's
+	// backend may not have run it yet) must not meet the freed slot.
+	pgtest.WaitAppGone(t, db.Pool(t), "queue-dies")
 	if _, err := s.Release(ctx, testKey, opener); err != nil {
 		t.Fatal(err)
 	}
@@ -181,5 +194,125 @@ func TestLimitQueueKilledWaiterCostsAtMostItsTTL(t *testing.T) {
 	}
 	if got := accountGrants(t, db); fmt.Sprint(got) != "[lives]" {
 		t.Fatalf("grants in the account: %v, want [lives]", got)
+	}
+}
+
+// acquireCounter counts the acquire calls made on the connections it
+// traces.
+type acquireCounter struct{ n atomic.Int64 }
+
+// TraceQueryStart counts an acquire call.
+func (a *acquireCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if d.SQL == sqlcall.Acquire || d.SQL == sqlcall.AcquireWith {
+		a.n.Add(1)
+	}
+	return ctx
+}
+
+// TraceQueryEnd does nothing.
+func (a *acquireCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// countedStore is a store of its own on db whose acquire calls a counts.
+func countedStore(t *testing.T, db pgtest.DB, a *acquireCounter) *data.Store {
+	t.Helper()
+	cfg, err := data.ParsePoolConfig(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = a
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return data.New(pool)
+}
+
+// TestLimitQueueReleaseWakesTheHead: n clients, each a process's (its own
+// store and listener), Queue for sessions of an account at its limit of
+// one run, and release as soon as they are granted. The slot passes down
+// the queue n times; a release wakes the head of the account's queue, not
+// every waiter, so the acquire calls the n grants cost stay a small
+// multiple of n (each grant's, and the next head's one try that may find
+// the slot still held), not one per waiter per release (about n*n/2 or
+// more: each woken waiter tries, and the database admits only the oldest).
+func TestLimitQueueReleaseWakesTheHead(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	db := pgtest.New(t)
+	admin := db.Store(t)
+	if _, err := admin.SetLimit(ctx, testKey.Account, "", 1); err != nil {
+		t.Fatal(err)
+	}
+	opener := mustHold(t, admin)
+	const n = 10
+	counters := make([]acquireCounter, n)
+	done := make(chan error, n)
+	for i := range n {
+		// Nothing but a notification wakes a waiter within the test: no
+		// poll, no renewal of its ticket (a third of the TTL).
+		c, err := lease.New(countedStore(t, db, &counters[i]), lease.Config{TTL: 10 * time.Minute, PollInterval: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		session := fmt.Sprintf("waiter-%d", i)
+		p, err := c.Authorize(ctx, allowAll, lease.Key{Account: testKey.Account, Session: session}, session)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			l, err := c.Queue(ctx, p)
+			if err == nil {
+				err = l.Release(ctx)
+			}
+			done <- err
+		}()
+		pgtest.Eventually(t, time.Minute, session+" in the account's queue", func() bool { return slotWaiters(t, db) == i+1 })
+	}
+	calls := func() int64 {
+		var sum int64
+		for i := range counters {
+			sum += counters[i].n.Load()
+		}
+		return sum
+	}
+	// Each waiter tried twice as it joined: refused at the limit, then
+	// again in the account's queue.
+	pgtest.Eventually(t, time.Minute, "each waiter's two tries as it joined", func() bool {
+		for i := range counters {
+			if counters[i].n.Load() < 2 {
+				return false
+			}
+		}
+		return true
+	})
+	before := calls()
+	if _, err := admin.Release(ctx, testKey, opener); err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-ctx.Done():
+			t.Fatalf("waiters still waiting; grants so far %v", accountGrants(t, db))
+		}
+	}
+	got, most := calls()-before, int64(3*n)
+	t.Logf("%d grants cost %d acquire calls", n, got)
+	if got > most {
+		t.Fatalf("the %d grants cost %d acquire calls, want at most %d: a release must wake the head of the account's queue, not every waiter",
+			n, got, most)
+	}
+	want := make([]string, n)
+	for i := range want {
+		want[i] = fmt.Sprintf("waiter-%d", i)
+	}
+	if got := accountGrants(t, db); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("grants went to %v, want %v", got, want)
 	}
 }

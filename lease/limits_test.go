@@ -3,6 +3,7 @@ package lease_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -58,5 +59,49 @@ func TestLimitTryAndWait(t *testing.T) {
 	}
 	if gotPool != "deep" || gotPrio != 3 {
 		t.Fatalf("lease's pool %q priority %d, want deep, 3", gotPool, gotPrio)
+	}
+}
+
+// TestLimitWaiterReadsBackOnlyWhatWakesIt: a run waiting for a slot of its
+// account hears every session of the account, but only the events that
+// may free a slot or move the account's queue (a release, a ticket that
+// left) cost its notifier a read back; a grant, a ticket taken or a
+// refusal in another session wakes no waiter, and is not read.
+func TestLimitWaiterReadsBackOnlyWhatWakesIt(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	store := db.Store(t)
+	ctx := context.Background()
+	if _, err := store.SetLimit(ctx, "acme", "", 1); err != nil {
+		t.Fatal(err)
+	}
+	cfg := lease.Config{TTL: 30 * time.Second, PollInterval: 60 * time.Second}
+	a, b := newClient(t, store, cfg), newClient(t, store, cfg)
+	la := acquire(t, a, permit(t, a, lease.Key{Account: "acme", Session: "chat-1"}, "a"))
+	defer la.Release(ctx)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w := startWait(wctx, b, permit(t, b, lease.Key{Account: "acme", Session: "chat-2"}, "b"))
+	// The waiter subscribes to the account once refused at its limit.
+	pgtest.Eventually(t, time.Minute, "the waiter's refusal", func() bool {
+		var refused bool
+		err := db.Pool(t).QueryRow(ctx, `SELECT EXISTS (SELECT FROM lease.event
+			WHERE kind = 'limit_refused' AND session_id = 'chat-2')`).Scan(&refused)
+		return err == nil && refused
+	})
+	pgtest.Eventually(t, time.Minute, "the waiter's subscription to its account", func() bool {
+		return len(lease.ReadBackKinds(b, []data.Event{{ID: 1, Kind: data.KindReleased, Key: data.Key{Account: "acme", Session: "chat-9"}}})) == 1
+	})
+	other := data.Key{Account: "acme", Session: "chat-3"}
+	var evs []data.Event
+	for i, k := range []data.Kind{data.KindAcquired, data.KindQueueJoined, data.KindLimitRefused, data.KindReleased, data.KindQueueLeft} {
+		evs = append(evs, data.Event{ID: int64(i + 1), Kind: k, Key: other})
+	}
+	got := fmt.Sprint(lease.ReadBackKinds(b, evs))
+	if want := fmt.Sprint([]data.Kind{data.KindReleased, data.KindQueueLeft}); got != want {
+		t.Fatalf("the waiter's notifier reads back %s of the account's events, want %s", got, want)
+	}
+	if _, ok := w.returned(); ok {
+		t.Fatal("the waiter returned while the account's only slot is held")
 	}
 }

@@ -45,8 +45,11 @@ var ErrTicketCleared = data.ErrTicketCleared
 //
 // It wakes on the notifications for its key (a release, a forced release, a
 // takeover, a ticket that left the queue) and, once at its account's limit,
-// for every session of the account; otherwise when the lease or the
-// tickets ahead could expire, or after PollInterval. When the key is free
+// for a release in any session of the account that may free a slot for it
+// (fewer tickets are ahead of it than slots freed: a freed slot wakes the
+// head of the account's queue, not every waiter); otherwise when the
+// lease, a slot's holder or the tickets ahead could expire, or after
+// PollInterval. When the key is free
 // and has no queue it acquires at once, as Try does. OnPlace reports its
 // place as it moves up.
 //
@@ -110,6 +113,11 @@ type queuer struct {
 	// was refused for its account's limit: its ticket waits in the
 	// account's queue, and a slot frees in any session of the account.
 	account *subscription
+	// turn says when a freed slot in the account may be this run's: only
+	// then does a release in another session wake it (slotTurn).
+	turn slotTurn
+	// atLimit: the last try was refused for the account's limit.
+	atLimit bool
 }
 
 func (q *queuer) run(ctx context.Context, w *waiter) (*Lease, error) {
@@ -117,11 +125,12 @@ func (q *queuer) run(ctx context.Context, w *waiter) (*Lease, error) {
 	timer := time.NewTimer(0)
 	<-timer.C
 	defer timer.Stop()
+	woken := false
 	for {
 		if c.isClosed() {
 			return q.giveUp(ErrClosed)
 		}
-		l, delay, err := q.step(ctx)
+		l, delay, err := q.step(ctx, woken)
 		switch {
 		case l != nil:
 			return l, nil
@@ -137,19 +146,33 @@ func (q *queuer) run(ctx context.Context, w *waiter) (*Lease, error) {
 			return q.giveUp(context.Cause(ctx))
 		case <-w.wake:
 			timer.Stop()
+			woken = true
 		case <-timer.C:
+			woken = false
 		}
 	}
 }
 
 // step takes or renews the ticket and, when it is the head (or no queue is
 // needed), tries to acquire. It returns the lease, or how long to wait
-// before the next step, or an error that ends Queue.
-func (q *queuer) step(ctx context.Context) (*Lease, time.Duration, error) {
+// before the next step, or an error that ends Queue. A run in its
+// account's queue that a notification woke (woken) tries first and renews
+// its ticket only when refused: a release wakes the head of the account's
+// queue (slotTurn), whose grant then costs one call, not two.
+func (q *queuer) step(ctx context.Context, woken bool) (*Lease, time.Duration, error) {
 	c := q.c
 	ttl := c.cfg.RenewInterval // a ticket lives a renewal interval: see Queue
 	renewBy := ttl / 2         // and is renewed twice in it
 	run := q.tr.runID
+	tried, delay := false, jitter(c.cfg.PollInterval)
+	heard := q.turn.mark() // before the try and the place: see slotTurn
+	if woken && q.account != nil {
+		l, d, err := q.try(ctx)
+		if l != nil || err != nil || ctx.Err() != nil {
+			return l, 0, err
+		}
+		tried, delay = true, d
+	}
 	// Counted before the call: a ticket may be committed while its reply
 	// is lost to ctx, and giveUp must cancel it too (cancelling a ticket
 	// that was never taken changes nothing).
@@ -168,26 +191,21 @@ func (q *queuer) step(ctx context.Context) (*Lease, time.Duration, error) {
 		return nil, min(delay, renewBy), nil
 	}
 	q.backoff.answer()
+	due := q.turn.placed(heard, place.Ahead)
 	q.report(place)
-	delay := jitter(c.cfg.PollInterval)
-	// A run in its account's queue tries whenever it wakes: the database
-	// grants its account's k free slots to the k oldest waiters, and its
-	// place counts every waiter ahead of it.
-	if place.Ahead == 0 || q.account != nil {
-		l, err := c.try(ctx, q.req, q.tr, c.acquire)
-		if err == nil {
-			return l, 0, nil
-		}
-		if ctx.Err() != nil {
-			return nil, 0, nil
-		}
-		d, retry := c.retryDelay(err, &q.backoff)
-		if !retry {
-			return nil, 0, err
+	// A run tries when its place is the head. In its account's queue it
+	// has tried already when a notification woke it (the database grants
+	// the account's k free slots to the k oldest waiters: slotTurn wakes it
+	// when it may be among them); a timer's step tries only at the head,
+	// and the grants ahead wake the next in turn.
+	if place.Ahead == 0 && !tried {
+		l, d, err := q.try(ctx)
+		if l != nil || err != nil || ctx.Err() != nil {
+			return l, 0, err
 		}
 		delay = d
-		if q.account == nil && errors.Is(err, data.ErrAtLimit) {
-			if q.account, err = c.subscribeAccount(q.w, q.req.Key.Account); err != nil {
+		if q.account == nil && q.atLimit {
+			if q.account, err = c.subscribeSlots(q.w, q.req.Key.Account, &q.turn); err != nil {
 				return nil, 0, err
 			}
 			delay = 0 // take the ticket's place in the account's queue now
@@ -201,7 +219,30 @@ func (q *queuer) step(ctx context.Context) (*Lease, time.Duration, error) {
 	if place.Ticketed() {
 		delay = min(delay, renewBy)
 	}
+	if due && tried {
+		delay = 0 // refused, but a slot may have freed for it since: try again now
+	}
 	return nil, delay, nil
+}
+
+// try acquires once. It returns the lease, or how long to wait before the
+// next step when refused (q.atLimit says whether for the account's limit),
+// or an error that ends Queue; nothing when ctx ended.
+func (q *queuer) try(ctx context.Context) (*Lease, time.Duration, error) {
+	c := q.c
+	l, err := c.try(ctx, q.req, q.tr, c.acquire)
+	if err == nil {
+		return l, 0, nil
+	}
+	if ctx.Err() != nil {
+		return nil, 0, nil
+	}
+	d, retry := c.retryDelay(err, &q.backoff)
+	if !retry {
+		return nil, 0, err
+	}
+	q.atLimit = errors.Is(err, data.ErrAtLimit)
+	return nil, d, nil
 }
 
 // report calls OnPlace's function when the ticket's place changed.

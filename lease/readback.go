@@ -53,9 +53,12 @@ func (n *notifier) readBack(ctx context.Context, ln *data.Listener, notes []data
 }
 
 // wanted splits notes into those to read back (a truncation, an event
-// naming a key with a subscription, or one naming a session of an account
-// whose slots someone waits for: subscribeAccount) and the ids of the
-// other transitions.
+// naming a key with a subscription, or one that may wake a waiter for the
+// slots of the account whose session it names: subscribeAccount,
+// subscribeSlots) and the ids of the other transitions. The account's
+// other events (a grant, a ticket taken, a refusal) wake none of its
+// waiters, so they cost them no read; a forged kind gains nothing, as the
+// read replaces it with the row's.
 // A message_sent is handed on as a hint instead (notifier.hint), and the
 // other message events are read back only for a subscription that wants
 // them (WaitMessage): a holder's own deliveries and acknowledgements name
@@ -69,7 +72,7 @@ func (n *notifier) wanted(notes []data.Event) (wanted []data.Event, unread []int
 		case ev.Kind.Message() && !n.wantsMessagesLocked(ev):
 			unread = append(unread, ev.ID)
 		case ev.Kind == data.KindTruncated || len(n.subs[ev.Key]) > 0 ||
-			ev.Key.Session != "" && len(n.subs[Key{Account: ev.Key.Account}]) > 0: // a waiter for the account's slots
+			ev.Key.Session != "" && wakes(ev.Kind) && len(n.subs[Key{Account: ev.Key.Account}]) > 0: // a waiter for the account's slots
 			wanted = append(wanted, ev)
 		default:
 			unread = append(unread, ev.ID)

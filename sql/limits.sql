@@ -118,75 +118,24 @@ BEGIN
 END
 $fn$;
 
--- take_slot locks a slot of limit lim free for session me (lease.slot_free)
--- and returns it, or returns NULL when none is: every slot up to lim.slots
--- is held or locked by another call, or a lowered limit's live runs above it
--- are still running. Slot rows above the limit whose runs ended are deleted.
--- It never waits for a lock, and locks one slot at a time: the one it means
--- to take (a slot that turned out held after its lock stays locked until
--- the call ends, and others skip it, as they would a held one).
-CREATE OR REPLACE FUNCTION lease.take_slot(lim lease.account_limit, me text, now_ timestamptz)
-RETURNS lease.limit_slot
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, lease, pg_temp
-AS $fn$
-#variable_conflict use_column
-DECLARE
-    s lease.limit_slot;
-    tried integer[] := '{}';
-    cur integer;
-BEGIN
-    LOOP
-        -- A slot that looks free on this statement's snapshot, locked; then
-        -- decided on a fresh read under its lock (slot_free).
-        SELECT * INTO s FROM lease.limit_slot t
-         WHERE t.account_id = lim.account_id AND t.pool = lim.pool AND t.slot <= lim.slots
-           AND t.slot <> ALL (tried)
-           AND (t.session_id IS NULL OR t.session_id = me OR NOT EXISTS (
-                SELECT FROM lease.session_lease l
-                 WHERE l.account_id = t.account_id AND l.session_id = t.session_id
-                   AND l.expires_at > now_ AND (t.pool = '' OR l.pool = t.pool)))
-         ORDER BY t.session_id IS NOT DISTINCT FROM me DESC, t.slot
-         LIMIT 1
-           FOR UPDATE SKIP LOCKED;
-        IF NOT FOUND THEN
-            RETURN NULL;
-        END IF;
-        EXIT WHEN lease.slot_free(lim.account_id, lim.pool, s.session_id, me, now_);
-        tried := tried || s.slot;
-    END LOOP;
-    -- Decided under the slot's lock, on a fresh read of the limit: a
-    -- set_limit that committed before this lock is seen here; one after it
-    -- waits for this transaction (it locks every slot).
-    SELECT a.slots INTO cur FROM lease.account_limit a
-     WHERE a.account_id = lim.account_id AND a.pool = lim.pool;
-    IF cur IS NULL OR s.slot > cur THEN
-        RETURN NULL;
-    END IF;
-    IF EXISTS (SELECT FROM lease.limit_slot t
-                WHERE t.account_id = lim.account_id AND t.pool = lim.pool AND t.slot > cur) THEN
-        -- A lowered limit: its live runs above it keep the account busy until
-        -- they end; the rows of ended ones go.
-        DELETE FROM lease.limit_slot t
-         WHERE (t.account_id, t.pool, t.slot) IN (
-               SELECT u.account_id, u.pool, u.slot FROM lease.limit_slot u
-                WHERE u.account_id = lim.account_id AND u.pool = lim.pool AND u.slot > cur
-                  FOR UPDATE SKIP LOCKED)
-           AND lease.slot_free(lim.account_id, lim.pool, t.session_id, me, now_);
-        IF EXISTS (SELECT FROM lease.limit_slot t
-                    WHERE t.account_id = lim.account_id AND t.pool = lim.pool AND t.slot > cur) THEN
-            RETURN NULL;
-        END IF;
-    END IF;
-    RETURN s;
-END
-$fn$;
-
 -- take_slots takes session_id's slots for a grant in pool at now_, one per
 -- limit of account_id that applies (the account's '', and pool's when pool
--- is not ''), and returns them, locked: NULL when no limit applies, an empty
--- array when one of them has no free slot (busy: nothing is granted). The
--- caller grants, then points them at the session (lease.hold_slots).
+-- is not ''), and returns them, locked, by pool: NULL when no limit applies,
+-- an empty array when one of them has no free slot (busy: nothing is
+-- granted). When it returns slots it names them in lease.slots, for the
+-- grant's event ("slot 2, deep-research slot 1"). The caller grants, then
+-- points them at the session (lease.slots_granted).
+--
+-- Per limit it locks one slot that is free for the session (lease.slot_free)
+-- or finds none: every slot up to the limit is held or locked by another
+-- call, or a lowered limit's live runs above it are still running. Slot rows
+-- above the limit whose runs ended are deleted. It never waits for a lock,
+-- and locks one slot at a time: the one it means to take (a slot that
+-- turned out held after its lock stays locked until the call ends, and
+-- others skip it, as they would a held one). One function for all of it: a
+-- call with its own search_path is set up again in every transaction.
+DROP FUNCTION IF EXISTS lease.take_slot(lease.account_limit, text, timestamptz); -- folded in here
+DROP FUNCTION IF EXISTS lease.slot_words(lease.limit_slot[]); -- folded in here
 CREATE OR REPLACE FUNCTION lease.take_slots(account_id text, session_id text, pool text, now_ timestamptz)
 RETURNS lease.limit_slot[]
 LANGUAGE plpgsql VOLATILE
@@ -194,68 +143,108 @@ SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
 #variable_conflict use_column
 DECLARE
+    me text := take_slots.session_id;
     lim lease.account_limit;
     s lease.limit_slot;
     taken lease.limit_slot[];
+    words text;
+    tried integer[];
+    cur integer;
+    above boolean;
 BEGIN
     FOR lim IN SELECT * FROM lease.account_limit a
                 WHERE a.account_id = take_slots.account_id AND a.pool IN ('', take_slots.pool)
                 ORDER BY a.pool LOOP
-        s := lease.take_slot(lim, take_slots.session_id, now_);
-        IF s.slot IS NULL THEN
+        tried := '{}';
+        LOOP
+            -- A slot that looks free on this statement's snapshot, locked; then
+            -- decided on a fresh read under its lock (slot_free).
+            SELECT * INTO s FROM lease.limit_slot t
+             WHERE t.account_id = lim.account_id AND t.pool = lim.pool AND t.slot <= lim.slots
+               AND t.slot <> ALL (tried)
+               AND (t.session_id IS NULL OR t.session_id = me OR NOT EXISTS (
+                    SELECT FROM lease.session_lease l
+                     WHERE l.account_id = t.account_id AND l.session_id = t.session_id
+                       AND l.expires_at > now_ AND (t.pool = '' OR l.pool = t.pool)))
+             ORDER BY t.session_id IS NOT DISTINCT FROM me DESC, t.slot
+             LIMIT 1
+               FOR UPDATE SKIP LOCKED;
+            IF NOT FOUND THEN
+                RETURN '{}';
+            END IF;
+            -- A slot naming nobody or me is free without slot_free's call (its
+            -- first test): the common case costs no second read.
+            EXIT WHEN s.session_id IS NULL OR s.session_id = me
+                   OR lease.slot_free(lim.account_id, lim.pool, s.session_id, me, now_);
+            tried := tried || s.slot;
+        END LOOP;
+        -- Decided under the slot's lock, on a fresh read of the limit: a
+        -- set_limit that committed before this lock is seen here; one after it
+        -- waits for this transaction (it locks every slot). One statement reads
+        -- the limit and whether a lowered one left rows above it.
+        SELECT a.slots, EXISTS (SELECT FROM lease.limit_slot t
+                                 WHERE t.account_id = a.account_id AND t.pool = a.pool AND t.slot > a.slots)
+          INTO cur, above
+          FROM lease.account_limit a
+         WHERE a.account_id = lim.account_id AND a.pool = lim.pool;
+        IF cur IS NULL OR s.slot > cur THEN
             RETURN '{}';
         END IF;
+        IF above THEN
+            -- A lowered limit: its live runs above it keep the account busy until
+            -- they end; the rows of ended ones go.
+            DELETE FROM lease.limit_slot t
+             WHERE (t.account_id, t.pool, t.slot) IN (
+                   SELECT u.account_id, u.pool, u.slot FROM lease.limit_slot u
+                    WHERE u.account_id = lim.account_id AND u.pool = lim.pool AND u.slot > cur
+                      FOR UPDATE SKIP LOCKED)
+               AND lease.slot_free(lim.account_id, lim.pool, t.session_id, me, now_);
+            IF EXISTS (SELECT FROM lease.limit_slot t
+                        WHERE t.account_id = lim.account_id AND t.pool = lim.pool AND t.slot > cur) THEN
+                RETURN '{}';
+            END IF;
+        END IF;
         taken := coalesce(taken, '{}') || s;
+        words := coalesce(words || ', ', '') || CASE WHEN s.pool = '' THEN '' ELSE s.pool || ' ' END || 'slot ' || s.slot;
     END LOOP;
+    IF words IS NOT NULL AND set_config('lease.slots', words, true) IS NULL THEN
+        NULL; -- an expression, not a PERFORM: no executor
+    END IF;
     RETURN taken;
 END
 $fn$;
 
--- hold_slots points the slots take_slots took at session_id, after the
--- grant: a slot that names it already (a takeover, a retry) is not written.
-CREATE OR REPLACE FUNCTION lease.hold_slots(slots lease.limit_slot[], session_id text)
-RETURNS void
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, lease, pg_temp
-AS $fn$
-#variable_conflict use_column
-BEGIN
-    UPDATE lease.limit_slot t SET session_id = hold_slots.session_id
-      FROM unnest(hold_slots.slots) s
-     WHERE t.account_id = s.account_id AND t.pool = s.pool AND t.slot = s.slot
-       AND t.session_id IS DISTINCT FROM hold_slots.session_id;
-END
-$fn$;
-
--- slots_granted ends a grant's claim_slots: when granted, the slots point at
--- session_id (hold_slots); either way the next event names no slot. Returns
--- granted. A no-op for slots NULL (no limit).
+-- slots_granted ends a grant's claim_slots: when granted, the slots take_slots
+-- took point at session_id (a slot that names it already, a takeover or a
+-- retry or the session's last grant, is not written); either way the next
+-- event names no slot. Returns granted. A no-op for slots NULL (no limit).
+-- Each slot is one UPDATE by its primary key, and only when it names another
+-- session: no join, no plan that depends on the array.
+DROP FUNCTION IF EXISTS lease.hold_slots(lease.limit_slot[], text); -- folded in here
 CREATE OR REPLACE FUNCTION lease.slots_granted(slots lease.limit_slot[], session_id text, granted boolean)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
+#variable_conflict use_column
+DECLARE
+    s lease.limit_slot;
 BEGIN
     IF slots IS NULL THEN
         RETURN granted;
     END IF;
-    PERFORM set_config('lease.slots', '', true); -- named in the grant's event only
+    IF set_config('lease.slots', '', true) IS NULL THEN NULL; END IF; -- named in the grant's event only
     IF granted THEN
-        PERFORM lease.hold_slots(slots, session_id);
+        FOREACH s IN ARRAY slots LOOP
+            IF s.session_id IS DISTINCT FROM slots_granted.session_id THEN -- as read under the slot's lock
+                UPDATE lease.limit_slot t SET session_id = slots_granted.session_id
+                 WHERE t.account_id = s.account_id AND t.pool = s.pool AND t.slot = s.slot
+                   AND t.session_id IS DISTINCT FROM slots_granted.session_id;
+            END IF;
+        END LOOP;
     END IF;
     RETURN granted;
 END
-$fn$;
-
--- slot_words says which slots a grant holds, for its event's reason:
--- "slot 2", "slot 2, deep-research slot 1".
-CREATE OR REPLACE FUNCTION lease.slot_words(slots lease.limit_slot[])
-RETURNS text
-LANGUAGE sql IMMUTABLE
-SET search_path = pg_catalog, lease, pg_temp
-AS $fn$
-    SELECT string_agg(CASE WHEN s.pool = '' THEN '' ELSE s.pool || ' ' END || 'slot ' || s.slot, ', ' ORDER BY s.pool)
-      FROM unnest(slots) s
 $fn$;
 
 -- limit_refused records that run pub was refused a grant of the session
@@ -308,7 +297,9 @@ BEGIN
     INSERT INTO lease.event (at, kind, account_id, session_id, reason)
     VALUES (now_, limit_event.kind, limit_event.account_id, '',
             CASE WHEN limit_event.pool = '' THEN '' ELSE 'pool ' || limit_event.pool || ': ' END ||
-            CASE WHEN limit_event.slots IS NULL THEN 'no limit' ELSE limit_event.slots || ' slots' END)
+            CASE WHEN limit_event.slots IS NULL THEN 'no limit'
+                 WHEN limit_event.slots = 1 THEN '1 slot'
+                 ELSE limit_event.slots || ' slots' END)
     RETURNING * INTO ev;
     PERFORM pg_notify('lease_events', lease.event_json(ev));
 END
@@ -442,9 +433,7 @@ BEGIN
     IF taken = '{}' THEN
         PERFORM lease.limit_refused(claim_slots.account_id, claim_slots.session_id, pub, claim_slots.pool,
                                     claim_slots.holder, now_);
-    ELSIF taken IS NOT NULL THEN
-        PERFORM set_config('lease.slots', lease.slot_words(taken), true);
-    END IF;
+    END IF; -- slots taken are named in lease.slots (take_slots)
     RETURN taken;
 END
 $fn$;

@@ -316,7 +316,7 @@ BEGIN
             PERFORM lease.limit_refused(preempt.account_id, preempt.session_id, pub, preempt.pool, preempt.holder, now_);
             RETURN; -- at its limit, and no run it may preempt: busy
         END IF;
-        PERFORM set_config('lease.slots', lease.slot_words(slots), true); -- named in the grant's event
+        -- take_slots named them in lease.slots, for the grant's event.
         now_ := clock_timestamp(); -- the grant starts once its slots are its own (lease.acquire)
     ELSE
         PERFORM set_config('lease.slots', '', true); -- no slots: the trigger names none, whatever a caller set

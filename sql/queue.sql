@@ -508,7 +508,7 @@ $fn$;
 -- free_slots is how many more runs in pool account_id may be granted at
 -- now_: the fewest free slots among the limits that apply (the account's ''
 -- and pool's), NULL when none applies. A slot is held while the lease of
--- the session it names is unexpired (and in its pool), as take_slot reads it.
+-- the session it names is unexpired (and in its pool), as take_slots reads it.
 CREATE OR REPLACE FUNCTION lease.free_slots(account_id text, pool text, now_ timestamptz)
 RETURNS integer
 LANGUAGE sql STABLE

@@ -36,7 +36,7 @@ func TestLimitsReadOnlyWhileThereAreLimits(t *testing.T) {
 	}
 	limits = []AccountLimit{{LimitUsage: data.LimitUsage{Account: "acme", Slots: 1, Used: 1,
 		Holders: []data.SlotHolder{{Slot: 1, Session: "chat-1"}}}}}
-	ev := data.Event{ID: 1, Kind: data.KindLimitSet, At: server, Key: data.Key{Account: "acme"}, Reason: "1 slots", Actor: "ops"}
+	ev := data.Event{ID: 1, Kind: data.KindLimitSet, At: server, Key: data.Key{Account: "acme"}, Reason: "1 slot", Actor: "ops"}
 	apply(m, monitor.Batch{Items: []monitor.Item{{Event: &ev, At: base}}, Conn: data.ListenerState{Status: data.ListenerLive}})
 	tick()
 	if reads != 2 || m.limits.slotOf(monitor.Key{Key: data.Key{Account: "acme", Session: "chat-1"}}) != "1" {

@@ -30,6 +30,15 @@ type grant struct {
 	// expiredBy is, for a grant ended by a takeover, the expiry it had
 	// then: an accepted write must have begun before it.
 	expiredBy time.Time
+	// slotless is set for a grant made while its account's limit was in
+	// force whose event names no slot of it (a hand-over's: the run it
+	// replaced held none): the run held the session but not a slot, so no
+	// write of it may be accepted (invariant 3).
+	slotless bool
+	// slotEvent is the event of the grant that named no slot, slotKind its
+	// kind.
+	slotEvent int64
+	slotKind  data.Kind
 }
 
 // outputRow is one row of leasetop_demo.output.
@@ -242,8 +251,9 @@ func (c *checker) countEnd(k data.Kind) {
 }
 
 // writes checks invariant 3: every accepted write carries the fence of a
-// grant its run held, began inside that grant, and no accepted write of a
-// session carries a lower fence than an earlier accepted one.
+// grant its run held, began inside that grant (in a limited account, a
+// grant that took a slot), and no accepted write of a session carries a
+// lower fence than an earlier accepted one.
 func (c *checker) writes(rows []outputRow) {
 	highest := make(map[data.Key]int64)
 	for _, r := range rows {
@@ -267,6 +277,9 @@ func (c *checker) writes(rows []outputRow) {
 		case !g.expiredBy.IsZero() && !r.txStartedAt.Before(g.expiredBy):
 			c.fail(NoStaleWrite, r.key, "write %d with fence %d was accepted from a transaction that began at %s, after its run's lease expired at %s",
 				r.id, r.fence, clock(r.txStartedAt), clock(g.expiredBy))
+		case g.slotless:
+			c.fail(NoStaleWrite, r.key, "write %d by run %s (fence %d) was accepted, but its run held the session without a slot of account %s's limit (its %s event %d named none)",
+				r.id, short(r.run), r.fence, r.key.Account, g.slotKind, g.slotEvent)
 		}
 		if h := highest[r.key]; r.fence < h {
 			c.fail(NoStaleWrite, r.key, "write %d with fence %d was accepted after a write with fence %d", r.id, r.fence, h)

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -51,7 +52,7 @@ func (c *checker) limitEvent(sl *slots, e data.Event) {
 	switch {
 	case e.Kind == data.KindLimitSet || e.Kind == data.KindLimitRemoved:
 		var n int
-		switch _, err := fmt.Sscanf(e.Reason, "%d slots", &n); {
+		switch _, err := fmt.Sscanf(e.Reason, "%d slot", &n); { // "1 slot", "3 slots"
 		case e.Kind == data.KindLimitSet && err == nil:
 			sl.limit[acct] = n
 		case e.Kind == data.KindLimitRemoved && e.Reason == "no limit":
@@ -72,6 +73,9 @@ func (c *checker) limitEvent(sl *slots, e data.Event) {
 			live = make(map[uuid.UUID]*slotRun)
 			sl.live[acct] = live
 		}
+		if _, ok := sl.limit[acct]; ok {
+			c.slotOf(e)
+		}
 		delete(live, e.PrevRunID) // a takeover, preempt or hand-over ends the run it replaces
 		live[e.RunID] = &slotRun{key: e.Key, run: e.RunID, liveUntil: e.ExpiresAt}
 		n := 0
@@ -88,6 +92,32 @@ func (c *checker) limitEvent(sl *slots, e data.Event) {
 				short(e.RunID), e.Holder, e.Fence, clock(e.At), acct, lim, n-1, e.ID)
 		}
 	}
+}
+
+// slotOf marks a grant made while its account's own limit was in force
+// slotless when its event names no slot of the account ("slot 2", or "slot
+// 2, deep-research slot 1" with a pool's; a pool's slot alone is not the
+// account's). A hand-over, and a preempt of a live run, move the slot with
+// the conversation and name none: such a run holds a slot when the run it
+// replaced did.
+func (c *checker) slotOf(e data.Event) {
+	g := c.grants[e.RunID]
+	if g == nil {
+		return
+	}
+	for part := range strings.SplitSeq(e.Reason, ", ") {
+		var n int
+		if _, err := fmt.Sscanf(part, "slot %d", &n); err == nil {
+			return
+		}
+	}
+	if e.Kind == data.KindHandedOver || e.Kind == data.KindPreempted {
+		if prev := c.grants[e.PrevRunID]; prev != nil && prev.slotless {
+			g.slotless, g.slotEvent, g.slotKind = true, prev.slotEvent, prev.slotKind
+		}
+		return
+	}
+	g.slotless, g.slotEvent, g.slotKind = true, e.ID, e.Kind
 }
 
 // slotsTally records the peak of each limited account.

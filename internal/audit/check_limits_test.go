@@ -54,6 +54,19 @@ func TestCheckPassesALimit(t *testing.T) {
 	if got, want := res.Limits["acme"], (audit.LimitPeak{Slots: 1, Peak: 1}); got != want {
 		t.Errorf("Limits[acme] = %+v, want %+v", got, want)
 	}
+	if p := h.peak("acme"); p.Most != 1 {
+		t.Errorf("PeakHolders(acme) = %+v, want at most 1 live at once", p)
+	}
+}
+
+// peak is audit.PeakHolders on the history's database.
+func (h *history) peak(account string) audit.Peak {
+	h.t.Helper()
+	p, err := audit.PeakHolders(context.Background(), h.store, account)
+	if err != nil {
+		h.t.Fatalf("PeakHolders(%s): %v", account, err)
+	}
+	return p
 }
 
 // TestCheckFailsABrokenLimit: a grant of a second conversation while the
@@ -67,5 +80,55 @@ func TestCheckFailsABrokenLimit(t *testing.T) {
 	failed := h.check().Failed(audit.LimitKept)
 	if len(failed) != 1 || !strings.Contains(failed[0].String(), "limit of 1 and 1 other runs held it") {
 		t.Fatalf("violations of invariant %d = %v, want one grant above the limit", audit.LimitKept, failed)
+	}
+	if p := h.peak("acme"); p.Most != 2 {
+		t.Errorf("PeakHolders(acme) = %+v, want 2 live at once (chat-1's run and the intruder)", p)
+	}
+}
+
+// brokenClaimSlots replaces lease.claim_slots with one that never takes a
+// slot (it answers "no limit applies"), as internal/demo's test of a broken
+// limit does.
+const brokenClaimSlots = `
+CREATE OR REPLACE FUNCTION lease.claim_slots(account_id text, session_id text, pub uuid, pool text,
+                                             holder text, now_ timestamptz)
+RETURNS lease.limit_slot[]
+LANGUAGE sql VOLATILE
+AS $fn$ SELECT NULL::lease.limit_slot[] $fn$`
+
+// TestCheckFailsAWriteWithoutASlot: with the account's only slot free, a
+// run granted its conversation without taking the slot (a claim_slots
+// broken on purpose) writes through the fence check, which accepts it (the
+// fence is the session's). Never more than one run lived, so invariant 9
+// holds; the fence audit (invariant 3) catches the write of a run that held
+// no slot. The same write from a run that took its slot passes.
+func TestCheckFailsAWriteWithoutASlot(t *testing.T) {
+	t.Parallel()
+	h, other := limitHistory(t)
+	h.release(h.second.RunID)
+	h.key = other
+	kept := h.grant("phone pid 7", time.Minute)
+	h.write(kept, true)
+	h.release(kept.RunID)
+	h.ended(kept, audit.EndReleased)
+	if res := h.check(); !res.OK() {
+		t.Fatalf("Check found violations before the broken grant: %v", res.Violations)
+	}
+
+	h.exec(brokenClaimSlots)
+	slotless := h.grant("tablet pid 8", time.Minute)
+	h.write(slotless, true)
+	h.release(slotless.RunID)
+	h.ended(slotless, audit.EndReleased)
+	res := h.check()
+	if failed := res.Failed(audit.LimitKept); len(failed) != 0 {
+		t.Errorf("violations of invariant %d = %v, want none: one run at a time", audit.LimitKept, failed)
+	}
+	failed := res.Failed(audit.NoStaleWrite)
+	if len(failed) != 1 || !strings.Contains(failed[0].String(), "without a slot of account acme's limit") {
+		t.Fatalf("violations of invariant %d = %v, want the slotless run's write", audit.NoStaleWrite, failed)
+	}
+	if p := h.peak("acme"); p.Most != 1 {
+		t.Errorf("PeakHolders(acme) = %+v, want 1", p)
 	}
 }

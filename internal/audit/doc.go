@@ -8,14 +8,17 @@
 //     holder believed it held that the database never granted);
 //  2. FencesRise: fences rise per session;
 //  3. NoStaleWrite: no write with a stale fence was accepted (every accepted
-//     write carries the fence of a grant its run held and began inside it);
+//     write carries the fence of a grant its run held and began inside it,
+//     and in a limited account that grant took a slot);
 //  4. RunsEnded: every started run ended (released, lost, or killed);
 //
 // and the busy strategies', limits' and inbox's promises (Invariants lists
 // them all), among which
 //
 //  9. LimitKept: never more live runs of an account than its limit, counted
-//     at each grant from the runs the history proves live then;
+//     at each grant from the runs the history proves live then (PeakHolders
+//     counts the same from the history and the lease rows, exactly, for the
+//     tests that check a limit apart from Check);
 //  10. MessagesOnce: every message acknowledged at most once, by the run it
 //     was delivered to while that run held the conversation, or expired.
 //

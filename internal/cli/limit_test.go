@@ -244,8 +244,8 @@ func TestEventsPrintLimits(t *testing.T) {
 		t.Fatalf("events: code %d stderr %q", code, errOut)
 	}
 	for _, want := range []string{
-		` limit_set      acme actor=` + me + ` reason="pool deep: 1 slots"`,
-		` limit_set      acme actor=` + me + ` reason="1 slots"`,
+		` limit_set      acme actor=` + me + ` reason="pool deep: 1 slot"`,
+		` limit_set      acme actor=` + me + ` reason="1 slot"`,
 		` acquired       acme/chat-1 run=`,
 		`holder=desktop actor=` + me + ` reason="slot 1"`,
 		` limit_refused  acme/chat-2 run=`,

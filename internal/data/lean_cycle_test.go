@@ -2,6 +2,8 @@ package data_test
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -60,5 +62,63 @@ func TestCycleCallsNoTrigger(t *testing.T) {
 	}
 	if got := count(takeover...); got != 1 {
 		t.Errorf("a grant and a takeover of its expired lease called the trigger %d times, want 1 (the takeover)", got)
+	}
+}
+
+// TestLimitedGrantCalls holds a grant in a limited account to the calls its
+// slots need: claim_slots, one take_slots for every limit and the slots'
+// words, and slots_granted; no slot_free for a slot that names nobody or the
+// session itself, and no SQL function (planned again at every call). Each
+// call with its own search_path is set up again in every transaction.
+func TestLimitedGrantCalls(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	if _, err := db.Conn(t).Exec(ctx, `SELECT lease.set_limit('limited', '', 2)`); err != nil {
+		t.Fatal(err)
+	}
+	calls := func(sql string) map[string]int64 {
+		t.Helper()
+		conn := db.Conn(t) // its own: a backend's function counts are flushed at most once a second
+		got := map[string]int64{}
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SET LOCAL track_functions = 'all'`); err != nil {
+				return err
+			}
+			var n int
+			if err := tx.QueryRow(ctx, sql, uuid.New()).Scan(&n); err != nil {
+				return err
+			}
+			if n != 1 {
+				return fmt.Errorf("%d grants, want 1", n)
+			}
+			rows, err := tx.Query(ctx, `SELECT funcname, calls FROM pg_stat_xact_user_functions WHERE schemaname = 'lease'`)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var name string
+				var c int64
+				if err := rows.Scan(&name, &c); err != nil {
+					return err
+				}
+				got[name] = c
+			}
+			return rows.Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	want := map[string]int64{"acquire": 1, "claim_slots": 1, "take_slots": 1, "slots_granted": 1}
+	grant := `SELECT count(*) FROM lease.acquire('limited', 'chat-1', $1, '1 minute', 'w')`
+	if got := calls(grant); !maps.Equal(got, want) {
+		t.Errorf("a limited grant of a free slot called %v, want %v", got, want)
+	}
+	// A second session: the first holds slot 1, so it takes slot 2.
+	if got := calls(strings.Replace(grant, "chat-1", "chat-2", 1)); !maps.Equal(got, want) {
+		t.Errorf("a second limited grant called %v, want %v", got, want)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/leasetop/leasetop/internal/audit"
 	"github.com/leasetop/leasetop/internal/data"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
@@ -160,96 +160,6 @@ func TestLimitRenewalWaitingOnSlotTaker(t *testing.T) {
 	_ = k2
 }
 
-// span is one run's hold of a session, on the database clock.
-type span struct{ from, to time.Time }
-
-// liveSpans reads from the history and the rows every run's hold of a
-// session of account: from its grant to its release, its replacement or
-// its expiry (a renewal writes no event, so an expiry is known from the
-// row, or from the event that replaced it: prev_expires_at).
-func liveSpans(t *testing.T, conn *pgx.Conn, account string) []span {
-	t.Helper()
-	ctx := context.Background()
-	rows, err := conn.Query(ctx, `
-		SELECT e.session_id, e.kind::text, e.at, e.expires_at, e.prev_expires_at
-		  FROM lease.event e
-		 WHERE e.account_id = $1 AND e.kind::text IN ('acquired', 'taken_over', 'preempted', 'handed_over', 'released', 'force_released')
-		 ORDER BY e.id`, account)
-	if err != nil {
-		t.Fatal(err)
-	}
-	open := map[string]time.Time{}
-	var out []span
-	for rows.Next() {
-		var sess, kind string
-		var at time.Time
-		var exp, prevExp *time.Time
-		if err := rows.Scan(&sess, &kind, &at, &exp, &prevExp); err != nil {
-			t.Fatal(err)
-		}
-		from, ok := open[sess]
-		switch kind {
-		case "released", "force_released":
-			if ok {
-				end := at
-				if exp.Before(end) {
-					end = *exp
-				}
-				out = append(out, span{from, end})
-				delete(open, sess)
-			}
-			continue
-		}
-		if ok && prevExp != nil {
-			end := *prevExp
-			if at.Before(end) {
-				end = at
-			}
-			out = append(out, span{from, end})
-		}
-		open[sess] = at
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	for sess, from := range open {
-		var exp time.Time
-		if err := conn.QueryRow(ctx, `SELECT expires_at FROM lease.session_lease WHERE account_id = $1 AND session_id = $2`, account, sess).Scan(&exp); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, span{from, exp})
-	}
-	return out
-}
-
-// maxOverlap is the most spans live at one instant (each [from, to)).
-func maxOverlap(spans []span) (int, time.Time) {
-	type edge struct {
-		at time.Time
-		d  int
-	}
-	var edges []edge
-	for _, s := range spans {
-		if s.to.After(s.from) {
-			edges = append(edges, edge{s.from, 1}, edge{s.to, -1})
-		}
-	}
-	sort.Slice(edges, func(i, j int) bool {
-		if !edges[i].at.Equal(edges[j].at) {
-			return edges[i].at.Before(edges[j].at)
-		}
-		return edges[i].d < edges[j].d // an end before a start at the same instant
-	})
-	n, most, when := 0, 0, time.Time{}
-	for _, e := range edges {
-		n += e.d
-		if n > most {
-			most, when = n, e.at
-		}
-	}
-	return most, when
-}
-
 // TestLimitNeverExceeded: many independent connections acquire, renew,
 // release, take over expired leases and preempt in one account with a
 // limit of 3, under short TTLs, for many rounds; at no instant on the
@@ -337,11 +247,14 @@ func TestLimitNeverExceeded(t *testing.T) {
 	if n < limit*3 {
 		t.Fatalf("only %d grants in %d rounds: the test exercised little", n, workers*rounds)
 	}
-	most, when := maxOverlap(liveSpans(t, db.Conn(t), "acme"))
-	if most > limit {
-		t.Fatalf("%d runs held leases at %s under a limit of %d", most, when.Format(time.RFC3339Nano), limit)
+	peak, err := audit.PeakHolders(ctx, admin, "acme")
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("%d grants; at most %d live at once", n, most)
+	if peak.Most > limit {
+		t.Fatalf("%d runs held leases at %s under a limit of %d", peak.Most, peak.At.Format(time.RFC3339Nano), limit)
+	}
+	t.Logf("%d grants; at most %d live at once", n, peak.Most)
 }
 
 // TestLimitOnlyAdmins: a lease_app login may not set or remove a limit; a

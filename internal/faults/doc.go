@@ -28,6 +28,16 @@
 // feed (events --follow, the monitor's events pane, the exporter) across
 // backend kills, a server restart and a pooler restart.
 //
+// Limits (issue 40) under faults: with the account limited to fewer live
+// runs than the `leasetop run` processes contending for its sessions, a slot
+// holder frozen with SIGSTOP past its TTL (its slot goes to the waiter at
+// its expiry on the database clock), the holders' backends terminated, the
+// pooler restarted, and a Patroni failover in synchronous mode
+// (TestPatroniFailover/sync-kill-limit). After each, never more holders of
+// the account than its limit at any instant (audit.PeakHolders on the
+// surviving server) and no accepted write from a run that held its session
+// without a slot (audit.Check, invariant 3).
+//
 // The package also holds the bad-input cases that need a terminal or the
 // built binary (`leasetop watch` at 20x5 and its connection errors) and
 // hostile notifications on lease_events.

@@ -20,7 +20,7 @@ import (
 // HAProxy, a `leasetop run` through each, and the monitor's feed through
 // the DSN. Patroni, not the test, detects the fault and promotes.
 
-// TestPatroniFailover runs the cases: all ten (about ten minutes on two
+// TestPatroniFailover runs the cases: all eleven (about eleven minutes on two
 // loaded cores: docs/RELIABILITY.md, "Under Patroni") with LEASETOP_LONG=1,
 // as .ci/run does, or LEASETOP_PATRONI=all; otherwise sync-kill alone
 // (about a minute), and every other case says in a skip line how to run it:
@@ -69,6 +69,11 @@ func TestPatroniFailover(t *testing.T) {
 		{"sync-kill-consumers-via-haproxy", patroniCase{mode: pgserver.Synchronous, fault: killPostmaster, consumersViaHAProxy: true}},
 		{"async-kill-behind-consumers-via-haproxy", patroniCase{mode: pgserver.Asynchronous, fault: killPostmaster, behind: true,
 			maxLag: asyncMaxLag, consumersViaHAProxy: true}},
+		// sync-kill with the account limited to 6 live runs, fewer than
+		// its holders (issue 40): at no instant on the new primary's
+		// history more holders than 6, and no accepted write from a run
+		// without a slot.
+		{"sync-kill-limit", patroniCase{mode: pgserver.Synchronous, fault: killPostmaster, limit: patroniLimit}},
 	}
 	all := os.Getenv("LEASETOP_PATRONI") == "all" || longRun() // .ci/run sets LEASETOP_LONG
 	if !all {
@@ -126,7 +131,15 @@ type patroniCase struct {
 	// --follow and the exporter through HAProxy instead of the multi-host
 	// DSN.
 	consumersViaHAProxy bool
+	// limit, when above 0, limits the account to that many live runs
+	// before the holders start.
+	limit int
 }
+
+// patroniLimit is sync-kill-limit's limit: below the nine holders that
+// contend for the ten sessions (run-a and the four sticky holders keep
+// five), so the churning holders and run-b wait for slots.
+const patroniLimit = 6
 
 // startPatroni starts the test's Patroni cluster with HAProxy, or fails
 // saying how to install what is missing.
@@ -179,6 +192,9 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 	}
 	cs := r.startConsumers(consumerDSN{dsn: watchers}) // events --follow, the monitor's program, the exporter
 	m := r.startMirror(watchers, mirrorCfg())
+	if pc.limit > 0 { // after the consumers, which must see every event
+		r.setLimit(pc.limit)
+	}
 	split := func(i int) string { // half the holders through each way
 		if i%2 == 0 {
 			return dsn
@@ -335,6 +351,15 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 				lost.key, again.Fence, lost.fence)
 		}
 		kv = append(kv, "wal_lag_at_kill_bytes", lagBytes, "maximum_lag_on_failover", pc.maxLag, "lost_fence", lost.fence, "fence_after_failover", again.Fence)
+	}
+	if pc.limit > 0 {
+		// The count on the new primary: its history and lease rows. In
+		// synchronous mode it lost no grant, so no holder it cannot see.
+		peak := r.slotPeak(pc.limit)
+		if peak.Most < pc.limit {
+			t.Errorf("at most %d of %d slots held at once: the holders never filled the slots", peak.Most, pc.limit)
+		}
+		kv = append(kv, "limit", pc.limit, "peak_holders", peak.Most, "holds", peak.Runs, "limit_refusals", tally.LimitRefusals)
 	}
 	report(t, "patroni", append(kv, tallyKV(tally)...)...)
 }

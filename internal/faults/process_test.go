@@ -29,10 +29,17 @@ type proc struct{ *proctest.Process }
 // when the test ends if it still runs.
 func (r *rig) leasetopRun(dsn, holder string, flags ...string) *proc {
 	r.t.Helper()
-	args := append([]string{"run", "--dsn", dsn, "--account", r.keys[0].Account, "--session", r.keys[0].Session,
+	return r.leasetopRunOn(dsn, r.keys[0], holder, nil, flags...)
+}
+
+// leasetopRunOn is leasetopRun on session key, with env added to its
+// command's environment (writerFor).
+func (r *rig) leasetopRunOn(dsn string, key data.Key, holder string, env []string, flags ...string) *proc {
+	r.t.Helper()
+	args := append([]string{"run", "--dsn", dsn, "--account", key.Account, "--session", key.Session,
 		"--holder", holder}, flags...)
 	cmd := exec.Command(leasetopBin, append(append(args, "--"), os.Args[0])...)
-	cmd.Env = append(os.Environ(), writerEnv(r.url, holder)...)
+	cmd.Env = append(append(os.Environ(), writerEnv(r.url, holder)...), env...)
 	return startProc(r.t, cmd)
 }
 

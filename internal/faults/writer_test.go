@@ -20,6 +20,7 @@ const (
 	envWriter       = "LEASETOP_FAULTS_WRITER"        // "1": this test binary runs writerMain
 	envWriterDSN    = "LEASETOP_FAULTS_WRITER_DSN"    // the database it writes to, directly
 	envWriterDevice = "LEASETOP_FAULTS_WRITER_DEVICE" // the device column of its rows
+	envWriterFor    = "LEASETOP_FAULTS_WRITER_FOR"    // a duration: the writer exits 0 after it (default: at SIGTERM)
 )
 
 // writerAppName begins the application_name of a writer's connections,
@@ -37,11 +38,15 @@ func writerEnv(dsn, device string) []string {
 	return []string{envWriter + "=1", envWriterDSN + "=" + dsn, envWriterDevice + "=" + device}
 }
 
+// writerFor bounds a writer's work: with it the writer exits 0 after d, so
+// its `leasetop run` releases the lease and exits (a run that ends).
+func writerFor(d time.Duration) []string { return []string{envWriterFor + "=" + d.String()} }
+
 // writerMain is the command the process faults run under `leasetop run`:
 // with the token `leasetop run` passes in the environment it makes a fenced
 // write (device.WriteChunk: the fence check and the insert in one
 // transaction, a refusal recorded as such) every writeEvery, and on SIGTERM
-// one last attempt before it exits 0. audit.Check then proves that no
+// (or after LEASETOP_FAULTS_WRITER_FOR) one last attempt before it exits 0. audit.Check then proves that no
 // accepted write began outside its run's grant.
 func writerMain() int {
 	term := make(chan os.Signal, 1)
@@ -82,11 +87,22 @@ func write(term <-chan os.Signal) error {
 			fmt.Fprintln(os.Stderr, "writer:", err) // nothing was written; go on
 		}
 	}
+	var done <-chan time.Time // nil: never
+	if v := os.Getenv(envWriterFor); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", envWriterFor, err)
+		}
+		done = time.After(d)
+	}
 	tick := time.NewTicker(writeEvery)
 	defer tick.Stop()
 	for chunk := 1; ; chunk++ {
 		select {
 		case <-term:
+			attempt(chunk)
+			return nil
+		case <-done:
 			attempt(chunk)
 			return nil
 		case <-tick.C:

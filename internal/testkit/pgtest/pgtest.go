@@ -5,7 +5,9 @@
 // (internal/pgserver) for the package's test binary, migrates a template
 // database once, and stops the server and removes its files when the tests
 // end, also on SIGINT/SIGTERM. Set LEASETOP_TEST_DATABASE_URL to use an
-// existing server instead (its user needs CREATEDB and CREATEROLE).
+// existing server instead (its user needs CREATEDB and CREATEROLE), or
+// LEASETOP_TEST_CLOCK_AT=00:30 to run the harness's server with its clock at
+// the next 00:30 UTC (ClockAtEnv).
 //
 // When no server can be started the tests fail, never skip, with a message
 // that says how to install PostgreSQL.
@@ -40,6 +42,7 @@ const templateDB = "leasetop_template"
 type harness struct {
 	adminURL string           // superuser URL to the maintenance database
 	server   *pgserver.Server // nil with LEASETOP_TEST_DATABASE_URL
+	env      []string         // the server's environment: its clock (ClockAtEnv)
 	err      error            // why no server is available
 	counter  atomic.Int64     // database name suffix
 	prefix   string           // database name prefix, unique per test binary
@@ -62,7 +65,14 @@ func run(m *testing.M) int {
 	if dsn := os.Getenv("LEASETOP_TEST_DATABASE_URL"); dsn != "" {
 		h.adminURL = dsn
 	} else {
-		srv, err := pgserver.Start(ctx, pgserver.Options{})
+		var opts pgserver.Options
+		if at := os.Getenv(ClockAtEnv); at != "" {
+			if h.env, h.err = clockAt(at, time.Now()); h.err != nil {
+				return m.Run()
+			}
+		}
+		opts.Env = h.env
+		srv, err := pgserver.Start(ctx, opts)
 		if err != nil {
 			h.err = err
 			return m.Run() // every test that needs a database fails with h.err

@@ -54,7 +54,7 @@ func (db DB) Via(t testing.TB, b *pgserver.Bouncer) string {
 func Standby(t testing.TB) *pgserver.Server {
 	t.Helper()
 	srv := RequireServer(t)
-	st, err := srv.StartStandby(context.Background(), pgserver.StandbyOptions{})
+	st, err := srv.StartStandby(context.Background(), pgserver.StandbyOptions{Options: pgserver.Options{Env: h.env}})
 	if err != nil {
 		t.Fatalf("start a standby: %v", err)
 	}
@@ -75,10 +75,12 @@ func (db DB) On(t testing.TB, srv *pgserver.Server) string {
 }
 
 // WaitReplayed waits until standby has replayed everything the harness's
-// server had written when it was called.
+// server had written when it was called. That is every parallel test's WAL
+// too (a CREATE DATABASE copies its template through the WAL), so on a
+// loaded machine it may take long: the deadline is generous.
 func WaitReplayed(t testing.TB, standby *pgserver.Server) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := standby.WaitReplayed(ctx, RequireServer(t)); err != nil {
 		t.Fatal(err)

@@ -2,8 +2,11 @@ package pgtest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/leasetop/leasetop/internal/pgserver"
 )
@@ -40,11 +43,38 @@ func OtherServerWith(t testing.TB, name string, opts pgserver.Options) (*pgserve
 // libc, so only the database's clock moves.
 func SkewedClock(t testing.TB, offset string) []string {
 	t.Helper()
+	env, err := skewedClock(offset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+func skewedClock(offset string) ([]string, error) {
 	for _, pattern := range []string{"/usr/lib/*/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1", "/usr/local/lib/faketime/libfaketime.so.1"} {
 		if m, _ := filepath.Glob(pattern); len(m) > 0 {
-			return []string{"LD_PRELOAD=" + m[0], "FAKETIME=" + offset, "FAKETIME_DONT_FAKE_MONOTONIC=1"}
+			return []string{"LD_PRELOAD=" + m[0], "FAKETIME=" + offset, "FAKETIME_DONT_FAKE_MONOTONIC=1"}, nil
 		}
 	}
-	t.Fatal("libfaketime not found: install it (Debian/Ubuntu: apt-get install faketime)")
-	return nil
+	return nil, errors.New("libfaketime not found: install it (Debian/Ubuntu: apt-get install faketime)")
+}
+
+// ClockAtEnv names the variable that starts the harness's server with its
+// clock at a time of day (UTC, "15:04"): the next such time from now, then
+// running on. Date-dependent tests run with it at 00:30 (.ci/run), just past
+// the day's partition boundary on the database clock, whatever the hour.
+const ClockAtEnv = "LEASETOP_TEST_CLOCK_AT"
+
+// clockAt is the server environment for ClockAtEnv's value at (from now).
+func clockAt(at string, now time.Time) ([]string, error) {
+	tod, err := time.Parse("15:04", at)
+	if err != nil {
+		return nil, fmt.Errorf("%s=%q: want a UTC time of day such as 00:30", ClockAtEnv, at)
+	}
+	now = now.UTC()
+	next := time.Date(now.Year(), now.Month(), now.Day(), tod.Hour(), tod.Minute(), 0, 0, time.UTC)
+	if !next.After(now) {
+		next = next.AddDate(0, 0, 1)
+	}
+	return skewedClock(fmt.Sprintf("%+ds", int64(next.Sub(now).Seconds())))
 }

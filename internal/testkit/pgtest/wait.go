@@ -3,6 +3,7 @@ package pgtest
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"testing"
 	"time"
 
@@ -58,6 +59,31 @@ func WaitBackendGone(t testing.TB, q Querier, pid int) {
 	t.Helper()
 	waitServer(t, q, fmt.Sprintf("server process %d to end", pid),
 		`SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE pid = $1)`, pid)
+}
+
+// WaitAppGone polls until no server process of the application app (its
+// application_name: AppURL) is left. After its client process is killed, a
+// backend still finishes the statement it was running, and may commit it,
+// before it notices: a test that kills a client and then changes what that
+// statement would find waits for this first.
+func WaitAppGone(t testing.TB, q Querier, app string) {
+	t.Helper()
+	waitServer(t, q, "the server processes of "+app+" to end",
+		`SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE application_name = $1)`, app)
+}
+
+// AppURL is dsn with application_name app: how WaitAppGone finds a client
+// process's backends.
+func AppURL(t testing.TB, dsn, app string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("parse the test URL: %v", err)
+	}
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // waitServer polls a query that returns one boolean until it is true.
