@@ -522,6 +522,40 @@ BEGIN
 END
 $fn$;
 
+-- ack_one acknowledges message m, which the caller locked FOR UPDATE, for
+-- run pub, which holds the conversation at fence (its lease row locked FOR
+-- SHARE by the caller), at now_, and returns ack_message's outcome (below);
+-- the message_acked event's payload is kept for pending_for as
+-- message_event keeps it. ack_message's and ack_messages' one decision; no
+-- role may call it.
+CREATE OR REPLACE FUNCTION lease.ack_one(m lease.message, pub uuid, fence bigint, now_ timestamptz, pending_for text)
+RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, lease, pg_temp
+AS $fn$
+BEGIN
+    IF m.acked_at IS NOT NULL THEN
+        RETURN CASE WHEN m.acked_run = pub AND m.acked_fence = fence THEN 'acked_before' ELSE 'not_delivered' END;
+    END IF;
+    IF m.expired_at IS NOT NULL THEN
+        RETURN 'expired';
+    END IF;
+    IF m.expires_at <= now_ THEN
+        UPDATE lease.message x SET expired_at = now_
+         WHERE x.account_id = m.account_id AND x.session_id = m.session_id AND x.id = m.id;
+        PERFORM lease.message_event('message_expired', m, m.delivered_run, m.delivered_fence, NULL, NULL, now_);
+        RETURN 'expired';
+    END IF;
+    IF m.delivered_run IS DISTINCT FROM pub OR m.delivered_fence IS DISTINCT FROM fence THEN
+        RETURN 'not_delivered';
+    END IF;
+    UPDATE lease.message x SET acked_run = pub, acked_fence = fence, acked_at = now_
+     WHERE x.account_id = m.account_id AND x.session_id = m.session_id AND x.id = m.id;
+    PERFORM lease.message_event('message_acked', m, pub, fence, NULL, NULL, now_, pending_for);
+    RETURN 'acked';
+END
+$fn$;
+
 -- ack_message acknowledges message id of the conversation for run_id (the
 -- caller's secret id), which must hold the conversation's unexpired lease
 -- (SQLSTATE LM004 otherwise): its row is locked FOR SHARE, as
@@ -571,26 +605,7 @@ BEGIN
     IF NOT FOUND THEN
         RETURN 'not_delivered';
     END IF;
-    IF m.acked_at IS NOT NULL THEN
-        RETURN CASE WHEN m.acked_run = pub AND m.acked_fence = cur.fence THEN 'acked_before' ELSE 'not_delivered' END;
-    END IF;
-    IF m.expired_at IS NOT NULL THEN
-        RETURN 'expired';
-    END IF;
-    IF m.expires_at <= now_ THEN
-        UPDATE lease.message x SET expired_at = now_
-         WHERE x.account_id = m.account_id AND x.session_id = m.session_id AND x.id = m.id;
-        PERFORM lease.message_event('message_expired', m, m.delivered_run, m.delivered_fence, NULL, NULL, now_);
-        RETURN 'expired';
-    END IF;
-    IF m.delivered_run IS DISTINCT FROM pub OR m.delivered_fence IS DISTINCT FROM cur.fence THEN
-        RETURN 'not_delivered';
-    END IF;
-    UPDATE lease.message x SET acked_run = pub, acked_fence = cur.fence, acked_at = now_
-     WHERE x.account_id = m.account_id AND x.session_id = m.session_id AND x.id = m.id;
-    PERFORM lease.message_event('message_acked', m, pub, cur.fence, NULL, NULL, now_,
-                                lease.pending_key(m.account_id, m.session_id, pub));
-    RETURN 'acked';
+    RETURN lease.ack_one(m, pub, cur.fence, now_, lease.pending_key(m.account_id, m.session_id, pub));
 END
 $fn$;
 
@@ -659,25 +674,9 @@ BEGIN
     LOOP
         found_ids := found_ids || m.id;
         id := m.id;
-        IF m.acked_at IS NOT NULL THEN
-            outcome := CASE WHEN m.acked_run = pub AND m.acked_fence = cur.fence THEN 'acked_before' ELSE 'not_delivered' END;
-        ELSIF m.expired_at IS NOT NULL THEN
-            outcome := 'expired';
-        ELSIF m.expires_at <= now_ THEN
-            UPDATE lease.message x SET expired_at = now_
-             WHERE x.account_id = m.account_id AND x.session_id = m.session_id AND x.id = m.id;
-            PERFORM lease.message_event('message_expired', m, m.delivered_run, m.delivered_fence, NULL, NULL, now_);
-            outcome := 'expired';
-        ELSIF m.delivered_run IS DISTINCT FROM pub OR m.delivered_fence IS DISTINCT FROM cur.fence THEN
-            outcome := 'not_delivered';
-        ELSE
-            UPDATE lease.message x SET acked_run = pub, acked_fence = cur.fence, acked_at = now_
-             WHERE x.account_id = m.account_id AND x.session_id = m.session_id AND x.id = m.id;
-            PERFORM lease.message_event('message_acked', m, pub, cur.fence, NULL, NULL, now_, pending_key);
-            IF quiet THEN
-                payloads := payloads || current_setting('lease.pending_event');
-            END IF;
-            outcome := 'acked';
+        outcome := lease.ack_one(m, pub, cur.fence, now_, pending_key);
+        IF quiet AND outcome = 'acked' THEN
+            payloads := payloads || current_setting('lease.pending_event');
         END IF;
         RETURN NEXT;
     END LOOP;
