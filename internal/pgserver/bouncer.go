@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -52,6 +53,7 @@ type Bouncer struct {
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{} // closed when cmd exits
+	died string        // how PgBouncer ended when nobody stopped it (Died)
 }
 
 // StartBouncer starts PgBouncer in front of every database of s, on a free
@@ -179,7 +181,15 @@ func (b *Bouncer) start(ctx context.Context) error {
 		return fmt.Errorf("start pgbouncer: %w", err)
 	}
 	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
+	go func() {
+		err := cmd.Wait()
+		b.mu.Lock()
+		if b.cmd == cmd { // not Stop's doing
+			b.died = fmt.Sprintf("%v; its log ends: %s", err, b.logTail(5))
+		}
+		b.mu.Unlock()
+		close(done)
+	}()
 	b.mu.Lock()
 	b.cmd, b.done = cmd, done
 	b.mu.Unlock()
@@ -196,6 +206,25 @@ func (b *Bouncer) waitReady(ctx context.Context, exited <-chan struct{}) error {
 	return waitAccepting(ctx, b.URL("postgres"), "pgbouncer", exited, func() string {
 		return fmt.Sprintf("port %d: %s", b.port, b.lastLogLine())
 	})
+}
+
+// Died says how PgBouncer ended when it ended by itself, not by Stop or
+// Close (its exit status and the end of its log), or "" when it did not:
+// what a test that lost its pooler reports.
+func (b *Bouncer) Died() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.died
+}
+
+// logTail returns the last n lines of PgBouncer's log, on one line.
+func (b *Bouncer) logTail(n int) string {
+	out, err := os.ReadFile(filepath.Join(b.dir, "pgbouncer.log"))
+	if err != nil {
+		return "no log"
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], " | ")
 }
 
 // lastLogLine returns the last line of PgBouncer's log, for start-up errors.

@@ -34,7 +34,12 @@ func Bouncer(t testing.TB, opts pgserver.BouncerOptions) *pgserver.Bouncer {
 	if err != nil {
 		t.Fatalf("start PgBouncer: %v", err)
 	}
-	t.Cleanup(b.Close)
+	t.Cleanup(func() {
+		if died := b.Died(); died != "" {
+			t.Errorf("PgBouncer ended during the test, stopped by nobody: %s", died)
+		}
+		b.Close()
+	})
 	return b
 }
 
