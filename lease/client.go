@@ -18,6 +18,11 @@ type Client struct {
 
 	notes *notifier // the listener shared by waiters and holders, run while either exists
 
+	// ackCalls bounds the acknowledgement calls of all the Client's
+	// leases under way at once (inbox.go, sendAcks): half the store's
+	// connections, at least one.
+	ackCalls chan struct{}
+
 	mu      sync.Mutex
 	closed  bool
 	wg      sync.WaitGroup // the listener and background cleanups
@@ -32,7 +37,8 @@ func New(store *data.Store, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{store: store, cfg: cfg, renewer: newRenewer(store, cfg), closing: make(chan struct{})}
+	c := &Client{store: store, cfg: cfg, renewer: newRenewer(store, cfg), closing: make(chan struct{}),
+		ackCalls: make(chan struct{}, ackCallsFor(store))}
 	c.notes = newNotifier(store, cfg.Listener, resyncGap(cfg), &c.wg)
 	return c, nil
 }

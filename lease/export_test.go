@@ -27,6 +27,9 @@ func InboxReads(l *Lease) int64 { return l.inbox.reads.Load() }
 // Ack.
 func SetAckHook(l *Lease, f func(ids []int64)) { l.acks.onCall = f }
 
+// AckCallLimit is how many acknowledgement calls c's leases make at once.
+func AckCallLimit(c *Client) int { return cap(c.ackCalls) }
+
 // AcksWaiting is how many of l's Acks wait for the next call.
 func AcksWaiting(l *Lease) int {
 	l.acks.mu.Lock()

@@ -96,7 +96,13 @@ var (
 // them (data.Store.AckMessages: one commit, one WAL flush), as the
 // keep-alive joins renewals: a program may acknowledge each message from
 // a goroutine of its own and pay one flush per batch, not per message. Each
-// Ack still returns once its own message is acknowledged (or refused).
+// Ack still returns once its own message is acknowledged (or refused). The
+// acknowledgement calls of all a Client's leases hold at most half its
+// store's connections at once (at least one): a call holds its connection
+// through its WAL flush, and without the bound a holder of many busy
+// conversations spends its pool on them while its receives, which deliver
+// the next messages, wait for a connection; the Acks that wait for a call
+// join it.
 func (m Message) Ack(ctx context.Context) error {
 	l := m.lease
 	if l == nil {
@@ -199,7 +205,8 @@ func (l *Lease) ackJoined(ctx context.Context, id int64) (data.AckOutcome, error
 
 // sendAcks makes the lease's acknowledgement calls until no Ack waits: each
 // call takes every Ack waiting when it starts (at most data.MaxAckMany), so
-// the Acks that arrive during a call go together in the next. A call is
+// the Acks that arrive during a call, or while it waits for one of the
+// Client's calls to end (Client.ackCalls), go together in the next. A call is
 // bounded by the Config's RenewTimeout, not by any one Ack's context: it
 // answers them all (an Ack whose context ended has stopped waiting; its
 // message is acknowledged all the same, as by a call cut off after its
@@ -208,12 +215,18 @@ func (l *Lease) sendAcks() {
 	q := &l.acks
 	for {
 		q.mu.Lock()
-		n := min(len(q.waiting), data.MaxAckMany)
-		if n == 0 {
+		if len(q.waiting) == 0 {
 			q.busy = false
 			q.mu.Unlock()
 			return
 		}
+		q.mu.Unlock()
+		// A call of the Client's may start once another ends: the Acks
+		// that arrive meanwhile join this one. Only this goroutine takes
+		// from q.waiting, so what waits still does.
+		l.client.ackCalls <- struct{}{}
+		q.mu.Lock()
+		n := min(len(q.waiting), data.MaxAckMany)
 		batch := q.waiting[:n:n]
 		q.waiting = q.waiting[n:]
 		q.mu.Unlock()
@@ -231,6 +244,7 @@ func (l *Lease) sendAcks() {
 		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.RenewTimeout)
 		outs, err := l.client.store.AckMessages(ctx, l.token.Key, l.token.RunID, ids)
 		cancel()
+		<-l.client.ackCalls
 		for _, w := range batch {
 			r := ackResult{err: err}
 			if err == nil {
@@ -425,3 +439,9 @@ func (e *CancelledError) Describe(quote func(string) string) string {
 
 // Unwrap makes errors.Is(err, ErrCancelled) true.
 func (e *CancelledError) Unwrap() error { return ErrCancelled }
+
+// ackCallsFor is how many acknowledgement calls a Client on store makes at
+// once: half the pool's connections, at least one.
+func ackCallsFor(store *data.Store) int {
+	return max(1, int(store.Pool().Config().MaxConns)/2)
+}

@@ -3,6 +3,7 @@ package lease_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -204,5 +205,98 @@ func TestAckAfterALostDelivery(t *testing.T) {
 	}
 	if err := r.ms[1].Ack(ctx); err != nil {
 		t.Errorf("Ack of the other message: %v", err)
+	}
+}
+
+// TestAcksOfAClientLeaveConnectionsToReceives: the acknowledgement calls of
+// a Client's leases hold at most lease.AckCallLimit of its connections at
+// once (half its pool), each through its WAL flush, so that a holder of
+// many busy conversations keeps connections for the receives that deliver
+// its next messages. Two more leases than the limit each acknowledge a
+// message while the first calls are held: no call starts until one held
+// ends, and the waiting Acks then go, each answered. Without the bound
+// every lease's call starts at once.
+func TestAcksOfAClientLeaveConnectionsToReceives(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	holderC := newClient(t, db.Store(t), lease.Config{TTL: 30 * time.Second})
+	senderC := newClient(t, db.Store(t), lease.Config{TTL: 30 * time.Second})
+	limit := lease.AckCallLimit(holderC)
+	if limit < 1 {
+		t.Fatalf("AckCallLimit = %d, want at least 1", limit)
+	}
+	n := limit + 2
+	var (
+		mu        sync.Mutex
+		inside    int // calls held in the hook
+		entered   int // calls that reached the hook
+		released  int // held calls let go
+		violation string
+		letGo     = make(chan struct{}, n)
+	)
+	ls := make([]*lease.Lease, n)
+	ms := make([]lease.Message, n)
+	for i := range n {
+		key := lease.Key{Account: "acct", Session: fmt.Sprintf("sess-%d", i)}
+		ls[i] = acquire(t, holderC, permit(t, holderC, key, "desktop"))
+		lease.SetAckHook(ls[i], func([]int64) {
+			mu.Lock()
+			entered++
+			inside++
+			if entered > limit+released && violation == "" {
+				violation = fmt.Sprintf("call %d started with %d held and %d let go: more than %d at once", entered, inside-1, released, limit)
+			}
+			mu.Unlock()
+			<-letGo
+			mu.Lock()
+			inside--
+			mu.Unlock()
+		})
+		ch := ls[i].Messages()
+		if _, err := senderC.Send(ctx, permit(t, senderC, key, "phone"), lease.Message{Kind: lease.SteerMessage, Body: "also check March"}); err != nil {
+			t.Fatalf("Send: %v", err)
+		}
+		select {
+		case ms[i] = <-ch:
+		case <-time.After(time.Minute):
+			t.Fatalf("lease %d: no message delivered within a minute", i)
+		}
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = ms[i].Ack(ctx) })
+	}
+	waiting := func() int {
+		w := 0
+		for _, l := range ls {
+			w += lease.AcksWaiting(l)
+		}
+		return w
+	}
+	pgtest.Eventually(t, time.Minute, "the first calls held and the other Acks waiting for one to end", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return violation != "" || (inside == limit && waiting() == n-limit)
+	})
+	for range n {
+		mu.Lock()
+		released++
+		mu.Unlock()
+		letGo <- struct{}{}
+	}
+	wg.Wait()
+	if violation != "" {
+		t.Error(violation)
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("Ack of lease %d's message: %v", i, err)
+		}
+	}
+	var acked int
+	if err := db.Conn(t).QueryRow(ctx, `SELECT count(*) FROM lease.event WHERE kind = 'message_acked'`).Scan(&acked); err != nil || acked != n {
+		t.Errorf("%d message_acked events (%v), want %d", acked, err, n)
 	}
 }
