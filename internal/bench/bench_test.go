@@ -104,6 +104,9 @@ func TestLimitsWorkloads(t *testing.T) {
 	for _, res := range rep.Results {
 		note, ok := want[res.Name]
 		if !ok {
+			if res.Error != "" { // a workload that failed reports one row under its own name
+				t.Errorf("%s: %s", res.Name, res.Error)
+			}
 			continue
 		}
 		delete(want, res.Name)
