@@ -129,21 +129,22 @@ $fn$;
 -- back to their occupants when nothing was granted. Every granting path
 -- calls it before it writes the lease, only for an account with a limit.
 --
--- It first locks the session's lease row, so that once it holds a slot the
--- grant waits for no lock. Per limit it locks one slot that is free for the
--- session or finds none: every slot up to the limit is held or locked by
--- another call, or a lowered limit's live runs above it are still running.
--- Free: the slot names nobody or this session, or, on a read under its
--- lock, a session whose lease is gone, in another pool (a named pool's
--- slot) or expired (lease.slot_free). Slot rows above the limit whose runs
--- ended are deleted. It never waits for a slot's lock, and locks one slot at
--- a time: the one it means to take (a slot that turned out held after its
--- lock stays locked until the call ends, and others skip it, as they would
--- a held one). The common grant, a slot that names nobody or the session,
--- costs three statements: the session's row lock, the slot's locking read
--- (which writes a slot that names nobody), and the fresh read of the limit.
--- One function for all of it: a call with its own search_path is set up
--- again in every transaction.
+-- The caller locks the session's lease row first when it has one, so that
+-- once it holds a slot the grant waits for no lock. Per limit, take_slots
+-- locks one slot that is free for the session, or finds none: every slot up
+-- to the limit is held or locked by another call, or a lowered limit's live
+-- runs above it are still running. Free: within the limit, and naming
+-- nobody or this session, or, on a read under its lock, a session whose
+-- lease is gone, in another pool (a named pool's slot) or expired
+-- (lease.slot_free). Slot rows above the limit whose runs ended are
+-- deleted. It never waits for a slot's lock, and locks one slot at a time:
+-- the one it means to take (a slot that turned out held after its lock
+-- stays locked until the call ends, and others skip it, as they would a
+-- held one). A common grant costs two statements per limit: the slot's
+-- locking read, then one that reads the limit afresh under that lock and
+-- writes the slot (unless it names the session already: then it only
+-- reads). One function for all of it: a call with its own search_path is
+-- set up again in every transaction.
 DROP FUNCTION IF EXISTS lease.take_slot(lease.account_limit, text, timestamptz); -- folded in here
 DROP FUNCTION IF EXISTS lease.slot_words(lease.limit_slot[]); -- folded in here
 CREATE OR REPLACE FUNCTION lease.take_slots(account_id text, session_id text, pool text, now_ timestamptz)
@@ -167,8 +168,8 @@ BEGIN
                             ELSE ARRAY['', take_slots.pool] END LOOP
         LOOP
             -- A slot that looks free on this statement's snapshot, locked,
-            -- the session's own first. One above the limit is locked only
-            -- when none up to it is free: the account is then busy.
+            -- the session's own first. The limit is not read here: the read
+            -- under the lock below decides on it.
             SELECT * INTO s FROM lease.limit_slot t
              WHERE t.account_id = take_slots.account_id AND t.pool = p AND t.slot <> ALL (tried)
                AND (t.session_id IS NULL OR t.session_id = me OR NOT EXISTS (
@@ -214,17 +215,21 @@ BEGIN
                   FROM lease.account_limit a
                  WHERE a.account_id = take_slots.account_id AND a.pool = p;
             END IF;
-            IF cur IS NULL OR s.slot > cur THEN
+            IF cur IS NULL THEN -- the limit is gone: as before, this grant is refused
                 PERFORM lease.slots_granted(coalesce(taken, '{}') || s, me, false);
                 RETURN '{}';
             END IF;
+            -- A slot above the limit (a lowered limit's) is not taken.
             -- Another session's slot is free when its lease is gone or in
             -- another pool (live NULL), or expired (slot_free locks and
-            -- writes it). Held after all: it goes back to its occupant and
-            -- stays locked, and the next one is tried.
-            IF live OR (live IS NOT NULL AND NOT lease.slot_free(take_slots.account_id, p, s.session_id, me, now_)) THEN
-                UPDATE lease.limit_slot t SET session_id = s.session_id
-                 WHERE t.account_id = s.account_id AND t.pool = s.pool AND t.slot = s.slot;
+            -- writes it). Not free: it goes back to its occupant and stays
+            -- locked, and the next one is tried.
+            IF s.slot > cur OR live
+               OR (live IS NOT NULL AND NOT lease.slot_free(take_slots.account_id, p, s.session_id, me, now_)) THEN
+                IF s.session_id IS DISTINCT FROM me THEN
+                    UPDATE lease.limit_slot t SET session_id = s.session_id
+                     WHERE t.account_id = s.account_id AND t.pool = s.pool AND t.slot = s.slot;
+                END IF;
                 tried := tried || s.slot;
                 CONTINUE;
             END IF;

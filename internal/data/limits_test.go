@@ -337,6 +337,45 @@ func TestLimitLoweredKeepsLiveRuns(t *testing.T) {
 	}
 }
 
+// TestLimitLoweredOwnSlotAboveTheLimit: a session whose slot is above a
+// lowered limit (its run was live when the limit went down) and whose run
+// has ended takes a free slot within the limit, not its own above it: a
+// grant prefers the slot that names its session, and the limit is read
+// only under that slot's lock, so the slot above is passed over there.
+func TestLimitLoweredOwnSlotAboveTheLimit(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	ctx := context.Background()
+	key := func(n int) data.Key { return data.Key{Account: "acme", Session: fmt.Sprintf("chat-%d", n)} }
+	runs := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
+	for i, r := range runs {
+		if _, err := s.Acquire(ctx, key(i), r, time.Hour, "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := s.SetLimit(ctx, "acme", "", 1); err != nil || n != 3 {
+		t.Fatalf("SetLimit below 3 live runs: %d, %v, want 3 holding slots", n, err)
+	}
+	for i, r := range runs {
+		if _, err := s.Release(ctx, key(i), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// chat-2's slot is 3, above the limit; slot 1 is free.
+	if _, err := s.Acquire(ctx, key(2), uuid.New(), time.Hour, "x"); err != nil {
+		t.Fatalf("acquire of chat-2 with no run live under a limit of 1: %v, want granted", err)
+	}
+	use, err := s.Limits(ctx, "acme")
+	if err != nil || len(use) != 1 || use[0].Used != 1 || use[0].Slots != 1 || use[0].Holders[0].Session != "chat-2" {
+		t.Fatalf("Limits = %+v, %v, want 1/1 held by chat-2", use, err)
+	}
+	var above int
+	if err := db.Conn(t).QueryRow(ctx, `SELECT count(*) FROM lease.limit_slot WHERE account_id = 'acme' AND slot > 1`).Scan(&above); err != nil || above != 0 {
+		t.Fatalf("slot rows above the limit after the grant: %d, %v, want 0 (their runs ended)", above, err)
+	}
+}
+
 // TestLimitMigrateFromVersion6 migrates a real version-6 schema with live
 // leases: they keep their rows (pool ”, priority 0) and can be renewed,
 // and a limit set afterwards counts them.
