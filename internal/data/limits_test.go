@@ -376,6 +376,56 @@ func TestLimitLoweredOwnSlotAboveTheLimit(t *testing.T) {
 	}
 }
 
+// TestLimitSlotGoesBackWhenTheGrantLoses: a grant writes its slot before
+// it writes the lease; when the lease then goes to another run (two runs
+// of one session, the other's INSERT first), the slot goes back to the
+// occupant it named, so the session's one live run holds one slot, not two.
+func TestLimitSlotGoesBackWhenTheGrantLoses(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	ctx := context.Background()
+	if _, err := s.SetLimit(ctx, "acme", "", 2); err != nil {
+		t.Fatal(err)
+	}
+	k := data.Key{Account: "acme", Session: "chat"}
+	tx, err := db.Conn(t).Begin(ctx) // the winner, uncommitted: it holds slot 1 and its new row
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	var won int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM lease.acquire($1, $2, $3, '1 hour', 'winner')`,
+		k.Account, k.Session, uuid.New()).Scan(&won); err != nil || won != 1 {
+		t.Fatalf("the winner's acquire: %d grants, %v", won, err)
+	}
+	lost := make(chan error, 1)
+	go func() {
+		_, err := s.Acquire(ctx, k, uuid.New(), time.Hour, "loser")
+		lost <- err
+	}()
+	pool := db.Pool(t)
+	pgtest.Eventually(t, time.Minute, "the loser's INSERT to wait for the winner's", func() bool {
+		var n int
+		err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%lease.acquire%'`).Scan(&n)
+		return err == nil && n == 1
+	})
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-lost; !errors.Is(err, data.ErrHeld) {
+		t.Fatalf("the loser's acquire err = %v, want ErrHeld", err)
+	}
+	var named int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM lease.limit_slot WHERE account_id = 'acme' AND session_id = 'chat'`).Scan(&named); err != nil || named != 1 {
+		t.Fatalf("slots naming chat = %d, %v, want 1 (the winner's; the loser's went back)", named, err)
+	}
+	if _, err := s.Acquire(ctx, data.Key{Account: "acme", Session: "other"}, uuid.New(), time.Hour, "x"); err != nil {
+		t.Fatalf("acquire of another session with 1 run live under a limit of 2: %v, want granted", err)
+	}
+}
+
 // TestLimitMigrateFromVersion6 migrates a real version-6 schema with live
 // leases: they keep their rows (pool ”, priority 0) and can be renewed,
 // and a limit set afterwards counts them.
