@@ -52,12 +52,14 @@ type Config struct {
 	Metrics *Metrics
 	// Listener configures the notification listener that waiting
 	// acquisitions and held leases (the holder watch: see Lease.Context)
-	// share, run while anything is held or waited for: Listener.DSN gives it a connection of its own
+	// share, run while anything is held or waited for and for 2 s after (so
+	// that a program taking turns keeps it from one turn to the next):
+	// Listener.DSN gives it a connection of its own
 	// (through a transaction pooler, a direct one to the primary), and
 	// Listener.Poll makes it poll lease.event instead of listening. Without
 	// them it uses the store's Options, and switches to poll mode by itself
-	// when listening cannot work (see data.ListenerConfig). While it runs
-	// (anything held or waited for) its catch-up reads lease.event every
+	// when listening cannot work (see data.ListenerConfig). While anything
+	// waits (and for 2 s after) its catch-up reads lease.event every
 	// Listener.CatchUp (300 ms by default; negative: never) for transitions
 	// whose notification never came: set it negative to spare the database
 	// those reads, at the cost of learning of such a transition only at the

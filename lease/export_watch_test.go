@@ -1,6 +1,10 @@
 package lease
 
-import "github.com/leasetop/leasetop/internal/data"
+import (
+	"time"
+
+	"github.com/leasetop/leasetop/internal/data"
+)
 
 // HolderChecks returns how many holder-watch checks of c's leases the
 // database has answered (watch.go).
@@ -31,4 +35,28 @@ func ReadBackKinds(c *Client, evs []data.Event) []data.Kind {
 		kinds[i] = ev.Kind
 	}
 	return kinds
+}
+
+// SetListenerLinger sets how long c's listener outlives its last
+// subscription, and its catch-up its last waiter (listenerLinger), before
+// c subscribes to anything.
+func SetListenerLinger(c *Client, d time.Duration) {
+	c.notes.mu.Lock()
+	defer c.notes.mu.Unlock()
+	c.notes.linger = d
+}
+
+// ListenerCatchingUp reports whether c's listener runs and reads the
+// catch-up.
+func ListenerCatchingUp(c *Client) bool {
+	c.notes.mu.Lock()
+	defer c.notes.mu.Unlock()
+	return c.notes.stop != nil && c.notes.catching
+}
+
+// ListenerRunning reports whether c's notifier runs a listener.
+func ListenerRunning(c *Client) bool {
+	c.notes.mu.Lock()
+	defer c.notes.mu.Unlock()
+	return c.notes.stop != nil
 }

@@ -25,7 +25,17 @@ import (
 // listener runs with the catch-up only while a waiter listens; a Client
 // that only holds leases pays for a LISTEN connection and its pings, not
 // for a read every 300 ms. The listener restarts when the first waiter
-// comes or the last goes (the restart is a resync: holders renew early).
+// comes (the restart is a resync: holders renew early).
+//
+// What is no longer needed goes only once it has not been needed for
+// listenerLinger: the listener after the last subscription, the catch-up
+// after the last waiter. A program that takes turns (Queue, hold for a
+// moment, release, Queue again) passes from waiter to holder to waiter
+// with no subscription, or no waiter, for an instant in between: each
+// change would otherwise cost a new connection (a backend's start, the
+// catch-up's placing read), a resync (holders renew early, waiters try
+// again) and the listener's ping, twice a turn. A new subscription within
+// the linger finds the listener running and needs none of them.
 //
 // Anyone who may connect can NOTIFY, so nothing a notification says costs
 // more than a bounded read (readback.go): the notifier reads a batch's
@@ -49,6 +59,15 @@ type notifier struct {
 
 	waiters  int  // subscriptions that need the catch-up (listen, not watch)
 	catching bool // the running listener reads the catch-up
+
+	// linger is how long the listener, or its catch-up, outlives its need
+	// (listenerLinger; tests shorten or lengthen it). lingering counts the
+	// lingers armed, so that a timer that fired late, after its linger was
+	// disarmed or replaced, changes nothing; lingerOn says one is armed.
+	linger    time.Duration
+	lingering int64
+	lingerOn  bool
+	lingerT   *time.Timer
 
 	// renewToCheck is set once the login was refused a read of a held
 	// lease's row: holders check by renewing from then on (watch.go).
@@ -96,8 +115,17 @@ type subscription struct {
 // newNotifier returns a Client's notifier: cfg configures its listeners,
 // and resyncs are handed on at most once every gap.
 func newNotifier(store *data.Store, cfg data.ListenerConfig, gap time.Duration, wg *sync.WaitGroup) *notifier {
-	return &notifier{store: store, cfg: cfg, gap: gap, wg: wg, subs: make(map[Key]map[*subscription]struct{})}
+	return &notifier{store: store, cfg: cfg, gap: gap, wg: wg, subs: make(map[Key]map[*subscription]struct{}),
+		linger: listenerLinger}
 }
+
+// listenerLinger is how long a Client's listener outlives its last
+// subscription, and its catch-up its last waiter (see notifier): long
+// enough to span a release and the next Queue, and a short hold between a
+// grant and its release; short enough that a Client done waiting soon
+// stops reading lease.event every Config.Listener.CatchUp (a few reads,
+// against a restart's new connection, placing read and resync).
+const listenerLinger = 2 * time.Second
 
 // listen subscribes a waiter's fn to key's notices, starting the listener
 // for the first subscription. It returns ErrClosed once the Client is
@@ -134,17 +162,75 @@ func (n *notifier) add(s *subscription) (*subscription, error) {
 	if s.catchUp {
 		n.waiters++
 	}
-	n.startLocked()
+	n.settleLocked()
 	return s, nil
 }
 
-// startLocked runs a listener if none runs, or restarts the running one
-// when whether it should read the catch-up changed; n.mu must be held.
-func (n *notifier) startLocked() {
+// settleLocked makes the listener what the subscriptions need: one runs
+// while anything subscribes, reading the catch-up while a waiter does. A
+// listener that is needed and not running starts at once, and one that
+// lacks the catch-up a waiter needs restarts with it; a listener nobody
+// needs any more, or whose catch-up nobody does, lingers (linger) and a
+// subscription that comes meanwhile keeps it as it is. n.mu must be held.
+func (n *notifier) settleLocked() {
 	catchUp := n.waiters > 0
-	if n.stop != nil && n.catching == catchUp {
+	switch {
+	case n.n > 0 && (n.stop == nil || catchUp && !n.catching):
+		n.disarmLocked()
+		n.startLocked(catchUp)
+	case n.stop != nil && (n.n == 0 || n.catching && !catchUp):
+		n.armLocked()
+	default:
+		n.disarmLocked()
+	}
+}
+
+// armLocked arms the linger, unless armed already: when it ends with
+// nothing changed the listener stops, or restarts without its catch-up
+// (lingered). n.mu must be held.
+func (n *notifier) armLocked() {
+	if n.lingerOn {
 		return
 	}
+	n.lingering++
+	n.lingerOn = true
+	armed := n.lingering
+	n.lingerT = time.AfterFunc(n.linger, func() { n.lingered(armed) })
+}
+
+// disarmLocked disarms the linger; n.mu must be held.
+func (n *notifier) disarmLocked() {
+	if !n.lingerOn {
+		return
+	}
+	n.lingerOn = false
+	n.lingering++ // a timer firing now finds its linger gone
+	n.lingerT.Stop()
+}
+
+// lingered ends the linger armed as number armed, if it is still the armed
+// one: the listener nobody needs stops, and one whose catch-up no waiter
+// needs restarts without it.
+func (n *notifier) lingered(armed int64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed || !n.lingerOn || n.lingering != armed {
+		return
+	}
+	n.lingerOn = false
+	switch {
+	case n.stop == nil:
+	case n.n == 0:
+		n.stop()
+		n.stop = nil
+	case n.catching && n.waiters == 0:
+		n.startLocked(false)
+	}
+}
+
+// startLocked runs a listener, reading the catch-up or not, stopping the
+// one that runs; n.mu must be held.
+func (n *notifier) startLocked(catchUp bool) {
 	if n.stop != nil {
 		n.stop()
 	}
@@ -158,8 +244,9 @@ func (n *notifier) startLocked() {
 	n.wg.Go(func() { n.run(ctx, cfg) })
 }
 
-// unsubscribe removes s, stopping the listener after the last subscription.
-// It is idempotent.
+// unsubscribe removes s; the listener stops after the last subscription,
+// and drops its catch-up after the last waiter, once each has lingered
+// (settleLocked). It is idempotent.
 func (n *notifier) unsubscribe(s *subscription) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -175,13 +262,7 @@ func (n *notifier) unsubscribe(s *subscription) {
 	if s.catchUp {
 		n.waiters--
 	}
-	switch {
-	case n.n == 0 && n.stop != nil:
-		n.stop()
-		n.stop = nil
-	case n.n > 0:
-		n.startLocked() // the last waiter gone: holders need no catch-up
-	}
+	n.settleLocked()
 }
 
 // close stops the listener and tells every subscription the Client closed;
@@ -190,6 +271,7 @@ func (n *notifier) close() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.closed = true
+	n.disarmLocked()
 	if n.stop != nil {
 		n.stop()
 		n.stop = nil

@@ -87,12 +87,56 @@ func renewLimited(r *run) loop {
 // hammer counts the hammer's grants while it records.
 type hammer struct {
 	recording atomic.Bool
-	grants    atomic.Int64
 	attempts  atomic.Int64
-	held      atomic.Int64 // nanoseconds of slots held by grants made while recording
 	mu        sync.Mutex
+	holds     []hold    // every grant's, recording or not: measure keeps the window's part
 	toGrant   Histogram // from a client's first attempt to its grant
 	granted   Histogram // one acquire that granted
+}
+
+// hold is how long one grant held its slot, as its client saw it: from the
+// grant's return to the release's.
+type hold struct{ from, to time.Time }
+
+// held records a grant's hold, from got to now (its release returned).
+func (h *hammer) held(got time.Time) {
+	h.mu.Lock()
+	h.holds = append(h.holds, hold{from: got, to: time.Now()})
+	h.mu.Unlock()
+}
+
+// window returns the grants made in [start, end) and the slot time held in
+// it: each hold's part in the window, those of the grants made before it
+// began or released after it ended included. (Counting, instead, the whole
+// holds of the grants whose attempts began in the window leaves out the
+// grants its last waits would have made, a wait's length of them: the
+// clients stop waiting when the window ends.)
+func (h *hammer) window(start, end time.Time) (grants int64, held time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, g := range h.holds {
+		if !g.from.Before(start) && g.from.Before(end) {
+			grants++
+		}
+		if from, to := later(g.from, start), earlier(g.to, end); to.After(from) {
+			held += to.Sub(from)
+		}
+	}
+	return grants, held
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // runLimitsHammer: r.cfg.Clients clients on one account with a limit of
@@ -139,6 +183,7 @@ type hammerWindow struct {
 	window   time.Duration
 	util     float64 // how full the slots stayed: held time / (slots × window)
 	attempts float64 // acquire calls per grant
+	grants   int64   // the grants made in the window
 	cpu      time.Duration
 	cpuErr   error // the server's CPU could not be read
 }
@@ -154,18 +199,20 @@ func (h *hammer) measure(ctx context.Context, r *run, stop func(), wg *sync.Wait
 	start := time.Now()
 	sleepCtx(ctx, r.cfg.Duration)
 	h.recording.Store(false)
-	m := hammerWindow{window: time.Since(start)}
+	end := time.Now()
+	m := hammerWindow{window: end.Sub(start)}
 	cpu1, err := r.serverCPU()
 	stop()
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
 		return m, err
 	}
-	grants := h.grants.Load()
+	grants, held := h.window(start, end)
 	if grants == 0 {
 		return m, fmt.Errorf("no grant in %s", m.window)
 	}
-	m.util = float64(h.held.Load()) / float64(hammerSlots*m.window.Nanoseconds())
+	m.grants = grants
+	m.util = float64(held) / float64(hammerSlots*m.window.Nanoseconds())
 	m.attempts = float64(h.attempts.Load()) / float64(grants)
 	m.cpu, m.cpuErr = cpu1.since(cpu0), errors.Join(cpuErr, err)
 	return m, nil
@@ -206,10 +253,7 @@ func (h *hammer) client(ctx context.Context, r *run, conn *pgx.Conn, key data.Ke
 		if err := r.libRelease(ctx, conn, key, run); err != nil {
 			return err
 		}
-		if recording {
-			h.grants.Add(1)
-			h.held.Add(int64(time.Since(got)))
-		}
+		h.held(got)
 	}
 	return nil
 }

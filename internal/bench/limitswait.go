@@ -110,10 +110,7 @@ func (h *hammer) queue(ctx, waiting context.Context, c *lease.Client, p lease.Pe
 		if err := l.Release(ctx); err != nil {
 			return err
 		}
-		if recording {
-			h.grants.Add(1)
-			h.held.Add(int64(time.Since(got)))
-		}
+		h.held(got)
 	}
 	return nil
 }
@@ -221,9 +218,9 @@ func procStat(pid int) ([]string, int, error) {
 // cpuPerGrant puts the server's CPU per grant into res: nothing when either
 // read failed (the server is on another machine).
 func (h *hammer) cpuPerGrant(res *Result, m hammerWindow) {
-	if m.cpuErr != nil || h.grants.Load() == 0 {
+	if m.cpuErr != nil || m.grants == 0 {
 		return
 	}
-	res.ServerCPUus = float64(m.cpu.Microseconds()) / float64(h.grants.Load())
+	res.ServerCPUus = float64(m.cpu.Microseconds()) / float64(m.grants)
 	res.Note += fmt.Sprintf("; server CPU %.0f us per grant", res.ServerCPUus)
 }
