@@ -90,12 +90,22 @@ BEGIN
                     WHERE q.account_id = acquire.account_id AND q.pool = coalesce(acquire.pool, '') AND q.for_slot
                       AND q.expires_at > now_ AND q.run_id <> pub)
            AND NOT lease.slot_gate_admits(acquire.account_id, acquire.session_id, pub, coalesce(acquire.pool, ''), now_) THEN
-            PERFORM lease.limit_refused(acquire.account_id, acquire.session_id, pub, acquire.pool, acquire.holder, now_);
             slots := '{}';
         ELSE
-            slots := lease.claim_slots(acquire.account_id, acquire.session_id, pub, acquire.pool, acquire.holder, now_);
+            -- The session's expired lease row, when the read above saw one,
+            -- is locked first, so that a grant that holds slots waits for no
+            -- lock (a row that appeared since is another run's live lease:
+            -- the INSERT grants nothing). Then the slots, written already;
+            -- the slots_granted below gives them back if nothing is granted.
+            IF granted.fence IS NOT NULL THEN
+                PERFORM FROM lease.session_lease l
+                 WHERE l.account_id = acquire.account_id AND l.session_id = acquire.session_id
+                   FOR UPDATE;
+            END IF;
+            slots := lease.take_slots(acquire.account_id, acquire.session_id, acquire.pool, now_);
         END IF;
         IF slots = '{}' THEN
+            PERFORM lease.limit_refused(acquire.account_id, acquire.session_id, pub, acquire.pool, acquire.holder, now_);
             IF latest IS NOT NULL THEN
                 -- A queued run keeps its place in the account's queue.
                 PERFORM lease.slot_wait(acquire.account_id, acquire.session_id, pub, acquire.pool, now_);
@@ -103,7 +113,7 @@ BEGIN
             RETURN; -- at its limit: busy, as a held session is
         END IF;
         -- The grant starts once its slots are its own: after the commits
-        -- that freed them, which claim_slots may have waited for.
+        -- that freed them, and after any wait for the session's row lock.
         now_ := clock_timestamp();
     END IF;
 
@@ -146,7 +156,15 @@ BEGIN
         RETURNING * INTO ev;
         IF lease.notify_or_keep(ev) THEN NULL; END IF;
     END IF;
-    IF slots IS NOT NULL AND lease.slots_granted(slots, acquire.session_id, got) THEN NULL; END IF;
+    -- A limit's slots (limits.sql): granted, they name no slot in the next
+    -- event; not granted, they go back (slots_granted), a rare call.
+    IF slots IS NULL THEN
+        NULL;
+    ELSIF got THEN
+        IF set_config('lease.slots', '', true) IS NULL THEN NULL; END IF;
+    ELSIF lease.slots_granted(slots, acquire.session_id, false) THEN
+        NULL;
+    END IF;
 
     IF got THEN
         -- Only an INSERT drew its fence before it knew the key was free (a

@@ -120,20 +120,31 @@ $fn$;
 
 -- take_slots takes session_id's slots for a grant in pool at now_, one per
 -- limit of account_id that applies (the account's '', and pool's when pool
--- is not ''), and returns them, locked, by pool: NULL when no limit applies,
--- an empty array when one of them has no free slot (busy: nothing is
--- granted). When it returns slots it names them in lease.slots, for the
--- grant's event ("slot 2, deep-research slot 1"). The caller grants, then
--- points them at the session (lease.slots_granted).
+-- is not ''), and returns them as they were before it took them (each
+-- naming its previous occupant), by pool: NULL when no limit applies, an
+-- empty array when one of them has no free slot (busy: nothing is taken).
+-- The slots it returns are locked and already name session_id, and
+-- lease.slots names them ("slot 2, deep-research slot 1") for the grant's
+-- event; the caller grants, then calls lease.slots_granted, which gives them
+-- back to their occupants when nothing was granted. Every granting path
+-- calls it before it writes the lease, only for an account with a limit.
 --
--- Per limit it locks one slot that is free for the session (lease.slot_free)
--- or finds none: every slot up to the limit is held or locked by another
--- call, or a lowered limit's live runs above it are still running. Slot rows
--- above the limit whose runs ended are deleted. It never waits for a lock,
--- and locks one slot at a time: the one it means to take (a slot that
--- turned out held after its lock stays locked until the call ends, and
--- others skip it, as they would a held one). One function for all of it: a
--- call with its own search_path is set up again in every transaction.
+-- The caller locks the session's lease row first when it has one, so that
+-- once it holds a slot the grant waits for no lock. Per limit, take_slots
+-- locks one slot that is free for the session, or finds none: every slot up
+-- to the limit is held or locked by another call, or a lowered limit's live
+-- runs above it are still running. Free: within the limit, and naming
+-- nobody or this session, or, on a read under its lock, a session whose
+-- lease is gone, in another pool (a named pool's slot) or expired
+-- (lease.slot_free). Slot rows above the limit whose runs ended are
+-- deleted. It never waits for a slot's lock, and locks one slot at a time:
+-- the one it means to take (a slot that turned out held after its lock
+-- stays locked until the call ends, and others skip it, as they would a
+-- held one). A common grant costs two statements per limit: the slot's
+-- locking read, then one that reads the limit afresh under that lock and
+-- writes the slot (unless it names the session already: then it only
+-- reads). One function for all of it: a call with its own search_path is
+-- set up again in every transaction.
 DROP FUNCTION IF EXISTS lease.take_slot(lease.account_limit, text, timestamptz); -- folded in here
 DROP FUNCTION IF EXISTS lease.slot_words(lease.limit_slot[]); -- folded in here
 CREATE OR REPLACE FUNCTION lease.take_slots(account_id text, session_id text, pool text, now_ timestamptz)
@@ -144,24 +155,23 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
     me text := take_slots.session_id;
-    lim lease.account_limit;
-    s lease.limit_slot;
+    p text;
+    s lease.limit_slot; -- the slot as read under its lock: its occupant before this call
     taken lease.limit_slot[];
     words text;
-    tried integer[];
+    tried integer[] := '{}';
     cur integer;
     above boolean;
+    live boolean; -- the occupant's lease under the slot's lock: unexpired, expired, NULL none that counts
 BEGIN
-    FOR lim IN SELECT * FROM lease.account_limit a
-                WHERE a.account_id = take_slots.account_id AND a.pool IN ('', take_slots.pool)
-                ORDER BY a.pool LOOP
-        tried := '{}';
+    FOREACH p IN ARRAY CASE WHEN coalesce(take_slots.pool, '') = '' THEN '{""}'::text[]
+                            ELSE ARRAY['', take_slots.pool] END LOOP
         LOOP
-            -- A slot that looks free on this statement's snapshot, locked; then
-            -- decided on a fresh read under its lock (slot_free).
+            -- A slot that looks free on this statement's snapshot, locked,
+            -- the session's own first. The limit is not read here: the read
+            -- under the lock below decides on it.
             SELECT * INTO s FROM lease.limit_slot t
-             WHERE t.account_id = lim.account_id AND t.pool = lim.pool AND t.slot <= lim.slots
-               AND t.slot <> ALL (tried)
+             WHERE t.account_id = take_slots.account_id AND t.pool = p AND t.slot <> ALL (tried)
                AND (t.session_id IS NULL OR t.session_id = me OR NOT EXISTS (
                     SELECT FROM lease.session_lease l
                      WHERE l.account_id = t.account_id AND l.session_id = t.session_id
@@ -170,42 +180,78 @@ BEGIN
              LIMIT 1
                FOR UPDATE SKIP LOCKED;
             IF NOT FOUND THEN
+                IF NOT EXISTS (SELECT FROM lease.account_limit a
+                                WHERE a.account_id = take_slots.account_id AND a.pool = p) THEN
+                    EXIT; -- no limit for this pool
+                END IF;
+                PERFORM lease.slots_granted(taken, me, false); -- the slots of the pools before go back
                 RETURN '{}';
             END IF;
-            -- A slot naming nobody or me is free without slot_free's call (its
-            -- first test): the common case costs no second read.
-            EXIT WHEN s.session_id IS NULL OR s.session_id = me
-                   OR lease.slot_free(lim.account_id, lim.pool, s.session_id, me, now_);
-            tried := tried || s.slot;
+            -- Under the slot's lock, on a fresh read (a statement of its own:
+            -- its snapshot is taken after the lock): the limit (a set_limit
+            -- that committed before this lock is seen here; one after it
+            -- waits for this transaction, it locks every slot), whether a
+            -- lowered one left rows above it, and another occupant's lease.
+            -- A slot that does not name the session is written in the same
+            -- statement; it goes back below if it turns out not to be free.
+            IF s.session_id IS DISTINCT FROM me THEN
+                UPDATE lease.limit_slot t SET session_id = me
+                  FROM lease.account_limit a
+                 WHERE t.account_id = s.account_id AND t.pool = s.pool AND t.slot = s.slot
+                   AND a.account_id = t.account_id AND a.pool = t.pool
+                RETURNING a.slots,
+                          EXISTS (SELECT FROM lease.limit_slot u
+                                   WHERE u.account_id = a.account_id AND u.pool = a.pool AND u.slot > a.slots),
+                          (SELECT l.expires_at > now_ FROM lease.session_lease l
+                            WHERE l.account_id = a.account_id AND l.session_id = s.session_id
+                              AND (a.pool = '' OR l.pool = a.pool))
+                     INTO cur, above, live;
+            ELSE
+                SELECT a.slots,
+                       EXISTS (SELECT FROM lease.limit_slot u
+                                WHERE u.account_id = a.account_id AND u.pool = a.pool AND u.slot > a.slots),
+                       NULL::boolean
+                  INTO cur, above, live
+                  FROM lease.account_limit a
+                 WHERE a.account_id = take_slots.account_id AND a.pool = p;
+            END IF;
+            IF cur IS NULL THEN -- the limit is gone: as before, this grant is refused
+                PERFORM lease.slots_granted(coalesce(taken, '{}') || s, me, false);
+                RETURN '{}';
+            END IF;
+            -- A slot above the limit (a lowered limit's) is not taken.
+            -- Another session's slot is free when its lease is gone or in
+            -- another pool (live NULL), or expired (slot_free locks and
+            -- writes it). Not free: it goes back to its occupant and stays
+            -- locked, and the next one is tried.
+            IF s.slot > cur OR live
+               OR (live IS NOT NULL AND NOT lease.slot_free(take_slots.account_id, p, s.session_id, me, now_)) THEN
+                IF s.session_id IS DISTINCT FROM me THEN
+                    UPDATE lease.limit_slot t SET session_id = s.session_id
+                     WHERE t.account_id = s.account_id AND t.pool = s.pool AND t.slot = s.slot;
+                END IF;
+                tried := tried || s.slot;
+                CONTINUE;
+            END IF;
+            IF above THEN
+                -- A lowered limit: its live runs above it keep the account busy until
+                -- they end; the rows of ended ones go.
+                DELETE FROM lease.limit_slot t
+                 WHERE (t.account_id, t.pool, t.slot) IN (
+                       SELECT u.account_id, u.pool, u.slot FROM lease.limit_slot u
+                        WHERE u.account_id = take_slots.account_id AND u.pool = p AND u.slot > cur
+                          FOR UPDATE SKIP LOCKED)
+                   AND lease.slot_free(take_slots.account_id, p, t.session_id, me, now_);
+                IF EXISTS (SELECT FROM lease.limit_slot t
+                            WHERE t.account_id = take_slots.account_id AND t.pool = p AND t.slot > cur) THEN
+                    PERFORM lease.slots_granted(coalesce(taken, '{}') || s, me, false);
+                    RETURN '{}';
+                END IF;
+            END IF;
+            taken := coalesce(taken, '{}') || s;
+            words := coalesce(words || ', ', '') || CASE WHEN p = '' THEN '' ELSE p || ' ' END || 'slot ' || s.slot;
+            EXIT;
         END LOOP;
-        -- Decided under the slot's lock, on a fresh read of the limit: a
-        -- set_limit that committed before this lock is seen here; one after it
-        -- waits for this transaction (it locks every slot). One statement reads
-        -- the limit and whether a lowered one left rows above it.
-        SELECT a.slots, EXISTS (SELECT FROM lease.limit_slot t
-                                 WHERE t.account_id = a.account_id AND t.pool = a.pool AND t.slot > a.slots)
-          INTO cur, above
-          FROM lease.account_limit a
-         WHERE a.account_id = lim.account_id AND a.pool = lim.pool;
-        IF cur IS NULL OR s.slot > cur THEN
-            RETURN '{}';
-        END IF;
-        IF above THEN
-            -- A lowered limit: its live runs above it keep the account busy until
-            -- they end; the rows of ended ones go.
-            DELETE FROM lease.limit_slot t
-             WHERE (t.account_id, t.pool, t.slot) IN (
-                   SELECT u.account_id, u.pool, u.slot FROM lease.limit_slot u
-                    WHERE u.account_id = lim.account_id AND u.pool = lim.pool AND u.slot > cur
-                      FOR UPDATE SKIP LOCKED)
-               AND lease.slot_free(lim.account_id, lim.pool, t.session_id, me, now_);
-            IF EXISTS (SELECT FROM lease.limit_slot t
-                        WHERE t.account_id = lim.account_id AND t.pool = lim.pool AND t.slot > cur) THEN
-                RETURN '{}';
-            END IF;
-        END IF;
-        taken := coalesce(taken, '{}') || s;
-        words := coalesce(words || ', ', '') || CASE WHEN s.pool = '' THEN '' ELSE s.pool || ' ' END || 'slot ' || s.slot;
     END LOOP;
     IF words IS NOT NULL AND set_config('lease.slots', words, true) IS NULL THEN
         NULL; -- an expression, not a PERFORM: no executor
@@ -214,12 +260,12 @@ BEGIN
 END
 $fn$;
 
--- slots_granted ends a grant's claim_slots: when granted, the slots take_slots
--- took point at session_id (a slot that names it already, a takeover or a
--- retry or the session's last grant, is not written); either way the next
--- event names no slot. Returns granted. A no-op for slots NULL (no limit).
--- Each slot is one UPDATE by its primary key, and only when it names another
--- session: no join, no plan that depends on the array.
+-- slots_granted ends a grant's take_slots: when nothing was granted, the
+-- slots take_slots took go back to the occupants they named before (each
+-- one UPDATE by its primary key, only for a slot it wrote); either way the
+-- next event names no slot. Returns granted. A no-op for slots NULL (no
+-- limit). A grant that went through needs no call: it clears lease.slots
+-- itself (lease.acquire).
 DROP FUNCTION IF EXISTS lease.hold_slots(lease.limit_slot[], text); -- folded in here
 CREATE OR REPLACE FUNCTION lease.slots_granted(slots lease.limit_slot[], session_id text, granted boolean)
 RETURNS boolean
@@ -234,12 +280,12 @@ BEGIN
         RETURN granted;
     END IF;
     IF set_config('lease.slots', '', true) IS NULL THEN NULL; END IF; -- named in the grant's event only
-    IF granted THEN
+    IF NOT granted THEN
         FOREACH s IN ARRAY slots LOOP
-            IF s.session_id IS DISTINCT FROM slots_granted.session_id THEN -- as read under the slot's lock
-                UPDATE lease.limit_slot t SET session_id = slots_granted.session_id
+            IF s.session_id IS DISTINCT FROM slots_granted.session_id THEN -- take_slots wrote it
+                UPDATE lease.limit_slot t SET session_id = s.session_id
                  WHERE t.account_id = s.account_id AND t.pool = s.pool AND t.slot = s.slot
-                   AND t.session_id IS DISTINCT FROM slots_granted.session_id;
+                   AND t.session_id IS DISTINCT FROM s.session_id;
             END IF;
         END LOOP;
     END IF;
@@ -409,31 +455,6 @@ BEGIN
 END
 $fn$;
 
--- claim_slots is the limits' part of a grant of account_id/session_id to run
--- pub in pool at now_, called by every granting path before it writes the
--- lease, and only for an account that has a limit: it locks the session's
--- lease row (so that the call waits for no lock once it holds a slot), takes
--- the slots (take_slots) and returns them, or returns an empty array and
--- records limit_refused when the account or pool is at its limit. The slots
--- are named in the grant's event (the trigger reads lease.slots).
-CREATE OR REPLACE FUNCTION lease.claim_slots(account_id text, session_id text, pub uuid, pool text,
-                                             holder text, now_ timestamptz)
-RETURNS lease.limit_slot[]
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, lease, pg_temp
-AS $fn$
-#variable_conflict use_column
-DECLARE
-    taken lease.limit_slot[];
-BEGIN
-    PERFORM FROM lease.session_lease l
-     WHERE l.account_id = claim_slots.account_id AND l.session_id = claim_slots.session_id
-       FOR UPDATE;
-    taken := lease.take_slots(claim_slots.account_id, claim_slots.session_id, claim_slots.pool, now_);
-    IF taken = '{}' THEN
-        PERFORM lease.limit_refused(claim_slots.account_id, claim_slots.session_id, pub, claim_slots.pool,
-                                    claim_slots.holder, now_);
-    END IF; -- slots taken are named in lease.slots (take_slots)
-    RETURN taken;
-END
-$fn$;
+-- claim_slots, the session's row lock and take_slots' call, is folded into
+-- take_slots (lease.acquire calls limit_refused itself): one call less.
+DROP FUNCTION IF EXISTS lease.claim_slots(text, text, uuid, text, text, timestamptz);

@@ -292,7 +292,7 @@ BEGIN
     now_ := clock_timestamp(); -- decide at the moment the row is ours
 
     -- Limits (limits.sql): an account without one pays this one probe. The
-    -- session's row is locked above, as claim_slots would lock it.
+    -- session's row is locked above, as lease.acquire locks it before take_slots.
     IF EXISTS (SELECT FROM lease.account_limit a WHERE a.account_id = preempt.account_id) THEN
         slots := lease.take_slots(preempt.account_id, preempt.session_id, preempt.pool, now_);
         IF slots = '{}' THEN

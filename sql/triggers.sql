@@ -40,7 +40,7 @@ DECLARE
 BEGIN
     IF lease.follow_failover() THEN NULL; END IF; -- before the event: see follow_failover
     IF TG_OP = 'INSERT' THEN
-        -- A grant in a limited account names its slots (limits.sql, claim_slots).
+        -- A grant in a limited account names its slots (limits.sql, take_slots).
         INSERT INTO lease.event (at, kind, account_id, session_id, run_id, fence, expires_at, holder, reason)
         VALUES (NEW.acquired_at, 'acquired', NEW.account_id, NEW.session_id, NEW.run_id,
                 NEW.fence, NEW.expires_at, NEW.holder, nullif(current_setting('lease.slots', true), ''))

@@ -86,18 +86,17 @@ func TestCheckFailsABrokenLimit(t *testing.T) {
 	}
 }
 
-// brokenClaimSlots replaces lease.claim_slots with one that never takes a
+// brokenTakeSlots replaces lease.take_slots with one that never takes a
 // slot (it answers "no limit applies"), as internal/demo's test of a broken
 // limit does.
-const brokenClaimSlots = `
-CREATE OR REPLACE FUNCTION lease.claim_slots(account_id text, session_id text, pub uuid, pool text,
-                                             holder text, now_ timestamptz)
+const brokenTakeSlots = `
+CREATE OR REPLACE FUNCTION lease.take_slots(account_id text, session_id text, pool text, now_ timestamptz)
 RETURNS lease.limit_slot[]
 LANGUAGE sql VOLATILE
 AS $fn$ SELECT NULL::lease.limit_slot[] $fn$`
 
 // TestCheckFailsAWriteWithoutASlot: with the account's only slot free, a
-// run granted its conversation without taking the slot (a claim_slots
+// run granted its conversation without taking the slot (a take_slots
 // broken on purpose) writes through the fence check, which accepts it (the
 // fence is the session's). Never more than one run lived, so invariant 9
 // holds; the fence audit (invariant 3) catches the write of a run that held
@@ -115,7 +114,7 @@ func TestCheckFailsAWriteWithoutASlot(t *testing.T) {
 		t.Fatalf("Check found violations before the broken grant: %v", res.Violations)
 	}
 
-	h.exec(brokenClaimSlots)
+	h.exec(brokenTakeSlots)
 	slotless := h.grant("tablet pid 8", time.Minute)
 	h.write(slotless, true)
 	h.release(slotless.RunID)

@@ -81,9 +81,9 @@ func TestScratchCallsWriteNothingReal(t *testing.T) {
 		"follow_failover": "moves the real sequences after a failover, as every real write does",
 		"queue_granted":   "runs only when lease.queue_ticket holds a ticket for a bench key, which nobody takes",
 		"check_pool":      "",
-		"claim_slots":     "runs only when lease.account_limit holds a limit of a scratch workload's account, which nobody sets",
-		"slots_granted":   "a no-op without claim_slots' slots",
-		// The account's queue, like claim_slots, only under a limit.
+		"take_slots":      "runs only when lease.account_limit holds a limit of a scratch workload's account, which nobody sets",
+		"slots_granted":   "a no-op without take_slots' slots",
+		// The account's queue, like take_slots, only under a limit.
 		"slot_gate_admits": "",
 		"limit_refused":    "runs only when lease.account_limit holds a limit of a scratch workload's account, which nobody sets",
 		"slot_wait":        "runs only when lease.account_limit holds a limit of a scratch workload's account, which nobody sets",

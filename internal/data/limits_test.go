@@ -337,6 +337,95 @@ func TestLimitLoweredKeepsLiveRuns(t *testing.T) {
 	}
 }
 
+// TestLimitLoweredOwnSlotAboveTheLimit: a session whose slot is above a
+// lowered limit (its run was live when the limit went down) and whose run
+// has ended takes a free slot within the limit, not its own above it: a
+// grant prefers the slot that names its session, and the limit is read
+// only under that slot's lock, so the slot above is passed over there.
+func TestLimitLoweredOwnSlotAboveTheLimit(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	ctx := context.Background()
+	key := func(n int) data.Key { return data.Key{Account: "acme", Session: fmt.Sprintf("chat-%d", n)} }
+	runs := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
+	for i, r := range runs {
+		if _, err := s.Acquire(ctx, key(i), r, time.Hour, "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := s.SetLimit(ctx, "acme", "", 1); err != nil || n != 3 {
+		t.Fatalf("SetLimit below 3 live runs: %d, %v, want 3 holding slots", n, err)
+	}
+	for i, r := range runs {
+		if _, err := s.Release(ctx, key(i), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// chat-2's slot is 3, above the limit; slot 1 is free.
+	if _, err := s.Acquire(ctx, key(2), uuid.New(), time.Hour, "x"); err != nil {
+		t.Fatalf("acquire of chat-2 with no run live under a limit of 1: %v, want granted", err)
+	}
+	use, err := s.Limits(ctx, "acme")
+	if err != nil || len(use) != 1 || use[0].Used != 1 || use[0].Slots != 1 || use[0].Holders[0].Session != "chat-2" {
+		t.Fatalf("Limits = %+v, %v, want 1/1 held by chat-2", use, err)
+	}
+	var above int
+	if err := db.Conn(t).QueryRow(ctx, `SELECT count(*) FROM lease.limit_slot WHERE account_id = 'acme' AND slot > 1`).Scan(&above); err != nil || above != 0 {
+		t.Fatalf("slot rows above the limit after the grant: %d, %v, want 0 (their runs ended)", above, err)
+	}
+}
+
+// TestLimitSlotGoesBackWhenTheGrantLoses: a grant writes its slot before
+// it writes the lease; when the lease then goes to another run (two runs
+// of one session, the other's INSERT first), the slot goes back to the
+// occupant it named, so the session's one live run holds one slot, not two.
+func TestLimitSlotGoesBackWhenTheGrantLoses(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	ctx := context.Background()
+	if _, err := s.SetLimit(ctx, "acme", "", 2); err != nil {
+		t.Fatal(err)
+	}
+	k := data.Key{Account: "acme", Session: "chat"}
+	tx, err := db.Conn(t).Begin(ctx) // the winner, uncommitted: it holds slot 1 and its new row
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	var won int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM lease.acquire($1, $2, $3, '1 hour', 'winner')`,
+		k.Account, k.Session, uuid.New()).Scan(&won); err != nil || won != 1 {
+		t.Fatalf("the winner's acquire: %d grants, %v", won, err)
+	}
+	lost := make(chan error, 1)
+	go func() {
+		_, err := s.Acquire(ctx, k, uuid.New(), time.Hour, "loser")
+		lost <- err
+	}()
+	pool := db.Pool(t)
+	pgtest.Eventually(t, time.Minute, "the loser's INSERT to wait for the winner's", func() bool {
+		var n int
+		err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%lease.acquire%'`).Scan(&n)
+		return err == nil && n == 1
+	})
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-lost; !errors.Is(err, data.ErrHeld) {
+		t.Fatalf("the loser's acquire err = %v, want ErrHeld", err)
+	}
+	var named int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM lease.limit_slot WHERE account_id = 'acme' AND session_id = 'chat'`).Scan(&named); err != nil || named != 1 {
+		t.Fatalf("slots naming chat = %d, %v, want 1 (the winner's; the loser's went back)", named, err)
+	}
+	if _, err := s.Acquire(ctx, data.Key{Account: "acme", Session: "other"}, uuid.New(), time.Hour, "x"); err != nil {
+		t.Fatalf("acquire of another session with 1 run live under a limit of 2: %v, want granted", err)
+	}
+}
+
 // TestLimitMigrateFromVersion6 migrates a real version-6 schema with live
 // leases: they keep their rows (pool ”, priority 0) and can be renewed,
 // and a limit set afterwards counts them.

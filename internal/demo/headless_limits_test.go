@@ -10,25 +10,24 @@ import (
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
-// brokenClaimSlots replaces lease.claim_slots with one that never takes a
+// brokenTakeSlots replaces lease.take_slots with one that never takes a
 // slot: it answers "no limit applies", so every grant of a limited account
 // goes through, whatever its limit.
-const brokenClaimSlots = `
-CREATE OR REPLACE FUNCTION lease.claim_slots(account_id text, session_id text, pub uuid, pool text,
-                                             holder text, now_ timestamptz)
+const brokenTakeSlots = `
+CREATE OR REPLACE FUNCTION lease.take_slots(account_id text, session_id text, pool text, now_ timestamptz)
 RETURNS lease.limit_slot[]
 LANGUAGE sql VOLATILE
 AS $fn$ SELECT NULL::lease.limit_slot[] $fn$`
 
 // TestHeadlessDemoFailsOnABrokenLimit proves the demo's limit invariant is
-// not one that cannot fail: with a lease.claim_slots that takes no slot,
+// not one that cannot fail: with a lease.take_slots that takes no slot,
 // acme's free plan (1 live run) is exceeded, and the same demo reports
 // invariant 9 broken and exits 1.
 func TestHeadlessDemoFailsOnABrokenLimit(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
-	if _, err := db.Pool(t).Exec(context.Background(), brokenClaimSlots); err != nil {
-		t.Fatalf("install the broken claim_slots: %v", err)
+	if _, err := db.Pool(t).Exec(context.Background(), brokenTakeSlots); err != nil {
+		t.Fatalf("install the broken take_slots: %v", err)
 	}
 	p := startLeasetop(t, "demo", "--headless", "--duration", "8s", "--ttl", "2s", "--seed", "5", "--no-chaos", "--dsn", db.URL)
 	code := p.wait(60 * time.Second)
