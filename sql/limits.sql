@@ -166,6 +166,17 @@ DECLARE
 BEGIN
     FOREACH p IN ARRAY CASE WHEN coalesce(take_slots.pool, '') = '' THEN '{""}'::text[]
                             ELSE ARRAY['', take_slots.pool] END LOOP
+        -- The session's own slot is waited for, never skipped: a grant that
+        -- holds its lock is deciding whether it is free. Skipped, this grant
+        -- would take another slot and, if it committed first, the other one
+        -- would find the session live and give the slot back to it: two
+        -- slots naming one run, the account a slot short while it lives.
+        -- (The other grant waits for no lock of this one's: it skips what is
+        -- locked, and slot_free skips a locked lease.)
+        PERFORM FROM lease.limit_slot t
+         WHERE t.account_id = take_slots.account_id AND t.pool = p AND t.session_id = me
+         ORDER BY t.slot
+           FOR UPDATE;
         LOOP
             -- A slot that looks free on this statement's snapshot, locked,
             -- the session's own first. The limit is not read here: the read

@@ -532,3 +532,73 @@ func TestAcquireAtTheHoldersExpiry(t *testing.T) {
 		t.Fatal("every acquire was granted at once: the leases expired before it asked, and the test saw no refusal")
 	}
 }
+
+// TestLimitOwnSlotWaitedFor: a grant finds its session's own slot locked by
+// another grant that is deciding whether that slot is free. It waits for
+// it: had it taken another slot and committed first, the other grant would
+// find the session live and give the slot back to it, leaving two slots
+// naming one run and the account a slot short while it lives (seen as
+// "refused" in the limits-fair bench: 4 sessions under a limit of 4).
+func TestLimitOwnSlotWaitedFor(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	ctx := context.Background()
+	if _, err := s.SetLimit(ctx, "acme", "", 2); err != nil {
+		t.Fatal(err)
+	}
+	k := data.Key{Account: "acme", Session: "chat-1"}
+	r1 := uuid.New()
+	if _, err := s.Acquire(ctx, k, r1, time.Hour, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Release(ctx, k, r1); err != nil { // slot 1 still names chat-1, free
+		t.Fatal(err)
+	}
+	tx, err := db.Conn(t).Begin(ctx) // another grant, deciding on chat-1's slot
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	var locked int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT FROM lease.limit_slot
+		WHERE account_id = 'acme' AND session_id = 'chat-1' FOR UPDATE) x`).Scan(&locked); err != nil || locked != 1 {
+		t.Fatalf("lock chat-1's slot: %d, %v", locked, err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		_, err := s.Acquire(ctx, k, uuid.New(), time.Hour, "again")
+		got <- err
+	}()
+	pool := db.Pool(t)
+	var early error
+	returned := false
+	pgtest.Eventually(t, time.Minute, "the acquire to wait for its own slot, or to return", func() bool {
+		select {
+		case early = <-got:
+			returned = true
+			return true
+		default:
+		}
+		var n int
+		err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%lease.acquire%'`).Scan(&n)
+		return err == nil && n == 1
+	})
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !returned {
+		early = <-got
+	}
+	if early != nil {
+		t.Fatalf("acquire of chat-1: %v, want granted", early)
+	}
+	var named int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM lease.limit_slot WHERE account_id = 'acme' AND session_id = 'chat-1'`).Scan(&named); err != nil || named != 1 {
+		t.Fatalf("slots naming chat-1 = %d, %v, want 1 (returned before the other grant decided: %v)", named, err, returned)
+	}
+	if _, err := s.Acquire(ctx, data.Key{Account: "acme", Session: "chat-2"}, uuid.New(), time.Hour, "x"); err != nil {
+		t.Fatalf("acquire of chat-2 with 1 run live under a limit of 2: %v, want granted", err)
+	}
+}
