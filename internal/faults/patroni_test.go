@@ -311,6 +311,9 @@ func patroniFailover(t *testing.T, pc patroniCase) {
 	r.mirrorsDBBut(m, lostEvents)
 	tally := r.checkHistory()
 	r.rejoinedAgrees(c.URL(other, "failover"))
+	// The runs stopped above wrote their last events after the consumers'
+	// first catch-up: each consumer is checked once it has them too.
+	cs.caughtUpExplained(time.Now())
 	fBeyond, sBeyond, eBeyond := cs.checkAcrossFailover(r.firstEventAfter(promoted))
 
 	kv := []any{"replication", pc.mode, "nodes", len(c.Nodes()), "fault", pc.fault, "old_primary_writable_for", writable,
