@@ -72,6 +72,9 @@ func NewProgram(ctx context.Context, opt Options) (*Program, error) {
 	if opt.NoColor {
 		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
 	}
+	if opt.NoSignalHandler {
+		popts = append(popts, tea.WithoutSignalHandler())
+	}
 	p.model, p.options = m, popts
 	return &p, nil
 }

@@ -43,6 +43,11 @@ type Options struct {
 	// NoColor turns colours off (the NO_COLOR convention: any non-empty
 	// value).
 	NoColor bool
+	// NoSignalHandler leaves SIGINT and SIGTERM to the caller, which ends
+	// ctx on them (tea.WithoutSignalHandler). Without it the program quits
+	// on them by itself, as on q, and Run returns nil: a caller that also
+	// catches them cannot tell which of the two saw the signal first.
+	NoSignalHandler bool
 }
 
 // FrameRate is the most frames a second the monitor's program draws

@@ -55,6 +55,8 @@ func runDemoMonitor(ctx context.Context, env Env, db *demo.DB, cfg demo.Config, 
 		Input:   env.Stdin,
 		Output:  env.Stdout,
 		NoColor: env.Getenv("NO_COLOR") != "",
+		// withInterrupts ends ctx on a signal: the exit code says which one.
+		NoSignalHandler: true,
 	})
 	stopDemo()
 	fmt.Fprintln(env.Stderr, "leasetop demo: stopping the devices and removing what the demo started...")

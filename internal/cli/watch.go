@@ -67,6 +67,8 @@ func cmdWatch(ctx context.Context, env Env, args []string) error {
 		Input:   env.Stdin,
 		Output:  env.Stdout,
 		NoColor: env.Getenv("NO_COLOR") != "",
+		// withInterrupts ends ctx on a signal: the exit code says which one.
+		NoSignalHandler: true,
 	})
 }
 
