@@ -206,8 +206,15 @@ func (s *Store) LastEventID(ctx context.Context) (int64, error) {
 	return id, translate(err)
 }
 
+// events reads the event rows query returns through Pinned.
 func (s *Store) events(ctx context.Context, query string, args ...any) ([]Event, error) {
-	rows, err := s.Pinned().Query(ctx, query, args...)
+	return readEvents(ctx, s.Pinned(), query, args...)
+}
+
+// readEvents reads the event rows query returns through q, calling ctx's
+// WithReadProgress function as they arrive.
+func readEvents(ctx context.Context, q Querier, query string, args ...any) ([]Event, error) {
+	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read events: %w", translate(err))
 	}

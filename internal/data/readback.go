@@ -1,11 +1,6 @@
 package data
 
-import (
-	"context"
-	"fmt"
-
-	"github.com/jackc/pgx/v5"
-)
+import "context"
 
 // ReadBack reads back from lease.event, in one read, the rows that
 // notifications (the Events of a FromNotify batch) name, and returns them
@@ -31,7 +26,7 @@ func (l *Listener) ReadBack(ctx context.Context, notes []Event) ([]Event, error)
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := l.store.readBack(ctx, ids)
+	rows, err := l.store.EventsByID(ctx, ids)
 	if err != nil {
 		l.Missing(ids)
 		return nil, err
@@ -53,27 +48,4 @@ func (l *Listener) ReadBack(ctx context.Context, notes []Event) ([]Event, error)
 		l.Missing(missing)
 	}
 	return out, nil
-}
-
-// readBackSQL is ReadBack's read: EventsByID's rows, in no order (ReadBack
-// puts them in its notifications'), with every name it resolves through the
-// search_path qualified (the operator, the array's type), so that it runs
-// on the store's pool as it is, in one round trip, and resolves nothing
-// planted whatever the session's search_path: through Pinned (a pinned
-// transaction of its own) it took three, and a read-back lies on every
-// waiter's way from a release to its next try.
-const readBackSQL = `SELECT ` + eventColumns + ` FROM lease.event
-	 WHERE id OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.int8[])`
-
-// readBack reads the event rows with these ids (readBackSQL).
-func (s *Store) readBack(ctx context.Context, ids []int64) ([]Event, error) {
-	rows, err := s.pool.Query(ctx, readBackSQL, ids)
-	if err != nil {
-		return nil, fmt.Errorf("read back events: %w", translate(err))
-	}
-	evs, err := pgx.CollectRows(rows, scanEvent)
-	if err != nil {
-		return nil, fmt.Errorf("read back events: %w", translate(err))
-	}
-	return evs, nil
 }

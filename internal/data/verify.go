@@ -8,13 +8,25 @@ import (
 // EventsByID returns the event rows with these ids, in id order; an id with
 // no row is left out. A notification's payload is only a claim (anyone who
 // can connect may NOTIFY on lease_events), so a consumer that must not be
-// fooled reads back the rows its notifications name.
+// fooled reads back the rows its notifications name (Listener.ReadBack
+// does, with this read).
+//
+// It is one statement on the store's pool, not a pinned transaction (BEGIN,
+// the pin, the read, COMMIT): a read-back lies on every waiter's way from a
+// release to its next try. So eventsByIDSQL names every operator and type
+// it resolves with its schema, and resolves nothing planted whatever the
+// session's search_path.
 func (s *Store) EventsByID(ctx context.Context, ids []int64) ([]Event, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	return s.events(ctx, `SELECT `+eventColumns+` FROM lease.event WHERE id = ANY($1) ORDER BY id`, ids)
+	return readEvents(ctx, s.pool, eventsByIDSQL, ids)
 }
+
+// eventsByIDSQL is EventsByID's read.
+const eventsByIDSQL = `SELECT ` + eventColumns + ` FROM lease.event
+	 WHERE id OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.int8[])
+	 ORDER BY id`
 
 // LeasesFor reads the leases of keys with the server clock, as a Snapshot
 // holding only those that exist: the read-back of renewal notifications.
