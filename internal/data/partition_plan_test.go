@@ -24,6 +24,11 @@ func monthFixture(t testing.TB, db pgtest.DB, days, perDay int) time.Time {
 	if err := conn.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&end); err != nil {
 		t.Fatal(err)
 	}
+	// The rows start at the midnight UTC that begins the day days ago, so the
+	// oldest partition holds a whole day's rows whatever the hour: from end
+	// minus days it held end's time of day's worth, and late in the UTC day
+	// a few minutes' rows, which the planner reads sequentially.
+	span := end.Sub(end.Add(-time.Duration(days) * 24 * time.Hour).UTC().Truncate(24 * time.Hour))
 	n := days * perDay
 	dropFloor(t, db)
 	if _, err := conn.Exec(ctx, `
@@ -32,7 +37,7 @@ func monthFixture(t testing.TB, db pgtest.DB, days, perDay int) time.Time {
 		       CASE WHEN j % 10 = 0 THEN 'renew_rejected' ELSE 'taken_over' END,
 		       'bench', 's' || (1 + (j::bigint * 7919) % 1000), gen_random_uuid(), gen_random_uuid(), j,
 		       $1::timestamptz - ($2 - j) * ($3::interval / $2) + interval '30 s', 'device-' || (j % 50), 'bench'
-		  FROM generate_series(1, $2) j`, end, n, time.Duration(days)*24*time.Hour); err != nil {
+		  FROM generate_series(1, $2) j`, end, n, span); err != nil {
 		t.Fatalf("month fixture: %v", err)
 	}
 	if _, err := db.Store(t).MaintainEvents(ctx, data.MaintainOptions{}); err != nil {
