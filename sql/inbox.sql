@@ -302,7 +302,9 @@ BEGIN
                    FOR UPDATE SKIP LOCKED)
         RETURNING *
     LOOP
-        IF lease.message_event('message_expired', m, m.delivered_run, m.delivered_fence, NULL, NULL, now_) IS NULL THEN NULL; END IF;
+        IF lease.message_event('message_expired', m, m.delivered_run, m.delivered_fence, NULL, NULL, now_) IS NULL THEN
+            NULL; -- an expression, not PERFORM: see message_event
+        END IF;
         n := n + 1;
     END LOOP;
     RETURN n;
@@ -455,7 +457,10 @@ BEGIN
     -- The caller's notification after its commit, if it opted out, names
     -- no run (the sender has none): the nil run id.
     IF lease.message_event('message_sent', m, holder_run, holder_fence, NULL, NULL, now_,
-                                lease.pending_key(m.account_id, m.session_id, '00000000-0000-0000-0000-000000000000')) IS NULL THEN NULL; END IF;
+                           lease.pending_key(m.account_id, m.session_id, '00000000-0000-0000-0000-000000000000'))
+       IS NULL THEN
+        NULL; -- an expression, not PERFORM: see message_event
+    END IF;
     RETURN lease.message_status_of(m, now_, true);
 END
 $fn$;
@@ -533,9 +538,13 @@ BEGIN
             UPDATE lease.message x SET delivered_run = pub, delivered_fence = cur.fence, delivered_at = now_
              WHERE x.account_id = m.account_id AND x.session_id = m.session_id AND x.id = m.id;
             IF prev IS NULL THEN
-                IF lease.message_event('message_delivered', m, pub, cur.fence, NULL, NULL, now_) IS NULL THEN NULL; END IF;
+                IF lease.message_event('message_delivered', m, pub, cur.fence, NULL, NULL, now_) IS NULL THEN
+                    NULL; -- an expression, not PERFORM: see message_event
+                END IF;
             ELSE
-                IF lease.message_event('message_carried', m, pub, cur.fence, prev, m.delivered_fence, now_) IS NULL THEN NULL; END IF;
+                IF lease.message_event('message_carried', m, pub, cur.fence, prev, m.delivered_fence, now_) IS NULL THEN
+                    NULL; -- an expression, not PERFORM: see message_event
+                END IF;
             END IF;
         END IF;
         RETURN NEXT ROW(m.id, m.kind, m.body, m.sender, m.actor, m.sent_at, m.expires_at, prev)::lease.received_message;
@@ -564,7 +573,9 @@ BEGIN
     IF m.expires_at <= now_ THEN
         UPDATE lease.message x SET expired_at = now_
          WHERE x.account_id = m.account_id AND x.session_id = m.session_id AND x.id = m.id;
-        IF lease.message_event('message_expired', m, m.delivered_run, m.delivered_fence, NULL, NULL, now_) IS NULL THEN NULL; END IF;
+        IF lease.message_event('message_expired', m, m.delivered_run, m.delivered_fence, NULL, NULL, now_) IS NULL THEN
+            NULL; -- an expression, not PERFORM: see message_event
+        END IF;
         RETURN 'expired';
     END IF;
     IF m.delivered_run IS DISTINCT FROM pub OR m.delivered_fence IS DISTINCT FROM fence THEN
@@ -572,7 +583,9 @@ BEGIN
     END IF;
     UPDATE lease.message x SET acked_run = pub, acked_fence = fence, acked_at = now_
      WHERE x.account_id = m.account_id AND x.session_id = m.session_id AND x.id = m.id;
-    IF lease.message_event('message_acked', m, pub, fence, NULL, NULL, now_, pending_for) IS NULL THEN NULL; END IF;
+    IF lease.message_event('message_acked', m, pub, fence, NULL, NULL, now_, pending_for) IS NULL THEN
+        NULL; -- an expression, not PERFORM: see message_event
+    END IF;
     RETURN 'acked';
 END
 $fn$;
