@@ -224,7 +224,11 @@ $fn$;
 -- a lease.pending_key), as the trigger keeps an acquire's. The library
 -- sends a send's and an acknowledgement's that way: a transaction that
 -- notifies holds the cluster's notify lock through its WAL flush, so
--- notifying commits go one at a time. Granted to nobody.
+-- notifying commits go one at a time. Its callers call it in an expression
+-- (IF lease.message_event(...) IS NULL THEN NULL; END IF), not with
+-- PERFORM, which sets up the executor for a query around the call (as
+-- follow_failover's callers do); it calls set_config and pg_notify the
+-- same way. Granted to nobody.
 CREATE OR REPLACE FUNCTION lease.message_event(kind text, m lease.message, run uuid, fence bigint,
                                                prev_run uuid, prev_fence bigint, at_ timestamptz,
                                                pending_for text DEFAULT NULL)
@@ -234,6 +238,7 @@ SET search_path = pg_catalog, lease, pg_temp
 AS $fn$
 DECLARE
     ev lease.event;
+    kept text;
 BEGIN
     IF lease.follow_failover() THEN NULL; END IF; -- before the event: see follow_failover
     INSERT INTO lease.event (at, kind, account_id, session_id, run_id, prev_run_id, fence, prev_fence,
@@ -243,11 +248,11 @@ BEGIN
     RETURNING * INTO ev;
     IF message_event.pending_for IS NOT NULL
        AND current_setting('lease.caller_notifies', true) IS NOT DISTINCT FROM extract(epoch FROM now())::text THEN
-        PERFORM set_config('lease.pending_event', row_to_json(ev)::text, false),
-                set_config('lease.pending_for', message_event.pending_for, false);
+        kept := set_config('lease.pending_event', row_to_json(ev)::text, false);
+        kept := set_config('lease.pending_for', message_event.pending_for, false);
         RETURN;
     END IF;
-    PERFORM pg_notify('lease_events', lease.event_json(ev));
+    IF pg_notify('lease_events', lease.event_json(ev)) IS NULL THEN NULL; END IF; -- an expression: see below
 END
 $fn$;
 
@@ -297,7 +302,9 @@ BEGIN
                    FOR UPDATE SKIP LOCKED)
         RETURNING *
     LOOP
-        PERFORM lease.message_event('message_expired', m, m.delivered_run, m.delivered_fence, NULL, NULL, now_);
+        IF lease.message_event('message_expired', m, m.delivered_run, m.delivered_fence, NULL, NULL, now_) IS NULL THEN
+            NULL; -- an expression, not PERFORM: see message_event
+        END IF;
         n := n + 1;
     END LOOP;
     RETURN n;
@@ -343,9 +350,12 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
     now_ timestamptz := clock_timestamp();
+    me text := session_user; -- read once, not once per message counted
     m lease.message;
+    resend_id bigint;
     live integer;
     mine integer;
+    due boolean;
     total integer;
     holder_run uuid;
     holder_fence bigint;
@@ -381,36 +391,50 @@ BEGIN
         RAISE EXCEPTION 'invalid arguments' USING ERRCODE = '22023'; -- the expression and the checks disagree: refuse anyway
     END IF;
 
-    -- A resend: no lock, nothing written.
-    SELECT * INTO m FROM lease.message x
-     WHERE x.account_id = send_message.account_id AND x.session_id = send_message.session_id
-       AND x.idem_key = send_message.idem_key;
-    IF FOUND THEN
-        RETURN lease.message_resend(m, send_message.kind, send_message.body, now_);
-    END IF;
-
-    -- Serialise this conversation's sends: the order and the bounds.
+    -- Serialise this conversation's sends: the order and the bounds. The
+    -- lock first; its row is inserted by the conversation's first send only
+    -- (and again after maintain_messages deleted it).
     LOOP
-        INSERT INTO lease.inbox AS i VALUES (send_message.account_id, send_message.session_id) ON CONFLICT DO NOTHING;
         PERFORM FROM lease.inbox i
           WHERE i.account_id = send_message.account_id AND i.session_id = send_message.session_id FOR UPDATE;
         EXIT WHEN FOUND;
+        INSERT INTO lease.inbox AS i VALUES (send_message.account_id, send_message.session_id) ON CONFLICT DO NOTHING;
     END LOOP;
-    SELECT * INTO m FROM lease.message x -- a resend that committed while this one waited
-     WHERE x.account_id = send_message.account_id AND x.session_id = send_message.session_id
-       AND x.idem_key = send_message.idem_key;
-    IF FOUND THEN
+
+    -- Under the lock, in one statement (a snapshot taken after the lock was
+    -- ours: every send of the conversation before this one is in it): a
+    -- message under this key already (a resend: answered, nothing written),
+    -- the conversation's live messages (all of them, the login's, and
+    -- whether one passed its expiry unmarked), the login's live messages in
+    -- every inbox (counted up to its bound) and the holder.
+    SELECT r.id, c.live, c.mine, c.due,
+           (SELECT count(*) FROM (
+                SELECT FROM lease.message y
+                 WHERE y.actor = me AND y.acked_at IS NULL AND y.expired_at IS NULL AND y.expires_at > now_
+                 LIMIT lease.message_login_limit()) t),
+           l.run_id, l.fence
+      INTO resend_id, live, mine, due, total, holder_run, holder_fence
+      FROM (SELECT count(*) FILTER (WHERE x.expires_at > now_) AS live,
+                   count(*) FILTER (WHERE x.expires_at > now_ AND x.actor = me) AS mine,
+                   coalesce(bool_or(x.expires_at <= now_), false) AS due
+              FROM lease.message x
+             WHERE x.account_id = send_message.account_id AND x.session_id = send_message.session_id
+               AND x.acked_at IS NULL AND x.expired_at IS NULL) c
+      LEFT JOIN lease.message r
+        ON r.account_id = send_message.account_id AND r.session_id = send_message.session_id
+       AND r.idem_key = send_message.idem_key
+      LEFT JOIN lease.session_lease l
+        ON l.account_id = send_message.account_id AND l.session_id = send_message.session_id
+       AND l.expires_at > now_;
+    IF resend_id IS NOT NULL THEN
+        SELECT * INTO m FROM lease.message x
+         WHERE x.account_id = send_message.account_id AND x.session_id = send_message.session_id
+           AND x.id = resend_id;
         RETURN lease.message_resend(m, send_message.kind, send_message.body, now_);
     END IF;
-
-    IF EXISTS (SELECT FROM lease.message x -- an index probe; the call only when there is something to expire
-                WHERE x.account_id = send_message.account_id AND x.session_id = send_message.session_id
-                  AND x.acked_at IS NULL AND x.expired_at IS NULL AND x.expires_at <= now_) THEN
+    IF due THEN -- their message_expired events; the counts left them out already
         PERFORM lease.message_expire(send_message.account_id, send_message.session_id, now_, 16);
     END IF;
-    SELECT count(*), count(*) FILTER (WHERE x.actor = session_user) INTO live, mine FROM lease.message x
-     WHERE x.account_id = send_message.account_id AND x.session_id = send_message.session_id
-       AND x.acked_at IS NULL AND x.expired_at IS NULL AND x.expires_at > now_;
     IF live >= lease.message_limit() THEN
         RAISE EXCEPTION 'the inbox of %/% is full (% messages waiting or unacknowledged)',
             send_message.account_id, send_message.session_id, live
@@ -418,29 +442,25 @@ BEGIN
     END IF;
     IF mine >= lease.message_share() THEN
         RAISE EXCEPTION 'login % has sent % of the live messages of %/%, the most one login may',
-            session_user, mine, send_message.account_id, send_message.session_id
+            me, mine, send_message.account_id, send_message.session_id
             USING ERRCODE = 'LM003';
     END IF;
-    SELECT count(*) INTO total FROM (
-        SELECT FROM lease.message x
-         WHERE x.actor = session_user AND x.acked_at IS NULL AND x.expired_at IS NULL AND x.expires_at > now_
-         LIMIT lease.message_login_limit()) t;
     IF total >= lease.message_login_limit() THEN
-        RAISE EXCEPTION 'login % has % live messages in the inboxes, the most one login may', session_user, total
+        RAISE EXCEPTION 'login % has % live messages in the inboxes, the most one login may', me, total
             USING ERRCODE = 'LM003';
     END IF;
 
-    SELECT l.run_id, l.fence INTO holder_run, holder_fence FROM lease.session_lease l
-     WHERE l.account_id = send_message.account_id AND l.session_id = send_message.session_id
-       AND l.expires_at > now_;
     INSERT INTO lease.message AS x (account_id, session_id, kind, body, sender, actor, idem_key, sent_at, expires_at)
     VALUES (send_message.account_id, send_message.session_id, send_message.kind, send_message.body,
-            coalesce(send_message.sender, ''), session_user, send_message.idem_key, now_, now_ + send_message.ttl)
+            coalesce(send_message.sender, ''), me, send_message.idem_key, now_, now_ + send_message.ttl)
     RETURNING * INTO m;
     -- The caller's notification after its commit, if it opted out, names
     -- no run (the sender has none): the nil run id.
-    PERFORM lease.message_event('message_sent', m, holder_run, holder_fence, NULL, NULL, now_,
-                                lease.pending_key(m.account_id, m.session_id, '00000000-0000-0000-0000-000000000000'));
+    IF lease.message_event('message_sent', m, holder_run, holder_fence, NULL, NULL, now_,
+                           lease.pending_key(m.account_id, m.session_id, '00000000-0000-0000-0000-000000000000'))
+       IS NULL THEN
+        NULL; -- an expression, not PERFORM: see message_event
+    END IF;
     RETURN lease.message_status_of(m, now_, true);
 END
 $fn$;
@@ -471,6 +491,7 @@ DECLARE
     cur lease.session_lease;
     m lease.message;
     prev uuid;
+    due boolean;
 BEGIN
     IF NOT coalesce(lease.key_ok(receive_messages.account_id, receive_messages.session_id), false) THEN
         PERFORM lease.check_key(receive_messages.account_id, receive_messages.session_id); -- raises the precise error
@@ -485,16 +506,21 @@ BEGIN
         RAISE EXCEPTION 'max_count must be 1 to 64' USING ERRCODE = '22023';
     END IF;
     pub := lease.public_run_id(receive_messages.run_id);
-    SELECT * INTO cur FROM lease.session_lease l
+    -- The lease, and whether a live message passed its expiry unmarked, in
+    -- one statement.
+    SELECT l.run_id, l.fence, l.expires_at,
+           EXISTS (SELECT FROM lease.message x
+                    WHERE x.account_id = receive_messages.account_id AND x.session_id = receive_messages.session_id
+                      AND x.acked_at IS NULL AND x.expired_at IS NULL AND x.expires_at <= now_)
+      INTO cur.run_id, cur.fence, cur.expires_at, due
+      FROM lease.session_lease l
      WHERE l.account_id = receive_messages.account_id AND l.session_id = receive_messages.session_id;
     IF NOT FOUND OR cur.run_id <> pub OR cur.expires_at <= now_ THEN
         RAISE EXCEPTION 'run % does not hold %/%: only the holder receives its messages',
             pub, receive_messages.account_id, receive_messages.session_id
             USING ERRCODE = 'LM004';
     END IF;
-    IF EXISTS (SELECT FROM lease.message x
-                WHERE x.account_id = receive_messages.account_id AND x.session_id = receive_messages.session_id
-                  AND x.acked_at IS NULL AND x.expired_at IS NULL AND x.expires_at <= now_) THEN
+    IF due THEN
         PERFORM lease.message_expire(receive_messages.account_id, receive_messages.session_id, now_, 16);
     END IF;
     FOR m IN
@@ -512,9 +538,13 @@ BEGIN
             UPDATE lease.message x SET delivered_run = pub, delivered_fence = cur.fence, delivered_at = now_
              WHERE x.account_id = m.account_id AND x.session_id = m.session_id AND x.id = m.id;
             IF prev IS NULL THEN
-                PERFORM lease.message_event('message_delivered', m, pub, cur.fence, NULL, NULL, now_);
+                IF lease.message_event('message_delivered', m, pub, cur.fence, NULL, NULL, now_) IS NULL THEN
+                    NULL; -- an expression, not PERFORM: see message_event
+                END IF;
             ELSE
-                PERFORM lease.message_event('message_carried', m, pub, cur.fence, prev, m.delivered_fence, now_);
+                IF lease.message_event('message_carried', m, pub, cur.fence, prev, m.delivered_fence, now_) IS NULL THEN
+                    NULL; -- an expression, not PERFORM: see message_event
+                END IF;
             END IF;
         END IF;
         RETURN NEXT ROW(m.id, m.kind, m.body, m.sender, m.actor, m.sent_at, m.expires_at, prev)::lease.received_message;
@@ -543,7 +573,9 @@ BEGIN
     IF m.expires_at <= now_ THEN
         UPDATE lease.message x SET expired_at = now_
          WHERE x.account_id = m.account_id AND x.session_id = m.session_id AND x.id = m.id;
-        PERFORM lease.message_event('message_expired', m, m.delivered_run, m.delivered_fence, NULL, NULL, now_);
+        IF lease.message_event('message_expired', m, m.delivered_run, m.delivered_fence, NULL, NULL, now_) IS NULL THEN
+            NULL; -- an expression, not PERFORM: see message_event
+        END IF;
         RETURN 'expired';
     END IF;
     IF m.delivered_run IS DISTINCT FROM pub OR m.delivered_fence IS DISTINCT FROM fence THEN
@@ -551,7 +583,9 @@ BEGIN
     END IF;
     UPDATE lease.message x SET acked_run = pub, acked_fence = fence, acked_at = now_
      WHERE x.account_id = m.account_id AND x.session_id = m.session_id AND x.id = m.id;
-    PERFORM lease.message_event('message_acked', m, pub, fence, NULL, NULL, now_, pending_for);
+    IF lease.message_event('message_acked', m, pub, fence, NULL, NULL, now_, pending_for) IS NULL THEN
+        NULL; -- an expression, not PERFORM: see message_event
+    END IF;
     RETURN 'acked';
 END
 $fn$;
@@ -640,8 +674,8 @@ DECLARE
     quiet boolean := current_setting('lease.caller_notifies', true) IS NOT DISTINCT FROM extract(epoch FROM now())::text;
     pending_key text;
     payloads text[] := '{}';
-    want bigint[];
     found_ids bigint[] := '{}';
+    kept text;
 BEGIN
     IF NOT coalesce(lease.key_ok(ack_messages.account_id, ack_messages.session_id), false) THEN
         PERFORM lease.check_key(ack_messages.account_id, ack_messages.session_id); -- raises the precise error
@@ -653,7 +687,6 @@ BEGIN
        OR array_position(ack_messages.ids, NULL) IS NOT NULL THEN
         RAISE EXCEPTION 'ids must be 1 to % message ids, none NULL', lease.message_limit() USING ERRCODE = '22023';
     END IF;
-    SELECT array_agg(DISTINCT u ORDER BY u) INTO want FROM unnest(ack_messages.ids) u;
     pub := lease.public_run_id(ack_messages.run_id);
     SELECT * INTO cur FROM lease.session_lease l
      WHERE l.account_id = ack_messages.account_id AND l.session_id = ack_messages.session_id
@@ -668,7 +701,7 @@ BEGIN
     FOR m IN
         SELECT * FROM lease.message x
          WHERE x.account_id = ack_messages.account_id AND x.session_id = ack_messages.session_id
-           AND x.id = ANY (want)
+           AND x.id = ANY (ack_messages.ids)
          ORDER BY x.id
            FOR UPDATE
     LOOP
@@ -681,13 +714,15 @@ BEGIN
         RETURN NEXT;
     END LOOP;
     IF quiet THEN
-        PERFORM set_config('lease.pending_events', array_to_json(payloads)::text, false),
-                set_config('lease.pending_for', pending_key, false);
+        kept := set_config('lease.pending_events', array_to_json(payloads)::text, false);
+        kept := set_config('lease.pending_for', pending_key, false);
     END IF;
-    FOR id IN SELECT u FROM unnest(want) u WHERE u <> ALL (found_ids) ORDER BY u LOOP
-        outcome := 'not_delivered';
-        RETURN NEXT;
-    END LOOP;
+    IF cardinality(found_ids) < cardinality(ack_messages.ids) THEN -- ids of no message (or repeated ones)
+        FOR id IN SELECT DISTINCT u FROM unnest(ack_messages.ids) u WHERE u <> ALL (found_ids) ORDER BY u LOOP
+            outcome := 'not_delivered';
+            RETURN NEXT;
+        END LOOP;
+    END IF;
 END
 $fn$;
 
