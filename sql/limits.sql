@@ -443,6 +443,7 @@ DECLARE
     held text[];
     s record;
     n integer := 0;
+    carried integer; -- limit_slots of every slot of the limit
 BEGIN
     PERFORM lease.check_key(set_limit.account_id, 'x');
     PERFORM lease.check_pool(set_limit.pool);
@@ -493,19 +494,20 @@ BEGIN
     DELETE FROM lease.limit_slot t
      WHERE t.account_id = set_limit.account_id AND t.pool = set_limit.pool
        AND t.slot > set_limit.slots AND t.session_id IS NULL;
-    INSERT INTO lease.limit_slot (account_id, pool, slot)
-    SELECT set_limit.account_id, set_limit.pool, k FROM generate_series(1, set_limit.slots) k
-    ON CONFLICT (account_id, pool, slot) DO NOTHING;
     -- Every slot of the limit is written, a new version of each even where
     -- nothing changes: a grant whose snapshot is older than this commit and
     -- that locks a slot after it reads the newest version, and in it the
-    -- limit (take_slots); 0 while rows above the limit hold live runs.
-    UPDATE lease.limit_slot t
-       SET limit_slots = CASE WHEN EXISTS (SELECT FROM lease.limit_slot u
-                                            WHERE u.account_id = set_limit.account_id AND u.pool = set_limit.pool
-                                              AND u.slot > set_limit.slots)
-                              THEN 0 ELSE set_limit.slots END
+    -- limit (take_slots); 0 while rows above the limit hold live runs. The
+    -- rows made here are made with it.
+    carried := CASE WHEN EXISTS (SELECT FROM lease.limit_slot u
+                                  WHERE u.account_id = set_limit.account_id AND u.pool = set_limit.pool
+                                    AND u.slot > set_limit.slots)
+                    THEN 0 ELSE set_limit.slots END;
+    UPDATE lease.limit_slot t SET limit_slots = carried
      WHERE t.account_id = set_limit.account_id AND t.pool = set_limit.pool;
+    INSERT INTO lease.limit_slot (account_id, pool, slot, limit_slots)
+    SELECT set_limit.account_id, set_limit.pool, k, carried FROM generate_series(1, set_limit.slots) k
+    ON CONFLICT (account_id, pool, slot) DO NOTHING;
     PERFORM lease.limit_event('limit_set', set_limit.account_id, set_limit.pool, set_limit.slots, now_);
     RETURN coalesce(array_length(held, 1), 0);
 END
