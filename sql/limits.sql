@@ -182,13 +182,14 @@ DECLARE
     s lease.limit_slot; -- the slot as read under its lock: its occupant before this call
     taken lease.limit_slot[];
     words text;
-    tried integer[] := '{}';
+    tried integer[]; -- the pool's slots found not free under their lock
     cur integer;
     above boolean;
     live boolean; -- the occupant's lease under the slot's lock: unexpired, expired, NULL none that counts
 BEGIN
     FOREACH p IN ARRAY CASE WHEN coalesce(take_slots.pool, '') = '' THEN '{""}'::text[]
                             ELSE ARRAY['', take_slots.pool] END LOOP
+        tried := '{}'; -- slot numbers are the pool's own
         LOOP
             -- The session's own slot first, waited for, never skipped: a
             -- grant that holds its lock is deciding whether it is free.
@@ -198,14 +199,17 @@ BEGIN
             -- account a slot short while it lives. (The other grant waits
             -- for no lock of this one's: it skips what is locked, and
             -- slot_free skips a locked lease.) Found, it is the slot taken
-            -- (after the wait, only if it still names the session).
-            SELECT * INTO s FROM lease.limit_slot t
-             WHERE t.account_id = take_slots.account_id AND t.pool = p AND t.session_id = me
-               AND t.slot <> ALL (tried)
-             ORDER BY t.slot
-             LIMIT 1
-               FOR UPDATE;
-            IF NOT FOUND THEN
+            -- (after the wait, only if it still names the session). Only
+            -- before this call holds a slot of the pool: a set_limit that
+            -- holds the own slot may be waiting for that one.
+            IF tried = '{}' THEN
+                SELECT * INTO s FROM lease.limit_slot t
+                 WHERE t.account_id = take_slots.account_id AND t.pool = p AND t.session_id = me
+                 ORDER BY t.slot
+                 LIMIT 1
+                   FOR UPDATE;
+            END IF;
+            IF tried <> '{}' OR NOT FOUND THEN
                 -- A slot that looks free on this statement's snapshot,
                 -- locked. Its lock reads its newest version: a set_limit
                 -- that committed since the snapshot wrote every slot of
