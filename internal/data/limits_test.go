@@ -337,6 +337,79 @@ func TestLimitLoweredKeepsLiveRuns(t *testing.T) {
 	}
 }
 
+// TestLimitSlotsCarryTheLimit: set_limit writes the limit on every slot of
+// it (limit_slots, which a grant reads on the slot it locks), 0 while a
+// lowered limit's live runs hold slots above it; once they end, the grant
+// that reads the limit from account_limit writes it back on its slot. Slots
+// that carry none (0, as a version-7 database's made before the column)
+// still refuse past the limit and are written by their next grant.
+func TestLimitSlotsCarryTheLimit(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := db.Store(t)
+	conn := db.Conn(t)
+	ctx := context.Background()
+	key := func(n int) data.Key { return data.Key{Account: "acme", Session: fmt.Sprintf("chat-%d", n)} }
+	carried := func(want string) {
+		t.Helper()
+		var got string
+		if err := conn.QueryRow(ctx, `SELECT coalesce(string_agg(slot || ':' || coalesce(session_id, '-') || ':' || limit_slots, ' ' ORDER BY slot), '')
+		                                FROM lease.limit_slot WHERE account_id = 'acme'`).Scan(&got); err != nil || got != want {
+			t.Fatalf("slots (slot:session:limit_slots) = %q, %v, want %q", got, err, want)
+		}
+	}
+	if _, err := s.SetLimit(ctx, "acme", "", 2); err != nil {
+		t.Fatal(err)
+	}
+	carried("1:-:2 2:-:2")
+	runs := []uuid.UUID{uuid.New(), uuid.New()}
+	for i, r := range runs {
+		if _, err := s.Acquire(ctx, key(i), r, time.Hour, "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	carried("1:chat-0:2 2:chat-1:2")
+	if _, err := s.SetLimit(ctx, "acme", "", 1); err != nil {
+		t.Fatal(err)
+	}
+	carried("1:chat-0:0 2:chat-1:0")
+	if _, err := s.Release(ctx, key(0), runs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Acquire(ctx, key(9), uuid.New(), time.Hour, "x"); !errors.Is(err, data.ErrAtLimit) {
+		t.Fatalf("acquire with a live run above a limit of 1: %v, want ErrAtLimit", err)
+	}
+	if _, err := s.Release(ctx, key(1), runs[1]); err != nil {
+		t.Fatal(err)
+	}
+	r9 := uuid.New()
+	if _, err := s.Acquire(ctx, key(9), r9, time.Hour, "x"); err != nil {
+		t.Fatalf("acquire once no run is live: %v", err)
+	}
+	carried("1:chat-9:1")
+	if _, err := s.SetLimit(ctx, "acme", "", 3); err != nil {
+		t.Fatal(err)
+	}
+	carried("1:chat-9:3 2:-:3 3:-:3")
+	if _, err := s.SetLimit(ctx, "acme", "", 1); err != nil {
+		t.Fatal(err)
+	}
+	carried("1:chat-9:1")
+	if _, err := conn.Exec(ctx, `UPDATE lease.limit_slot SET limit_slots = 0`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Acquire(ctx, key(8), uuid.New(), time.Hour, "x"); !errors.Is(err, data.ErrAtLimit) {
+		t.Fatalf("acquire past a limit of 1 on slots carrying none: %v, want ErrAtLimit", err)
+	}
+	if _, err := s.Release(ctx, key(9), r9); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Acquire(ctx, key(8), uuid.New(), time.Hour, "x"); err != nil {
+		t.Fatalf("acquire of the free slot on slots carrying none: %v", err)
+	}
+	carried("1:chat-8:1")
+}
+
 // TestLimitLoweredOwnSlotAboveTheLimit: a session whose slot is above a
 // lowered limit (its run was live when the limit went down) and whose run
 // has ended takes a free slot within the limit, not its own above it: a
