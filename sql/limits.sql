@@ -56,30 +56,13 @@ CREATE TABLE IF NOT EXISTS lease.account_limit (
 -- The slots of a limit: rows 1..slots, made by lease.set_limit. session_id
 -- names the session whose unexpired lease holds the slot (NULL: free).
 -- Rows above slots are a lowered limit's live runs, kept until they end.
--- limit_slots is the limit's slots as set_limit last wrote them on every
--- slot of the limit (or a grant on this one, under its lock, after it read
--- account_limit), 0 while rows above the limit hold live runs or before
--- either wrote it: a grant that locks a slot with slot <= limit_slots needs
--- no read of account_limit (take_slots).
 CREATE TABLE IF NOT EXISTS lease.limit_slot (
-    account_id  text    NOT NULL,
-    pool        text    NOT NULL,
-    slot        integer NOT NULL,
-    session_id  text,
-    limit_slots integer NOT NULL DEFAULT 0,
+    account_id text    NOT NULL,
+    pool       text    NOT NULL,
+    slot       integer NOT NULL,
+    session_id text,
     PRIMARY KEY (account_id, pool, slot)
 );
--- A version-7 database made before limit_slots: its slots read account_limit
--- (0) until their next grant or set_limit writes it. Added only where
--- missing, as session_lease's columns above.
-DO $$
-BEGIN
-    IF NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'lease.limit_slot'::regclass
-                      AND attname = 'limit_slots' AND NOT attisdropped) THEN
-        ALTER TABLE lease.limit_slot ADD COLUMN limit_slots integer NOT NULL DEFAULT 0;
-    END IF;
-END
-$$;
 
 -- check_pool raises SQLSTATE 22023 unless pool is '' or a pool name: at most
 -- 128 bytes that pass lease.safe_text.
@@ -154,26 +137,20 @@ $fn$;
 -- nobody or this session, or, on a read under its lock, a session whose
 -- lease is gone, in another pool (a named pool's slot) or expired
 -- (lease.slot_free). Slot rows above the limit whose runs ended are
--- deleted. It waits for no slot's lock but the session's own slot's (see
--- below), and locks one slot at a time: the one it means to take (a slot
--- that turned out held after its lock stays locked until the call ends,
--- and others skip it, as they would a held one). The limit is read on the
--- locked slot itself (limit_slots, which set_limit writes on every slot of
--- the limit), and from account_limit only when the slot has none, or a
--- lowered limit left rows above it. A common grant costs, per limit, one
--- statement when the session's own slot is free (its locking read), and
--- three when it takes another (the own slot's read finds none, the free
--- slot's locking read, its write). One function for all of it: a call
--- with its own search_path is set up again in every transaction.
+-- deleted. It never waits for a slot's lock, and locks one slot at a time:
+-- the one it means to take (a slot that turned out held after its lock
+-- stays locked until the call ends, and others skip it, as they would a
+-- held one). A common grant costs two statements per limit: the slot's
+-- locking read, then one that reads the limit afresh under that lock and
+-- writes the slot (unless it names the session already: then it only
+-- reads). One function for all of it: a call with its own search_path is
+-- set up again in every transaction.
 DROP FUNCTION IF EXISTS lease.take_slot(lease.account_limit, text, timestamptz); -- folded in here
 DROP FUNCTION IF EXISTS lease.slot_words(lease.limit_slot[]); -- folded in here
 CREATE OR REPLACE FUNCTION lease.take_slots(account_id text, session_id text, pool text, now_ timestamptz)
 RETURNS lease.limit_slot[]
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, lease, pg_temp
--- Its reads are by key: a plan made for one account serves every one. The
--- planner's choice here re-planned the free slot's read at every call.
-SET plan_cache_mode = force_generic_plan
 AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -182,86 +159,53 @@ DECLARE
     s lease.limit_slot; -- the slot as read under its lock: its occupant before this call
     taken lease.limit_slot[];
     words text;
-    tried integer[]; -- the pool's slots found not free under their lock
+    tried integer[] := '{}';
     cur integer;
     above boolean;
     live boolean; -- the occupant's lease under the slot's lock: unexpired, expired, NULL none that counts
 BEGIN
     FOREACH p IN ARRAY CASE WHEN coalesce(take_slots.pool, '') = '' THEN '{""}'::text[]
                             ELSE ARRAY['', take_slots.pool] END LOOP
-        tried := '{}'; -- slot numbers are the pool's own
+        -- The session's own slot is waited for, never skipped: a grant that
+        -- holds its lock is deciding whether it is free. Skipped, this grant
+        -- would take another slot and, if it committed first, the other one
+        -- would find the session live and give the slot back to it: two
+        -- slots naming one run, the account a slot short while it lives.
+        -- (The other grant waits for no lock of this one's: it skips what is
+        -- locked, and slot_free skips a locked lease.)
+        PERFORM FROM lease.limit_slot t
+         WHERE t.account_id = take_slots.account_id AND t.pool = p AND t.session_id = me
+         ORDER BY t.slot
+           FOR UPDATE;
         LOOP
-            -- The session's own slot first, waited for, never skipped: a
-            -- grant that holds its lock is deciding whether it is free.
-            -- Skipped, this grant would take another slot and, if it
-            -- committed first, the other one would find the session live
-            -- and give the slot back to it: two slots naming one run, the
-            -- account a slot short while it lives. (The other grant waits
-            -- for no lock of this one's: it skips what is locked, and
-            -- slot_free skips a locked lease.) Found, it is the slot taken
-            -- (after the wait, only if it still names the session). Only
-            -- before this call holds a slot of the pool: a set_limit that
-            -- holds the own slot may be waiting for that one.
-            IF tried = '{}' THEN
-                SELECT * INTO s FROM lease.limit_slot t
-                 WHERE t.account_id = take_slots.account_id AND t.pool = p AND t.session_id = me
-                 ORDER BY t.slot
-                 LIMIT 1
-                   FOR UPDATE;
-            END IF;
-            IF tried <> '{}' OR NOT FOUND THEN
-                -- A slot that looks free on this statement's snapshot,
-                -- locked. Its lock reads its newest version: a set_limit
-                -- that committed since the snapshot wrote every slot of
-                -- the limit (limit_slots), so the read under the lock below
-                -- sees it.
-                SELECT * INTO s FROM lease.limit_slot t
-                 WHERE t.account_id = take_slots.account_id AND t.pool = p AND t.slot <> ALL (tried)
-                   AND (t.session_id IS NULL OR t.session_id = me OR NOT EXISTS (
-                        SELECT FROM lease.session_lease l
-                         WHERE l.account_id = t.account_id AND l.session_id = t.session_id
-                           AND l.expires_at > now_ AND (t.pool = '' OR l.pool = t.pool)))
-                 ORDER BY t.slot
-                 LIMIT 1
-                   FOR UPDATE SKIP LOCKED;
-                IF NOT FOUND THEN
-                    IF NOT EXISTS (SELECT FROM lease.account_limit a
-                                    WHERE a.account_id = take_slots.account_id AND a.pool = p) THEN
-                        EXIT; -- no limit for this pool
-                    END IF;
-                    PERFORM lease.slots_granted(taken, me, false); -- the slots of the pools before go back
-                    RETURN '{}';
+            -- A slot that looks free on this statement's snapshot, locked,
+            -- the session's own first. The limit is not read here: the read
+            -- under the lock below decides on it.
+            SELECT * INTO s FROM lease.limit_slot t
+             WHERE t.account_id = take_slots.account_id AND t.pool = p AND t.slot <> ALL (tried)
+               AND (t.session_id IS NULL OR t.session_id = me OR NOT EXISTS (
+                    SELECT FROM lease.session_lease l
+                     WHERE l.account_id = t.account_id AND l.session_id = t.session_id
+                       AND l.expires_at > now_ AND (t.pool = '' OR l.pool = t.pool)))
+             ORDER BY t.session_id IS NOT DISTINCT FROM me DESC, t.slot
+             LIMIT 1
+               FOR UPDATE SKIP LOCKED;
+            IF NOT FOUND THEN
+                IF NOT EXISTS (SELECT FROM lease.account_limit a
+                                WHERE a.account_id = take_slots.account_id AND a.pool = p) THEN
+                    EXIT; -- no limit for this pool
                 END IF;
+                PERFORM lease.slots_granted(taken, me, false); -- the slots of the pools before go back
+                RETURN '{}';
             END IF;
-            IF s.slot <= s.limit_slots THEN
-                -- The limit as the slot's newest version has it: no lock of
-                -- the limit's slots was given up since set_limit wrote it
-                -- (a set_limit after this lock waits for this transaction),
-                -- and no rows above it hold live runs. A slot that names
-                -- nobody is written; another session's is written too, and
-                -- that session's lease read afresh (the statement's
-                -- snapshot is taken after the lock).
-                cur := s.limit_slots;
-                above := false;
-                live := NULL;
-                IF s.session_id IS NULL THEN
-                    UPDATE lease.limit_slot t SET session_id = me
-                     WHERE t.account_id = s.account_id AND t.pool = s.pool AND t.slot = s.slot;
-                ELSIF s.session_id <> me THEN
-                    UPDATE lease.limit_slot t SET session_id = me
-                     WHERE t.account_id = s.account_id AND t.pool = s.pool AND t.slot = s.slot
-                    RETURNING (SELECT l.expires_at > now_ FROM lease.session_lease l
-                                WHERE l.account_id = t.account_id AND l.session_id = s.session_id
-                                  AND (t.pool = '' OR l.pool = t.pool))
-                         INTO live;
-                END IF;
-            ELSIF s.session_id IS DISTINCT FROM me THEN
-                -- Otherwise, under the slot's lock, on a fresh read (a
-                -- statement of its own: its snapshot is taken after the
-                -- lock): the limit, whether a lowered one left rows above
-                -- it, and another occupant's lease; the slot is written in
-                -- the same statement, and goes back below if it turns out
-                -- not to be free.
+            -- Under the slot's lock, on a fresh read (a statement of its own:
+            -- its snapshot is taken after the lock): the limit (a set_limit
+            -- that committed before this lock is seen here; one after it
+            -- waits for this transaction, it locks every slot), whether a
+            -- lowered one left rows above it, and another occupant's lease.
+            -- A slot that does not name the session is written in the same
+            -- statement; it goes back below if it turns out not to be free.
+            IF s.session_id IS DISTINCT FROM me THEN
                 UPDATE lease.limit_slot t SET session_id = me
                   FROM lease.account_limit a
                  WHERE t.account_id = s.account_id AND t.pool = s.pool AND t.slot = s.slot
@@ -314,12 +258,6 @@ BEGIN
                     PERFORM lease.slots_granted(coalesce(taken, '{}') || s, me, false);
                     RETURN '{}';
                 END IF;
-            END IF;
-            IF s.limit_slots IS DISTINCT FROM cur THEN
-                -- Read from account_limit under this lock, with no live runs
-                -- above it: the slot's next grant reads the limit here.
-                UPDATE lease.limit_slot t SET limit_slots = cur
-                 WHERE t.account_id = s.account_id AND t.pool = s.pool AND t.slot = s.slot;
             END IF;
             taken := coalesce(taken, '{}') || s;
             words := coalesce(words || ', ', '') || CASE WHEN p = '' THEN '' ELSE p || ' ' END || 'slot ' || s.slot;
@@ -432,8 +370,7 @@ $fn$;
 -- limit lower than the live runs revokes none of them: the account grants
 -- nothing more until fewer than slots are live (their slots above the limit
 -- go as they end). It locks every slot of the limit first, so grants that
--- took one before finish first, and writes every one (limit_slots), so
--- grants after see the new limit, on the slot they lock.
+-- took one before finish first, and grants after see the new limit.
 CREATE OR REPLACE FUNCTION lease.set_limit(account_id text, pool text, slots integer)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -447,7 +384,6 @@ DECLARE
     held text[];
     s record;
     n integer := 0;
-    carried integer; -- limit_slots of every slot of the limit
 BEGIN
     PERFORM lease.check_key(set_limit.account_id, 'x');
     PERFORM lease.check_pool(set_limit.pool);
@@ -498,19 +434,8 @@ BEGIN
     DELETE FROM lease.limit_slot t
      WHERE t.account_id = set_limit.account_id AND t.pool = set_limit.pool
        AND t.slot > set_limit.slots AND t.session_id IS NULL;
-    -- Every slot of the limit is written, a new version of each even where
-    -- nothing changes: a grant whose snapshot is older than this commit and
-    -- that locks a slot after it reads the newest version, and in it the
-    -- limit (take_slots); 0 while rows above the limit hold live runs. The
-    -- rows made here are made with it.
-    carried := CASE WHEN EXISTS (SELECT FROM lease.limit_slot u
-                                  WHERE u.account_id = set_limit.account_id AND u.pool = set_limit.pool
-                                    AND u.slot > set_limit.slots)
-                    THEN 0 ELSE set_limit.slots END;
-    UPDATE lease.limit_slot t SET limit_slots = carried
-     WHERE t.account_id = set_limit.account_id AND t.pool = set_limit.pool;
-    INSERT INTO lease.limit_slot (account_id, pool, slot, limit_slots)
-    SELECT set_limit.account_id, set_limit.pool, k, carried FROM generate_series(1, set_limit.slots) k
+    INSERT INTO lease.limit_slot (account_id, pool, slot)
+    SELECT set_limit.account_id, set_limit.pool, k FROM generate_series(1, set_limit.slots) k
     ON CONFLICT (account_id, pool, slot) DO NOTHING;
     PERFORM lease.limit_event('limit_set', set_limit.account_id, set_limit.pool, set_limit.slots, now_);
     RETURN coalesce(array_length(held, 1), 0);
