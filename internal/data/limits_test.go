@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/leasetop/leasetop/internal/audit"
 	"github.com/leasetop/leasetop/internal/data"
+	"github.com/leasetop/leasetop/internal/demo"
 	"github.com/leasetop/leasetop/internal/testkit/pgtest"
 )
 
@@ -601,4 +603,89 @@ func TestLimitOwnSlotWaitedFor(t *testing.T) {
 	if _, err := s.Acquire(ctx, data.Key{Account: "acme", Session: "chat-2"}, uuid.New(), time.Hour, "x"); err != nil {
 		t.Fatalf("acquire of chat-2 with 1 run live under a limit of 2: %v, want granted", err)
 	}
+}
+
+// TestLimitKeptWhileTheLimitMoves: grants and releases on independent
+// connections while an admin raises and lowers the account's limit between
+// 1 and 4 under them; the history's invariant 9 (internal/audit: no grant
+// while its account's live runs reach the limit in force) must hold at
+// every grant. It found a grant that deleted, as rows of a lowered limit's
+// ended runs, its own session's slot while another run held that session:
+// the grant then lost, and the live run was left without a slot (about one
+// run in sixteen before the fix in take_slots).
+func TestLimitKeptWhileTheLimitMoves(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	admin := db.Store(t)
+	if _, err := demo.Setup(ctx, admin); err != nil { // the output table audit.Check reads
+		t.Fatal(err)
+	}
+	if _, err := admin.SetLimit(ctx, "acme", "", 3); err != nil {
+		t.Fatal(err)
+	}
+	const workers, sessions, want = 6, 10, 150 // grants
+	var grants atomic.Int64
+	deadline := time.Now().Add(time.Minute) // a bound on a slow machine, not a measure
+	done := make(chan struct{})
+	grant := make(chan struct{}, 1) // the limit moves once a grant at most: grants must happen too
+	moved := make(chan int, 1)
+	go func() {
+		r := rand.New(rand.NewPCG(7, 40))
+		n := 0
+		for {
+			select {
+			case <-done:
+				moved <- n
+				return
+			case <-grant:
+			}
+			if _, err := admin.SetLimit(ctx, "acme", "", 1+r.IntN(4)); err == nil {
+				n++
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			conn, err := pgx.Connect(ctx, db.URL)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer conn.Close(ctx)
+			r := rand.New(rand.NewPCG(uint64(w), 41))
+			for grants.Load() < want && time.Now().Before(deadline) {
+				sess, run := fmt.Sprintf("s%d", r.IntN(sessions)), uuid.New()
+				ttl := time.Duration(50+r.IntN(150)) * time.Millisecond
+				var n int
+				if err := conn.QueryRow(ctx, `SELECT count(*) FROM lease.acquire('acme', $1, $2, $3, 'w')`, sess, run, ttl).Scan(&n); err != nil || n == 0 {
+					continue // refused, or a fence race or a lock timeout: nothing granted
+				}
+				grants.Add(1)
+				select {
+				case grant <- struct{}{}:
+				default:
+				}
+				if r.IntN(4) != 0 { // the rest expire, live above a lowered limit meanwhile
+					var ok bool
+					_ = conn.QueryRow(ctx, `SELECT lease.release('acme', $1, $2)`, sess, run).Scan(&ok)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(done)
+	changes := <-moved
+	res, err := audit.Check(ctx, admin, audit.NewRecord([]string{"acme"}, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if failed := res.Failed(audit.LimitKept); len(failed) > 0 {
+		t.Fatalf("%d grants above the limit in force (of %d grants, %d limit changes), the first: %v", len(failed), grants.Load(), changes, failed[0])
+	}
+	if grants.Load() < want || changes < 30 || res.Tally.LimitRefusals == 0 {
+		t.Fatalf("%d grants, %d limit changes, %d refusals in a minute: the test exercised little", grants.Load(), changes, res.Tally.LimitRefusals)
+	}
+	t.Logf("%d grants, %d limit changes, %d refusals at the limit, at most %d live of %d", grants.Load(), changes, res.Tally.LimitRefusals, res.Limits["acme"].Peak, res.Limits["acme"].Slots)
 }
